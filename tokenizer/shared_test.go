@@ -1,0 +1,46 @@
+package tokenizer
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// sharedDir locates ../shared beside the repository root. It skips the test
+// when the folder is absent, and fails instead when CI=true.
+func sharedDir(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("go.mod not found above the package directory")
+		}
+		dir = parent
+	}
+	shared := filepath.Join(filepath.Dir(dir), "shared")
+	if _, err := os.Stat(shared); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("../shared not found (%v); CI=true requires it", err)
+		}
+		t.Skipf("../shared not found: %v", err)
+	}
+	return shared
+}
+
+// sharedFile returns a path under ../shared, failing when it is missing
+// (the folder exists, so its documented files must too).
+func sharedFile(t testing.TB, parts ...string) string {
+	t.Helper()
+	p := filepath.Join(append([]string{sharedDir(t)}, parts...)...)
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("shared file: %v", err)
+	}
+	return p
+}

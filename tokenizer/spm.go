@@ -1,0 +1,224 @@
+package tokenizer
+
+import (
+	"fmt"
+	"sync"
+)
+
+// spaceMark is U+2581, which SentencePiece writes for a space.
+const spaceMark = "\u2581"
+
+// spmEncoder is SentencePiece's BPE as llama.cpp runs it: the text (spaces
+// written as U+2581, a space put in front of a first fragment) is split into
+// UTF-8 characters, then the adjacent pair whose concatenation is the
+// highest-scoring vocabulary piece is merged, leftmost first on ties, until
+// no pair forms a piece. Characters that are no piece become byte tokens.
+type spmEncoder struct {
+	v              *vocab
+	addSpacePrefix bool
+	byteTok        [256]int32
+	unk            int32
+	// mergeable marks pieces that text may turn into: normal, user-defined,
+	// unused and untyped ones (not control, unknown or byte tokens).
+	mergeable []bool
+	pool      sync.Pool // *spmScratch
+}
+
+type spmSym struct {
+	start, end int32 // bytes of the escaped text
+	prev, next int32
+}
+
+type spmBigram struct {
+	left, right int32
+	score       float32
+	size        int32
+}
+
+type spmScratch struct {
+	text []byte
+	syms []spmSym
+	heap []spmBigram
+}
+
+func newSPMEncoder(v *vocab, addSpacePrefix bool, unk int) *spmEncoder {
+	e := &spmEncoder{v: v, addSpacePrefix: addSpacePrefix, byteTok: v.byteTokens(), unk: int32(unk)}
+	e.mergeable = make([]bool, len(v.pieces))
+	for i, t := range v.types {
+		e.mergeable[i] = t == typeNormal || t == typeUserDefined || t == typeUnused || t == typeUndefined
+	}
+	e.pool.New = func() any { return new(spmScratch) }
+	return e
+}
+
+// utf8Len is the length llama.cpp gives a UTF-8 sequence from its first byte.
+func utf8Len(c byte) int {
+	switch {
+	case c < 0xC0:
+		return 1
+	case c < 0xE0:
+		return 2
+	case c < 0xF0:
+		return 3
+	}
+	return 4
+}
+
+func (e *spmEncoder) piece(s []byte) (int32, bool) {
+	id, ok := e.v.ids[string(s)]
+	if !ok || !e.mergeable[id] {
+		return 0, false
+	}
+	return id, true
+}
+
+func (e *spmEncoder) encode(dst []int, text string, first bool) ([]int, error) {
+	sc := e.pool.Get().(*spmScratch)
+	defer e.pool.Put(sc)
+
+	// Escape: optional leading space, then every ' ' becomes U+2581.
+	buf := sc.text[:0]
+	if e.addSpacePrefix && first {
+		buf = append(buf, spaceMark...)
+	}
+	for i := 0; i < len(text); i++ {
+		if text[i] == ' ' {
+			buf = append(buf, spaceMark...)
+		} else {
+			buf = append(buf, text[i])
+		}
+	}
+	sc.text = buf
+	if len(buf) == 0 {
+		return dst, nil
+	}
+
+	syms := sc.syms[:0]
+	for off := 0; off < len(buf); {
+		n := min(utf8Len(buf[off]), len(buf)-off)
+		i := int32(len(syms))
+		syms = append(syms, spmSym{start: int32(off), end: int32(off + n), prev: i - 1, next: i + 1})
+		off += n
+	}
+	syms[len(syms)-1].next = -1
+	sc.syms = syms
+
+	h := spmHeap(sc.heap[:0])
+	for i := 1; i < len(syms); i++ {
+		h = e.tryAdd(h, buf, syms, int32(i-1), int32(i))
+	}
+	for len(h) > 0 {
+		b := h.pop()
+		l, r := &syms[b.left], &syms[b.right]
+		// Skip pairs whose symbols changed since they were queued.
+		if l.end == l.start || r.end == r.start || (l.end-l.start)+(r.end-r.start) != b.size || l.end != r.start {
+			continue
+		}
+		l.end = r.end
+		r.end = r.start // mark merged away
+		l.next = r.next
+		if r.next >= 0 {
+			syms[r.next].prev = b.left
+		}
+		h = e.tryAdd(h, buf, syms, l.prev, b.left)
+		h = e.tryAdd(h, buf, syms, b.left, l.next)
+	}
+	sc.heap = h
+
+	for i := int32(0); i != -1; i = syms[i].next {
+		s := buf[syms[i].start:syms[i].end]
+		if id, ok := e.piece(s); ok {
+			dst = append(dst, int(id))
+			continue
+		}
+		for _, c := range s {
+			id, err := e.byteToken(c)
+			if err != nil {
+				return nil, err
+			}
+			dst = append(dst, int(id))
+		}
+	}
+	return dst, nil
+}
+
+// byteToken is the token for a byte no piece covers: <0xNN>, else the
+// one-byte piece, else the unknown token.
+func (e *spmEncoder) byteToken(c byte) (int32, error) {
+	if id := e.byteTok[c]; id >= 0 {
+		return id, nil
+	}
+	if id, ok := e.v.ids[string([]byte{c})]; ok {
+		return id, nil
+	}
+	if e.unk >= 0 {
+		return e.unk, nil
+	}
+	return 0, fmt.Errorf("no token for byte 0x%02X and no unknown token", c)
+}
+
+func (e *spmEncoder) tryAdd(h spmHeap, buf []byte, syms []spmSym, left, right int32) spmHeap {
+	if left < 0 || right < 0 {
+		return h
+	}
+	s := buf[syms[left].start:syms[right].end]
+	id, ok := e.piece(s)
+	if !ok {
+		return h
+	}
+	var score float32
+	if e.v.scores != nil {
+		score = e.v.scores[id]
+	}
+	return h.push(spmBigram{left: left, right: right, score: score, size: int32(len(s))})
+}
+
+// spmHeap is a max-heap: higher score first, then the leftmost pair.
+type spmHeap []spmBigram
+
+func (h spmHeap) less(i, j int) bool {
+	if h[i].score != h[j].score {
+		return h[i].score > h[j].score
+	}
+	return h[i].left < h[j].left
+}
+
+func (h spmHeap) push(b spmBigram) spmHeap {
+	h = append(h, b)
+	i := len(h) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if !h.less(i, p) {
+			break
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+	return h
+}
+
+func (h *spmHeap) pop() spmBigram {
+	s := *h
+	top := s[0]
+	n := len(s) - 1
+	s[0] = s[n]
+	s = s[:n]
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		c := l
+		if r := l + 1; r < n && s.less(r, l) {
+			c = r
+		}
+		if !s.less(c, i) {
+			break
+		}
+		s[i], s[c] = s[c], s[i]
+		i = c
+	}
+	*h = s
+	return top
+}
