@@ -77,12 +77,12 @@ type specialMatcher struct {
 }
 
 type specialToken struct {
-	text         string
-	id           int
-	control      bool // matched only when parsing special text
-	lstrip       bool // eat whitespace before the token
-	rstrip       bool // eat whitespace after the token
-	singleWord   bool // only when not inside a word
+	text       string
+	id         int
+	control    bool // matched only when parsing special text
+	lstrip     bool // eat whitespace before the token
+	rstrip     bool // eat whitespace after the token
+	singleWord bool // only when not inside a word
 }
 
 // newSpecialMatcher collects the control, unknown and user-defined tokens
