@@ -177,3 +177,11 @@ func NewF32(name string, shape ...int) *Tensor {
 func FromF32(name string, data []float32, shape ...int) *Tensor {
 	return &Tensor{Name: name, DType: F32, Shape: append([]int(nil), shape...), Data: F32ToBytes(data)}
 }
+
+// BytesToI32 reinterprets b as int32s (little-endian hosts only).
+func BytesToI32(b []byte) []int32 {
+	if len(b) < 4 {
+		return nil
+	}
+	return unsafe.Slice((*int32)(unsafe.Pointer(&b[0])), len(b)/4)
+}

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sort"
+
+	"github.com/weftrun/weft/checkpoint"
+	"github.com/weftrun/weft/graph"
+	"github.com/weftrun/weft/model"
+	"github.com/weftrun/weft/ops"
+	"github.com/weftrun/weft/specs"
+)
+
+// specGraph builds an unbound graph from a spec with its default params.
+func specGraph(specPath string, set setFlags, reg *ops.Registry, passes bool) (*graph.Graph, error) {
+	sp, err := specs.Open(specPath)
+	if err != nil {
+		return nil, err
+	}
+	params, err := sp.ResolveParams(nil, overrides(set))
+	if err != nil {
+		return nil, err
+	}
+	g, err := sp.Build(specs.BuildOptions{Registry: reg, Params: params})
+	if err != nil {
+		return nil, err
+	}
+	if passes {
+		if err := graph.Optimize(g, reg); err != nil {
+			return nil, err
+		}
+	}
+	return g, nil
+}
+
+func cmdGraph(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("graph", stderr)
+	modelPath := fs.String("m", "", "model checkpoint")
+	specPath := fs.String("s", "", "spec file or built-in name")
+	format := fs.String("format", "dot", "dot, mermaid, json or html")
+	outPath := fs.String("o", "", "write to this file instead of stdout")
+	noPasses := fs.Bool("no-passes", false, "show the graph as the spec wrote it, before fusion")
+	set := setFlags{}
+	fs.Var(set, "set", "override a spec param: key=value (repeatable)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	var g *graph.Graph
+	switch {
+	case *modelPath != "":
+		m, err := model.Load(model.Options{Path: *modelPath, Spec: *specPath, Set: overrides(set), NoPasses: *noPasses})
+		if err != nil {
+			return err
+		}
+		defer m.Close()
+		g = m.Graph
+	case *specPath != "":
+		var err error
+		if g, err = specGraph(*specPath, set, ops.Builtins(), !*noPasses); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("%w: give -m MODEL or -s SPEC", errUsage)
+	}
+	w := stdout
+	if *outPath != "" {
+		f, err := os.Create(*outPath)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		w = f
+	}
+	switch *format {
+	case "dot":
+		return g.WriteDOT(w)
+	case "mermaid":
+		return g.WriteMermaid(w)
+	case "json":
+		return g.WriteJSON(w)
+	case "html":
+		return g.WriteHTML(w)
+	}
+	return fmt.Errorf("%w: unknown format %q (dot, mermaid, json, html)", errUsage, *format)
+}
+
+func cmdInspect(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("inspect", stderr)
+	modelPath := fs.String("m", "", "model checkpoint")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *modelPath == "" {
+		return fmt.Errorf("%w: -m MODEL is required", errUsage)
+	}
+	ck, err := checkpoint.Open(*modelPath)
+	if err != nil {
+		return err
+	}
+	defer ck.Close()
+	fmt.Fprintf(stdout, "format: %s\narchitecture: %s\n\nmetadata:\n", ck.Format(), ck.Arch())
+	meta := ck.Meta()
+	keys := make([]string, 0, len(meta))
+	for k := range meta {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		s := fmt.Sprint(meta[k])
+		if len(s) > 100 {
+			s = s[:97] + "..."
+		}
+		fmt.Fprintf(stdout, "  %-44s %s\n", k, s)
+	}
+	infos := ck.Infos()
+	fmt.Fprintf(stdout, "\ntensors (%d):\n", len(infos))
+	var total int64
+	for _, in := range infos {
+		n := int64(1)
+		for _, d := range in.Shape {
+			n *= int64(d)
+		}
+		rb, _ := in.DType.RowBytes(int(n))
+		total += int64(rb)
+		fmt.Fprintf(stdout, "  %-44s %-6s %v\n", in.Name, in.DType, in.Shape)
+	}
+	fmt.Fprintf(stdout, "\n%d tensors, %.2f MiB\n", len(infos), float64(total)/(1<<20))
+	return nil
+}

@@ -1,0 +1,110 @@
+// Command weft runs LLM inference from a YAML model spec: it compiles the
+// spec into a graph, binds checkpoint weights and schedules the graph on
+// the CPU. Run `weft help` for the commands.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+)
+
+type command struct {
+	run     func(args []string, stdout, stderr io.Writer) error
+	summary string
+}
+
+func commands() map[string]command {
+	return map[string]command{
+		"run":     {cmdRun, "generate text: weft run -m MODEL -p PROMPT [-n N] [--temp T] [--json]"},
+		"graph":   {cmdGraph, "export a model's graph: weft graph (-m MODEL | -s SPEC) --format dot|mermaid|json|html"},
+		"inspect": {cmdInspect, "print a checkpoint's metadata and tensor table: weft inspect -m MODEL"},
+	}
+}
+
+func main() {
+	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// errUsage marks an error caused by the command line.
+var errUsage = errors.New("usage")
+
+func realMain(args []string, stdout, stderr io.Writer) int {
+	cmds := commands()
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		usage(stderr, cmds)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	c, ok := cmds[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "weft: unknown command %q\n", args[0])
+		usage(stderr, cmds)
+		return 2
+	}
+	if err := c.run(args[1:], stdout, stderr); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		fmt.Fprintf(stderr, "weft %s: %v\n", args[0], err)
+		if errors.Is(err, errUsage) {
+			return 2
+		}
+		return 1
+	}
+	return 0
+}
+
+func usage(w io.Writer, cmds map[string]command) {
+	fmt.Fprintln(w, "weft: LLM inference from YAML model specs")
+	fmt.Fprintln(w, "\ncommands:")
+	var names []string
+	for n := range cmds {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-9s %s\n", n, cmds[n].summary)
+	}
+}
+
+// setFlags collects repeated --set k=v (also k=v,k2=v2).
+type setFlags map[string]string
+
+func (s setFlags) String() string { return "" }
+
+func (s setFlags) Set(v string) error {
+	for _, kv := range strings.Split(v, ",") {
+		k, val, ok := strings.Cut(kv, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return fmt.Errorf("--set %q: want key=value", kv)
+		}
+		s[strings.TrimSpace(k)] = strings.TrimSpace(val)
+	}
+	return nil
+}
+
+func newFlags(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("weft "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}
+
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	return nil
+}

@@ -1,0 +1,176 @@
+// Package model loads a checkpoint with its spec and tokenizer into a
+// bound, optimised graph ready for the scheduler.
+package model
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/weftrun/weft/checkpoint"
+	"github.com/weftrun/weft/gguf"
+	"github.com/weftrun/weft/graph"
+	"github.com/weftrun/weft/kernels/cpu"
+	"github.com/weftrun/weft/ops"
+	"github.com/weftrun/weft/scheduler"
+	"github.com/weftrun/weft/specs"
+	"github.com/weftrun/weft/tensor"
+	"github.com/weftrun/weft/tokenizer"
+)
+
+// Options selects what to load.
+type Options struct {
+	Path      string         // checkpoint file or HF folder
+	Spec      string         // spec path or built-in name; "" picks by architecture
+	Tokenizer string         // tokenizer file; "" uses the checkpoint's own
+	Set       map[string]any // --set overrides
+	Registry  *ops.Registry  // nil: the built-ins
+	// NoPasses skips graph optimisation (for debugging and tests).
+	NoPasses bool
+}
+
+// Model is a loaded model.
+type Model struct {
+	Checkpoint checkpoint.Checkpoint
+	Spec       *specs.Spec
+	Params     specs.Params
+	Graph      *graph.Graph
+	Tokenizer  tokenizer.Tokenizer // nil when none was found
+	Format     string              // the spec naming scheme used
+	Registry   *ops.Registry
+}
+
+// NamingScheme maps a checkpoint format to the spec's naming scheme.
+func NamingScheme(format string) string {
+	switch format {
+	case checkpoint.FormatGGUF, checkpoint.FormatLlama2C:
+		return format
+	}
+	return "hf"
+}
+
+type source struct {
+	ck    checkpoint.Checkpoint
+	names map[string]bool
+}
+
+func (s *source) Has(name string) bool { return s.names[name] }
+
+func (s *source) Tensor(name string) (*tensor.Tensor, error) { return s.ck.Tensor(name) }
+
+// Load opens the checkpoint, picks and resolves the spec, binds the
+// weights, runs the graph passes and loads the tokenizer.
+func Load(opt Options) (*Model, error) {
+	ck, err := checkpoint.Open(opt.Path)
+	if err != nil {
+		return nil, err
+	}
+	m, err := load(ck, opt)
+	if err != nil {
+		ck.Close()
+		return nil, err
+	}
+	return m, nil
+}
+
+func load(ck checkpoint.Checkpoint, opt Options) (*Model, error) {
+	reg := opt.Registry
+	if reg == nil {
+		reg = ops.Builtins()
+	}
+	var sp *specs.Spec
+	var err error
+	if opt.Spec != "" {
+		sp, err = specs.Open(opt.Spec)
+	} else {
+		sp, err = specs.ForArch(ck.Arch())
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", opt.Path, err)
+	}
+	format := NamingScheme(ck.Format())
+	params, err := sp.ResolveParams(&specs.Meta{Format: format, Arch: ck.Arch(), Values: ck.Meta()}, opt.Set)
+	if err != nil {
+		return nil, err
+	}
+	src := &source{ck: ck, names: map[string]bool{}}
+	for _, in := range ck.Infos() {
+		src.names[in.Name] = true
+	}
+	g, err := sp.Build(specs.BuildOptions{Registry: reg, Params: params, Format: format, Source: src})
+	if err != nil {
+		return nil, fmt.Errorf("%s with %s: %w", filepath.Base(opt.Path), sp.File, err)
+	}
+	if !opt.NoPasses {
+		if err := graph.Optimize(g, reg); err != nil {
+			return nil, fmt.Errorf("optimize %s: %w", sp.File, err)
+		}
+	}
+	m := &Model{Checkpoint: ck, Spec: sp, Params: params, Graph: g, Format: format, Registry: reg}
+	if m.Tokenizer, err = loadTokenizer(ck, opt, params.Int("vocab")); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func loadTokenizer(ck checkpoint.Checkpoint, opt Options, vocab int) (tokenizer.Tokenizer, error) {
+	if opt.Tokenizer != "" {
+		if ck.Format() == checkpoint.FormatLlama2C || filepath.Ext(opt.Tokenizer) == ".bin" {
+			t, err := tokenizer.LoadLlama2C(opt.Tokenizer, vocab)
+			if err == nil {
+				return t, nil
+			}
+		}
+		return tokenizer.Load(opt.Tokenizer)
+	}
+	switch ck.Format() {
+	case checkpoint.FormatGGUF:
+		t, err := tokenizer.FromGGUF(gguf.Metadata(ck.Meta()))
+		if err != nil {
+			return nil, fmt.Errorf("%s: tokenizer: %w", opt.Path, err)
+		}
+		return t, nil
+	case checkpoint.FormatLlama2C:
+		// llama2.c keeps its vocabulary beside the weights.
+		dir := filepath.Dir(opt.Path)
+		for _, n := range []string{"tokenizer.bin", "tok512.bin"} {
+			if p := filepath.Join(dir, n); fileExists(p) {
+				return tokenizer.LoadLlama2C(p, vocab)
+			}
+		}
+		return nil, nil
+	}
+	if p := filepath.Join(opt.Path, "tokenizer.json"); fileExists(p) {
+		return tokenizer.LoadHF(p)
+	}
+	return nil, nil
+}
+
+func fileExists(p string) bool { st, err := os.Stat(p); return err == nil && !st.IsDir() }
+
+// Close releases the checkpoint.
+func (m *Model) Close() error { return m.Checkpoint.Close() }
+
+// Context returns the model's context size (the ctx param, or 4096).
+func (m *Model) Context() int {
+	if c := m.Params.Int("ctx"); c > 0 {
+		return c
+	}
+	return 4096
+}
+
+// NewEngine compiles the graph into a plan holding up to maxTokens tokens
+// per step and returns an engine on a pool of threads workers.
+func (m *Model) NewEngine(threads, maxTokens int) (*scheduler.Engine, *cpu.Pool, error) {
+	plan, err := scheduler.NewPlan(m.Graph, maxTokens)
+	if err != nil {
+		return nil, nil, err
+	}
+	pool := cpu.NewPool(threads)
+	e, err := scheduler.NewEngine(plan, pool, m.Context())
+	if err != nil {
+		pool.Close()
+		return nil, nil, err
+	}
+	return e, pool, nil
+}

@@ -1,0 +1,248 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/weftrun/weft/kernels/cpu"
+	"github.com/weftrun/weft/ops"
+	"github.com/weftrun/weft/tensor"
+)
+
+// Picker chooses the next token from a logits row.
+type Picker interface {
+	Sample(logits []float32) int
+}
+
+// Request is one generation query.
+type Request struct {
+	Prompt    []int // token ids, BOS included when wanted
+	MaxTokens int   // tokens to generate
+	Sampler   Picker
+	// Force feeds exactly these tokens as the generated ones (teacher
+	// forcing), still reporting each step's logits.
+	Force []int
+	// Stop ends generation after a token for which it returns true (EOS).
+	Stop func(token int) bool
+	// KeepLogits copies each step's logits row into its TokenEvent.
+	KeepLogits bool
+}
+
+// TokenEvent reports one generated token of one query.
+type TokenEvent struct {
+	Query  int
+	Token  int
+	Index  int       // 0-based index among the query's generated tokens
+	Logits []float32 // the row the token was chosen from (KeepLogits)
+	Done   bool
+	Reason string // "length", "stop" when Done
+}
+
+type query struct {
+	id     int
+	req    Request
+	seq    int
+	fed    int   // prompt tokens already processed
+	tokens []int // generated
+	next   int   // token to feed in the next decode step (-1 during prefill)
+	done   bool
+}
+
+// Engine runs many queries over one plan with continuous batching: each
+// Infer call advances every active query by one step, packing prompt
+// chunks and decode tokens of different sequences into one batch.
+type Engine struct {
+	plan    *Plan
+	pool    *cpu.Pool
+	kv      *KVCache
+	vocab   int
+	queries []*query
+	nextID  int
+	step    ops.Step
+	rowQ    []*query
+	Profile *Profile
+}
+
+// NewEngine makes an engine for plan. ctx bounds the cached positions of
+// one sequence. The engine owns pool while it runs.
+func NewEngine(plan *Plan, pool *cpu.Pool, ctx int) (*Engine, error) {
+	if len(plan.outputs) == 0 {
+		return nil, errors.New("engine: the graph has no output")
+	}
+	out := plan.outputs[0]
+	e := &Engine{plan: plan, pool: pool, kv: NewKVCache(plan.SlotDims(), ctx), vocab: out.cols}
+	e.step.KV = e.kv
+	return e, nil
+}
+
+// Vocab returns the width of the first output (logits).
+func (e *Engine) Vocab() int { return e.vocab }
+
+// KV returns the engine's cache.
+func (e *Engine) KV() *KVCache { return e.kv }
+
+// AddQuery queues a request and returns its id.
+func (e *Engine) AddQuery(r Request) (int, error) {
+	if len(r.Prompt) == 0 {
+		return 0, errors.New("add query: empty prompt")
+	}
+	if r.MaxTokens < 0 {
+		return 0, fmt.Errorf("add query: max tokens %d", r.MaxTokens)
+	}
+	if r.Sampler == nil && len(r.Force) < r.MaxTokens {
+		return 0, errors.New("add query: no sampler")
+	}
+	if lim := e.kv.limit; lim > 0 && len(r.Prompt)+r.MaxTokens > lim {
+		return 0, fmt.Errorf("add query: %d prompt + %d new tokens exceed the context of %d", len(r.Prompt), r.MaxTokens, lim)
+	}
+	for _, t := range r.Prompt {
+		if t < 0 || t >= e.vocab {
+			return 0, fmt.Errorf("add query: token %d outside the vocabulary of %d", t, e.vocab)
+		}
+	}
+	q := &query{id: e.nextID, req: r, seq: e.nextID, next: -1}
+	e.nextID++
+	e.kv.Reserve(q.seq, len(r.Prompt))
+	e.queries = append(e.queries, q)
+	return q.id, nil
+}
+
+// Active returns the number of unfinished queries.
+func (e *Engine) Active() int { return len(e.queries) }
+
+// Cancel removes a query.
+func (e *Engine) Cancel(id int) {
+	for i, q := range e.queries {
+		if q.id == id {
+			e.kv.Drop(q.seq)
+			e.queries = append(e.queries[:i], e.queries[i+1:]...)
+			return
+		}
+	}
+}
+
+// Infer advances every active query one step: a prompt chunk for queries
+// still in prefill, one token for the others. It returns the tokens
+// produced in this step.
+func (e *Engine) Infer(ctx context.Context) ([]TokenEvent, error) {
+	if len(e.queries) == 0 {
+		return nil, nil
+	}
+	st := &e.step
+	st.Tokens, st.Pos, st.Seq, st.Keep = st.Tokens[:0], st.Pos[:0], st.Seq[:0], st.Keep[:0]
+	e.rowQ = e.rowQ[:0]
+	budget := e.plan.MaxTokens
+	for _, q := range e.queries {
+		if budget == 0 {
+			break
+		}
+		if q.next < 0 { // prefill
+			n := min(len(q.req.Prompt)-q.fed, budget)
+			for i := 0; i < n; i++ {
+				st.Tokens = append(st.Tokens, int32(q.req.Prompt[q.fed+i]))
+				st.Pos = append(st.Pos, int32(q.fed+i))
+				st.Seq = append(st.Seq, int32(q.seq))
+			}
+			q.fed += n
+			budget -= n
+			if q.fed == len(q.req.Prompt) {
+				st.Keep = append(st.Keep, int32(len(st.Tokens)-1))
+				e.rowQ = append(e.rowQ, q)
+			}
+			continue
+		}
+		st.Tokens = append(st.Tokens, int32(q.next))
+		st.Pos = append(st.Pos, int32(len(q.req.Prompt)+len(q.tokens)-1))
+		st.Seq = append(st.Seq, int32(q.seq))
+		st.Keep = append(st.Keep, int32(len(st.Tokens)-1))
+		e.rowQ = append(e.rowQ, q)
+		budget--
+	}
+	outs, err := e.plan.Run(ctx, e.pool, st, e.Profile)
+	if err != nil {
+		// The step failed as a whole: end its queries, keep the engine.
+		for _, q := range e.rowQ {
+			e.Cancel(q.id)
+		}
+		return nil, err
+	}
+	logits := outs[0]
+	rows := tensor.BytesToF32(logits.Data)
+	gathered := ops.Rows(logits) == len(st.Keep) && len(st.Keep) != len(st.Tokens)
+	var events []TokenEvent
+	for i, q := range e.rowQ {
+		r := i
+		if !gathered && ops.Rows(logits) == len(st.Tokens) {
+			r = int(st.Keep[i])
+		}
+		row := rows[r*e.vocab : (r+1)*e.vocab]
+		var tok int
+		if k := len(q.tokens); k < len(q.req.Force) {
+			tok = q.req.Force[k]
+		} else {
+			tok = q.req.Sampler.Sample(row)
+		}
+		ev := TokenEvent{Query: q.id, Token: tok, Index: len(q.tokens)}
+		if q.req.KeepLogits {
+			ev.Logits = append([]float32(nil), row...)
+		}
+		q.tokens = append(q.tokens, tok)
+		q.next = tok
+		switch {
+		case q.req.Stop != nil && q.req.Stop(tok):
+			ev.Done, ev.Reason = true, "stop"
+		case len(q.tokens) >= q.req.MaxTokens:
+			ev.Done, ev.Reason = true, "length"
+		}
+		if ev.Done {
+			q.done = true
+		}
+		events = append(events, ev)
+	}
+	live := e.queries[:0]
+	for _, q := range e.queries {
+		if q.done {
+			e.kv.Drop(q.seq)
+			continue
+		}
+		live = append(live, q)
+	}
+	e.queries = live
+	return events, nil
+}
+
+// Generate runs one request to completion, calling onToken for each
+// generated token (it may be nil), and returns the generated ids.
+func (e *Engine) Generate(ctx context.Context, r Request, onToken func(TokenEvent)) ([]int, error) {
+	if r.MaxTokens == 0 {
+		return nil, nil
+	}
+	id, err := e.AddQuery(r)
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	for {
+		if err := ctx.Err(); err != nil {
+			e.Cancel(id)
+			return out, err
+		}
+		evs, err := e.Infer(ctx)
+		if err != nil {
+			return out, err
+		}
+		for _, ev := range evs {
+			if ev.Query != id {
+				continue
+			}
+			out = append(out, ev.Token)
+			if onToken != nil {
+				onToken(ev)
+			}
+			if ev.Done {
+				return out, nil
+			}
+		}
+	}
+}

@@ -1,0 +1,507 @@
+package specs
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/google/cel-go/interpreter"
+	"github.com/weftrun/weft/graph"
+	"github.com/weftrun/weft/ops"
+	"github.com/weftrun/weft/tensor"
+)
+
+// TensorSource supplies checkpoint tensors by name.
+type TensorSource interface {
+	Tensor(name string) (*tensor.Tensor, error)
+	Has(name string) bool
+}
+
+// BuildOptions configures Build.
+type BuildOptions struct {
+	Registry *ops.Registry
+	Params   Params
+	// Format picks the weights' naming scheme (gguf, hf, llama2c).
+	Format string
+	// Source binds weights to checkpoint tensors; nil builds an unbound
+	// graph (shapes from the spec, f32) for synthesis and shape checks.
+	Source TensorSource
+}
+
+type builder struct {
+	s       *Spec
+	opt     BuildOptions
+	g       *graph.Graph
+	weights map[string]*graph.Value
+	inputs  map[string]*graph.Value
+}
+
+type env struct {
+	vals  map[string]*graph.Value
+	vars  map[string]any // loop variables
+	layer int
+	block string
+}
+
+func (e *env) child() *env {
+	vars := make(map[string]any, len(e.vars))
+	for k, v := range e.vars {
+		vars[k] = v
+	}
+	return &env{vals: e.vals, vars: vars, layer: e.layer, block: e.block}
+}
+
+// Build compiles the spec into a typed, shape-checked graph.
+func (s *Spec) Build(opt BuildOptions) (*graph.Graph, error) {
+	if opt.Registry == nil {
+		return nil, fmt.Errorf("%s: build: no op registry", s.File)
+	}
+	if opt.Format == "" {
+		opt.Format = "gguf"
+	}
+	if err := s.Check(opt.Registry); err != nil {
+		return nil, err
+	}
+	b := &builder{s: s, opt: opt, g: graph.New(s.Name), weights: map[string]*graph.Value{}, inputs: map[string]*graph.Value{}}
+	for _, in := range s.Inputs {
+		b.inputs[in] = b.g.AddInput(in, ops.Type{DType: tensor.I32, Shape: ops.Shape{ops.Tokens}})
+	}
+	top := &env{vals: map[string]*graph.Value{}, vars: map[string]any{}, layer: -1}
+	if err := b.stmts(s.Graph, top); err != nil {
+		return nil, err
+	}
+	for _, o := range s.Outputs {
+		v, ok := top.vals[o]
+		if !ok {
+			return nil, fmt.Errorf("%s: output %q is never assigned", s.File, o)
+		}
+		b.g.Outputs = append(b.g.Outputs, v)
+	}
+	if err := b.g.Validate(); err != nil {
+		return nil, err
+	}
+	return b.g, nil
+}
+
+// Check verifies that every op a statement names exists (as a built-in,
+// a plugin op in reg, a block, or a structure choice naming one).
+func (s *Spec) Check(reg *ops.Registry) error {
+	var walk func(stmts []*Stmt) error
+	var checkCall func(c *call, pos graph.Pos) error
+	checkCall = func(c *call, pos graph.Pos) error {
+		name := c.Op
+		if strings.HasPrefix(name, "$") {
+			v, ok := s.choice(name[1:])
+			if !ok {
+				return &Error{Pos: colShift(pos, c.Col), Msg: fmt.Sprintf("%s: no structure choice %q", name, name[1:])}
+			}
+			sv, ok := v.(string)
+			if !ok {
+				return &Error{Pos: colShift(pos, c.Col), Msg: fmt.Sprintf("%s: structure choice is %v, not an op name", name, v)}
+			}
+			name = sv
+		}
+		if _, ok := s.Blocks[name]; !ok {
+			if _, ok := reg.Lookup(name); !ok {
+				return &Error{Pos: colShift(pos, c.Col), Msg: fmt.Sprintf("unknown op %q", name)}
+			}
+		}
+		for _, a := range c.Args {
+			if a.Call != nil {
+				if err := checkCall(a.Call, pos); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	walk = func(stmts []*Stmt) error {
+		for _, st := range stmts {
+			if st.Call != nil {
+				if err := checkCall(st.Call, st.Pos); err != nil {
+					return err
+				}
+			}
+			if err := walk(st.Body); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, b := range s.Blocks {
+		if _, ok := reg.Lookup(b.Name); ok {
+			return &Error{Pos: b.Pos, Msg: fmt.Sprintf("block %q has the name of an op; rename it", b.Name)}
+		}
+	}
+	if err := walk(s.Graph); err != nil {
+		return err
+	}
+	for _, b := range s.Blocks {
+		if err := walk(b.Body); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func colShift(p graph.Pos, col int) graph.Pos {
+	// Statement positions point at the assignment key; keep them as they are.
+	return p
+}
+
+func (s *Spec) choice(name string) (any, bool) {
+	for _, c := range s.Structure {
+		if c.Name == name {
+			return c.Value, true
+		}
+	}
+	return nil, false
+}
+
+func (b *builder) act(e *env) interpreter.Activation {
+	return &scope{vars: e.vars, lazy: func(n string) (any, bool) { v, ok := b.opt.Params[n]; return v, ok }}
+}
+
+func (b *builder) evalBool(x *celExpr, e *env, what string) (bool, error) {
+	v, err := x.eval(b.act(e))
+	if err != nil {
+		return false, &Error{Pos: x.Pos, Msg: fmt.Sprintf("%s %s: %v", what, x.Src, err)}
+	}
+	bv, ok := v.(bool)
+	if !ok {
+		return false, &Error{Pos: x.Pos, Msg: fmt.Sprintf("%s %s: gives %v, want true or false", what, x.Src, v)}
+	}
+	return bv, nil
+}
+
+func (b *builder) evalInt(x *celExpr, e *env, what string) (int, error) {
+	v, err := x.eval(b.act(e))
+	if err != nil {
+		return 0, &Error{Pos: x.Pos, Msg: fmt.Sprintf("%s %s: %v", what, x.Src, err)}
+	}
+	switch n := v.(type) {
+	case int64:
+		return int(n), nil
+	case float64:
+		if n == float64(int64(n)) {
+			return int(n), nil
+		}
+	}
+	return 0, &Error{Pos: x.Pos, Msg: fmt.Sprintf("%s %s: gives %v, want an integer", what, x.Src, v)}
+}
+
+func (b *builder) stmts(stmts []*Stmt, e *env) error {
+	for _, st := range stmts {
+		if st.When != nil {
+			ok, err := b.evalBool(st.When, e, "when")
+			if err != nil {
+				return err
+			}
+			if !ok {
+				continue
+			}
+		}
+		switch {
+		case st.Repeat != nil:
+			n, err := b.evalInt(st.Repeat, e, "repeat")
+			if err != nil {
+				return err
+			}
+			if n < 0 || n > 1<<16 {
+				return &Error{Pos: st.Repeat.Pos, Msg: fmt.Sprintf("repeat %s: count %d out of range", st.Repeat.Src, n)}
+			}
+			for i := 0; i < n; i++ {
+				inner := e.child()
+				inner.vars[st.Var] = int64(i)
+				inner.layer = i
+				if err := b.stmts(st.Body, inner); err != nil {
+					return err
+				}
+			}
+		case st.Body != nil:
+			if err := b.stmts(st.Body, e); err != nil {
+				return err
+			}
+		default:
+			outs, err := b.call(st.Call, st, e, st.Outs)
+			if err != nil {
+				return err
+			}
+			if len(outs) < len(st.Outs) {
+				return &Error{Pos: st.Pos, Msg: fmt.Sprintf("%s gives %d outputs, %d names assigned", st.Call.Op, len(outs), len(st.Outs))}
+			}
+			for i, name := range st.Outs {
+				if name != "_" {
+					e.vals[name] = outs[i]
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// call applies an op or a block and returns its outputs.
+func (b *builder) call(c *call, st *Stmt, e *env, names []string) ([]*graph.Value, error) {
+	pos := st.Pos
+	opName := c.Op
+	if strings.HasPrefix(opName, "$") {
+		v, _ := b.opt.Params[opName[1:]]
+		s, ok := v.(string)
+		if !ok {
+			return nil, &Error{Pos: pos, Msg: fmt.Sprintf("%s: structure choice is %v, not an op name", opName, v)}
+		}
+		opName = s
+	}
+	args := make([]*graph.Value, len(c.Args))
+	for i, a := range c.Args {
+		if a.Call != nil {
+			outs, err := b.call(a.Call, st, e, nil)
+			if err != nil {
+				return nil, err
+			}
+			if len(outs) != 1 {
+				return nil, &Error{Pos: pos, Msg: fmt.Sprintf("%s: nested %s gives %d outputs, want 1", opName, a.Call.Op, len(outs))}
+			}
+			args[i] = outs[0]
+			continue
+		}
+		v, err := b.lookup(a.Name, e, pos)
+		if err != nil {
+			return nil, err
+		}
+		args[i] = v
+	}
+	if blk, ok := b.s.Blocks[opName]; ok {
+		if len(c.Attrs) > 0 {
+			return nil, &Error{Pos: pos, Msg: fmt.Sprintf("block %s takes no attributes", opName)}
+		}
+		if len(args) != len(blk.In) {
+			return nil, &Error{Pos: pos, Msg: fmt.Sprintf("block %s takes %d inputs (%s), got %d", opName, len(blk.In), strings.Join(blk.In, ", "), len(args))}
+		}
+		inner := &env{vals: map[string]*graph.Value{}, vars: e.vars, layer: e.layer, block: opName}
+		for i, n := range blk.In {
+			inner.vals[n] = args[i]
+		}
+		if err := b.stmts(blk.Body, inner); err != nil {
+			return nil, err
+		}
+		outs := make([]*graph.Value, len(blk.Out))
+		for i, n := range blk.Out {
+			v, ok := inner.vals[n]
+			if !ok {
+				return nil, &Error{Pos: blk.Pos, Msg: fmt.Sprintf("block %s: output %q is never assigned", opName, n)}
+			}
+			outs[i] = v
+		}
+		return outs, nil
+	}
+	def, ok := b.opt.Registry.Lookup(opName)
+	if !ok {
+		return nil, &Error{Pos: pos, Msg: fmt.Sprintf("unknown op %q", opName)}
+	}
+	if len(args) > len(def.Inputs) {
+		return nil, &Error{Pos: pos, Msg: fmt.Sprintf("%s takes at most %d inputs, got %d", opName, len(def.Inputs), len(args))}
+	}
+	for i := len(args); i < len(def.Inputs); i++ {
+		if !def.Inputs[i].Optional {
+			return nil, &Error{Pos: pos, Msg: fmt.Sprintf("%s: missing input %s", opName, def.Inputs[i].Name)}
+		}
+		args = append(args, nil)
+	}
+	attrs, err := b.attrs(def, c, e, pos)
+	if err != nil {
+		return nil, err
+	}
+	n, err := b.g.Apply(def, args, attrs, names, pos)
+	if err != nil {
+		what := opName
+		if len(names) > 0 {
+			what = names[0] + ": " + opName
+		}
+		if e.layer >= 0 {
+			what += fmt.Sprintf(" (layer %d)", e.layer)
+		}
+		return nil, &Error{Pos: pos, Msg: what + ": " + err.Error()}
+	}
+	n.Layer = e.layer
+	n.Block = e.block
+	return n.Outputs, nil
+}
+
+func (b *builder) attrs(def *ops.Def, c *call, e *env, pos graph.Pos) (ops.Attrs, error) {
+	out := ops.Attrs{}
+	for _, a := range c.Attrs {
+		ad, ok := def.Attr(a.Key)
+		if !ok {
+			var known []string
+			for _, d := range def.Attrs {
+				known = append(known, d.Name)
+			}
+			return nil, &Error{Pos: pos, Msg: fmt.Sprintf("%s: unknown attribute %q (known: %s)", def.Name, a.Key, strings.Join(known, ", "))}
+		}
+		var raw any
+		if a.prog != nil {
+			v, err := a.prog.eval(b.act(e))
+			if err != nil {
+				return nil, &Error{Pos: a.prog.Pos, Msg: fmt.Sprintf("%s: attribute %s = %s: %v", def.Name, a.Key, a.Src, err)}
+			}
+			raw = v
+		} else {
+			word := strings.TrimSpace(a.Src)
+			if ad.Type != ops.AttrString || !contains(ad.Enum, word) {
+				return nil, &Error{Pos: pos, Msg: fmt.Sprintf("%s: attribute %s = %s: unknown name %q", def.Name, a.Key, a.Src, word)}
+			}
+			raw = word
+		}
+		v, err := ops.Coerce(ad, raw)
+		if err != nil {
+			return nil, &Error{Pos: pos, Msg: fmt.Sprintf("%s: %v", def.Name, err)}
+		}
+		out[a.Key] = v
+	}
+	for _, ad := range def.Attrs {
+		if _, ok := out[ad.Name]; ok {
+			continue
+		}
+		if ad.Required {
+			return nil, &Error{Pos: pos, Msg: fmt.Sprintf("%s: missing attribute %s", def.Name, ad.Name)}
+		}
+		if ad.Default != nil {
+			v, err := ops.Coerce(ad, ad.Default)
+			if err != nil {
+				return nil, fmt.Errorf("op %s: default of %s: %w", def.Name, ad.Name, err)
+			}
+			out[ad.Name] = v
+		}
+	}
+	return out, nil
+}
+
+// lookup resolves a name: a value in scope, a graph input or a weight.
+func (b *builder) lookup(name string, e *env, pos graph.Pos) (*graph.Value, error) {
+	if name == "_" {
+		return nil, nil
+	}
+	if v, ok := e.vals[name]; ok {
+		return v, nil
+	}
+	if v, ok := b.inputs[name]; ok {
+		return v, nil
+	}
+	if w, ok := b.s.Weights[name]; ok {
+		return b.weight(w, e)
+	}
+	return nil, &Error{Pos: pos, Msg: fmt.Sprintf("unknown value or weight %q", name)}
+}
+
+// weight binds a weight declaration (in the current loop scope) to a
+// graph parameter, checking the checkpoint tensor against the spec.
+func (b *builder) weight(w *WeightDecl, e *env) (*graph.Value, error) {
+	act := b.act(e)
+	shape := make([]int, len(w.Shape))
+	for i, d := range w.Shape {
+		n, err := b.evalInt(d, e, "weights."+w.Key+".shape")
+		if err != nil {
+			return nil, err
+		}
+		if n <= 0 {
+			return nil, &Error{Pos: d.Pos, Msg: fmt.Sprintf("weights.%s: dimension %s = %d", w.Key, d.Src, n)}
+		}
+		shape[i] = n
+	}
+	what := w.Key
+	if e.layer >= 0 {
+		what += fmt.Sprintf(" for layer %d", e.layer)
+	}
+	rules := w.Names[b.opt.Format]
+	if len(rules) == 0 {
+		return nil, &Error{Pos: w.Pos, Msg: fmt.Sprintf("%s: no tensor name for %s checkpoints", what, b.opt.Format)}
+	}
+	names := make([]string, len(rules))
+	for i, r := range rules {
+		n, err := r.tmpl.eval(act)
+		if err != nil {
+			return nil, &Error{Pos: w.Pos, Msg: fmt.Sprintf("%s: %v", what, err)}
+		}
+		names[i] = n
+	}
+	key := names[0] + "|" + fmt.Sprint(shape)
+	if v, ok := b.weights[key]; ok {
+		return v, nil
+	}
+	param := &graph.Param{Key: w.Key, Layer: e.layer, Pos: w.Pos}
+	var t *tensor.Tensor
+	if b.opt.Source == nil {
+		param.Source = names[0]
+	} else {
+		chosen := -1
+		for i, n := range names {
+			if b.opt.Source.Has(n) {
+				chosen = i
+				break
+			}
+		}
+		if chosen < 0 {
+			if w.Optional {
+				return nil, nil
+			}
+			return nil, &Error{Pos: w.Pos, Msg: fmt.Sprintf("%s: checkpoint has no tensor %s", what, strings.Join(names, " or "))}
+		}
+		var err error
+		t, err = b.opt.Source.Tensor(names[chosen])
+		if err != nil {
+			return nil, &Error{Pos: w.Pos, Msg: fmt.Sprintf("%s: %v", what, err)}
+		}
+		for _, tr := range rules[chosen].Transforms {
+			if t, err = b.transform(tr, t, e); err != nil {
+				return nil, &Error{Pos: tr.Pos, Msg: fmt.Sprintf("%s: %s: %v", what, tr.Op, err)}
+			}
+		}
+		if !sameDims(t.Shape, shape) {
+			return nil, &Error{Pos: w.Pos, Msg: fmt.Sprintf("%s: checkpoint tensor %s is %v, spec expects %v", what, names[chosen], t.Shape, shape)}
+		}
+		param.Source = names[chosen]
+		param.Tensor = t
+	}
+	dt := tensor.F32
+	if t != nil {
+		dt = t.DType
+	}
+	v := b.g.AddParam(w.Key, ops.Type{DType: dt, Shape: ops.ConstShape(shape...)}, param)
+	if e.layer >= 0 {
+		v.Name = fmt.Sprintf("%s.%d", w.Key, e.layer)
+	}
+	b.weights[key] = v
+	return v, nil
+}
+
+func sameDims(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func (b *builder) transform(tr *Transform, t *tensor.Tensor, e *env) (*tensor.Tensor, error) {
+	args := make([]int, len(tr.Args))
+	for i, a := range tr.Args {
+		n, err := b.evalInt(a, e, "transform")
+		if err != nil {
+			return nil, err
+		}
+		args[i] = n
+	}
+	switch tr.Op {
+	case "transpose":
+		return Transpose(t)
+	case "rope_permute":
+		return RoPEPermute(t, args[0])
+	case "rows":
+		return Rows(t, args[0], args[1])
+	}
+	return nil, fmt.Errorf("unknown transform")
+}

@@ -1,0 +1,159 @@
+package specs
+
+import (
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+
+	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
+	"github.com/google/cel-go/interpreter"
+	"github.com/weftrun/weft/graph"
+)
+
+// celExpr is a CEL expression compiled once, when the spec loads.
+type celExpr struct {
+	Src  string
+	Pos  graph.Pos
+	prog cel.Program
+}
+
+// newEnv declares every name a spec expression may use as a dynamic
+// variable: params, structure choices and loop variables.
+func newEnv(names []string) (*cel.Env, error) {
+	sort.Strings(names)
+	opts := make([]cel.EnvOption, 0, len(names))
+	for _, n := range names {
+		opts = append(opts, cel.Variable(n, cel.DynType))
+	}
+	return cel.NewEnv(opts...)
+}
+
+// compile compiles src; a failure shows the YAML position and CEL's caret.
+func compile(env *cel.Env, src string, pos graph.Pos, what string) (*celExpr, error) {
+	ast, iss := env.Compile(src)
+	if iss != nil && iss.Err() != nil {
+		return nil, &Error{Pos: pos, Msg: fmt.Sprintf("%s: bad expression %q:\n%s", what, src, indent(iss.Err().Error()))}
+	}
+	prg, err := env.Program(ast)
+	if err != nil {
+		return nil, &Error{Pos: pos, Msg: fmt.Sprintf("%s: %v", what, err)}
+	}
+	return &celExpr{Src: src, Pos: pos, prog: prg}, nil
+}
+
+func indent(s string) string {
+	return "    " + strings.ReplaceAll(s, "\n", "\n    ")
+}
+
+// eval evaluates e against act and converts the result to a plain Go
+// value: int64, float64, bool, string or []any.
+func (e *celExpr) eval(act interpreter.Activation) (any, error) {
+	out, _, err := e.prog.Eval(act)
+	if err != nil {
+		return nil, err
+	}
+	return native(out)
+}
+
+func native(v ref.Val) (any, error) {
+	switch x := v.(type) {
+	case types.Int:
+		return int64(x), nil
+	case types.Uint:
+		return int64(x), nil
+	case types.Double:
+		return float64(x), nil
+	case types.Bool:
+		return bool(x), nil
+	case types.String:
+		return string(x), nil
+	}
+	if v.Type() == types.ListType {
+		raw, err := v.ConvertToNative(reflect.TypeOf([]any{}))
+		if err != nil {
+			return nil, err
+		}
+		return raw, nil
+	}
+	return nil, fmt.Errorf("expression gives %s, want a number, bool, string or list", v.Type().TypeName())
+}
+
+// scope is a CEL activation over resolved values and lazily-evaluated params.
+type scope struct {
+	vars   map[string]any
+	lazy   func(name string) (any, bool)
+	parent interpreter.Activation
+}
+
+func (s *scope) ResolveName(name string) (any, bool) {
+	if v, ok := s.vars[name]; ok {
+		return v, true
+	}
+	if s.lazy != nil {
+		return s.lazy(name)
+	}
+	return nil, false
+}
+
+func (s *scope) Parent() interpreter.Activation { return s.parent }
+
+// template is a tensor-name template: literal text with {CEL} holes, or a
+// whole CEL expression when it starts with '='.
+type template struct {
+	Src   string
+	parts []any // string or *celExpr
+}
+
+func compileTemplate(env *cel.Env, src string, pos graph.Pos, what string) (*template, error) {
+	t := &template{Src: src}
+	if strings.HasPrefix(src, "=") {
+		e, err := compile(env, src[1:], pos, what)
+		if err != nil {
+			return nil, err
+		}
+		t.parts = []any{e}
+		return t, nil
+	}
+	rest := src
+	for rest != "" {
+		i := strings.IndexByte(rest, '{')
+		if i < 0 {
+			t.parts = append(t.parts, rest)
+			break
+		}
+		if i > 0 {
+			t.parts = append(t.parts, rest[:i])
+		}
+		j := strings.IndexByte(rest[i:], '}')
+		if j < 0 {
+			return nil, &Error{Pos: pos, Msg: fmt.Sprintf("%s: unclosed '{' in %q", what, src)}
+		}
+		e, err := compile(env, rest[i+1:i+j], pos, what)
+		if err != nil {
+			return nil, err
+		}
+		t.parts = append(t.parts, e)
+		rest = rest[i+j+1:]
+	}
+	return t, nil
+}
+
+func (t *template) eval(act interpreter.Activation) (string, error) {
+	var b strings.Builder
+	for _, p := range t.parts {
+		switch x := p.(type) {
+		case string:
+			b.WriteString(x)
+		case *celExpr:
+			v, err := x.eval(act)
+			if err != nil {
+				return "", fmt.Errorf("%q: %w", t.Src, err)
+			}
+			fmt.Fprint(&b, v)
+		}
+	}
+	return b.String(), nil
+}

@@ -1,0 +1,60 @@
+package specs
+
+import (
+	"embed"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strings"
+)
+
+//go:embed *.yaml
+var builtin embed.FS
+
+// Builtin returns the names of the specs compiled into the binary.
+func Builtin() []string {
+	var out []string
+	fs.WalkDir(builtin, ".", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".yaml") {
+			out = append(out, strings.TrimSuffix(p, ".yaml"))
+		}
+		return nil
+	})
+	sort.Strings(out)
+	return out
+}
+
+// LoadBuiltin compiles an embedded spec by name (e.g. "llama").
+func LoadBuiltin(name string) (*Spec, error) {
+	data, err := builtin.ReadFile(name + ".yaml")
+	if err != nil {
+		return nil, fmt.Errorf("no built-in spec %q (have %s)", name, strings.Join(Builtin(), ", "))
+	}
+	return Parse(path.Base(name)+".yaml", data)
+}
+
+// ForArch returns the built-in spec that serves a checkpoint architecture.
+func ForArch(arch string) (*Spec, error) {
+	for _, n := range Builtin() {
+		s, err := LoadBuiltin(n)
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range s.Architectures {
+			if a == arch {
+				return s, nil
+			}
+		}
+	}
+	return nil, fmt.Errorf("no built-in spec for architecture %q; pass one with -s", arch)
+}
+
+// Open loads a spec from a path, or a built-in one by name when no such
+// file exists and the name has no extension.
+func Open(nameOrPath string) (*Spec, error) {
+	if !strings.ContainsAny(nameOrPath, "/.") {
+		return LoadBuiltin(nameOrPath)
+	}
+	return Load(nameOrPath)
+}

@@ -1,0 +1,102 @@
+package specs
+
+import (
+	"fmt"
+
+	"github.com/weftrun/weft/tensor"
+)
+
+func rowBytes(t *tensor.Tensor) (int, int, error) {
+	if len(t.Shape) != 2 {
+		return 0, 0, fmt.Errorf("tensor %s: shape %v is not a matrix", t.Name, t.Shape)
+	}
+	rb, err := t.DType.RowBytes(t.Shape[1])
+	if err != nil {
+		return 0, 0, fmt.Errorf("tensor %s: %w", t.Name, err)
+	}
+	if len(t.Data) != rb*t.Shape[0] {
+		return 0, 0, fmt.Errorf("tensor %s: %d bytes, want %d", t.Name, len(t.Data), rb*t.Shape[0])
+	}
+	return t.Shape[0], rb, nil
+}
+
+// Rows returns rows [start, start+count) of a matrix, without copying
+// (used to split a fused QKV projection).
+func Rows(t *tensor.Tensor, start, count int) (*tensor.Tensor, error) {
+	rows, rb, err := rowBytes(t)
+	if err != nil {
+		return nil, err
+	}
+	if start < 0 || count <= 0 || start+count > rows {
+		return nil, fmt.Errorf("rows(%d, %d) outside the %d rows of %s", start, count, rows, t.Name)
+	}
+	return &tensor.Tensor{Name: t.Name, DType: t.DType, Shape: []int{count, t.Shape[1]}, Data: t.Data[start*rb : (start+count)*rb]}, nil
+}
+
+// RoPEPermute reorders the rows of a query or key projection from the
+// rotate-half RoPE convention (Hugging Face) to adjacent pairs (GGUF,
+// llama2.c): within each head, row s·(d/2)+j moves to 2j+s.
+func RoPEPermute(t *tensor.Tensor, heads int) (*tensor.Tensor, error) {
+	rows, rb, err := rowBytes(t)
+	if err != nil {
+		return nil, err
+	}
+	if heads <= 0 || rows%heads != 0 || (rows/heads)%2 != 0 {
+		return nil, fmt.Errorf("%d rows do not split into %d heads of even size", rows, heads)
+	}
+	hd := rows / heads
+	out := make([]byte, len(t.Data))
+	for h := 0; h < heads; h++ {
+		for s := 0; s < 2; s++ {
+			for j := 0; j < hd/2; j++ {
+				src := h*hd + s*(hd/2) + j
+				dst := h*hd + 2*j + s
+				copy(out[dst*rb:(dst+1)*rb], t.Data[src*rb:(src+1)*rb])
+			}
+		}
+	}
+	return &tensor.Tensor{Name: t.Name, DType: t.DType, Shape: append([]int(nil), t.Shape...), Data: out}, nil
+}
+
+// RoPEUnpermute is the inverse of RoPEPermute (adjacent pairs → rotate-half).
+func RoPEUnpermute(t *tensor.Tensor, heads int) (*tensor.Tensor, error) {
+	rows, rb, err := rowBytes(t)
+	if err != nil {
+		return nil, err
+	}
+	if heads <= 0 || rows%heads != 0 || (rows/heads)%2 != 0 {
+		return nil, fmt.Errorf("%d rows do not split into %d heads of even size", rows, heads)
+	}
+	hd := rows / heads
+	out := make([]byte, len(t.Data))
+	for h := 0; h < heads; h++ {
+		for s := 0; s < 2; s++ {
+			for j := 0; j < hd/2; j++ {
+				dst := h*hd + s*(hd/2) + j
+				src := h*hd + 2*j + s
+				copy(out[dst*rb:(dst+1)*rb], t.Data[src*rb:(src+1)*rb])
+			}
+		}
+	}
+	return &tensor.Tensor{Name: t.Name, DType: t.DType, Shape: append([]int(nil), t.Shape...), Data: out}, nil
+}
+
+// Transpose transposes a plain-typed (f32, f16, bf16) matrix.
+func Transpose(t *tensor.Tensor) (*tensor.Tensor, error) {
+	if t.DType.Quantized() {
+		return nil, fmt.Errorf("cannot transpose %s tensor %s", t.DType, t.Name)
+	}
+	rows, _, err := rowBytes(t)
+	if err != nil {
+		return nil, err
+	}
+	cols := t.Shape[1]
+	es := t.DType.TypeSize()
+	out := make([]byte, len(t.Data))
+	for r := 0; r < rows; r++ {
+		for c := 0; c < cols; c++ {
+			copy(out[(c*rows+r)*es:(c*rows+r+1)*es], t.Data[(r*cols+c)*es:(r*cols+c+1)*es])
+		}
+	}
+	return &tensor.Tensor{Name: t.Name, DType: t.DType, Shape: []int{cols, rows}, Data: out}, nil
+}
