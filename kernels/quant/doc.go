@@ -1,0 +1,31 @@
+// Package quant is weft's pure-Go reference for ggml's element formats: the
+// f16 and bf16 conversions and the block-quantized types Q4_0, Q4_1, Q5_0,
+// Q5_1, Q8_0, Q8_1, Q8_K, Q2_K, Q3_K, Q4_K, Q5_K and Q6_K.
+//
+// Block layouts are bit-exact with ggml (ggml-common.h): every multi-byte
+// field is little-endian, scales are IEEE half floats (Q8_K's is a float32),
+// and the quant packing, including the 6-bit packed scales of the K-quants,
+// is ggml's. Quantizers follow ggml's reference quantizers
+// (quantize_row_*_ref), so a weight quantized here is the weight llama.cpp's
+// quantize tool writes without an importance matrix. Dequantizers and dot
+// products follow ggml's arithmetic order, so results agree with ggml's
+// generic CPU code to the last float rounding.
+//
+// Dot products multiply a weight row by an activation row quantized to
+// ActivationType(w). Unlike ggml, which pairs Q4_1 and Q5_1 weights with
+// Q8_1 activations, this package pairs every 32-element format with Q8_0:
+// the block sum that Q8_1 stores as an f16 is computed exactly from the
+// Q8_0 quants instead, which is simpler and never less precise. DotQ4_1Q8_1
+// and DotQ5_1Q8_1 reproduce ggml's pairing for comparisons.
+//
+// The per-type functions (QuantizeRowQ4_0, DequantizeRowQ4_0,
+// DotQ4_0Q8_0, ...) do not allocate. They take rows whose lengths the caller
+// has already checked and panic, like slice indexing, when a row is shorter
+// than its element count says. The generic Quantize and Dequantize check
+// their arguments and return errors.
+package quant
+
+const (
+	qk  = 32  // elements per block of the 32-element formats
+	qkK = 256 // elements per K-quant super-block
+)

@@ -1,0 +1,456 @@
+package quant
+
+import (
+	"encoding/binary"
+	"math"
+)
+
+// Block sizes in bytes of the 32-element formats.
+const (
+	blockQ4_0 = 18 // d f16 | qs[16]
+	blockQ4_1 = 20 // d f16 | m f16 | qs[16]
+	blockQ5_0 = 22 // d f16 | qh[4] | qs[16]
+	blockQ5_1 = 24 // d f16 | m f16 | qh[4] | qs[16]
+	blockQ8_0 = 34 // d f16 | qs[32] int8
+	blockQ8_1 = 36 // d f16 | s f16 | qs[32] int8
+)
+
+func abs32(f float32) float32 { return math.Float32frombits(math.Float32bits(f) &^ (1 << 31)) }
+
+// roundAway rounds half away from zero, like C's roundf.
+func roundAway(f float32) float32 { return float32(math.Round(float64(f))) }
+
+// QuantizeRowQ4_0 quantizes src (a multiple of 32 values) to Q4_0 blocks in
+// dst: per block d = max/-8, where max is the value of largest magnitude,
+// and 4-bit quants q with x ≈ (q-8)·d. Byte j of a block's quants holds
+// element j in its low nibble and element j+16 in its high nibble.
+func QuantizeRowQ4_0(dst []byte, src []float32) {
+	nb := len(src) / qk
+	dst = dst[:nb*blockQ4_0]
+	for i := range nb {
+		x := src[i*qk : i*qk+qk]
+		y := dst[i*blockQ4_0 : i*blockQ4_0+blockQ4_0]
+		var amax, max float32
+		for _, v := range x {
+			if a := abs32(v); amax < a {
+				amax, max = a, v
+			}
+		}
+		d := max / -8
+		var id float32
+		if d != 0 {
+			id = 1 / d
+		}
+		putF16(y, d)
+		for j := range qk / 2 {
+			xi0 := min(15, int8(float32(x[j]*id)+8.5))
+			xi1 := min(15, int8(float32(x[qk/2+j]*id)+8.5))
+			y[2+j] = byte(xi0) | byte(xi1)<<4
+		}
+	}
+}
+
+// DequantizeRowQ4_0 expands len(dst) values (a multiple of 32) from Q4_0
+// blocks in src.
+func DequantizeRowQ4_0(dst []float32, src []byte) {
+	nb := len(dst) / qk
+	src = src[:nb*blockQ4_0]
+	for i := range nb {
+		x := src[i*blockQ4_0 : i*blockQ4_0+blockQ4_0]
+		y := dst[i*qk : i*qk+qk]
+		d := f16(x)
+		for j := range qk / 2 {
+			y[j] = float32(int(x[2+j]&0x0f)-8) * d
+			y[j+qk/2] = float32(int(x[2+j]>>4)-8) * d
+		}
+	}
+}
+
+// QuantizeRowQ4_1 quantizes src to Q4_1 blocks: d = (max-min)/15, m = min,
+// x ≈ q·d + m, nibbles packed as in Q4_0.
+func QuantizeRowQ4_1(dst []byte, src []float32) {
+	nb := len(src) / qk
+	dst = dst[:nb*blockQ4_1]
+	for i := range nb {
+		x := src[i*qk : i*qk+qk]
+		y := dst[i*blockQ4_1 : i*blockQ4_1+blockQ4_1]
+		mn := float32(math.MaxFloat32)
+		mx := float32(-math.MaxFloat32)
+		for _, v := range x {
+			if v < mn {
+				mn = v
+			}
+			if v > mx {
+				mx = v
+			}
+		}
+		d := (mx - mn) / 15
+		var id float32
+		if d != 0 {
+			id = 1 / d
+		}
+		putF16(y, d)
+		putF16(y[2:], mn)
+		for j := range qk / 2 {
+			xi0 := min(15, int8(float32((x[j]-mn)*id)+0.5))
+			xi1 := min(15, int8(float32((x[qk/2+j]-mn)*id)+0.5))
+			y[4+j] = byte(xi0) | byte(xi1)<<4
+		}
+	}
+}
+
+// DequantizeRowQ4_1 expands len(dst) values from Q4_1 blocks in src.
+func DequantizeRowQ4_1(dst []float32, src []byte) {
+	nb := len(dst) / qk
+	src = src[:nb*blockQ4_1]
+	for i := range nb {
+		x := src[i*blockQ4_1 : i*blockQ4_1+blockQ4_1]
+		y := dst[i*qk : i*qk+qk]
+		d, m := f16(x), f16(x[2:])
+		for j := range qk / 2 {
+			y[j] = float32(float32(x[4+j]&0x0f)*d) + m
+			y[j+qk/2] = float32(float32(x[4+j]>>4)*d) + m
+		}
+	}
+}
+
+// QuantizeRowQ5_0 quantizes src to Q5_0 blocks: d = max/-16, x ≈ (q-16)·d
+// with 5-bit q. The low four bits are packed like Q4_0's nibbles; bit 4 of
+// element j is bit j of the little-endian uint32 qh.
+func QuantizeRowQ5_0(dst []byte, src []float32) {
+	nb := len(src) / qk
+	dst = dst[:nb*blockQ5_0]
+	for i := range nb {
+		x := src[i*qk : i*qk+qk]
+		y := dst[i*blockQ5_0 : i*blockQ5_0+blockQ5_0]
+		var amax, max float32
+		for _, v := range x {
+			if a := abs32(v); amax < a {
+				amax, max = a, v
+			}
+		}
+		d := max / -16
+		var id float32
+		if d != 0 {
+			id = 1 / d
+		}
+		putF16(y, d)
+		var qh uint32
+		for j := range qk / 2 {
+			xi0 := uint8(min(31, int8(float32(x[j]*id)+16.5)))
+			xi1 := uint8(min(31, int8(float32(x[qk/2+j]*id)+16.5)))
+			y[6+j] = xi0&0x0f | (xi1&0x0f)<<4
+			qh |= uint32(xi0&0x10) >> 4 << j
+			qh |= uint32(xi1&0x10) >> 4 << (j + qk/2)
+		}
+		binary.LittleEndian.PutUint32(y[2:], qh)
+	}
+}
+
+// DequantizeRowQ5_0 expands len(dst) values from Q5_0 blocks in src.
+func DequantizeRowQ5_0(dst []float32, src []byte) {
+	nb := len(dst) / qk
+	src = src[:nb*blockQ5_0]
+	for i := range nb {
+		x := src[i*blockQ5_0 : i*blockQ5_0+blockQ5_0]
+		y := dst[i*qk : i*qk+qk]
+		d := f16(x)
+		qh := binary.LittleEndian.Uint32(x[2:])
+		for j := range qk / 2 {
+			h0 := byte(qh>>j<<4) & 0x10
+			h1 := byte(qh>>(j+12)) & 0x10
+			y[j] = float32(int(x[6+j]&0x0f|h0)-16) * d
+			y[j+qk/2] = float32(int(x[6+j]>>4|h1)-16) * d
+		}
+	}
+}
+
+// QuantizeRowQ5_1 quantizes src to Q5_1 blocks: d = (max-min)/31, m = min,
+// x ≈ q·d + m, bits packed as in Q5_0.
+func QuantizeRowQ5_1(dst []byte, src []float32) {
+	nb := len(src) / qk
+	dst = dst[:nb*blockQ5_1]
+	for i := range nb {
+		x := src[i*qk : i*qk+qk]
+		y := dst[i*blockQ5_1 : i*blockQ5_1+blockQ5_1]
+		mn := float32(math.MaxFloat32)
+		mx := float32(-math.MaxFloat32)
+		for _, v := range x {
+			if v < mn {
+				mn = v
+			}
+			if v > mx {
+				mx = v
+			}
+		}
+		d := (mx - mn) / 31
+		var id float32
+		if d != 0 {
+			id = 1 / d
+		}
+		putF16(y, d)
+		putF16(y[2:], mn)
+		var qh uint32
+		for j := range qk / 2 {
+			xi0 := uint8(float32((x[j]-mn)*id) + 0.5)
+			xi1 := uint8(float32((x[qk/2+j]-mn)*id) + 0.5)
+			y[8+j] = xi0&0x0f | (xi1&0x0f)<<4
+			qh |= uint32(xi0&0x10) >> 4 << j
+			qh |= uint32(xi1&0x10) >> 4 << (j + qk/2)
+		}
+		binary.LittleEndian.PutUint32(y[4:], qh)
+	}
+}
+
+// DequantizeRowQ5_1 expands len(dst) values from Q5_1 blocks in src.
+func DequantizeRowQ5_1(dst []float32, src []byte) {
+	nb := len(dst) / qk
+	src = src[:nb*blockQ5_1]
+	for i := range nb {
+		x := src[i*blockQ5_1 : i*blockQ5_1+blockQ5_1]
+		y := dst[i*qk : i*qk+qk]
+		d, m := f16(x), f16(x[2:])
+		qh := binary.LittleEndian.Uint32(x[4:])
+		for j := range qk / 2 {
+			h0 := byte(qh>>j<<4) & 0x10
+			h1 := byte(qh>>(j+12)) & 0x10
+			y[j] = float32(float32(x[8+j]&0x0f|h0)*d) + m
+			y[j+qk/2] = float32(float32(x[8+j]>>4|h1)*d) + m
+		}
+	}
+}
+
+// QuantizeRowQ8_0 quantizes src to Q8_0 blocks: d = amax/127 and
+// q = round(x/d), rounding half away from zero. This is also how
+// activations are prepared for the dot products of the 32-element formats.
+func QuantizeRowQ8_0(dst []byte, src []float32) {
+	nb := len(src) / qk
+	dst = dst[:nb*blockQ8_0]
+	for i := range nb {
+		x := src[i*qk : i*qk+qk]
+		y := dst[i*blockQ8_0 : i*blockQ8_0+blockQ8_0]
+		var amax float32
+		for _, v := range x {
+			amax = max(amax, abs32(v))
+		}
+		d := amax / 127
+		var id float32
+		if d != 0 {
+			id = 1 / d
+		}
+		putF16(y, d)
+		for j, v := range x {
+			y[2+j] = byte(int8(roundAway(v * id)))
+		}
+	}
+}
+
+// DequantizeRowQ8_0 expands len(dst) values from Q8_0 blocks in src.
+func DequantizeRowQ8_0(dst []float32, src []byte) {
+	nb := len(dst) / qk
+	src = src[:nb*blockQ8_0]
+	for i := range nb {
+		x := src[i*blockQ8_0 : i*blockQ8_0+blockQ8_0]
+		y := dst[i*qk : i*qk+qk]
+		d := f16(x)
+		for j := range y {
+			y[j] = float32(int8(x[2+j])) * d
+		}
+	}
+}
+
+// QuantizeRowQ8_1 quantizes src to Q8_1 blocks: Q8_0's quants plus
+// s = d·Σq stored as an f16 after d. ggml pairs Q4_1 and Q5_1 weights with
+// it; weft uses Q8_0 instead (see the package comment).
+func QuantizeRowQ8_1(dst []byte, src []float32) {
+	nb := len(src) / qk
+	dst = dst[:nb*blockQ8_1]
+	for i := range nb {
+		x := src[i*qk : i*qk+qk]
+		y := dst[i*blockQ8_1 : i*blockQ8_1+blockQ8_1]
+		var amax float32
+		for _, v := range x {
+			amax = max(amax, abs32(v))
+		}
+		d := amax / 127
+		var id float32
+		if d != 0 {
+			id = 1 / d
+		}
+		putF16(y, d)
+		sum := 0
+		for j, v := range x {
+			q := int8(roundAway(v * id))
+			y[4+j] = byte(q)
+			sum += int(q)
+		}
+		putF16(y[2:], float32(sum)*d)
+	}
+}
+
+// DequantizeRowQ8_1 expands len(dst) values from Q8_1 blocks in src.
+func DequantizeRowQ8_1(dst []float32, src []byte) {
+	nb := len(dst) / qk
+	src = src[:nb*blockQ8_1]
+	for i := range nb {
+		x := src[i*blockQ8_1 : i*blockQ8_1+blockQ8_1]
+		y := dst[i*qk : i*qk+qk]
+		d := f16(x)
+		for j := range y {
+			y[j] = float32(int8(x[4+j])) * d
+		}
+	}
+}
+
+// DotQ4_0Q8_0 returns the dot product of n values (a multiple of 32) of a
+// Q4_0 weight row and a Q8_0 activation row.
+func DotQ4_0Q8_0(w, act []byte, n int) float32 {
+	nb := n / qk
+	w = w[:nb*blockQ4_0]
+	act = act[:nb*blockQ8_0]
+	var sumf float32
+	for ib := range nb {
+		x := w[ib*blockQ4_0 : ib*blockQ4_0+blockQ4_0]
+		y := act[ib*blockQ8_0 : ib*blockQ8_0+blockQ8_0]
+		var s0, s1 int32
+		for j := range qk / 2 {
+			s0 += (int32(x[2+j]&0x0f) - 8) * int32(int8(y[2+j]))
+			s1 += (int32(x[2+j]>>4) - 8) * int32(int8(y[2+qk/2+j]))
+		}
+		sumf += float32(float32(s0+s1) * f16(x) * f16(y))
+	}
+	return sumf
+}
+
+// DotQ4_1Q8_0 returns the dot product of n values of a Q4_1 weight row and
+// a Q8_0 activation row: Σ d·dy·Σq·qy + m·dy·Σqy per block.
+func DotQ4_1Q8_0(w, act []byte, n int) float32 {
+	nb := n / qk
+	w = w[:nb*blockQ4_1]
+	act = act[:nb*blockQ8_0]
+	var sumf float32
+	for ib := range nb {
+		x := w[ib*blockQ4_1 : ib*blockQ4_1+blockQ4_1]
+		y := act[ib*blockQ8_0 : ib*blockQ8_0+blockQ8_0]
+		var s0, s1, sy int32
+		for j := range qk / 2 {
+			y0, y1 := int32(int8(y[2+j])), int32(int8(y[2+qk/2+j]))
+			s0 += int32(x[4+j]&0x0f) * y0
+			s1 += int32(x[4+j]>>4) * y1
+			sy += y0 + y1
+		}
+		dy := f16(y)
+		sumf += float32(float32(f16(x)*dy)*float32(s0+s1)) + float32(f16(x[2:])*float32(float32(sy)*dy))
+	}
+	return sumf
+}
+
+// DotQ4_1Q8_1 is DotQ4_1Q8_0 against a Q8_1 activation row, as ggml pairs
+// them: the activation block sum comes from its stored f16 s.
+func DotQ4_1Q8_1(w, act []byte, n int) float32 {
+	nb := n / qk
+	w = w[:nb*blockQ4_1]
+	act = act[:nb*blockQ8_1]
+	var sumf float32
+	for ib := range nb {
+		x := w[ib*blockQ4_1 : ib*blockQ4_1+blockQ4_1]
+		y := act[ib*blockQ8_1 : ib*blockQ8_1+blockQ8_1]
+		var s0, s1 int32
+		for j := range qk / 2 {
+			s0 += int32(x[4+j]&0x0f) * int32(int8(y[4+j]))
+			s1 += int32(x[4+j]>>4) * int32(int8(y[4+qk/2+j]))
+		}
+		sumf += float32(float32(f16(x)*f16(y))*float32(s0+s1)) + float32(f16(x[2:])*f16(y[2:]))
+	}
+	return sumf
+}
+
+// DotQ5_0Q8_0 returns the dot product of n values of a Q5_0 weight row and a
+// Q8_0 activation row.
+func DotQ5_0Q8_0(w, act []byte, n int) float32 {
+	nb := n / qk
+	w = w[:nb*blockQ5_0]
+	act = act[:nb*blockQ8_0]
+	var sumf float32
+	for ib := range nb {
+		x := w[ib*blockQ5_0 : ib*blockQ5_0+blockQ5_0]
+		y := act[ib*blockQ8_0 : ib*blockQ8_0+blockQ8_0]
+		qh := binary.LittleEndian.Uint32(x[2:])
+		var s0, s1 int32
+		for j := range qk / 2 {
+			h0 := byte(qh>>j<<4) & 0x10
+			h1 := byte(qh>>(j+12)) & 0x10
+			s0 += (int32(x[6+j]&0x0f|h0) - 16) * int32(int8(y[2+j]))
+			s1 += (int32(x[6+j]>>4|h1) - 16) * int32(int8(y[2+qk/2+j]))
+		}
+		sumf += float32(float32(f16(x)*f16(y)) * float32(s0+s1))
+	}
+	return sumf
+}
+
+// DotQ5_1Q8_0 returns the dot product of n values of a Q5_1 weight row and a
+// Q8_0 activation row.
+func DotQ5_1Q8_0(w, act []byte, n int) float32 {
+	nb := n / qk
+	w = w[:nb*blockQ5_1]
+	act = act[:nb*blockQ8_0]
+	var sumf float32
+	for ib := range nb {
+		x := w[ib*blockQ5_1 : ib*blockQ5_1+blockQ5_1]
+		y := act[ib*blockQ8_0 : ib*blockQ8_0+blockQ8_0]
+		qh := binary.LittleEndian.Uint32(x[4:])
+		var s0, s1, sy int32
+		for j := range qk / 2 {
+			h0 := byte(qh>>j<<4) & 0x10
+			h1 := byte(qh>>(j+12)) & 0x10
+			y0, y1 := int32(int8(y[2+j])), int32(int8(y[2+qk/2+j]))
+			s0 += int32(x[8+j]&0x0f|h0) * y0
+			s1 += int32(x[8+j]>>4|h1) * y1
+			sy += y0 + y1
+		}
+		dy := f16(y)
+		sumf += float32(float32(f16(x)*dy)*float32(s0+s1)) + float32(f16(x[2:])*float32(float32(sy)*dy))
+	}
+	return sumf
+}
+
+// DotQ5_1Q8_1 is DotQ5_1Q8_0 against a Q8_1 activation row, as ggml pairs
+// them.
+func DotQ5_1Q8_1(w, act []byte, n int) float32 {
+	nb := n / qk
+	w = w[:nb*blockQ5_1]
+	act = act[:nb*blockQ8_1]
+	var sumf float32
+	for ib := range nb {
+		x := w[ib*blockQ5_1 : ib*blockQ5_1+blockQ5_1]
+		y := act[ib*blockQ8_1 : ib*blockQ8_1+blockQ8_1]
+		qh := binary.LittleEndian.Uint32(x[4:])
+		var s0, s1 int32
+		for j := range qk / 2 {
+			h0 := byte(qh>>j<<4) & 0x10
+			h1 := byte(qh>>(j+12)) & 0x10
+			s0 += int32(x[8+j]&0x0f|h0) * int32(int8(y[4+j]))
+			s1 += int32(x[8+j]>>4|h1) * int32(int8(y[4+qk/2+j]))
+		}
+		sumf += float32(float32(f16(x)*f16(y))*float32(s0+s1)) + float32(f16(x[2:])*f16(y[2:]))
+	}
+	return sumf
+}
+
+// DotQ8_0Q8_0 returns the dot product of n values of two Q8_0 rows.
+func DotQ8_0Q8_0(w, act []byte, n int) float32 {
+	nb := n / qk
+	w = w[:nb*blockQ8_0]
+	act = act[:nb*blockQ8_0]
+	var sumf float32
+	for ib := range nb {
+		x := w[ib*blockQ8_0 : ib*blockQ8_0+blockQ8_0]
+		y := act[ib*blockQ8_0 : ib*blockQ8_0+blockQ8_0]
+		var s int32
+		for j := range qk {
+			s += int32(int8(x[2+j])) * int32(int8(y[2+j]))
+		}
+		sumf += float32(float32(s) * float32(f16(x)*f16(y)))
+	}
+	return sumf
+}

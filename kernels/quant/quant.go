@@ -1,0 +1,218 @@
+package quant
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/weftrun/weft/tensor"
+)
+
+type rowFuncs struct {
+	quantize   func(dst []byte, src []float32)
+	dequantize func(dst []float32, src []byte)
+}
+
+// formats lists the types Quantize and Dequantize handle.
+var formats = map[tensor.DType]rowFuncs{
+	tensor.F32:  {quantizeF32, dequantizeF32},
+	tensor.F16:  {F32ToF16, F16ToF32},
+	tensor.BF16: {F32ToBF16, BF16ToF32},
+	tensor.Q4_0: {QuantizeRowQ4_0, DequantizeRowQ4_0},
+	tensor.Q4_1: {QuantizeRowQ4_1, DequantizeRowQ4_1},
+	tensor.Q5_0: {QuantizeRowQ5_0, DequantizeRowQ5_0},
+	tensor.Q5_1: {QuantizeRowQ5_1, DequantizeRowQ5_1},
+	tensor.Q8_0: {QuantizeRowQ8_0, DequantizeRowQ8_0},
+	tensor.Q8_1: {QuantizeRowQ8_1, DequantizeRowQ8_1},
+	tensor.Q8_K: {QuantizeRowQ8_K, DequantizeRowQ8_K},
+	tensor.Q2_K: {QuantizeRowQ2_K, DequantizeRowQ2_K},
+	tensor.Q3_K: {QuantizeRowQ3_K, DequantizeRowQ3_K},
+	tensor.Q4_K: {QuantizeRowQ4_K, DequantizeRowQ4_K},
+	tensor.Q5_K: {QuantizeRowQ5_K, DequantizeRowQ5_K},
+	tensor.Q6_K: {QuantizeRowQ6_K, DequantizeRowQ6_K},
+}
+
+func quantizeF32(dst []byte, src []float32) {
+	dst = dst[:4*len(src)]
+	for i, v := range src {
+		binary.LittleEndian.PutUint32(dst[4*i:], math.Float32bits(v))
+	}
+}
+
+func dequantizeF32(dst []float32, src []byte) {
+	src = src[:4*len(dst)]
+	for i := range dst {
+		dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(src[4*i:]))
+	}
+}
+
+// Supported reports whether Quantize and Dequantize handle dt.
+func Supported(dt tensor.DType) bool { _, ok := formats[dt]; return ok }
+
+func sizes(op string, dt tensor.DType, n, nbytes int) (rowFuncs, error) {
+	f, ok := formats[dt]
+	if !ok {
+		return f, fmt.Errorf("quant: %s: unsupported type %s", op, dt)
+	}
+	want, err := dt.RowBytes(n)
+	if err != nil {
+		return f, fmt.Errorf("quant: %s: %w", op, err)
+	}
+	if nbytes != want {
+		return f, fmt.Errorf("quant: %s: %d %s values take %d bytes, have %d", op, n, dt, want, nbytes)
+	}
+	return f, nil
+}
+
+// Quantize encodes src as dt into dst, whose length must be exactly
+// dt.RowBytes(len(src)). Blocks never straddle rows, so src may hold any
+// number of whole rows. dt may be any type listed in the package comment
+// or F32.
+func Quantize(dt tensor.DType, dst []byte, src []float32) error {
+	f, err := sizes("quantize", dt, len(src), len(dst))
+	if err != nil {
+		return err
+	}
+	f.quantize(dst, src)
+	return nil
+}
+
+// Dequantize decodes len(dst) values of type dt from src, whose length must
+// be exactly dt.RowBytes(len(dst)).
+func Dequantize(dt tensor.DType, dst []float32, src []byte) error {
+	f, err := sizes("dequantize", dt, len(dst), len(src))
+	if err != nil {
+		return err
+	}
+	f.dequantize(dst, src)
+	return nil
+}
+
+// ActivationType returns the type an activation row is quantized to before
+// a dot product with a weight row of type w: Q8_0 for the 32-element
+// formats (ggml uses Q8_1 for Q4_1 and Q5_1; see the package comment), Q8_K
+// for the K-quants, and F32 for F32, F16, BF16 and any type without a dot
+// product (DotFor reports which have one).
+func ActivationType(w tensor.DType) tensor.DType {
+	switch w {
+	case tensor.Q4_0, tensor.Q4_1, tensor.Q5_0, tensor.Q5_1, tensor.Q8_0:
+		return tensor.Q8_0
+	case tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K:
+		return tensor.Q8_K
+	}
+	return tensor.F32
+}
+
+// DotFunc is the signature of the per-type dot products: the dot product of
+// n values of a weight row and an activation row in its ActivationType.
+type DotFunc func(wrow, act []byte, n int) float32
+
+// DotFor returns the dot product for weights of type w, or false if there
+// is none.
+func DotFor(w tensor.DType) (DotFunc, bool) {
+	switch w {
+	case tensor.F32:
+		return DotF32, true
+	case tensor.F16:
+		return DotF16F32, true
+	case tensor.BF16:
+		return DotBF16F32, true
+	case tensor.Q4_0:
+		return DotQ4_0Q8_0, true
+	case tensor.Q4_1:
+		return DotQ4_1Q8_0, true
+	case tensor.Q5_0:
+		return DotQ5_0Q8_0, true
+	case tensor.Q5_1:
+		return DotQ5_1Q8_0, true
+	case tensor.Q8_0:
+		return DotQ8_0Q8_0, true
+	case tensor.Q2_K:
+		return DotQ2_KQ8_K, true
+	case tensor.Q3_K:
+		return DotQ3_KQ8_K, true
+	case tensor.Q4_K:
+		return DotQ4_KQ8_K, true
+	case tensor.Q5_K:
+		return DotQ5_KQ8_K, true
+	case tensor.Q6_K:
+		return DotQ6_KQ8_K, true
+	}
+	return nil, false
+}
+
+// Dot returns the dot product of n values of a weight row of type w and an
+// activation row already encoded as ActivationType(w). It is the reference
+// the SIMD kernels are tested against. Shapes are the caller's to check
+// once, when it builds a matmul: Dot panics with a message naming the
+// problem if w has no dot product, n is not a whole number of blocks, or a
+// row is shorter than n values.
+func Dot(w tensor.DType, wrow, act []byte, n int) float32 {
+	f, ok := DotFor(w)
+	if !ok {
+		panic(fmt.Sprintf("quant.Dot: no dot product for weight type %s", w))
+	}
+	at := ActivationType(w)
+	wb, err := w.RowBytes(n)
+	if err != nil || n < 0 {
+		panic(fmt.Sprintf("quant.Dot: %d values of %s: %v", n, w, err))
+	}
+	ab, _ := at.RowBytes(n)
+	if len(wrow) < wb || len(act) < ab {
+		panic(fmt.Sprintf("quant.Dot: %d values need %d bytes of %s weights and %d bytes of %s activations, have %d and %d",
+			n, wb, w, ab, at, len(wrow), len(act)))
+	}
+	return f(wrow, act, n)
+}
+
+// DotF32 returns the dot product of n float32 values of two little-endian
+// F32 rows, accumulated in float64 as ggml's generic code does.
+func DotF32(w, act []byte, n int) float32 {
+	w, act = w[:4*n], act[:4*n]
+	var sum float64
+	for i := 0; i < 4*n; i += 4 {
+		x := math.Float32frombits(binary.LittleEndian.Uint32(w[i:]))
+		y := math.Float32frombits(binary.LittleEndian.Uint32(act[i:]))
+		sum += float64(x * y)
+	}
+	return float32(sum)
+}
+
+// DotF16F32 returns the dot product of n values of an F16 weight row and an
+// F32 activation row, each product rounded to float32 and accumulated in
+// float64.
+func DotF16F32(w, act []byte, n int) float32 {
+	w, act = w[:2*n], act[:4*n]
+	var sum float64
+	for i := range n {
+		x := f16(w[2*i:])
+		y := math.Float32frombits(binary.LittleEndian.Uint32(act[4*i:]))
+		sum += float64(x * y)
+	}
+	return float32(sum)
+}
+
+// DotF16F16 returns the dot product of n values of two F16 rows, each
+// product rounded to float32 and accumulated in float64. ggml rounds
+// activations to F16 before an F16-weight matmul; this is that pairing.
+func DotF16F16(w, act []byte, n int) float32 {
+	w, act = w[:2*n], act[:2*n]
+	var sum float64
+	for i := 0; i < 2*n; i += 2 {
+		sum += float64(f16(w[i:]) * f16(act[i:]))
+	}
+	return float32(sum)
+}
+
+// DotBF16F32 returns the dot product of n values of a BF16 weight row and
+// an F32 activation row, accumulated in float64.
+func DotBF16F32(w, act []byte, n int) float32 {
+	w, act = w[:2*n], act[:4*n]
+	var sum float64
+	for i := range n {
+		x := FromBF16(binary.LittleEndian.Uint16(w[2*i:]))
+		y := math.Float32frombits(binary.LittleEndian.Uint32(act[4*i:]))
+		sum += float64(x * y)
+	}
+	return float32(sum)
+}
