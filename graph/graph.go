@@ -41,9 +41,9 @@ type Value struct {
 
 // Param is a graph parameter bound to a checkpoint tensor.
 type Param struct {
-	Key    string   // the spec's weight key, e.g. "wq"
-	Layer  int      // layer index (-1 outside repeat)
-	Source string   // the checkpoint tensor name it was bound to
+	Key    string // the spec's weight key, e.g. "wq"
+	Layer  int    // layer index (-1 outside repeat)
+	Source string // the checkpoint tensor name it was bound to
 	Tensor *tensor.Tensor
 	Pos    Pos
 }
@@ -52,7 +52,7 @@ type Param struct {
 type Node struct {
 	ID      int
 	Op      *ops.Def
-	Name    string // the spec name of its (first) output
+	Name    string   // the spec name of its (first) output
 	Inputs  []*Value // nil entries for absent optional inputs
 	Outputs []*Value
 	Attrs   ops.Attrs
