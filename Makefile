@@ -1,0 +1,44 @@
+# weft — see README.md. `make demo` generates text; `make test` runs the tests.
+GO ?= go
+SHARED ?= ../shared
+STORIES := $(SHARED)/models/stories260K/stories260K.gguf
+BIN := bin
+
+.PHONY: all build demo test test-noasm fuzz lint plugins proto clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN)/weft ./cmd/weft
+
+demo: build
+	@if [ -f $(STORIES) ]; then \
+		$(BIN)/weft run -m $(STORIES) -p "Once upon a time" -n 200 --temp 0.8 --seed 42; \
+	else \
+		echo "demo: $(STORIES) not found: synthesizing a tiny random-weight llama instead (its text is gibberish)"; \
+		$(BIN)/weft synth -s llama --set hidden=64,layers=2,heads=4,ffn=128,vocab=512,ctx=256 --dtype f32 --seed 1 --vocab-demo -o $(BIN)/tiny-random.gguf && \
+		$(BIN)/weft run -m $(BIN)/tiny-random.gguf -p "Once upon a time" -n 32 --seed 42; \
+	fi
+
+test: build plugins
+	$(GO) vet ./...
+	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -tags noasm ./kernels/...
+	$(MAKE) fuzz
+
+# Each fuzzer runs briefly: long enough to catch regressions in CI.
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 10s ./gguf
+	$(GO) test -run '^$$' -fuzz FuzzSafetensorsHeader -fuzztime 10s ./checkpoint
+
+lint:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
+	$(GO) vet ./...
+
+plugins:
+	@if [ -d plugins/examples ]; then \
+		for d in plugins/examples/*/; do $(GO) build -o $(BIN)/plugins/$$(basename $$d) ./$$d || exit 1; done; \
+	fi
+
+clean:
+	rm -rf $(BIN)
