@@ -27,6 +27,38 @@ type Options struct {
 	Registry  *ops.Registry  // nil: the built-ins
 	// NoPasses skips graph optimisation (for debugging and tests).
 	NoPasses bool
+	// Plugins registers the ops of the plugins a spec names (its
+	// plugins: section) before the graph is built.
+	Plugins PluginLoader
+}
+
+// PluginLoader registers out-of-process plugin ops into a registry.
+type PluginLoader interface {
+	Load(decls []*specs.PluginDecl, reg *ops.Registry) error
+}
+
+// Prepare resolves a spec by path, built-in name or checkpoint
+// architecture, and registers the plugin ops it names into reg.
+func Prepare(spec, arch string, reg *ops.Registry, pl PluginLoader) (*specs.Spec, error) {
+	var sp *specs.Spec
+	var err error
+	if spec != "" {
+		sp, err = specs.Open(spec)
+	} else {
+		sp, err = specs.ForArch(arch)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(sp.Plugins) > 0 {
+		if pl == nil {
+			return nil, fmt.Errorf("%s uses plugins (%s) but no plugin host is configured", sp.File, sp.Plugins[0].Name)
+		}
+		if err := pl.Load(sp.Plugins, reg); err != nil {
+			return nil, fmt.Errorf("%s: %w", sp.File, err)
+		}
+	}
+	return sp, nil
 }
 
 // Model is a loaded model.
@@ -78,13 +110,7 @@ func load(ck checkpoint.Checkpoint, opt Options) (*Model, error) {
 	if reg == nil {
 		reg = ops.Builtins()
 	}
-	var sp *specs.Spec
-	var err error
-	if opt.Spec != "" {
-		sp, err = specs.Open(opt.Spec)
-	} else {
-		sp, err = specs.ForArch(ck.Arch())
-	}
+	sp, err := Prepare(opt.Spec, ck.Arch(), reg, opt.Plugins)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", opt.Path, err)
 	}

@@ -3,42 +3,97 @@ package cpu
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
-// Pool is a persistent set of worker goroutines. Work is split into
-// contiguous index ranges, one per worker; the calling goroutine takes the
-// first range itself.
+// Task is a unit of parallel work: Run processes items [lo, hi). Pass a
+// pointer to a long-lived value (for example a field of a struct the caller
+// keeps) so that dispatching it allocates nothing.
+type Task interface {
+	Run(lo, hi int)
+}
+
+// funcTask adapts a function to Task.
+type funcTask func(lo, hi int)
+
+func (f funcTask) Run(lo, hi int) { f(lo, hi) }
+
+// spinFor is how long an idle worker polls for the next dispatch before it
+// parks. Between the ops of one decode step the gap is far shorter, so the
+// workers answer within a cache-line transfer; when the engine is idle they
+// park and cost nothing.
+const spinFor = 100 * time.Microsecond
+
+// Pool is a persistent set of worker goroutines that share index ranges of
+// a Task. The calling goroutine works too, so a pool of n threads starts
+// n-1 goroutines.
+//
+// Work is split into chunks that the threads claim from a shared counter,
+// so a thread slowed by other load on the machine does less of the work.
+// Idle workers spin briefly on the dispatch counter, then park on a
+// channel; a dispatch allocates nothing.
+//
+// One dispatch runs at a time. A Run or Parallel call made while the pool
+// is busy (from another goroutine, or from inside a task) runs inline on
+// the calling goroutine instead of waiting, so nesting never deadlocks.
 type Pool struct {
+	k    Kernels
 	n    int
-	jobs []chan job
-	wg   sync.WaitGroup
+	mu   sync.Mutex
+	spin bool // workers spin before parking (false when GOMAXPROCS is 1)
+
+	// Dispatch state, written only while seq is odd and no worker is
+	// active (see dispatch).
+	task    Task
+	items   int
+	chunk   int
+	nchunks int32
+
+	_      [64]byte
+	seq    atomic.Uint32 // even: published dispatch generation; odd: being written
+	_      [60]byte
+	next   atomic.Int32 // next chunk to claim
+	_      [60]byte
+	done   atomic.Int32 // chunks finished
+	_      [60]byte
+	active atomic.Int32 // workers looking at the dispatch state
+	_      [60]byte
+	closed atomic.Bool
+
+	workers []*worker
+
+	// mm holds MatMul's reusable state (task values, scratch buffers);
+	// used only while mu is held.
+	mm mmState
 }
 
-type job struct {
-	fn     func(lo, hi int)
-	lo, hi int
+type worker struct {
+	sleeping atomic.Int32
+	wake     chan struct{}
 }
 
-// NewPool starts a pool of n workers (n <= 0 means GOMAXPROCS).
-func NewPool(n int) *Pool {
+// NewPool starts a pool of n threads (n <= 0 means GOMAXPROCS) using the
+// kernels Detect selects.
+func NewPool(n int) *Pool { return NewPoolKernels(n, Detect()) }
+
+// NewPoolKernels starts a pool of n threads (n <= 0 means GOMAXPROCS) that
+// runs its kernels with the set k.
+func NewPoolKernels(n int, k Kernels) *Pool {
 	if n <= 0 {
 		n = runtime.GOMAXPROCS(0)
 	}
-	p := &Pool{n: n}
+	p := &Pool{k: k, n: n, spin: runtime.GOMAXPROCS(0) > 1}
 	for i := 1; i < n; i++ {
-		ch := make(chan job, 1)
-		p.jobs = append(p.jobs, ch)
-		go func() {
-			for j := range ch {
-				j.fn(j.lo, j.hi)
-				p.wg.Done()
-			}
-		}()
+		w := &worker{wake: make(chan struct{}, 1)}
+		p.workers = append(p.workers, w)
+		go p.loop(w)
 	}
 	return p
 }
 
-// Threads returns the number of workers, the caller included.
+// Threads returns the number of threads, the caller included; 1 for a nil
+// pool.
 func (p *Pool) Threads() int {
 	if p == nil {
 		return 1
@@ -46,45 +101,152 @@ func (p *Pool) Threads() int {
 	return p.n
 }
 
-// Close stops the workers.
-func (p *Pool) Close() {
+// Kernels returns the kernel set the pool's operations use; Detect() for a
+// nil pool.
+func (p *Pool) Kernels() Kernels {
 	if p == nil {
-		return
+		return detected
 	}
-	for _, ch := range p.jobs {
-		close(ch)
-	}
-	p.jobs = nil
+	return p.k
 }
 
-// Parallel calls fn over [0, n) split into at most Threads() ranges, each a
-// multiple of grain (except the last), and waits for all of them.
+// Close stops the workers. The pool must not be used afterwards.
+func (p *Pool) Close() {
+	if p == nil || p.closed.Load() {
+		return
+	}
+	p.mu.Lock()
+	p.closed.Store(true)
+	p.seq.Add(2)
+	for _, w := range p.workers {
+		if w.sleeping.CompareAndSwap(1, 0) {
+			w.wake <- struct{}{}
+		}
+	}
+	p.workers = nil
+	p.mu.Unlock()
+}
+
+// Parallel calls fn over [0, n) split into ranges that are multiples of
+// grain (except the last) and waits for all of them. A closure that
+// captures variables is allocated by the caller; hot paths use Run with a
+// long-lived Task instead.
 func (p *Pool) Parallel(n, grain int, fn func(lo, hi int)) {
+	p.Run(n, grain, funcTask(fn))
+}
+
+// Run calls t.Run over [0, n) split into ranges that are multiples of grain
+// (except the last) and waits for all of them.
+func (p *Pool) Run(n, grain int, t Task) {
+	if n <= 0 {
+		return
+	}
 	if grain < 1 {
 		grain = 1
 	}
-	t := p.Threads()
-	chunks := (n + grain - 1) / grain
-	if t > chunks {
-		t = chunks
-	}
-	if t <= 1 {
-		if n > 0 {
-			fn(0, n)
-		}
+	units := (n + grain - 1) / grain
+	th := p.Threads()
+	if th <= 1 || units <= 1 || p.closed.Load() {
+		t.Run(0, n)
 		return
 	}
-	per := (chunks + t - 1) / t * grain
-	p.wg.Add(t - 1)
-	for w := 1; w < t; w++ {
-		lo := w * per
-		hi := min(lo+per, n)
-		if lo >= hi {
-			p.wg.Done()
-			continue
-		}
-		p.jobs[w-1] <- job{fn, lo, hi}
+	// Up to 4 chunks per thread: enough to even out a thread that the OS
+	// or a neighbour slows down, few enough that claiming is cheap.
+	nch := min(units, 4*th)
+	per := (units + nch - 1) / nch
+	nch = (units + per - 1) / per
+	if !p.mu.TryLock() {
+		t.Run(0, n)
+		return
 	}
-	fn(0, min(per, n))
-	p.wg.Wait()
+	p.dispatch(t, n, per*grain, nch)
+	p.mu.Unlock()
+}
+
+// dispatch publishes one job and takes part in it; p.mu is held.
+func (p *Pool) dispatch(t Task, items, chunk, nchunks int) {
+	s := p.seq.Load()
+	p.seq.Store(s + 1) // odd: workers that look now back off
+	for p.active.Load() != 0 {
+		pause()
+	}
+	p.task, p.items, p.chunk, p.nchunks = t, items, chunk, int32(nchunks)
+	p.next.Store(0)
+	p.done.Store(0)
+	p.seq.Store(s + 2)
+	for _, w := range p.workers {
+		if w.sleeping.Load() != 0 && w.sleeping.CompareAndSwap(1, 0) {
+			w.wake <- struct{}{}
+		}
+	}
+	p.work()
+	for i := 0; p.done.Load() != int32(nchunks); i++ {
+		if i < 4096 {
+			pause()
+		} else {
+			runtime.Gosched()
+		}
+	}
+}
+
+// work claims and runs chunks of the current dispatch until none is left.
+func (p *Pool) work() {
+	for {
+		c := p.next.Add(1) - 1
+		if c >= p.nchunks {
+			return
+		}
+		lo := int(c) * p.chunk
+		hi := min(lo+p.chunk, p.items)
+		p.task.Run(lo, hi)
+		p.done.Add(1)
+	}
+}
+
+// loop is a worker goroutine.
+func (p *Pool) loop(w *worker) {
+	var last uint32
+	for {
+		s := p.wait(w, last)
+		if p.closed.Load() {
+			return
+		}
+		last = s
+		// Announce ourselves, then check the dispatch is still the one we
+		// saw: a dispatcher about to rewrite the state first makes seq odd,
+		// then waits for active to drop to zero.
+		p.active.Add(1)
+		if p.seq.Load() == s {
+			p.work()
+		}
+		p.active.Add(-1)
+	}
+}
+
+// wait returns once a dispatch newer than last is published or the pool
+// closes: it polls for spinFor, then parks until a dispatcher wakes it.
+func (p *Pool) wait(w *worker, last uint32) uint32 {
+	ready := func(s uint32) bool { return s != last && s&1 == 0 || p.closed.Load() }
+	for {
+		if p.spin {
+			start := time.Now()
+			for i := 1; ; i++ {
+				if s := p.seq.Load(); ready(s) {
+					return s
+				}
+				pause()
+				if i%64 == 0 && time.Since(start) > spinFor {
+					break
+				}
+			}
+		}
+		w.sleeping.Store(1)
+		if s := p.seq.Load(); ready(s) {
+			if !w.sleeping.CompareAndSwap(1, 0) {
+				<-w.wake // a dispatcher already sent the token
+			}
+			return s
+		}
+		<-w.wake
+	}
 }
