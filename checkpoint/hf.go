@@ -1,0 +1,120 @@
+package checkpoint
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// hfWeightFiles are the weight files OpenHF looks for, in order of preference.
+var hfWeightFiles = []string{
+	"model.safetensors.index.json",
+	"model.safetensors",
+	"pytorch_model.bin.index.json",
+	"pytorch_model.bin",
+}
+
+// OpenHF opens a Hugging Face model folder: a directory holding config.json
+// and the weights, taken from the first of model.safetensors.index.json,
+// model.safetensors, pytorch_model.bin.index.json and pytorch_model.bin that
+// exists, or failing those from every *.safetensors file in the folder.
+//
+// Meta is config.json decoded. JSON numbers written as integers that fit in
+// an int64 become int64; all other numbers become float64; objects are
+// map[string]any and arrays []any. Arch is config.json's model_type
+// ("llama", "mistral", "gpt2", ...). Format is that of the weight files and
+// Path the directory.
+func OpenHF(dir string) (Checkpoint, error) {
+	cfgPath := filepath.Join(dir, "config.json")
+	raw, err := os.ReadFile(cfgPath)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("checkpoint %s: not a Hugging Face model folder: no config.json", dir)
+		}
+		return nil, fmt.Errorf("checkpoint: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var cfg map[string]any
+	if err := dec.Decode(&cfg); err != nil {
+		return nil, fmt.Errorf("checkpoint %s: %w", cfgPath, err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("checkpoint %s: data after the JSON object", cfgPath)
+	}
+	meta, _ := jsonValue(cfg).(map[string]any)
+	if meta == nil {
+		return nil, fmt.Errorf("checkpoint %s: not a JSON object", cfgPath)
+	}
+	arch, _ := meta["model_type"].(string)
+
+	inner, err := openHFWeights(dir)
+	if err != nil {
+		return nil, err
+	}
+	c := &multi{path: dir, format: inner.Format(), arch: arch, meta: meta, parts: []Checkpoint{inner}, where: map[string]int{}}
+	if m, ok := inner.(*multi); ok {
+		// Flatten a sharded checkpoint rather than nest it.
+		c.parts, c.where = m.parts, m.where
+		c.infos = m.infos
+		return c, nil
+	}
+	c.infos = inner.Infos()
+	for _, inf := range c.infos {
+		c.where[inf.Name] = 0
+	}
+	return c, nil
+}
+
+func openHFWeights(dir string) (Checkpoint, error) {
+	for _, name := range hfWeightFiles {
+		p := filepath.Join(dir, name)
+		if _, err := os.Stat(p); err != nil {
+			continue
+		}
+		if strings.HasSuffix(name, ".index.json") {
+			return OpenIndex(p)
+		}
+		return openPart(p)
+	}
+	all, err := filepath.Glob(filepath.Join(dir, "*.safetensors"))
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint %s: %w", dir, err)
+	}
+	if len(all) == 0 {
+		return nil, fmt.Errorf("checkpoint %s: no weights found (looked for %s and *.safetensors)", dir, strings.Join(hfWeightFiles, ", "))
+	}
+	if len(all) == 1 {
+		return OpenSafetensors(all[0])
+	}
+	// Several safetensors files and no index: take them all, refusing a
+	// tensor that appears twice.
+	slices.Sort(all)
+	c := &multi{path: dir, format: FormatSafetensors, meta: map[string]any{}, where: map[string]int{}}
+	for _, p := range all {
+		part, err := OpenSafetensors(p)
+		if err != nil {
+			c.Close()
+			return nil, err
+		}
+		c.parts = append(c.parts, part)
+		for _, inf := range part.Infos() {
+			if j, dup := c.where[inf.Name]; dup {
+				c.Close()
+				return nil, fmt.Errorf("checkpoint %s: tensor %q is in both %s and %s", dir, inf.Name, filepath.Base(c.parts[j].Path()), filepath.Base(p))
+			}
+			c.where[inf.Name] = len(c.parts) - 1
+			c.infos = append(c.infos, inf)
+		}
+		for k, v := range part.Meta() {
+			c.meta[k] = v
+		}
+	}
+	return c, nil
+}
