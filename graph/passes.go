@@ -6,9 +6,12 @@ import (
 	"github.com/weftrun/weft/ops"
 )
 
-// Optimize runs the standard passes: output pruning, then fusion.
+// Optimize runs the standard passes: output pruning, then fusion (fuse.go).
 func Optimize(g *Graph, reg *ops.Registry) error {
 	if err := PruneOutputs(g, reg); err != nil {
+		return err
+	}
+	if err := Fuse(g, reg); err != nil {
 		return err
 	}
 	return g.Validate()

@@ -3,6 +3,7 @@ package ops
 import (
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/weftrun/weft/kernels/cpu"
 	"github.com/weftrun/weft/tensor"
@@ -11,7 +12,7 @@ import (
 // Builtins returns a registry holding weft's built-in ops.
 func Builtins() *Registry {
 	r := NewRegistry()
-	for _, d := range builtinDefs() {
+	for _, d := range append(builtinDefs(), fusedDefs()...) {
 		if err := r.Register(d); err != nil {
 			panic(err) // a programming error in the table below
 		}
@@ -34,7 +35,8 @@ func builtinDefs() []*Def {
 			Inputs: []Port{{Name: "table", Weight: true}, {Name: "ids"}}, Outputs: outPort,
 			Shape: shapeEmbedding, Kernels: map[string]Kernel{CPU: kEmbedding}},
 		{Name: "linear", Doc: "Affine map out = x·Wᵀ (+ b); W is [out, in] in any supported weight type.",
-			Inputs: []Port{{Name: "x"}, {Name: "w", Weight: true}, {Name: "b", Weight: true, Optional: true}}, Outputs: outPort,
+			Inputs: []Port{{Name: "x"}, {Name: "w", Weight: true}, {Name: "b", Weight: true, Optional: true},
+				{Name: "residual", Optional: true, Doc: "added to the result (a fused residual epilogue)"}}, Outputs: outPort,
 			RowWise: true, Shape: shapeLinear, Kernels: map[string]Kernel{CPU: kLinear}},
 		{Name: "rms_norm", Doc: "RMSNorm: x / sqrt(mean(x²) + eps) ⊙ w.",
 			Inputs: []Port{{Name: "x"}, {Name: "w", Weight: true, Optional: true}}, Outputs: outPort, RowWise: true,
@@ -56,15 +58,7 @@ func builtinDefs() []*Def {
 			Shape: shapeRoPE, Kernels: map[string]Kernel{CPU: kRoPE}},
 		{Name: "attention", Doc: "Scaled dot-product attention with grouped KV heads; appends k/v to the KV cache and attends over each token's sequence.",
 			Inputs: []Port{{Name: "q"}, {Name: "k"}, {Name: "v"}}, Outputs: outPort, Stateful: true,
-			Attrs: []AttrDef{
-				{Name: "heads", Type: AttrInt, Required: true, Doc: "query heads"},
-				{Name: "kv_heads", Type: AttrInt, Default: int64(0), Doc: "key/value heads (0: heads); fewer means GQA/MQA"},
-				{Name: "causal", Type: AttrBool, Default: true, Doc: "attend only to earlier positions"},
-				{Name: "scale", Type: AttrFloat, Default: 0.0, Doc: "score scale (0: 1/sqrt(head_dim))"},
-				{Name: "alibi", Type: AttrBool, Default: false, Doc: "add ALiBi linear position biases"},
-				{Name: "sinks", Type: AttrInt, Default: int64(0), Doc: "StreamingLLM attention-sink positions kept with window"},
-				{Name: "window", Type: AttrInt, Default: int64(0), Doc: "sliding-window size (0: unlimited)"},
-			},
+			Attrs: attentionAttrs,
 			Shape: shapeAttention, Kernels: map[string]Kernel{CPU: kAttention}},
 		unary("silu", "SiLU (swish): x·σ(x).", cpu.SiLU),
 		unary("gelu", "GELU, exact (erf) form.", cpu.GELU),
@@ -107,6 +101,16 @@ func builtinDefs() []*Def {
 			Shape: shapeGather, Kernels: map[string]Kernel{CPU: kGather}},
 	}
 }
+
+var attentionAttrs = []AttrDef{
+				{Name: "heads", Type: AttrInt, Required: true, Doc: "query heads"},
+				{Name: "kv_heads", Type: AttrInt, Default: int64(0), Doc: "key/value heads (0: heads); fewer means GQA/MQA"},
+				{Name: "causal", Type: AttrBool, Default: true, Doc: "attend only to earlier positions"},
+				{Name: "scale", Type: AttrFloat, Default: 0.0, Doc: "score scale (0: 1/sqrt(head_dim))"},
+				{Name: "alibi", Type: AttrBool, Default: false, Doc: "add ALiBi linear position biases"},
+				{Name: "sinks", Type: AttrInt, Default: int64(0), Doc: "StreamingLLM attention-sink positions kept with window"},
+				{Name: "window", Type: AttrInt, Default: int64(0), Doc: "sliding-window size (0: unlimited)"},
+			}
 
 func geglu(dst, g, u []float32) {
 	copy(dst, g)
@@ -185,7 +189,11 @@ func shapeLinear(in []*Type, _ Attrs) ([]Type, error) {
 			return nil, fmt.Errorf("bias is %s, want [%s]", b.Shape, w.Shape[0])
 		}
 	}
-	return []Type{{tensor.F32, Shape{x.Shape[0], w.Shape[0]}}}, nil
+	out := Type{tensor.F32, Shape{x.Shape[0], w.Shape[0]}}
+	if len(in) > 3 && in[3] != nil && !in[3].Shape.Equal(out.Shape) {
+		return nil, fmt.Errorf("residual is %s, result is %s", in[3].Shape, out.Shape)
+	}
+	return []Type{out}, nil
 }
 
 func shapeNorm(in []*Type, _ Attrs) ([]Type, error) {
@@ -456,7 +464,12 @@ func kLinear(c *Call) error {
 	}
 	n := Rows(c.In[0])
 	out := f32(c.Out[0])
-	if err := cpu.MatMul(c.Pool, out, w, f32(c.In[0]), n); err != nil {
+	if len(c.In) > 3 && c.In[3] != nil {
+		copy(out[:n*w.Rows], f32(c.In[3])[:n*w.Rows])
+		if err := cpu.MatMulAcc(c.Pool, out, w, f32(c.In[0]), n); err != nil {
+			return err
+		}
+	} else if err := cpu.MatMul(c.Pool, out, w, f32(c.In[0]), n); err != nil {
 		return err
 	}
 	if len(c.In) > 2 && c.In[2] != nil {
@@ -518,19 +531,24 @@ func kRoPE(c *Call) error {
 }
 
 func kAttention(c *Call) error {
+	return attend(c, f32(c.In[0]), f32(c.In[1]), f32(c.In[2]), c.In[0].Shape[1], c.In[1].Shape[1])
+}
+
+// attend appends k and v to the cache and attends q over each token's
+// sequence; qd and kd are the q and k row widths.
+func attend(c *Call, q, k, v []float32, qd, kd int) error {
 	st := c.Step
 	if st == nil || st.KV == nil {
 		return fmt.Errorf("attention needs a KV cache")
 	}
-	q, k, v, out := f32(c.In[0]), f32(c.In[1]), f32(c.In[2]), f32(c.Out[0])
-	qd, kd := c.In[0].Shape[1], c.In[1].Shape[1]
+	out := f32(c.Out[0])
 	heads := c.Attrs.Int("heads")
 	kvh := c.Attrs.Int("kv_heads")
 	if kvh == 0 {
 		kvh = heads
 	}
 	hd := qd / heads
-	n := Rows(c.In[0])
+	n := Rows(c.Out[0])
 	for t := 0; t < n; t++ {
 		if err := st.KV.Write(c.Slot, int(st.Seq[t]), int(st.Pos[t]), k[t*kd:(t+1)*kd], v[t*kd:(t+1)*kd]); err != nil {
 			return err
@@ -555,6 +573,7 @@ func kAttention(c *Call) error {
 	if c.Attrs.Bool("alibi") {
 		slopes = alibiSlopes(heads)
 	}
+	var mu sync.Mutex
 	var firstErr error
 	c.Pool.Parallel(n, 1, func(lo, hi int) {
 		var kv cpu.KV
@@ -565,7 +584,9 @@ func kAttention(c *Call) error {
 				cnt = seqLen[st.Seq[t]]
 			}
 			if err := st.KV.View(c.Slot, int(st.Seq[t]), cnt, &kv); err != nil {
+				mu.Lock()
 				firstErr = err
+				mu.Unlock()
 				return
 			}
 			if cap(scratch) < cnt {

@@ -115,6 +115,7 @@ type Port struct {
 	Name     string
 	Optional bool // an input that may be absent
 	Weight   bool // an input that is normally a checkpoint parameter
+	Variadic bool // the last port only: repeats one or more times
 	Doc      string
 }
 
@@ -338,6 +339,9 @@ type Call struct {
 	Step  *Step
 	Pool  *cpu.Pool
 	Slot  int // cache slot of a stateful node
+	// Scratch is working memory owned by this call site, reused across
+	// steps.
+	Scratch []float32
 }
 
 // Rows returns the number of rows of activation tensor t (its leading

@@ -298,7 +298,8 @@ func (b *builder) call(c *call, st *Stmt, e *env, names []string) ([]*graph.Valu
 	if !ok {
 		return nil, &Error{Pos: pos, Msg: fmt.Sprintf("unknown op %q", opName)}
 	}
-	if len(args) > len(def.Inputs) {
+	variadic := len(def.Inputs) > 0 && def.Inputs[len(def.Inputs)-1].Variadic
+	if len(args) > len(def.Inputs) && !variadic {
 		return nil, &Error{Pos: pos, Msg: fmt.Sprintf("%s takes at most %d inputs, got %d", opName, len(def.Inputs), len(args))}
 	}
 	for i := len(args); i < len(def.Inputs); i++ {
