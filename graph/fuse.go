@@ -99,7 +99,9 @@ func (g *Graph) removeDead() {
 
 func single(users map[int][]*Node, v *Value) bool { return len(users[v.ID]) == 1 }
 
-func isOp(v *Value, name string) bool { return v != nil && v.Producer != nil && v.Producer.Op.Name == name }
+func isOp(v *Value, name string) bool {
+	return v != nil && v.Producer != nil && v.Producer.Op.Name == name
+}
 
 // plainLinear reports whether n is a linear with no bias or residual.
 func plainLinear(n *Node) bool {

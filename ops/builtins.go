@@ -103,14 +103,14 @@ func builtinDefs() []*Def {
 }
 
 var attentionAttrs = []AttrDef{
-				{Name: "heads", Type: AttrInt, Required: true, Doc: "query heads"},
-				{Name: "kv_heads", Type: AttrInt, Default: int64(0), Doc: "key/value heads (0: heads); fewer means GQA/MQA"},
-				{Name: "causal", Type: AttrBool, Default: true, Doc: "attend only to earlier positions"},
-				{Name: "scale", Type: AttrFloat, Default: 0.0, Doc: "score scale (0: 1/sqrt(head_dim))"},
-				{Name: "alibi", Type: AttrBool, Default: false, Doc: "add ALiBi linear position biases"},
-				{Name: "sinks", Type: AttrInt, Default: int64(0), Doc: "StreamingLLM attention-sink positions kept with window"},
-				{Name: "window", Type: AttrInt, Default: int64(0), Doc: "sliding-window size (0: unlimited)"},
-			}
+	{Name: "heads", Type: AttrInt, Required: true, Doc: "query heads"},
+	{Name: "kv_heads", Type: AttrInt, Default: int64(0), Doc: "key/value heads (0: heads); fewer means GQA/MQA"},
+	{Name: "causal", Type: AttrBool, Default: true, Doc: "attend only to earlier positions"},
+	{Name: "scale", Type: AttrFloat, Default: 0.0, Doc: "score scale (0: 1/sqrt(head_dim))"},
+	{Name: "alibi", Type: AttrBool, Default: false, Doc: "add ALiBi linear position biases"},
+	{Name: "sinks", Type: AttrInt, Default: int64(0), Doc: "StreamingLLM attention-sink positions kept with window"},
+	{Name: "window", Type: AttrInt, Default: int64(0), Doc: "sliding-window size (0: unlimited)"},
+}
 
 func geglu(dst, g, u []float32) {
 	copy(dst, g)
