@@ -72,13 +72,15 @@ func (e *spmEncoder) piece(s []byte) (int32, bool) {
 	return id, true
 }
 
-func (e *spmEncoder) encode(dst []int, text string, first bool) ([]int, error) {
+// encode escapes and merges one fragment. Every fragment opens the text or
+// follows a special token, so, as in llama.cpp, each gets the space prefix.
+func (e *spmEncoder) encode(dst []int, text string, _ bool) ([]int, error) {
 	sc := e.pool.Get().(*spmScratch)
 	defer e.pool.Put(sc)
 
 	// Escape: optional leading space, then every ' ' becomes U+2581.
 	buf := sc.text[:0]
-	if e.addSpacePrefix && first {
+	if e.addSpacePrefix {
 		buf = append(buf, spaceMark...)
 	}
 	for i := 0; i < len(text); i++ {

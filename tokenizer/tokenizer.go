@@ -160,9 +160,9 @@ func trimIncompleteRune(b []byte) []byte {
 
 // fragmentEncoder encodes a piece of input that holds no special tokens.
 type fragmentEncoder interface {
-	// encode appends the ids of text to dst. first reports whether text
-	// opens the input or follows a special token.
-	encode(dst []int, text string, first bool) ([]int, error)
+	// encode appends the ids of text to dst. atStart reports whether text
+	// opens the input (it otherwise follows a special token).
+	encode(dst []int, text string, atStart bool) ([]int, error)
 }
 
 // model is the Tokenizer every loader builds: a vocabulary, a matcher for
@@ -195,7 +195,6 @@ func (m *model) Encode(text string, opt EncodeOptions) ([]int, error) {
 		out = append(out, m.prefix...)
 	}
 	var err error
-	first := true
 	pos := 0
 	for pos < len(text) {
 		start, end, id, ok := m.special.next(text, pos, opt.ParseSpecial)
@@ -203,17 +202,15 @@ func (m *model) Encode(text string, opt EncodeOptions) ([]int, error) {
 			start, end = len(text), len(text)
 		}
 		if start > pos {
-			out, err = m.enc.encode(out, text[pos:start], first)
+			out, err = m.enc.encode(out, text[pos:start], pos == 0)
 			if err != nil {
 				return nil, fmt.Errorf("%s encode: %w", m.family, err)
 			}
-			first = false
 		}
 		if !ok {
 			break
 		}
 		out = append(out, id)
-		first = true
 		pos = end
 	}
 	if opt.AddSpecial {
