@@ -41,7 +41,7 @@ const (
 type TensorInfo struct {
 	Name   string
 	DType  tensor.DType
-	Shape  []int // row-major, outermost first (ggml ne reversed)
+	Shape  []int  // row-major, outermost first (ggml ne reversed)
 	Offset uint64 // relative to the start of the data section
 	Size   uint64 // bytes
 }
@@ -119,6 +119,9 @@ func (g *File) Tensor(name string) (*tensor.Tensor, error) {
 	ti, ok := g.Lookup(name)
 	if !ok {
 		return nil, fmt.Errorf("gguf %s: no tensor %q", g.Path, name)
+	}
+	if g.data == nil {
+		return nil, fmt.Errorf("gguf %s: tensor %q: file is closed", g.Path, name)
 	}
 	start := g.dataOff + ti.Offset
 	return &tensor.Tensor{Name: ti.Name, DType: ti.DType, Shape: append([]int(nil), ti.Shape...), Data: g.data[start : start+ti.Size : start+ti.Size]}, nil
