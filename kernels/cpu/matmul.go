@@ -3,8 +3,8 @@ package cpu
 import (
 	"fmt"
 
+	"github.com/weftrun/weft/kernels/quant"
 	"github.com/weftrun/weft/tensor"
-	"github.com/x448/float16"
 )
 
 // Matrix is a weight matrix of Rows×Cols elements in its stored type:
@@ -36,7 +36,8 @@ func MatrixOf(t *tensor.Tensor) (Matrix, error) {
 	return Matrix{DType: t.DType, Rows: rows, Cols: cols, Data: t.Data}, nil
 }
 
-// RowBytes is the stored size of one row.
+// RowBytes is the stored size of one row (0 if Cols is not a whole number
+// of blocks of DType).
 func (m Matrix) RowBytes() int { n, _ := m.DType.RowBytes(m.Cols); return n }
 
 // Row returns the stored bytes of row r.
@@ -48,82 +49,450 @@ func SupportsMatMul(d tensor.DType) bool {
 	case tensor.F32, tensor.F16, tensor.BF16:
 		return true
 	}
-	return false
+	_, ok := quant.DotFor(d)
+	return ok
 }
 
-// MatMul computes dst[n×Rows] = x[n×Cols] · wᵀ.
+// wkind is how a matmul reads one weight type.
+type wkind uint8
+
+const (
+	wkFloat wkind = iota // F32, F16, BF16 times float32 activations
+	wkQ4_0               // SIMD Q4_0 × activations in layout A
+	wkQ8_0               // SIMD Q8_0 × activations in layout B
+	wkQuant              // kernels/quant dot products, row by row
+)
+
+// actFormat is the form activations take for a weight type.
+type actFormat uint8
+
+const (
+	afF32  actFormat = iota // the float32 input itself
+	afQ8A                   // layout A (q8pack.go)
+	afQ8B                   // layout B
+	afQ8_0                  // ggml Q8_0 blocks
+	afQ8_K                  // ggml Q8_K blocks
+	nActFormats
+)
+
+// rowBytes is the size of one token's activations of cols values.
+func (f actFormat) rowBytes(cols int) int {
+	switch f {
+	case afQ8A:
+		return q8aRowBytes(cols)
+	case afQ8B:
+		return q8bRowBytes(cols)
+	case afQ8_0:
+		return cols / 32 * 34
+	case afQ8_K:
+		return cols / 256 * 292
+	}
+	return 4 * cols
+}
+
+// classify returns how the set k multiplies weights of type d.
+func (k Kernels) classify(d tensor.DType) (wkind, floatType, actFormat) {
+	switch d {
+	case tensor.F32:
+		return wkFloat, ftF32, afF32
+	case tensor.F16:
+		return wkFloat, ftF16, afF32
+	case tensor.BF16:
+		return wkFloat, ftBF16, afF32
+	case tensor.Q4_0:
+		if k.hasQ8() {
+			return wkQ4_0, 0, afQ8A
+		}
+	case tensor.Q8_0:
+		if k.hasQ8() {
+			return wkQ8_0, 0, afQ8B
+		}
+	}
+	if quant.ActivationType(d) == tensor.Q8_K {
+		return wkQuant, 0, afQ8_K
+	}
+	return wkQuant, 0, afQ8_0
+}
+
+// maxJobs is how many weights one MatMulMulti dispatch handles; more are
+// done in several dispatches.
+const maxJobs = 8
+
+// mmJob is one weight of a matmul dispatch.
+type mmJob struct {
+	w     Matrix
+	rb    int // bytes per weight row
+	dst   []float32
+	kind  wkind
+	ft    floatType
+	af    actFormat
+	act   []byte // quantized activations, ldx bytes per token
+	ldx   int
+	dot   quant.DotFunc
+	u0    int // first unit (row) of this job in the dispatch
+	units int // rows rounded up to a multiple of 4
+}
+
+// mmTask is a matmul dispatch: the rows of all jobs, in order, split over
+// the pool's threads.
+type mmTask struct {
+	k     Kernels
+	x     []float32
+	n     int
+	acc   bool
+	jobs  [maxJobs]mmJob
+	njobs int
+}
+
+// mmState is the reusable state of a Pool's matmuls: it makes a matmul
+// allocation-free once the buffers have grown to the largest shape.
+type mmState struct {
+	task mmTask
+	pack packTask
+	buf  [nActFormats][]byte
+}
+
+// MatMul computes dst[n×Rows] = x[n×Cols] · wᵀ: dst[t*Rows+r] is the dot
+// product of token t's activations with weight row r. Float weights (F32,
+// F16, BF16) multiply x in float32; quantized ones multiply x quantized as
+// ggml does (Q8_0 for the 32-element formats, Q8_K for the K-quants). A nil
+// pool runs on the calling goroutine.
 func MatMul(p *Pool, dst []float32, w Matrix, x []float32, n int) error {
-	if len(x) < n*w.Cols || len(dst) < n*w.Rows {
-		return fmt.Errorf("matmul: x has %d floats, dst %d; want %d×%d and %d×%d", len(x), len(dst), n, w.Cols, n, w.Rows)
+	ws := [1]Matrix{w}
+	ds := [1][]float32{dst}
+	return p.matmul("matmul", ds[:], ws[:], x, n, false)
+}
+
+// MatMulAcc adds x · wᵀ to dst (dst[n×Rows] += x[n×Cols] · wᵀ), for fused
+// residual connections.
+func MatMulAcc(p *Pool, dst []float32, w Matrix, x []float32, n int) error {
+	ws := [1]Matrix{w}
+	ds := [1][]float32{dst}
+	return p.matmul("matmul", ds[:], ws[:], x, n, true)
+}
+
+// MatMulMulti computes dsts[i] = x · ws[i]ᵀ for weights that share their
+// input (the Q, K, V projections; gate and up), in one dispatch over the
+// pool, quantizing x once per activation format.
+func MatMulMulti(p *Pool, dsts [][]float32, ws []Matrix, x []float32, n int) error {
+	if len(dsts) != len(ws) {
+		return fmt.Errorf("matmul: %d outputs for %d weights", len(dsts), len(ws))
+	}
+	for len(ws) > maxJobs {
+		if err := p.matmul("matmul", dsts[:maxJobs], ws[:maxJobs], x, n, false); err != nil {
+			return err
+		}
+		dsts, ws = dsts[maxJobs:], ws[maxJobs:]
+	}
+	return p.matmul("matmul", dsts, ws, x, n, false)
+}
+
+// checkMatMul validates one weight of a matmul.
+func checkMatMul(op string, i int, dst []float32, w Matrix, x []float32, n int) error {
+	if n < 0 {
+		return fmt.Errorf("%s: negative token count %d", op, n)
+	}
+	if w.Rows < 0 || w.Cols < 0 {
+		return fmt.Errorf("%s: weight %d: bad shape %d×%d", op, i, w.Rows, w.Cols)
 	}
 	if !SupportsMatMul(w.DType) {
-		return fmt.Errorf("matmul: weights of type %s are not supported", w.DType)
+		return fmt.Errorf("%s: weight %d: type %s is not supported", op, i, w.DType)
 	}
-	rb := w.RowBytes()
-	p.Parallel(w.Rows, 4, func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			row := w.Data[r*rb : (r+1)*rb]
-			for t := 0; t < n; t++ {
-				dst[t*w.Rows+r] = dotRow(w.DType, row, x[t*w.Cols:(t+1)*w.Cols])
-			}
-		}
-	})
+	rb, err := w.DType.RowBytes(w.Cols)
+	if err != nil {
+		return fmt.Errorf("%s: weight %d: %w", op, i, err)
+	}
+	if len(w.Data) < rb*w.Rows {
+		return fmt.Errorf("%s: weight %d: %d bytes of data, %d×%d %s needs %d", op, i, len(w.Data), w.Rows, w.Cols, w.DType, rb*w.Rows)
+	}
+	if len(x) < n*w.Cols {
+		return fmt.Errorf("%s: weight %d: x has %d floats, want %d×%d", op, i, len(x), n, w.Cols)
+	}
+	if len(dst) < n*w.Rows {
+		return fmt.Errorf("%s: weight %d: dst has %d floats, want %d×%d", op, i, len(dst), n, w.Rows)
+	}
 	return nil
 }
 
-func dotRow(d tensor.DType, row []byte, x []float32) float32 {
-	switch d {
-	case tensor.F32:
-		return DotF32(tensor.BytesToF32(row), x)
-	case tensor.F16:
-		var s float32
-		for i := range x {
-			s += float16.Frombits(uint16(row[2*i])|uint16(row[2*i+1])<<8).Float32() * x[i]
+// matmul runs up to maxJobs weights sharing x in one dispatch.
+func (p *Pool) matmul(op string, dsts [][]float32, ws []Matrix, x []float32, n int, acc bool) error {
+	cols := -1
+	for i := range ws {
+		if err := checkMatMul(op, i, dsts[i], ws[i], x, n); err != nil {
+			return err
 		}
-		return s
-	case tensor.BF16:
-		var s float32
-		for i := range x {
-			s += bf16(uint16(row[2*i])|uint16(row[2*i+1])<<8) * x[i]
+		if cols >= 0 && ws[i].Cols != cols {
+			return fmt.Errorf("%s: weight %d has %d columns, weight 0 has %d", op, i, ws[i].Cols, cols)
 		}
-		return s
+		cols = ws[i].Cols
 	}
-	return 0
+	if n == 0 || len(ws) == 0 {
+		return nil
+	}
+	var st *mmState
+	locked := p != nil && p.mu.TryLock()
+	if locked {
+		defer p.mu.Unlock()
+		st = &p.mm
+	} else {
+		// No pool, or it is busy (a nested or concurrent call): run on
+		// this goroutine with private buffers.
+		st = new(mmState)
+	}
+	k := p.Kernels()
+	t := &st.task
+	t.k, t.x, t.n, t.acc, t.njobs = k, x, n, acc, len(ws)
+
+	// Quantize the activations once per format.
+	var need [nActFormats]bool
+	units, work := 0, 0
+	for i := range ws {
+		j := &t.jobs[i]
+		j.w, j.dst = ws[i], dsts[i]
+		j.rb = ws[i].RowBytes()
+		j.kind, j.ft, j.af = k.classify(ws[i].DType)
+		j.dot = nil
+		if j.kind == wkQuant {
+			j.dot, _ = quant.DotFor(ws[i].DType)
+		}
+		j.u0, j.units = units, (ws[i].Rows+3)&^3
+		units += j.units
+		work += j.rb * ws[i].Rows
+		need[j.af] = true
+	}
+	for f := afQ8A; f < nActFormats; f++ {
+		if !need[f] {
+			continue
+		}
+		ldx := f.rowBytes(cols)
+		size := n*ldx + 64
+		if cap(st.buf[f]) < size {
+			st.buf[f] = make([]byte, size)
+		}
+		buf := alignedBytes(st.buf[f][:size], n*ldx)
+		st.pack = packTask{k: k, f: f, x: x, cols: cols, dst: buf, ldx: ldx}
+		if locked && n > 1 {
+			p.runLocked(n, 1, &st.pack)
+		} else {
+			st.pack.Run(0, n)
+		}
+		for i := range ws {
+			if t.jobs[i].af == f {
+				t.jobs[i].act, t.jobs[i].ldx = buf, ldx
+			}
+		}
+	}
+
+	// Split the rows: about 32 KiB of weight reads per unit of work, at
+	// least a 4-row tile.
+	per := max(1, work/max(1, units)) * n
+	grain := max(4, (32<<10)/max(1, per))
+	grain = (grain + 3) &^ 3
+	if locked && units > grain {
+		p.runLocked(units, grain, t)
+	} else {
+		t.Run(0, units)
+	}
+	t.x = nil
+	for i := range ws {
+		t.jobs[i] = mmJob{}
+	}
+	return nil
 }
 
-// DotF32 returns Σ a[i]·b[i] over len(a).
-func DotF32(a, b []float32) float32 {
+// alignedBytes returns n bytes of b starting at a 64-byte boundary; b must
+// have 64 bytes to spare.
+func alignedBytes(b []byte, n int) []byte {
+	off := int(-uintptrOf(b) & 63)
+	return b[off : off+n : off+n]
+}
+
+// Run computes the rows of units [lo, hi).
+func (t *mmTask) Run(lo, hi int) {
+	for i := 0; i < t.njobs; i++ {
+		j := &t.jobs[i]
+		a := max(lo, j.u0) - j.u0
+		b := min(hi, j.u0+j.units, j.u0+j.w.Rows) - j.u0
+		if a >= b {
+			continue
+		}
+		switch j.kind {
+		case wkFloat:
+			t.floatRows(j, a, b)
+		case wkQ4_0, wkQ8_0:
+			t.q8Rows(j, a, b)
+		default:
+			t.quantRows(j, a, b)
+		}
+	}
+}
+
+// put stores or adds v at dst[i].
+func put(dst []float32, i int, v float32, acc bool) {
+	if acc {
+		dst[i] += v
+	} else {
+		dst[i] = v
+	}
+}
+
+// Cache blocking of the prefill (n > 1) loops: a block of rows is swept
+// for every 4 tokens while it stays in L2, and the reduction is cut into
+// chunks so that 4 tokens' activations stay in L1.
+const (
+	floatKC   = 1024 // elements per reduction chunk, float weights
+	floatRB   = 64   // rows per block
+	q8KC      = 64   // blocks (of 32) per reduction chunk, SIMD Q8
+	q8RB      = 32   // rows per block
+	quantRows = 16   // rows per block, kernels/quant path
+)
+
+// floatRows computes rows [r0, r1) of a float-weight job for all tokens.
+func (t *mmTask) floatRows(j *mmJob, r0, r1 int) {
+	k, n, cols, ldd, rb, ft := t.k, t.n, j.w.Cols, j.w.Rows, j.rb, j.ft
+	w, x, dst := j.w.Data, t.x, j.dst
+	es := ft.size()
+	if n == 1 {
+		var y [4]float32
+		r := r0
+		for ; r+4 <= r1; r += 4 {
+			k.floatGemv4(ft, w[r*rb:], rb, x[:cols], &y)
+			for i, v := range y {
+				put(dst, r+i, v, t.acc)
+			}
+		}
+		for ; r < r1; r++ {
+			put(dst, r, k.floatDot(ft, w[r*rb:(r+1)*rb], x[:cols]), t.acc)
+		}
+		return
+	}
+	var y [16]float32
+	var y4 [4]float32
+	for b0 := r0; b0 < r1; b0 += floatRB {
+		b1 := min(b0+floatRB, r1)
+		for c0 := 0; c0 < cols; c0 += floatKC {
+			c1 := min(c0+floatKC, cols)
+			acc := t.acc || c0 > 0
+			tok := 0
+			for ; tok+4 <= n; tok += 4 {
+				r := b0
+				for ; r+4 <= b1; r += 4 {
+					k.floatTile(ft, w[r*rb+c0*es:], rb, x[tok*cols+c0:], cols, c1-c0, &y)
+					for tt := range 4 {
+						for i := range 4 {
+							put(dst, (tok+tt)*ldd+r+i, y[4*tt+i], acc)
+						}
+					}
+				}
+				for ; r < b1; r++ {
+					for tt := tok; tt < tok+4; tt++ {
+						put(dst, tt*ldd+r, k.floatDot(ft, w[r*rb+c0*es:r*rb+c1*es], x[tt*cols+c0:tt*cols+c1]), acc)
+					}
+				}
+			}
+			for ; tok < n; tok++ {
+				xt := x[tok*cols+c0 : tok*cols+c1]
+				r := b0
+				for ; r+4 <= b1; r += 4 {
+					k.floatGemv4(ft, w[r*rb+c0*es:], rb, xt, &y4)
+					for i, v := range y4 {
+						put(dst, tok*ldd+r+i, v, acc)
+					}
+				}
+				for ; r < b1; r++ {
+					put(dst, tok*ldd+r, k.floatDot(ft, w[r*rb+c0*es:r*rb+c1*es], xt), acc)
+				}
+			}
+		}
+	}
+}
+
+// quantRows computes rows [r0, r1) of a job that uses kernels/quant.
+func (t *mmTask) quantRows(j *mmJob, r0, r1 int) {
+	n, cols, ldd, rb := t.n, j.w.Cols, j.w.Rows, j.rb
+	for b0 := r0; b0 < r1; b0 += quantRows {
+		b1 := min(b0+quantRows, r1)
+		for tok := range n {
+			a := j.act[tok*j.ldx : (tok+1)*j.ldx]
+			for r := b0; r < b1; r++ {
+				put(j.dst, tok*ldd+r, j.dot(j.w.Data[r*rb:(r+1)*rb], a, cols), t.acc)
+			}
+		}
+	}
+}
+
+// packTask quantizes tokens [lo, hi) of x into an activation format.
+type packTask struct {
+	k    Kernels
+	f    actFormat
+	x    []float32
+	cols int
+	dst  []byte
+	ldx  int
+}
+
+func (t *packTask) Run(lo, hi int) {
+	for tok := lo; tok < hi; tok++ {
+		x := t.x[tok*t.cols : (tok+1)*t.cols]
+		d := t.dst[tok*t.ldx : (tok+1)*t.ldx]
+		switch t.f {
+		case afQ8A:
+			t.k.packQ8A(d, x)
+		case afQ8B:
+			t.k.packQ8B(d, x)
+		case afQ8_0:
+			t.k.quantizeQ8_0(d, x)
+		case afQ8_K:
+			quant.QuantizeRowQ8_K(d, x)
+		}
+	}
+}
+
+// DotF32 returns Σ a[i]·b[i] over len(a); b must be at least as long.
+func DotF32(a, b []float32) float32 { return detected.DotF32(a, b) }
+
+// DotF32 returns Σ a[i]·b[i] over len(a) with the set's kernels.
+func (k Kernels) DotF32(a, b []float32) float32 {
 	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
+	return k.floatDot(ftF32, tensor.F32ToBytes(a), b)
+}
+
+// QuantizeRowQ8_0 quantizes x (a multiple of 32 values) into ggml Q8_0
+// blocks in dst (34 bytes per 32 values), bit-exactly as ggml's reference
+// quantize_row_q8_0 does.
+func QuantizeRowQ8_0(dst []byte, x []float32) error {
+	if len(x)%32 != 0 {
+		return fmt.Errorf("quantize q8_0: %d values is not a multiple of 32", len(x))
 	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
+	if len(dst) < len(x)/32*34 {
+		return fmt.Errorf("quantize q8_0: dst has %d bytes, %d values need %d", len(dst), len(x), len(x)/32*34)
 	}
-	return (s0 + s1) + (s2 + s3)
+	detected.quantizeQ8_0(dst, x)
+	return nil
 }
 
 // DequantizeRow writes row r of w as float32s into dst (len Cols).
 func DequantizeRow(dst []float32, w Matrix, r int) error {
-	row := w.Row(r)
+	rb, err := w.DType.RowBytes(w.Cols)
+	if err != nil {
+		return fmt.Errorf("dequantize: %w", err)
+	}
+	if r < 0 || r >= w.Rows || len(w.Data) < (r+1)*rb {
+		return fmt.Errorf("dequantize: row %d of a %d-row %s matrix with %d bytes", r, w.Rows, w.DType, len(w.Data))
+	}
+	if len(dst) < w.Cols {
+		return fmt.Errorf("dequantize: dst has %d floats, want %d", len(dst), w.Cols)
+	}
+	row := w.Data[r*rb : (r+1)*rb]
 	switch w.DType {
 	case tensor.F32:
-		copy(dst, tensor.BytesToF32(row))
+		copy(dst[:w.Cols], tensor.BytesToF32(row))
 	case tensor.F16:
-		for i := range dst[:w.Cols] {
-			dst[i] = float16.Frombits(uint16(row[2*i]) | uint16(row[2*i+1])<<8).Float32()
-		}
-	case tensor.BF16:
-		for i := range dst[:w.Cols] {
-			dst[i] = bf16(uint16(row[2*i]) | uint16(row[2*i+1])<<8)
-		}
+		detected.f16ToF32(dst[:w.Cols], row)
 	default:
-		return fmt.Errorf("dequantize: type %s is not supported", w.DType)
+		if err := quant.Dequantize(w.DType, dst[:w.Cols], row); err != nil {
+			return fmt.Errorf("dequantize: %w", err)
+		}
 	}
 	return nil
 }

@@ -163,6 +163,25 @@ func (p *Pool) Run(n, grain int, t Task) {
 	p.mu.Unlock()
 }
 
+// runLocked is Run for a caller that holds p.mu.
+func (p *Pool) runLocked(n, grain int, t Task) {
+	if n <= 0 {
+		return
+	}
+	if grain < 1 {
+		grain = 1
+	}
+	units := (n + grain - 1) / grain
+	if p.n <= 1 || units <= 1 || p.closed.Load() {
+		t.Run(0, n)
+		return
+	}
+	nch := min(units, 4*p.n)
+	per := (units + nch - 1) / nch
+	nch = (units + per - 1) / per
+	p.dispatch(t, n, per*grain, nch)
+}
+
 // dispatch publishes one job and takes part in it; p.mu is held.
 func (p *Pool) dispatch(t Task, items, chunk, nchunks int) {
 	s := p.seq.Load()

@@ -2,8 +2,6 @@ package cpu
 
 import "math"
 
-func bf16(b uint16) float32 { return math.Float32frombits(uint32(b) << 16) }
-
 // RMSNorm writes dst = x / sqrt(mean(x²) + eps) * w for one row.
 func RMSNorm(dst, x, w []float32, eps float32) {
 	var ss float64

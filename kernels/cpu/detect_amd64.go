@@ -1,0 +1,19 @@
+//go:build amd64 && !noasm
+
+package cpu
+
+import "golang.org/x/sys/cpu"
+
+func detectLevel() Level {
+	x := &cpu.X86
+	if !(x.HasAVX2 && x.HasFMA && x.HasOSXSAVE && hasF16C()) {
+		return Generic
+	}
+	if !(x.HasAVX512F && x.HasAVX512BW && x.HasAVX512DQ && x.HasAVX512VL) {
+		return AVX2
+	}
+	if !(x.HasAVX512VNNI && x.HasAVX512VBMI) {
+		return AVX512
+	}
+	return AVX512VNNI
+}

@@ -1,0 +1,188 @@
+package cpu
+
+import (
+	"encoding/binary"
+	"math"
+)
+
+// f16 converts IEEE half-precision bits to float32, exactly.
+func f16(h uint16) float32 {
+	if e := h & 0x7c00; e != 0 && e != 0x7c00 {
+		return math.Float32frombits(uint32(h&0x8000)<<16 | (uint32(h&0x7fff)<<13 + (127-15)<<23))
+	}
+	sign := uint32(h&0x8000) << 16
+	man := uint32(h) & 0x3ff
+	if h&0x7c00 != 0 { // Inf, NaN
+		return math.Float32frombits(sign | 0x7f800000 | man<<13)
+	}
+	v := float32(man) * (1.0 / (1 << 24)) // zero, subnormal
+	return math.Float32frombits(math.Float32bits(v) | sign)
+}
+
+// toF16 converts a float32 to half-precision bits, rounding to nearest
+// even; overflow gives ±Inf and NaN stays NaN.
+func toF16(f float32) uint16 {
+	b := math.Float32bits(f)
+	sign := uint16(b>>16) & 0x8000
+	exp := int32(b>>23) & 0xff
+	man := b & 0x7fffff
+	if exp == 0xff {
+		if man != 0 {
+			return sign | 0x7e00
+		}
+		return sign | 0x7c00
+	}
+	e := exp - 127 + 15
+	switch {
+	case e >= 0x1f:
+		return sign | 0x7c00
+	case e <= 0:
+		if e < -10 {
+			return sign
+		}
+		// Subnormal: shift the mantissa (with its implicit bit) right and
+		// round to nearest even.
+		m := man | 0x800000
+		shift := uint32(14 - e)
+		h := m >> shift
+		rem := m & (1<<shift - 1)
+		half := uint32(1) << (shift - 1)
+		if rem > half || rem == half && h&1 != 0 {
+			h++
+		}
+		return sign | uint16(h)
+	}
+	h := uint32(e)<<10 | man>>13
+	rem := man & 0x1fff
+	if rem > 0x1000 || rem == 0x1000 && h&1 != 0 {
+		h++ // may carry into the exponent, up to Inf: still correct
+	}
+	return sign | uint16(h)
+}
+
+func bf16(b uint16) float32 { return math.Float32frombits(uint32(b) << 16) }
+
+// toBF16 converts a float32 to bfloat16 bits, rounding to nearest even;
+// NaN stays NaN.
+func toBF16(f float32) uint16 {
+	b := math.Float32bits(f)
+	if b&0x7fffffff > 0x7f800000 {
+		return uint16(b>>16) | 0x40 // quiet NaN
+	}
+	b += 0x7fff + (b>>16)&1
+	return uint16(b >> 16)
+}
+
+// Pure-Go dot products of a weight row in its stored type with float32
+// activations. Four partial sums keep the loops pipelined.
+
+func dotF32Go(w []byte, x []float32) float32 {
+	w = w[:4*len(x)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		b := w[4*i : 4*i+16]
+		s0 += math.Float32frombits(binary.LittleEndian.Uint32(b)) * x[i]
+		s1 += math.Float32frombits(binary.LittleEndian.Uint32(b[4:])) * x[i+1]
+		s2 += math.Float32frombits(binary.LittleEndian.Uint32(b[8:])) * x[i+2]
+		s3 += math.Float32frombits(binary.LittleEndian.Uint32(b[12:])) * x[i+3]
+	}
+	for ; i < len(x); i++ {
+		s0 += math.Float32frombits(binary.LittleEndian.Uint32(w[4*i:])) * x[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+func dotF16Go(w []byte, x []float32) float32 {
+	w = w[:2*len(x)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		b := w[2*i : 2*i+8]
+		s0 += f16(binary.LittleEndian.Uint16(b)) * x[i]
+		s1 += f16(binary.LittleEndian.Uint16(b[2:])) * x[i+1]
+		s2 += f16(binary.LittleEndian.Uint16(b[4:])) * x[i+2]
+		s3 += f16(binary.LittleEndian.Uint16(b[6:])) * x[i+3]
+	}
+	for ; i < len(x); i++ {
+		s0 += f16(binary.LittleEndian.Uint16(w[2*i:])) * x[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+func dotBF16Go(w []byte, x []float32) float32 {
+	w = w[:2*len(x)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		b := w[2*i : 2*i+8]
+		s0 += bf16(binary.LittleEndian.Uint16(b)) * x[i]
+		s1 += bf16(binary.LittleEndian.Uint16(b[2:])) * x[i+1]
+		s2 += bf16(binary.LittleEndian.Uint16(b[4:])) * x[i+2]
+		s3 += bf16(binary.LittleEndian.Uint16(b[6:])) * x[i+3]
+	}
+	for ; i < len(x); i++ {
+		s0 += bf16(binary.LittleEndian.Uint16(w[2*i:])) * x[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+func dotF32F32Go(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// f16RowGo converts len(dst) halves in src to float32.
+func f16RowGo(dst []float32, src []byte) {
+	src = src[:2*len(dst)]
+	for i := range dst {
+		dst[i] = f16(binary.LittleEndian.Uint16(src[2*i:]))
+	}
+}
+
+// toF16RowGo converts src to halves in dst.
+func toF16RowGo(dst []byte, src []float32) {
+	dst = dst[:2*len(src)]
+	for i, v := range src {
+		binary.LittleEndian.PutUint16(dst[2*i:], toF16(v))
+	}
+}
+
+// floatDotGo is the pure-Go dot product of a row of F32, F16 or BF16
+// weights with x.
+func floatDotGo(dt floatType, w []byte, x []float32) float32 {
+	switch dt {
+	case ftF16:
+		return dotF16Go(w, x)
+	case ftBF16:
+		return dotBF16Go(w, x)
+	}
+	return dotF32Go(w, x)
+}
+
+// floatType is the weight element type of the float kernels.
+type floatType uint8
+
+const (
+	ftF32 floatType = iota
+	ftF16
+	ftBF16
+)
+
+func (t floatType) size() int {
+	if t == ftF32 {
+		return 4
+	}
+	return 2
+}

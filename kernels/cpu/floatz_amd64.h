@@ -1,0 +1,262 @@
+// Kernel bodies for float-like weights (F32, F16, BF16) times float32
+// activations, AVX-512. The including file defines:
+//   ES          element size of the weights in bytes
+//   O16         byte offset of 16 weight elements (16*ES)
+//   LD(m, z)    load 16 weights at m as float32 into z
+//   LDM(m, z, y) the same under mask K1 (masked-off lanes read as zero;
+//               y is the ymm half of z, usable as scratch)
+//   GEMV, GEMM, DOT  the symbol names
+
+// func DOT(w unsafe.Pointer, x *float32, k int) float32
+TEXT DOT(SB), NOSPLIT, $0-28
+	MOVQ w+0(FP), R8
+	MOVQ x+8(FP), DI
+	MOVQ k+16(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	XORQ AX, AX
+	MOVQ CX, DX
+	ANDQ $-64, DX
+	JZ   dtail
+
+dloop:
+	LD((R8)(AX*ES), Z4)
+	LD(O16(R8)(AX*ES), Z5)
+	LD(2*O16(R8)(AX*ES), Z6)
+	LD(3*O16(R8)(AX*ES), Z7)
+	VFMADD231PS (DI)(AX*4), Z4, Z0
+	VFMADD231PS 64(DI)(AX*4), Z5, Z1
+	VFMADD231PS 128(DI)(AX*4), Z6, Z2
+	VFMADD231PS 192(DI)(AX*4), Z7, Z3
+	ADDQ $64, AX
+	CMPQ AX, DX
+	JB   dloop
+
+dtail:
+	MOVQ CX, DX
+	SUBQ AX, DX
+	JZ   ddone
+	CMPQ DX, $16
+	JB   dlast
+	LD((R8)(AX*ES), Z4)
+	VFMADD231PS (DI)(AX*4), Z4, Z0
+	ADDQ $16, AX
+	JMP  dtail
+
+dlast:
+	MOVL  $-1, R12
+	BZHIL DX, R12, R12
+	KMOVW R12, K1
+	LDM((R8)(AX*ES), Z4, Y4)
+	VMOVUPS.Z (DI)(AX*4), K1, Z5
+	VFMADD231PS Z5, Z4, Z1
+
+ddone:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	HSUM(Z0, Y0, X0, Y1, X1)
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
+
+// func GEMV(w unsafe.Pointer, ldw uintptr, x *float32, k int, y *[4]float32)
+// y[r] = Σ_i w[r][i]·x[i] for the 4 rows at w, w+ldw, w+2·ldw, w+3·ldw.
+TEXT GEMV(SB), NOSPLIT, $0-40
+	MOVQ w+0(FP), R8
+	MOVQ ldw+8(FP), BX
+	MOVQ x+16(FP), DI
+	MOVQ k+24(FP), CX
+	LEAQ (R8)(BX*1), R9
+	LEAQ (R9)(BX*1), R10
+	LEAQ (R10)(BX*1), R11
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	XORQ AX, AX
+	MOVQ CX, DX
+	ANDQ $-32, DX
+	JZ   vtail
+
+vloop:
+	VMOVUPS (DI)(AX*4), Z8
+	VMOVUPS 64(DI)(AX*4), Z9
+	LD((R8)(AX*ES), Z10)
+	LD(O16(R8)(AX*ES), Z11)
+	LD((R9)(AX*ES), Z12)
+	LD(O16(R9)(AX*ES), Z13)
+	VFMADD231PS Z8, Z10, Z0
+	VFMADD231PS Z9, Z11, Z4
+	VFMADD231PS Z8, Z12, Z1
+	VFMADD231PS Z9, Z13, Z5
+	LD((R10)(AX*ES), Z10)
+	LD(O16(R10)(AX*ES), Z11)
+	LD((R11)(AX*ES), Z12)
+	LD(O16(R11)(AX*ES), Z13)
+	VFMADD231PS Z8, Z10, Z2
+	VFMADD231PS Z9, Z11, Z6
+	VFMADD231PS Z8, Z12, Z3
+	VFMADD231PS Z9, Z13, Z7
+	ADDQ $32, AX
+	CMPQ AX, DX
+	JB   vloop
+
+vtail:
+	MOVQ CX, DX
+	SUBQ AX, DX
+	JZ   vdone
+	CMPQ DX, $16
+	JB   vlast
+	VMOVUPS (DI)(AX*4), Z8
+	LD((R8)(AX*ES), Z10)
+	LD((R9)(AX*ES), Z11)
+	LD((R10)(AX*ES), Z12)
+	LD((R11)(AX*ES), Z13)
+	VFMADD231PS Z8, Z10, Z0
+	VFMADD231PS Z8, Z11, Z1
+	VFMADD231PS Z8, Z12, Z2
+	VFMADD231PS Z8, Z13, Z3
+	ADDQ $16, AX
+	JMP  vtail
+
+vlast:
+	MOVL  $-1, R12
+	BZHIL DX, R12, R12
+	KMOVW R12, K1
+	VMOVUPS.Z (DI)(AX*4), K1, Z8
+	LDM((R8)(AX*ES), Z10, Y10)
+	LDM((R9)(AX*ES), Z11, Y11)
+	LDM((R10)(AX*ES), Z12, Y12)
+	LDM((R11)(AX*ES), Z13, Y13)
+	VFMADD231PS Z8, Z10, Z4
+	VFMADD231PS Z8, Z11, Z5
+	VFMADD231PS Z8, Z12, Z6
+	VFMADD231PS Z8, Z13, Z7
+
+vdone:
+	VADDPS Z4, Z0, Z0
+	VADDPS Z5, Z1, Z1
+	VADDPS Z6, Z2, Z2
+	VADDPS Z7, Z3, Z3
+	MOVQ y+32(FP), DX
+	REDUCE4(Z0, Z1, Z2, Z3, Y0, Y1, Y2, Y3, X0, X1, 0)
+	VZEROUPPER
+	RET
+
+// GSTEP multiplies one 16-wide slice of the 4 rows (LD at offset m of each
+// row pointer) with the 4 tokens in Z16..Z19.
+#define GSTEP(ld, m) \
+	ld(m(R8)(AX*ES), Z20); \
+	ld(m(R9)(AX*ES), Z21); \
+	VFMADD231PS Z16, Z20, Z0; \
+	VFMADD231PS Z17, Z20, Z4; \
+	VFMADD231PS Z18, Z20, Z8; \
+	VFMADD231PS Z19, Z20, Z12; \
+	ld(m(R10)(AX*ES), Z22); \
+	VFMADD231PS Z16, Z21, Z1; \
+	VFMADD231PS Z17, Z21, Z5; \
+	VFMADD231PS Z18, Z21, Z9; \
+	VFMADD231PS Z19, Z21, Z13; \
+	ld(m(R11)(AX*ES), Z23); \
+	VFMADD231PS Z16, Z22, Z2; \
+	VFMADD231PS Z17, Z22, Z6; \
+	VFMADD231PS Z18, Z22, Z10; \
+	VFMADD231PS Z19, Z22, Z14; \
+	VFMADD231PS Z16, Z23, Z3; \
+	VFMADD231PS Z17, Z23, Z7; \
+	VFMADD231PS Z18, Z23, Z11; \
+	VFMADD231PS Z19, Z23, Z15
+
+// func GEMM(w unsafe.Pointer, ldw uintptr, x *float32, ldx uintptr, k int, y *[16]float32)
+// y[4t+r] = Σ_i w[r][i]·x[t][i] for 4 rows (stride ldw bytes) and 4 tokens
+// (stride ldx bytes).
+TEXT GEMM(SB), NOSPLIT, $0-48
+	MOVQ w+0(FP), R8
+	MOVQ ldw+8(FP), BX
+	MOVQ x+16(FP), DI
+	MOVQ ldx+24(FP), SI
+	MOVQ k+32(FP), CX
+	LEAQ (R8)(BX*1), R9
+	LEAQ (R9)(BX*1), R10
+	LEAQ (R10)(BX*1), R11
+	LEAQ (DI)(SI*1), R12
+	LEAQ (R12)(SI*1), R13
+	LEAQ (R13)(SI*1), R14
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	XORQ AX, AX
+	MOVQ CX, DX
+	ANDQ $-16, DX
+	JZ   gtail
+
+gloop:
+	VMOVUPS (DI)(AX*4), Z16
+	VMOVUPS (R12)(AX*4), Z17
+	VMOVUPS (R13)(AX*4), Z18
+	VMOVUPS (R14)(AX*4), Z19
+	GSTEP(LD, 0)
+	ADDQ $16, AX
+	CMPQ AX, DX
+	JB   gloop
+
+gtail:
+	MOVQ CX, DX
+	SUBQ AX, DX
+	JZ   gdone
+	MOVL  $-1, BX
+	BZHIL DX, BX, BX
+	KMOVW BX, K1
+	VMOVUPS.Z (DI)(AX*4), K1, Z16
+	VMOVUPS.Z (R12)(AX*4), K1, Z17
+	VMOVUPS.Z (R13)(AX*4), K1, Z18
+	VMOVUPS.Z (R14)(AX*4), K1, Z19
+	LDM((R8)(AX*ES), Z20, Y20)
+	LDM((R9)(AX*ES), Z21, Y21)
+	LDM((R10)(AX*ES), Z22, Y22)
+	LDM((R11)(AX*ES), Z23, Y23)
+	VFMADD231PS Z16, Z20, Z0
+	VFMADD231PS Z17, Z20, Z4
+	VFMADD231PS Z18, Z20, Z8
+	VFMADD231PS Z19, Z20, Z12
+	VFMADD231PS Z16, Z21, Z1
+	VFMADD231PS Z17, Z21, Z5
+	VFMADD231PS Z18, Z21, Z9
+	VFMADD231PS Z19, Z21, Z13
+	VFMADD231PS Z16, Z22, Z2
+	VFMADD231PS Z17, Z22, Z6
+	VFMADD231PS Z18, Z22, Z10
+	VFMADD231PS Z19, Z22, Z14
+	VFMADD231PS Z16, Z23, Z3
+	VFMADD231PS Z17, Z23, Z7
+	VFMADD231PS Z18, Z23, Z11
+	VFMADD231PS Z19, Z23, Z15
+
+gdone:
+	MOVQ y+40(FP), DX
+	REDUCE4(Z0, Z1, Z2, Z3, Y0, Y1, Y2, Y3, X0, X1, 0)
+	REDUCE4(Z4, Z5, Z6, Z7, Y4, Y5, Y6, Y7, X4, X5, 16)
+	REDUCE4(Z8, Z9, Z10, Z11, Y8, Y9, Y10, Y11, X8, X9, 32)
+	REDUCE4(Z12, Z13, Z14, Z15, Y12, Y13, Y14, Y15, X12, X13, 48)
+	VZEROUPPER
+	RET

@@ -1,0 +1,80 @@
+//go:build amd64 && !noasm
+
+package cpu
+
+import "unsafe"
+
+// AVX-512 VNNI kernels (q8vnni_amd64.s).
+
+//go:noescape
+func gemvQ4_0VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, nrows int, acc int)
+
+//go:noescape
+func tileQ4_0VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *[8]float32)
+
+//go:noescape
+func gemvQ8_0VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, nrows int, acc int)
+
+//go:noescape
+func tileQ8_0VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *[8]float32)
+
+// hasQ8 reports SIMD kernels for Q4_0 and Q8_0 weights.
+func (k Kernels) hasQ8() bool { return k.level >= AVX512VNNI }
+
+// hasQ8Tile reports the 2-row × 4-token Q4_0/Q8_0 tile kernels.
+func (k Kernels) hasQ8Tile() bool { return k.level >= AVX512VNNI }
+
+// q8Gemv computes dst[r] (+)= w_r·a for len(dst) rows of nb blocks, ldw
+// bytes apart, starting at w; a is in the job's activation layout.
+func (k Kernels) q8Gemv(kind wkind, w []byte, ldw int, a []byte, nb int, dst []float32, acc bool) {
+	rows := len(dst)
+	if rows == 0 || nb == 0 {
+		if !acc {
+			clear(dst)
+		}
+		return
+	}
+	bb, ab := 18, (nb+3)/4*q8aGroup
+	if kind == wkQ8_0 {
+		bb, ab = 34, (nb+1)/2*q8bPair
+	}
+	_ = w[(rows-1)*ldw+nb*bb-1]
+	_ = a[ab-1]
+	f := gemvQ4_0VNNI
+	if kind == wkQ8_0 {
+		f = gemvQ8_0VNNI
+	}
+	ac := 0
+	if acc {
+		ac = 1
+	}
+	f(unsafe.Pointer(&w[0]), uintptr(ldw), unsafe.Pointer(&a[0]), nb, &dst[0], rows, ac)
+}
+
+// q8Tile computes y[4r+t] = w_r·a_t for 2 rows (ldw bytes apart) and 4
+// tokens (lda bytes apart) of nb blocks.
+func (k Kernels) q8Tile(kind wkind, w []byte, ldw int, a []byte, lda, nb int, y *[8]float32) {
+	bb, ab := 18, (nb+3)/4*q8aGroup
+	if kind == wkQ8_0 {
+		bb, ab = 34, (nb+1)/2*q8bPair
+	}
+	if nb == 0 {
+		*y = [8]float32{}
+		return
+	}
+	_ = w[ldw+nb*bb-1]
+	_ = a[3*lda+ab-1]
+	f := tileQ4_0VNNI
+	if kind == wkQ8_0 {
+		f = tileQ8_0VNNI
+	}
+	f(unsafe.Pointer(&w[0]), uintptr(ldw), unsafe.Pointer(&a[0]), uintptr(lda), nb, y)
+}
+
+func (k Kernels) packQ8A(dst []byte, x []float32) { packQ8AGo(dst, x) }
+
+func (k Kernels) packQ8B(dst []byte, x []float32) { packQ8BGo(dst, x) }
+
+func (k Kernels) quantizeQ8_0(dst []byte, x []float32) { quantizeQ8_0Go(dst, x) }
+
+func (k Kernels) f16ToF32(dst []float32, src []byte) { f16RowGo(dst, src) }

@@ -1,0 +1,22 @@
+//go:build !amd64 || noasm
+
+package cpu
+
+func (k Kernels) hasQ8() bool     { return false }
+func (k Kernels) hasQ8Tile() bool { return false }
+
+func (k Kernels) q8Gemv(kind wkind, w []byte, ldw int, a []byte, nb int, dst []float32, acc bool) {
+	panic("cpu: no SIMD Q8 kernels in this build")
+}
+
+func (k Kernels) q8Tile(kind wkind, w []byte, ldw int, a []byte, lda, nb int, y *[8]float32) {
+	panic("cpu: no SIMD Q8 kernels in this build")
+}
+
+func (k Kernels) packQ8A(dst []byte, x []float32) { packQ8AGo(dst, x) }
+
+func (k Kernels) packQ8B(dst []byte, x []float32) { packQ8BGo(dst, x) }
+
+func (k Kernels) quantizeQ8_0(dst []byte, x []float32) { quantizeQ8_0Go(dst, x) }
+
+func (k Kernels) f16ToF32(dst []float32, src []byte) { f16RowGo(dst, src) }

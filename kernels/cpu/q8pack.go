@@ -1,0 +1,130 @@
+package cpu
+
+import (
+	"encoding/binary"
+	"math"
+)
+
+// Activations for the SIMD Q4_0 and Q8_0 kernels are quantized to 8 bits
+// exactly as ggml's Q8_0 does (per block of 32: d = amax/127, q =
+// round(x/d) half away from zero, d stored as an f16), then laid out so
+// the kernels load them with aligned full-width loads:
+//
+// Layout A (Q4_0 weights), 256 bytes per group of 4 blocks j = 0..3:
+//
+//	[  0, 64)  int8 q_j[0:16] for j = 0..3 (16 bytes each)
+//	[ 64,128)  int8 q_j[16:32]
+//	[128,192)  int32 lane l = 4j+i: -8·(Σ q_j[4i:4i+4] + Σ q_j[16+4i:20+4i])
+//	[192,256)  float32 lane l = 4j+i: d_j
+//
+// A Q4_0 weight group's nibbles, gathered into 4×16 bytes, line up with
+// the first two rows: low nibbles with [0,64), high with [64,128). The
+// int32 lane sums of VPDPBUSD (unsigned nibbles × signed q) plus the third
+// row give Σ (nibble-8)·q exactly, and the fourth row times the weights'
+// scales gives the per-lane factor.
+//
+// Layout B (Q8_0 weights), 192 bytes per pair of blocks j = 0, 1:
+//
+//	[  0, 64)  int8 q_0[0:32], q_1[0:32]
+//	[ 64,128)  int32 lane l = 8j+i: -128·Σ q_j[4i:4i+4]
+//	[128,192)  float32 lane l = 8j+i: d_j
+//
+// The kernels flip the sign bit of the weights (w+128, unsigned) and the
+// third row removes the 128·Σq the flip adds.
+//
+// A row is padded with zero blocks to a whole group (pair): zero quants,
+// corrections and scales contribute nothing.
+const (
+	q8aGroup = 256 // bytes per 4 blocks, layout A
+	q8bPair  = 192 // bytes per 2 blocks, layout B
+)
+
+// q8aRowBytes is the size of one row of cols activations in layout A,
+// rounded up to a multiple of 64 bytes.
+func q8aRowBytes(cols int) int { return (cols/32 + 3) / 4 * q8aGroup }
+
+// q8bRowBytes is the size of one row of cols activations in layout B,
+// rounded up to a multiple of 64 bytes.
+func q8bRowBytes(cols int) int { return (cols/32 + 1) / 2 * q8bPair }
+
+// quantBlockQ8 quantizes 32 values like ggml's quantize_row_q8_0 and
+// returns the f16 bits of the scale.
+func quantBlockQ8(q *[32]int8, x []float32) uint16 {
+	x = x[:32]
+	var amax float32
+	for _, v := range x {
+		amax = max(amax, float32(math.Abs(float64(v))))
+	}
+	d := amax / 127
+	var id float32
+	if d != 0 {
+		id = 1 / d
+	}
+	for i, v := range x {
+		q[i] = int8(math.Round(float64(v * id)))
+	}
+	return toF16(d)
+}
+
+// quantizeQ8_0Go writes len(x)/32 ggml Q8_0 blocks to dst.
+func quantizeQ8_0Go(dst []byte, x []float32) {
+	nb := len(x) / 32
+	dst = dst[:nb*34]
+	var q [32]int8
+	for j := range nb {
+		b := dst[34*j : 34*j+34]
+		binary.LittleEndian.PutUint16(b, quantBlockQ8(&q, x[32*j:]))
+		for i, v := range q {
+			b[2+i] = byte(v)
+		}
+	}
+}
+
+// packQ8AGo quantizes x (a multiple of 32 values) into layout A.
+func packQ8AGo(dst []byte, x []float32) {
+	nb := len(x) / 32
+	dst = dst[:q8aRowBytes(len(x))]
+	clear(dst[nb/4*q8aGroup:])
+	var q [32]int8
+	for j := range nb {
+		g := dst[j/4*q8aGroup : j/4*q8aGroup+q8aGroup]
+		b := j % 4
+		d := f16(quantBlockQ8(&q, x[32*j:]))
+		for i := range 16 {
+			g[16*b+i] = byte(q[i])
+			g[64+16*b+i] = byte(q[16+i])
+		}
+		for l := range 4 {
+			var s int32
+			for i := range 4 {
+				s += int32(q[4*l+i]) + int32(q[16+4*l+i])
+			}
+			binary.LittleEndian.PutUint32(g[128+4*(4*b+l):], uint32(-8*s))
+			binary.LittleEndian.PutUint32(g[192+4*(4*b+l):], math.Float32bits(d))
+		}
+	}
+}
+
+// packQ8BGo quantizes x (a multiple of 32 values) into layout B.
+func packQ8BGo(dst []byte, x []float32) {
+	nb := len(x) / 32
+	dst = dst[:q8bRowBytes(len(x))]
+	clear(dst[nb/2*q8bPair:])
+	var q [32]int8
+	for j := range nb {
+		p := dst[j/2*q8bPair : j/2*q8bPair+q8bPair]
+		b := j % 2
+		d := f16(quantBlockQ8(&q, x[32*j:]))
+		for i, v := range q {
+			p[32*b+i] = byte(v)
+		}
+		for l := range 8 {
+			var s int32
+			for i := range 4 {
+				s += int32(q[4*l+i])
+			}
+			binary.LittleEndian.PutUint32(p[64+4*(8*b+l):], uint32(-128*s))
+			binary.LittleEndian.PutUint32(p[128+4*(8*b+l):], math.Float32bits(d))
+		}
+	}
+}

@@ -1,0 +1,410 @@
+//go:build amd64 && !noasm
+
+#include "textflag.h"
+#include "simd_amd64.h"
+
+// Q4_0 and Q8_0 weights times activations in layouts A and B (q8pack.go),
+// AVX-512 with VNNI (VPDPBUSD) and VBMI (VPERMI2B).
+
+// Byte gather of one Q4_0 group (4 blocks of 18 bytes) from two overlapping
+// 64-byte loads (bytes [0,64) and [8,72)): the 4×16 quant bytes, and the
+// 4 scales, each repeated over the 4 words of its block's lanes.
+DATA q4qidx<>+0(SB)/8, $0x0908070605040302
+DATA q4qidx<>+8(SB)/8, $0x11100f0e0d0c0b0a
+DATA q4qidx<>+16(SB)/8, $0x1b1a191817161514
+DATA q4qidx<>+24(SB)/8, $0x232221201f1e1d1c
+DATA q4qidx<>+32(SB)/8, $0x2d2c2b2a29282726
+DATA q4qidx<>+40(SB)/8, $0x3534333231302f2e
+DATA q4qidx<>+48(SB)/8, $0x3f3e3d3c3b3a3938
+DATA q4qidx<>+56(SB)/8, $0x7f7e7d7c7b7a7978
+GLOBL q4qidx<>(SB), RODATA|NOPTR, $64
+DATA q4sidx<>+0(SB)/8, $0x0100010001000100
+DATA q4sidx<>+8(SB)/8, $0x1312131213121312
+DATA q4sidx<>+16(SB)/8, $0x2524252425242524
+DATA q4sidx<>+24(SB)/8, $0x3736373637363736
+DATA q4sidx<>+32(SB)/8, $0
+DATA q4sidx<>+40(SB)/8, $0
+DATA q4sidx<>+48(SB)/8, $0
+DATA q4sidx<>+56(SB)/8, $0
+GLOBL q4sidx<>(SB), RODATA|NOPTR, $64
+
+// Q4CONST loads the constants of the Q4_0 kernels: Z31 = 0x0f bytes, Z30 and
+// Z29 the gather indices.
+#define Q4CONST \
+	MOVL         $0x0f0f0f0f, AX; \
+	VPBROADCASTD AX, Z31; \
+	VMOVDQU64    q4qidx<>(SB), Z30; \
+	VMOVDQU64    q4sidx<>(SB), Z29
+
+// Q4MASKS sets K2 and K3 to the bytes of a partial group of R10 blocks in
+// the first and second 64-byte load. It uses R11, R12 and R13.
+#define Q4MASKS \
+	IMUL3Q $18, R10, R11; \
+	MOVQ   $-1, R12; \
+	BZHIQ  R11, R12, R13; \
+	KMOVQ  R13, K2; \
+	SUBQ   $8, R11; \
+	BZHIQ  R11, R12, R13; \
+	KMOVQ  R13, K3
+
+// Q4UNPACK turns a Q4_0 group, its first 64 bytes in a and its bytes
+// [8,72) in t2 (register or memory), into lo (low nibbles), hi (high
+// nibbles) and sc (16 float32 scales; scy is its ymm name).
+#define Q4UNPACK(t2, a, lo, hi, sc, scy) \
+	VMOVDQA64 Z30, lo; \
+	VPERMI2B  t2, a, lo; \
+	VMOVDQA64 Z29, sc; \
+	VPERMI2B  t2, a, sc; \
+	VCVTPH2PS scy, sc; \
+	VPSRLW    $4, lo, hi; \
+	VPANDD    Z31, lo, lo; \
+	VPANDD    Z31, hi, hi
+
+// Q4DOT accumulates into f one group's product: corr, xl and xh are the
+// activation rows (register or memory), sx the activation scales (memory),
+// t1 and t2 scratch.
+#define Q4DOT(lo, hi, sc, corr, xl, xh, sx, f, t1, t2) \
+	VMOVDQU32   corr, t1; \
+	VPDPBUSD    xl, lo, t1; \
+	VPDPBUSD    xh, hi, t1; \
+	VCVTDQ2PS   t1, t1; \
+	VMULPS      sx, sc, t2; \
+	VFMADD231PS t2, t1, f
+
+// func gemvQ4_0VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, nrows int, acc int)
+// For each of nrows rows of nb Q4_0 blocks (ldw bytes apart), y[r] = w_r·x,
+// or y[r] += w_r·x when acc is not 0. x is in layout A.
+TEXT ·gemvQ4_0VNNI(SB), NOSPLIT, $0-56
+	MOVQ w+0(FP), SI
+	MOVQ ldw+8(FP), BX
+	MOVQ x+16(FP), DI
+	MOVQ nb+24(FP), CX
+	MOVQ y+32(FP), DX
+	MOVQ nrows+40(FP), R14
+	MOVQ acc+48(FP), R9
+	Q4CONST
+	MOVQ CX, R10
+	ANDQ $3, R10
+	SHRQ $2, CX
+	Q4MASKS
+	TESTQ R14, R14
+	JZ    done
+
+row:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   CX, R13
+	SUBQ   $2, R13
+	JB     one
+
+pair:
+	VMOVDQU8 (R11), Z8
+	Q4UNPACK(8(R11), Z8, Z9, Z10, Z11, Y11)
+	Q4DOT(Z9, Z10, Z11, 128(R12), (R12), 64(R12), 192(R12), Z0, Z12, Z13)
+	VMOVDQU8 72(R11), Z14
+	Q4UNPACK(80(R11), Z14, Z15, Z16, Z17, Y17)
+	Q4DOT(Z15, Z16, Z17, 384(R12), 256(R12), 320(R12), 448(R12), Z1, Z18, Z19)
+	ADDQ $144, R11
+	ADDQ $512, R12
+	SUBQ $2, R13
+	JAE  pair
+
+one:
+	ADDQ $2, R13
+	JZ   part
+	VMOVDQU8 (R11), Z8
+	Q4UNPACK(8(R11), Z8, Z9, Z10, Z11, Y11)
+	Q4DOT(Z9, Z10, Z11, 128(R12), (R12), 64(R12), 192(R12), Z0, Z12, Z13)
+	ADDQ $72, R11
+	ADDQ $256, R12
+
+part:
+	TESTQ R10, R10
+	JZ    fin
+	VMOVDQU8.Z (R11), K2, Z8
+	VMOVDQU8.Z 8(R11), K3, Z14
+	Q4UNPACK(Z14, Z8, Z9, Z10, Z11, Y11)
+	Q4DOT(Z9, Z10, Z11, 128(R12), (R12), 64(R12), 192(R12), Z1, Z12, Z13)
+
+fin:
+	VADDPS Z1, Z0, Z0
+	HSUM(Z0, Y0, X0, Y1, X1)
+	TESTQ  R9, R9
+	JZ     store
+	VADDSS (DX), X0, X0
+
+store:
+	VMOVSS X0, (DX)
+	ADDQ   $4, DX
+	ADDQ   BX, SI
+	DECQ   R14
+	JNZ    row
+
+done:
+	VZEROUPPER
+	RET
+
+// Q4TOKS multiplies the unpacked group in Z9..Z11 with the 4 tokens (lo
+// quants in Z16..Z19, hi in Z20..Z23) into f0..f3.
+#define Q4TOKS(f0, f1, f2, f3) \
+	Q4DOT(Z9, Z10, Z11, 128(DI)(BX*1), Z16, Z20, 192(DI)(BX*1), f0, Z12, Z13); \
+	Q4DOT(Z9, Z10, Z11, 128(R12)(BX*1), Z17, Z21, 192(R12)(BX*1), f1, Z14, Z15); \
+	Q4DOT(Z9, Z10, Z11, 128(R13)(BX*1), Z18, Z22, 192(R13)(BX*1), f2, Z24, Z25); \
+	Q4DOT(Z9, Z10, Z11, 128(R14)(BX*1), Z19, Z23, 192(R14)(BX*1), f3, Z26, Z27)
+
+// Q4XLOAD loads the quants of the 4 tokens' current group.
+#define Q4XLOAD \
+	VMOVDQU64 (DI)(BX*1), Z16; \
+	VMOVDQU64 (R12)(BX*1), Z17; \
+	VMOVDQU64 (R13)(BX*1), Z18; \
+	VMOVDQU64 (R14)(BX*1), Z19; \
+	VMOVDQU64 64(DI)(BX*1), Z20; \
+	VMOVDQU64 64(R12)(BX*1), Z21; \
+	VMOVDQU64 64(R13)(BX*1), Z22; \
+	VMOVDQU64 64(R14)(BX*1), Z23
+
+// func tileQ4_0VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *[8]float32)
+// y[4r+t] = w_r·x_t for 2 rows of nb Q4_0 blocks (ldw bytes apart) and 4
+// tokens in layout A (ldx bytes apart).
+TEXT ·tileQ4_0VNNI(SB), NOSPLIT, $0-48
+	MOVQ w+0(FP), R8
+	MOVQ ldw+8(FP), R9
+	ADDQ R8, R9
+	MOVQ nb+32(FP), CX
+	Q4CONST
+	MOVQ CX, R10
+	ANDQ $3, R10
+	SHRQ $2, CX
+	Q4MASKS
+	MOVQ x+16(FP), DI
+	MOVQ ldx+24(FP), SI
+	LEAQ (DI)(SI*1), R12
+	LEAQ (R12)(SI*1), R13
+	LEAQ (R13)(SI*1), R14
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	XORQ   AX, AX
+	XORQ   BX, BX
+	TESTQ  CX, CX
+	JZ     tpart
+
+tgrp:
+	Q4XLOAD
+	LEAQ     (R8)(AX*1), R11
+	VMOVDQU8 (R11), Z8
+	Q4UNPACK(8(R11), Z8, Z9, Z10, Z11, Y11)
+	Q4TOKS(Z0, Z1, Z2, Z3)
+	LEAQ     (R9)(AX*1), R11
+	VMOVDQU8 (R11), Z8
+	Q4UNPACK(8(R11), Z8, Z9, Z10, Z11, Y11)
+	Q4TOKS(Z4, Z5, Z6, Z7)
+	ADDQ     $72, AX
+	ADDQ     $256, BX
+	DECQ     CX
+	JNZ      tgrp
+
+tpart:
+	TESTQ R10, R10
+	JZ    tfin
+	Q4XLOAD
+	LEAQ       (R8)(AX*1), R11
+	VMOVDQU8.Z (R11), K2, Z8
+	VMOVDQU8.Z 8(R11), K3, Z28
+	Q4UNPACK(Z28, Z8, Z9, Z10, Z11, Y11)
+	Q4TOKS(Z0, Z1, Z2, Z3)
+	LEAQ       (R9)(AX*1), R11
+	VMOVDQU8.Z (R11), K2, Z8
+	VMOVDQU8.Z 8(R11), K3, Z28
+	Q4UNPACK(Z28, Z8, Z9, Z10, Z11, Y11)
+	Q4TOKS(Z4, Z5, Z6, Z7)
+
+tfin:
+	MOVQ y+40(FP), DX
+	REDUCE4(Z0, Z1, Z2, Z3, Y0, Y1, Y2, Y3, X0, X1, 0)
+	REDUCE4(Z4, Z5, Z6, Z7, Y4, Y5, Y6, Y7, X4, X5, 16)
+	VZEROUPPER
+	RET
+
+// Q8UNPACK loads a pair of Q8_0 blocks at base: q (qy its ymm name) gets
+// the 64 quants with the sign bit flipped (w+128, unsigned), sc (scy, scx)
+// the 16 float32 scales (lanes 0-7 block 0, 8-15 block 1); tx is scratch.
+#define Q8UNPACK(base, q, qy, sc, scy, scx, tx) \
+	VMOVDQU8      2(base), qy; \
+	VINSERTI64X4  $1, 36(base), q, q; \
+	VPXORD        Z28, q, q; \
+	VPBROADCASTW  (base), scx; \
+	VPBROADCASTW  34(base), tx; \
+	VINSERTI32X4  $1, tx, scy, scy; \
+	VCVTPH2PS     scy, sc
+
+// Q8UNPACK1 loads a single Q8_0 block at base as the first of a pair whose
+// second block is zero.
+#define Q8UNPACK1(base, q, qy, sc, scy, scx) \
+	VMOVDQU8      2(base), qy; \
+	VPXORD        Z28, q, q; \
+	VPBROADCASTW  (base), scx; \
+	VCVTPH2PS     scy, sc
+
+// Q8DOT accumulates into f one pair's product; corr, x and sx are the
+// activation rows (register or memory), t1 and t2 scratch.
+#define Q8DOT(q, sc, corr, x, sx, f, t1, t2) \
+	VMOVDQU32   corr, t1; \
+	VPDPBUSD    x, q, t1; \
+	VCVTDQ2PS   t1, t1; \
+	VMULPS      sx, sc, t2; \
+	VFMADD231PS t2, t1, f
+
+#define Q8CONST \
+	MOVL         $0x80808080, AX; \
+	VPBROADCASTD AX, Z28
+
+// func gemvQ8_0VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, nrows int, acc int)
+// As gemvQ4_0VNNI for Q8_0 weights and activations in layout B.
+TEXT ·gemvQ8_0VNNI(SB), NOSPLIT, $0-56
+	MOVQ w+0(FP), SI
+	MOVQ ldw+8(FP), BX
+	MOVQ x+16(FP), DI
+	MOVQ nb+24(FP), CX
+	MOVQ y+32(FP), DX
+	MOVQ nrows+40(FP), R14
+	MOVQ acc+48(FP), R9
+	Q8CONST
+	MOVQ  CX, R10
+	ANDQ  $1, R10
+	SHRQ  $1, CX
+	TESTQ R14, R14
+	JZ    done
+
+row:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   CX, R13
+	SUBQ   $2, R13
+	JB     one
+
+pair:
+	Q8UNPACK(R11, Z8, Y8, Z9, Y9, X9, X10)
+	Q8DOT(Z8, Z9, 64(R12), (R12), 128(R12), Z0, Z11, Z12)
+	ADDQ $68, R11
+	Q8UNPACK(R11, Z13, Y13, Z14, Y14, X14, X15)
+	Q8DOT(Z13, Z14, 256(R12), 192(R12), 320(R12), Z1, Z16, Z17)
+	ADDQ $68, R11
+	ADDQ $384, R12
+	SUBQ $2, R13
+	JAE  pair
+
+one:
+	ADDQ $2, R13
+	JZ   part
+	Q8UNPACK(R11, Z8, Y8, Z9, Y9, X9, X10)
+	Q8DOT(Z8, Z9, 64(R12), (R12), 128(R12), Z0, Z11, Z12)
+	ADDQ $68, R11
+	ADDQ $192, R12
+
+part:
+	TESTQ R10, R10
+	JZ    fin
+	Q8UNPACK1(R11, Z8, Y8, Z9, Y9, X9)
+	Q8DOT(Z8, Z9, 64(R12), (R12), 128(R12), Z1, Z11, Z12)
+
+fin:
+	VADDPS Z1, Z0, Z0
+	HSUM(Z0, Y0, X0, Y1, X1)
+	TESTQ  R9, R9
+	JZ     store
+	VADDSS (DX), X0, X0
+
+store:
+	VMOVSS X0, (DX)
+	ADDQ   $4, DX
+	ADDQ   BX, SI
+	DECQ   R14
+	JNZ    row
+
+done:
+	VZEROUPPER
+	RET
+
+// Q8TOKS multiplies the unpacked pair in Z8, Z9 with the 4 tokens' quants
+// in Z16..Z19 into f0..f3.
+#define Q8TOKS(f0, f1, f2, f3) \
+	Q8DOT(Z8, Z9, 64(DI)(BX*1), Z16, 128(DI)(BX*1), f0, Z12, Z13); \
+	Q8DOT(Z8, Z9, 64(R12)(BX*1), Z17, 128(R12)(BX*1), f1, Z14, Z15); \
+	Q8DOT(Z8, Z9, 64(R13)(BX*1), Z18, 128(R13)(BX*1), f2, Z24, Z25); \
+	Q8DOT(Z8, Z9, 64(R14)(BX*1), Z19, 128(R14)(BX*1), f3, Z26, Z27)
+
+#define Q8XLOAD \
+	VMOVDQU64 (DI)(BX*1), Z16; \
+	VMOVDQU64 (R12)(BX*1), Z17; \
+	VMOVDQU64 (R13)(BX*1), Z18; \
+	VMOVDQU64 (R14)(BX*1), Z19
+
+// func tileQ8_0VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *[8]float32)
+// As tileQ4_0VNNI for Q8_0 weights and activations in layout B.
+TEXT ·tileQ8_0VNNI(SB), NOSPLIT, $0-48
+	MOVQ w+0(FP), R8
+	MOVQ ldw+8(FP), R9
+	ADDQ R8, R9
+	MOVQ x+16(FP), DI
+	MOVQ ldx+24(FP), SI
+	LEAQ (DI)(SI*1), R12
+	LEAQ (R12)(SI*1), R13
+	LEAQ (R13)(SI*1), R14
+	MOVQ nb+32(FP), CX
+	Q8CONST
+	MOVQ   CX, R10
+	ANDQ   $1, R10
+	SHRQ   $1, CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	XORQ   AX, AX
+	XORQ   BX, BX
+	TESTQ  CX, CX
+	JZ     tpart
+
+tpair:
+	Q8XLOAD
+	LEAQ (R8)(AX*1), R11
+	Q8UNPACK(R11, Z8, Y8, Z9, Y9, X9, X10)
+	Q8TOKS(Z0, Z1, Z2, Z3)
+	LEAQ (R9)(AX*1), R11
+	Q8UNPACK(R11, Z8, Y8, Z9, Y9, X9, X10)
+	Q8TOKS(Z4, Z5, Z6, Z7)
+	ADDQ $68, AX
+	ADDQ $192, BX
+	DECQ CX
+	JNZ  tpair
+
+tpart:
+	TESTQ R10, R10
+	JZ    tfin
+	Q8XLOAD
+	LEAQ (R8)(AX*1), R11
+	Q8UNPACK1(R11, Z8, Y8, Z9, Y9, X9)
+	Q8TOKS(Z0, Z1, Z2, Z3)
+	LEAQ (R9)(AX*1), R11
+	Q8UNPACK1(R11, Z8, Y8, Z9, Y9, X9)
+	Q8TOKS(Z4, Z5, Z6, Z7)
+
+tfin:
+	MOVQ y+40(FP), DX
+	REDUCE4(Z0, Z1, Z2, Z3, Y0, Y1, Y2, Y3, X0, X1, 0)
+	REDUCE4(Z4, Z5, Z6, Z7, Y4, Y5, Y6, Y7, X4, X5, 16)
+	VZEROUPPER
+	RET
