@@ -42,8 +42,9 @@ type Value struct {
 // Param is a graph parameter bound to a checkpoint tensor.
 type Param struct {
 	Key    string // the spec's weight key, e.g. "wq"
-	Layer  int    // layer index (-1 outside repeat)
-	Source string // the checkpoint tensor name it was bound to
+	Layer  int            // layer index (-1 outside repeat)
+	Vars   map[string]any // the loop variables it was bound under
+	Source string         // the checkpoint tensor name it was bound to
 	Tensor *tensor.Tensor
 	Pos    Pos
 }

@@ -86,6 +86,15 @@ type source struct {
 	names map[string]bool
 }
 
+// Source adapts a checkpoint to the spec builder's tensor source.
+func Source(ck checkpoint.Checkpoint) specs.TensorSource {
+	src := &source{ck: ck, names: map[string]bool{}}
+	for _, in := range ck.Infos() {
+		src.names[in.Name] = true
+	}
+	return src
+}
+
 func (s *source) Has(name string) bool { return s.names[name] }
 
 func (s *source) Tensor(name string) (*tensor.Tensor, error) { return s.ck.Tensor(name) }
@@ -119,10 +128,7 @@ func load(ck checkpoint.Checkpoint, opt Options) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	src := &source{ck: ck, names: map[string]bool{}}
-	for _, in := range ck.Infos() {
-		src.names[in.Name] = true
-	}
+	src := Source(ck)
 	g, err := sp.Build(specs.BuildOptions{Registry: reg, Params: params, Format: format, Source: src})
 	if err != nil {
 		return nil, fmt.Errorf("%s with %s: %w", filepath.Base(opt.Path), sp.File, err)

@@ -88,21 +88,22 @@ func (s *Spec) Check(reg *ops.Registry) error {
 	var walk func(stmts []*Stmt) error
 	var checkCall func(c *call, pos graph.Pos) error
 	checkCall = func(c *call, pos graph.Pos) error {
+		pos = c.at(pos)
 		name := c.Op
 		if strings.HasPrefix(name, "$") {
 			v, ok := s.choice(name[1:])
 			if !ok {
-				return &Error{Pos: colShift(pos, c.Col), Msg: fmt.Sprintf("%s: no structure choice %q", name, name[1:])}
+				return &Error{Pos: pos, Msg: fmt.Sprintf("%s: no structure choice %q", name, name[1:])}
 			}
 			sv, ok := v.(string)
 			if !ok {
-				return &Error{Pos: colShift(pos, c.Col), Msg: fmt.Sprintf("%s: structure choice is %v, not an op name", name, v)}
+				return &Error{Pos: pos, Msg: fmt.Sprintf("%s: structure choice is %v, not an op name", name, v)}
 			}
 			name = sv
 		}
 		if _, ok := s.Blocks[name]; !ok {
 			if _, ok := reg.Lookup(name); !ok {
-				return &Error{Pos: colShift(pos, c.Col), Msg: fmt.Sprintf("unknown op %q", name)}
+				return &Error{Pos: pos, Msg: fmt.Sprintf("unknown op %q", name)}
 			}
 		}
 		for _, a := range c.Args {
@@ -143,8 +144,18 @@ func (s *Spec) Check(reg *ops.Registry) error {
 	return nil
 }
 
-func colShift(p graph.Pos, col int) graph.Pos {
-	// Statement positions point at the assignment key; keep them as they are.
+// at returns the call's own position, or def when it has none.
+func (c *call) at(def graph.Pos) graph.Pos {
+	if c.pos.File != "" {
+		return c.pos
+	}
+	return def
+}
+
+// linePos drops the column: checkpoint binding errors concern a whole
+// weight declaration.
+func linePos(p graph.Pos) graph.Pos {
+	p.Col = 0
 	return p
 }
 
@@ -241,7 +252,7 @@ func (b *builder) stmts(stmts []*Stmt, e *env) error {
 
 // call applies an op or a block and returns its outputs.
 func (b *builder) call(c *call, st *Stmt, e *env, names []string) ([]*graph.Value, error) {
-	pos := st.Pos
+	pos := c.at(st.Pos)
 	opName := c.Op
 	if strings.HasPrefix(opName, "$") {
 		v, _ := b.opt.Params[opName[1:]]
@@ -264,7 +275,11 @@ func (b *builder) call(c *call, st *Stmt, e *env, names []string) ([]*graph.Valu
 			args[i] = outs[0]
 			continue
 		}
-		v, err := b.lookup(a.Name, e, pos)
+		apos := pos
+		if a.pos.File != "" {
+			apos = a.pos
+		}
+		v, err := b.lookup(a.Name, e, apos)
 		if err != nil {
 			return nil, err
 		}
@@ -331,13 +346,17 @@ func (b *builder) call(c *call, st *Stmt, e *env, names []string) ([]*graph.Valu
 func (b *builder) attrs(def *ops.Def, c *call, e *env, pos graph.Pos) (ops.Attrs, error) {
 	out := ops.Attrs{}
 	for _, a := range c.Attrs {
+		apos := pos
+		if a.pos.File != "" {
+			apos = a.pos
+		}
 		ad, ok := def.Attr(a.Key)
 		if !ok {
 			var known []string
 			for _, d := range def.Attrs {
 				known = append(known, d.Name)
 			}
-			return nil, &Error{Pos: pos, Msg: fmt.Sprintf("%s: unknown attribute %q (known: %s)", def.Name, a.Key, strings.Join(known, ", "))}
+			return nil, &Error{Pos: apos, Msg: fmt.Sprintf("%s: unknown attribute %q (known: %s)", def.Name, a.Key, strings.Join(known, ", "))}
 		}
 		var raw any
 		if a.prog != nil {
@@ -349,13 +368,13 @@ func (b *builder) attrs(def *ops.Def, c *call, e *env, pos graph.Pos) (ops.Attrs
 		} else {
 			word := strings.TrimSpace(a.Src)
 			if ad.Type != ops.AttrString || !contains(ad.Enum, word) {
-				return nil, &Error{Pos: pos, Msg: fmt.Sprintf("%s: attribute %s = %s: unknown name %q", def.Name, a.Key, a.Src, word)}
+				return nil, &Error{Pos: apos, Msg: fmt.Sprintf("%s: attribute %s = %s: unknown name %q", def.Name, a.Key, a.Src, word)}
 			}
 			raw = word
 		}
 		v, err := ops.Coerce(ad, raw)
 		if err != nil {
-			return nil, &Error{Pos: pos, Msg: fmt.Sprintf("%s: %v", def.Name, err)}
+			return nil, &Error{Pos: apos, Msg: fmt.Sprintf("%s: %v", def.Name, err)}
 		}
 		out[a.Key] = v
 	}
@@ -395,7 +414,9 @@ func (b *builder) lookup(name string, e *env, pos graph.Pos) (*graph.Value, erro
 }
 
 // weight binds a weight declaration (in the current loop scope) to a
-// graph parameter, checking the checkpoint tensor against the spec.
+// graph parameter, checking the checkpoint tensor against the spec. Two
+// uses that resolve to the same tensor, transforms and shape share one
+// parameter (a weight referenced twice, or one shared by every layer).
 func (b *builder) weight(w *WeightDecl, e *env) (*graph.Value, error) {
 	act := b.act(e)
 	shape := make([]int, len(w.Shape))
@@ -415,7 +436,7 @@ func (b *builder) weight(w *WeightDecl, e *env) (*graph.Value, error) {
 	}
 	rules := w.Names[b.opt.Format]
 	if len(rules) == 0 {
-		return nil, &Error{Pos: w.Pos, Msg: fmt.Sprintf("%s: no tensor name for %s checkpoints", what, b.opt.Format)}
+		return nil, &Error{Pos: linePos(w.Pos), Msg: fmt.Sprintf("%s: no tensor name for %s checkpoints", what, b.opt.Format)}
 	}
 	names := make([]string, len(rules))
 	for i, r := range rules {
@@ -425,16 +446,9 @@ func (b *builder) weight(w *WeightDecl, e *env) (*graph.Value, error) {
 		}
 		names[i] = n
 	}
-	key := names[0] + "|" + fmt.Sprint(shape)
-	if v, ok := b.weights[key]; ok {
-		return v, nil
-	}
-	param := &graph.Param{Key: w.Key, Layer: e.layer, Pos: w.Pos}
-	var t *tensor.Tensor
-	if b.opt.Source == nil {
-		param.Source = names[0]
-	} else {
-		chosen := -1
+	chosen := 0
+	if b.opt.Source != nil {
+		chosen = -1
 		for i, n := range names {
 			if b.opt.Source.Has(n) {
 				chosen = i
@@ -445,22 +459,42 @@ func (b *builder) weight(w *WeightDecl, e *env) (*graph.Value, error) {
 			if w.Optional {
 				return nil, nil
 			}
-			return nil, &Error{Pos: w.Pos, Msg: fmt.Sprintf("%s: checkpoint has no tensor %s", what, strings.Join(names, " or "))}
+			return nil, &Error{Pos: linePos(w.Pos), Msg: fmt.Sprintf("%s: checkpoint has no tensor %s", what, strings.Join(names, " or "))}
 		}
+	}
+	rule := rules[chosen]
+	targs := make([][]int, len(rule.Transforms))
+	key := names[chosen]
+	for i, tr := range rule.Transforms {
+		for _, a := range tr.Args {
+			n, err := b.evalInt(a, e, what+": "+tr.Op)
+			if err != nil {
+				return nil, err
+			}
+			targs[i] = append(targs[i], n)
+		}
+		key += fmt.Sprintf("|%s%v", tr.Op, targs[i])
+	}
+	key += fmt.Sprint("|", shape)
+	if v, ok := b.weights[key]; ok {
+		return v, nil
+	}
+	param := &graph.Param{Key: w.Key, Layer: e.layer, Vars: e.vars, Pos: w.Pos, Source: names[chosen]}
+	var t *tensor.Tensor
+	if b.opt.Source != nil {
 		var err error
 		t, err = b.opt.Source.Tensor(names[chosen])
 		if err != nil {
-			return nil, &Error{Pos: w.Pos, Msg: fmt.Sprintf("%s: %v", what, err)}
+			return nil, &Error{Pos: linePos(w.Pos), Msg: fmt.Sprintf("%s: %v", what, err)}
 		}
-		for _, tr := range rules[chosen].Transforms {
-			if t, err = b.transform(tr, t, e); err != nil {
+		for i, tr := range rule.Transforms {
+			if t, err = applyTransform(tr.Op, targs[i], t); err != nil {
 				return nil, &Error{Pos: tr.Pos, Msg: fmt.Sprintf("%s: %s: %v", what, tr.Op, err)}
 			}
 		}
 		if !sameDims(t.Shape, shape) {
-			return nil, &Error{Pos: w.Pos, Msg: fmt.Sprintf("%s: checkpoint tensor %s is %v, spec expects %v", what, names[chosen], t.Shape, shape)}
+			return nil, &Error{Pos: linePos(w.Pos), Msg: fmt.Sprintf("%s: checkpoint tensor %s is %v, spec expects %v", what, names[chosen], t.Shape, shape)}
 		}
-		param.Source = names[chosen]
 		param.Tensor = t
 	}
 	dt := tensor.F32
@@ -475,6 +509,68 @@ func (b *builder) weight(w *WeightDecl, e *env) (*graph.Value, error) {
 	return v, nil
 }
 
+// TensorNames returns the candidate checkpoint names of weight key in the
+// given naming scheme, evaluated under loop variables vars (see
+// graph.Param.Vars): how `weft convert` renames tensors between formats.
+func (s *Spec) TensorNames(key string, vars map[string]any, format string, params Params) ([]string, error) {
+	w, ok := s.Weights[key]
+	if !ok {
+		return nil, fmt.Errorf("%s: no weight %q", s.File, key)
+	}
+	rules := w.Names[format]
+	if len(rules) == 0 {
+		return nil, &Error{Pos: w.Pos, Msg: fmt.Sprintf("%s: no tensor name for %s checkpoints", key, format)}
+	}
+	act := &scope{vars: vars, lazy: func(n string) (any, bool) { v, ok := params[n]; return v, ok }}
+	out := make([]string, len(rules))
+	for i, r := range rules {
+		n, err := r.tmpl.eval(act)
+		if err != nil {
+			return nil, &Error{Pos: w.Pos, Msg: fmt.Sprintf("%s: %v", key, err)}
+		}
+		out[i] = n
+	}
+	return out, nil
+}
+
+// MetaKeys returns, for each param with a GGUF metadata key under arch,
+// the key and the param's value typed as GGUF expects (uint32 for
+// integers, float32 for floats). Keys outside the architecture's namespace
+// (such as the tokenizer's) are left out.
+func (s *Spec) MetaKeys(arch string, params Params) []MetaKV {
+	var out []MetaKV
+	for _, d := range s.Params {
+		key, ok := d.From["gguf"]
+		if !ok || !strings.HasPrefix(key, ".") {
+			continue
+		}
+		var v any
+		_, isFloat := d.Literal.(float64)
+		switch x := params[d.Name].(type) {
+		case int64:
+			if isFloat {
+				v = float32(x)
+			} else {
+				v = uint32(x)
+			}
+		case float64:
+			v = float32(x)
+		case bool, string:
+			v = x
+		default:
+			continue
+		}
+		out = append(out, MetaKV{Key: arch + key, Value: v})
+	}
+	return out
+}
+
+// MetaKV is one metadata entry.
+type MetaKV struct {
+	Key   string
+	Value any
+}
+
 func sameDims(a, b []int) bool {
 	if len(a) != len(b) {
 		return false
@@ -487,16 +583,8 @@ func sameDims(a, b []int) bool {
 	return true
 }
 
-func (b *builder) transform(tr *Transform, t *tensor.Tensor, e *env) (*tensor.Tensor, error) {
-	args := make([]int, len(tr.Args))
-	for i, a := range tr.Args {
-		n, err := b.evalInt(a, e, "transform")
-		if err != nil {
-			return nil, err
-		}
-		args[i] = n
-	}
-	switch tr.Op {
+func applyTransform(op string, args []int, t *tensor.Tensor) (*tensor.Tensor, error) {
+	switch op {
 	case "transpose":
 		return Transpose(t)
 	case "rope_permute":

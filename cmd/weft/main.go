@@ -20,9 +20,12 @@ type command struct {
 
 func commands() map[string]command {
 	return map[string]command{
-		"run":     {cmdRun, "generate text: weft run -m MODEL -p PROMPT [-n N] [--temp T] [--json]"},
-		"graph":   {cmdGraph, "export a model's graph: weft graph (-m MODEL | -s SPEC) --format dot|mermaid|json|html"},
-		"inspect": {cmdInspect, "print a checkpoint's metadata and tensor table: weft inspect -m MODEL"},
+		"run":      {cmdRun, "generate text: weft run -m MODEL -p PROMPT [-n N] [--temp T] [--json]"},
+		"graph":    {cmdGraph, "export a model's graph: weft graph (-m MODEL | -s SPEC) --format dot|mermaid|json|html"},
+		"inspect":  {cmdInspect, "print a checkpoint's metadata and tensor table: weft inspect -m MODEL"},
+		"synth":    {cmdSynth, "write a random-weight GGUF for a spec: weft synth -s SPEC [--set k=v] --dtype T --seed N -o OUT.gguf"},
+		"quantize": {cmdQuantize, "re-quantize a GGUF: weft quantize IN.gguf OUT.gguf TYPE"},
+		"convert":  {cmdConvert, "convert a checkpoint (HF folder, safetensors, PyTorch, llama2.c) to GGUF: weft convert IN OUT.gguf"},
 	}
 }
 
@@ -107,4 +110,23 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
 	return nil
+}
+
+// parsePositional parses flags that may appear before, between or after
+// positional arguments, and returns the positional ones.
+func parsePositional(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, fmt.Errorf("%w: %v", errUsage, err)
+		}
+		if fs.NArg() == 0 {
+			return pos, nil
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
 }

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/weftrun/weft/checkpoint"
+	"github.com/weftrun/weft/convert"
+	"github.com/weftrun/weft/gguf"
+	"github.com/weftrun/weft/model"
+	"github.com/weftrun/weft/ops"
+	"github.com/weftrun/weft/specs"
+	"github.com/weftrun/weft/tensor"
+)
+
+// createAtomic writes a file through a temporary name, renamed into place
+// only when fn succeeds: a failed run leaves no half-written model behind.
+func createAtomic(path string, fn func(w io.Writer) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	bw := bufio.NewWriterSize(tmp, 1<<20)
+	if err := fn(bw); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+func vocabMeta(path string) (gguf.Metadata, error) {
+	if path == "" {
+		return nil, nil
+	}
+	f, err := gguf.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--vocab: %w", err)
+	}
+	defer f.Close()
+	if _, ok := f.Meta["tokenizer.ggml.tokens"]; !ok {
+		return nil, fmt.Errorf("--vocab %s: no tokenizer.ggml.tokens in its metadata", path)
+	}
+	// Copy out of the mapping before it closes.
+	m := gguf.Metadata{}
+	for k, v := range f.Meta {
+		m[k] = v
+	}
+	return m, nil
+}
+
+func cmdSynth(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("synth", stderr)
+	specPath := fs.String("s", "", "spec file or built-in name")
+	dtype := fs.String("dtype", "f16", "weight type of 2-D tensors (f32, f16, bf16, q8_0, q4_0, q4_k, ...)")
+	seed := fs.Uint64("seed", 1, "random seed")
+	out := fs.String("o", "", "output GGUF")
+	vocab := fs.String("vocab", "", "copy tokenizer metadata from this GGUF (default: a synthetic vocabulary)")
+	set := setFlags{}
+	fs.Var(set, "set", "override a spec param: key=value (repeatable)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *specPath == "" || *out == "" {
+		return fmt.Errorf("%w: -s SPEC and -o OUT.gguf are required", errUsage)
+	}
+	dt, err := tensor.ParseDType(*dtype)
+	if err != nil {
+		return fmt.Errorf("%w: --dtype: %v", errUsage, err)
+	}
+	sp, err := specs.Open(*specPath)
+	if err != nil {
+		return err
+	}
+	params, err := sp.ResolveParams(nil, overrides(set))
+	if err != nil {
+		return err
+	}
+	vm, err := vocabMeta(*vocab)
+	if err != nil {
+		return err
+	}
+	if vm != nil {
+		if toks, _ := vm.Strings("tokenizer.ggml.tokens"); len(toks) != params.Int("vocab") {
+			return fmt.Errorf("--vocab %s has %d tokens, the model's vocab is %d (--set vocab=%d?)", *vocab, len(toks), params.Int("vocab"), len(toks))
+		}
+	}
+	prog := newProgress(stderr, "synth "+filepath.Base(*out), 0)
+	defer prog.Done()
+	return createAtomic(*out, func(w io.Writer) error {
+		return convert.Synth(w, sp, params, convert.SynthOptions{DType: dt, Seed: *seed, Vocab: vm, Progress: prog})
+	})
+}
+
+func cmdQuantize(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("quantize", stderr)
+	pos, err := parsePositional(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 3 {
+		return fmt.Errorf("%w: weft quantize IN.gguf OUT.gguf TYPE", errUsage)
+	}
+	in, outPath, typ := pos[0], pos[1], pos[2]
+	dt, err := tensor.ParseDType(typ)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	f, err := gguf.Open(in)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	prog := newProgress(stderr, "quantize "+filepath.Base(outPath), 0)
+	defer prog.Done()
+	return createAtomic(outPath, func(w io.Writer) error { return convert.Quantize(w, f, dt, prog) })
+}
+
+func cmdConvert(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("convert", stderr)
+	specPath := fs.String("s", "", "spec (default: chosen by the checkpoint's architecture)")
+	dtype := fs.String("dtype", "", "re-encode 2-D weights as this type (default: keep f32/f16/bf16)")
+	vocab := fs.String("vocab", "", "copy tokenizer metadata from this GGUF")
+	set := setFlags{}
+	fs.Var(set, "set", "override a spec param: key=value (repeatable)")
+	pos, err := parsePositional(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 2 {
+		return fmt.Errorf("%w: weft convert [flags] IN OUT.gguf", errUsage)
+	}
+	in, outPath := pos[0], pos[1]
+	opt := convert.ConvertOptions{KeepType: *dtype == ""}
+	if *dtype != "" {
+		dt, err := tensor.ParseDType(*dtype)
+		if err != nil {
+			return fmt.Errorf("%w: --dtype: %v", errUsage, err)
+		}
+		opt.DType = dt
+	}
+	vm, err := vocabMeta(*vocab)
+	if err != nil {
+		return err
+	}
+	opt.Vocab = vm
+	ck, err := checkpoint.Open(in)
+	if err != nil {
+		return err
+	}
+	defer ck.Close()
+	reg := ops.Builtins()
+	sp, err := model.Prepare(*specPath, ck.Arch(), reg, nil)
+	if err != nil {
+		return fmt.Errorf("%s: %w", in, err)
+	}
+	format := model.NamingScheme(ck.Format())
+	params, err := sp.ResolveParams(&specs.Meta{Format: format, Arch: ck.Arch(), Values: ck.Meta()}, overrides(set))
+	if err != nil {
+		return err
+	}
+	src := model.Source(ck)
+	g, err := sp.Build(specs.BuildOptions{Registry: reg, Params: params, Format: format, Source: src})
+	if err != nil {
+		return fmt.Errorf("%s with %s: %w", filepath.Base(in), sp.File, err)
+	}
+	prog := newProgress(stderr, "convert "+filepath.Base(outPath), 0)
+	defer prog.Done()
+	opt.Progress = prog
+	return createAtomic(outPath, func(w io.Writer) error { return convert.Convert(w, sp, params, g, opt) })
+}
