@@ -2,6 +2,7 @@ package tokenizer
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 )
 
@@ -21,7 +22,10 @@ type spmEncoder struct {
 	// mergeable marks pieces that text may turn into: normal, user-defined,
 	// unused and untyped ones (not control, unknown or byte tokens).
 	mergeable []bool
-	pool      sync.Pool // *spmScratch
+	// beforeSpace holds the characters some piece has right before a U+2581.
+	beforeSpace map[string]bool
+	cache       wordCache
+	pool        sync.Pool // *spmScratch
 }
 
 type spmSym struct {
@@ -44,8 +48,23 @@ type spmScratch struct {
 func newSPMEncoder(v *vocab, addSpacePrefix bool, unk int) *spmEncoder {
 	e := &spmEncoder{v: v, addSpacePrefix: addSpacePrefix, byteTok: v.byteTokens(), unk: int32(unk)}
 	e.mergeable = make([]bool, len(v.pieces))
+	e.beforeSpace = map[string]bool{}
 	for i, t := range v.types {
 		e.mergeable[i] = t == typeNormal || t == typeUserDefined || t == typeUnused || t == typeUndefined
+		if !e.mergeable[i] {
+			continue
+		}
+		p := v.pieces[i]
+		for k := 1; k < len(p); k++ {
+			if strings.HasPrefix(p[k:], spaceMark) {
+				// The character before, as the encoder splits characters.
+				j := k - 1
+				for j > 0 && k-j < 4 && p[j]&0xC0 == 0x80 {
+					j--
+				}
+				e.beforeSpace[p[j:k]] = true
+			}
+		}
 	}
 	e.pool.New = func() any { return new(spmScratch) }
 	return e
@@ -74,6 +93,11 @@ func (e *spmEncoder) piece(s []byte) (int32, bool) {
 
 // encode escapes and merges one fragment. Every fragment opens the text or
 // follows a special token, so, as in llama.cpp, each gets the space prefix.
+//
+// The escaped text is cut into chunks before each U+2581 that no piece can
+// join to the character in front of it: no merge can cross such a point,
+// since every merge makes a piece, so the chunks can be merged (and cached)
+// one by one with the same result as the whole text at once.
 func (e *spmEncoder) encode(dst []int, text string, _ bool) ([]int, error) {
 	sc := e.pool.Get().(*spmScratch)
 	defer e.pool.Put(sc)
@@ -91,10 +115,35 @@ func (e *spmEncoder) encode(dst []int, text string, _ bool) ([]int, error) {
 		}
 	}
 	sc.text = buf
-	if len(buf) == 0 {
+
+	var err error
+	chunk, prev := 0, -1
+	for off := 0; off < len(buf); {
+		n := min(utf8Len(buf[off]), len(buf)-off)
+		if n == 3 && buf[off] == 0xE2 && buf[off+1] == 0x96 && buf[off+2] == 0x81 && prev >= 0 && !e.beforeSpace[string(buf[prev:off])] {
+			if dst, err = e.chunk(dst, buf[chunk:off], sc); err != nil {
+				return nil, err
+			}
+			chunk = off
+		}
+		prev = off
+		off += n
+	}
+	if chunk < len(buf) {
+		dst, err = e.chunk(dst, buf[chunk:], sc)
+	}
+	return dst, err
+}
+
+// chunk merges one chunk of escaped text.
+func (e *spmEncoder) chunk(dst []int, buf []byte, sc *spmScratch) ([]int, error) {
+	if ids, ok := e.cache.getBytes(buf); ok {
+		for _, id := range ids {
+			dst = append(dst, int(id))
+		}
 		return dst, nil
 	}
-
+	n0 := len(dst)
 	syms := sc.syms[:0]
 	for off := 0; off < len(buf); {
 		n := min(utf8Len(buf[off]), len(buf)-off)
@@ -140,6 +189,13 @@ func (e *spmEncoder) encode(dst []int, text string, _ bool) ([]int, error) {
 			}
 			dst = append(dst, int(id))
 		}
+	}
+	if len(buf) <= wordCacheMaxLen {
+		ids := make([]int32, len(dst)-n0)
+		for i, id := range dst[n0:] {
+			ids[i] = int32(id)
+		}
+		e.cache.put(string(buf), ids)
 	}
 	return dst, nil
 }
