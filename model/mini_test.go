@@ -59,7 +59,7 @@ func TestMiniLlamaGolden(t *testing.T) {
 				if worst < tc.cosine {
 					t.Errorf("prompt %d: worst row cosine %.6f < %v", i, worst, tc.cosine)
 				}
-						// Free decoding agrees up to the first near-tie step.
+				// Free decoding agrees up to the first near-tie step.
 				n := min(firstTie, len(free))
 				if !slices.Equal(free[:n], c.Tokens()[:n]) {
 					t.Errorf("prompt %d: free greedy %v, golden %v (first near-tie at step %d)", i, free[:n], c.Tokens()[:n], firstTie)
