@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
+
+	"github.com/weftrun/weft/graph"
 )
 
 // call is a parsed op application: op(arg, arg, key=value).
@@ -11,7 +13,8 @@ type call struct {
 	Op    string // op or block name; "$x" names a structure choice
 	Args  []arg
 	Attrs []attrArg
-	Col   int // column offset of the call within its source text
+	Col   int       // column offset of the call within its source text
+	pos   graph.Pos // where the op name is in the spec file
 }
 
 // arg is a positional argument: a value name or a nested call.
@@ -19,14 +22,17 @@ type arg struct {
 	Name string
 	Call *call
 	Col  int
+	pos  graph.Pos
 }
 
 // attrArg is key=CEL.
 type attrArg struct {
-	Key  string
-	Src  string
-	Col  int
-	prog *celExpr
+	Key    string
+	Src    string
+	Col    int // column offset of the value
+	KeyCol int // column offset of the key
+	pos    graph.Pos
+	prog   *celExpr
 }
 
 // parseCall parses `op(a, b(c), k=expr)`. Errors carry the 0-based column.
@@ -117,7 +123,7 @@ func (p *callParser) call() (*call, error) {
 			if strings.TrimSpace(src) == "" {
 				return nil, &colError{acol, fmt.Sprintf("attribute %s has no value", id)}
 			}
-			c.Attrs = append(c.Attrs, attrArg{Key: id, Src: src, Col: p.i - len(src)})
+			c.Attrs = append(c.Attrs, attrArg{Key: id, Src: src, Col: p.i - len(src), KeyCol: acol})
 		case p.i < len(p.s) && p.s[p.i] == '(':
 			p.i = acol
 			sub, err := p.call()

@@ -94,7 +94,8 @@ func (s *Spec) ResolveParams(meta *Meta, overrides map[string]any) (Params, erro
 				if strings.HasPrefix(key, ".") {
 					key = meta.Arch + key
 				}
-				if raw, ok := meta.Values[key]; ok {
+				// A null (JSON null in an HF config) means "not set".
+				if raw, ok := meta.Values[key]; ok && raw != nil {
 					v, err := metaValue(raw)
 					if err != nil {
 						return nil, &Error{Pos: d.Pos, Msg: fmt.Sprintf("params.%s: checkpoint key %s: %v", name, key, err)}

@@ -127,7 +127,7 @@ func Parse(name string, data []byte) (*Spec, error) {
 	if err := dec.Decode(&doc); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	p := &parser{file: name}
+	p := &parser{file: name, lines: strings.Split(string(data), "\n")}
 	if len(doc.Content) == 0 {
 		return nil, fmt.Errorf("%s: empty spec", name)
 	}
@@ -585,6 +585,7 @@ func (p *parser) stmt(env *cel.Env, n *yaml.Node, what string) (*Stmt, error) {
 			}
 			return nil, &Error{Pos: p.colPos(assign.v, col), Msg: fmt.Sprintf("%s: %v in %q", assign.key, err, src)}
 		}
+		p.place(c, assign.v)
 		if err := p.compileAttrs(env, c, assign.v); err != nil {
 			return nil, err
 		}
@@ -596,15 +597,41 @@ func (p *parser) stmt(env *cel.Env, n *yaml.Node, what string) (*Stmt, error) {
 	return st, nil
 }
 
-// colPos offsets a scalar's position by col characters (plain scalars on
-// one line only; quoted ones shift by the quote).
+// colPos offsets a scalar's position by col characters of its value. The
+// offset is used only where the file's text matches the value up to col
+// (a one-line plain or quoted scalar without escapes); otherwise the
+// scalar's own position is returned.
 func (p *parser) colPos(n *yaml.Node, col int) graph.Pos {
 	pos := p.pos(n)
+	start := n.Column - 1
 	if n.Style == yaml.DoubleQuotedStyle || n.Style == yaml.SingleQuotedStyle {
-		col++
+		start++
 	}
-	pos.Col += col
+	if col <= 0 || col > len(n.Value) || n.Line < 1 || n.Line > len(p.lines) {
+		return pos
+	}
+	line := p.lines[n.Line-1]
+	if start < 0 || start > len(line) || !strings.HasPrefix(line[start:], n.Value[:col]) {
+		return pos
+	}
+	pos.Col = start + col + 1
 	return pos
+}
+
+// place records the file position of a parsed call, its arguments and
+// attributes, so that build errors point at the op, not the statement.
+func (p *parser) place(c *call, n *yaml.Node) {
+	c.pos = p.colPos(n, c.Col)
+	for i := range c.Args {
+		a := &c.Args[i]
+		a.pos = p.colPos(n, a.Col)
+		if a.Call != nil {
+			p.place(a.Call, n)
+		}
+	}
+	for i := range c.Attrs {
+		c.Attrs[i].pos = p.colPos(n, c.Attrs[i].KeyCol)
+	}
 }
 
 func (p *parser) compileAttrs(env *cel.Env, c *call, n *yaml.Node) error {

@@ -21,8 +21,12 @@ func rowBytes(t *tensor.Tensor) (int, int, error) {
 }
 
 // Rows returns rows [start, start+count) of a matrix, without copying
-// (used to split a fused QKV projection).
+// (used to split a fused QKV projection). On a vector (a fused bias) it
+// returns elements [start, start+count) of a plain-typed vector.
 func Rows(t *tensor.Tensor, start, count int) (*tensor.Tensor, error) {
+	if len(t.Shape) == 1 {
+		return elements(t, start, count)
+	}
 	rows, rb, err := rowBytes(t)
 	if err != nil {
 		return nil, err
@@ -99,4 +103,18 @@ func Transpose(t *tensor.Tensor) (*tensor.Tensor, error) {
 		}
 	}
 	return &tensor.Tensor{Name: t.Name, DType: t.DType, Shape: []int{cols, rows}, Data: out}, nil
+}
+
+func elements(t *tensor.Tensor, start, count int) (*tensor.Tensor, error) {
+	if t.DType.Quantized() {
+		return nil, fmt.Errorf("cannot slice %s vector %s", t.DType, t.Name)
+	}
+	n, es := t.Shape[0], t.DType.TypeSize()
+	if len(t.Data) != n*es {
+		return nil, fmt.Errorf("tensor %s: %d bytes, want %d", t.Name, len(t.Data), n*es)
+	}
+	if start < 0 || count <= 0 || start+count > n {
+		return nil, fmt.Errorf("rows(%d, %d) outside the %d elements of %s", start, count, n, t.Name)
+	}
+	return &tensor.Tensor{Name: t.Name, DType: t.DType, Shape: []int{count}, Data: t.Data[start*es : (start+count)*es]}, nil
 }

@@ -17,7 +17,8 @@ type Error struct {
 func (e *Error) Error() string { return e.Pos.String() + ": " + e.Msg }
 
 type parser struct {
-	file string
+	file  string
+	lines []string // the spec's text, for column offsets inside scalars
 }
 
 func (p *parser) pos(n *yaml.Node) graph.Pos {
