@@ -479,7 +479,7 @@ func (b *builder) weight(w *WeightDecl, e *env) (*graph.Value, error) {
 	if v, ok := b.weights[key]; ok {
 		return v, nil
 	}
-	param := &graph.Param{Key: w.Key, Layer: e.layer, Pos: w.Pos, Source: names[chosen]}
+	param := &graph.Param{Key: w.Key, Layer: e.layer, Vars: e.vars, Pos: w.Pos, Source: names[chosen]}
 	var t *tensor.Tensor
 	if b.opt.Source != nil {
 		var err error
@@ -507,6 +507,68 @@ func (b *builder) weight(w *WeightDecl, e *env) (*graph.Value, error) {
 	}
 	b.weights[key] = v
 	return v, nil
+}
+
+// TensorNames returns the candidate checkpoint names of weight key in the
+// given naming scheme, evaluated under loop variables vars (see
+// graph.Param.Vars): how `weft convert` renames tensors between formats.
+func (s *Spec) TensorNames(key string, vars map[string]any, format string, params Params) ([]string, error) {
+	w, ok := s.Weights[key]
+	if !ok {
+		return nil, fmt.Errorf("%s: no weight %q", s.File, key)
+	}
+	rules := w.Names[format]
+	if len(rules) == 0 {
+		return nil, &Error{Pos: w.Pos, Msg: fmt.Sprintf("%s: no tensor name for %s checkpoints", key, format)}
+	}
+	act := &scope{vars: vars, lazy: func(n string) (any, bool) { v, ok := params[n]; return v, ok }}
+	out := make([]string, len(rules))
+	for i, r := range rules {
+		n, err := r.tmpl.eval(act)
+		if err != nil {
+			return nil, &Error{Pos: w.Pos, Msg: fmt.Sprintf("%s: %v", key, err)}
+		}
+		out[i] = n
+	}
+	return out, nil
+}
+
+// MetaKeys returns, for each param with a GGUF metadata key under arch,
+// the key and the param's value typed as GGUF expects (uint32 for
+// integers, float32 for floats). Keys outside the architecture's namespace
+// (such as the tokenizer's) are left out.
+func (s *Spec) MetaKeys(arch string, params Params) []MetaKV {
+	var out []MetaKV
+	for _, d := range s.Params {
+		key, ok := d.From["gguf"]
+		if !ok || !strings.HasPrefix(key, ".") {
+			continue
+		}
+		var v any
+		_, isFloat := d.Literal.(float64)
+		switch x := params[d.Name].(type) {
+		case int64:
+			if isFloat {
+				v = float32(x)
+			} else {
+				v = uint32(x)
+			}
+		case float64:
+			v = float32(x)
+		case bool, string:
+			v = x
+		default:
+			continue
+		}
+		out = append(out, MetaKV{Key: arch + key, Value: v})
+	}
+	return out
+}
+
+// MetaKV is one metadata entry.
+type MetaKV struct {
+	Key   string
+	Value any
 }
 
 func sameDims(a, b []int) bool {
