@@ -8,8 +8,10 @@
 // is ggml's. Quantizers follow ggml's reference quantizers
 // (quantize_row_*_ref), so a weight quantized here is the weight llama.cpp's
 // quantize tool writes without an importance matrix. Dequantizers and dot
-// products follow ggml's arithmetic order, so results agree with ggml's
-// generic CPU code to the last float rounding.
+// products follow the arithmetic order of ggml's generic (non-SIMD) CPU
+// code, and agree with it bit for bit where the C compiler does not fuse
+// multiply-adds; ggml's SIMD kernels sum in other orders and differ in the
+// last bits.
 //
 // Dot products multiply a weight row by an activation row quantized to
 // ActivationType(w). Unlike ggml, which pairs Q4_1 and Q5_1 weights with
@@ -20,9 +22,11 @@
 //
 // The per-type functions (QuantizeRowQ4_0, DequantizeRowQ4_0,
 // DotQ4_0Q8_0, ...) do not allocate. They take rows whose lengths the caller
-// has already checked and panic, like slice indexing, when a row is shorter
-// than its element count says. The generic Quantize and Dequantize check
-// their arguments and return errors.
+// has already checked: the float side holds whole blocks (values past the
+// last whole block are ignored) and a byte side shorter than those blocks
+// makes them panic, like slice indexing. The generic Quantize and
+// Dequantize check their arguments and return errors; Dot checks and
+// panics with a message.
 package quant
 
 const (
