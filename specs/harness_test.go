@@ -89,18 +89,33 @@ func (h hiding) Has(name string) bool { return !h.hidden[name] && h.TensorSource
 // 0..n-1, without graph passes, and returns every row of output out.
 func runSeq(t *testing.T, g *graph.Graph, tokens []int, out int) [][]float32 {
 	t.Helper()
-	plan, err := scheduler.NewPlan(g, len(tokens))
+	return runBatch(t, g, [][]int{tokens}, out)[0]
+}
+
+// runBatch runs one plan step holding every sequence of seqs whole (the
+// rows of sequence s are s's tokens at positions 0..n-1, sequence id s)
+// and returns the rows of output out for each sequence.
+func runBatch(t *testing.T, g *graph.Graph, seqs [][]int, out int) [][][]float32 {
+	t.Helper()
+	n, longest := 0, 0
+	for _, s := range seqs {
+		n += len(s)
+		longest = max(longest, len(s))
+	}
+	plan, err := scheduler.NewPlan(g, n)
 	if err != nil {
 		t.Fatal(err)
 	}
-	kv := scheduler.NewKVCache(plan.SlotDims(), len(tokens))
-	kv.Reserve(0, len(tokens))
+	kv := scheduler.NewKVCache(plan.SlotDims(), longest)
 	st := &ops.Step{KV: kv}
-	for i, tok := range tokens {
-		st.Tokens = append(st.Tokens, int32(tok))
-		st.Pos = append(st.Pos, int32(i))
-		st.Seq = append(st.Seq, 0)
-		st.Keep = append(st.Keep, int32(i))
+	for s, toks := range seqs {
+		kv.Reserve(s, len(toks))
+		for i, tok := range toks {
+			st.Keep = append(st.Keep, int32(len(st.Tokens)))
+			st.Tokens = append(st.Tokens, int32(tok))
+			st.Pos = append(st.Pos, int32(i))
+			st.Seq = append(st.Seq, int32(s))
+		}
 	}
 	pool := cpu.NewPool(1)
 	defer pool.Close()
@@ -111,11 +126,18 @@ func runSeq(t *testing.T, g *graph.Graph, tokens []int, out int) [][]float32 {
 	o := outs[out]
 	cols := o.Shape[len(o.Shape)-1]
 	data := tensor.BytesToF32(o.Data)
-	rows := make([][]float32, len(data)/cols)
-	for r := range rows {
-		rows[r] = append([]float32(nil), data[r*cols:(r+1)*cols]...)
+	if len(data) != n*cols {
+		t.Fatalf("output %d holds %d values, want %d rows of %d", out, len(data), n, cols)
 	}
-	return rows
+	res := make([][][]float32, len(seqs))
+	r := 0
+	for s, toks := range seqs {
+		for range toks {
+			res[s] = append(res[s], append([]float32(nil), data[r*cols:(r+1)*cols]...))
+			r++
+		}
+	}
+	return res
 }
 
 type greedy struct{}
