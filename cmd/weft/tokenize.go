@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 
 	"github.com/weftrun/weft/tokenizer"
 )
@@ -24,9 +22,6 @@ func cmdTokenize(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%w: -m MODEL_OR_VOCAB is required", errUsage)
 	}
 	p := *path
-	if st, err := os.Stat(p); err == nil && st.IsDir() {
-		p = filepath.Join(p, "tokenizer.json")
-	}
 	tok, err := tokenizer.Load(p)
 	if err != nil {
 		return err
