@@ -340,7 +340,6 @@ type byteBPEEncoder struct {
 	pre     *preTokenizer
 	merges  *bpeMerges
 	byteSym [256]int32
-	unk     int32
 	cache   wordCache
 	pool    sync.Pool
 }
@@ -354,7 +353,7 @@ func newByteBPEEncoder(v *vocab, mergeLines []string, pre *preTokenizer) (*byteB
 	if err != nil {
 		return nil, err
 	}
-	e := &byteBPEEncoder{v: v, pre: pre, merges: merges, unk: -1}
+	e := &byteBPEEncoder{v: v, pre: pre, merges: merges}
 	for b := range e.byteSym {
 		e.byteSym[b], _ = merges.symbol(string(byteLevel.enc[b]), true)
 	}
@@ -389,6 +388,16 @@ func (e *byteBPEEncoder) encode(dst []int, text string, _ bool) ([]int, error) {
 	return dst, nil
 }
 
+// lossless reports whether every byte has a token.
+func (e *byteBPEEncoder) lossless() bool {
+	for _, b := range e.byteSym {
+		if !e.merges.isReal(b) {
+			return false
+		}
+	}
+	return true
+}
+
 // encodeWord returns the ids of one pre-tokenized word (aliasing sc).
 func (e *byteBPEEncoder) encodeWord(sc *bpeScratch, word string) ([]int32, error) {
 	ids := sc.ids[:0]
@@ -417,14 +426,12 @@ func (e *byteBPEEncoder) encodeWord(sc *bpeScratch, word string) ([]int32, error
 			end = int(pos[i+1])
 		}
 		for j := int(pos[i]); j < end; j++ {
-			b := e.byteSym[word[j]]
-			if !e.merges.isReal(b) {
-				if e.unk < 0 {
-					return nil, fmt.Errorf("no token for byte 0x%02X", word[j])
-				}
-				b = e.unk
+			// A byte the vocabulary has no token for is dropped, as
+			// llama.cpp and Hugging Face tokenizers do (Falcon, for one,
+			// lacks some control bytes).
+			if b := e.byteSym[word[j]]; e.merges.isReal(b) {
+				ids = append(ids, b)
 			}
-			ids = append(ids, b)
 		}
 	}
 	sc.ids = ids

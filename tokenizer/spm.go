@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // spaceMark is U+2581, which SentencePiece writes for a space.
@@ -57,12 +58,8 @@ func newSPMEncoder(v *vocab, addSpacePrefix bool, unk int) *spmEncoder {
 		p := v.pieces[i]
 		for k := 1; k < len(p); k++ {
 			if strings.HasPrefix(p[k:], spaceMark) {
-				// The character before, as the encoder splits characters.
-				j := k - 1
-				for j > 0 && k-j < 4 && p[j]&0xC0 == 0x80 {
-					j--
-				}
-				e.beforeSpace[p[j:k]] = true
+				_, n := utf8.DecodeLastRuneInString(p[:k])
+				e.beforeSpace[p[k-n:k]] = true
 			}
 		}
 	}
@@ -70,17 +67,15 @@ func newSPMEncoder(v *vocab, addSpacePrefix bool, unk int) *spmEncoder {
 	return e
 }
 
-// utf8Len is the length llama.cpp gives a UTF-8 sequence from its first byte.
-func utf8Len(c byte) int {
-	switch {
-	case c < 0xC0:
+// charLen is the length of the UTF-8 character at b[0]. An invalid byte is
+// a character of its own (llama.cpp would take the length its first byte
+// announces, swallowing what follows; for valid UTF-8 both agree).
+func charLen(b []byte) int {
+	if b[0] < utf8.RuneSelf {
 		return 1
-	case c < 0xE0:
-		return 2
-	case c < 0xF0:
-		return 3
 	}
-	return 4
+	_, n := utf8.DecodeRune(b)
+	return n
 }
 
 func (e *spmEncoder) piece(s []byte) (int32, bool) {
@@ -119,7 +114,7 @@ func (e *spmEncoder) encode(dst []int, text string, _ bool) ([]int, error) {
 	var err error
 	chunk, prev := 0, -1
 	for off := 0; off < len(buf); {
-		n := min(utf8Len(buf[off]), len(buf)-off)
+		n := charLen(buf[off:])
 		if n == 3 && buf[off] == 0xE2 && buf[off+1] == 0x96 && buf[off+2] == 0x81 && prev >= 0 && !e.beforeSpace[string(buf[prev:off])] {
 			if dst, err = e.chunk(dst, buf[chunk:off], sc); err != nil {
 				return nil, err
@@ -146,7 +141,7 @@ func (e *spmEncoder) chunk(dst []int, buf []byte, sc *spmScratch) ([]int, error)
 	n0 := len(dst)
 	syms := sc.syms[:0]
 	for off := 0; off < len(buf); {
-		n := min(utf8Len(buf[off]), len(buf)-off)
+		n := charLen(buf[off:])
 		i := int32(len(syms))
 		syms = append(syms, spmSym{start: int32(off), end: int32(off + n), prev: i - 1, next: i + 1})
 		off += n

@@ -116,10 +116,25 @@ func piecesOf(tk Tokenizer, ids []int) string {
 	return b.String()
 }
 
-// isLossless reports whether the family can give back the exact text.
+// isLossless reports whether the tokenizer can give back any text: a
+// SentencePiece or byte-level vocabulary with a token for every byte.
 func isLossless(tk Tokenizer) bool {
 	m, ok := tk.(*model)
-	return ok && (m.family == "spm" || m.family == "bpe")
+	if !ok {
+		return false
+	}
+	switch e := m.enc.(type) {
+	case *spmEncoder:
+		for _, id := range e.byteTok {
+			if id < 0 {
+				return false
+			}
+		}
+		return true
+	case *byteBPEEncoder:
+		return e.lossless()
+	}
+	return false
 }
 
 func TestGGUFVectors(t *testing.T) {
