@@ -55,6 +55,10 @@ func randSource(t *testing.T, sp *specs.Spec, p specs.Params, format string) *ra
 	return src
 }
 
+func randSourceErr(sp *specs.Spec, p specs.Params, format string) (*randweights.Source, error) {
+	return randweights.ForSpec(sp, ops.Builtins(), p, format, testWeights)
+}
+
 func build(t *testing.T, sp *specs.Spec, p specs.Params, format string, src specs.TensorSource) *graph.Graph {
 	t.Helper()
 	g, err := sp.Build(specs.BuildOptions{Registry: ops.Builtins(), Params: p, Format: format, Source: src})
