@@ -25,6 +25,9 @@ type Progress interface {
 	Add(n int64)
 }
 
+// ProgressFunc starts a progress report for a file of total bytes.
+type ProgressFunc func(total int64) Progress
+
 // outTensor is one tensor to write: its GGUF name, type and shape, and a
 // producer of its float32 values (or of its final bytes when raw).
 type outTensor struct {
@@ -107,7 +110,16 @@ func fileType(dt tensor.DType) uint32 {
 	return 0
 }
 
-func write(out io.Writer, meta []kv, tensors []outTensor, prog Progress) error {
+func write(out io.Writer, meta []kv, tensors []outTensor, newProg ProgressFunc) error {
+	var prog Progress
+	if newProg != nil {
+		var total int64
+		for _, t := range tensors {
+			n, _ := t.dtype.RowBytes(tensor.NumElems(t.shape))
+			total += int64(n)
+		}
+		prog = newProg(total)
+	}
 	w := gguf.NewWriter(out)
 	for _, m := range meta {
 		if err := w.AddKV(m.key, m.value); err != nil {
@@ -193,7 +205,7 @@ type SynthOptions struct {
 	// Vocab supplies tokenizer metadata (tokenizer.* keys) to copy; nil
 	// writes a synthetic SentencePiece vocabulary of the spec's vocab size.
 	Vocab    gguf.Metadata
-	Progress Progress
+	Progress ProgressFunc
 }
 
 // Synth writes a GGUF of seeded random weights for a spec.
@@ -315,7 +327,7 @@ func SyntheticVocab(n int) gguf.Metadata {
 
 // Quantize re-encodes a GGUF's 2-D weights as dt; 1-D tensors become f32.
 // Metadata is copied, with general.file_type updated.
-func Quantize(out io.Writer, in *gguf.File, dt tensor.DType, prog Progress) error {
+func Quantize(out io.Writer, in *gguf.File, dt tensor.DType, prog ProgressFunc) error {
 	var meta []kv
 	for _, k := range in.Keys {
 		switch k {
@@ -375,7 +387,7 @@ type ConvertOptions struct {
 	DType    tensor.DType
 	KeepType bool
 	Vocab    gguf.Metadata // tokenizer metadata to include
-	Progress Progress
+	Progress ProgressFunc
 }
 
 // Convert writes the weights bound in g (built from sp for a checkpoint of

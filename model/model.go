@@ -194,15 +194,36 @@ func (m *Model) Context() int {
 // NewEngine compiles the graph into a plan holding up to maxTokens tokens
 // per step and returns an engine on a pool of threads workers.
 func (m *Model) NewEngine(threads, maxTokens int) (*scheduler.Engine, *cpu.Pool, error) {
+	return m.NewEngineContext(threads, maxTokens, m.Context())
+}
+
+// NewEngineContext is NewEngine with a context size of ctx positions per
+// sequence.
+func (m *Model) NewEngineContext(threads, maxTokens, ctx int) (*scheduler.Engine, *cpu.Pool, error) {
 	plan, err := scheduler.NewPlan(m.Graph, maxTokens)
 	if err != nil {
 		return nil, nil, err
 	}
 	pool := cpu.NewPool(threads)
-	e, err := scheduler.NewEngine(plan, pool, m.Context())
+	e, err := scheduler.NewEngine(plan, pool, ctx)
 	if err != nil {
 		pool.Close()
 		return nil, nil, err
 	}
 	return e, pool, nil
+}
+
+// WeightBytes returns the bytes of the weights the graph reads, each
+// tensor counted once (a tied embedding counts once).
+func (m *Model) WeightBytes() int64 {
+	seen := map[string]bool{}
+	var n int64
+	for _, v := range m.Graph.Params() {
+		if seen[v.Param.Source] || v.Param.Tensor == nil {
+			continue
+		}
+		seen[v.Param.Source] = true
+		n += int64(len(v.Param.Tensor.Data))
+	}
+	return n
 }

@@ -99,8 +99,8 @@ func cmdSynth(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("--vocab %s has %d tokens, the model's vocab is %d (--set vocab=%d?)", *vocab, len(toks), params.Int("vocab"), len(toks))
 		}
 	}
-	prog := newProgress(stderr, "synth "+filepath.Base(*out), 0)
-	defer prog.Done()
+	prog, done := progressTo(stderr, "synth "+filepath.Base(*out))
+	defer done()
 	return createAtomic(*out, func(w io.Writer) error {
 		return convert.Synth(w, sp, params, convert.SynthOptions{DType: dt, Seed: *seed, Vocab: vm, Progress: prog})
 	})
@@ -125,8 +125,8 @@ func cmdQuantize(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer f.Close()
-	prog := newProgress(stderr, "quantize "+filepath.Base(outPath), 0)
-	defer prog.Done()
+	prog, done := progressTo(stderr, "quantize "+filepath.Base(outPath))
+	defer done()
 	return createAtomic(outPath, func(w io.Writer) error { return convert.Quantize(w, f, dt, prog) })
 }
 
@@ -178,8 +178,8 @@ func cmdConvert(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%s with %s: %w", filepath.Base(in), sp.File, err)
 	}
-	prog := newProgress(stderr, "convert "+filepath.Base(outPath), 0)
-	defer prog.Done()
+	prog, done := progressTo(stderr, "convert "+filepath.Base(outPath))
+	defer done()
 	opt.Progress = prog
 	return createAtomic(outPath, func(w io.Writer) error { return convert.Convert(w, sp, params, g, opt) })
 }

@@ -1,17 +1,24 @@
 package main
 
-import "io"
+import (
+	"io"
 
-// progressBar reports long work; see newProgress.
-type progressBar interface {
-	Add(n int64)
-	Done()
+	"github.com/weftrun/weft/convert"
+	"github.com/weftrun/weft/internal/progress"
+)
+
+// progressTo returns a progress reporter drawing a byte-count bar on w when
+// w is a terminal (silent otherwise); done finishes the line.
+func progressTo(w io.Writer, label string) (start convert.ProgressFunc, done func()) {
+	var bar *progress.Bar
+	start = func(total int64) convert.Progress {
+		bar = progress.New(w, label, total).Bytes()
+		return bar
+	}
+	done = func() {
+		if bar != nil {
+			bar.Done()
+		}
+	}
+	return start, done
 }
-
-type quiet struct{}
-
-func (quiet) Add(int64) {}
-func (quiet) Done()     {}
-
-// newProgress returns a progress bar drawing on w when it is a terminal.
-func newProgress(w io.Writer, label string, total int64) progressBar { return quiet{} }

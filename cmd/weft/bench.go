@@ -1,0 +1,193 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"runtime"
+	"sort"
+	"time"
+
+	"github.com/weftrun/weft/kernels/cpu"
+	"github.com/weftrun/weft/model"
+	"github.com/weftrun/weft/sampling"
+	"github.com/weftrun/weft/scheduler"
+)
+
+// benchResult is the --json output of weft bench.
+type benchResult struct {
+	Model         string    `json:"model"`
+	Threads       int       `json:"threads"`
+	PromptTokens  int       `json:"n_prompt"`
+	GenTokens     int       `json:"n_gen"`
+	PPTokS        float64   `json:"pp_tok_s"`
+	TGTokS        float64   `json:"tg_tok_s"`
+	PPRuns        []float64 `json:"pp_runs,omitempty"`
+	TGRuns        []float64 `json:"tg_runs,omitempty"`
+	ModelBytes    int64     `json:"model_bytes"`
+	MembwBytesS   float64   `json:"membw_bytes_s"`
+	RooflineRatio float64   `json:"roofline_ratio"`
+	Kernels       string    `json:"kernels"`
+}
+
+func median(x []float64) float64 {
+	if len(x) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), x...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func cmdBench(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("bench", stderr)
+	modelPath := fs.String("m", "", "model checkpoint")
+	specPath := fs.String("s", "", "spec (default: by architecture)")
+	nPrompt := fs.Int("p", 128, "prompt tokens (prefill test; 0 skips it)")
+	nGen := fs.Int("n", 32, "generated tokens (decode test; 0 skips it)")
+	threads := fs.Int("t", runtime.NumCPU(), "threads")
+	reps := fs.Int("r", 5, "repetitions (medians are reported)")
+	jsonOut := fs.Bool("json", false, "print one JSON object")
+	membwOnly := fs.Bool("membw", false, "only measure memory read bandwidth")
+	membwMiB := fs.Int("membw-mib", 1024, "buffer size for the bandwidth measurement, MiB")
+	profile := fs.Bool("profile", false, "print time per op kind and per layer (decode)")
+	set := setFlags{}
+	fs.Var(set, "set", "override a spec param: key=value (repeatable)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *reps < 1 || *threads < 1 || *nPrompt < 0 || *nGen < 0 {
+		return fmt.Errorf("%w: -r, -t must be ≥ 1 and -p, -n ≥ 0", errUsage)
+	}
+	res := benchResult{Threads: *threads, PromptTokens: *nPrompt, GenTokens: *nGen}
+	measureBW := func(pool *cpu.Pool) {
+		bws := make([]float64, 3)
+		for i := range bws {
+			bws[i] = cpu.MemBandwidth(pool, *membwMiB<<20) * 1e9 // GB/s → bytes/s
+		}
+		res.MembwBytesS = median(bws)
+	}
+	if *membwOnly {
+		pool := cpu.NewPool(*threads)
+		defer pool.Close()
+		measureBW(pool)
+		res.Kernels = pool.Kernels().String()
+		if *jsonOut {
+			return json.NewEncoder(stdout).Encode(res)
+		}
+		fmt.Fprintf(stdout, "memory read bandwidth: %.2f GB/s (%d threads, %s)\n", res.MembwBytesS/1e9, *threads, res.Kernels)
+		return nil
+	}
+	if *modelPath == "" {
+		return fmt.Errorf("%w: -m MODEL is required", errUsage)
+	}
+	m, err := model.Load(model.Options{Path: *modelPath, Spec: *specPath, Set: overrides(set)})
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	res.Model = *modelPath
+	res.ModelBytes = m.WeightBytes()
+	batch := max(*nPrompt, 1)
+	// Like llama-bench, size the context to the test, not the model.
+	eng, pool, err := m.NewEngineContext(*threads, batch, max(*nPrompt, 1)+*nGen+1)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	res.Kernels = pool.Kernels().String()
+	vocab := eng.Vocab()
+	rng := rand.New(rand.NewPCG(1, 2))
+	greedy, _ := sampling.New(sampling.Config{})
+	ctx := context.Background()
+	// One untimed warm-up of each test.
+	run := func(prompt, gen int, prof *scheduler.Profile) (ppRate, tgRate float64, err error) {
+		ids := make([]int, prompt)
+		for i := range ids {
+			ids[i] = rng.IntN(vocab)
+		}
+		eng.Profile = nil
+		start := time.Now()
+		var first time.Time
+		_, err = eng.Generate(ctx, scheduler.Request{Prompt: ids, MaxTokens: gen + 1, Sampler: greedy}, func(ev scheduler.TokenEvent) {
+			if ev.Index == 0 {
+				first = time.Now()
+				eng.Profile = prof
+			}
+		})
+		end := time.Now()
+		eng.Profile = nil
+		if err != nil {
+			return 0, 0, err
+		}
+		ppRate = float64(prompt) / first.Sub(start).Seconds()
+		if gen > 0 {
+			tgRate = float64(gen) / end.Sub(first).Seconds()
+		}
+		return ppRate, tgRate, nil
+	}
+	if *nPrompt > 0 {
+		if _, _, err := run(*nPrompt, 0, nil); err != nil {
+			return err
+		}
+		for r := 0; r < *reps; r++ {
+			pp, _, err := run(*nPrompt, 0, nil)
+			if err != nil {
+				return err
+			}
+			res.PPRuns = append(res.PPRuns, pp)
+		}
+		res.PPTokS = median(res.PPRuns)
+	}
+	var prof *scheduler.Profile
+	if *profile {
+		prof = scheduler.NewProfile()
+	}
+	if *nGen > 0 {
+		if _, _, err := run(1, *nGen, nil); err != nil {
+			return err
+		}
+		for r := 0; r < *reps; r++ {
+			_, tg, err := run(1, *nGen, prof)
+			if err != nil {
+				return err
+			}
+			res.TGRuns = append(res.TGRuns, tg)
+		}
+		res.TGTokS = median(res.TGRuns)
+	}
+	measureBW(pool)
+	if res.MembwBytesS > 0 {
+		res.RooflineRatio = float64(res.ModelBytes) * res.TGTokS / res.MembwBytesS
+	}
+	if *jsonOut {
+		return json.NewEncoder(stdout).Encode(res)
+	}
+	spread := func(x []float64) string {
+		if len(x) == 0 {
+			return ""
+		}
+		s := append([]float64(nil), x...)
+		sort.Float64s(s)
+		return fmt.Sprintf("(min %.1f, max %.1f, %d runs)", s[0], s[len(s)-1], len(s))
+	}
+	fmt.Fprintf(stdout, "model      %s (%.1f MiB of weights), %d threads, kernels %s\n", *modelPath, float64(res.ModelBytes)/(1<<20), *threads, res.Kernels)
+	if *nPrompt > 0 {
+		fmt.Fprintf(stdout, "pp%-6d   %8.1f tok/s %s\n", *nPrompt, res.PPTokS, spread(res.PPRuns))
+	}
+	if *nGen > 0 {
+		fmt.Fprintf(stdout, "tg%-6d   %8.1f tok/s %s\n", *nGen, res.TGTokS, spread(res.TGRuns))
+		fmt.Fprintf(stdout, "decode     %.2f GB/s of weights read; memory bandwidth %.2f GB/s; roofline ratio %.3f\n",
+			float64(res.ModelBytes)*res.TGTokS/1e9, res.MembwBytesS/1e9, res.RooflineRatio)
+	}
+	if prof != nil {
+		fmt.Fprintln(stdout)
+		prof.Write(stdout)
+	}
+	return nil
+}
