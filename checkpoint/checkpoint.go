@@ -129,6 +129,8 @@ func sniff(path string, head []byte, size int64) string {
 		return FormatPyTorch
 	case isLegacyTorch(head):
 		return FormatPyTorch
+	case len(head) >= 4 && string(head[:4]) == llama2cMagic:
+		return FormatLlama2C // a newer export; OpenLlama2C explains
 	case strings.HasSuffix(lower, ".index.json"):
 		return "index"
 	case strings.HasSuffix(lower, ".safetensors"):

@@ -20,10 +20,15 @@ var hfWeightFiles = []string{
 	"pytorch_model.bin",
 }
 
+// hfWeightGlobs are searched, in order, when no hfWeightFiles exists.
+var hfWeightGlobs = []string{"*.safetensors", "pytorch_model*.bin"}
+
 // OpenHF opens a Hugging Face model folder: a directory holding config.json
 // and the weights, taken from the first of model.safetensors.index.json,
 // model.safetensors, pytorch_model.bin.index.json and pytorch_model.bin that
-// exists, or failing those from every *.safetensors file in the folder.
+// exists, or failing those from every *.safetensors file in the folder, or
+// every pytorch_model*.bin (without an index, a tensor found in two files
+// is an error).
 //
 // Meta is config.json decoded. JSON numbers written as integers that fit in
 // an int64 become int64; all other numbers become float64; objects are
@@ -83,27 +88,35 @@ func openHFWeights(dir string) (Checkpoint, error) {
 		}
 		return openPart(p)
 	}
-	all, err := filepath.Glob(filepath.Join(dir, "*.safetensors"))
-	if err != nil {
-		return nil, fmt.Errorf("checkpoint %s: %w", dir, err)
+	var all []string
+	for _, pattern := range hfWeightGlobs {
+		m, err := filepath.Glob(filepath.Join(dir, pattern))
+		if err != nil {
+			return nil, fmt.Errorf("checkpoint %s: %w", dir, err)
+		}
+		if len(m) > 0 {
+			all = m
+			break
+		}
 	}
 	if len(all) == 0 {
-		return nil, fmt.Errorf("checkpoint %s: no weights found (looked for %s and *.safetensors)", dir, strings.Join(hfWeightFiles, ", "))
+		return nil, fmt.Errorf("checkpoint %s: no weights found (looked for %s, %s)", dir, strings.Join(hfWeightFiles, ", "), strings.Join(hfWeightGlobs, ", "))
 	}
 	if len(all) == 1 {
-		return OpenSafetensors(all[0])
+		return openPart(all[0])
 	}
-	// Several safetensors files and no index: take them all, refusing a
-	// tensor that appears twice.
+	// Several weight files and no index: take them all, refusing a tensor
+	// that appears twice.
 	slices.Sort(all)
-	c := &multi{path: dir, format: FormatSafetensors, meta: map[string]any{}, where: map[string]int{}}
+	c := &multi{path: dir, meta: map[string]any{}, where: map[string]int{}}
 	for _, p := range all {
-		part, err := OpenSafetensors(p)
+		part, err := openPart(p)
 		if err != nil {
 			c.Close()
 			return nil, err
 		}
 		c.parts = append(c.parts, part)
+		c.format = part.Format()
 		for _, inf := range part.Infos() {
 			if j, dup := c.where[inf.Name]; dup {
 				c.Close()

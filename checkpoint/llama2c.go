@@ -8,6 +8,10 @@ import (
 	"github.com/weftrun/weft/tensor"
 )
 
+// llama2cMagic opens the files of llama2.c's newer exporter (version 1 and
+// up: "ak42" as a little-endian uint32), which weft does not read.
+const llama2cMagic = "24ka"
+
 // llama2cHeaderSize is the size of the legacy llama2.c header: 7 int32.
 const llama2cHeaderSize = 28
 
@@ -148,6 +152,10 @@ func OpenLlama2C(path string) (Checkpoint, error) {
 }
 
 func newLlama2C(path string, data []byte) (*llama2c, error) {
+	if len(data) >= 8 && string(data[:4]) == llama2cMagic {
+		return nil, fmt.Errorf("llama2c %s: export version %d (magic \"ak42\") is not supported; weft reads the legacy version 0 format (export.py --version 0)",
+			path, int32(binary.LittleEndian.Uint32(data[4:])))
+	}
 	h, err := parseLlama2CHeader(data)
 	if err != nil {
 		return nil, fmt.Errorf("llama2c %s: %w", path, err)

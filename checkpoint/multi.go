@@ -135,7 +135,7 @@ func openShards(indexPath, dir string, weightMap map[string]string) (_ *multi, e
 		if c.format == "" {
 			c.format = part.Format()
 		} else if c.format != part.Format() {
-			c.format = "mixed"
+			return nil, fmt.Errorf("checkpoint index %s: shard %s is %s but the shards before it are %s", indexPath, f, part.Format(), c.format)
 		}
 		for k, v := range part.Meta() {
 			c.meta[k] = v

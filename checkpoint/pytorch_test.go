@@ -498,3 +498,41 @@ func FuzzUnpickle(f *testing.F) {
 		}
 	})
 }
+
+func TestShardsOfMixedFormats(t *testing.T) {
+	specs, storages := stateFixture()
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "a.bin"), torchZip(t, "archive", statePickle(specs[:1]), map[string][]byte{"0": storages["0"]}, zip.Store))
+	writeFile(t, filepath.Join(dir, "b.safetensors"), makeSafetensors([]stEntry{{"x", "F32", []int{1}, f32Bytes(1)}}, nil))
+	idx, _ := json.Marshal(map[string]any{"weight_map": map[string]string{"emb.weight": "a.bin", "x": "b.safetensors"}})
+	path := writeFile(t, filepath.Join(dir, "model.index.json"), idx)
+	if c, err := Open(path); err == nil {
+		c.Close()
+		t.Fatal("no error")
+	} else if !strings.Contains(err.Error(), "shard b.safetensors is safetensors but the shards before it are pytorch") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestHFPyTorchWithoutIndex(t *testing.T) {
+	specs, storages := stateFixture()
+	dir := t.TempDir()
+	st2 := map[string][]byte{}
+	for k, v := range storages {
+		if k != "0" {
+			st2[k] = v
+		}
+	}
+	writeFile(t, filepath.Join(dir, "pytorch_model-00001-of-00002.bin"), torchZip(t, "archive", statePickle(specs[:3]), map[string][]byte{"0": storages["0"]}, zip.Store))
+	writeFile(t, filepath.Join(dir, "pytorch_model-00002-of-00002.bin"), torchZip(t, "archive", statePickle(specs[3:]), st2, zip.Store))
+	writeFile(t, filepath.Join(dir, "config.json"), []byte(`{"model_type": "gpt2"}`))
+	c, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if c.Format() != FormatPyTorch || c.Arch() != "gpt2" {
+		t.Errorf("Format %q Arch %q", c.Format(), c.Arch())
+	}
+	checkState(t, c)
+}
