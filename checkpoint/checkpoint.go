@@ -92,6 +92,9 @@ func Open(path string) (Checkpoint, error) {
 	if st.IsDir() {
 		return OpenHF(path)
 	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("checkpoint %s: not a regular file or directory", path)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint: %w", err)

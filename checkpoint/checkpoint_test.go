@@ -64,6 +64,9 @@ func TestOpenSniffs(t *testing.T) {
 			os.Remove(path)
 		})
 	}
+	if _, err := Open(os.DevNull); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("%s: %v", os.DevNull, err)
+	}
 	if _, err := Open(filepath.Join(dir, "missing.gguf")); err == nil || !strings.Contains(err.Error(), "missing.gguf") {
 		t.Errorf("missing file: %v", err)
 	}
