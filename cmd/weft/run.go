@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -69,7 +70,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%w: --force-tokens: %v", errUsage, err)
 	}
-	if len(forced) > *n {
+	nSet := false
+	fs.Visit(func(f *flag.Flag) { nSet = nSet || f.Name == "n" })
+	if len(forced) > 0 && (!nSet || len(forced) > *n) {
 		*n = len(forced)
 	}
 	s := uint64(*seed)
@@ -94,6 +97,13 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	}
 	if len(ids) == 0 {
 		return fmt.Errorf("%w: the prompt is empty and the model adds no BOS", errUsage)
+	}
+	if room := m.Context() - len(ids); *n > room {
+		if room <= 0 {
+			return fmt.Errorf("the prompt's %d tokens fill the model's context of %d", len(ids), m.Context())
+		}
+		fmt.Fprintf(stderr, "weft run: generating %d tokens, not %d: the context holds %d\n", room, *n, m.Context())
+		*n = room
 	}
 	eng, pool, err := m.NewEngine(*threads, *batch)
 	if err != nil {

@@ -1,0 +1,174 @@
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/weftrun/weft/internal/testdata"
+	"github.com/weftrun/weft/specs"
+)
+
+func weft(args ...string) (code int, stdout, stderr string) {
+	var o, e bytes.Buffer
+	code = realMain(args, &o, &e)
+	return code, o.String(), e.String()
+}
+
+func TestRunJSONContract(t *testing.T) {
+	shared := testdata.Shared(t)
+	m := filepath.Join(shared, "models", "stories260K", "stories260K.gguf")
+	c := testdata.Golden(t, shared, "stories260K")[1]
+	logits := filepath.Join(t.TempDir(), "logits.f32")
+	code, out, errOut := weft("run", "-m", m, "-p", c.Prompt, "-n", "64", "--temp", "0", "--json", "--logits-out", logits)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var res map[string]any
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("stdout is not one JSON object: %v\n%s", err, out)
+	}
+	for _, k := range []string{"prompt_tokens", "tokens", "text", "prefill_tok_s", "decode_tok_s"} {
+		if _, ok := res[k]; !ok {
+			t.Errorf("JSON lacks %q", k)
+		}
+	}
+	ints := func(v any) []int {
+		var out []int
+		for _, x := range v.([]any) {
+			out = append(out, int(x.(float64)))
+		}
+		return out
+	}
+	if got := ints(res["prompt_tokens"]); !slices.Equal(got, c.PromptTokens) {
+		t.Errorf("prompt_tokens %v, want %v", got, c.PromptTokens)
+	}
+	if got := ints(res["tokens"]); !slices.Equal(got, c.Tokens()) {
+		t.Errorf("tokens %v, want %v", got, c.Tokens())
+	}
+	if res["text"] != c.Text {
+		t.Errorf("text %q, want %q", res["text"], c.Text)
+	}
+	data, err := os.ReadFile(logits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) != 64*512*4 {
+		t.Fatalf("--logits-out wrote %d bytes, want 64 rows of 512 floats", len(data))
+	}
+	want := testdata.Logits(t, shared, "stories260K", 1, 512)
+	for r := range want {
+		for j := range want[r] {
+			got := math.Float32frombits(binary.LittleEndian.Uint32(data[(r*512+j)*4:]))
+			if math.Abs(float64(got-want[r][j])) > 1e-3 {
+				t.Fatalf("row %d logit %d: %v, golden %v", r, j, got, want[r][j])
+			}
+		}
+	}
+}
+
+func TestForceTokens(t *testing.T) {
+	shared := testdata.Shared(t)
+	m := filepath.Join(shared, "models", "stories260K", "stories260K.gguf")
+	force := []string{"400", "401", "402"}
+	code, out, errOut := weft("run", "-m", m, "-p", "Hi", "--temp", "0", "--json", "--force-tokens", strings.Join(force, ","))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var res struct{ Tokens []int }
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	var want []int
+	for _, f := range force {
+		n, _ := strconv.Atoi(f)
+		want = append(want, n)
+	}
+	if !slices.Equal(res.Tokens, want) {
+		t.Errorf("forced tokens %v, want %v", res.Tokens, want)
+	}
+}
+
+// TestErrors: bad input exits non-zero with a message naming the place.
+func TestErrors(t *testing.T) {
+	shared := testdata.Shared(t)
+	dir := t.TempDir()
+	gg := filepath.Join(shared, "models", "stories260K", "stories260K.gguf")
+	data, err := os.ReadFile(gg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trunc := filepath.Join(dir, "trunc.gguf")
+	os.WriteFile(trunc, data[:len(data)/2], 0o644)
+	badSpec := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(badSpec, []byte("name: x\ngraph:\n  - y: linear(x, w)\ncolour: blue\n"), 0o644)
+	cycle := filepath.Join(dir, "cycle.yaml")
+	os.WriteFile(cycle, []byte("name: x\nparams:\n  a: b + 1\n  b: a * 2\ngraph:\n  - y: relu(tokens)\n"), 0o644)
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want []string
+	}{
+		{"missing model", []string{"run", "-m", filepath.Join(dir, "nope.gguf"), "-p", "x"}, 1, []string{"nope.gguf"}},
+		{"truncated gguf", []string{"run", "-m", trunc, "-p", "x"}, 1, []string{"trunc.gguf", "past the end"}},
+		{"unknown spec key", []string{"graph", "-s", badSpec}, 1, []string{"bad.yaml:4:1", `unknown key "colour"`}},
+		{"param cycle", []string{"graph", "-s", cycle}, 1, []string{"cycle.yaml:", "cycle"}},
+		{"unknown --set", []string{"run", "-m", gg, "-p", "x", "--set", "hiddn=3"}, 1, []string{"hiddn"}},
+		{"bad temperature", []string{"run", "-m", gg, "-p", "x", "--temp", "-1"}, 2, []string{"temperature"}},
+		{"no model", []string{"run", "-p", "x"}, 2, []string{"-m MODEL"}},
+		{"unknown command", []string{"frobnicate"}, 2, []string{"frobnicate"}},
+		{"bad graph format", []string{"graph", "-s", "llama", "--format", "png"}, 2, []string{"png"}},
+		{"shape mismatch", []string{"run", "-m", gg, "-p", "x", "--set", "ffn=100"}, 1, []string{"llama.yaml:", "ffn_gate.weight", "[172 64]", "[100 64]"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, errOut := weft(tc.args...)
+			if code != tc.code {
+				t.Errorf("exit %d, want %d (stderr: %s)", code, tc.code, errOut)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(errOut, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, errOut)
+				}
+			}
+		})
+	}
+}
+
+// TestGraphExports exports every built-in spec in every format.
+func TestGraphExports(t *testing.T) {
+	for _, name := range specs.Builtin() {
+		for _, format := range []string{"dot", "mermaid", "json", "html"} {
+			code, out, errOut := weft("graph", "-s", name, "--format", format)
+			if code != 0 {
+				t.Errorf("%s %s: exit %d: %s", name, format, code, errOut)
+				continue
+			}
+			var ok bool
+			switch format {
+			case "dot":
+				ok = strings.HasPrefix(out, "digraph") && strings.HasSuffix(strings.TrimSpace(out), "}")
+			case "mermaid":
+				ok = strings.HasPrefix(out, "flowchart TD")
+			case "json":
+				var j struct {
+					Format string
+					Nodes  []any
+				}
+				ok = json.Unmarshal([]byte(out), &j) == nil && j.Format == "weft-graph/1" && len(j.Nodes) > 0
+			case "html":
+				ok = strings.Contains(out, "<html") && strings.Contains(out, `"format":"weft-graph/1"`)
+			}
+			if !ok {
+				t.Errorf("%s %s: malformed output:\n%.300s", name, format, out)
+			}
+		}
+	}
+}
