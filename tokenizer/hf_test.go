@@ -91,12 +91,44 @@ func spmMerges(pieces []string, types []int64, scores []float32) [][2]string {
 	return out
 }
 
+// template is a TemplateProcessing that adds prefix and suffix around the
+// sequence.
+func template(pieces []string, prefix, suffix []int) obj {
+	var single []obj
+	special := obj{}
+	add := func(id int) {
+		single = append(single, obj{"SpecialToken": obj{"id": pieces[id], "type_id": 0}})
+		special[pieces[id]] = obj{"id": pieces[id], "ids": []int{id}, "tokens": []string{pieces[id]}}
+	}
+	for _, id := range prefix {
+		add(id)
+	}
+	single = append(single, obj{"Sequence": obj{"id": "A", "type_id": 0}})
+	for _, id := range suffix {
+		add(id)
+	}
+	return obj{"type": "TemplateProcessing", "single": single, "special_tokens": special}
+}
+
 // ggufToHF writes the tokenizer.json equivalent of a GGUF vocabulary, as
-// the Hugging Face converters would have produced it.
+// the Hugging Face converters would have produced it. The special tokens
+// around the text are those the GGUF tokenizer adds.
 func ggufToHF(t *testing.T, meta gguf.Metadata) []byte {
 	t.Helper()
+	ref, err := FromGGUF(meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	post := template(ref.(*model).pieces, ref.(*model).prefix, ref.(*model).suffix)
 	kind, _ := meta.String(keyModel)
 	pieces, _ := meta.Strings(keyTokens)
+	unkPiece := func(def int64) string {
+		id, ok := meta.Int("tokenizer.ggml.unknown_token_id")
+		if !ok {
+			id = def
+		}
+		return pieces[id]
+	}
 	types, _ := meta.Ints(keyTypes)
 	file := obj{"version": "1.0", "added_tokens": addedTokens(pieces, types)}
 	vocabMap := obj{}
@@ -119,7 +151,8 @@ func ggufToHF(t *testing.T, meta gguf.Metadata) []byte {
 		steps = append(steps, obj{"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": false})
 		file["normalizer"] = nil
 		file["pre_tokenizer"] = obj{"type": "Sequence", "pretokenizers": steps}
-		file["post_processor"] = obj{"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": false, "use_regex": true}
+		file["post_processor"] = obj{"type": "Sequence", "processors": []obj{
+			{"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": false, "use_regex": true}, post}}
 		file["decoder"] = obj{"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": true, "use_regex": true}
 		file["model"] = obj{"type": "BPE", "vocab": vocabMap, "merges": merges, "ignore_merges": def.ignoreMerges}
 	case "llama":
@@ -127,21 +160,18 @@ func ggufToHF(t *testing.T, meta gguf.Metadata) []byte {
 		for i, p := range pieces {
 			vocabMap[p] = i
 		}
-		file["normalizer"] = obj{"type": "Sequence", "normalizers": []obj{
-			{"type": "Prepend", "prepend": "▁"},
-			{"type": "Replace", "pattern": obj{"String": " "}, "content": "▁"},
-		}}
+		norms := []obj{{"type": "Replace", "pattern": obj{"String": " "}, "content": "▁"}}
+		decs := []obj{{"type": "Replace", "pattern": obj{"String": "▁"}, "content": " "}, {"type": "ByteFallback"}, {"type": "Fuse"}}
+		if prefix, ok := meta.Bool(keySpacePrefix); !ok || prefix {
+			norms = append([]obj{{"type": "Prepend", "prepend": "▁"}}, norms...)
+			decs = append(decs, obj{"type": "Strip", "content": " ", "start": 1, "stop": 0})
+		}
+		file["normalizer"] = obj{"type": "Sequence", "normalizers": norms}
 		file["pre_tokenizer"] = nil
-		file["post_processor"] = obj{"type": "TemplateProcessing",
-			"single":         []obj{{"SpecialToken": obj{"id": "<s>", "type_id": 0}}, {"Sequence": obj{"id": "A", "type_id": 0}}},
-			"special_tokens": obj{"<s>": obj{"id": "<s>", "ids": []int{1}, "tokens": []string{"<s>"}}}}
-		file["decoder"] = obj{"type": "Sequence", "decoders": []obj{
-			{"type": "Replace", "pattern": obj{"String": "▁"}, "content": " "},
-			{"type": "ByteFallback"}, {"type": "Fuse"},
-			{"type": "Strip", "content": " ", "start": 1, "stop": 0},
-		}}
+		file["post_processor"] = post
+		file["decoder"] = obj{"type": "Sequence", "decoders": decs}
 		file["model"] = obj{"type": "BPE", "vocab": vocabMap, "merges": spmMerges(pieces, types, scores),
-			"unk_token": "<unk>", "fuse_unk": true, "byte_fallback": true}
+			"unk_token": unkPiece(0), "fuse_unk": true, "byte_fallback": true}
 	case "bert":
 		for i, p := range pieces {
 			switch {
@@ -153,14 +183,15 @@ func ggufToHF(t *testing.T, meta gguf.Metadata) []byte {
 				vocabMap["##"+p] = i
 			}
 		}
-		file["normalizer"] = obj{"type": "BertNormalizer", "clean_text": true, "handle_chinese_chars": true, "strip_accents": nil, "lowercase": true}
+		lower, ok := meta.Bool(keyLowercase)
+		if !ok {
+			lower = true
+		}
+		file["normalizer"] = obj{"type": "BertNormalizer", "clean_text": true, "handle_chinese_chars": true, "strip_accents": nil, "lowercase": lower}
 		file["pre_tokenizer"] = obj{"type": "BertPreTokenizer"}
-		file["post_processor"] = obj{"type": "TemplateProcessing",
-			"single": []obj{{"SpecialToken": obj{"id": "[CLS]", "type_id": 0}}, {"Sequence": obj{"id": "A", "type_id": 0}}, {"SpecialToken": obj{"id": "[SEP]", "type_id": 0}}},
-			"special_tokens": obj{"[CLS]": obj{"id": "[CLS]", "ids": []int{101}, "tokens": []string{"[CLS]"}},
-				"[SEP]": obj{"id": "[SEP]", "ids": []int{102}, "tokens": []string{"[SEP]"}}}}
+		file["post_processor"] = post
 		file["decoder"] = obj{"type": "WordPiece", "prefix": "##", "cleanup": true}
-		file["model"] = obj{"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##", "max_input_chars_per_word": 100, "vocab": vocabMap}
+		file["model"] = obj{"type": "WordPiece", "unk_token": unkPiece(100), "continuing_subword_prefix": "##", "max_input_chars_per_word": 100, "vocab": vocabMap}
 	default:
 		t.Fatalf("model %q", kind)
 	}
