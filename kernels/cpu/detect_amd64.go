@@ -12,7 +12,7 @@ func detectLevel() Level {
 	if !(x.HasAVX512F && x.HasAVX512BW && x.HasAVX512DQ && x.HasAVX512VL) {
 		return AVX2
 	}
-	if !(x.HasAVX512VNNI && x.HasAVX512VBMI) {
+	if !(x.HasAVX512VNNI && x.HasAVX512VBMI && x.HasAVX512GFNI) {
 		return AVX512
 	}
 	return AVX512VNNI

@@ -15,7 +15,7 @@ const (
 	// AVX512 needs AVX-512 F, BW, DQ and VL (Skylake-SP and later). The
 	// integer (quantized) kernels stay at AVX2 on this level.
 	AVX512
-	// AVX512VNNI adds AVX512_VNNI and AVX512_VBMI (Ice Lake, Sapphire
+	// AVX512VNNI adds AVX512_VNNI, AVX512_VBMI and GFNI (Ice Lake, Sapphire
 	// Rapids, Zen 4 and later): VPDPBUSD integer dot products for the
 	// quantized kernels.
 	AVX512VNNI

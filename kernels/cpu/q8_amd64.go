@@ -18,8 +18,16 @@ func gemvQ8_0VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *fl
 //go:noescape
 func tileQ8_0VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *[8]float32)
 
+// AVX2 kernels (q8avx2_amd64.s), also used on AVX-512 without VNNI.
+
+//go:noescape
+func gemvQ4_0AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, nrows int, acc int)
+
+//go:noescape
+func gemvQ8_0AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, nrows int, acc int)
+
 // hasQ8 reports SIMD kernels for Q4_0 and Q8_0 weights.
-func (k Kernels) hasQ8() bool { return k.level >= AVX512VNNI }
+func (k Kernels) hasQ8() bool { return k.level >= AVX2 }
 
 // hasQ8Tile reports the 2-row × 4-token Q4_0/Q8_0 tile kernels.
 func (k Kernels) hasQ8Tile() bool { return k.level >= AVX512VNNI }
@@ -40,9 +48,16 @@ func (k Kernels) q8Gemv(kind wkind, w []byte, ldw int, a []byte, nb int, dst []f
 	}
 	_ = w[(rows-1)*ldw+nb*bb-1]
 	_ = a[ab-1]
-	f := gemvQ4_0VNNI
-	if kind == wkQ8_0 {
+	var f func(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, nrows int, acc int)
+	switch {
+	case k.level >= AVX512VNNI && kind == wkQ8_0:
 		f = gemvQ8_0VNNI
+	case k.level >= AVX512VNNI:
+		f = gemvQ4_0VNNI
+	case kind == wkQ8_0:
+		f = gemvQ8_0AVX2
+	default:
+		f = gemvQ4_0AVX2
 	}
 	ac := 0
 	if acc {
@@ -71,10 +86,51 @@ func (k Kernels) q8Tile(kind wkind, w []byte, ldw int, a []byte, lda, nb int, y 
 	f(unsafe.Pointer(&w[0]), uintptr(ldw), unsafe.Pointer(&a[0]), uintptr(lda), nb, y)
 }
 
-func (k Kernels) packQ8A(dst []byte, x []float32) { packQ8AGo(dst, x) }
+// Activation quantizers (q8quantz_amd64.s).
 
-func (k Kernels) packQ8B(dst []byte, x []float32) { packQ8BGo(dst, x) }
+//go:noescape
+func quantQ8_0Z(dst *byte, src *float32, nb int)
 
-func (k Kernels) quantizeQ8_0(dst []byte, x []float32) { quantizeQ8_0Go(dst, x) }
+//go:noescape
+func packQ8AZ(dst *byte, src *float32, nb int)
+
+//go:noescape
+func packQ8BZ(dst *byte, src *float32, nb int)
+
+// packQ8A quantizes x (a multiple of 32 values) into layout A in dst.
+func (k Kernels) packQ8A(dst []byte, x []float32) {
+	nb := len(x) / 32
+	if k.level < AVX512 || nb == 0 {
+		packQ8AGo(dst, x)
+		return
+	}
+	dst = dst[:q8aRowBytes(len(x))]
+	clear(dst[nb/4*q8aGroup:])
+	packQ8AZ(&dst[0], &x[0], nb)
+}
+
+// packQ8B quantizes x (a multiple of 32 values) into layout B in dst.
+func (k Kernels) packQ8B(dst []byte, x []float32) {
+	nb := len(x) / 32
+	if k.level < AVX512 || nb == 0 {
+		packQ8BGo(dst, x)
+		return
+	}
+	dst = dst[:q8bRowBytes(len(x))]
+	clear(dst[nb/2*q8bPair:])
+	packQ8BZ(&dst[0], &x[0], nb)
+}
+
+// quantizeQ8_0 quantizes x (a multiple of 32 values) into ggml Q8_0
+// blocks in dst.
+func (k Kernels) quantizeQ8_0(dst []byte, x []float32) {
+	nb := len(x) / 32
+	if k.level < AVX512 || nb == 0 {
+		quantizeQ8_0Go(dst, x)
+		return
+	}
+	_ = dst[nb*34-1]
+	quantQ8_0Z(&dst[0], &x[0], nb)
+}
 
 func (k Kernels) f16ToF32(dst []float32, src []byte) { f16RowGo(dst, src) }

@@ -29,12 +29,15 @@ DATA q4sidx<>+56(SB)/8, $0
 GLOBL q4sidx<>(SB), RODATA|NOPTR, $64
 
 // Q4CONST loads the constants of the Q4_0 kernels: Z31 = 0x0f bytes, Z30 and
-// Z29 the gather indices.
+// Z29 the gather indices, Z28 the GF(2) affine matrix that shifts each byte
+// right by 4.
 #define Q4CONST \
 	MOVL         $0x0f0f0f0f, AX; \
 	VPBROADCASTD AX, Z31; \
 	VMOVDQU64    q4qidx<>(SB), Z30; \
-	VMOVDQU64    q4sidx<>(SB), Z29
+	VMOVDQU64    q4sidx<>(SB), Z29; \
+	MOVQ         $0x1020408000000000, AX; \
+	VPBROADCASTQ AX, Z28
 
 // Q4MASKS sets K2 and K3 to the bytes of a partial group of R10 blocks in
 // the first and second 64-byte load. It uses R11, R12 and R13.
@@ -47,18 +50,19 @@ GLOBL q4sidx<>(SB), RODATA|NOPTR, $64
 	BZHIQ  R11, R12, R13; \
 	KMOVQ  R13, K3
 
-// Q4UNPACK turns a Q4_0 group, its first 64 bytes in a and its bytes
-// [8,72) in t2 (register or memory), into lo (low nibbles), hi (high
-// nibbles) and sc (16 float32 scales; scy is its ymm name).
-#define Q4UNPACK(t2, a, lo, hi, sc, scy) \
-	VMOVDQA64 Z30, lo; \
-	VPERMI2B  t2, a, lo; \
-	VMOVDQA64 Z29, sc; \
-	VPERMI2B  t2, a, sc; \
-	VCVTPH2PS scy, sc; \
-	VPSRLW    $4, lo, hi; \
-	VPANDD    Z31, lo, lo; \
-	VPANDD    Z31, hi, hi
+// Q4LOAD gathers a Q4_0 group whose bytes [0,64) are m1 and [8,72) m2
+// (registers or memory): q gets the 4×16 quant bytes, sc (scy its ymm
+// name) the 16 float32 scales, 4 lanes per block.
+#define Q4LOAD(m1, m2, q, sc, scy) \
+	VMOVDQU8  m1, q; \
+	VPERMB    m1, Z29, sc; \
+	VPERMT2B  m2, Z30, q; \
+	VCVTPH2PS scy, sc
+
+// Q4NIB splits the quant bytes in q into low nibbles (q) and high (hi).
+#define Q4NIB(q, hi) \
+	VGF2P8AFFINEQB $0, Z28, q, hi; \
+	VPANDD         Z31, q, q
 
 // Q4DOT accumulates into f one group's product: corr, xl and xh are the
 // activation rows (register or memory), sx the activation scales (memory),
@@ -100,11 +104,11 @@ row:
 	JB     one
 
 pair:
-	VMOVDQU8 (R11), Z8
-	Q4UNPACK(8(R11), Z8, Z9, Z10, Z11, Y11)
+	Q4LOAD((R11), 8(R11), Z9, Z11, Y11)
+	Q4NIB(Z9, Z10)
 	Q4DOT(Z9, Z10, Z11, 128(R12), (R12), 64(R12), 192(R12), Z0, Z12, Z13)
-	VMOVDQU8 72(R11), Z14
-	Q4UNPACK(80(R11), Z14, Z15, Z16, Z17, Y17)
+	Q4LOAD(72(R11), 80(R11), Z15, Z17, Y17)
+	Q4NIB(Z15, Z16)
 	Q4DOT(Z15, Z16, Z17, 384(R12), 256(R12), 320(R12), 448(R12), Z1, Z18, Z19)
 	ADDQ $144, R11
 	ADDQ $512, R12
@@ -114,8 +118,8 @@ pair:
 one:
 	ADDQ $2, R13
 	JZ   part
-	VMOVDQU8 (R11), Z8
-	Q4UNPACK(8(R11), Z8, Z9, Z10, Z11, Y11)
+	Q4LOAD((R11), 8(R11), Z9, Z11, Y11)
+	Q4NIB(Z9, Z10)
 	Q4DOT(Z9, Z10, Z11, 128(R12), (R12), 64(R12), 192(R12), Z0, Z12, Z13)
 	ADDQ $72, R11
 	ADDQ $256, R12
@@ -124,8 +128,9 @@ part:
 	TESTQ R10, R10
 	JZ    fin
 	VMOVDQU8.Z (R11), K2, Z8
-	VMOVDQU8.Z 8(R11), K3, Z14
-	Q4UNPACK(Z14, Z8, Z9, Z10, Z11, Y11)
+	VMOVDQU8.Z 8(R11), K3, Z10
+	Q4LOAD(Z8, Z10, Z9, Z11, Y11)
+	Q4NIB(Z9, Z10)
 	Q4DOT(Z9, Z10, Z11, 128(R12), (R12), 64(R12), 192(R12), Z1, Z12, Z13)
 
 fin:
@@ -198,13 +203,11 @@ TEXT ·tileQ4_0VNNI(SB), NOSPLIT, $0-48
 
 tgrp:
 	Q4XLOAD
-	LEAQ     (R8)(AX*1), R11
-	VMOVDQU8 (R11), Z8
-	Q4UNPACK(8(R11), Z8, Z9, Z10, Z11, Y11)
+	Q4LOAD((R8)(AX*1), 8(R8)(AX*1), Z9, Z11, Y11)
+	Q4NIB(Z9, Z10)
 	Q4TOKS(Z0, Z1, Z2, Z3)
-	LEAQ     (R9)(AX*1), R11
-	VMOVDQU8 (R11), Z8
-	Q4UNPACK(8(R11), Z8, Z9, Z10, Z11, Y11)
+	Q4LOAD((R9)(AX*1), 8(R9)(AX*1), Z9, Z11, Y11)
+	Q4NIB(Z9, Z10)
 	Q4TOKS(Z4, Z5, Z6, Z7)
 	ADDQ     $72, AX
 	ADDQ     $256, BX
@@ -217,13 +220,15 @@ tpart:
 	Q4XLOAD
 	LEAQ       (R8)(AX*1), R11
 	VMOVDQU8.Z (R11), K2, Z8
-	VMOVDQU8.Z 8(R11), K3, Z28
-	Q4UNPACK(Z28, Z8, Z9, Z10, Z11, Y11)
+	VMOVDQU8.Z 8(R11), K3, Z10
+	Q4LOAD(Z8, Z10, Z9, Z11, Y11)
+	Q4NIB(Z9, Z10)
 	Q4TOKS(Z0, Z1, Z2, Z3)
 	LEAQ       (R9)(AX*1), R11
 	VMOVDQU8.Z (R11), K2, Z8
-	VMOVDQU8.Z 8(R11), K3, Z28
-	Q4UNPACK(Z28, Z8, Z9, Z10, Z11, Y11)
+	VMOVDQU8.Z 8(R11), K3, Z10
+	Q4LOAD(Z8, Z10, Z9, Z11, Y11)
+	Q4NIB(Z9, Z10)
 	Q4TOKS(Z4, Z5, Z6, Z7)
 
 tfin:

@@ -1,0 +1,115 @@
+package cpu
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/weftrun/weft/kernels/quant"
+	"github.com/weftrun/weft/tensor"
+)
+
+// benchMatrix builds a rows×cols matrix quickly: 64 random rows quantized
+// once and repeated.
+func benchMatrix(b testing.TB, dt tensor.DType, rows, cols int) Matrix {
+	if b != nil {
+		b.Helper()
+	}
+	r := rand.New(rand.NewPCG(9, 9))
+	const uniq = 64
+	f := make([]float32, uniq*cols)
+	for i := range f {
+		f[i] = float32(r.NormFloat64())
+	}
+	rb, _ := dt.RowBytes(cols)
+	block := make([]byte, uniq*rb)
+	if err := quant.Quantize(dt, block, f); err != nil {
+		b.Fatal(err)
+	}
+	data := make([]byte, rows*rb)
+	for i := 0; i < len(data); i += len(block) {
+		copy(data[i:], block)
+	}
+	return Matrix{DType: dt, Rows: rows, Cols: cols, Data: data}
+}
+
+var benchShapes = []struct{ rows, cols int }{
+	{2048, 2048}, {5632, 2048}, {2048, 5632}, {32000, 2048},
+}
+
+// BenchmarkMatVec measures decode-shaped products (one token) per weight
+// type and kernel level, reporting weight bytes read per second.
+func BenchmarkMatVec(b *testing.B) {
+	for _, dt := range []tensor.DType{tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0, tensor.Q4_0, tensor.Q4_K, tensor.Q6_K} {
+		for _, sh := range benchShapes {
+			w := benchMatrix(b, dt, sh.rows, sh.cols)
+			x := make([]float32, sh.cols)
+			for i := range x {
+				x[i] = float32(i%7) - 3
+			}
+			dst := make([]float32, sh.rows)
+			for _, l := range Levels() {
+				if l == AVX512 && Detect().Level() > AVX512 {
+					continue
+				}
+				b.Run(fmt.Sprintf("%s/%dx%d/%s", dt, sh.rows, sh.cols, l), func(b *testing.B) {
+					p := NewPoolKernels(0, Detect().Limit(l))
+					defer p.Close()
+					b.SetBytes(int64(len(w.Data)))
+					for b.Loop() {
+						if err := MatMul(p, dst, w, x, 1); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// BenchmarkGEMM measures prefill-shaped products (128 tokens), reporting
+// GFLOP/s (2 per multiply-add).
+func BenchmarkGEMM(b *testing.B) {
+	const n = 128
+	for _, dt := range []tensor.DType{tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0, tensor.Q4_0, tensor.Q4_K, tensor.Q6_K} {
+		for _, sh := range benchShapes[:3] {
+			w := benchMatrix(b, dt, sh.rows, sh.cols)
+			x := make([]float32, n*sh.cols)
+			for i := range x {
+				x[i] = float32(i%7) - 3
+			}
+			dst := make([]float32, n*sh.rows)
+			for _, l := range Levels() {
+				if l == AVX512 && Detect().Level() > AVX512 || l == Generic {
+					continue
+				}
+				b.Run(fmt.Sprintf("%s/%dx%d/%s", dt, sh.rows, sh.cols, l), func(b *testing.B) {
+					p := NewPoolKernels(0, Detect().Limit(l))
+					defer p.Close()
+					for b.Loop() {
+						if err := MatMul(p, dst, w, x, n); err != nil {
+							b.Fatal(err)
+						}
+					}
+					flops := 2 * float64(n) * float64(sh.rows) * float64(sh.cols)
+					b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				})
+			}
+		}
+	}
+}
+
+type nopTask struct{}
+
+func (nopTask) Run(lo, hi int) {}
+
+// BenchmarkDispatch measures the cost of one pool dispatch that does no
+// work: the per-op overhead that bounds tiny models.
+func BenchmarkDispatch(b *testing.B) {
+	p := NewPool(2)
+	defer p.Close()
+	var t nopTask
+	for b.Loop() {
+		p.Run(2, 1, t)
+	}
+}

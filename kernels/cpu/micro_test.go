@@ -1,0 +1,45 @@
+package cpu
+
+import (
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/weftrun/weft/tensor"
+)
+
+// bestOf runs f reps times per trial and returns the fastest per-call
+// time over trials: a robust estimate on a machine shared with others.
+func bestOf(trials, reps int, f func()) time.Duration {
+	best := time.Duration(1 << 62)
+	for range trials {
+		s := time.Now()
+		for range reps {
+			f()
+		}
+		if d := time.Since(s) / time.Duration(reps); d < best {
+			best = d
+		}
+	}
+	return best
+}
+
+func TestKernelThroughput(t *testing.T) {
+	if os.Getenv("WEFT_KBENCH") == "" {
+		t.Skip("set WEFT_KBENCH=1 to print single-thread kernel throughput")
+	}
+	for _, dt := range []tensor.DType{tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0, tensor.Q4_0} {
+		w := benchMatrix(nil, dt, 256, 2048)
+		x := make([]float32, 2048*4)
+		dst := make([]float32, 256*4)
+		for _, l := range Levels() {
+			p := NewPoolKernels(1, Detect().Limit(l))
+			d1 := bestOf(20, 20, func() { MatMul(p, dst, w, x, 1) })
+			d4 := bestOf(20, 5, func() { MatMul(p, dst, w, x, 4) })
+			fmt.Printf("%-5s %-10s matvec %6.1f GB/s  n=4 %6.1f GFLOP/s\n", dt, l,
+				float64(len(w.Data))/d1.Seconds()/1e9, 2*4*256*2048/d4.Seconds()/1e9)
+			p.Close()
+		}
+	}
+}

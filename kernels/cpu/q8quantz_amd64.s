@@ -1,0 +1,193 @@
+//go:build amd64 && !noasm
+
+#include "textflag.h"
+
+// Quantization of float32 activations to 8 bits per block of 32, bit-exact
+// with ggml's reference quantize_row_q8_0 (d = amax/127, id = 1/d,
+// q = round(x·id) half away from zero, d stored rounded to f16), AVX-512.
+// Three output forms: ggml Q8_0 blocks, and layouts A and B (q8pack.go).
+
+DATA q8perm<>+0(SB)/4, $0
+DATA q8perm<>+4(SB)/4, $4
+DATA q8perm<>+8(SB)/4, $8
+DATA q8perm<>+12(SB)/4, $12
+DATA q8perm<>+16(SB)/4, $16
+DATA q8perm<>+20(SB)/4, $20
+DATA q8perm<>+24(SB)/4, $24
+DATA q8perm<>+28(SB)/4, $28
+GLOBL q8perm<>(SB), RODATA|NOPTR, $32
+
+// QCONST sets up the constants: Z31 |x| mask, Z30 sign mask, Z29 0.5,
+// Z21 1.0, Z20 127.0, Y25 the lane gather indices.
+#define QCONST \
+	MOVL         $0x7fffffff, AX; \
+	VPBROADCASTD AX, Z31; \
+	MOVL         $0x80000000, AX; \
+	VPBROADCASTD AX, Z30; \
+	MOVL         $0x3f000000, AX; \
+	VPBROADCASTD AX, Z29; \
+	MOVL         $0x3f800000, AX; \
+	VPBROADCASTD AX, Z21; \
+	MOVL         $0x42fe0000, AX; \
+	VPBROADCASTD AX, Z20; \
+	VMOVDQU32    q8perm<>(SB), Y25
+
+// ROUNDQ rounds the 16 floats of v half away from zero and converts them
+// to int32 in v; t, f and s are scratch.
+#define ROUNDQ(v, t, f, s) \
+	VRNDSCALEPS $0x0b, v, t; \
+	VSUBPS      t, v, f; \
+	VANDPS      Z31, f, f; \
+	VCMPPS      $0x1d, Z29, f, K1; \
+	VPANDD      Z30, v, s; \
+	VPORD       Z21, s, s; \
+	VADDPS      s, t, K1, t; \
+	VCVTTPS2DQ  t, v
+
+// QBLOCK quantizes the 32 floats at (SI): Z0 and Z1 get the int32 quants of
+// elements 0-15 and 16-31, X11 and X12 the same as bytes, X6 the f16 bits
+// of d (low word) and X7 d rounded to f16, as float32 (low lane).
+#define QBLOCK \
+	VMOVUPS       (SI), Z0; \
+	VMOVUPS       64(SI), Z1; \
+	VANDPS        Z31, Z0, Z2; \
+	VANDPS        Z31, Z1, Z3; \
+	VMAXPS        Z3, Z2, Z2; \
+	VEXTRACTF64X4 $1, Z2, Y3; \
+	VMAXPS        Y3, Y2, Y2; \
+	VEXTRACTF128  $1, Y2, X3; \
+	VMAXPS        X3, X2, X2; \
+	VPERMILPS     $0x4e, X2, X3; \
+	VMAXPS        X3, X2, X2; \
+	VPERMILPS     $0xb1, X2, X3; \
+	VMAXPS        X3, X2, X2; \
+	VDIVSS        X20, X2, X4; \
+	VDIVSS        X4, X21, X5; \
+	VXORPS        X8, X8, X8; \
+	VCMPSS        $4, X8, X4, X8; \
+	VANDPS        X8, X5, X5; \
+	VBROADCASTSS  X5, Z5; \
+	VMULPS        Z5, Z0, Z0; \
+	VMULPS        Z5, Z1, Z1; \
+	ROUNDQ(Z0, Z8, Z9, Z10); \
+	ROUNDQ(Z1, Z16, Z17, Z18); \
+	VPMOVDB       Z0, X11; \
+	VPMOVDB       Z1, X12; \
+	VCVTPS2PH     $0, X4, X6; \
+	VCVTPH2PS     X6, X7
+
+// func quantQ8_0Z(dst *byte, src *float32, nb int)
+// Writes nb ggml Q8_0 blocks (34 bytes each).
+TEXT ·quantQ8_0Z(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ nb+16(FP), CX
+	QCONST
+	TESTQ CX, CX
+	JZ    done
+
+loop:
+	QBLOCK
+	VMOVD   X6, AX
+	MOVW    AX, (DI)
+	VMOVDQU X11, 2(DI)
+	VMOVDQU X12, 18(DI)
+	ADDQ    $128, SI
+	ADDQ    $34, DI
+	DECQ    CX
+	JNZ     loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func packQ8AZ(dst *byte, src *float32, nb int)
+// Writes nb blocks in layout A; the caller zeroes a partial last group.
+TEXT ·packQ8AZ(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ nb+16(FP), CX
+	QCONST
+	XORQ  DX, DX // block index
+	TESTQ CX, CX
+	JZ    done
+
+loop:
+	QBLOCK
+	MOVQ DX, R8
+	ANDQ $3, R8
+	SHLQ $4, R8 // 16·(block within group)
+	MOVQ DX, R9
+	SHRQ $2, R9
+	SHLQ $8, R9
+	ADDQ DI, R9 // group base
+	VMOVDQU X11, (R9)(R8*1)
+	VMOVDQU X12, 64(R9)(R8*1)
+	// -8·(Σ q[4i:4i+4] + Σ q[16+4i:20+4i]) for i = 0..3
+	VPADDD       Z1, Z0, Z13
+	VPSHUFD      $0x4e, Z13, Z14
+	VPADDD       Z14, Z13, Z13
+	VPSHUFD      $0xb1, Z13, Z14
+	VPADDD       Z14, Z13, Z13
+	VPERMD       Z13, Z25, Z13
+	VPSLLD       $3, X13, X13
+	VPXOR        X14, X14, X14
+	VPSUBD       X13, X14, X13
+	VMOVDQU      X13, 128(R9)(R8*1)
+	VBROADCASTSS X7, X15
+	VMOVUPS      X15, 192(R9)(R8*1)
+	ADDQ         $128, SI
+	INCQ         DX
+	CMPQ         DX, CX
+	JB           loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func packQ8BZ(dst *byte, src *float32, nb int)
+// Writes nb blocks in layout B; the caller zeroes a partial last pair.
+TEXT ·packQ8BZ(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ nb+16(FP), CX
+	QCONST
+	XORQ  DX, DX
+	TESTQ CX, CX
+	JZ    done
+
+loop:
+	QBLOCK
+	MOVQ DX, R8
+	ANDQ $1, R8
+	SHLQ $5, R8 // 32·(block within pair)
+	MOVQ DX, R9
+	SHRQ $1, R9
+	IMUL3Q $192, R9, R9
+	ADDQ DI, R9 // pair base
+	VMOVDQU X11, (R9)(R8*1)
+	VMOVDQU X12, 16(R9)(R8*1)
+	// -128·Σ q[4l:4l+4] for l = 0..7
+	VPSHUFD      $0x4e, Z0, Z14
+	VPADDD       Z14, Z0, Z13
+	VPSHUFD      $0xb1, Z13, Z14
+	VPADDD       Z14, Z13, Z13
+	VPSHUFD      $0x4e, Z1, Z14
+	VPADDD       Z14, Z1, Z15
+	VPSHUFD      $0xb1, Z15, Z14
+	VPADDD       Z14, Z15, Z15
+	VPERMT2D     Z15, Z25, Z13
+	VPSLLD       $7, Y13, Y13
+	VPXOR        Y14, Y14, Y14
+	VPSUBD       Y13, Y14, Y13
+	VMOVDQU      Y13, 64(R9)(R8*1)
+	VBROADCASTSS X7, Y15
+	VMOVUPS      Y15, 128(R9)(R8*1)
+	ADDQ         $128, SI
+	INCQ         DX
+	CMPQ         DX, CX
+	JB           loop
+
+done:
+	VZEROUPPER
+	RET
