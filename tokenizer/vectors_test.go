@@ -222,3 +222,47 @@ func TestStories260K(t *testing.T) {
 		}
 	}
 }
+
+// TestGoldenMiniLlama checks the prompts of the mini-llama golden runs,
+// which use the real 32000-token Llama vocabulary.
+func TestGoldenMiniLlama(t *testing.T) {
+	for _, q := range []string{"f16", "Q8_0", "Q4_0"} {
+		var golden []struct {
+			Prompt       string `json:"prompt"`
+			PromptTokens []int  `json:"prompt_tokens"`
+			Steps        []struct {
+				Token int `json:"token"`
+			} `json:"steps"`
+			Text string `json:"text"`
+		}
+		data, err := os.ReadFile(sharedFile(t, "golden", "mini-llama-"+q+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(data, &golden); err != nil {
+			t.Fatal(err)
+		}
+		tk, err := Load(sharedFile(t, "models", "mini-llama", "mini-llama-"+q+".gguf"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, gp := range golden {
+			got, err := tk.Encode(gp.Prompt, EncodeOptions{AddSpecial: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !equalIDs(got, gp.PromptTokens) {
+				t.Errorf("%s: Encode(%q) = %v, want %v", q, gp.Prompt, got, gp.PromptTokens)
+			}
+			sd := tk.NewStreamDecoder()
+			var b strings.Builder
+			for _, s := range gp.Steps {
+				b.WriteString(sd.Push(s.Token))
+			}
+			b.WriteString(sd.Flush())
+			if b.String() != gp.Text {
+				t.Errorf("%s: streamed %q, want %q", q, b.String(), gp.Text)
+			}
+		}
+	}
+}

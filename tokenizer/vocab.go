@@ -46,12 +46,6 @@ func newVocab(pieces []string, types []uint8, scores []float32) (vocab, error) {
 	return v, nil
 }
 
-// lookup returns the id of piece s.
-func (v *vocab) lookup(s string) (int32, bool) {
-	id, ok := v.ids[s]
-	return id, ok
-}
-
 // byteTokens maps every byte to its <0xNN> token, -1 where there is none.
 func (v *vocab) byteTokens() [256]int32 {
 	var t [256]int32
@@ -70,8 +64,8 @@ func (v *vocab) byteTokens() [256]int32 {
 type specialMatcher struct {
 	// byFirst lists candidates by their first byte, longest first.
 	byFirst [256][]specialToken
-	// any reports whether byFirst[b] is non-empty for some b allowed
-	// without ParseSpecial.
+	// anyUser and anyCtrl report whether there are user-defined and
+	// control tokens at all, so that text without candidates is not scanned.
 	anyUser bool
 	anyCtrl bool
 }
