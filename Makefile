@@ -13,7 +13,7 @@ build:
 
 demo: build
 	@if [ -f $(STORIES) ]; then \
-		$(BIN)/weft run -m $(STORIES) -p "Once upon a time" -n 200 --temp 0.8 --seed 42; \
+		$(BIN)/weft run -m $(STORIES) --set ctx=512 -p "Once upon a time" -n 256 --temp 0.8 --seed 42; \
 	else \
 		echo "demo: $(STORIES) not found: synthesizing a tiny random-weight llama instead (its text is gibberish)"; \
 		$(BIN)/weft synth -s llama --set hidden=64,layers=2,heads=4,ffn=128,vocab=512,ctx=256 --dtype f32 --seed 1 -o $(BIN)/tiny-random.gguf && \
