@@ -339,6 +339,86 @@ func (st llama3Stage) split(dst []span, s string, start, end int, _ *splitScratc
 	return dst, nil
 }
 
+// runStage splits out runs of characters of a class, as the pattern
+// [class]+ does, or (single) each such character, as [class] does; the text
+// between them is kept as pieces too.
+type runStage struct {
+	in     func(r rune) bool
+	single bool
+}
+
+func (st runStage) split(dst []span, s string, start, end int, _ *splitScratch) ([]span, error) {
+	gap := start // start of the unmatched text
+	for i := start; i < end; {
+		r, n := utf8.DecodeRuneInString(s[i:end])
+		if !st.in(r) {
+			i += n
+			continue
+		}
+		if gap < i {
+			dst = append(dst, span{gap, i})
+		}
+		j := i + n
+		for !st.single && j < end {
+			r2, n2 := utf8.DecodeRuneInString(s[j:end])
+			if !st.in(r2) {
+				break
+			}
+			j += n2
+		}
+		dst = append(dst, span{i, j})
+		i, gap = j, j
+	}
+	if gap < end {
+		dst = append(dst, span{gap, end})
+	}
+	return dst, nil
+}
+
+// digits3Stage splits out [0-9][0-9][0-9], leftmost first.
+type digits3Stage struct{}
+
+func (digits3Stage) split(dst []span, s string, start, end int, _ *splitScratch) ([]span, error) {
+	isDigit := func(c byte) bool { return c >= '0' && c <= '9' }
+	gap := start
+	for i := start; i+3 <= end; {
+		if isDigit(s[i]) && isDigit(s[i+1]) && isDigit(s[i+2]) {
+			if gap < i {
+				dst = append(dst, span{gap, i})
+			}
+			dst = append(dst, span{i, i + 3})
+			i += 3
+			gap = i
+			continue
+		}
+		i++
+	}
+	if gap < end {
+		dst = append(dst, span{gap, end})
+	}
+	return dst, nil
+}
+
+// Classes of the simple patterns that have hand-written splitters.
+func isNumberRune(r rune) bool { return unicode.IsNumber(r) }
+
+func isPunctOrDefaultSym(r rune) bool {
+	return unicode.IsPunct(r) || strings.ContainsRune("$+<=>^~|", r)
+}
+
+func isPunctOrFalconSym(r rune) bool {
+	return unicode.IsPunct(r) || strings.ContainsRune("$+<=>^~|`", r)
+}
+
+// Simple patterns with hand-written splitters.
+const (
+	patNumber      = `\p{N}`
+	patNumbers     = `\p{N}+`
+	patDefaultPunc = `[\p{P}\$\+<=>\^~\|]+`
+	patFalconPunc  = "[\\p{P}\\$\\+<=>\\^~\\|`]+"
+	patDigits3     = `[0-9][0-9][0-9]`
+)
+
 // Patterns of llama.cpp's pre-tokenizers (src/llama-vocab.cpp). Where
 // llama.cpp rewrote a Hugging Face pattern for std::regex, the original is
 // used, since regexp2 runs it; case-insensitive contractions are spelled out.
@@ -368,11 +448,11 @@ type preTokenizerDef struct {
 }
 
 var (
-	defDefault   = preTokenizerDef{patterns: []string{`[\p{P}\$\+<=>\^~\|]+`, "<gpt2>", `\p{N}+`, `[0-9][0-9][0-9]`}}
+	defDefault   = preTokenizerDef{patterns: []string{patDefaultPunc, "<gpt2>", patNumbers, patDigits3}}
 	defGPT2      = preTokenizerDef{patterns: []string{"<gpt2>"}}
 	defLlama3    = preTokenizerDef{patterns: []string{"<llama3>"}, ignoreMerges: true, addBOS: true}
 	defLlama3Pat = preTokenizerDef{patterns: []string{"<llama3>"}}
-	defStarcoder = preTokenizerDef{patterns: []string{`\p{N}`, "<gpt2>"}}
+	defStarcoder = preTokenizerDef{patterns: []string{patNumber, "<gpt2>"}}
 	defQwen2     = preTokenizerDef{patterns: []string{"<qwen2>"}}
 	defPoro      = preTokenizerDef{patterns: []string{patPoro}}
 	defDeepseek3 = preTokenizerDef{patterns: []string{`\p{N}{1,3}`, `[一-龥぀-ゟ゠-ヿ]+`, patDeepseek3}}
@@ -394,7 +474,7 @@ var preTokenizerDefs = map[string]preTokenizerDef{
 	"deepseek-coder": {patterns: []string{`[\r\n]`, `\s?\p{L}+`, `\s?\p{P}+`, `[一-龥ࠀ-一가-퟿]+`, `\p{N}`}},
 	"deepseek-v3":    defDeepseek3, "hunyuan-dense": defDeepseek3, "hy_v4": defDeepseek3, "joyai-llm": defDeepseek3,
 
-	"falcon": {patterns: []string{`[\p{P}\$\+<=>\^~\|` + "`" + `]+`, "<gpt2>", `[0-9][0-9][0-9]`}},
+	"falcon": {patterns: []string{patFalconPunc, "<gpt2>", patDigits3}},
 
 	"starcoder": defStarcoder, "refact": defStarcoder, "command-r": defStarcoder, "smollm": defStarcoder,
 	"codeshell": defStarcoder, "exaone": defStarcoder, "minerva-7b": defStarcoder, "mellum2": defStarcoder,
@@ -463,6 +543,16 @@ func compilePreTokenizer(name string, patterns []string) (*preTokenizer, error) 
 			st = llama3Stage{maxDigits: 3}
 		case "<qwen2>", patQwen2:
 			st = llama3Stage{maxDigits: 1}
+		case patNumber:
+			st = runStage{in: isNumberRune, single: true}
+		case patNumbers:
+			st = runStage{in: isNumberRune}
+		case patDefaultPunc:
+			st = runStage{in: isPunctOrDefaultSym}
+		case patFalconPunc:
+			st = runStage{in: isPunctOrFalconSym}
+		case patDigits3:
+			st = digits3Stage{}
 		default:
 			rs, err := newRegexStage(pat)
 			if err != nil {

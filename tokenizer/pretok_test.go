@@ -30,7 +30,7 @@ func randomText(rng *rand.Rand, n int) string {
 	parts := []string{
 		"a", "b", "s", "t", "d", "m", "l", "r", "v", "e", "S", "T", "D", "M", "L", "R", "V", "E", "Z",
 		"é", "ж", "Ж", "中", "ǅ", "ʰ", "ß",
-		"0", "7", "٣", "½", "Ⅻ",
+		"0", "7", "٣", "½", "Ⅻ", "12", "345", "6789",
 		"'", "'", "'", "\"", ".", ",", "!", "?", "(", ")", "-", "$", "+", "<", "^", "`", "|", "~", "/", "…", "。",
 		" ", " ", " ", " ", "  ", "\t", "\n", "\r", "\r\n", "\u00a0", "\u3000", "\u2028", "\u0085", "\v",
 		"\u0301", "\u200d", "\ufe0f", "🦙", "😁", "\u0378", "\xff", "\x80", "\xe2\x96",
@@ -57,6 +57,11 @@ func TestHandWrittenSplitters(t *testing.T) {
 		{"llama3", llama3Stage{maxDigits: 3}, patLlama3},
 		{"llama3 (?i)", llama3Stage{maxDigits: 3}, `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`},
 		{"qwen2", llama3Stage{maxDigits: 1}, patQwen2},
+		{"\\p{N}", runStage{in: isNumberRune, single: true}, patNumber},
+		{"\\p{N}+", runStage{in: isNumberRune}, patNumbers},
+		{"default punctuation", runStage{in: isPunctOrDefaultSym}, patDefaultPunc},
+		{"falcon punctuation", runStage{in: isPunctOrFalconSym}, patFalconPunc},
+		{"three digits", digits3Stage{}, patDigits3},
 	}
 	inputs := []string{"", " ", "'s", "'S", "a'll", "x 'RE", "  \n  a", " \t\n\nb", "3333333", "  ", "a  ", "\n"}
 	if vecs := tryVectorInputs(); vecs != nil {
