@@ -72,6 +72,13 @@ func (s *Spec) Build(opt BuildOptions) (*graph.Graph, error) {
 	for _, o := range s.Outputs {
 		v, ok := top.vals[o]
 		if !ok {
+			if s.outPos.File != "" {
+				msg := fmt.Sprintf("output %q is never assigned", o)
+				if s.defaultOut {
+					msg += " (the default output; name others with outputs:)"
+				}
+				return nil, &Error{Pos: s.outPos, Msg: msg}
+			}
 			return nil, fmt.Errorf("%s: output %q is never assigned", s.File, o)
 		}
 		b.g.Outputs = append(b.g.Outputs, v)

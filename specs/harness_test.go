@@ -55,6 +55,8 @@ func randSource(t *testing.T, sp *specs.Spec, p specs.Params, format string) *ra
 	return src
 }
 
+func registry() *ops.Registry { return ops.Builtins() }
+
 func randSourceErr(sp *specs.Spec, p specs.Params, format string) (*randweights.Source, error) {
 	return randweights.ForSpec(sp, ops.Builtins(), p, format, testWeights)
 }

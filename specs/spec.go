@@ -39,6 +39,8 @@ type Spec struct {
 	Plugins       []*PluginDecl
 	Inputs        []string
 	env           *cel.Env
+	outPos        graph.Pos // the outputs list, or the graph key when there is none
+	defaultOut    bool      // no outputs list: the output is logits
 }
 
 // ParamDecl is a hyperparameter: a default (literal or CEL over other
@@ -125,6 +127,8 @@ func Parse(name string, data []byte) (*Spec, error) {
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil {
+		// yaml.v3's "line N" is approximate (for an unclosed bracket it
+		// may name a line before the construct): keep its wording.
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	p := &parser{file: name, lines: strings.Split(string(data), "\n")}
@@ -168,8 +172,13 @@ func Parse(name string, data []byte) (*Spec, error) {
 		if s.Outputs, err = p.strList(kv.v, "outputs"); err != nil {
 			return nil, err
 		}
+		s.outPos = p.pos(kv.v)
 	} else {
 		s.Outputs = []string{"logits"}
+		s.defaultOut = true
+		if kv, ok := nodes["graph"]; ok {
+			s.outPos = p.pos(kv.kn)
+		}
 	}
 	// Collect every name a CEL expression may reference before compiling.
 	names := map[string]bool{}
