@@ -163,6 +163,9 @@ func bertNormalize(s string, opt wordPieceOptions) string {
 
 // stripAccents decomposes (NFD) and drops nonspacing marks.
 func stripAccents(s string) string {
+	if isASCII(s) {
+		return s
+	}
 	d := norm.NFD.String(s)
 	return strings.Map(func(r rune) rune {
 		if unicode.Is(unicode.Mn, r) {
@@ -172,15 +175,27 @@ func stripAccents(s string) string {
 	}, d)
 }
 
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
 func isBertSpace(r rune) bool {
-	return r == ' ' || r == '\t' || r == '\n' || r == '\r' || unicode.IsSpace(r)
+	if r < utf8.RuneSelf {
+		return r == ' ' || r >= '\t' && r <= '\r'
+	}
+	return unicode.IsSpace(r)
 }
 
 // isBertControl is Unicode category C (Cc, Cf, Co, Cs and unassigned),
 // except tab, newline and carriage return, which count as whitespace.
 func isBertControl(r rune) bool {
-	if r == '\t' || r == '\n' || r == '\r' {
-		return false
+	if r < utf8.RuneSelf {
+		return r < ' ' && r != '\t' && r != '\n' && r != '\r' || r == 0x7F
 	}
 	if unicode.In(r, unicode.Cc, unicode.Cf, unicode.Co, unicode.Cs) {
 		return true
