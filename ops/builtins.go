@@ -541,63 +541,132 @@ func attend(c *Call, q, k, v []float32, qd, kd int) error {
 	if st == nil || st.KV == nil {
 		return fmt.Errorf("attention needs a KV cache")
 	}
-	out := f32(c.Out[0])
-	heads := c.Attrs.Int("heads")
-	kvh := c.Attrs.Int("kv_heads")
-	if kvh == 0 {
-		kvh = heads
-	}
-	hd := qd / heads
 	n := Rows(c.Out[0])
 	for t := 0; t < n; t++ {
 		if err := st.KV.Write(c.Slot, int(st.Seq[t]), int(st.Pos[t]), k[t*kd:(t+1)*kd], v[t*kd:(t+1)*kd]); err != nil {
 			return err
 		}
 	}
-	// Bidirectional attention sees every position of the sequence in this step.
-	var seqLen map[int32]int
-	causal := c.Attrs.Bool("causal")
-	if !causal {
-		seqLen = map[int32]int{}
+	task, ok := c.State.(*attnTask)
+	if !ok {
+		task = newAttnTask(c.Attrs, qd)
+		c.State = task
+	}
+	task.step, task.slot, task.q, task.out, task.err = st, c.Slot, q, f32(c.Out[0]), nil
+	task.seqLen = task.seqLen[:0]
+	if !task.causal {
+		// Bidirectional attention sees every position of the sequence in this step.
 		for t := 0; t < n; t++ {
-			if p := int(st.Pos[t]) + 1; p > seqLen[st.Seq[t]] {
-				seqLen[st.Seq[t]] = p
-			}
+			task.noteLen(st.Seq[t], int(st.Pos[t])+1)
 		}
 	}
-	scale := float32(c.Attrs.Float("scale"))
+	c.Pool.Run(n, 1, task)
+	return task.err
+}
+
+// attnTask is the prepared, reusable work of one attention call site.
+type attnTask struct {
+	p      cpu.AttendParams
+	qd     int
+	causal bool
+	step   *Step
+	slot   int
+	q, out []float32
+	seqLen []seqCount
+	mu     sync.Mutex
+	free   []*attnScratch
+	err    error
+}
+
+type seqCount struct {
+	seq int32
+	n   int
+}
+
+type attnScratch struct {
+	kv cpu.KV
+	s  []float32
+}
+
+func newAttnTask(a Attrs, qd int) *attnTask {
+	heads := a.Int("heads")
+	kvh := a.Int("kv_heads")
+	if kvh == 0 {
+		kvh = heads
+	}
+	hd := qd / heads
+	scale := float32(a.Float("scale"))
 	if scale == 0 {
 		scale = float32(1 / math.Sqrt(float64(hd)))
 	}
-	var slopes []float32
-	if c.Attrs.Bool("alibi") {
-		slopes = alibiSlopes(heads)
+	t := &attnTask{qd: qd, causal: a.Bool("causal"),
+		p: cpu.AttendParams{Heads: heads, KVHeads: kvh, HeadDim: hd, Scale: scale, Sink: a.Int("sinks"), Window: a.Int("window")}}
+	if a.Bool("alibi") {
+		t.p.Slopes = alibiSlopes(heads)
 	}
-	var mu sync.Mutex
-	var firstErr error
-	c.Pool.Parallel(n, 1, func(lo, hi int) {
-		var kv cpu.KV
-		var scratch []float32
-		for t := lo; t < hi; t++ {
-			cnt := int(st.Pos[t]) + 1
-			if !causal {
-				cnt = seqLen[st.Seq[t]]
-			}
-			if err := st.KV.View(c.Slot, int(st.Seq[t]), cnt, &kv); err != nil {
-				mu.Lock()
-				firstErr = err
-				mu.Unlock()
-				return
-			}
-			if cap(scratch) < cnt {
-				scratch = make([]float32, cnt+64)
-			}
-			p := cpu.AttendParams{Heads: heads, KVHeads: kvh, HeadDim: hd, Scale: scale, N: cnt,
-				Sink: c.Attrs.Int("sinks"), Window: c.Attrs.Int("window"), Slopes: slopes}
-			cpu.Attend(out[t*qd:(t+1)*qd], q[t*qd:(t+1)*qd], &kv, p, scratch)
+	return t
+}
+
+func (t *attnTask) noteLen(seq int32, n int) {
+	for i := range t.seqLen {
+		if t.seqLen[i].seq == seq {
+			t.seqLen[i].n = max(t.seqLen[i].n, n)
+			return
 		}
-	})
-	return firstErr
+	}
+	t.seqLen = append(t.seqLen, seqCount{seq, n})
+}
+
+func (t *attnTask) lenOf(seq int32) int {
+	for _, s := range t.seqLen {
+		if s.seq == seq {
+			return s.n
+		}
+	}
+	return 0
+}
+
+func (t *attnTask) scratch() *attnScratch {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if n := len(t.free); n > 0 {
+		s := t.free[n-1]
+		t.free = t.free[:n-1]
+		return s
+	}
+	return &attnScratch{}
+}
+
+func (t *attnTask) release(s *attnScratch, err error) {
+	t.mu.Lock()
+	t.free = append(t.free, s)
+	if err != nil && t.err == nil {
+		t.err = err
+	}
+	t.mu.Unlock()
+}
+
+// Run attends tokens [lo, hi).
+func (t *attnTask) Run(lo, hi int) {
+	sc := t.scratch()
+	var err error
+	st := t.step
+	for i := lo; i < hi; i++ {
+		cnt := int(st.Pos[i]) + 1
+		if !t.causal {
+			cnt = t.lenOf(st.Seq[i])
+		}
+		if err = st.KV.View(t.slot, int(st.Seq[i]), cnt, &sc.kv); err != nil {
+			break
+		}
+		if cap(sc.s) < cnt {
+			sc.s = make([]float32, cnt+256)
+		}
+		p := t.p
+		p.N = cnt
+		cpu.Attend(t.out[i*t.qd:(i+1)*t.qd], t.q[i*t.qd:(i+1)*t.qd], &sc.kv, p, sc.s)
+	}
+	t.release(sc, err)
 }
 
 // alibiSlopes returns the ALiBi head slopes of Press et al. (2022).

@@ -79,31 +79,51 @@ func matrices(ts []*tensor.Tensor) ([]cpu.Matrix, error) {
 	return ms, nil
 }
 
+// multiState caches the weight views and output slices of a multi-matmul
+// call site.
+type multiState struct {
+	ws   []cpu.Matrix
+	dsts [][]float32
+}
+
+func multi(c *Call, weights []*tensor.Tensor, outs int) (*multiState, error) {
+	if s, ok := c.State.(*multiState); ok {
+		return s, nil
+	}
+	ws, err := matrices(weights)
+	if err != nil {
+		return nil, err
+	}
+	s := &multiState{ws: ws, dsts: make([][]float32, outs)}
+	c.State = s
+	return s, nil
+}
+
 func kLinearMulti(c *Call) error {
-	ws, err := matrices(c.In[1:])
+	s, err := multi(c, c.In[1:], len(c.Out))
 	if err != nil {
 		return err
 	}
-	dsts := make([][]float32, len(c.Out))
 	for i, o := range c.Out {
-		dsts[i] = f32(o)
+		s.dsts[i] = f32(o)
 	}
-	return cpu.MatMulMulti(c.Pool, dsts, ws, f32(c.In[0]), Rows(c.In[0]))
+	return cpu.MatMulMulti(c.Pool, s.dsts, s.ws, f32(c.In[0]), Rows(c.In[0]))
 }
 
 func kGatedFFN(c *Call) error {
-	ws, err := matrices(c.In[1:3])
+	s, err := multi(c, c.In[1:3], 2)
 	if err != nil {
 		return err
 	}
 	n := Rows(c.In[0])
 	out := f32(c.Out[0])
 	// The up projection goes to the output; the gate to scratch.
-	gate := c.scratch(n * ws[0].Rows)
-	if err := cpu.MatMulMulti(c.Pool, [][]float32{gate, out}, ws, f32(c.In[0]), n); err != nil {
+	gate := c.scratch(n * s.ws[0].Rows)
+	s.dsts[0], s.dsts[1] = gate, out
+	if err := cpu.MatMulMulti(c.Pool, s.dsts, s.ws, f32(c.In[0]), n); err != nil {
 		return err
 	}
-	m := n * ws[0].Rows
+	m := n * s.ws[0].Rows
 	if c.Attrs.String("act") == "gelu" {
 		geglu(out[:m], gate[:m], out[:m])
 	} else {

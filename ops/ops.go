@@ -342,6 +342,10 @@ type Call struct {
 	// Scratch is working memory owned by this call site, reused across
 	// steps.
 	Scratch []float32
+	// State is a kernel's own per-call-site state (prepared tasks,
+	// buffers), created on the first call and reused, so that steady-state
+	// steps allocate nothing.
+	State any
 }
 
 // Rows returns the number of rows of activation tensor t (its leading

@@ -61,6 +61,7 @@ type Engine struct {
 	nextID  int
 	step    ops.Step
 	rowQ    []*query
+	events  []TokenEvent
 	Profile *Profile
 }
 
@@ -101,7 +102,7 @@ func (e *Engine) AddQuery(r Request) (int, error) {
 			return 0, fmt.Errorf("add query: token %d outside the vocabulary of %d", t, e.vocab)
 		}
 	}
-	q := &query{id: e.nextID, req: r, seq: e.nextID, next: -1}
+	q := &query{id: e.nextID, req: r, seq: e.nextID, next: -1, tokens: make([]int, 0, r.MaxTokens)}
 	e.nextID++
 	e.kv.Reserve(q.seq, len(r.Prompt))
 	e.queries = append(e.queries, q)
@@ -124,7 +125,7 @@ func (e *Engine) Cancel(id int) {
 
 // Infer advances every active query one step: a prompt chunk for queries
 // still in prefill, one token for the others. It returns the tokens
-// produced in this step.
+// produced in this step; the slice is reused by the next call.
 func (e *Engine) Infer(ctx context.Context) ([]TokenEvent, error) {
 	if len(e.queries) == 0 {
 		return nil, nil
@@ -170,7 +171,7 @@ func (e *Engine) Infer(ctx context.Context) ([]TokenEvent, error) {
 	logits := outs[0]
 	rows := tensor.BytesToF32(logits.Data)
 	gathered := ops.Rows(logits) == len(st.Keep) && len(st.Keep) != len(st.Tokens)
-	var events []TokenEvent
+	events := e.events[:0]
 	for i, q := range e.rowQ {
 		r := i
 		if !gathered && ops.Rows(logits) == len(st.Tokens) {
@@ -209,6 +210,7 @@ func (e *Engine) Infer(ctx context.Context) ([]TokenEvent, error) {
 		live = append(live, q)
 	}
 	e.queries = live
+	e.events = events
 	return events, nil
 }
 

@@ -22,6 +22,7 @@ type Plan struct {
 	acts      []*actTensor // every activation tensor, resized per step
 	inputs    map[string]*tensor.Tensor
 	outputs   []*actTensor
+	outTs     []*tensor.Tensor
 	slotDims  []int
 	arena     [][]float32
 	ArenaSize int64 // bytes of activation buffers
@@ -173,6 +174,9 @@ func NewPlan(g *graph.Graph, maxTokens int) (*Plan, error) {
 	for _, b := range bufs {
 		p.arena = append(p.arena, b.data)
 	}
+	for _, a := range p.outputs {
+		p.outTs = append(p.outTs, a.t)
+	}
 	return p, nil
 }
 
@@ -233,9 +237,5 @@ func (p *Plan) Run(ctx context.Context, pool *cpu.Pool, st *ops.Step, prof *Prof
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	out := make([]*tensor.Tensor, len(p.outputs))
-	for i, a := range p.outputs {
-		out[i] = a.t
-	}
-	return out, nil
+	return p.outTs, nil
 }
