@@ -141,6 +141,23 @@ func FromGGUF(meta gguf.Metadata) (Tokenizer, error) {
 		m.eos = get("tokenizer.ggml.eos_token_id", 2)
 		unk := get("tokenizer.ggml.unknown_token_id", 0)
 		addBOS = true
+		if types == nil {
+			// Without token types, recognise byte tokens and the special
+			// tokens by id, as a SentencePiece model would type them.
+			for i, p := range m.pieces {
+				if isByteToken(p) {
+					m.types[i] = typeByte
+				}
+			}
+			for _, id := range []int{m.bos, m.eos} {
+				if id >= 0 {
+					m.types[id] = typeControl
+				}
+			}
+			if unk >= 0 {
+				m.types[unk] = typeUnknown
+			}
+		}
 		spacePrefix, err := boolKey(keySpacePrefix, true)
 		if err != nil {
 			return nil, err

@@ -80,6 +80,29 @@ func TestMalformedGGUF(t *testing.T) {
 	}
 }
 
+// TestGGUFWithoutTokenTypes infers byte and special tokens when
+// tokenizer.ggml.token_type is missing.
+func TestGGUFWithoutTokenTypes(t *testing.T) {
+	m := spmMeta()
+	m[keyTokens] = []string{"<unk>", "<s>", "</s>", "<0x41>", "<0x0A>", "▁b"}
+	m[keyScores] = make([]float32, 6)
+	delete(m, keyTypes)
+	tk, err := FromGGUF(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := tk.Encode("b\n", EncodeOptions{AddSpecial: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !equalIDs(ids, []int{1, 5, 4}) {
+		t.Errorf("Encode = %v, want [1 5 4]", ids)
+	}
+	if got := tk.Decode([]int{1, 5, 4, 3, 2}); got != "b\nA" {
+		t.Errorf("Decode = %q", got)
+	}
+}
+
 // llama2cFile writes a tokenizer.bin from (score, piece) records.
 func llama2cFile(maxLen int32, pieces []string, extra []byte) []byte {
 	b := binary.LittleEndian.AppendUint32(nil, uint32(maxLen))
