@@ -1,0 +1,155 @@
+package specs_test
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/weftrun/weft/specs"
+	"github.com/weftrun/weft/tensor"
+)
+
+func f32Tensor(name string, rows, cols int) *tensor.Tensor {
+	v := make([]float32, rows*cols)
+	for i := range v {
+		v[i] = float32(i)
+	}
+	return tensor.FromF32(name, v, rows, cols)
+}
+
+func TestRows(t *testing.T) {
+	m := f32Tensor("m", 6, 2)
+	r, err := specs.Rows(m, 2, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tensor.BytesToF32(r.Data); fmt.Sprint(r.Shape, got) != "[3 2] [4 5 6 7 8 9]" {
+		t.Errorf("rows(2, 3) = %v %v", r.Shape, got)
+	}
+	v := tensor.FromF32("b", []float32{0, 1, 2, 3, 4, 5}, 6)
+	r, err = specs.Rows(v, 4, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tensor.BytesToF32(r.Data); fmt.Sprint(r.Shape, got) != "[2] [4 5]" {
+		t.Errorf("vector rows(4, 2) = %v %v", r.Shape, got)
+	}
+	for _, c := range []struct {
+		t            *tensor.Tensor
+		start, count int
+	}{{m, 5, 2}, {m, -1, 1}, {m, 0, 0}, {v, 3, 4}, {&tensor.Tensor{Name: "q", DType: tensor.Q8_0, Shape: []int{64}, Data: make([]byte, 68)}, 0, 32}} {
+		if _, err := specs.Rows(c.t, c.start, c.count); err == nil {
+			t.Errorf("Rows(%v, %d, %d) did not fail", c.t.Shape, c.start, c.count)
+		}
+	}
+}
+
+func TestTranspose(t *testing.T) {
+	m := f32Tensor("m", 2, 3)
+	tr, err := specs.Transpose(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tensor.BytesToF32(tr.Data); fmt.Sprint(tr.Shape, got) != "[3 2] [0 3 1 4 2 5]" {
+		t.Errorf("transpose = %v %v", tr.Shape, got)
+	}
+}
+
+// TestRoPEPermute checks the transform's defining property: rotating
+// HF's q = W·x with rotate-half pairing equals rotating the permuted
+// W'·x with adjacent pairing, after the same permutation of features.
+func TestRoPEPermute(t *testing.T) {
+	const heads, hd, in = 2, 8, 3
+	w := f32Tensor("w", heads*hd, in)
+	for i, v := range tensor.BytesToF32(w.Data) {
+		tensor.BytesToF32(w.Data)[i] = float32(math.Sin(float64(v)))
+	}
+	p, err := specs.RoPEPermute(w, heads)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := []float64{0.3, -1.2, 0.7}
+	proj := func(t *tensor.Tensor) []float64 {
+		out := make([]float64, heads*hd)
+		f := tensor.BytesToF32(t.Data)
+		for r := range out {
+			for c := 0; c < in; c++ {
+				out[r] += float64(f[r*in+c]) * x[c]
+			}
+		}
+		return out
+	}
+	const pos = 5
+	hf := proj(w)
+	half := hd / 2
+	for h := 0; h < heads; h++ { // rotate-half: pairs (j, j + hd/2)
+		for j := 0; j < half; j++ {
+			th := pos * math.Pow(10000, -2*float64(j)/hd)
+			a, b := hf[h*hd+j], hf[h*hd+j+half]
+			hf[h*hd+j], hf[h*hd+j+half] = a*math.Cos(th)-b*math.Sin(th), a*math.Sin(th)+b*math.Cos(th)
+		}
+	}
+	q := make(mat, pos+1) // rope's row index is the position
+
+	for i := range q {
+		q[i] = proj(p)
+	}
+	got := rope(q, heads, hd, 10000)[pos]
+	for h := 0; h < heads; h++ {
+		for j := 0; j < half; j++ {
+			// adjacent feature 2j (2j+1) holds HF feature j (j + hd/2)
+			for s, hfIdx := range []int{j, j + half} {
+				if d := math.Abs(got[h*hd+2*j+s] - hf[h*hd+hfIdx]); d > 1e-5 {
+					t.Fatalf("head %d pair %d: %g vs %g", h, j, got[h*hd+2*j+s], hf[h*hd+hfIdx])
+				}
+			}
+		}
+	}
+	back, err := specs.RoPEUnpermute(p, heads)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameRows(t, "unpermute", [][]float32{tensor.BytesToF32(back.Data)}, [][]float32{tensor.BytesToF32(w.Data)})
+	if _, err := specs.RoPEPermute(f32Tensor("odd", 6, 2), 2); err == nil {
+		t.Error("6 rows in 2 heads of odd size were accepted")
+	}
+}
+
+// TestLlamaHF binds llama.yaml to HF-named weights whose q/k rows are in
+// HF's rotate-half order (rope_permute) and compares with GGUF names.
+func TestLlamaHF(t *testing.T) {
+	sp := builtin(t, "llama")
+	p := resolve(t, sp, map[string]any{"hidden": int64(32), "heads": int64(4), "kv_heads": int64(2), "layers": int64(2), "ffn": int64(40), "vocab": int64(30)})
+	src := randSource(t, sp, p, "gguf")
+	hf := mapSource{}
+	get := func(n string) *tensor.Tensor {
+		tt, err := src.Tensor(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tt
+	}
+	hf["model.embed_tokens.weight"] = get("token_embd.weight")
+	hf["model.norm.weight"] = get("output_norm.weight")
+	hf["lm_head.weight"] = get("output.weight")
+	for l := 0; l < 2; l++ {
+		g := func(s string) *tensor.Tensor { return get(fmt.Sprintf("blk.%d.%s.weight", l, s)) }
+		h := func(s string) string { return fmt.Sprintf("model.layers.%d.%s.weight", l, s) }
+		var err error
+		if hf[h("self_attn.q_proj")], err = specs.RoPEUnpermute(g("attn_q"), 4); err != nil {
+			t.Fatal(err)
+		}
+		if hf[h("self_attn.k_proj")], err = specs.RoPEUnpermute(g("attn_k"), 2); err != nil {
+			t.Fatal(err)
+		}
+		hf[h("self_attn.v_proj")] = g("attn_v")
+		hf[h("self_attn.o_proj")] = g("attn_output")
+		hf[h("input_layernorm")] = g("attn_norm")
+		hf[h("post_attention_layernorm")] = g("ffn_norm")
+		hf[h("mlp.gate_proj")] = g("ffn_gate")
+		hf[h("mlp.up_proj")] = g("ffn_up")
+		hf[h("mlp.down_proj")] = g("ffn_down")
+	}
+	prompt := []int{1, 2, 29, 7, 7}
+	sameRows(t, "logits", runSeq(t, build(t, sp, p, "hf", hf), prompt, 0), runSeq(t, build(t, sp, p, "gguf", src), prompt, 0))
+}
