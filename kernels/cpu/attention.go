@@ -36,49 +36,68 @@ type AttendParams struct {
 // (Heads×HeadDim in q) over the cached keys/values, writing Heads×HeadDim
 // into out. scratch must hold at least N floats.
 func Attend(out, q []float32, kv *KV, p AttendParams, scratch []float32) {
+	detected.AttendHeads(out, q, kv, p, scratch, 0, p.Heads)
+}
+
+// AttendHeads is Attend restricted to the query heads [h0, h1): it writes
+// only their outputs, so that callers can split the heads of one token
+// over threads (each with its own scratch of N floats).
+func AttendHeads(out, q []float32, kv *KV, p AttendParams, scratch []float32, h0, h1 int) {
+	detected.AttendHeads(out, q, kv, p, scratch, h0, h1)
+}
+
+// AttendHeads is the package function AttendHeads with the set k.
+func (k Kernels) AttendHeads(out, q []float32, kv *KV, p AttendParams, scratch []float32, h0, h1 int) {
 	hd := p.HeadDim
 	group := p.Heads / p.KVHeads
 	kvStride := p.KVHeads * hd
 	n := p.N
 	sc := scratch[:n]
 	qpos := n - 1
-	for h := 0; h < p.Heads; h++ {
+	var qbuf [256]float32
+	for h := h0; h < h1; h++ {
 		kh := h / group
 		qh := q[h*hd : (h+1)*hd]
-		// scores
+		// Fold the scale into the query when it fits the stack buffer.
+		prescaled := hd <= len(qbuf)
+		if prescaled {
+			k.scale(qbuf[:hd], qh, p.Scale)
+			qh = qbuf[:hd]
+		}
 		pos := 0
 		for s := range kv.K {
-			for r := 0; r < kv.Len[s] && pos < n; r++ {
-				k := kv.K[s][r*kvStride+kh*hd : r*kvStride+kh*hd+hd]
-				v := DotF32(qh, k) * p.Scale
-				if p.Slopes != nil {
-					v -= p.Slopes[h] * float32(qpos-pos)
-				}
-				if p.Window > 0 && pos >= p.Sink && pos < n-p.Window {
-					v = float32(math.Inf(-1))
-				}
-				sc[pos] = v
-				pos++
+			rows := min(kv.Len[s], n-pos)
+			if rows <= 0 {
+				break
+			}
+			k.dotRows(sc[pos:pos+rows], qh, kv.K[s][kh*hd:], kvStride)
+			pos += rows
+		}
+		if !prescaled {
+			k.scale(sc, sc, p.Scale)
+		}
+		if p.Slopes != nil {
+			m := p.Slopes[h]
+			for i := range sc {
+				sc[i] -= m * float32(qpos-i)
 			}
 		}
-		Softmax(sc)
-		o := out[h*hd : (h+1)*hd]
-		for i := range o {
-			o[i] = 0
+		if p.Window > 0 {
+			for i := p.Sink; i < n-p.Window; i++ {
+				sc[i] = float32(math.Inf(-1))
+			}
 		}
+		k.Softmax(sc)
+		o := out[h*hd : (h+1)*hd]
+		clear(o)
 		pos = 0
 		for s := range kv.V {
-			for r := 0; r < kv.Len[s] && pos < n; r++ {
-				w := sc[pos]
-				pos++
-				if w == 0 {
-					continue
-				}
-				v := kv.V[s][r*kvStride+kh*hd : r*kvStride+kh*hd+hd]
-				for i := range o {
-					o[i] += w * v[i]
-				}
+			rows := min(kv.Len[s], n-pos)
+			if rows <= 0 {
+				break
 			}
+			k.axpyRows(o, sc[pos:pos+rows], kv.V[s][kh*hd:], kvStride)
+			pos += rows
 		}
 	}
 }

@@ -2,7 +2,6 @@ package cpu
 
 import (
 	"bytes"
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -129,7 +128,9 @@ func TestPackLayouts(t *testing.T) {
 	}
 }
 
-func putU32(b []byte, v uint32) { b[0], b[1], b[2], b[3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24) }
+func putU32(b []byte, v uint32) {
+	b[0], b[1], b[2], b[3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
+}
 
 func firstDiff(a, b []byte) int {
 	for i := range a {
@@ -140,4 +141,3 @@ func firstDiff(a, b []byte) int {
 	return -1
 }
 
-var _ = fmt.Sprint

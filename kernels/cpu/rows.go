@@ -2,22 +2,28 @@ package cpu
 
 import "math"
 
-// RMSNorm writes dst = x / sqrt(mean(x²) + eps) * w for one row.
-func RMSNorm(dst, x, w []float32, eps float32) {
-	var ss float64
-	for _, v := range x {
-		ss += float64(v) * float64(v)
-	}
-	scale := float32(1 / math.Sqrt(ss/float64(len(x))+float64(eps)))
-	if w == nil {
-		for i, v := range x {
-			dst[i] = v * scale
-		}
+// Row kernels. Each exported function uses the kernels Detect selects; the
+// methods of the same names on Kernels use a given set.
+
+// RMSNorm writes dst = x / sqrt(mean(x²) + eps) * w for one row (w may be
+// nil).
+func RMSNorm(dst, x, w []float32, eps float32) { detected.RMSNorm(dst, x, w, eps) }
+
+// RMSNorm writes dst = x / sqrt(mean(x²) + eps) * w for one row (w may be
+// nil).
+func (k Kernels) RMSNorm(dst, x, w []float32, eps float32) {
+	n := len(x)
+	if n == 0 {
 		return
 	}
-	for i, v := range x {
-		dst[i] = v * scale * w[i]
+	dst = dst[:n]
+	ss := k.sumSq(x)
+	scale := float32(1 / math.Sqrt(ss/float64(n)+float64(eps)))
+	if w == nil {
+		k.scale(dst, x, scale)
+		return
 	}
+	k.scaleMul(dst, x, w[:n], scale)
 }
 
 // LayerNorm writes dst = (x - mean) / sqrt(var + eps) * w + b for one row.
@@ -63,14 +69,14 @@ func RoPE(x []float32, pos, heads, headDim, ropeDim int, base float32, pairing i
 		theta := float64(pos) * math.Pow(float64(base), -2*float64(j)/float64(ropeDim))
 		s, c := math.Sincos(theta)
 		cs, sn := float32(c), float32(s)
+		var a, b int
+		if pairing == RoPEAdjacent {
+			a, b = 2*j, 2*j+1
+		} else {
+			a, b = j, j+half
+		}
 		for h := 0; h < heads; h++ {
 			v := x[h*headDim : (h+1)*headDim]
-			var a, b int
-			if pairing == RoPEAdjacent {
-				a, b = 2*j, 2*j+1
-			} else {
-				a, b = j, j+half
-			}
 			x0, x1 := v[a], v[b]
 			v[a] = x0*cs - x1*sn
 			v[b] = x0*sn + x1*cs
@@ -79,34 +85,23 @@ func RoPE(x []float32, pos, heads, headDim, ropeDim int, base float32, pairing i
 }
 
 // Softmax normalises x in place.
-func Softmax(x []float32) {
+func Softmax(x []float32) { detected.Softmax(x) }
+
+// Softmax normalises x in place.
+func (k Kernels) Softmax(x []float32) {
 	if len(x) == 0 {
 		return
 	}
-	m := x[0]
-	for _, v := range x[1:] {
-		if v > m {
-			m = v
-		}
-	}
-	var sum float32
-	for i, v := range x {
-		e := float32(math.Exp(float64(v - m)))
-		x[i] = e
-		sum += e
-	}
-	inv := 1 / sum
-	for i := range x {
-		x[i] *= inv
-	}
+	m := k.max(x)
+	s := k.expSum(x, m)
+	k.scale(x, x, 1/s)
 }
 
 // SiLU applies x·σ(x) in place.
-func SiLU(x []float32) {
-	for i, v := range x {
-		x[i] = v / (1 + float32(math.Exp(float64(-v))))
-	}
-}
+func SiLU(x []float32) { detected.SiLU(x) }
+
+// SiLU applies x·σ(x) in place.
+func (k Kernels) SiLU(x []float32) { k.silu(x, x) }
 
 // GELU applies the exact (erf) GELU in place.
 func GELU(x []float32) {
@@ -116,12 +111,10 @@ func GELU(x []float32) {
 }
 
 // GELUTanh applies the tanh approximation of GELU in place.
-func GELUTanh(x []float32) {
-	const c = 0.7978845608028654 // sqrt(2/pi)
-	for i, v := range x {
-		x[i] = 0.5 * v * (1 + float32(math.Tanh(c*(float64(v)+0.044715*float64(v)*float64(v)*float64(v)))))
-	}
-}
+func GELUTanh(x []float32) { detected.GELUTanh(x) }
+
+// GELUTanh applies the tanh approximation of GELU in place.
+func (k Kernels) GELUTanh(x []float32) { k.geluTanh(x, x) }
 
 // ReLU applies max(0, x) in place.
 func ReLU(x []float32) {
@@ -133,25 +126,135 @@ func ReLU(x []float32) {
 }
 
 // Add writes dst = a + b.
-func Add(dst, a, b []float32) {
-	b = b[:len(a)]
+func Add(dst, a, b []float32) { detected.Add(dst, a, b) }
+
+// Add writes dst = a + b.
+func (k Kernels) Add(dst, a, b []float32) { k.add(dst[:len(a)], a, b[:len(a)]) }
+
+// Mul writes dst = a ⊙ b.
+func Mul(dst, a, b []float32) { detected.Mul(dst, a, b) }
+
+// Mul writes dst = a ⊙ b.
+func (k Kernels) Mul(dst, a, b []float32) { k.mul(dst[:len(a)], a, b[:len(a)]) }
+
+// SwiGLU writes dst = silu(gate) ⊙ up.
+func SwiGLU(dst, gate, up []float32) { detected.SwiGLU(dst, gate, up) }
+
+// SwiGLU writes dst = silu(gate) ⊙ up.
+func (k Kernels) SwiGLU(dst, gate, up []float32) {
+	k.swiglu(dst[:len(gate)], gate, up[:len(gate)])
+}
+
+// Axpy adds a·x to y (y[i] += a·x[i] over len(x)).
+func Axpy(y, x []float32, a float32) { detected.Axpy(y, x, a) }
+
+// Axpy adds a·x to y (y[i] += a·x[i] over len(x)).
+func (k Kernels) Axpy(y, x []float32, a float32) { k.axpy(y[:len(x)], x, a) }
+
+// Pure-Go versions of the row kernels.
+
+func sumSqGo(x []float32) float64 {
+	var ss float64
+	for _, v := range x {
+		ss += float64(v) * float64(v)
+	}
+	return ss
+}
+
+func scaleGo(dst, x []float32, a float32) {
+	dst = dst[:len(x)]
+	for i, v := range x {
+		dst[i] = v * a
+	}
+}
+
+func scaleMulGo(dst, x, w []float32, a float32) {
+	dst, w = dst[:len(x)], w[:len(x)]
+	for i, v := range x {
+		dst[i] = v * a * w[i]
+	}
+}
+
+func maxGo(x []float32) float32 {
+	m := x[0]
+	for _, v := range x[1:] {
+		if v > m {
+			m = v
+		}
+	}
+	return m
+}
+
+func expSumGo(x []float32, m float32) float32 {
+	var sum float64
+	for i, v := range x {
+		e := float32(math.Exp(float64(v - m)))
+		x[i] = e
+		sum += float64(e)
+	}
+	return float32(sum)
+}
+
+func siluGo(dst, x []float32) {
+	dst = dst[:len(x)]
+	for i, v := range x {
+		dst[i] = v / (1 + float32(math.Exp(float64(-v))))
+	}
+}
+
+func geluTanhGo(dst, x []float32) {
+	const c = 0.7978845608028654 // sqrt(2/pi)
+	dst = dst[:len(x)]
+	for i, v := range x {
+		// 0.5·(1+tanh(u)) = 1/(1+exp(-2u)), without tanh's cancellation
+		// near -1.
+		x := float64(v)
+		u := c * (x + 0.044715*x*x*x)
+		dst[i] = float32(x / (1 + math.Exp(-2*u)))
+	}
+}
+
+func swigluGo(dst, g, u []float32) {
+	dst, u = dst[:len(g)], u[:len(g)]
+	for i, v := range g {
+		dst[i] = v / (1 + float32(math.Exp(float64(-v)))) * u[i]
+	}
+}
+
+func addGo(dst, a, b []float32) {
+	dst, b = dst[:len(a)], b[:len(a)]
 	for i := range a {
 		dst[i] = a[i] + b[i]
 	}
 }
 
-// Mul writes dst = a ⊙ b.
-func Mul(dst, a, b []float32) {
-	b = b[:len(a)]
+func mulGo(dst, a, b []float32) {
+	dst, b = dst[:len(a)], b[:len(a)]
 	for i := range a {
 		dst[i] = a[i] * b[i]
 	}
 }
 
-// SwiGLU writes dst = silu(gate) ⊙ up.
-func SwiGLU(dst, gate, up []float32) {
-	up = up[:len(gate)]
-	for i, g := range gate {
-		dst[i] = g / (1 + float32(math.Exp(float64(-g)))) * up[i]
+func axpyGo(y, x []float32, a float32) {
+	y = y[:len(x)]
+	for i, v := range x {
+		y[i] += a * v
+	}
+}
+
+// dotRowsGo sets out[r] = q·k[r*stride : r*stride+len(q)] for r < len(out).
+func dotRowsGo(out, q, k []float32, stride int) {
+	for r := range out {
+		out[r] = dotF32F32Go(q, k[r*stride:r*stride+len(q)])
+	}
+}
+
+// axpyRowsGo adds Σ_r p[r]·v[r*stride : r*stride+len(o)] to o.
+func axpyRowsGo(o, p, v []float32, stride int) {
+	for r, w := range p {
+		if w == 0 {
+			continue
+		}
+		axpyGo(o, v[r*stride:r*stride+len(o)], w)
 	}
 }

@@ -1,0 +1,176 @@
+//go:build amd64 && !noasm
+
+package cpu
+
+import "unsafe"
+
+// AVX-512 row kernels (rowsz_amd64.s).
+
+//go:noescape
+func expSumZ(x *float32, n int, m float32) float32
+
+//go:noescape
+func maxZ(x *float32, n int) float32
+
+//go:noescape
+func scaleZ(dst, x *float32, n int, a float32)
+
+//go:noescape
+func scaleMulZ(dst, x, w *float32, n int, a float32)
+
+//go:noescape
+func sumSqZ(x *float32, n int) float32
+
+//go:noescape
+func addZ(dst, a, b *float32, n int)
+
+//go:noescape
+func mulZ(dst, a, b *float32, n int)
+
+//go:noescape
+func axpyZ(y, x *float32, n int, a float32)
+
+//go:noescape
+func siluZ(dst, x *float32, n int)
+
+//go:noescape
+func swigluZ(dst, gate, up *float32, n int)
+
+//go:noescape
+func geluTanhZ(dst, x *float32, n int)
+
+//go:noescape
+func dotRowsZ(out, q, k *float32, stride uintptr, n, hd int)
+
+//go:noescape
+func axpyRowsZ(o, p, v *float32, stride uintptr, n, hd int)
+
+// The dispatchers below take slices whose lengths the callers have
+// matched; an empty input does nothing.
+
+func (k Kernels) sumSq(x []float32) float64 {
+	if k.level >= AVX512 && len(x) > 0 {
+		return float64(sumSqZ(&x[0], len(x)))
+	}
+	return sumSqGo(x)
+}
+
+func (k Kernels) scale(dst, x []float32, a float32) {
+	if k.level >= AVX512 && len(x) > 0 {
+		_ = dst[len(x)-1]
+		scaleZ(&dst[0], &x[0], len(x), a)
+		return
+	}
+	scaleGo(dst, x, a)
+}
+
+func (k Kernels) scaleMul(dst, x, w []float32, a float32) {
+	if k.level >= AVX512 && len(x) > 0 {
+		_, _ = dst[len(x)-1], w[len(x)-1]
+		scaleMulZ(&dst[0], &x[0], &w[0], len(x), a)
+		return
+	}
+	scaleMulGo(dst, x, w, a)
+}
+
+func (k Kernels) max(x []float32) float32 {
+	if k.level >= AVX512 {
+		return maxZ(&x[0], len(x))
+	}
+	return maxGo(x)
+}
+
+func (k Kernels) expSum(x []float32, m float32) float32 {
+	if k.level >= AVX512 && len(x) > 0 {
+		return expSumZ(&x[0], len(x), m)
+	}
+	return expSumGo(x, m)
+}
+
+func (k Kernels) silu(dst, x []float32) {
+	if k.level >= AVX512 && len(x) > 0 {
+		_ = dst[len(x)-1]
+		siluZ(&dst[0], &x[0], len(x))
+		return
+	}
+	siluGo(dst, x)
+}
+
+func (k Kernels) geluTanh(dst, x []float32) {
+	if k.level >= AVX512 && len(x) > 0 {
+		_ = dst[len(x)-1]
+		geluTanhZ(&dst[0], &x[0], len(x))
+		return
+	}
+	geluTanhGo(dst, x)
+}
+
+func (k Kernels) swiglu(dst, g, u []float32) {
+	if k.level >= AVX512 && len(g) > 0 {
+		_, _ = dst[len(g)-1], u[len(g)-1]
+		swigluZ(&dst[0], &g[0], &u[0], len(g))
+		return
+	}
+	swigluGo(dst, g, u)
+}
+
+func (k Kernels) add(dst, a, b []float32) {
+	if k.level >= AVX512 && len(a) > 0 {
+		_, _ = dst[len(a)-1], b[len(a)-1]
+		addZ(&dst[0], &a[0], &b[0], len(a))
+		return
+	}
+	addGo(dst, a, b)
+}
+
+func (k Kernels) mul(dst, a, b []float32) {
+	if k.level >= AVX512 && len(a) > 0 {
+		_, _ = dst[len(a)-1], b[len(a)-1]
+		mulZ(&dst[0], &a[0], &b[0], len(a))
+		return
+	}
+	mulGo(dst, a, b)
+}
+
+func (k Kernels) axpy(y, x []float32, a float32) {
+	if k.level >= AVX512 && len(x) > 0 {
+		_ = y[len(x)-1]
+		axpyZ(&y[0], &x[0], len(x), a)
+		return
+	}
+	axpyGo(y, x, a)
+}
+
+// dotRows sets out[r] = q·k[r*stride : r*stride+len(q)] for r < len(out).
+func (k Kernels) dotRows(out, q, kr []float32, stride int) {
+	n, hd := len(out), len(q)
+	if n == 0 || hd == 0 {
+		clear(out)
+		return
+	}
+	_ = kr[(n-1)*stride+hd-1]
+	switch {
+	case k.level >= AVX512:
+		dotRowsZ(&out[0], &q[0], &kr[0], uintptr(4*stride), n, hd)
+	case k.level >= AVX2:
+		for r := range out {
+			out[r] = k.floatDot(ftF32, unsafe.Slice((*byte)(unsafe.Pointer(&kr[r*stride])), 4*hd), q)
+		}
+	default:
+		dotRowsGo(out, q, kr, stride)
+	}
+}
+
+// axpyRows adds Σ_r p[r]·v[r*stride : r*stride+len(o)] to o.
+func (k Kernels) axpyRows(o, p, v []float32, stride int) {
+	n, hd := len(p), len(o)
+	if n == 0 || hd == 0 {
+		return
+	}
+	_ = v[(n-1)*stride+hd-1]
+	if k.level >= AVX512 {
+		axpyRowsZ(&o[0], &p[0], &v[0], uintptr(4*stride), n, hd)
+		return
+	}
+	axpyRowsGo(o, p, v, stride)
+}

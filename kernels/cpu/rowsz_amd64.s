@@ -1,0 +1,632 @@
+//go:build amd64 && !noasm
+
+#include "textflag.h"
+#include "simd_amd64.h"
+
+// Row kernels, AVX-512: exp-based activations and softmax, norms'
+// reductions, element-wise arithmetic and the attention inner loops.
+// Every kernel takes any length: the last partial vector is handled with
+// a mask in K1.
+
+// TAILMASK sets K1 to the low DX bits (DX in 1..16); it uses R11.
+#define TAILMASK \
+	MOVL  $-1, R11; \
+	BZHIL DX, R11, R11; \
+	KMOVW R11, K1
+
+// EXPCONST loads the constants of EXPZ into Z20..Z31.
+#define EXPCONST \
+	MOVL $0xc2d00000, AX; VPBROADCASTD AX, Z20; \
+	MOVL $0x42b20000, AX; VPBROADCASTD AX, Z21; \
+	MOVL $0x3f800000, AX; VPBROADCASTD AX, Z22; \
+	MOVL $0x3f000000, AX; VPBROADCASTD AX, Z23; \
+	MOVL $0x3e2aaaab, AX; VPBROADCASTD AX, Z24; \
+	MOVL $0x3d2aaaab, AX; VPBROADCASTD AX, Z25; \
+	MOVL $0x3c088889, AX; VPBROADCASTD AX, Z26; \
+	MOVL $0x3ab60b61, AX; VPBROADCASTD AX, Z27; \
+	MOVL $0x39500d01, AX; VPBROADCASTD AX, Z28; \
+	MOVL $0x35bfbe8e, AX; VPBROADCASTD AX, Z29; \
+	MOVL $0x3f317200, AX; VPBROADCASTD AX, Z30; \
+	MOVL $0x3fb8aa3b, AX; VPBROADCASTD AX, Z31
+
+// EXPZ replaces the 16 floats of x by exp(x): x = k·ln2 + r with k an
+// integer and |r| ≤ ln2/2, e^r by its Taylor polynomial of degree 7
+// (truncation error below 6e-9), scaled by 2^k. x is clamped to [-104, 89]
+// first, beyond which exp underflows to 0 or overflows to +Inf; NaN stays
+// NaN. k and p are scratch.
+#define EXPZ(x, k, p) \
+	VMAXPS       x, Z20, x; \
+	VMINPS       x, Z21, x; \
+	VMULPS       Z31, x, k; \
+	VRNDSCALEPS  $0x08, k, k; \
+	VFNMADD231PS Z30, k, x; \
+	VFNMADD231PS Z29, k, x; \
+	VMOVAPS      Z28, p; \
+	VFMADD213PS  Z27, x, p; \
+	VFMADD213PS  Z26, x, p; \
+	VFMADD213PS  Z25, x, p; \
+	VFMADD213PS  Z24, x, p; \
+	VFMADD213PS  Z23, x, p; \
+	VFMADD213PS  Z22, x, p; \
+	VFMADD213PS  Z22, x, p; \
+	VSCALEFPS    k, p, x
+
+// func expSumZ(x *float32, n int, m float32) float32
+// x[i] = exp(x[i]-m); returns the sum.
+TEXT ·expSumZ(SB), NOSPLIT, $0-28
+	MOVQ         x+0(FP), DI
+	MOVQ         n+8(FP), CX
+	VBROADCASTSS m+16(FP), Z19
+	EXPCONST
+	VPXORD       Z0, Z0, Z0
+	VPXORD       Z5, Z5, Z5
+	XORQ         AX, AX
+	MOVQ         CX, DX
+	ANDQ         $-32, DX
+	JZ           tail16
+
+loop32:
+	VMOVUPS (DI)(AX*4), Z1
+	VMOVUPS 64(DI)(AX*4), Z6
+	VSUBPS  Z19, Z1, Z1
+	VSUBPS  Z19, Z6, Z6
+	EXPZ(Z1, Z2, Z3)
+	EXPZ(Z6, Z7, Z8)
+	VMOVUPS Z1, (DI)(AX*4)
+	VMOVUPS Z6, 64(DI)(AX*4)
+	VADDPS  Z1, Z0, Z0
+	VADDPS  Z6, Z5, Z5
+	ADDQ    $32, AX
+	CMPQ    AX, DX
+	JB      loop32
+
+tail16:
+	MOVQ CX, DX
+	SUBQ AX, DX
+	JZ   done
+	CMPQ DX, $16
+	JB   last
+	VMOVUPS (DI)(AX*4), Z1
+	VSUBPS  Z19, Z1, Z1
+	EXPZ(Z1, Z2, Z3)
+	VMOVUPS Z1, (DI)(AX*4)
+	VADDPS  Z1, Z0, Z0
+	ADDQ    $16, AX
+	JMP     tail16
+
+last:
+	TAILMASK
+	VMOVUPS.Z (DI)(AX*4), K1, Z1
+	VSUBPS    Z19, Z1, Z1
+	EXPZ(Z1, Z2, Z3)
+	VMOVUPS   Z1, K1, (DI)(AX*4)
+	VADDPS    Z1, Z0, K1, Z0
+
+done:
+	VADDPS Z5, Z0, Z0
+	HSUM(Z0, Y0, X0, Y1, X1)
+	VZEROUPPER
+	MOVSS  X0, ret+24(FP)
+	RET
+
+// func maxZ(x *float32, n int) float32
+// Returns the largest of x[0:n] (n ≥ 1).
+TEXT ·maxZ(SB), NOSPLIT, $0-20
+	MOVQ         x+0(FP), DI
+	MOVQ         n+8(FP), CX
+	VBROADCASTSS (DI), Z0
+	VMOVAPS      Z0, Z1
+	XORQ         AX, AX
+	MOVQ         CX, DX
+	ANDQ         $-32, DX
+	JZ           tail16
+
+loop32:
+	VMAXPS (DI)(AX*4), Z0, Z0
+	VMAXPS 64(DI)(AX*4), Z1, Z1
+	ADDQ   $32, AX
+	CMPQ   AX, DX
+	JB     loop32
+
+tail16:
+	MOVQ CX, DX
+	SUBQ AX, DX
+	JZ   done
+	CMPQ DX, $16
+	JB   last
+	VMAXPS (DI)(AX*4), Z0, Z0
+	ADDQ   $16, AX
+	JMP    tail16
+
+last:
+	TAILMASK
+	VMAXPS (DI)(AX*4), Z0, K1, Z0
+
+done:
+	VMAXPS        Z1, Z0, Z0
+	VEXTRACTF64X4 $1, Z0, Y1
+	VMAXPS        Y1, Y0, Y0
+	VEXTRACTF128  $1, Y0, X1
+	VMAXPS        X1, X0, X0
+	VPERMILPS     $0x4e, X0, X1
+	VMAXPS        X1, X0, X0
+	VPERMILPS     $0xb1, X0, X1
+	VMAXPS        X1, X0, X0
+	VZEROUPPER
+	MOVSS         X0, ret+16(FP)
+	RET
+
+// func scaleZ(dst, x *float32, n int, a float32)
+// dst[i] = x[i]·a.
+TEXT ·scaleZ(SB), NOSPLIT, $0-28
+	MOVQ         dst+0(FP), DI
+	MOVQ         x+8(FP), SI
+	MOVQ         n+16(FP), CX
+	VBROADCASTSS a+24(FP), Z19
+	XORQ         AX, AX
+
+loop:
+	MOVQ CX, DX
+	SUBQ AX, DX
+	JZ   done
+	CMPQ DX, $16
+	JB   last
+	VMULPS  (SI)(AX*4), Z19, Z1
+	VMOVUPS Z1, (DI)(AX*4)
+	ADDQ    $16, AX
+	JMP     loop
+
+last:
+	TAILMASK
+	VMOVUPS.Z (SI)(AX*4), K1, Z1
+	VMULPS    Z19, Z1, Z1
+	VMOVUPS   Z1, K1, (DI)(AX*4)
+
+done:
+	VZEROUPPER
+	RET
+
+// func scaleMulZ(dst, x, w *float32, n int, a float32)
+// dst[i] = (x[i]·a)·w[i].
+TEXT ·scaleMulZ(SB), NOSPLIT, $0-36
+	MOVQ         dst+0(FP), DI
+	MOVQ         x+8(FP), SI
+	MOVQ         w+16(FP), R8
+	MOVQ         n+24(FP), CX
+	VBROADCASTSS a+32(FP), Z19
+	XORQ         AX, AX
+
+loop:
+	MOVQ CX, DX
+	SUBQ AX, DX
+	JZ   done
+	CMPQ DX, $16
+	JB   last
+	VMULPS  (SI)(AX*4), Z19, Z1
+	VMULPS  (R8)(AX*4), Z1, Z1
+	VMOVUPS Z1, (DI)(AX*4)
+	ADDQ    $16, AX
+	JMP     loop
+
+last:
+	TAILMASK
+	VMOVUPS.Z (SI)(AX*4), K1, Z1
+	VMOVUPS.Z (R8)(AX*4), K1, Z2
+	VMULPS    Z19, Z1, Z1
+	VMULPS    Z2, Z1, Z1
+	VMOVUPS   Z1, K1, (DI)(AX*4)
+
+done:
+	VZEROUPPER
+	RET
+
+// func sumSqZ(x *float32, n int) float32
+// Returns Σ x[i]².
+TEXT ·sumSqZ(SB), NOSPLIT, $0-20
+	MOVQ   x+0(FP), SI
+	MOVQ   n+8(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	XORQ   AX, AX
+	MOVQ   CX, DX
+	ANDQ   $-32, DX
+	JZ     tail16
+
+loop32:
+	VMOVUPS     (SI)(AX*4), Z2
+	VMOVUPS     64(SI)(AX*4), Z3
+	VFMADD231PS Z2, Z2, Z0
+	VFMADD231PS Z3, Z3, Z1
+	ADDQ        $32, AX
+	CMPQ        AX, DX
+	JB          loop32
+
+tail16:
+	MOVQ CX, DX
+	SUBQ AX, DX
+	JZ   done
+	CMPQ DX, $16
+	JB   last
+	VMOVUPS     (SI)(AX*4), Z2
+	VFMADD231PS Z2, Z2, Z0
+	ADDQ        $16, AX
+	JMP         tail16
+
+last:
+	TAILMASK
+	VMOVUPS.Z   (SI)(AX*4), K1, Z2
+	VFMADD231PS Z2, Z2, Z1
+
+done:
+	VADDPS Z1, Z0, Z0
+	HSUM(Z0, Y0, X0, Y1, X1)
+	VZEROUPPER
+	MOVSS  X0, ret+16(FP)
+	RET
+
+// func addZ(dst, a, b *float32, n int)
+TEXT ·addZ(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), R8
+	MOVQ n+24(FP), CX
+	XORQ AX, AX
+
+loop:
+	MOVQ CX, DX
+	SUBQ AX, DX
+	JZ   done
+	CMPQ DX, $16
+	JB   last
+	VMOVUPS (SI)(AX*4), Z1
+	VADDPS  (R8)(AX*4), Z1, Z1
+	VMOVUPS Z1, (DI)(AX*4)
+	ADDQ    $16, AX
+	JMP     loop
+
+last:
+	TAILMASK
+	VMOVUPS.Z (SI)(AX*4), K1, Z1
+	VMOVUPS.Z (R8)(AX*4), K1, Z2
+	VADDPS    Z2, Z1, Z1
+	VMOVUPS   Z1, K1, (DI)(AX*4)
+
+done:
+	VZEROUPPER
+	RET
+
+// func mulZ(dst, a, b *float32, n int)
+TEXT ·mulZ(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), R8
+	MOVQ n+24(FP), CX
+	XORQ AX, AX
+
+loop:
+	MOVQ CX, DX
+	SUBQ AX, DX
+	JZ   done
+	CMPQ DX, $16
+	JB   last
+	VMOVUPS (SI)(AX*4), Z1
+	VMULPS  (R8)(AX*4), Z1, Z1
+	VMOVUPS Z1, (DI)(AX*4)
+	ADDQ    $16, AX
+	JMP     loop
+
+last:
+	TAILMASK
+	VMOVUPS.Z (SI)(AX*4), K1, Z1
+	VMOVUPS.Z (R8)(AX*4), K1, Z2
+	VMULPS    Z2, Z1, Z1
+	VMOVUPS   Z1, K1, (DI)(AX*4)
+
+done:
+	VZEROUPPER
+	RET
+
+// func axpyZ(y, x *float32, n int, a float32)
+// y[i] += a·x[i].
+TEXT ·axpyZ(SB), NOSPLIT, $0-28
+	MOVQ         y+0(FP), DI
+	MOVQ         x+8(FP), SI
+	MOVQ         n+16(FP), CX
+	VBROADCASTSS a+24(FP), Z19
+	XORQ         AX, AX
+
+loop:
+	MOVQ CX, DX
+	SUBQ AX, DX
+	JZ   done
+	CMPQ DX, $16
+	JB   last
+	VMOVUPS     (DI)(AX*4), Z1
+	VFMADD231PS (SI)(AX*4), Z19, Z1
+	VMOVUPS     Z1, (DI)(AX*4)
+	ADDQ        $16, AX
+	JMP         loop
+
+last:
+	TAILMASK
+	VMOVUPS.Z   (DI)(AX*4), K1, Z1
+	VMOVUPS.Z   (SI)(AX*4), K1, Z2
+	VFMADD231PS Z2, Z19, Z1
+	VMOVUPS     Z1, K1, (DI)(AX*4)
+
+done:
+	VZEROUPPER
+	RET
+
+// SIGMOIDMUL sets x = v / (1 + exp(u)) given u in u (overwritten); t1, t2
+// scratch.
+#define SIGMOIDMUL(v, u, t1, t2) \
+	EXPZ(u, t1, t2); \
+	VADDPS Z22, u, u; \
+	VDIVPS u, v, v
+
+// func siluZ(dst, x *float32, n int)
+// dst[i] = x[i] / (1 + exp(-x[i])).
+TEXT ·siluZ(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	EXPCONST
+	MOVL $0x80000000, AX
+	VPBROADCASTD AX, Z18
+	XORQ AX, AX
+
+loop:
+	MOVQ CX, DX
+	SUBQ AX, DX
+	JZ   done
+	CMPQ DX, $16
+	JB   last
+	VMOVUPS (SI)(AX*4), Z1
+	VXORPS  Z18, Z1, Z2
+	SIGMOIDMUL(Z1, Z2, Z3, Z4)
+	VMOVUPS Z1, (DI)(AX*4)
+	ADDQ    $16, AX
+	JMP     loop
+
+last:
+	TAILMASK
+	VMOVUPS.Z (SI)(AX*4), K1, Z1
+	VXORPS    Z18, Z1, Z2
+	SIGMOIDMUL(Z1, Z2, Z3, Z4)
+	VMOVUPS   Z1, K1, (DI)(AX*4)
+
+done:
+	VZEROUPPER
+	RET
+
+// func swigluZ(dst, gate, up *float32, n int)
+// dst[i] = g[i] / (1 + exp(-g[i])) · u[i].
+TEXT ·swigluZ(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ gate+8(FP), SI
+	MOVQ up+16(FP), R8
+	MOVQ n+24(FP), CX
+	EXPCONST
+	MOVL $0x80000000, AX
+	VPBROADCASTD AX, Z18
+	XORQ AX, AX
+
+loop:
+	MOVQ CX, DX
+	SUBQ AX, DX
+	JZ   done
+	CMPQ DX, $16
+	JB   last
+	VMOVUPS (SI)(AX*4), Z1
+	VXORPS  Z18, Z1, Z2
+	SIGMOIDMUL(Z1, Z2, Z3, Z4)
+	VMULPS  (R8)(AX*4), Z1, Z1
+	VMOVUPS Z1, (DI)(AX*4)
+	ADDQ    $16, AX
+	JMP     loop
+
+last:
+	TAILMASK
+	VMOVUPS.Z (SI)(AX*4), K1, Z1
+	VMOVUPS.Z (R8)(AX*4), K1, Z5
+	VXORPS    Z18, Z1, Z2
+	SIGMOIDMUL(Z1, Z2, Z3, Z4)
+	VMULPS    Z5, Z1, Z1
+	VMOVUPS   Z1, K1, (DI)(AX*4)
+
+done:
+	VZEROUPPER
+	RET
+
+// func geluTanhZ(dst, x *float32, n int)
+// dst[i] = 0.5·x·(1 + tanh(c·(x + 0.044715·x³))) = x / (1 + exp(-2c·(x + 0.044715·x³))).
+TEXT ·geluTanhZ(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	EXPCONST
+	MOVL $0x3d372713, AX // 0.044715
+	VPBROADCASTD AX, Z17
+	MOVL $0xbfcc422a, AX // -2·sqrt(2/π)
+	VPBROADCASTD AX, Z16
+	XORQ AX, AX
+
+loop:
+	MOVQ CX, DX
+	SUBQ AX, DX
+	JZ   done
+	CMPQ DX, $16
+	JB   last
+	VMOVUPS (SI)(AX*4), Z1
+	VMULPS  Z1, Z1, Z2
+	VMULPS  Z17, Z2, Z2
+	VFMADD213PS Z1, Z1, Z2 // x³·0.044715 + x
+	VMULPS  Z16, Z2, Z2
+	SIGMOIDMUL(Z1, Z2, Z3, Z4)
+	VMOVUPS Z1, (DI)(AX*4)
+	ADDQ    $16, AX
+	JMP     loop
+
+last:
+	TAILMASK
+	VMOVUPS.Z (SI)(AX*4), K1, Z1
+	VMULPS  Z1, Z1, Z2
+	VMULPS  Z17, Z2, Z2
+	VFMADD213PS Z1, Z1, Z2
+	VMULPS  Z16, Z2, Z2
+	SIGMOIDMUL(Z1, Z2, Z3, Z4)
+	VMOVUPS   Z1, K1, (DI)(AX*4)
+
+done:
+	VZEROUPPER
+	RET
+
+// func dotRowsZ(out, q, k *float32, stride uintptr, n, hd int)
+// out[r] = Σ_{i<hd} q[i]·k[r·stride/4 + i] for r < n (hd ≥ 1).
+TEXT ·dotRowsZ(SB), NOSPLIT, $0-48
+	MOVQ out+0(FP), DX
+	MOVQ q+8(FP), SI
+	MOVQ k+16(FP), R8
+	MOVQ stride+24(FP), BX
+	MOVQ n+32(FP), CX
+	MOVQ hd+40(FP), R10
+	// K1: the lanes of the last (possibly partial) 16-wide chunk; R12:
+	// the bytes of the chunks before it.
+	LEAQ  -1(R10), R11
+	ANDQ  $15, R11
+	INCQ  R11
+	MOVL  $-1, R12
+	BZHIL R11, R12, R12
+	KMOVW R12, K1
+	MOVQ  R10, R12
+	SUBQ  R11, R12
+	SHLQ  $2, R12
+
+rows4:
+	CMPQ   CX, $4
+	JB     rows1
+	LEAQ   (R8)(BX*1), R9
+	LEAQ   (R9)(BX*1), DI
+	LEAQ   (DI)(BX*1), R14
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	XORQ   AX, AX
+
+chunk4:
+	CMPQ        AX, R12
+	JAE         last4
+	VMOVUPS     (SI)(AX*1), Z4
+	VFMADD231PS (R8)(AX*1), Z4, Z0
+	VFMADD231PS (R9)(AX*1), Z4, Z1
+	VFMADD231PS (DI)(AX*1), Z4, Z2
+	VFMADD231PS (R14)(AX*1), Z4, Z3
+	ADDQ        $64, AX
+	JMP         chunk4
+
+last4:
+	VMOVUPS.Z   (SI)(AX*1), K1, Z4
+	VMOVUPS.Z   (R8)(AX*1), K1, Z5
+	VMOVUPS.Z   (R9)(AX*1), K1, Z6
+	VMOVUPS.Z   (DI)(AX*1), K1, Z7
+	VMOVUPS.Z   (R14)(AX*1), K1, Z8
+	VFMADD231PS Z5, Z4, Z0
+	VFMADD231PS Z6, Z4, Z1
+	VFMADD231PS Z7, Z4, Z2
+	VFMADD231PS Z8, Z4, Z3
+	REDUCE4(Z0, Z1, Z2, Z3, Y0, Y1, Y2, Y3, X0, X1, 0)
+	ADDQ $16, DX
+	LEAQ (R14)(BX*1), R8
+	SUBQ $4, CX
+	JMP  rows4
+
+rows1:
+	TESTQ  CX, CX
+	JZ     done
+	VPXORD Z0, Z0, Z0
+	XORQ   AX, AX
+
+chunk1:
+	CMPQ        AX, R12
+	JAE         last1
+	VMOVUPS     (SI)(AX*1), Z4
+	VFMADD231PS (R8)(AX*1), Z4, Z0
+	ADDQ        $64, AX
+	JMP         chunk1
+
+last1:
+	VMOVUPS.Z   (SI)(AX*1), K1, Z4
+	VMOVUPS.Z   (R8)(AX*1), K1, Z5
+	VFMADD231PS Z5, Z4, Z0
+	HSUM(Z0, Y0, X0, Y1, X1)
+	VMOVSS X0, (DX)
+	ADDQ   $4, DX
+	ADDQ   BX, R8
+	DECQ   CX
+	JMP    rows1
+
+done:
+	VZEROUPPER
+	RET
+
+// func axpyRowsZ(o, p, v *float32, stride uintptr, n, hd int)
+// o[i] += Σ_{r<n} p[r]·v[r·stride/4 + i] for i < hd.
+TEXT ·axpyRowsZ(SB), NOSPLIT, $0-48
+	MOVQ o+0(FP), DI
+	MOVQ p+8(FP), SI
+	MOVQ v+16(FP), R8
+	MOVQ stride+24(FP), BX
+	MOVQ n+32(FP), CX
+	MOVQ hd+40(FP), R10
+	XORQ AX, AX // byte offset of the chunk
+
+chunk:
+	MOVQ  R10, DX
+	SUBQ  AX, DX // elements left... in bytes/4
+	JLE   done
+	MOVQ  $16, R11
+	CMPQ  DX, R11
+	CMOVQLT DX, R11
+	MOVL  $-1, R12
+	BZHIL R11, R12, R12
+	KMOVW R12, K1
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	LEAQ   (R8)(AX*4), R9 // v row pointer at this chunk
+	XORQ   R13, R13       // row index
+	MOVQ   CX, R14
+	ANDQ   $-2, R14
+
+rows2:
+	CMPQ         R13, R14
+	JAE          row1
+	VBROADCASTSS (SI)(R13*4), Z4
+	VBROADCASTSS 4(SI)(R13*4), Z5
+	VMOVUPS.Z    (R9), K1, Z6
+	VMOVUPS.Z    (R9)(BX*1), K1, Z7
+	VFMADD231PS  Z6, Z4, Z0
+	VFMADD231PS  Z7, Z5, Z1
+	LEAQ         (R9)(BX*2), R9
+	ADDQ         $2, R13
+	JMP          rows2
+
+row1:
+	CMPQ         R13, CX
+	JAE          store
+	VBROADCASTSS (SI)(R13*4), Z4
+	VMOVUPS.Z    (R9), K1, Z6
+	VFMADD231PS  Z6, Z4, Z0
+
+store:
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS.Z (DI)(AX*4), K1, Z2
+	VADDPS    Z2, Z0, Z0
+	VMOVUPS   Z0, K1, (DI)(AX*4)
+	ADDQ      $16, AX
+	JMP       chunk
+
+done:
+	VZEROUPPER
+	RET
