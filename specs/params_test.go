@@ -132,3 +132,19 @@ func TestStructureChoice(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+func TestForArch(t *testing.T) {
+	for arch, want := range map[string]string{"llama": "llama", "mistral": "llama", "gpt2": "gpt2", "bert": "bert", "mixtral": "mixtral"} {
+		sp, err := specs.ForArch(arch)
+		if err != nil {
+			t.Errorf("%s: %v", arch, err)
+			continue
+		}
+		if sp.Name != want {
+			t.Errorf("ForArch(%s) = %s, want %s", arch, sp.Name, want)
+		}
+	}
+	if _, err := specs.ForArch("t5"); err == nil || !strings.Contains(err.Error(), `no built-in spec for architecture "t5"`) {
+		t.Errorf("t5: %v", err)
+	}
+}
