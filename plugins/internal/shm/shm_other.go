@@ -1,0 +1,13 @@
+//go:build !unix
+
+package shm
+
+func (s *Segment) resize(size int) error { return ErrUnsupported }
+
+func (s *Segment) unmap() error { return nil }
+
+func mapFile(path string, size int, readOnly bool) ([]byte, error) { return nil, ErrUnsupported }
+
+func unmap(b []byte) error { return nil }
+
+func alive(pid int) bool { return true }

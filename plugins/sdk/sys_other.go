@@ -1,0 +1,7 @@
+//go:build !unix
+
+package sdk
+
+func setDeathSignal() {}
+
+func redirectStdout() error { return nil }
