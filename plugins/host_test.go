@@ -1,6 +1,7 @@
 package plugins
 
 import (
+	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -8,9 +9,12 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -452,5 +456,49 @@ func TestCloseKillsPlugins(t *testing.T) {
 	}
 	if err := h.Load([]*specs.PluginDecl{{Name: "rmsnorm"}}, ops.Builtins()); err == nil {
 		t.Error("Load after Close succeeded")
+	}
+}
+
+// TestNoOrphanAfterSIGKILL starts an engine process (this test binary in
+// helper mode) that loads a plugin, kills the engine with SIGKILL and
+// checks that the plugin does not outlive it.
+func TestNoOrphanAfterSIGKILL(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), helperEnv+"="+bins["misbehave"])
+	cmd.Stderr = os.Stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := readLine(bufio.NewReader(stdout), 30*time.Second)
+	if err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("helper: %v", err)
+	}
+	pid, err := strconv.Atoi(line)
+	if err != nil || pid <= 0 {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("helper printed %q, want a pid", line)
+	}
+	if !alive(pid) {
+		t.Fatalf("plugin %d is not running", pid)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	if !waitGone(pid, 5*time.Second) {
+		syscall.Kill(pid, syscall.SIGKILL)
+		t.Fatalf("plugin %d outlived its engine by 5s", pid)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weftrun/weft/kernels/cpu"
 	"github.com/weftrun/weft/ops"
 	"github.com/weftrun/weft/specs"
 )
@@ -211,3 +212,5 @@ func readLine(r *bufio.Reader, d time.Duration) (string, error) {
 }
 
 func itoa(n int) string { return fmt.Sprint(n) }
+
+func newPool() *cpu.Pool { return cpu.NewPool(1) }
