@@ -113,3 +113,69 @@ func BenchmarkDispatch(b *testing.B) {
 		p.Run(2, 1, t)
 	}
 }
+
+// tinyLlama holds the matmul weights of a TinyLlama-1.1B-shaped model
+// (hidden 2048, 22 layers, 32 heads of 64 with 4 KV heads, FFN 5632,
+// vocab 32000).
+type tinyLlama struct {
+	qkv, o, gateUp, down [][]Matrix
+	out                  Matrix
+	bytes                int64
+}
+
+func newTinyLlama(b *testing.B, dt tensor.DType) *tinyLlama {
+	const hidden, layers, kv, ffn, vocab = 2048, 22, 256, 5632, 32000
+	m := &tinyLlama{}
+	add := func(rows, cols int) Matrix {
+		w := benchMatrix(b, dt, rows, cols)
+		m.bytes += int64(len(w.Data))
+		return w
+	}
+	for range layers {
+		m.qkv = append(m.qkv, []Matrix{add(hidden, hidden), add(kv, hidden), add(kv, hidden)})
+		m.o = append(m.o, []Matrix{add(hidden, hidden)})
+		m.gateUp = append(m.gateUp, []Matrix{add(ffn, hidden), add(ffn, hidden)})
+		m.down = append(m.down, []Matrix{add(hidden, ffn)})
+	}
+	m.out = add(vocab, hidden)
+	return m
+}
+
+// BenchmarkDecodeTinyLlama runs the matmuls of one decode step of a
+// TinyLlama-shaped model (weights far larger than the caches, read once
+// per token), reporting tokens/s and the weight bytes read per second.
+// It bounds the decode speed from above: norms and attention are left out.
+func BenchmarkDecodeTinyLlama(b *testing.B) {
+	for _, dt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.F16} {
+		b.Run(dt.String(), func(b *testing.B) {
+			m := newTinyLlama(b, dt)
+			p := NewPool(0)
+			defer p.Close()
+			x := make([]float32, 5632)
+			for i := range x {
+				x[i] = float32(i%13) - 6
+			}
+			q, k, v := make([]float32, 2048), make([]float32, 256), make([]float32, 256)
+			g, u := make([]float32, 5632), make([]float32, 5632)
+			h := make([]float32, 2048)
+			logits := make([]float32, 32000)
+			b.SetBytes(m.bytes)
+			for b.Loop() {
+				for l := range m.qkv {
+					must(b, MatMulMulti(p, [][]float32{q, k, v}, m.qkv[l], x[:2048], 1))
+					must(b, MatMulAcc(p, h, m.o[l][0], q, 1))
+					must(b, MatMulMulti(p, [][]float32{g, u}, m.gateUp[l], x[:2048], 1))
+					must(b, MatMulAcc(p, h, m.down[l][0], x, 1))
+				}
+				must(b, MatMul(p, logits, m.out, x[:2048], 1))
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tok/s")
+		})
+	}
+}
+
+func must(b *testing.B, err error) {
+	if err != nil {
+		b.Fatal(err)
+	}
+}

@@ -13,7 +13,7 @@ func TestXorRead(t *testing.T) {
 	}
 	for _, l := range Levels() {
 		k := Detect().Limit(l)
-		for _, n := range []int{0, 256, 512, 4096} {
+		for _, n := range []int{0, 256, 512, 1024, 3072, 4096} {
 			if got, want := k.xorRead(b[:n]), xorReadGo(b[:n]); got != want {
 				t.Errorf("%s: xorRead(%d bytes) = %#x, want %#x", l, n, got, want)
 			}

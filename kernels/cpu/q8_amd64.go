@@ -18,6 +18,12 @@ func gemvQ8_0VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *fl
 //go:noescape
 func tileQ8_0VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *[8]float32)
 
+//go:noescape
+func gemv4Q4_0VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
+
+//go:noescape
+func gemv4Q8_0VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
+
 // AVX2 kernels (q8avx2_amd64.s), also used on AVX-512 without VNNI.
 
 //go:noescape
@@ -62,6 +68,19 @@ func (k Kernels) q8Gemv(kind wkind, w []byte, ldw int, a []byte, nb int, dst []f
 	ac := 0
 	if acc {
 		ac = 1
+	}
+	if k.level >= AVX512VNNI && rows >= 4 {
+		// Four streams of q rows read side by side, then the rest.
+		q := rows / 4
+		f4 := gemv4Q4_0VNNI
+		if kind == wkQ8_0 {
+			f4 = gemv4Q8_0VNNI
+		}
+		f4(unsafe.Pointer(&w[0]), uintptr(ldw), unsafe.Pointer(&a[0]), nb, &dst[0], q, ac)
+		if rows == 4*q {
+			return
+		}
+		w, dst, rows = w[4*q*ldw:], dst[4*q:], rows-4*q
 	}
 	f(unsafe.Pointer(&w[0]), uintptr(ldw), unsafe.Pointer(&a[0]), nb, &dst[0], rows, ac)
 }

@@ -140,4 +140,3 @@ func firstDiff(a, b []byte) int {
 	}
 	return -1
 }
-

@@ -3,6 +3,8 @@
 #include "textflag.h"
 #include "simd_amd64.h"
 
+#define PFD 2048
+
 // Q4_0 and Q8_0 weights times activations in layouts A and B (q8pack.go),
 // AVX-512 with VNNI (VPDPBUSD) and VBMI (VPERMI2B).
 
@@ -104,6 +106,9 @@ row:
 	JB     one
 
 pair:
+	PREFETCHT0 PFD(R11)
+	PREFETCHT0 PFD+64(R11)
+	PREFETCHT0 PFD+128(R11)
 	Q4LOAD((R11), 8(R11), Z9, Z11, Y11)
 	Q4NIB(Z9, Z10)
 	Q4DOT(Z9, Z10, Z11, 128(R12), (R12), 64(R12), 192(R12), Z0, Z12, Z13)
@@ -298,6 +303,9 @@ row:
 	JB     one
 
 pair:
+	PREFETCHT0 PFD(R11)
+	PREFETCHT0 PFD+64(R11)
+	PREFETCHT0 PFD+128(R11)
 	Q8UNPACK(R11, Z8, Y8, Z9, Y9, X9, X10)
 	Q8DOT(Z8, Z9, 64(R12), (R12), 128(R12), Z0, Z11, Z12)
 	ADDQ $68, R11
@@ -411,5 +419,221 @@ tfin:
 	MOVQ y+40(FP), DX
 	REDUCE4(Z0, Z1, Z2, Z3, Y0, Y1, Y2, Y3, X0, X1, 0)
 	REDUCE4(Z4, Z5, Z6, Z7, Y4, Y5, Y6, Y7, X4, X5, 16)
+	VZEROUPPER
+	RET
+
+// In the 4-stream matrix-vector kernels, R8..R11 point at the current rows
+// of the 4 streams (q rows apart), BX is the row stride, DI the
+// activations, CX the byte length of the whole groups, DX the output of
+// stream 0 and SI the byte distance 4q between the streams' outputs, R14
+// the rows left.
+
+// GEMV4STORE stores the 4 sums in X0 at (DX), (DX)(SI*1), (DX)(SI*2) and
+// 3·SI(DX) (R13 = DX+2·SI), then advances DX and the rows.
+#define GEMV4STORE \
+	VMOVSS     X0, (DX); \
+	VEXTRACTPS $1, X0, (DX)(SI*1); \
+	VEXTRACTPS $2, X0, (R13); \
+	VEXTRACTPS $3, X0, (R13)(SI*1); \
+	ADDQ       $4, DX; \
+	ADDQ       BX, R8; \
+	ADDQ       BX, R9; \
+	ADDQ       BX, R10; \
+	ADDQ       BX, R11
+
+// Q4ROW accumulates into f the group at offset AX of the row at p, with the
+// activations in Z16 (lo), Z17 (hi), Z18 (corrections), Z19 (scales).
+#define Q4ROW(p, f) \
+	Q4LOAD((p)(AX*1), 8(p)(AX*1), Z9, Z11, Y11); \
+	Q4NIB(Z9, Z10); \
+	Q4DOT(Z9, Z10, Z11, Z18, Z16, Z17, Z19, f, Z12, Z13)
+
+#define Q4ROWPART(p, f) \
+	VMOVDQU8.Z (p)(AX*1), K2, Z8; \
+	VMOVDQU8.Z 8(p)(AX*1), K3, Z10; \
+	Q4LOAD(Z8, Z10, Z9, Z11, Y11); \
+	Q4NIB(Z9, Z10); \
+	Q4DOT(Z9, Z10, Z11, Z18, Z16, Z17, Z19, f, Z12, Z13)
+
+#define XLOAD4 \
+	VMOVDQU64 (R12), Z16; \
+	VMOVDQU64 64(R12), Z17; \
+	VMOVDQU64 128(R12), Z18; \
+	VMOVDQU64 192(R12), Z19
+
+// func gemv4Q4_0VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
+// For 4 streams j of q rows each (rows j·q .. j·q+q-1 of nb Q4_0 blocks,
+// ldw bytes apart), y[j·q+r] = w_{j·q+r}·x, or += when acc is not 0. The
+// streams are read side by side, which keeps more memory reads in flight
+// than one stream does. x is in layout A.
+TEXT ·gemv4Q4_0VNNI(SB), NOSPLIT, $0-56
+	Q4CONST
+	MOVQ nb+24(FP), R10
+	ANDQ $3, R10
+	Q4MASKS
+	MOVQ   w+0(FP), R8
+	MOVQ   ldw+8(FP), BX
+	MOVQ   x+16(FP), DI
+	MOVQ   nb+24(FP), CX
+	MOVQ   y+32(FP), DX
+	MOVQ   q+40(FP), R14
+	MOVQ   R14, AX
+	IMULQ  BX, AX
+	LEAQ   (R8)(AX*1), R9
+	LEAQ   (R9)(AX*1), R10
+	LEAQ   (R10)(AX*1), R11
+	MOVQ   R14, SI
+	SHLQ   $2, SI
+	SHRQ   $2, CX
+	IMUL3Q $72, CX, CX // end offset of the whole groups
+	TESTQ  R14, R14
+	JZ     done
+
+row:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	XORQ   AX, AX
+	MOVQ   DI, R12
+	TESTQ  CX, CX
+	JZ     part
+
+grp:
+	PREFETCHT0 PFD(R8)(AX*1)
+	PREFETCHT0 PFD(R9)(AX*1)
+	PREFETCHT0 PFD(R10)(AX*1)
+	PREFETCHT0 PFD(R11)(AX*1)
+	XLOAD4
+	Q4ROW(R8, Z0)
+	Q4ROW(R9, Z1)
+	Q4ROW(R10, Z2)
+	Q4ROW(R11, Z3)
+	ADDQ $72, AX
+	ADDQ $256, R12
+	CMPQ AX, CX
+	JB   grp
+
+part:
+	MOVQ nb+24(FP), R13
+	ANDQ $3, R13
+	JZ   fin
+	XLOAD4
+	Q4ROWPART(R8, Z0)
+	Q4ROWPART(R9, Z1)
+	Q4ROWPART(R10, Z2)
+	Q4ROWPART(R11, Z3)
+
+fin:
+	REDUCE4X(Z0, Z1, Z2, Z3, Y0, Y1, Y2, Y3, X0, X1, Y20)
+	LEAQ      (DX)(SI*2), R13
+	CMPQ      acc+48(FP), $0
+	JEQ       store
+	VMOVSS    (DX), X4
+	VINSERTPS $0x10, (DX)(SI*1), X4, X4
+	VINSERTPS $0x20, (R13), X4, X4
+	VINSERTPS $0x30, (R13)(SI*1), X4, X4
+	VADDPS    X4, X0, X0
+
+store:
+	GEMV4STORE
+	DECQ R14
+	JNZ  row
+
+done:
+	VZEROUPPER
+	RET
+
+// Q8ROW accumulates into f the pair at offset AX of the row at p, with the
+// activations in Z16 (quants), Z18 (corrections), Z19 (scales).
+#define Q8ROW(p, f) \
+	LEAQ (p)(AX*1), R13; \
+	Q8UNPACK(R13, Z8, Y8, Z9, Y9, X9, X10); \
+	Q8DOT(Z8, Z9, Z18, Z16, Z19, f, Z12, Z13)
+
+#define Q8ROW1(p, f) \
+	LEAQ (p)(AX*1), R13; \
+	Q8UNPACK1(R13, Z8, Y8, Z9, Y9, X9); \
+	Q8DOT(Z8, Z9, Z18, Z16, Z19, f, Z12, Z13)
+
+#define XLOAD3 \
+	VMOVDQU64 (R12), Z16; \
+	VMOVDQU64 64(R12), Z18; \
+	VMOVDQU64 128(R12), Z19
+
+// func gemv4Q8_0VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
+// As gemv4Q4_0VNNI for Q8_0 weights and activations in layout B.
+TEXT ·gemv4Q8_0VNNI(SB), NOSPLIT, $0-56
+	Q8CONST
+	MOVQ   w+0(FP), R8
+	MOVQ   ldw+8(FP), BX
+	MOVQ   x+16(FP), DI
+	MOVQ   nb+24(FP), CX
+	MOVQ   y+32(FP), DX
+	MOVQ   q+40(FP), R14
+	MOVQ   R14, AX
+	IMULQ  BX, AX
+	LEAQ   (R8)(AX*1), R9
+	LEAQ   (R9)(AX*1), R10
+	LEAQ   (R10)(AX*1), R11
+	MOVQ   R14, SI
+	SHLQ   $2, SI
+	SHRQ   $1, CX
+	IMUL3Q $68, CX, CX // end offset of the whole pairs
+	TESTQ  R14, R14
+	JZ     done
+
+row:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	XORQ   AX, AX
+	MOVQ   DI, R12
+	TESTQ  CX, CX
+	JZ     part
+
+pair:
+	PREFETCHT0 PFD(R8)(AX*1)
+	PREFETCHT0 PFD(R9)(AX*1)
+	PREFETCHT0 PFD(R10)(AX*1)
+	PREFETCHT0 PFD(R11)(AX*1)
+	XLOAD3
+	Q8ROW(R8, Z0)
+	Q8ROW(R9, Z1)
+	Q8ROW(R10, Z2)
+	Q8ROW(R11, Z3)
+	ADDQ $68, AX
+	ADDQ $192, R12
+	CMPQ AX, CX
+	JB   pair
+
+part:
+	MOVQ nb+24(FP), R13
+	ANDQ $1, R13
+	JZ   fin
+	XLOAD3
+	Q8ROW1(R8, Z0)
+	Q8ROW1(R9, Z1)
+	Q8ROW1(R10, Z2)
+	Q8ROW1(R11, Z3)
+
+fin:
+	REDUCE4X(Z0, Z1, Z2, Z3, Y0, Y1, Y2, Y3, X0, X1, Y20)
+	LEAQ      (DX)(SI*2), R13
+	CMPQ      acc+48(FP), $0
+	JEQ       store
+	VMOVSS    (DX), X4
+	VINSERTPS $0x10, (DX)(SI*1), X4, X4
+	VINSERTPS $0x20, (R13), X4, X4
+	VINSERTPS $0x30, (R13)(SI*1), X4, X4
+	VADDPS    X4, X0, X0
+
+store:
+	GEMV4STORE
+	DECQ R14
+	JNZ  row
+
+done:
 	VZEROUPPER
 	RET

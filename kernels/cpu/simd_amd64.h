@@ -32,3 +32,20 @@
 	VADDPS        x1, x0, x0; \
 	VMOVUPS       x0, off(DX)
 
+
+// REDUCE4X sums the lanes of z0..z3 into the 4 lanes of x0 (xmm name of
+// z0; x1 that of z1). It overwrites z0..z3 and the ymm register t.
+#define REDUCE4X(z0, z1, z2, z3, y0, y1, y2, y3, x0, x1, t) \
+	VEXTRACTF64X4 $1, z0, t; \
+	VADDPS        t, y0, y0; \
+	VEXTRACTF64X4 $1, z1, t; \
+	VADDPS        t, y1, y1; \
+	VEXTRACTF64X4 $1, z2, t; \
+	VADDPS        t, y2, y2; \
+	VEXTRACTF64X4 $1, z3, t; \
+	VADDPS        t, y3, y3; \
+	VHADDPS       y1, y0, y0; \
+	VHADDPS       y3, y2, y2; \
+	VHADDPS       y2, y0, y0; \
+	VEXTRACTF128  $1, y0, x1; \
+	VADDPS        x1, x0, x0

@@ -43,3 +43,26 @@ func TestKernelThroughput(t *testing.T) {
 		}
 	}
 }
+
+func TestDRAMThroughput(t *testing.T) {
+	if os.Getenv("WEFT_KBENCH") == "" {
+		t.Skip("set WEFT_KBENCH=1 to print DRAM-bound matvec throughput")
+	}
+	for _, th := range []int{1, 2} {
+		p := NewPool(th)
+		fmt.Printf("threads %d: membw %.1f GB/s\n", th, MemBandwidth(p, 512<<20))
+		for _, dt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.F16} {
+			rows := (400 << 20) / (2048 * 2) // ~400 MB of F16
+			if dt != tensor.F16 {
+				rows = (400 << 20) / 2304 // ~400 MB of Q4_0 / 2 for Q8_0
+			}
+			w := benchMatrix(nil, dt, rows, 2048)
+			x := make([]float32, 2048)
+			dst := make([]float32, rows)
+			d := bestOf(5, 1, func() { MatMul(p, dst, w, x, 1) })
+			fmt.Printf("threads %d: %s matvec %.1f GB/s\n", th, dt, float64(len(w.Data))/d.Seconds()/1e9)
+		}
+		p.Close()
+	}
+}
+
