@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"runtime"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -110,6 +112,9 @@ func (p *proc) invoke(ctx context.Context, op, node string, f func(ctx context.C
 		if exited(c, 2*time.Second) {
 			if r := p.tail.reason(); r != "" {
 				msg += ": " + r
+			}
+			if ps := c.cmd.ProcessState; ps != nil {
+				msg += " (" + ps.String() + ")"
 			}
 		} else {
 			msg += fmt.Sprintf(" (connection lost: %s)", st.Message())
@@ -302,7 +307,7 @@ func (p *proc) execute(s *opSchema, c *ops.Call) error {
 		}
 		mem := scratch.Bytes()
 		for _, pl := range copies {
-			copy(mem[pl.off:], pl.data)
+			parCopy(mem[pl.off:], pl.data)
 		}
 		for _, r := range inScratch {
 			r.Segment = scratch.ID
@@ -315,6 +320,13 @@ func (p *proc) execute(s *opSchema, c *ops.Call) error {
 
 	var resp *pluginpb.ExecuteResponse
 	err = p.invoke(ctx, op, c.Name, func(ctx context.Context, cn *conn) error {
+		if cn.ch != nil {
+			r, used, err := cn.ch.call(ctx, cn, req)
+			if used {
+				resp = r
+				return err
+			}
+		}
 		var err error
 		resp, err = cn.rpc.Execute(ctx, req)
 		return err
@@ -367,9 +379,33 @@ func (p *proc) readOutputs(s *opSchema, c *ops.Call, resp *pluginpb.ExecuteRespo
 		if len(data) != len(want.Data) {
 			return fmt.Errorf("output %s: %d bytes of data, want %d", name, len(data), len(want.Data))
 		}
-		copy(want.Data, data)
+		parCopy(want.Data, data)
 	}
 	return nil
+}
+
+// parCopy copies src into dst, splitting large copies across the CPUs:
+// one core alone does not saturate memory bandwidth.
+func parCopy(dst, src []byte) {
+	const chunk = 4 << 20
+	n := min(len(dst), len(src))
+	parts := min(runtime.GOMAXPROCS(0), n/chunk)
+	if parts < 2 {
+		copy(dst, src)
+		return
+	}
+	var wg sync.WaitGroup
+	step := (n/parts + 63) &^ 63
+	for lo := step; lo < n; lo += step {
+		hi := min(lo+step, n)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			copy(dst[lo:hi], src[lo:hi])
+		}()
+	}
+	copy(dst[:step], src[:step])
+	wg.Wait()
 }
 
 func sameShape(a []int64, b []int) bool {

@@ -58,6 +58,10 @@ type Options struct {
 	CallTimeout time.Duration
 	// StartTimeout bounds a plugin's start-up handshake. 0: 20s.
 	StartTimeout time.Duration
+	// GRPCOnly sends every call through the Execute RPC instead of the
+	// faster shared-memory channel (Linux) that plugins built with the sdk
+	// package offer.
+	GRPCOnly bool
 	// InlineMax is the largest tensor, in bytes, sent inside a gRPC
 	// message; larger ones go through shared memory. 0: 4096; negative:
 	// every tensor through shared memory.

@@ -20,6 +20,7 @@ import (
 
 	"github.com/weftrun/weft/graph"
 	"github.com/weftrun/weft/ops"
+	"github.com/weftrun/weft/plugins/internal/shm"
 	"github.com/weftrun/weft/specs"
 	"github.com/weftrun/weft/tensor"
 )
@@ -217,9 +218,35 @@ func checkIdentity(t *testing.T, def *ops.Def, rows, cols int) {
 	}
 }
 
-func TestMisbehave(t *testing.T) {
-	h, log := newHost(t, Options{CallTimeout: time.Second})
+// transports runs f with calls sent through the shared-memory channel and
+// through gRPC.
+func transports(t *testing.T, f func(t *testing.T, grpcOnly bool)) {
+	for _, grpcOnly := range []bool{false, true} {
+		name := "channel"
+		if grpcOnly {
+			name = "grpc"
+		}
+		t.Run(name, func(t *testing.T) { f(t, grpcOnly) })
+	}
+}
+
+func TestMisbehave(t *testing.T) { transports(t, testMisbehave) }
+
+// usesChannel reports whether the named plugin's process has a channel.
+func usesChannel(h *Host, name string) bool {
+	p := h.procs[name]
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.cur != nil && p.cur.ch != nil
+}
+
+func testMisbehave(t *testing.T, grpcOnly bool) {
+	h, log := newHost(t, Options{CallTimeout: time.Second, GRPCOnly: grpcOnly})
 	def, _ := load(t, h, "misbehave").Lookup("example.misbehave")
+	wantChannel := !grpcOnly && shm.ChannelsSupported
+	if got := usesChannel(h, "misbehave"); got != wantChannel {
+		t.Fatalf("channel open: %v, want %v", got, wantChannel)
+	}
 	checkIdentity(t, def, 2, 8)
 	checkIdentity(t, def, 300, 1000) // through shared memory, zero-copy in the plugin
 
@@ -248,6 +275,7 @@ func TestMisbehave(t *testing.T) {
 			if took := time.Since(start); took > 5*time.Second {
 				t.Errorf("the failing call took %v", took)
 			}
+			t.Logf("mode=%s: %v", tc.mode, err)
 			if tc.wantErr == nil {
 				if err != nil {
 					t.Fatal(err)
@@ -270,6 +298,9 @@ func TestMisbehave(t *testing.T) {
 			}
 			checkIdentity(t, def, 2, 8)
 			checkIdentity(t, def, 300, 1000)
+			if got := usesChannel(h, "misbehave"); got != wantChannel {
+				t.Errorf("channel open after %s: %v, want %v", tc.mode, got, wantChannel)
+			}
 		})
 	}
 	// Everything the plugin printed reached the log, line by line, with its name.
@@ -285,8 +316,10 @@ func TestMisbehave(t *testing.T) {
 	}
 }
 
-func TestContextCancel(t *testing.T) {
-	h, _ := newHost(t, Options{})
+func TestContextCancel(t *testing.T) { transports(t, testContextCancel) }
+
+func testContextCancel(t *testing.T, grpcOnly bool) {
+	h, _ := newHost(t, Options{GRPCOnly: grpcOnly})
 	def, _ := load(t, h, "misbehave").Lookup("example.misbehave")
 	pid := h.PID("misbehave")
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)

@@ -59,6 +59,7 @@ type conn struct {
 	client *plugin.Client
 	cmd    *exec.Cmd
 	rpc    pluginpb.OpPluginClient
+	ch     *hostChannel // nil: Execute over gRPC only
 }
 
 func newProc(h *Host, name, path string, sum []byte) *proc {
@@ -155,6 +156,7 @@ func (p *proc) startLocked() error {
 		}
 		return p.startError(err)
 	}
+	p.openChannel(c)
 	p.gen++
 	c.gen = p.gen
 	p.cur = c
@@ -236,6 +238,11 @@ func (p *proc) killConn(c *conn) {
 		killGroup(c.cmd.Process.Pid)
 	}
 	c.client.Kill()
+	if c.ch != nil {
+		if err := c.ch.close(); err != nil {
+			p.logf("%v", err)
+		}
+	}
 	for _, w := range p.writers {
 		w.flush()
 	}

@@ -1480,6 +1480,170 @@ func (x *ExecuteRequest) GetSegments() []*Segment {
 	return nil
 }
 
+// Channel: a segment laid out as
+//
+//	offset 0   uint32 state: 0 idle, 1 request posted, 2 reply posted,
+//	                         3 closed (the plugin stops serving it)
+//	offset 8   uint64 request length
+//	offset 16  uint64 reply length
+//	offset 64  request area (capacity bytes): an ExecuteRequest
+//	offset 64 + capacity  reply area (capacity bytes): a ChannelReply
+//
+// with capacity = (size - 64) / 2, all integers little-endian. The engine
+// writes a request, sets state 1 and wakes the plugin (a futex on the
+// state word, on Linux); the plugin runs it, writes the reply, sets state
+// 2 and wakes the engine, which reads the reply and sets state 0. One
+// request at a time; the engine sends other calls through Execute.
+type OpenChannelRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Segment       *Segment               `protobuf:"bytes,1,opt,name=segment,proto3" json:"segment,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OpenChannelRequest) Reset() {
+	*x = OpenChannelRequest{}
+	mi := &file_plugin_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OpenChannelRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OpenChannelRequest) ProtoMessage() {}
+
+func (x *OpenChannelRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OpenChannelRequest.ProtoReflect.Descriptor instead.
+func (*OpenChannelRequest) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *OpenChannelRequest) GetSegment() *Segment {
+	if x != nil {
+		return x.Segment
+	}
+	return nil
+}
+
+type OpenChannelResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Ok            bool                   `protobuf:"varint,1,opt,name=ok,proto3" json:"ok,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OpenChannelResponse) Reset() {
+	*x = OpenChannelResponse{}
+	mi := &file_plugin_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OpenChannelResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OpenChannelResponse) ProtoMessage() {}
+
+func (x *OpenChannelResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OpenChannelResponse.ProtoReflect.Descriptor instead.
+func (*OpenChannelResponse) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *OpenChannelResponse) GetOk() bool {
+	if x != nil {
+		return x.Ok
+	}
+	return false
+}
+
+// ChannelReply is Execute's answer on a channel: a response, or a gRPC
+// status code and message.
+type ChannelReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Response      *ExecuteResponse       `protobuf:"bytes,1,opt,name=response,proto3" json:"response,omitempty"`
+	Code          uint32                 `protobuf:"varint,2,opt,name=code,proto3" json:"code,omitempty"`
+	Message       string                 `protobuf:"bytes,3,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChannelReply) Reset() {
+	*x = ChannelReply{}
+	mi := &file_plugin_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChannelReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChannelReply) ProtoMessage() {}
+
+func (x *ChannelReply) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChannelReply.ProtoReflect.Descriptor instead.
+func (*ChannelReply) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *ChannelReply) GetResponse() *ExecuteResponse {
+	if x != nil {
+		return x.Response
+	}
+	return nil
+}
+
+func (x *ChannelReply) GetCode() uint32 {
+	if x != nil {
+		return x.Code
+	}
+	return 0
+}
+
+func (x *ChannelReply) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
 type ExecuteResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Outputs with their data inline, in a region of the request's outputs
@@ -1492,7 +1656,7 @@ type ExecuteResponse struct {
 
 func (x *ExecuteResponse) Reset() {
 	*x = ExecuteResponse{}
-	mi := &file_plugin_proto_msgTypes[19]
+	mi := &file_plugin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1504,7 +1668,7 @@ func (x *ExecuteResponse) String() string {
 func (*ExecuteResponse) ProtoMessage() {}
 
 func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[19]
+	mi := &file_plugin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1517,7 +1681,7 @@ func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteResponse.ProtoReflect.Descriptor instead.
 func (*ExecuteResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{19}
+	return file_plugin_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ExecuteResponse) GetOutputs() []*Tensor {
@@ -1629,7 +1793,15 @@ const file_plugin_proto_rawDesc = "" +
 	"\n" +
 	"AttrsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12/\n" +
-	"\x05value\x18\x02 \x01(\v2\x19.weft.plugin.v1.AttrValueR\x05value:\x028\x01\"C\n" +
+	"\x05value\x18\x02 \x01(\v2\x19.weft.plugin.v1.AttrValueR\x05value:\x028\x01\"G\n" +
+	"\x12OpenChannelRequest\x121\n" +
+	"\asegment\x18\x01 \x01(\v2\x17.weft.plugin.v1.SegmentR\asegment\"%\n" +
+	"\x13OpenChannelResponse\x12\x0e\n" +
+	"\x02ok\x18\x01 \x01(\bR\x02ok\"y\n" +
+	"\fChannelReply\x12;\n" +
+	"\bresponse\x18\x01 \x01(\v2\x1f.weft.plugin.v1.ExecuteResponseR\bresponse\x12\x12\n" +
+	"\x04code\x18\x02 \x01(\rR\x04code\x12\x18\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage\"C\n" +
 	"\x0fExecuteResponse\x120\n" +
 	"\aoutputs\x18\x01 \x03(\v2\x16.weft.plugin.v1.TensorR\aoutputs*W\n" +
 	"\bAttrType\x12\f\n" +
@@ -1638,11 +1810,12 @@ const file_plugin_proto_rawDesc = "" +
 	"ATTR_FLOAT\x10\x01\x12\x0f\n" +
 	"\vATTR_STRING\x10\x02\x12\r\n" +
 	"\tATTR_BOOL\x10\x03\x12\r\n" +
-	"\tATTR_INTS\x10\x042\xeb\x01\n" +
+	"\tATTR_INTS\x10\x042\xc3\x02\n" +
 	"\bOpPlugin\x12M\n" +
 	"\bDescribe\x12\x1f.weft.plugin.v1.DescribeRequest\x1a .weft.plugin.v1.DescribeResponse\x12D\n" +
 	"\x05Shape\x12\x1c.weft.plugin.v1.ShapeRequest\x1a\x1d.weft.plugin.v1.ShapeResponse\x12J\n" +
-	"\aExecute\x12\x1e.weft.plugin.v1.ExecuteRequest\x1a\x1f.weft.plugin.v1.ExecuteResponseB0Z.github.com/weftrun/weft/plugins/proto/pluginpbb\x06proto3"
+	"\aExecute\x12\x1e.weft.plugin.v1.ExecuteRequest\x1a\x1f.weft.plugin.v1.ExecuteResponse\x12V\n" +
+	"\vOpenChannel\x12\".weft.plugin.v1.OpenChannelRequest\x1a#.weft.plugin.v1.OpenChannelResponseB0Z.github.com/weftrun/weft/plugins/proto/pluginpbb\x06proto3"
 
 var (
 	file_plugin_proto_rawDescOnce sync.Once
@@ -1657,31 +1830,34 @@ func file_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
 var file_plugin_proto_goTypes = []any{
-	(AttrType)(0),            // 0: weft.plugin.v1.AttrType
-	(*DescribeRequest)(nil),  // 1: weft.plugin.v1.DescribeRequest
-	(*DescribeResponse)(nil), // 2: weft.plugin.v1.DescribeResponse
-	(*OpSchema)(nil),         // 3: weft.plugin.v1.OpSchema
-	(*Port)(nil),             // 4: weft.plugin.v1.Port
-	(*DimRule)(nil),          // 5: weft.plugin.v1.DimRule
-	(*InputDim)(nil),         // 6: weft.plugin.v1.InputDim
-	(*OutputRule)(nil),       // 7: weft.plugin.v1.OutputRule
-	(*Dims)(nil),             // 8: weft.plugin.v1.Dims
-	(*AttrDef)(nil),          // 9: weft.plugin.v1.AttrDef
-	(*AttrValue)(nil),        // 10: weft.plugin.v1.AttrValue
-	(*IntList)(nil),          // 11: weft.plugin.v1.IntList
-	(*Dim)(nil),              // 12: weft.plugin.v1.Dim
-	(*TensorType)(nil),       // 13: weft.plugin.v1.TensorType
-	(*ShapeRequest)(nil),     // 14: weft.plugin.v1.ShapeRequest
-	(*ShapeResponse)(nil),    // 15: weft.plugin.v1.ShapeResponse
-	(*Segment)(nil),          // 16: weft.plugin.v1.Segment
-	(*Region)(nil),           // 17: weft.plugin.v1.Region
-	(*Tensor)(nil),           // 18: weft.plugin.v1.Tensor
-	(*ExecuteRequest)(nil),   // 19: weft.plugin.v1.ExecuteRequest
-	(*ExecuteResponse)(nil),  // 20: weft.plugin.v1.ExecuteResponse
-	nil,                      // 21: weft.plugin.v1.ShapeRequest.AttrsEntry
-	nil,                      // 22: weft.plugin.v1.ExecuteRequest.AttrsEntry
+	(AttrType)(0),               // 0: weft.plugin.v1.AttrType
+	(*DescribeRequest)(nil),     // 1: weft.plugin.v1.DescribeRequest
+	(*DescribeResponse)(nil),    // 2: weft.plugin.v1.DescribeResponse
+	(*OpSchema)(nil),            // 3: weft.plugin.v1.OpSchema
+	(*Port)(nil),                // 4: weft.plugin.v1.Port
+	(*DimRule)(nil),             // 5: weft.plugin.v1.DimRule
+	(*InputDim)(nil),            // 6: weft.plugin.v1.InputDim
+	(*OutputRule)(nil),          // 7: weft.plugin.v1.OutputRule
+	(*Dims)(nil),                // 8: weft.plugin.v1.Dims
+	(*AttrDef)(nil),             // 9: weft.plugin.v1.AttrDef
+	(*AttrValue)(nil),           // 10: weft.plugin.v1.AttrValue
+	(*IntList)(nil),             // 11: weft.plugin.v1.IntList
+	(*Dim)(nil),                 // 12: weft.plugin.v1.Dim
+	(*TensorType)(nil),          // 13: weft.plugin.v1.TensorType
+	(*ShapeRequest)(nil),        // 14: weft.plugin.v1.ShapeRequest
+	(*ShapeResponse)(nil),       // 15: weft.plugin.v1.ShapeResponse
+	(*Segment)(nil),             // 16: weft.plugin.v1.Segment
+	(*Region)(nil),              // 17: weft.plugin.v1.Region
+	(*Tensor)(nil),              // 18: weft.plugin.v1.Tensor
+	(*ExecuteRequest)(nil),      // 19: weft.plugin.v1.ExecuteRequest
+	(*OpenChannelRequest)(nil),  // 20: weft.plugin.v1.OpenChannelRequest
+	(*OpenChannelResponse)(nil), // 21: weft.plugin.v1.OpenChannelResponse
+	(*ChannelReply)(nil),        // 22: weft.plugin.v1.ChannelReply
+	(*ExecuteResponse)(nil),     // 23: weft.plugin.v1.ExecuteResponse
+	nil,                         // 24: weft.plugin.v1.ShapeRequest.AttrsEntry
+	nil,                         // 25: weft.plugin.v1.ExecuteRequest.AttrsEntry
 }
 var file_plugin_proto_depIdxs = []int32{
 	3,  // 0: weft.plugin.v1.DescribeResponse.ops:type_name -> weft.plugin.v1.OpSchema
@@ -1698,27 +1874,31 @@ var file_plugin_proto_depIdxs = []int32{
 	11, // 11: weft.plugin.v1.AttrValue.ints:type_name -> weft.plugin.v1.IntList
 	12, // 12: weft.plugin.v1.TensorType.dims:type_name -> weft.plugin.v1.Dim
 	13, // 13: weft.plugin.v1.ShapeRequest.inputs:type_name -> weft.plugin.v1.TensorType
-	21, // 14: weft.plugin.v1.ShapeRequest.attrs:type_name -> weft.plugin.v1.ShapeRequest.AttrsEntry
+	24, // 14: weft.plugin.v1.ShapeRequest.attrs:type_name -> weft.plugin.v1.ShapeRequest.AttrsEntry
 	13, // 15: weft.plugin.v1.ShapeResponse.outputs:type_name -> weft.plugin.v1.TensorType
 	17, // 16: weft.plugin.v1.Tensor.region:type_name -> weft.plugin.v1.Region
-	22, // 17: weft.plugin.v1.ExecuteRequest.attrs:type_name -> weft.plugin.v1.ExecuteRequest.AttrsEntry
+	25, // 17: weft.plugin.v1.ExecuteRequest.attrs:type_name -> weft.plugin.v1.ExecuteRequest.AttrsEntry
 	18, // 18: weft.plugin.v1.ExecuteRequest.inputs:type_name -> weft.plugin.v1.Tensor
 	17, // 19: weft.plugin.v1.ExecuteRequest.outputs:type_name -> weft.plugin.v1.Region
 	16, // 20: weft.plugin.v1.ExecuteRequest.segments:type_name -> weft.plugin.v1.Segment
-	18, // 21: weft.plugin.v1.ExecuteResponse.outputs:type_name -> weft.plugin.v1.Tensor
-	10, // 22: weft.plugin.v1.ShapeRequest.AttrsEntry.value:type_name -> weft.plugin.v1.AttrValue
-	10, // 23: weft.plugin.v1.ExecuteRequest.AttrsEntry.value:type_name -> weft.plugin.v1.AttrValue
-	1,  // 24: weft.plugin.v1.OpPlugin.Describe:input_type -> weft.plugin.v1.DescribeRequest
-	14, // 25: weft.plugin.v1.OpPlugin.Shape:input_type -> weft.plugin.v1.ShapeRequest
-	19, // 26: weft.plugin.v1.OpPlugin.Execute:input_type -> weft.plugin.v1.ExecuteRequest
-	2,  // 27: weft.plugin.v1.OpPlugin.Describe:output_type -> weft.plugin.v1.DescribeResponse
-	15, // 28: weft.plugin.v1.OpPlugin.Shape:output_type -> weft.plugin.v1.ShapeResponse
-	20, // 29: weft.plugin.v1.OpPlugin.Execute:output_type -> weft.plugin.v1.ExecuteResponse
-	27, // [27:30] is the sub-list for method output_type
-	24, // [24:27] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	16, // 21: weft.plugin.v1.OpenChannelRequest.segment:type_name -> weft.plugin.v1.Segment
+	23, // 22: weft.plugin.v1.ChannelReply.response:type_name -> weft.plugin.v1.ExecuteResponse
+	18, // 23: weft.plugin.v1.ExecuteResponse.outputs:type_name -> weft.plugin.v1.Tensor
+	10, // 24: weft.plugin.v1.ShapeRequest.AttrsEntry.value:type_name -> weft.plugin.v1.AttrValue
+	10, // 25: weft.plugin.v1.ExecuteRequest.AttrsEntry.value:type_name -> weft.plugin.v1.AttrValue
+	1,  // 26: weft.plugin.v1.OpPlugin.Describe:input_type -> weft.plugin.v1.DescribeRequest
+	14, // 27: weft.plugin.v1.OpPlugin.Shape:input_type -> weft.plugin.v1.ShapeRequest
+	19, // 28: weft.plugin.v1.OpPlugin.Execute:input_type -> weft.plugin.v1.ExecuteRequest
+	20, // 29: weft.plugin.v1.OpPlugin.OpenChannel:input_type -> weft.plugin.v1.OpenChannelRequest
+	2,  // 30: weft.plugin.v1.OpPlugin.Describe:output_type -> weft.plugin.v1.DescribeResponse
+	15, // 31: weft.plugin.v1.OpPlugin.Shape:output_type -> weft.plugin.v1.ShapeResponse
+	23, // 32: weft.plugin.v1.OpPlugin.Execute:output_type -> weft.plugin.v1.ExecuteResponse
+	21, // 33: weft.plugin.v1.OpPlugin.OpenChannel:output_type -> weft.plugin.v1.OpenChannelResponse
+	30, // [30:34] is the sub-list for method output_type
+	26, // [26:30] is the sub-list for method input_type
+	26, // [26:26] is the sub-list for extension type_name
+	26, // [26:26] is the sub-list for extension extendee
+	0,  // [0:26] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
@@ -1753,7 +1933,7 @@ func file_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   22,
+			NumMessages:   25,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -34,9 +34,10 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	OpPlugin_Describe_FullMethodName = "/weft.plugin.v1.OpPlugin/Describe"
-	OpPlugin_Shape_FullMethodName    = "/weft.plugin.v1.OpPlugin/Shape"
-	OpPlugin_Execute_FullMethodName  = "/weft.plugin.v1.OpPlugin/Execute"
+	OpPlugin_Describe_FullMethodName    = "/weft.plugin.v1.OpPlugin/Describe"
+	OpPlugin_Shape_FullMethodName       = "/weft.plugin.v1.OpPlugin/Shape"
+	OpPlugin_Execute_FullMethodName     = "/weft.plugin.v1.OpPlugin/Execute"
+	OpPlugin_OpenChannel_FullMethodName = "/weft.plugin.v1.OpPlugin/OpenChannel"
 )
 
 // OpPluginClient is the client API for OpPlugin service.
@@ -53,6 +54,10 @@ type OpPluginClient interface {
 	Shape(ctx context.Context, in *ShapeRequest, opts ...grpc.CallOption) (*ShapeResponse, error)
 	// Execute runs one op on a batch: every row of a scheduler step.
 	Execute(ctx context.Context, in *ExecuteRequest, opts ...grpc.CallOption) (*ExecuteResponse, error)
+	// OpenChannel offers a shared-memory channel that carries Execute
+	// requests without gRPC's per-call cost (see Channel below). A plugin
+	// that cannot serve one answers ok = false and gets Execute calls only.
+	OpenChannel(ctx context.Context, in *OpenChannelRequest, opts ...grpc.CallOption) (*OpenChannelResponse, error)
 }
 
 type opPluginClient struct {
@@ -93,6 +98,16 @@ func (c *opPluginClient) Execute(ctx context.Context, in *ExecuteRequest, opts .
 	return out, nil
 }
 
+func (c *opPluginClient) OpenChannel(ctx context.Context, in *OpenChannelRequest, opts ...grpc.CallOption) (*OpenChannelResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(OpenChannelResponse)
+	err := c.cc.Invoke(ctx, OpPlugin_OpenChannel_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // OpPluginServer is the server API for OpPlugin service.
 // All implementations must embed UnimplementedOpPluginServer
 // for forward compatibility.
@@ -107,6 +122,10 @@ type OpPluginServer interface {
 	Shape(context.Context, *ShapeRequest) (*ShapeResponse, error)
 	// Execute runs one op on a batch: every row of a scheduler step.
 	Execute(context.Context, *ExecuteRequest) (*ExecuteResponse, error)
+	// OpenChannel offers a shared-memory channel that carries Execute
+	// requests without gRPC's per-call cost (see Channel below). A plugin
+	// that cannot serve one answers ok = false and gets Execute calls only.
+	OpenChannel(context.Context, *OpenChannelRequest) (*OpenChannelResponse, error)
 	mustEmbedUnimplementedOpPluginServer()
 }
 
@@ -125,6 +144,9 @@ func (UnimplementedOpPluginServer) Shape(context.Context, *ShapeRequest) (*Shape
 }
 func (UnimplementedOpPluginServer) Execute(context.Context, *ExecuteRequest) (*ExecuteResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Execute not implemented")
+}
+func (UnimplementedOpPluginServer) OpenChannel(context.Context, *OpenChannelRequest) (*OpenChannelResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method OpenChannel not implemented")
 }
 func (UnimplementedOpPluginServer) mustEmbedUnimplementedOpPluginServer() {}
 func (UnimplementedOpPluginServer) testEmbeddedByValue()                  {}
@@ -201,6 +223,24 @@ func _OpPlugin_Execute_Handler(srv interface{}, ctx context.Context, dec func(in
 	return interceptor(ctx, in, info, handler)
 }
 
+func _OpPlugin_OpenChannel_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(OpenChannelRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(OpPluginServer).OpenChannel(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: OpPlugin_OpenChannel_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(OpPluginServer).OpenChannel(ctx, req.(*OpenChannelRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // OpPlugin_ServiceDesc is the grpc.ServiceDesc for OpPlugin service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -219,6 +259,10 @@ var OpPlugin_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Execute",
 			Handler:    _OpPlugin_Execute_Handler,
+		},
+		{
+			MethodName: "OpenChannel",
+			Handler:    _OpPlugin_OpenChannel_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
