@@ -186,3 +186,12 @@ func (t floatType) size() int {
 	}
 	return 2
 }
+
+// floatTileGo is the pure-Go floatTile.
+func floatTileGo(dt floatType, w []byte, ldw int, x []float32, ldx, n int, dst []float32, ldd int, acc bool) {
+	for t := range 4 {
+		for r := range 4 {
+			put(dst, t*ldd+r, floatDotGo(dt, w[r*ldw:], x[t*ldx:t*ldx+n]), acc)
+		}
+	}
+}

@@ -14,7 +14,7 @@ func dotF32Z(w unsafe.Pointer, x *float32, k int) float32
 func gemvF32Z(w unsafe.Pointer, ldw uintptr, x *float32, k int, y *[4]float32)
 
 //go:noescape
-func gemmF32Z(w unsafe.Pointer, ldw uintptr, x *float32, ldx uintptr, k int, y *[16]float32)
+func gemmF32Z(w unsafe.Pointer, ldw uintptr, x *float32, ldx uintptr, k int, dst *float32, ldd uintptr, acc int)
 
 //go:noescape
 func dotF16Z(w unsafe.Pointer, x *float32, k int) float32
@@ -23,7 +23,7 @@ func dotF16Z(w unsafe.Pointer, x *float32, k int) float32
 func gemvF16Z(w unsafe.Pointer, ldw uintptr, x *float32, k int, y *[4]float32)
 
 //go:noescape
-func gemmF16Z(w unsafe.Pointer, ldw uintptr, x *float32, ldx uintptr, k int, y *[16]float32)
+func gemmF16Z(w unsafe.Pointer, ldw uintptr, x *float32, ldx uintptr, k int, dst *float32, ldd uintptr, acc int)
 
 //go:noescape
 func dotBF16Z(w unsafe.Pointer, x *float32, k int) float32
@@ -32,7 +32,7 @@ func dotBF16Z(w unsafe.Pointer, x *float32, k int) float32
 func gemvBF16Z(w unsafe.Pointer, ldw uintptr, x *float32, k int, y *[4]float32)
 
 //go:noescape
-func gemmBF16Z(w unsafe.Pointer, ldw uintptr, x *float32, ldx uintptr, k int, y *[16]float32)
+func gemmBF16Z(w unsafe.Pointer, ldw uintptr, x *float32, ldx uintptr, k int, dst *float32, ldd uintptr, acc int)
 
 // AVX2 kernels (floaty_amd64.s): they cover k rounded down to a multiple
 // of 8; the callers add the rest.
@@ -44,7 +44,7 @@ func dotF32Y(w unsafe.Pointer, x *float32, k int) float32
 func gemvF32Y(w unsafe.Pointer, ldw uintptr, x *float32, k int, y *[4]float32)
 
 //go:noescape
-func gemmF32Y(w unsafe.Pointer, ldw uintptr, x *float32, ldx uintptr, k int, y *[8]float32)
+func gemmF32Y(w unsafe.Pointer, ldw uintptr, x *float32, ldx uintptr, k int, dst *float32, ldd uintptr, acc int)
 
 //go:noescape
 func dotF16Y(w unsafe.Pointer, x *float32, k int) float32
@@ -53,7 +53,7 @@ func dotF16Y(w unsafe.Pointer, x *float32, k int) float32
 func gemvF16Y(w unsafe.Pointer, ldw uintptr, x *float32, k int, y *[4]float32)
 
 //go:noescape
-func gemmF16Y(w unsafe.Pointer, ldw uintptr, x *float32, ldx uintptr, k int, y *[8]float32)
+func gemmF16Y(w unsafe.Pointer, ldw uintptr, x *float32, ldx uintptr, k int, dst *float32, ldd uintptr, acc int)
 
 //go:noescape
 func dotBF16Y(w unsafe.Pointer, x *float32, k int) float32
@@ -62,14 +62,14 @@ func dotBF16Y(w unsafe.Pointer, x *float32, k int) float32
 func gemvBF16Y(w unsafe.Pointer, ldw uintptr, x *float32, k int, y *[4]float32)
 
 //go:noescape
-func gemmBF16Y(w unsafe.Pointer, ldw uintptr, x *float32, ldx uintptr, k int, y *[8]float32)
+func gemmBF16Y(w unsafe.Pointer, ldw uintptr, x *float32, ldx uintptr, k int, dst *float32, ldd uintptr, acc int)
 
 type floatAsm struct {
 	dot  func(w unsafe.Pointer, x *float32, k int) float32
 	gemv func(w unsafe.Pointer, ldw uintptr, x *float32, k int, y *[4]float32)
-	gemm func(w unsafe.Pointer, ldw uintptr, x *float32, ldx uintptr, k int, y *[16]float32)
+	gemm func(w unsafe.Pointer, ldw uintptr, x *float32, ldx uintptr, k int, dst *float32, ldd uintptr, acc int)
 	// AVX2 variants cover k rounded down to 8 and 2 tokens per tile.
-	gemm2 func(w unsafe.Pointer, ldw uintptr, x *float32, ldx uintptr, k int, y *[8]float32)
+	gemm2 func(w unsafe.Pointer, ldw uintptr, x *float32, ldx uintptr, k int, dst *float32, ldd uintptr, acc int)
 }
 
 var floatZ = [3]floatAsm{
@@ -132,38 +132,41 @@ func (k Kernels) floatGemv4(dt floatType, w []byte, ldw int, x []float32, y *[4]
 	}
 }
 
-// floatTile computes y[4t+r] = w_r·x_t for 4 rows of w (ldw bytes apart)
-// and 4 tokens of x (ldx floats apart), each of n elements.
-func (k Kernels) floatTile(dt floatType, w []byte, ldw int, x []float32, ldx, n int, y *[16]float32) {
+// floatTile computes dst[t*ldd+r] (+)= w_r·x_t for 4 rows of w (ldw bytes
+// apart) and 4 tokens of x (ldx floats apart), each of n elements; the sums
+// are added to dst when acc is set.
+func (k Kernels) floatTile(dt floatType, w []byte, ldw int, x []float32, ldx, n int, dst []float32, ldd int, acc bool) {
+	es := dt.size()
+	_ = dst[3*ldd+3]
 	if n == 0 {
-		*y = [16]float32{}
+		if !acc {
+			for t := range 4 {
+				clear(dst[t*ldd : t*ldd+4])
+			}
+		}
 		return
 	}
-	es := dt.size()
 	_ = w[3*ldw+n*es-1]
 	_ = x[3*ldx+n-1]
+	ac := 0
+	if acc {
+		ac = 1
+	}
 	switch {
 	case k.level >= AVX512:
-		floatZ[dt].gemm(unsafe.Pointer(&w[0]), uintptr(ldw), &x[0], uintptr(4*ldx), n, y)
+		floatZ[dt].gemm(unsafe.Pointer(&w[0]), uintptr(ldw), &x[0], uintptr(4*ldx), n, &dst[0], uintptr(4*ldd), ac)
 	case k.level >= AVX2:
-		var h [8]float32
 		f := floatY[dt].gemm2
-		f(unsafe.Pointer(&w[0]), uintptr(ldw), &x[0], uintptr(4*ldx), n, &h)
-		copy(y[:8], h[:])
-		f(unsafe.Pointer(&w[0]), uintptr(ldw), &x[2*ldx], uintptr(4*ldx), n, &h)
-		copy(y[8:], h[:])
+		f(unsafe.Pointer(&w[0]), uintptr(ldw), &x[0], uintptr(4*ldx), n, &dst[0], uintptr(4*ldd), ac)
+		f(unsafe.Pointer(&w[0]), uintptr(ldw), &x[2*ldx], uintptr(4*ldx), n, &dst[2*ldd], uintptr(4*ldd), ac)
 		if m := n &^ 7; m < n {
 			for t := range 4 {
 				for r := range 4 {
-					y[4*t+r] += floatDotGo(dt, w[r*ldw+m*es:], x[t*ldx+m:t*ldx+n])
+					dst[t*ldd+r] += floatDotGo(dt, w[r*ldw+m*es:], x[t*ldx+m:t*ldx+n])
 				}
 			}
 		}
 	default:
-		for t := range 4 {
-			for r := range 4 {
-				y[4*t+r] = floatDotGo(dt, w[r*ldw:], x[t*ldx:t*ldx+n])
-			}
-		}
+		floatTileGo(dt, w, ldw, x, ldx, n, dst, ldd, acc)
 	}
 }

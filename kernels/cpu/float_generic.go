@@ -12,10 +12,6 @@ func (k Kernels) floatGemv4(dt floatType, w []byte, ldw int, x []float32, y *[4]
 	}
 }
 
-func (k Kernels) floatTile(dt floatType, w []byte, ldw int, x []float32, ldx, n int, y *[16]float32) {
-	for t := range 4 {
-		for r := range 4 {
-			y[4*t+r] = floatDotGo(dt, w[r*ldw:], x[t*ldx:t*ldx+n])
-		}
-	}
+func (k Kernels) floatTile(dt floatType, w []byte, ldw int, x []float32, ldx, n int, dst []float32, ldd int, acc bool) {
+	floatTileGo(dt, w, ldw, x, ldx, n, dst, ldd, acc)
 }

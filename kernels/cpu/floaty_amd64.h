@@ -17,6 +17,23 @@
 	VADDPS       x1, x0, x0; \
 	VMOVUPS      x0, off(DX)
 
+// REDUCE4X sums the lanes of y0..y3 into the 4 lanes of x0.
+#define REDUCE4X(y0, y1, y2, y3, x0, x1) \
+	VHADDPS      y1, y0, y0; \
+	VHADDPS      y3, y2, y2; \
+	VHADDPS      y2, y0, y0; \
+	VEXTRACTF128 $1, y0, x1; \
+	VADDPS       x1, x0, x0
+
+// STOREX stores the 4 floats of x at (DX), adding what is there when AX is
+// not zero, and advances DX by BX.
+#define STOREX(x) \
+	TESTQ   AX, AX; \
+	JEQ     2(PC); \
+	VADDPS  (DX), x, x; \
+	VMOVUPS x, (DX); \
+	ADDQ    BX, DX
+
 // func DOT(w unsafe.Pointer, x *float32, k int) float32
 TEXT DOT(SB), NOSPLIT, $0-28
 	MOVQ   w+0(FP), R8
@@ -137,9 +154,9 @@ vdone:
 	VZEROUPPER
 	RET
 
-// func GEMM(w unsafe.Pointer, ldw uintptr, x *float32, ldx uintptr, k int, y *[8]float32)
-// y[4t+r] for 4 rows and 2 tokens.
-TEXT GEMM(SB), NOSPLIT, $0-48
+// func GEMM(w unsafe.Pointer, ldw uintptr, x *float32, ldx uintptr, k int, dst *float32, ldd uintptr, acc int)
+// dst[t·ldd/4 + r] (+)= w_r·x_t for 4 rows and 2 tokens.
+TEXT GEMM(SB), NOSPLIT, $0-64
 	MOVQ   w+0(FP), R8
 	MOVQ   ldw+8(FP), BX
 	MOVQ   x+16(FP), DI
@@ -182,8 +199,12 @@ gloop:
 	JB   gloop
 
 gdone:
-	MOVQ y+40(FP), DX
-	REDUCE4(Y0, Y1, Y2, Y3, X0, X1, 0)
-	REDUCE4(Y4, Y5, Y6, Y7, X4, X5, 16)
+	MOVQ dst+40(FP), DX
+	MOVQ ldd+48(FP), BX
+	MOVQ acc+56(FP), AX
+	REDUCE4X(Y0, Y1, Y2, Y3, X0, X1)
+	STOREX(X0)
+	REDUCE4X(Y4, Y5, Y6, Y7, X4, X5)
+	STOREX(X4)
 	VZEROUPPER
 	RET

@@ -16,6 +16,8 @@
 #undef GEMV
 #undef GEMM
 #undef REDUCE4
+#undef REDUCE4X
+#undef STOREX
 
 #define ES 2
 #define O8 16
@@ -31,6 +33,8 @@
 #undef GEMV
 #undef GEMM
 #undef REDUCE4
+#undef REDUCE4X
+#undef STOREX
 
 #define ES 2
 #define O8 16

@@ -174,10 +174,10 @@ vdone:
 	VFMADD231PS Z18, Z23, Z11; \
 	VFMADD231PS Z19, Z23, Z15
 
-// func GEMM(w unsafe.Pointer, ldw uintptr, x *float32, ldx uintptr, k int, y *[16]float32)
-// y[4t+r] = Σ_i w[r][i]·x[t][i] for 4 rows (stride ldw bytes) and 4 tokens
-// (stride ldx bytes).
-TEXT GEMM(SB), NOSPLIT, $0-48
+// func GEMM(w unsafe.Pointer, ldw uintptr, x *float32, ldx uintptr, k int, dst *float32, ldd uintptr, acc int)
+// dst[t·ldd/4 + r] (+)= Σ_i w[r][i]·x[t][i] for 4 rows (stride ldw bytes)
+// and 4 tokens (stride ldx bytes); with acc ≠ 0 the sums are added.
+TEXT GEMM(SB), NOSPLIT, $0-64
 	MOVQ w+0(FP), R8
 	MOVQ ldw+8(FP), BX
 	MOVQ x+16(FP), DI
@@ -253,10 +253,16 @@ gtail:
 	VFMADD231PS Z19, Z23, Z15
 
 gdone:
-	MOVQ y+40(FP), DX
-	REDUCE4(Z0, Z1, Z2, Z3, Y0, Y1, Y2, Y3, X0, X1, 0)
-	REDUCE4(Z4, Z5, Z6, Z7, Y4, Y5, Y6, Y7, X4, X5, 16)
-	REDUCE4(Z8, Z9, Z10, Z11, Y8, Y9, Y10, Y11, X8, X9, 32)
-	REDUCE4(Z12, Z13, Z14, Z15, Y12, Y13, Y14, Y15, X12, X13, 48)
+	MOVQ dst+40(FP), DX
+	MOVQ ldd+48(FP), BX
+	MOVQ acc+56(FP), AX
+	REDUCE4X(Z0, Z1, Z2, Z3, Y0, Y1, Y2, Y3, X0, X1, Y31)
+	STOREX(X0)
+	REDUCE4X(Z4, Z5, Z6, Z7, Y4, Y5, Y6, Y7, X4, X5, Y31)
+	STOREX(X4)
+	REDUCE4X(Z8, Z9, Z10, Z11, Y8, Y9, Y10, Y11, X8, X9, Y31)
+	STOREX(X8)
+	REDUCE4X(Z12, Z13, Z14, Z15, Y12, Y13, Y14, Y15, X12, X13, Y31)
+	STOREX(X12)
 	VZEROUPPER
 	RET

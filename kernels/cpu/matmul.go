@@ -136,20 +136,30 @@ type mmJob struct {
 // mmTask is a matmul dispatch: the rows of all jobs, in order, split over
 // the pool's threads.
 type mmTask struct {
-	k     Kernels
-	x     []float32
-	n     int
-	acc   bool
-	jobs  [maxJobs]mmJob
-	njobs int
+	k       Kernels
+	x       []float32
+	n       int
+	acc     bool
+	jobs    [maxJobs]mmJob
+	njobs   int
+	scratch [][]byte // per thread: unpacked weights of the prefill GEMM
+}
+
+// scratchFor returns thread w's scratch buffer of at least n bytes.
+func (t *mmTask) scratchFor(w, n int) []byte {
+	if cap(t.scratch[w]) < n {
+		t.scratch[w] = make([]byte, n)
+	}
+	return t.scratch[w][:n]
 }
 
 // mmState is the reusable state of a Pool's matmuls: it makes a matmul
 // allocation-free once the buffers have grown to the largest shape.
 type mmState struct {
-	task mmTask
-	pack packTask
-	buf  [nActFormats][]byte
+	task    mmTask
+	pack    packTask
+	buf     [nActFormats][]byte
+	scratch [][]byte
 }
 
 // MatMul computes dst[n×Rows] = x[n×Cols] · wᵀ: dst[t*Rows+r] is the dot
@@ -242,6 +252,10 @@ func (p *Pool) matmul(op string, dsts [][]float32, ws []Matrix, x []float32, n i
 	k := p.Kernels()
 	t := &st.task
 	t.k, t.x, t.n, t.acc, t.njobs = k, x, n, acc, len(ws)
+	if th := p.Threads(); len(st.scratch) < th {
+		st.scratch = make([][]byte, th)
+	}
+	t.scratch = st.scratch
 
 	// Quantize the activations once per format.
 	var need [nActFormats]bool
@@ -308,7 +322,10 @@ func alignedBytes(b []byte, n int) []byte {
 }
 
 // Run computes the rows of units [lo, hi).
-func (t *mmTask) Run(lo, hi int) {
+func (t *mmTask) Run(lo, hi int) { t.runWorker(0, lo, hi) }
+
+// runWorker computes the rows of units [lo, hi) on thread w.
+func (t *mmTask) runWorker(w, lo, hi int) {
 	for i := 0; i < t.njobs; i++ {
 		j := &t.jobs[i]
 		a := max(lo, j.u0) - j.u0
@@ -318,9 +335,9 @@ func (t *mmTask) Run(lo, hi int) {
 		}
 		switch j.kind {
 		case wkFloat:
-			t.floatRows(j, a, b)
+			t.floatRows(w, j, a, b)
 		case wkQ4_0, wkQ8_0:
-			t.q8Rows(j, a, b)
+			t.q8Rows(w, j, a, b)
 		default:
 			t.quantRows(j, a, b)
 		}
@@ -347,46 +364,61 @@ const (
 	quantRows = 16   // rows per block, kernels/quant path
 )
 
-// floatRows computes rows [r0, r1) of a float-weight job for all tokens.
-func (t *mmTask) floatRows(j *mmJob, r0, r1 int) {
+// floatRows computes rows [r0, r1) of a float-weight job for all tokens,
+// on thread w.
+func (t *mmTask) floatRows(w int, j *mmJob, r0, r1 int) {
 	k, n, cols, ldd, rb, ft := t.k, t.n, j.w.Cols, j.w.Rows, j.rb, j.ft
-	w, x, dst := j.w.Data, t.x, j.dst
+	wd, x, dst := j.w.Data, t.x, j.dst
 	es := ft.size()
 	if n == 1 {
 		var y [4]float32
 		r := r0
 		for ; r+4 <= r1; r += 4 {
-			k.floatGemv4(ft, w[r*rb:], rb, x[:cols], &y)
+			k.floatGemv4(ft, wd[r*rb:], rb, x[:cols], &y)
 			for i, v := range y {
 				put(dst, r+i, v, t.acc)
 			}
 		}
 		for ; r < r1; r++ {
-			put(dst, r, k.floatDot(ft, w[r*rb:(r+1)*rb], x[:cols]), t.acc)
+			put(dst, r, k.floatDot(ft, wd[r*rb:(r+1)*rb], x[:cols]), t.acc)
 		}
 		return
 	}
-	var y [16]float32
+	// F16 and BF16 blocks are widened to float32 once and reused for
+	// every 4 tokens.
+	widen := ft != ftF32 && k.level >= AVX2 && n >= 4
+	var wide []float32
+	if widen {
+		b := t.scratchFor(w, 4*floatRB*(floatKC+16)+64)
+		wide = bytesAsF32(alignedBytes(b, 4*floatRB*(floatKC+16)))
+	}
 	var y4 [4]float32
 	for b0 := r0; b0 < r1; b0 += floatRB {
 		b1 := min(b0+floatRB, r1)
 		for c0 := 0; c0 < cols; c0 += floatKC {
 			c1 := min(c0+floatKC, cols)
+			kc := c1 - c0
 			acc := t.acc || c0 > 0
+			// The tile's weights: wt rows ldw bytes apart, of type tt.
+			wt, ldw, tt, off := wd, rb, ft, c0*es
+			if widen {
+				// Rows 64 bytes longer than kc keep the 4 rows of a tile
+				// out of each other's L1 sets.
+				ld := kc + 16
+				for r := b0; r < b1; r++ {
+					k.toFloatRow(ft, wide[(r-b0)*ld:(r-b0)*ld+kc], wd[r*rb+c0*es:r*rb+c1*es])
+				}
+				wt, ldw, tt, off = f32AsBytes(wide[:(b1-b0)*ld]), 4*ld, ftF32, -b0*4*ld
+			}
 			tok := 0
 			for ; tok+4 <= n; tok += 4 {
 				r := b0
 				for ; r+4 <= b1; r += 4 {
-					k.floatTile(ft, w[r*rb+c0*es:], rb, x[tok*cols+c0:], cols, c1-c0, &y)
-					for tt := range 4 {
-						for i := range 4 {
-							put(dst, (tok+tt)*ldd+r+i, y[4*tt+i], acc)
-						}
-					}
+					k.floatTile(tt, wt[r*ldw+off:], ldw, x[tok*cols+c0:], cols, kc, dst[tok*ldd+r:], ldd, acc)
 				}
 				for ; r < b1; r++ {
-					for tt := tok; tt < tok+4; tt++ {
-						put(dst, tt*ldd+r, k.floatDot(ft, w[r*rb+c0*es:r*rb+c1*es], x[tt*cols+c0:tt*cols+c1]), acc)
+					for tk := tok; tk < tok+4; tk++ {
+						put(dst, tk*ldd+r, k.floatDot(ft, wd[r*rb+c0*es:r*rb+c1*es], x[tk*cols+c0:tk*cols+c1]), acc)
 					}
 				}
 			}
@@ -394,13 +426,13 @@ func (t *mmTask) floatRows(j *mmJob, r0, r1 int) {
 				xt := x[tok*cols+c0 : tok*cols+c1]
 				r := b0
 				for ; r+4 <= b1; r += 4 {
-					k.floatGemv4(ft, w[r*rb+c0*es:], rb, xt, &y4)
+					k.floatGemv4(ft, wd[r*rb+c0*es:], rb, xt, &y4)
 					for i, v := range y4 {
 						put(dst, tok*ldd+r+i, v, acc)
 					}
 				}
 				for ; r < b1; r++ {
-					put(dst, tok*ldd+r, k.floatDot(ft, w[r*rb+c0*es:r*rb+c1*es], xt), acc)
+					put(dst, tok*ldd+r, k.floatDot(ft, wd[r*rb+c0*es:r*rb+c1*es], xt), acc)
 				}
 			}
 		}

@@ -14,6 +14,12 @@ type Task interface {
 	Run(lo, hi int)
 }
 
+// workerTask is a Task that wants to know which thread runs a range
+// (0 for the caller, 1..n-1 for the workers), to use per-thread scratch.
+type workerTask interface {
+	runWorker(w, lo, hi int)
+}
+
 // funcTask adapts a function to Task.
 type funcTask func(lo, hi int)
 
@@ -87,7 +93,7 @@ func NewPoolKernels(n int, k Kernels) *Pool {
 	for i := 1; i < n; i++ {
 		w := &worker{wake: make(chan struct{}, 1)}
 		p.workers = append(p.workers, w)
-		go p.loop(w)
+		go p.loop(w, i)
 	}
 	return p
 }
@@ -198,7 +204,7 @@ func (p *Pool) dispatch(t Task, items, chunk, nchunks int) {
 			w.wake <- struct{}{}
 		}
 	}
-	p.work()
+	p.work(0)
 	for i := 0; p.done.Load() != int32(nchunks); i++ {
 		if i < 4096 {
 			pause()
@@ -209,7 +215,8 @@ func (p *Pool) dispatch(t Task, items, chunk, nchunks int) {
 }
 
 // work claims and runs chunks of the current dispatch until none is left.
-func (p *Pool) work() {
+func (p *Pool) work(w int) {
+	wt, _ := p.task.(workerTask)
 	for {
 		c := p.next.Add(1) - 1
 		if c >= p.nchunks {
@@ -217,13 +224,17 @@ func (p *Pool) work() {
 		}
 		lo := int(c) * p.chunk
 		hi := min(lo+p.chunk, p.items)
-		p.task.Run(lo, hi)
+		if wt != nil {
+			wt.runWorker(w, lo, hi)
+		} else {
+			p.task.Run(lo, hi)
+		}
 		p.done.Add(1)
 	}
 }
 
 // loop is a worker goroutine.
-func (p *Pool) loop(w *worker) {
+func (p *Pool) loop(w *worker, id int) {
 	var last uint32
 	for {
 		s := p.wait(w, last)
@@ -236,7 +247,7 @@ func (p *Pool) loop(w *worker) {
 		// then waits for active to drop to zero.
 		p.active.Add(1)
 		if p.seq.Load() == s {
-			p.work()
+			p.work(id)
 		}
 		p.active.Add(-1)
 	}

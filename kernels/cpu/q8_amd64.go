@@ -10,13 +10,7 @@ import "unsafe"
 func gemvQ4_0VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, nrows int, acc int)
 
 //go:noescape
-func tileQ4_0VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *[8]float32)
-
-//go:noescape
 func gemvQ8_0VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, nrows int, acc int)
-
-//go:noescape
-func tileQ8_0VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *[8]float32)
 
 //go:noescape
 func gemv4Q4_0VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
@@ -34,9 +28,6 @@ func gemvQ8_0AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *fl
 
 // hasQ8 reports SIMD kernels for Q4_0 and Q8_0 weights.
 func (k Kernels) hasQ8() bool { return k.level >= AVX2 }
-
-// hasQ8Tile reports the 2-row × 4-token Q4_0/Q8_0 tile kernels.
-func (k Kernels) hasQ8Tile() bool { return k.level >= AVX512VNNI }
 
 // q8Gemv computes dst[r] (+)= w_r·a for len(dst) rows of nb blocks, ldw
 // bytes apart, starting at w; a is in the job's activation layout.
@@ -83,26 +74,6 @@ func (k Kernels) q8Gemv(kind wkind, w []byte, ldw int, a []byte, nb int, dst []f
 		w, dst, rows = w[4*q*ldw:], dst[4*q:], rows-4*q
 	}
 	f(unsafe.Pointer(&w[0]), uintptr(ldw), unsafe.Pointer(&a[0]), nb, &dst[0], rows, ac)
-}
-
-// q8Tile computes y[4r+t] = w_r·a_t for 2 rows (ldw bytes apart) and 4
-// tokens (lda bytes apart) of nb blocks.
-func (k Kernels) q8Tile(kind wkind, w []byte, ldw int, a []byte, lda, nb int, y *[8]float32) {
-	bb, ab := 18, (nb+3)/4*q8aGroup
-	if kind == wkQ8_0 {
-		bb, ab = 34, (nb+1)/2*q8bPair
-	}
-	if nb == 0 {
-		*y = [8]float32{}
-		return
-	}
-	_ = w[ldw+nb*bb-1]
-	_ = a[3*lda+ab-1]
-	f := tileQ4_0VNNI
-	if kind == wkQ8_0 {
-		f = tileQ8_0VNNI
-	}
-	f(unsafe.Pointer(&w[0]), uintptr(ldw), unsafe.Pointer(&a[0]), uintptr(lda), nb, y)
 }
 
 // Activation quantizers (q8quantz_amd64.s).
@@ -152,4 +123,62 @@ func (k Kernels) quantizeQ8_0(dst []byte, x []float32) {
 	quantQ8_0Z(&dst[0], &x[0], nb)
 }
 
-func (k Kernels) f16ToF32(dst []float32, src []byte) { f16RowGo(dst, src) }
+// Prefill kernels on weights unpacked once per block of rows.
+
+//go:noescape
+func unpackQ4_0VNNI(dst *byte, w unsafe.Pointer, ldw uintptr, nrows, nb int)
+
+//go:noescape
+func unpackQ8_0VNNI(dst *byte, w unsafe.Pointer, ldw uintptr, nrows, nb int)
+
+//go:noescape
+func tileU4VNNI(wu unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, ng int, dst *float32, ldd uintptr, acc int)
+
+//go:noescape
+func tileU8VNNI(wu unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, np int, dst *float32, ldd uintptr, acc int)
+
+// hasQ8Unpacked reports the unpacked-weight prefill kernels.
+func (k Kernels) hasQ8Unpacked() bool { return k.level >= AVX512VNNI }
+
+// q8UnpackedRowBytes is the size of one unpacked row of nb blocks.
+func q8UnpackedRowBytes(kind wkind, nb int) int {
+	if kind == wkQ8_0 {
+		return (nb + 1) / 2 * 128
+	}
+	return (nb + 3) / 4 * 192
+}
+
+// q8Unpack unpacks nrows rows of nb blocks at w (ldw bytes apart) into dst
+// (q8UnpackedRowBytes apart).
+func (k Kernels) q8Unpack(kind wkind, dst []byte, w []byte, ldw, nrows, nb int) {
+	if nrows == 0 || nb == 0 {
+		return
+	}
+	bb := 18
+	f := unpackQ4_0VNNI
+	if kind == wkQ8_0 {
+		bb, f = 34, unpackQ8_0VNNI
+	}
+	_ = w[(nrows-1)*ldw+nb*bb-1]
+	_ = dst[nrows*q8UnpackedRowBytes(kind, nb)-1]
+	f(&dst[0], unsafe.Pointer(&w[0]), uintptr(ldw), nrows, nb)
+}
+
+// q8TileU computes dst[t*ldd+r] (+)= w_r·a_t for 4 unpacked rows (ldw
+// bytes apart) and 4 tokens (lda bytes apart) of nb blocks.
+func (k Kernels) q8TileU(kind wkind, wu []byte, ldw int, a []byte, lda, nb int, dst []float32, ldd int, acc bool) {
+	_ = dst[3*ldd+3]
+	ab := (nb + 3) / 4 * q8aGroup
+	n := (nb + 3) / 4
+	f := tileU4VNNI
+	if kind == wkQ8_0 {
+		ab, n, f = (nb+1)/2*q8bPair, (nb+1)/2, tileU8VNNI
+	}
+	_ = wu[3*ldw+q8UnpackedRowBytes(kind, nb)-1]
+	_ = a[3*lda+ab-1]
+	ac := 0
+	if acc {
+		ac = 1
+	}
+	f(unsafe.Pointer(&wu[0]), uintptr(ldw), unsafe.Pointer(&a[0]), uintptr(lda), n, &dst[0], uintptr(4*ldd), ac)
+}

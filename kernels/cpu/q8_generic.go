@@ -2,14 +2,9 @@
 
 package cpu
 
-func (k Kernels) hasQ8() bool     { return false }
-func (k Kernels) hasQ8Tile() bool { return false }
+func (k Kernels) hasQ8() bool { return false }
 
 func (k Kernels) q8Gemv(kind wkind, w []byte, ldw int, a []byte, nb int, dst []float32, acc bool) {
-	panic("cpu: no SIMD Q8 kernels in this build")
-}
-
-func (k Kernels) q8Tile(kind wkind, w []byte, ldw int, a []byte, lda, nb int, y *[8]float32) {
 	panic("cpu: no SIMD Q8 kernels in this build")
 }
 
@@ -19,4 +14,14 @@ func (k Kernels) packQ8B(dst []byte, x []float32) { packQ8BGo(dst, x) }
 
 func (k Kernels) quantizeQ8_0(dst []byte, x []float32) { quantizeQ8_0Go(dst, x) }
 
-func (k Kernels) f16ToF32(dst []float32, src []byte) { f16RowGo(dst, src) }
+func (k Kernels) hasQ8Unpacked() bool { return false }
+
+func q8UnpackedRowBytes(kind wkind, nb int) int { return 0 }
+
+func (k Kernels) q8Unpack(kind wkind, dst []byte, w []byte, ldw, nrows, nb int) {
+	panic("cpu: no SIMD Q8 kernels in this build")
+}
+
+func (k Kernels) q8TileU(kind wkind, wu []byte, ldw int, a []byte, lda, nb int, dst []float32, ldd int, acc bool) {
+	panic("cpu: no SIMD Q8 kernels in this build")
+}

@@ -156,93 +156,6 @@ done:
 	VZEROUPPER
 	RET
 
-// Q4TOKS multiplies the unpacked group in Z9..Z11 with the 4 tokens (lo
-// quants in Z16..Z19, hi in Z20..Z23) into f0..f3.
-#define Q4TOKS(f0, f1, f2, f3) \
-	Q4DOT(Z9, Z10, Z11, 128(DI)(BX*1), Z16, Z20, 192(DI)(BX*1), f0, Z12, Z13); \
-	Q4DOT(Z9, Z10, Z11, 128(R12)(BX*1), Z17, Z21, 192(R12)(BX*1), f1, Z14, Z15); \
-	Q4DOT(Z9, Z10, Z11, 128(R13)(BX*1), Z18, Z22, 192(R13)(BX*1), f2, Z24, Z25); \
-	Q4DOT(Z9, Z10, Z11, 128(R14)(BX*1), Z19, Z23, 192(R14)(BX*1), f3, Z26, Z27)
-
-// Q4XLOAD loads the quants of the 4 tokens' current group.
-#define Q4XLOAD \
-	VMOVDQU64 (DI)(BX*1), Z16; \
-	VMOVDQU64 (R12)(BX*1), Z17; \
-	VMOVDQU64 (R13)(BX*1), Z18; \
-	VMOVDQU64 (R14)(BX*1), Z19; \
-	VMOVDQU64 64(DI)(BX*1), Z20; \
-	VMOVDQU64 64(R12)(BX*1), Z21; \
-	VMOVDQU64 64(R13)(BX*1), Z22; \
-	VMOVDQU64 64(R14)(BX*1), Z23
-
-// func tileQ4_0VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *[8]float32)
-// y[4r+t] = w_r·x_t for 2 rows of nb Q4_0 blocks (ldw bytes apart) and 4
-// tokens in layout A (ldx bytes apart).
-TEXT ·tileQ4_0VNNI(SB), NOSPLIT, $0-48
-	MOVQ w+0(FP), R8
-	MOVQ ldw+8(FP), R9
-	ADDQ R8, R9
-	MOVQ nb+32(FP), CX
-	Q4CONST
-	MOVQ CX, R10
-	ANDQ $3, R10
-	SHRQ $2, CX
-	Q4MASKS
-	MOVQ x+16(FP), DI
-	MOVQ ldx+24(FP), SI
-	LEAQ (DI)(SI*1), R12
-	LEAQ (R12)(SI*1), R13
-	LEAQ (R13)(SI*1), R14
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	XORQ   AX, AX
-	XORQ   BX, BX
-	TESTQ  CX, CX
-	JZ     tpart
-
-tgrp:
-	Q4XLOAD
-	Q4LOAD((R8)(AX*1), 8(R8)(AX*1), Z9, Z11, Y11)
-	Q4NIB(Z9, Z10)
-	Q4TOKS(Z0, Z1, Z2, Z3)
-	Q4LOAD((R9)(AX*1), 8(R9)(AX*1), Z9, Z11, Y11)
-	Q4NIB(Z9, Z10)
-	Q4TOKS(Z4, Z5, Z6, Z7)
-	ADDQ     $72, AX
-	ADDQ     $256, BX
-	DECQ     CX
-	JNZ      tgrp
-
-tpart:
-	TESTQ R10, R10
-	JZ    tfin
-	Q4XLOAD
-	LEAQ       (R8)(AX*1), R11
-	VMOVDQU8.Z (R11), K2, Z8
-	VMOVDQU8.Z 8(R11), K3, Z10
-	Q4LOAD(Z8, Z10, Z9, Z11, Y11)
-	Q4NIB(Z9, Z10)
-	Q4TOKS(Z0, Z1, Z2, Z3)
-	LEAQ       (R9)(AX*1), R11
-	VMOVDQU8.Z (R11), K2, Z8
-	VMOVDQU8.Z 8(R11), K3, Z10
-	Q4LOAD(Z8, Z10, Z9, Z11, Y11)
-	Q4NIB(Z9, Z10)
-	Q4TOKS(Z4, Z5, Z6, Z7)
-
-tfin:
-	MOVQ y+40(FP), DX
-	REDUCE4(Z0, Z1, Z2, Z3, Y0, Y1, Y2, Y3, X0, X1, 0)
-	REDUCE4(Z4, Z5, Z6, Z7, Y4, Y5, Y6, Y7, X4, X5, 16)
-	VZEROUPPER
-	RET
-
 // Q8UNPACK loads a pair of Q8_0 blocks at base: q (qy its ymm name) gets
 // the 64 quants with the sign bit flipped (w+128, unsigned), sc (scy, scx)
 // the 16 float32 scales (lanes 0-7 block 0, 8-15 block 1); tx is scratch.
@@ -345,80 +258,6 @@ store:
 	JNZ    row
 
 done:
-	VZEROUPPER
-	RET
-
-// Q8TOKS multiplies the unpacked pair in Z8, Z9 with the 4 tokens' quants
-// in Z16..Z19 into f0..f3.
-#define Q8TOKS(f0, f1, f2, f3) \
-	Q8DOT(Z8, Z9, 64(DI)(BX*1), Z16, 128(DI)(BX*1), f0, Z12, Z13); \
-	Q8DOT(Z8, Z9, 64(R12)(BX*1), Z17, 128(R12)(BX*1), f1, Z14, Z15); \
-	Q8DOT(Z8, Z9, 64(R13)(BX*1), Z18, 128(R13)(BX*1), f2, Z24, Z25); \
-	Q8DOT(Z8, Z9, 64(R14)(BX*1), Z19, 128(R14)(BX*1), f3, Z26, Z27)
-
-#define Q8XLOAD \
-	VMOVDQU64 (DI)(BX*1), Z16; \
-	VMOVDQU64 (R12)(BX*1), Z17; \
-	VMOVDQU64 (R13)(BX*1), Z18; \
-	VMOVDQU64 (R14)(BX*1), Z19
-
-// func tileQ8_0VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *[8]float32)
-// As tileQ4_0VNNI for Q8_0 weights and activations in layout B.
-TEXT ·tileQ8_0VNNI(SB), NOSPLIT, $0-48
-	MOVQ w+0(FP), R8
-	MOVQ ldw+8(FP), R9
-	ADDQ R8, R9
-	MOVQ x+16(FP), DI
-	MOVQ ldx+24(FP), SI
-	LEAQ (DI)(SI*1), R12
-	LEAQ (R12)(SI*1), R13
-	LEAQ (R13)(SI*1), R14
-	MOVQ nb+32(FP), CX
-	Q8CONST
-	MOVQ   CX, R10
-	ANDQ   $1, R10
-	SHRQ   $1, CX
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	XORQ   AX, AX
-	XORQ   BX, BX
-	TESTQ  CX, CX
-	JZ     tpart
-
-tpair:
-	Q8XLOAD
-	LEAQ (R8)(AX*1), R11
-	Q8UNPACK(R11, Z8, Y8, Z9, Y9, X9, X10)
-	Q8TOKS(Z0, Z1, Z2, Z3)
-	LEAQ (R9)(AX*1), R11
-	Q8UNPACK(R11, Z8, Y8, Z9, Y9, X9, X10)
-	Q8TOKS(Z4, Z5, Z6, Z7)
-	ADDQ $68, AX
-	ADDQ $192, BX
-	DECQ CX
-	JNZ  tpair
-
-tpart:
-	TESTQ R10, R10
-	JZ    tfin
-	Q8XLOAD
-	LEAQ (R8)(AX*1), R11
-	Q8UNPACK1(R11, Z8, Y8, Z9, Y9, X9)
-	Q8TOKS(Z0, Z1, Z2, Z3)
-	LEAQ (R9)(AX*1), R11
-	Q8UNPACK1(R11, Z8, Y8, Z9, Y9, X9)
-	Q8TOKS(Z4, Z5, Z6, Z7)
-
-tfin:
-	MOVQ y+40(FP), DX
-	REDUCE4(Z0, Z1, Z2, Z3, Y0, Y1, Y2, Y3, X0, X1, 0)
-	REDUCE4(Z4, Z5, Z6, Z7, Y4, Y5, Y6, Y7, X4, X5, 16)
 	VZEROUPPER
 	RET
 
@@ -635,5 +474,269 @@ store:
 	JNZ  row
 
 done:
+	VZEROUPPER
+	RET
+
+// Prefill: the weights of a block of rows are unpacked once into a
+// per-thread buffer, then multiplied with every 4 tokens by 4×4 tiles that
+// only load them.
+//
+// Unpacked Q4_0 (U4), 192 bytes per row and group of 4 blocks: the low
+// nibbles (64 bytes, as layout A's first row), the high nibbles, and the
+// 16 float32 scales (4 lanes per block). A partial last group is padded
+// with zeros.
+//
+// Unpacked Q8_0 (U8), 128 bytes per row and pair of blocks: the 64 quants
+// with the sign bit flipped, and the 16 float32 scales (8 lanes per block).
+
+// func unpackQ4_0VNNI(dst *byte, w unsafe.Pointer, ldw uintptr, nrows, nb int)
+TEXT ·unpackQ4_0VNNI(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ w+8(FP), SI
+	MOVQ ldw+16(FP), BX
+	MOVQ nrows+24(FP), R14
+	MOVQ nb+32(FP), CX
+	Q4CONST
+	MOVQ  CX, R10
+	ANDQ  $3, R10
+	SHRQ  $2, CX
+	Q4MASKS
+	TESTQ R14, R14
+	JZ    done
+
+row:
+	MOVQ  SI, R8
+	MOVQ  CX, R9
+	TESTQ R9, R9
+	JZ    part
+
+grp:
+	Q4LOAD((R8), 8(R8), Z9, Z11, Y11)
+	Q4NIB(Z9, Z10)
+	VMOVDQU64 Z9, (DI)
+	VMOVDQU64 Z10, 64(DI)
+	VMOVDQU64 Z11, 128(DI)
+	ADDQ      $72, R8
+	ADDQ      $192, DI
+	DECQ      R9
+	JNZ       grp
+
+part:
+	TESTQ R10, R10
+	JZ    next
+	VMOVDQU8.Z (R8), K2, Z8
+	VMOVDQU8.Z 8(R8), K3, Z10
+	Q4LOAD(Z8, Z10, Z9, Z11, Y11)
+	Q4NIB(Z9, Z10)
+	VMOVDQU64 Z9, (DI)
+	VMOVDQU64 Z10, 64(DI)
+	VMOVDQU64 Z11, 128(DI)
+	ADDQ      $192, DI
+
+next:
+	ADDQ BX, SI
+	DECQ R14
+	JNZ  row
+
+done:
+	VZEROUPPER
+	RET
+
+// func unpackQ8_0VNNI(dst *byte, w unsafe.Pointer, ldw uintptr, nrows, nb int)
+TEXT ·unpackQ8_0VNNI(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ w+8(FP), SI
+	MOVQ ldw+16(FP), BX
+	MOVQ nrows+24(FP), R14
+	MOVQ nb+32(FP), CX
+	Q8CONST
+	MOVQ  CX, R10
+	ANDQ  $1, R10
+	SHRQ  $1, CX
+	TESTQ R14, R14
+	JZ    done
+
+row:
+	MOVQ  SI, R8
+	MOVQ  CX, R9
+	TESTQ R9, R9
+	JZ    part
+
+pair:
+	Q8UNPACK(R8, Z8, Y8, Z9, Y9, X9, X10)
+	VMOVDQU64 Z8, (DI)
+	VMOVDQU64 Z9, 64(DI)
+	ADDQ      $68, R8
+	ADDQ      $128, DI
+	DECQ      R9
+	JNZ       pair
+
+part:
+	TESTQ R10, R10
+	JZ    next
+	Q8UNPACK1(R8, Z8, Y8, Z9, Y9, X9)
+	VMOVDQU64 Z8, (DI)
+	VMOVDQU64 Z9, 64(DI)
+	ADDQ      $128, DI
+
+next:
+	ADDQ BX, SI
+	DECQ R14
+	JNZ  row
+
+done:
+	VZEROUPPER
+	RET
+
+// Q4XLOAD loads the quants of the 4 tokens' current group.
+#define Q4XLOAD \
+	VMOVDQU64 (DI)(BX*1), Z16; \
+	VMOVDQU64 (R12)(BX*1), Z17; \
+	VMOVDQU64 (R13)(BX*1), Z18; \
+	VMOVDQU64 (R14)(BX*1), Z19; \
+	VMOVDQU64 64(DI)(BX*1), Z20; \
+	VMOVDQU64 64(R12)(BX*1), Z21; \
+	VMOVDQU64 64(R13)(BX*1), Z22; \
+	VMOVDQU64 64(R14)(BX*1), Z23
+
+// Q8XLOAD loads the quants of the 4 tokens' current pair.
+#define Q8XLOAD \
+	VMOVDQU64 (DI)(BX*1), Z16; \
+	VMOVDQU64 (R12)(BX*1), Z17; \
+	VMOVDQU64 (R13)(BX*1), Z18; \
+	VMOVDQU64 (R14)(BX*1), Z19
+
+// In the unpacked 4×4 tiles, R8..R11 point at the rows, DI, R12, R13, R14
+// at the tokens, CX counts groups (pairs), AX and BX are the offsets in the
+// weights and the activations.
+#define UTILEZERO \
+	VPXORD Z0, Z0, Z0; \
+	VPXORD Z1, Z1, Z1; \
+	VPXORD Z2, Z2, Z2; \
+	VPXORD Z3, Z3, Z3; \
+	VPXORD Z4, Z4, Z4; \
+	VPXORD Z5, Z5, Z5; \
+	VPXORD Z6, Z6, Z6; \
+	VPXORD Z7, Z7, Z7; \
+	VPXORD Z8, Z8, Z8; \
+	VPXORD Z9, Z9, Z9; \
+	VPXORD Z10, Z10, Z10; \
+	VPXORD Z11, Z11, Z11; \
+	VPXORD Z12, Z12, Z12; \
+	VPXORD Z13, Z13, Z13; \
+	VPXORD Z14, Z14, Z14; \
+	VPXORD Z15, Z15, Z15
+
+// U4ROW multiplies the unpacked group of the row at p with the 4 tokens
+// into f0..f3.
+#define U4ROW(p, f0, f1, f2, f3) \
+	VMOVDQU64 (p)(AX*1), Z24; \
+	VMOVDQU64 64(p)(AX*1), Z25; \
+	VMOVDQU64 128(p)(AX*1), Z26; \
+	Q4DOT(Z24, Z25, Z26, 128(DI)(BX*1), Z16, Z20, 192(DI)(BX*1), f0, Z27, Z28); \
+	Q4DOT(Z24, Z25, Z26, 128(R12)(BX*1), Z17, Z21, 192(R12)(BX*1), f1, Z29, Z30); \
+	Q4DOT(Z24, Z25, Z26, 128(R13)(BX*1), Z18, Z22, 192(R13)(BX*1), f2, Z31, Z27); \
+	Q4DOT(Z24, Z25, Z26, 128(R14)(BX*1), Z19, Z23, 192(R14)(BX*1), f3, Z28, Z29)
+
+// func tileU4VNNI(wu unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, ng int, dst *float32, ldd uintptr, acc int)
+// dst[t·ldd/4 + r] (+)= w_r·x_t for 4 rows of ng unpacked Q4_0 groups (ldw
+// bytes apart) and 4 tokens in layout A (ldx bytes apart).
+TEXT ·tileU4VNNI(SB), NOSPLIT, $0-64
+	MOVQ wu+0(FP), R8
+	MOVQ ldw+8(FP), SI
+	LEAQ (R8)(SI*1), R9
+	LEAQ (R9)(SI*1), R10
+	LEAQ (R10)(SI*1), R11
+	MOVQ x+16(FP), DI
+	MOVQ ldx+24(FP), SI
+	LEAQ (DI)(SI*1), R12
+	LEAQ (R12)(SI*1), R13
+	LEAQ (R13)(SI*1), R14
+	MOVQ ng+32(FP), CX
+	UTILEZERO
+	XORQ  AX, AX
+	XORQ  BX, BX
+	TESTQ CX, CX
+	JZ    fin
+
+grp:
+	Q4XLOAD
+	U4ROW(R8, Z0, Z1, Z2, Z3)
+	U4ROW(R9, Z4, Z5, Z6, Z7)
+	U4ROW(R10, Z8, Z9, Z10, Z11)
+	U4ROW(R11, Z12, Z13, Z14, Z15)
+	ADDQ $192, AX
+	ADDQ $256, BX
+	DECQ CX
+	JNZ  grp
+
+fin:
+	MOVQ dst+40(FP), DX
+	MOVQ ldd+48(FP), BX
+	MOVQ acc+56(FP), AX
+	REDUCE4X(Z0, Z4, Z8, Z12, Y0, Y4, Y8, Y12, X0, X4, Y31)
+	STOREX(X0)
+	REDUCE4X(Z1, Z5, Z9, Z13, Y1, Y5, Y9, Y13, X1, X5, Y31)
+	STOREX(X1)
+	REDUCE4X(Z2, Z6, Z10, Z14, Y2, Y6, Y10, Y14, X2, X6, Y31)
+	STOREX(X2)
+	REDUCE4X(Z3, Z7, Z11, Z15, Y3, Y7, Y11, Y15, X3, X7, Y31)
+	STOREX(X3)
+	VZEROUPPER
+	RET
+
+// U8ROW multiplies the unpacked pair of the row at p with the 4 tokens
+// into f0..f3.
+#define U8ROW(p, f0, f1, f2, f3) \
+	VMOVDQU64 (p)(AX*1), Z24; \
+	VMOVDQU64 64(p)(AX*1), Z25; \
+	Q8DOT(Z24, Z25, 64(DI)(BX*1), Z16, 128(DI)(BX*1), f0, Z26, Z27); \
+	Q8DOT(Z24, Z25, 64(R12)(BX*1), Z17, 128(R12)(BX*1), f1, Z28, Z29); \
+	Q8DOT(Z24, Z25, 64(R13)(BX*1), Z18, 128(R13)(BX*1), f2, Z30, Z31); \
+	Q8DOT(Z24, Z25, 64(R14)(BX*1), Z19, 128(R14)(BX*1), f3, Z26, Z27)
+
+// func tileU8VNNI(wu unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, np int, dst *float32, ldd uintptr, acc int)
+// As tileU4VNNI for np unpacked Q8_0 pairs and activations in layout B.
+TEXT ·tileU8VNNI(SB), NOSPLIT, $0-64
+	MOVQ wu+0(FP), R8
+	MOVQ ldw+8(FP), SI
+	LEAQ (R8)(SI*1), R9
+	LEAQ (R9)(SI*1), R10
+	LEAQ (R10)(SI*1), R11
+	MOVQ x+16(FP), DI
+	MOVQ ldx+24(FP), SI
+	LEAQ (DI)(SI*1), R12
+	LEAQ (R12)(SI*1), R13
+	LEAQ (R13)(SI*1), R14
+	MOVQ np+32(FP), CX
+	UTILEZERO
+	XORQ  AX, AX
+	XORQ  BX, BX
+	TESTQ CX, CX
+	JZ    fin
+
+pair:
+	Q8XLOAD
+	U8ROW(R8, Z0, Z1, Z2, Z3)
+	U8ROW(R9, Z4, Z5, Z6, Z7)
+	U8ROW(R10, Z8, Z9, Z10, Z11)
+	U8ROW(R11, Z12, Z13, Z14, Z15)
+	ADDQ $128, AX
+	ADDQ $192, BX
+	DECQ CX
+	JNZ  pair
+
+fin:
+	MOVQ dst+40(FP), DX
+	MOVQ ldd+48(FP), BX
+	MOVQ acc+56(FP), AX
+	REDUCE4X(Z0, Z4, Z8, Z12, Y0, Y4, Y8, Y12, X0, X4, Y31)
+	STOREX(X0)
+	REDUCE4X(Z1, Z5, Z9, Z13, Y1, Y5, Y9, Y13, X1, X5, Y31)
+	STOREX(X1)
+	REDUCE4X(Z2, Z6, Z10, Z14, Y2, Y6, Y10, Y14, X2, X6, Y31)
+	STOREX(X2)
+	REDUCE4X(Z3, Z7, Z11, Z15, Y3, Y7, Y11, Y15, X3, X7, Y31)
+	STOREX(X3)
 	VZEROUPPER
 	RET

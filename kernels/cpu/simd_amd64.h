@@ -49,3 +49,12 @@
 	VHADDPS       y2, y0, y0; \
 	VEXTRACTF128  $1, y0, x1; \
 	VADDPS        x1, x0, x0
+
+// STOREX stores the 4 floats of x at (DX), adding what is there when AX is
+// not zero, and advances DX by BX.
+#define STOREX(x) \
+	TESTQ   AX, AX; \
+	JEQ     2(PC); \
+	VADDPS  (DX), x, x; \
+	VMOVUPS x, (DX); \
+	ADDQ    BX, DX
