@@ -60,6 +60,7 @@ const (
 	wkFloat wkind = iota // F32, F16, BF16 times float32 activations
 	wkQ4_0               // SIMD Q4_0 × activations in layout A
 	wkQ8_0               // SIMD Q8_0 × activations in layout B
+	wkQ6_K               // SIMD Q6_K × Q8_K activations
 	wkQuant              // kernels/quant dot products, row by row
 )
 
@@ -107,6 +108,9 @@ func (k Kernels) classify(d tensor.DType) (wkind, floatType, actFormat) {
 		if k.hasQ8() {
 			return wkQ8_0, 0, afQ8B
 		}
+	}
+	if d == tensor.Q6_K && k.hasKQuant(wkQ6_K) {
+		return wkQ6_K, 0, afQ8_K
 	}
 	if quant.ActivationType(d) == tensor.Q8_K {
 		return wkQuant, 0, afQ8_K
@@ -338,6 +342,8 @@ func (t *mmTask) runWorker(w, lo, hi int) {
 			t.floatRows(w, j, a, b)
 		case wkQ4_0, wkQ8_0:
 			t.q8Rows(w, j, a, b)
+		case wkQ6_K:
+			t.kRows(j, a, b)
 		default:
 			t.quantRows(j, a, b)
 		}
@@ -435,6 +441,24 @@ func (t *mmTask) floatRows(w int, j *mmJob, r0, r1 int) {
 					put(dst, tok*ldd+r, k.floatDot(ft, wd[r*rb+c0*es:r*rb+c1*es], xt), acc)
 				}
 			}
+		}
+	}
+}
+
+// kRows computes rows [r0, r1) of a SIMD K-quant job: matrix-vector
+// products, for several tokens swept over blocks of rows that stay in
+// cache.
+func (t *mmTask) kRows(j *mmJob, r0, r1 int) {
+	n, ldd, rb := t.n, j.w.Rows, j.rb
+	nb := j.w.Cols / 256
+	step := r1 - r0
+	if n > 1 {
+		step = quantRows
+	}
+	for b0 := r0; b0 < r1; b0 += step {
+		b1 := min(b0+step, r1)
+		for tok := range n {
+			t.k.kGemv(j.kind, j.w.Data[b0*rb:b1*rb], rb, j.act[tok*j.ldx:(tok+1)*j.ldx], nb, j.dst[tok*ldd+b0:tok*ldd+b1], t.acc)
 		}
 	}
 }

@@ -1,0 +1,42 @@
+//go:build amd64 && !noasm
+
+package cpu
+
+import (
+	"unsafe"
+
+	"github.com/weftrun/weft/kernels/quant"
+)
+
+// K-quant kernels (kquantz_amd64.s).
+
+//go:noescape
+func gemv4Q6_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
+
+// hasKQuant reports SIMD kernels for K-quant weights of kind.
+func (k Kernels) hasKQuant(kind wkind) bool {
+	return kind == wkQ6_K && k.level >= AVX512VNNI
+}
+
+// kGemv computes dst[r] (+)= w_r·a for len(dst) rows of nb K-quant blocks,
+// ldw bytes apart; a is a row of Q8_K blocks.
+func (k Kernels) kGemv(kind wkind, w []byte, ldw int, a []byte, nb int, dst []float32, acc bool) {
+	rows := len(dst)
+	if rows == 0 {
+		return
+	}
+	const bb = 210
+	_ = w[(rows-1)*ldw+nb*bb-1]
+	_ = a[nb*292-1]
+	q := rows / 4
+	if q > 0 && nb > 0 {
+		ac := 0
+		if acc {
+			ac = 1
+		}
+		gemv4Q6_KVNNI(unsafe.Pointer(&w[0]), uintptr(ldw), unsafe.Pointer(&a[0]), nb, &dst[0], q, ac)
+	}
+	for r := 4 * q; r < rows; r++ {
+		put(dst, r, quant.DotQ6_KQ8_K(w[r*ldw:], a, nb*256), acc)
+	}
+}

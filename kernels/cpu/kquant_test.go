@@ -1,0 +1,42 @@
+package cpu
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/weftrun/weft/kernels/quant"
+	"github.com/weftrun/weft/tensor"
+)
+
+// TestKQuantGemv checks the SIMD K-quant matrix-vector kernels row by row
+// against kernels/quant, including the rows left over by the 4 streams.
+func TestKQuantGemv(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, dt := range []tensor.DType{tensor.Q6_K} {
+		kind, _, _ := Detect().classify(dt)
+		if !Detect().hasKQuant(kind) {
+			t.Skipf("no SIMD kernel for %s on this machine/build", dt)
+		}
+		for _, sh := range []struct{ rows, cols int }{{1, 256}, {4, 256}, {7, 512}, {13, 2048}, {9, 4352}} {
+			w := randomMatrix(t, r, dt, sh.rows, sh.cols)
+			x := randRow(r, sh.cols, 1)
+			act := make([]byte, sh.cols/256*292)
+			quant.QuantizeRowQ8_K(act, x)
+			for _, acc := range []bool{false, true} {
+				dst, check := guarded(sh.rows, 0.5)
+				Detect().kGemv(kind, w.Data, w.RowBytes(), act, sh.cols/256, dst, acc)
+				check(t)
+				for i := range dst {
+					want := float64(quant.DotQ6_KQ8_K(w.Row(i), act, sh.cols))
+					if acc {
+						want += 0.5
+					}
+					if math.Abs(float64(dst[i])-want) > 1e-4*math.Abs(want)+1e-3 {
+						t.Fatalf("%s %dx%d acc=%v: row %d = %v, want %v", dt, sh.rows, sh.cols, acc, i, dst[i], want)
+					}
+				}
+			}
+		}
+	}
+}

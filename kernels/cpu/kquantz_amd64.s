@@ -1,0 +1,209 @@
+//go:build amd64 && !noasm
+
+#include "textflag.h"
+#include "simd_amd64.h"
+
+// K-quant weights times Q8_K activations (ggml layout: d float32, 256
+// int8 quants, 16 int16 sums of 16), AVX-512 with VNNI, VBMI and GFNI.
+
+#define PFD 2048
+
+// Word shift counts that move the 2 high bits of a Q6_K value (in qh) to
+// bits 4-5 of the byte: left by 4 and 2 for the first 64 values of a half,
+// right by 0 and 2 for the last 64.
+DATA q6shl<>+0(SB)/8, $0x0004000400040004
+DATA q6shl<>+8(SB)/8, $0x0004000400040004
+DATA q6shl<>+16(SB)/8, $0x0004000400040004
+DATA q6shl<>+24(SB)/8, $0x0004000400040004
+DATA q6shl<>+32(SB)/8, $0x0002000200020002
+DATA q6shl<>+40(SB)/8, $0x0002000200020002
+DATA q6shl<>+48(SB)/8, $0x0002000200020002
+DATA q6shl<>+56(SB)/8, $0x0002000200020002
+GLOBL q6shl<>(SB), RODATA|NOPTR, $64
+DATA q6shr<>+0(SB)/8, $0x0000000000000000
+DATA q6shr<>+8(SB)/8, $0x0000000000000000
+DATA q6shr<>+16(SB)/8, $0x0000000000000000
+DATA q6shr<>+24(SB)/8, $0x0000000000000000
+DATA q6shr<>+32(SB)/8, $0x0002000200020002
+DATA q6shr<>+40(SB)/8, $0x0002000200020002
+DATA q6shr<>+48(SB)/8, $0x0002000200020002
+DATA q6shr<>+56(SB)/8, $0x0002000200020002
+GLOBL q6shr<>(SB), RODATA|NOPTR, $64
+DATA q6idx0<>+0(SB)/8, $0x0000000000000000
+DATA q6idx0<>+8(SB)/8, $0x0000000000000000
+DATA q6idx0<>+16(SB)/8, $0x0001000100010001
+DATA q6idx0<>+24(SB)/8, $0x0001000100010001
+DATA q6idx0<>+32(SB)/8, $0x0002000200020002
+DATA q6idx0<>+40(SB)/8, $0x0002000200020002
+DATA q6idx0<>+48(SB)/8, $0x0003000300030003
+DATA q6idx0<>+56(SB)/8, $0x0003000300030003
+GLOBL q6idx0<>(SB), RODATA|NOPTR, $64
+DATA q6idx1<>+0(SB)/8, $0x0004000400040004
+DATA q6idx1<>+8(SB)/8, $0x0004000400040004
+DATA q6idx1<>+16(SB)/8, $0x0005000500050005
+DATA q6idx1<>+24(SB)/8, $0x0005000500050005
+DATA q6idx1<>+32(SB)/8, $0x0006000600060006
+DATA q6idx1<>+40(SB)/8, $0x0006000600060006
+DATA q6idx1<>+48(SB)/8, $0x0007000700070007
+DATA q6idx1<>+56(SB)/8, $0x0007000700070007
+GLOBL q6idx1<>(SB), RODATA|NOPTR, $64
+DATA q6idx2<>+0(SB)/8, $0x0008000800080008
+DATA q6idx2<>+8(SB)/8, $0x0008000800080008
+DATA q6idx2<>+16(SB)/8, $0x0009000900090009
+DATA q6idx2<>+24(SB)/8, $0x0009000900090009
+DATA q6idx2<>+32(SB)/8, $0x000a000a000a000a
+DATA q6idx2<>+40(SB)/8, $0x000a000a000a000a
+DATA q6idx2<>+48(SB)/8, $0x000b000b000b000b
+DATA q6idx2<>+56(SB)/8, $0x000b000b000b000b
+GLOBL q6idx2<>(SB), RODATA|NOPTR, $64
+DATA q6idx3<>+0(SB)/8, $0x000c000c000c000c
+DATA q6idx3<>+8(SB)/8, $0x000c000c000c000c
+DATA q6idx3<>+16(SB)/8, $0x000d000d000d000d
+DATA q6idx3<>+24(SB)/8, $0x000d000d000d000d
+DATA q6idx3<>+32(SB)/8, $0x000e000e000e000e
+DATA q6idx3<>+40(SB)/8, $0x000e000e000e000e
+DATA q6idx3<>+48(SB)/8, $0x000f000f000f000f
+DATA q6idx3<>+56(SB)/8, $0x000f000f000f000f
+GLOBL q6idx3<>(SB), RODATA|NOPTR, $64
+
+// Q6ROW accumulates into the float32 lanes of f the product of the Q6_K
+// block at offset AX of the row at p with the activations: quants in
+// Z16..Z19 (64 each), sums in Y20, scale d in X21 (low lane). Constants:
+// Z22 zero, Z23..Z26 the scale gathers, Z27 the nibble shift, Z28 and Z29
+// the qh shifts, Z30 0x30 bytes, Z31 0x0f bytes.
+#define Q6ROW(p, f) \
+	VPMOVSXBW       192(p)(AX*1), Y4; \
+	VPMADDWD        Y20, Y4, Y5; \
+	VPSLLD          $5, Y5, Y5; \
+	VPSUBD          Z5, Z22, Z6; \
+	VMOVDQU64       (p)(AX*1), Z7; \
+	VBROADCASTI64X4 128(p)(AX*1), Z8; \
+	VPANDD          Z31, Z7, Z9; \
+	VPSLLVW         Z29, Z8, Z10; \
+	VPTERNLOGD      $0xf8, Z30, Z10, Z9; \
+	VPMADDUBSW      Z16, Z9, Z9; \
+	VPERMW          Z4, Z23, Z11; \
+	VPDPWSSD        Z11, Z9, Z6; \
+	VGF2P8AFFINEQB  $0, Z27, Z7, Z9; \
+	VPSRLVW         Z28, Z8, Z10; \
+	VPTERNLOGD      $0xf8, Z30, Z10, Z9; \
+	VPMADDUBSW      Z17, Z9, Z9; \
+	VPERMW          Z4, Z24, Z11; \
+	VPDPWSSD        Z11, Z9, Z6; \
+	VMOVDQU64       64(p)(AX*1), Z7; \
+	VBROADCASTI64X4 160(p)(AX*1), Z8; \
+	VPANDD          Z31, Z7, Z9; \
+	VPSLLVW         Z29, Z8, Z10; \
+	VPTERNLOGD      $0xf8, Z30, Z10, Z9; \
+	VPMADDUBSW      Z18, Z9, Z9; \
+	VPERMW          Z4, Z25, Z11; \
+	VPDPWSSD        Z11, Z9, Z6; \
+	VGF2P8AFFINEQB  $0, Z27, Z7, Z9; \
+	VPSRLVW         Z28, Z8, Z10; \
+	VPTERNLOGD      $0xf8, Z30, Z10, Z9; \
+	VPMADDUBSW      Z19, Z9, Z9; \
+	VPERMW          Z4, Z26, Z11; \
+	VPDPWSSD        Z11, Z9, Z6; \
+	VCVTDQ2PS       Z6, Z6; \
+	VPBROADCASTW    208(p)(AX*1), X12; \
+	VCVTPH2PS       X12, X12; \
+	VMULSS          X21, X12, X12; \
+	VBROADCASTSS    X12, Z12; \
+	VFMADD231PS     Z12, Z6, f
+
+// func gemv4Q6_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
+// For 4 streams j of q rows each (rows j·q .. j·q+q-1 of nb Q6_K blocks,
+// ldw bytes apart), y[j·q+r] = w_{j·q+r}·x, or += when acc is not 0; x is
+// a row of Q8_K blocks.
+TEXT ·gemv4Q6_KVNNI(SB), NOSPLIT, $0-56
+	MOVL         $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z31
+	MOVL         $0x30303030, AX
+	VPBROADCASTD AX, Z30
+	VMOVDQU64    q6shl<>(SB), Z29
+	VMOVDQU64    q6shr<>(SB), Z28
+	MOVQ         $0x1020408000000000, AX
+	VPBROADCASTQ AX, Z27
+	VMOVDQU64    q6idx3<>(SB), Z26
+	VMOVDQU64    q6idx2<>(SB), Z25
+	VMOVDQU64    q6idx1<>(SB), Z24
+	VMOVDQU64    q6idx0<>(SB), Z23
+	VPXORD       Z22, Z22, Z22
+	MOVQ         w+0(FP), R8
+	MOVQ         ldw+8(FP), BX
+	MOVQ         x+16(FP), DI
+	MOVQ         nb+24(FP), CX
+	MOVQ         y+32(FP), DX
+	MOVQ         q+40(FP), R14
+	MOVQ         R14, AX
+	IMULQ        BX, AX
+	LEAQ         (R8)(AX*1), R9
+	LEAQ         (R9)(AX*1), R10
+	LEAQ         (R10)(AX*1), R11
+	MOVQ         R14, SI
+	SHLQ         $2, SI
+	TESTQ        R14, R14
+	JZ           done
+
+row:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	XORQ   AX, AX
+	MOVQ   DI, R12
+	MOVQ   CX, R13
+	TESTQ  R13, R13
+	JZ     fin
+
+blk:
+	PREFETCHT0 PFD(R8)(AX*1)
+	PREFETCHT0 PFD(R9)(AX*1)
+	PREFETCHT0 PFD(R10)(AX*1)
+	PREFETCHT0 PFD(R11)(AX*1)
+	PREFETCHT0 PFD+128(R8)(AX*1)
+	PREFETCHT0 PFD+128(R9)(AX*1)
+	PREFETCHT0 PFD+128(R10)(AX*1)
+	PREFETCHT0 PFD+128(R11)(AX*1)
+	VMOVDQU64  4(R12), Z16
+	VMOVDQU64  68(R12), Z17
+	VMOVDQU64  132(R12), Z18
+	VMOVDQU64  196(R12), Z19
+	VMOVDQU16  260(R12), Y20
+	VMOVSS     (R12), X21
+	Q6ROW(R8, Z0)
+	Q6ROW(R9, Z1)
+	Q6ROW(R10, Z2)
+	Q6ROW(R11, Z3)
+	ADDQ $210, AX
+	ADDQ $292, R12
+	DECQ R13
+	JNZ  blk
+
+fin:
+	REDUCE4X(Z0, Z1, Z2, Z3, Y0, Y1, Y2, Y3, X0, X1, Y13)
+	LEAQ      (DX)(SI*2), R13
+	CMPQ      acc+48(FP), $0
+	JEQ       store
+	VMOVSS    (DX), X4
+	VINSERTPS $0x10, (DX)(SI*1), X4, X4
+	VINSERTPS $0x20, (R13), X4, X4
+	VINSERTPS $0x30, (R13)(SI*1), X4, X4
+	VADDPS    X4, X0, X0
+
+store:
+	VMOVSS     X0, (DX)
+	VEXTRACTPS $1, X0, (DX)(SI*1)
+	VEXTRACTPS $2, X0, (R13)
+	VEXTRACTPS $3, X0, (R13)(SI*1)
+	ADDQ       $4, DX
+	ADDQ       BX, R8
+	ADDQ       BX, R9
+	ADDQ       BX, R10
+	ADDQ       BX, R11
+	DECQ       R14
+	JNZ        row
+
+done:
+	VZEROUPPER
+	RET
