@@ -253,6 +253,7 @@ func FromGGUF(meta gguf.Metadata) (Tokenizer, error) {
 	extra = append(extra, get("tokenizer.ggml.eot_token_id", -1), get("tokenizer.ggml.eom_token_id", -1))
 	m.finish(extra...)
 	m.special = newSpecialMatcher(&m.vocab, ggufSpecialAttrs(meta, &m.vocab, preName))
+	m.src = ggufSource(meta)
 	return m, nil
 }
 

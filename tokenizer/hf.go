@@ -53,8 +53,12 @@ func LoadHF(path string) (Tokenizer, error) {
 type hfConfig struct {
 	BOS    hfTokenName `json:"bos_token"`
 	EOS    hfTokenName `json:"eos_token"`
+	PAD    hfTokenName `json:"pad_token"`
 	AddBOS *bool       `json:"add_bos_token"`
 	AddEOS *bool       `json:"add_eos_token"`
+	// ChatTemplate is a string, or a list of {"name", "template"}; it is
+	// only carried into GGUF metadata.
+	ChatTemplate json.RawMessage `json:"chat_template"`
 }
 
 // hfTokenName is a token given as a string or as {"content": ...}.
@@ -307,6 +311,16 @@ func parseHF(data []byte, cfg *hfConfig) (*model, error) {
 	}
 	m.finish(eogByText(&m.vocab)...)
 	m.special = newSpecialMatcher(&m.vocab, attrs)
+	m.src.hf = &hfPipeline{normalizer: f.Normalizer, preTokenizer: f.PreTokenizer, pad: -1}
+	for id := range hole {
+		if hole[id] {
+			m.src.hf.holes++
+		}
+	}
+	if cfg != nil {
+		m.src.hf.pad = named(cfg.PAD)
+		m.src.hf.chatTemplate = cfg.ChatTemplate
+	}
 	return m, nil
 }
 

@@ -186,6 +186,9 @@ type model struct {
 	skip []bool
 	// stripLeading removes one leading space from the first decoded piece.
 	stripLeading bool
+
+	// src records what GGUFMetadata needs beyond the encoder.
+	src exportSource
 }
 
 // Encode implements Tokenizer.
