@@ -76,15 +76,16 @@ type Host struct {
 	shmDirs []string
 	noShm   bool
 
-	spawnMu sync.RWMutex // held for reading while a start is under way
-	spawn   chan func()  // nil once closed
+	startOnce sync.Once
+	spawnMu   sync.RWMutex // held for reading while a start is under way
+	spawn     chan func()  // nil before the first plugin and after Close
 
 	mu     sync.Mutex
 	procs  map[string]*proc
 	closed bool
 }
 
-// NewHost returns a host; plugins start when Load names them.
+// NewHost returns a host. It does nothing until Load names a plugin.
 func NewHost(opt Options) *Host {
 	if opt.Log == nil {
 		opt.Log = os.Stderr
@@ -98,10 +99,19 @@ func NewHost(opt Options) *Host {
 	if opt.InlineMax == 0 {
 		opt.InlineMax = 4096
 	}
-	h := &Host{opt: opt, log: &lockedWriter{w: opt.Log}, shmDirs: shm.Dirs(), procs: map[string]*proc{}, spawn: make(chan func())}
-	shm.Sweep(h.shmDirs)
-	go h.spawner(h.spawn)
-	return h
+	return &Host{opt: opt, log: &lockedWriter{w: opt.Log}, shmDirs: shm.Dirs(), procs: map[string]*proc{}}
+}
+
+// start readies the host for its first plugin: it removes shared memory
+// left by engines that died, and starts the spawner thread.
+func (h *Host) start() {
+	h.startOnce.Do(func() {
+		shm.Sweep(h.shmDirs)
+		h.spawnMu.Lock()
+		h.spawn = make(chan func())
+		go h.spawner(h.spawn)
+		h.spawnMu.Unlock()
+	})
 }
 
 // spawner starts plugin processes from one OS thread that lives as long as
@@ -145,6 +155,7 @@ func (h *Host) proc(d *specs.PluginDecl) (*proc, error) {
 		h.mu.Unlock()
 		return nil, errClosed
 	}
+	h.start()
 	path, err := h.resolve(d)
 	if err != nil {
 		h.mu.Unlock()
@@ -274,9 +285,12 @@ func (h *Host) Close() error {
 	for _, p := range procs {
 		errs = append(errs, p.close())
 	}
+	h.startOnce.Do(func() {}) // never start after Close
 	h.spawnMu.Lock()
-	close(h.spawn)
-	h.spawn = nil
+	if h.spawn != nil {
+		close(h.spawn)
+		h.spawn = nil
+	}
 	h.spawnMu.Unlock()
 	return errors.Join(errs...)
 }
