@@ -13,9 +13,12 @@ import (
 //go:noescape
 func gemv4Q6_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
 
+//go:noescape
+func gemv4Q4_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
+
 // hasKQuant reports SIMD kernels for K-quant weights of kind.
 func (k Kernels) hasKQuant(kind wkind) bool {
-	return kind == wkQ6_K && k.level >= AVX512VNNI
+	return (kind == wkQ6_K || kind == wkQ4_K) && k.level >= AVX512VNNI
 }
 
 // kGemv computes dst[r] (+)= w_r·a for len(dst) rows of nb K-quant blocks,
@@ -25,7 +28,10 @@ func (k Kernels) kGemv(kind wkind, w []byte, ldw int, a []byte, nb int, dst []fl
 	if rows == 0 {
 		return
 	}
-	const bb = 210
+	bb, f, ref := 210, gemv4Q6_KVNNI, quant.DotQ6_KQ8_K
+	if kind == wkQ4_K {
+		bb, f, ref = 144, gemv4Q4_KVNNI, quant.DotQ4_KQ8_K
+	}
 	_ = w[(rows-1)*ldw+nb*bb-1]
 	_ = a[nb*292-1]
 	q := rows / 4
@@ -34,9 +40,9 @@ func (k Kernels) kGemv(kind wkind, w []byte, ldw int, a []byte, nb int, dst []fl
 		if acc {
 			ac = 1
 		}
-		gemv4Q6_KVNNI(unsafe.Pointer(&w[0]), uintptr(ldw), unsafe.Pointer(&a[0]), nb, &dst[0], q, ac)
+		f(unsafe.Pointer(&w[0]), uintptr(ldw), unsafe.Pointer(&a[0]), nb, &dst[0], q, ac)
 	}
 	for r := 4 * q; r < rows; r++ {
-		put(dst, r, quant.DotQ6_KQ8_K(w[r*ldw:], a, nb*256), acc)
+		put(dst, r, ref(w[r*ldw:], a, nb*256), acc)
 	}
 }

@@ -13,7 +13,7 @@ import (
 // against kernels/quant, including the rows left over by the 4 streams.
 func TestKQuantGemv(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
-	for _, dt := range []tensor.DType{tensor.Q6_K} {
+	for _, dt := range []tensor.DType{tensor.Q6_K, tensor.Q4_K} {
 		kind, _, _ := Detect().classify(dt)
 		if !Detect().hasKQuant(kind) {
 			t.Skipf("no SIMD kernel for %s on this machine/build", dt)
@@ -28,7 +28,7 @@ func TestKQuantGemv(t *testing.T) {
 				Detect().kGemv(kind, w.Data, w.RowBytes(), act, sh.cols/256, dst, acc)
 				check(t)
 				for i := range dst {
-					want := float64(quant.DotQ6_KQ8_K(w.Row(i), act, sh.cols))
+					want := float64(quant.Dot(dt, w.Row(i), act, sh.cols))
 					if acc {
 						want += 0.5
 					}

@@ -207,3 +207,206 @@ store:
 done:
 	VZEROUPPER
 	RET
+
+// Q4_K: shifts that put the high nibbles of a 32-byte group in the upper
+// half, the scale gathers per 64 values, the min gather, and the constants
+// that unpack the 6-bit scales and mins.
+DATA q4kshr<>+0(SB)/8, $0x0000000000000000
+DATA q4kshr<>+8(SB)/8, $0x0000000000000000
+DATA q4kshr<>+16(SB)/8, $0x0000000000000000
+DATA q4kshr<>+24(SB)/8, $0x0000000000000000
+DATA q4kshr<>+32(SB)/8, $0x0004000400040004
+DATA q4kshr<>+40(SB)/8, $0x0004000400040004
+DATA q4kshr<>+48(SB)/8, $0x0004000400040004
+DATA q4kshr<>+56(SB)/8, $0x0004000400040004
+GLOBL q4kshr<>(SB), RODATA|NOPTR, $64
+DATA q4kidx0<>+0(SB)/8, $0x0000000000000000
+DATA q4kidx0<>+8(SB)/8, $0x0000000000000000
+DATA q4kidx0<>+16(SB)/8, $0x0000000000000000
+DATA q4kidx0<>+24(SB)/8, $0x0000000000000000
+DATA q4kidx0<>+32(SB)/8, $0x0001000100010001
+DATA q4kidx0<>+40(SB)/8, $0x0001000100010001
+DATA q4kidx0<>+48(SB)/8, $0x0001000100010001
+DATA q4kidx0<>+56(SB)/8, $0x0001000100010001
+GLOBL q4kidx0<>(SB), RODATA|NOPTR, $64
+DATA q4kidx1<>+0(SB)/8, $0x0002000200020002
+DATA q4kidx1<>+8(SB)/8, $0x0002000200020002
+DATA q4kidx1<>+16(SB)/8, $0x0002000200020002
+DATA q4kidx1<>+24(SB)/8, $0x0002000200020002
+DATA q4kidx1<>+32(SB)/8, $0x0003000300030003
+DATA q4kidx1<>+40(SB)/8, $0x0003000300030003
+DATA q4kidx1<>+48(SB)/8, $0x0003000300030003
+DATA q4kidx1<>+56(SB)/8, $0x0003000300030003
+GLOBL q4kidx1<>(SB), RODATA|NOPTR, $64
+DATA q4kidx2<>+0(SB)/8, $0x0004000400040004
+DATA q4kidx2<>+8(SB)/8, $0x0004000400040004
+DATA q4kidx2<>+16(SB)/8, $0x0004000400040004
+DATA q4kidx2<>+24(SB)/8, $0x0004000400040004
+DATA q4kidx2<>+32(SB)/8, $0x0005000500050005
+DATA q4kidx2<>+40(SB)/8, $0x0005000500050005
+DATA q4kidx2<>+48(SB)/8, $0x0005000500050005
+DATA q4kidx2<>+56(SB)/8, $0x0005000500050005
+GLOBL q4kidx2<>(SB), RODATA|NOPTR, $64
+DATA q4kidx3<>+0(SB)/8, $0x0006000600060006
+DATA q4kidx3<>+8(SB)/8, $0x0006000600060006
+DATA q4kidx3<>+16(SB)/8, $0x0006000600060006
+DATA q4kidx3<>+24(SB)/8, $0x0006000600060006
+DATA q4kidx3<>+32(SB)/8, $0x0007000700070007
+DATA q4kidx3<>+40(SB)/8, $0x0007000700070007
+DATA q4kidx3<>+48(SB)/8, $0x0007000700070007
+DATA q4kidx3<>+56(SB)/8, $0x0007000700070007
+GLOBL q4kidx3<>(SB), RODATA|NOPTR, $64
+DATA q4kidxm<>+0(SB)/8, $0x0009000900080008
+DATA q4kidxm<>+8(SB)/8, $0x000b000b000a000a
+DATA q4kidxm<>+16(SB)/8, $0x000d000d000c000c
+DATA q4kidxm<>+24(SB)/8, $0x000f000f000e000e
+DATA q4kidxm<>+32(SB)/8, $0x0000000000000000
+DATA q4kidxm<>+40(SB)/8, $0x0000000000000000
+DATA q4kidxm<>+48(SB)/8, $0x0000000000000000
+DATA q4kidxm<>+56(SB)/8, $0x0000000000000000
+GLOBL q4kidxm<>(SB), RODATA|NOPTR, $64
+DATA q4ksh<>+0(SB)/8, $0x0000000000000000
+DATA q4ksh<>+8(SB)/8, $0x0000000400000000
+GLOBL q4ksh<>(SB), RODATA|NOPTR, $16
+DATA q4km1<>+0(SB)/8, $0x0f0f0f0f3f3f3f3f
+DATA q4km1<>+8(SB)/8, $0x0f0f0f0f3f3f3f3f
+GLOBL q4km1<>(SB), RODATA|NOPTR, $16
+DATA q4km2<>+0(SB)/8, $0x0303030300000000
+DATA q4km2<>+8(SB)/8, $0x0303030300000000
+GLOBL q4km2<>(SB), RODATA|NOPTR, $16
+
+// Q4KCHUNK accumulates into Z6 the 64 values of chunk j of the Q4_K block
+// at offset AX of the row at p (quants at byte off) with the activations
+// in x, scaled by the sub-block scales gathered by idx from Z4.
+#define Q4KCHUNK(p, off, x, idx) \
+	VBROADCASTI64X4 off(p)(AX*1), Z7; \
+	VPSRLVW         Z30, Z7, Z7; \
+	VPANDD          Z31, Z7, Z7; \
+	VPMADDUBSW      x, Z7, Z7; \
+	VPERMW          Z4, idx, Z8; \
+	VPDPWSSD        Z8, Z7, Z6
+
+// Q4KROW accumulates into f the product of the Q4_K block at offset AX of
+// the row at p with the activations (quants Z16..Z19, sums Y20, scale
+// broadcast in X21): d·dx·Σ sc_j·(q·x)_j − dmin·dx·Σ m_j·Σx_j.
+#define Q4KROW(p, f) \
+	VMOVDQU      4(p)(AX*1), X4; \
+	VPSHUFD      $0x98, X4, X5; \
+	VPSHUFD      $0x50, X4, X6; \
+	VPSRLVD      X24, X5, X5; \
+	VPANDD       X23, X5, X5; \
+	VPSRLD       $6, X6, X6; \
+	VPANDD       X22, X6, X6; \
+	VPSLLD       $4, X6, X6; \
+	VPORD        X6, X5, X5; \
+	VPMOVZXBW    X5, Y4; \
+	VPXORD       Z6, Z6, Z6; \
+	Q4KCHUNK(p, 16, Z16, Z26); \
+	Q4KCHUNK(p, 48, Z17, Z27); \
+	Q4KCHUNK(p, 80, Z18, Z28); \
+	Q4KCHUNK(p, 112, Z19, Z29); \
+	VPERMW       Z4, Z25, Z9; \
+	VPMADDWD     Y20, Y9, Y9; \
+	VCVTDQ2PS    Z9, Z9; \
+	VCVTDQ2PS    Z6, Z6; \
+	VPBROADCASTD (p)(AX*1), X10; \
+	VCVTPH2PS    X10, X10; \
+	VMULPS       X21, X10, X10; \
+	VBROADCASTSS X10, Z11; \
+	VFMADD231PS  Z11, Z6, f; \
+	VMOVSHDUP    X10, X12; \
+	VBROADCASTSS X12, Z12; \
+	VFNMADD231PS Z12, Z9, f
+
+// func gemv4Q4_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
+// As gemv4Q6_KVNNI for Q4_K weights.
+TEXT ·gemv4Q4_KVNNI(SB), NOSPLIT, $0-56
+	MOVL         $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z31
+	VMOVDQU64    q4kshr<>(SB), Z30
+	VMOVDQU64    q4kidx3<>(SB), Z29
+	VMOVDQU64    q4kidx2<>(SB), Z28
+	VMOVDQU64    q4kidx1<>(SB), Z27
+	VMOVDQU64    q4kidx0<>(SB), Z26
+	VMOVDQU64    q4kidxm<>(SB), Z25
+	VMOVDQU32    q4ksh<>(SB), X24
+	VMOVDQU32    q4km1<>(SB), X23
+	VMOVDQU32    q4km2<>(SB), X22
+	MOVQ         w+0(FP), R8
+	MOVQ         ldw+8(FP), BX
+	MOVQ         x+16(FP), DI
+	MOVQ         nb+24(FP), CX
+	MOVQ         y+32(FP), DX
+	MOVQ         q+40(FP), R14
+	MOVQ         R14, AX
+	IMULQ        BX, AX
+	LEAQ         (R8)(AX*1), R9
+	LEAQ         (R9)(AX*1), R10
+	LEAQ         (R10)(AX*1), R11
+	MOVQ         R14, SI
+	SHLQ         $2, SI
+	TESTQ        R14, R14
+	JZ           done
+
+row:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	XORQ   AX, AX
+	MOVQ   DI, R12
+	MOVQ   CX, R13
+	TESTQ  R13, R13
+	JZ     fin
+
+blk:
+	PREFETCHT0   PFD(R8)(AX*1)
+	PREFETCHT0   PFD(R9)(AX*1)
+	PREFETCHT0   PFD(R10)(AX*1)
+	PREFETCHT0   PFD(R11)(AX*1)
+	PREFETCHT0   PFD+128(R8)(AX*1)
+	PREFETCHT0   PFD+128(R9)(AX*1)
+	PREFETCHT0   PFD+128(R10)(AX*1)
+	PREFETCHT0   PFD+128(R11)(AX*1)
+	VMOVDQU64    4(R12), Z16
+	VMOVDQU64    68(R12), Z17
+	VMOVDQU64    132(R12), Z18
+	VMOVDQU64    196(R12), Z19
+	VMOVDQU16    260(R12), Y20
+	VBROADCASTSS (R12), X21
+	Q4KROW(R8, Z0)
+	Q4KROW(R9, Z1)
+	Q4KROW(R10, Z2)
+	Q4KROW(R11, Z3)
+	ADDQ $144, AX
+	ADDQ $292, R12
+	DECQ R13
+	JNZ  blk
+
+fin:
+	REDUCE4X(Z0, Z1, Z2, Z3, Y0, Y1, Y2, Y3, X0, X1, Y13)
+	LEAQ      (DX)(SI*2), R13
+	CMPQ      acc+48(FP), $0
+	JEQ       store
+	VMOVSS    (DX), X4
+	VINSERTPS $0x10, (DX)(SI*1), X4, X4
+	VINSERTPS $0x20, (R13), X4, X4
+	VINSERTPS $0x30, (R13)(SI*1), X4, X4
+	VADDPS    X4, X0, X0
+
+store:
+	VMOVSS     X0, (DX)
+	VEXTRACTPS $1, X0, (DX)(SI*1)
+	VEXTRACTPS $2, X0, (R13)
+	VEXTRACTPS $3, X0, (R13)(SI*1)
+	ADDQ       $4, DX
+	ADDQ       BX, R8
+	ADDQ       BX, R9
+	ADDQ       BX, R10
+	ADDQ       BX, R11
+	DECQ       R14
+	JNZ        row
+
+done:
+	VZEROUPPER
+	RET

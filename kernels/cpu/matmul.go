@@ -61,6 +61,7 @@ const (
 	wkQ4_0               // SIMD Q4_0 × activations in layout A
 	wkQ8_0               // SIMD Q8_0 × activations in layout B
 	wkQ6_K               // SIMD Q6_K × Q8_K activations
+	wkQ4_K               // SIMD Q4_K × Q8_K activations
 	wkQuant              // kernels/quant dot products, row by row
 )
 
@@ -111,6 +112,9 @@ func (k Kernels) classify(d tensor.DType) (wkind, floatType, actFormat) {
 	}
 	if d == tensor.Q6_K && k.hasKQuant(wkQ6_K) {
 		return wkQ6_K, 0, afQ8_K
+	}
+	if d == tensor.Q4_K && k.hasKQuant(wkQ4_K) {
+		return wkQ4_K, 0, afQ8_K
 	}
 	if quant.ActivationType(d) == tensor.Q8_K {
 		return wkQuant, 0, afQ8_K
@@ -342,7 +346,7 @@ func (t *mmTask) runWorker(w, lo, hi int) {
 			t.floatRows(w, j, a, b)
 		case wkQ4_0, wkQ8_0:
 			t.q8Rows(w, j, a, b)
-		case wkQ6_K:
+		case wkQ6_K, wkQ4_K:
 			t.kRows(j, a, b)
 		default:
 			t.quantRows(j, a, b)
