@@ -40,5 +40,15 @@ plugins:
 		for d in plugins/examples/*/; do $(GO) build -o $(BIN)/plugins/$$(basename $$d) ./$$d || exit 1; done; \
 	fi
 
+# Regenerates the plugin protocol's Go code (committed: CI needs no protoc).
+# Needs protoc (apt-get install -y protobuf-compiler) and the Go generators:
+#   go install google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.10
+#   go install google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.5.1
+proto:
+	PATH="$$PATH:$$($(GO) env GOPATH)/bin" protoc -I plugins/proto \
+		--go_out=plugins/proto/pluginpb --go_opt=paths=source_relative \
+		--go-grpc_out=plugins/proto/pluginpb --go-grpc_opt=paths=source_relative \
+		plugins/proto/plugin.proto
+
 clean:
 	rm -rf $(BIN)
