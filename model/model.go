@@ -139,13 +139,18 @@ func load(ck checkpoint.Checkpoint, opt Options) (*Model, error) {
 		}
 	}
 	m := &Model{Checkpoint: ck, Spec: sp, Params: params, Graph: g, Format: format, Registry: reg}
-	if m.Tokenizer, err = loadTokenizer(ck, opt, params.Int("vocab")); err != nil {
+	if m.Tokenizer, err = LoadTokenizer(ck, opt.Path, opt.Tokenizer, params.Int("vocab")); err != nil {
 		return nil, err
 	}
 	return m, nil
 }
 
-func loadTokenizer(ck checkpoint.Checkpoint, opt Options, vocab int) (tokenizer.Tokenizer, error) {
+// LoadTokenizer returns the tokenizer for checkpoint ck opened from path:
+// the file named by explicit when given, else the checkpoint's own (GGUF
+// metadata, a llama2.c tokenizer.bin beside it, an HF folder's
+// tokenizer.json). It returns nil, nil when there is none.
+func LoadTokenizer(ck checkpoint.Checkpoint, path, explicit string, vocab int) (tokenizer.Tokenizer, error) {
+	opt := Options{Path: path, Tokenizer: explicit}
 	if opt.Tokenizer != "" {
 		if ck.Format() == checkpoint.FormatLlama2C || filepath.Ext(opt.Tokenizer) == ".bin" {
 			t, err := tokenizer.LoadLlama2C(opt.Tokenizer, vocab)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/weftrun/weft/checkpoint"
 	"github.com/weftrun/weft/convert"
@@ -14,6 +15,7 @@ import (
 	"github.com/weftrun/weft/ops"
 	"github.com/weftrun/weft/specs"
 	"github.com/weftrun/weft/tensor"
+	"github.com/weftrun/weft/tokenizer"
 )
 
 // createAtomic writes a file through a temporary name, renamed into place
@@ -43,9 +45,23 @@ func createAtomic(path string, fn func(w io.Writer) error) error {
 	return os.Rename(tmp.Name(), path)
 }
 
+// vocabMeta returns tokenizer metadata: copied from a GGUF, or exported
+// from any tokenizer file weft reads (tokenizer.json, vocab.txt,
+// tokenizer.bin, a model folder).
 func vocabMeta(path string) (gguf.Metadata, error) {
 	if path == "" {
 		return nil, nil
+	}
+	if !strings.HasSuffix(path, ".gguf") {
+		tk, err := tokenizer.Load(path)
+		if err != nil {
+			return nil, fmt.Errorf("--vocab: %w", err)
+		}
+		m, err := tokenizer.GGUFMetadata(tk)
+		if err != nil {
+			return nil, fmt.Errorf("--vocab %s: %w", path, err)
+		}
+		return m, nil
 	}
 	f, err := gguf.Open(path)
 	if err != nil {
@@ -69,7 +85,7 @@ func cmdSynth(args []string, stdout, stderr io.Writer) error {
 	dtype := fs.String("dtype", "f16", "weight type of 2-D tensors (f32, f16, bf16, q8_0, q4_0, q4_k, ...)")
 	seed := fs.Uint64("seed", 1, "random seed")
 	out := fs.String("o", "", "output GGUF")
-	vocab := fs.String("vocab", "", "copy tokenizer metadata from this GGUF (default: a synthetic vocabulary)")
+	vocab := fs.String("vocab", "", "tokenizer to include: a GGUF, tokenizer.json, vocab.txt or tokenizer.bin (default: a synthetic vocabulary)")
 	set := setFlags{}
 	fs.Var(set, "set", "override a spec param: key=value (repeatable)")
 	if err := parseFlags(fs, args); err != nil {
@@ -134,7 +150,7 @@ func cmdConvert(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("convert", stderr)
 	specPath := fs.String("s", "", "spec (default: chosen by the checkpoint's architecture)")
 	dtype := fs.String("dtype", "", "re-encode 2-D weights as this type (default: keep f32/f16/bf16)")
-	vocab := fs.String("vocab", "", "copy tokenizer metadata from this GGUF")
+	vocab := fs.String("vocab", "", "tokenizer to include: a GGUF, tokenizer.json, vocab.txt or tokenizer.bin (default: the checkpoint's own)")
 	set := setFlags{}
 	fs.Var(set, "set", "override a spec param: key=value (repeatable)")
 	pos, err := parsePositional(fs, args)
@@ -177,6 +193,17 @@ func cmdConvert(args []string, stdout, stderr io.Writer) error {
 	g, err := sp.Build(specs.BuildOptions{Registry: reg, Params: params, Format: format, Source: src})
 	if err != nil {
 		return fmt.Errorf("%s with %s: %w", filepath.Base(in), sp.File, err)
+	}
+	if opt.Vocab == nil {
+		tk, err := model.LoadTokenizer(ck, in, "", params.Int("vocab"))
+		if err != nil {
+			return err
+		}
+		if tk == nil {
+			fmt.Fprintf(stderr, "weft convert: %s has no tokenizer beside it; %s will have none (give --vocab)\n", in, outPath)
+		} else if opt.Vocab, err = tokenizer.GGUFMetadata(tk); err != nil {
+			return fmt.Errorf("%s: tokenizer: %w", in, err)
+		}
 	}
 	prog, done := progressTo(stderr, "convert "+filepath.Base(outPath))
 	defer done()
