@@ -535,3 +535,71 @@ func TestNoOrphanAfterSIGKILL(t *testing.T) {
 		t.Fatalf("plugin %d outlived its engine by 5s", pid)
 	}
 }
+
+// TestDynamicShape checks an op whose output shape the plugin computes
+// (the Shape RPC), and a second op served by the same plugin.
+func TestDynamicShape(t *testing.T) {
+	h, _ := newHost(t, Options{})
+	reg := load(t, h, "misbehave")
+	def, ok := reg.Lookup("example.tile")
+	if !ok || def.Plugin != "misbehave" {
+		t.Fatalf("example.tile: %+v", def)
+	}
+	x := &ops.Type{DType: tensor.F32, Shape: ops.Shape{ops.Tokens, ops.D(8)}}
+	cases := []struct {
+		times   int64
+		want    string
+		wantErr string
+	}{
+		{1, "[T 8]", ""},
+		{3, "[T 24]", ""},
+		{0, "", "times = 0, want at least 1"},
+	}
+	for _, tc := range cases {
+		outs, err := def.Shape([]*ops.Type{x}, ops.Attrs{"times": tc.times})
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), `plugin "misbehave"`) {
+				t.Errorf("times=%d: error %v, want %q from the plugin", tc.times, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil || len(outs) != 1 || outs[0].Shape.String() != tc.want {
+			t.Errorf("times=%d: %v, %v; want %s", tc.times, outs, err, tc.want)
+		}
+	}
+	// Declared input checks apply before the plugin is asked.
+	if _, err := def.Shape([]*ops.Type{{DType: tensor.I32, Shape: ops.Shape{ops.Tokens, ops.D(8)}}}, ops.Attrs{"times": int64(2)}); err == nil || !strings.Contains(err.Error(), "input x is i32, want f32") {
+		t.Errorf("i32 input: %v", err)
+	}
+	in := tensor.FromF32("x", []float32{1, 2, 3, 4, 5, 6}, 2, 3)
+	out := tensor.NewF32("out", 2, 6)
+	if err := def.Kernels[ops.CPU](&ops.Call{Ctx: context.Background(), Name: "t", In: []*tensor.Tensor{in}, Out: []*tensor.Tensor{out}, Attrs: ops.Attrs{"times": int64(2)}}); err != nil {
+		t.Fatal(err)
+	}
+	want := []float32{1, 2, 3, 1, 2, 3, 4, 5, 6, 4, 5, 6}
+	for i, v := range out.F32() {
+		if v != want[i] {
+			t.Fatalf("out = %v, want %v", out.F32(), want)
+		}
+	}
+}
+
+// TestRunByHand checks what a plugin binary does when a person runs it.
+func TestRunByHand(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, bins["rmsnorm"], "--describe").Output()
+	if err != nil {
+		t.Fatalf("--describe: %v", err)
+	}
+	for _, want := range []string{`"name": "example.rms_norm"`, `"name": "eps"`, `"weight": true`, `"sameAsInput"`} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("--describe output lacks %s:\n%s", want, out)
+		}
+	}
+	cmd := exec.CommandContext(ctx, bins["rmsnorm"])
+	msg, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(msg), "is a weft op plugin") {
+		t.Errorf("run without weft: %v, %s", err, msg)
+	}
+}

@@ -1,5 +1,7 @@
 // Command misbehave is a weft op plugin for tests: example.misbehave
-// passes x through, or fails on purpose as attribute mode says.
+// passes x through, or fails on purpose as attribute mode says;
+// example.tile repeats x's features and answers its output shape through
+// the Shape RPC.
 package main
 
 import (
@@ -52,4 +54,41 @@ func (misbehave) Execute(ctx context.Context, in []*tensor.Tensor, attrs ops.Att
 	return []*tensor.Tensor{x}, nil
 }
 
-func main() { sdk.Serve(misbehave{}) }
+// tile repeats each row's features: out[r] = x[r] x[r] ... (times).
+type tile struct{}
+
+func (tile) Schema() sdk.Schema {
+	return sdk.Schema{
+		Name:    "example.tile",
+		Doc:     "Repeats each row's features `times` times.",
+		Inputs:  []sdk.Input{sdk.Activation("x")},
+		Outputs: []sdk.Output{{Name: "out"}},
+		Attrs:   []ops.AttrDef{{Name: "times", Type: ops.AttrInt, Default: int64(2), Doc: "copies of each row"}},
+		RowWise: true,
+	}
+}
+
+// Shape gives [rows, features × times]: no declarative rule multiplies.
+func (tile) Shape(in []*ops.Type, attrs ops.Attrs) ([]ops.Type, error) {
+	n := attrs.Int("times")
+	if n < 1 {
+		return nil, fmt.Errorf("times = %d, want at least 1", n)
+	}
+	x := in[0]
+	return []ops.Type{{DType: tensor.F32, Shape: ops.Shape{x.Shape[0], ops.D(x.Shape.Last() * n)}}}, nil
+}
+
+func (tile) Execute(ctx context.Context, in []*tensor.Tensor, attrs ops.Attrs) ([]*tensor.Tensor, error) {
+	x, n := in[0], attrs.Int("times")
+	rows, d := x.Shape[0], x.Shape[1]
+	out := sdk.NewOutput(ctx, 0, rows, d*n)
+	xs, ys := x.F32(), out.F32()
+	for r := 0; r < rows; r++ {
+		for k := 0; k < n; k++ {
+			copy(ys[(r*n+k)*d:], xs[r*d:(r+1)*d])
+		}
+	}
+	return []*tensor.Tensor{out}, nil
+}
+
+func main() { sdk.Serve(misbehave{}, tile{}) }
