@@ -74,6 +74,7 @@ func Serve(ops ...Op) {
 type server struct {
 	pluginpb.UnimplementedOpPluginServer
 	ops     map[string]Op
+	names   []string
 	schemas []*pluginpb.OpSchema
 	byName  map[string]*pluginpb.OpSchema
 
@@ -95,6 +96,7 @@ func newServer(ops []Op) (*server, error) {
 			return nil, fmt.Errorf("op %s served twice", p.Name)
 		}
 		s.ops[p.Name] = op
+		s.names = append(s.names, p.Name)
 		s.byName[p.Name] = p
 		s.schemas = append(s.schemas, p)
 	}

@@ -2,7 +2,6 @@ package sdk
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -14,7 +13,6 @@ import (
 	"github.com/weftrun/weft/tensor"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/encoding/protojson"
 )
 
 // Describe lists the ops.
@@ -271,16 +269,7 @@ func (s *server) Execute(ctx context.Context, req *pluginpb.ExecuteRequest) (*pl
 const inlineMax = 64 << 20
 
 func (s *server) printSchemas(w io.Writer) {
-	for _, p := range s.schemas {
-		b, err := protojson.MarshalOptions{Multiline: true, Indent: "  "}.Marshal(p)
-		if err != nil {
-			fmt.Fprintf(w, "%s: %v\n", p.GetName(), err)
-			continue
-		}
-		var pretty any
-		if json.Unmarshal(b, &pretty) == nil {
-			b, _ = json.MarshalIndent(pretty, "", "  ")
-		}
-		fmt.Fprintf(w, "%s\n", b)
+	for _, name := range s.names {
+		fmt.Fprint(w, formatSchema(s.ops[name]))
 	}
 }
