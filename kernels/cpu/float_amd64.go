@@ -64,24 +64,71 @@ func gemvBF16Y(w unsafe.Pointer, ldw uintptr, x *float32, k int, y *[4]float32)
 //go:noescape
 func gemmBF16Y(w unsafe.Pointer, ldw uintptr, x *float32, ldx uintptr, k int, dst *float32, ldd uintptr, acc int)
 
-type floatAsm struct {
-	dot  func(w unsafe.Pointer, x *float32, k int) float32
-	gemv func(w unsafe.Pointer, ldw uintptr, x *float32, k int, y *[4]float32)
-	gemm func(w unsafe.Pointer, ldw uintptr, x *float32, ldx uintptr, k int, dst *float32, ldd uintptr, acc int)
-	// AVX2 variants cover k rounded down to 8 and 2 tokens per tile.
-	gemm2 func(w unsafe.Pointer, ldw uintptr, x *float32, ldx uintptr, k int, dst *float32, ldd uintptr, acc int)
+// Direct calls (not through function values) keep the assembly's
+// noescape annotations visible to escape analysis.
+
+func dotZ(dt floatType, w unsafe.Pointer, x *float32, k int) float32 {
+	switch dt {
+	case ftF16:
+		return dotF16Z(w, x, k)
+	case ftBF16:
+		return dotBF16Z(w, x, k)
+	}
+	return dotF32Z(w, x, k)
 }
 
-var floatZ = [3]floatAsm{
-	ftF32:  {dot: dotF32Z, gemv: gemvF32Z, gemm: gemmF32Z},
-	ftF16:  {dot: dotF16Z, gemv: gemvF16Z, gemm: gemmF16Z},
-	ftBF16: {dot: dotBF16Z, gemv: gemvBF16Z, gemm: gemmBF16Z},
+func dotY(dt floatType, w unsafe.Pointer, x *float32, k int) float32 {
+	switch dt {
+	case ftF16:
+		return dotF16Y(w, x, k)
+	case ftBF16:
+		return dotBF16Y(w, x, k)
+	}
+	return dotF32Y(w, x, k)
 }
 
-var floatY = [3]floatAsm{
-	ftF32:  {dot: dotF32Y, gemv: gemvF32Y, gemm2: gemmF32Y},
-	ftF16:  {dot: dotF16Y, gemv: gemvF16Y, gemm2: gemmF16Y},
-	ftBF16: {dot: dotBF16Y, gemv: gemvBF16Y, gemm2: gemmBF16Y},
+func gemvZ(dt floatType, w unsafe.Pointer, ldw uintptr, x *float32, k int, y *[4]float32) {
+	switch dt {
+	case ftF16:
+		gemvF16Z(w, ldw, x, k, y)
+	case ftBF16:
+		gemvBF16Z(w, ldw, x, k, y)
+	default:
+		gemvF32Z(w, ldw, x, k, y)
+	}
+}
+
+func gemvY(dt floatType, w unsafe.Pointer, ldw uintptr, x *float32, k int, y *[4]float32) {
+	switch dt {
+	case ftF16:
+		gemvF16Y(w, ldw, x, k, y)
+	case ftBF16:
+		gemvBF16Y(w, ldw, x, k, y)
+	default:
+		gemvF32Y(w, ldw, x, k, y)
+	}
+}
+
+func gemmZ(dt floatType, w unsafe.Pointer, ldw uintptr, x *float32, ldx uintptr, k int, dst *float32, ldd uintptr, acc int) {
+	switch dt {
+	case ftF16:
+		gemmF16Z(w, ldw, x, ldx, k, dst, ldd, acc)
+	case ftBF16:
+		gemmBF16Z(w, ldw, x, ldx, k, dst, ldd, acc)
+	default:
+		gemmF32Z(w, ldw, x, ldx, k, dst, ldd, acc)
+	}
+}
+
+func gemmY(dt floatType, w unsafe.Pointer, ldw uintptr, x *float32, ldx uintptr, k int, dst *float32, ldd uintptr, acc int) {
+	switch dt {
+	case ftF16:
+		gemmF16Y(w, ldw, x, ldx, k, dst, ldd, acc)
+	case ftBF16:
+		gemmBF16Y(w, ldw, x, ldx, k, dst, ldd, acc)
+	default:
+		gemmF32Y(w, ldw, x, ldx, k, dst, ldd, acc)
+	}
 }
 
 // floatDot returns the dot product of a weight row of type dt (len(x)
@@ -94,9 +141,9 @@ func (k Kernels) floatDot(dt floatType, w []byte, x []float32) float32 {
 	_ = w[n*dt.size()-1]
 	switch {
 	case k.level >= AVX512:
-		return floatZ[dt].dot(unsafe.Pointer(&w[0]), &x[0], n)
+		return dotZ(dt, unsafe.Pointer(&w[0]), &x[0], n)
 	case k.level >= AVX2:
-		s := floatY[dt].dot(unsafe.Pointer(&w[0]), &x[0], n)
+		s := dotY(dt, unsafe.Pointer(&w[0]), &x[0], n)
 		if m := n &^ 7; m < n {
 			s += floatDotGo(dt, w[m*dt.size():], x[m:])
 		}
@@ -117,9 +164,9 @@ func (k Kernels) floatGemv4(dt floatType, w []byte, ldw int, x []float32, y *[4]
 	_ = w[3*ldw+n*es-1]
 	switch {
 	case k.level >= AVX512:
-		floatZ[dt].gemv(unsafe.Pointer(&w[0]), uintptr(ldw), &x[0], n, y)
+		gemvZ(dt, unsafe.Pointer(&w[0]), uintptr(ldw), &x[0], n, y)
 	case k.level >= AVX2:
-		floatY[dt].gemv(unsafe.Pointer(&w[0]), uintptr(ldw), &x[0], n, y)
+		gemvY(dt, unsafe.Pointer(&w[0]), uintptr(ldw), &x[0], n, y)
 		if m := n &^ 7; m < n {
 			for r := range 4 {
 				y[r] += floatDotGo(dt, w[r*ldw+m*es:], x[m:])
@@ -154,11 +201,10 @@ func (k Kernels) floatTile(dt floatType, w []byte, ldw int, x []float32, ldx, n 
 	}
 	switch {
 	case k.level >= AVX512:
-		floatZ[dt].gemm(unsafe.Pointer(&w[0]), uintptr(ldw), &x[0], uintptr(4*ldx), n, &dst[0], uintptr(4*ldd), ac)
+		gemmZ(dt, unsafe.Pointer(&w[0]), uintptr(ldw), &x[0], uintptr(4*ldx), n, &dst[0], uintptr(4*ldd), ac)
 	case k.level >= AVX2:
-		f := floatY[dt].gemm2
-		f(unsafe.Pointer(&w[0]), uintptr(ldw), &x[0], uintptr(4*ldx), n, &dst[0], uintptr(4*ldd), ac)
-		f(unsafe.Pointer(&w[0]), uintptr(ldw), &x[2*ldx], uintptr(4*ldx), n, &dst[2*ldd], uintptr(4*ldd), ac)
+		gemmY(dt, unsafe.Pointer(&w[0]), uintptr(ldw), &x[0], uintptr(4*ldx), n, &dst[0], uintptr(4*ldd), ac)
+		gemmY(dt, unsafe.Pointer(&w[0]), uintptr(ldw), &x[2*ldx], uintptr(4*ldx), n, &dst[2*ldd], uintptr(4*ldd), ac)
 		if m := n &^ 7; m < n {
 			for t := range 4 {
 				for r := range 4 {

@@ -28,9 +28,9 @@ func (k Kernels) kGemv(kind wkind, w []byte, ldw int, a []byte, nb int, dst []fl
 	if rows == 0 {
 		return
 	}
-	bb, f, ref := 210, gemv4Q6_KVNNI, quant.DotQ6_KQ8_K
+	bb := 210
 	if kind == wkQ4_K {
-		bb, f, ref = 144, gemv4Q4_KVNNI, quant.DotQ4_KQ8_K
+		bb = 144
 	}
 	_ = w[(rows-1)*ldw+nb*bb-1]
 	_ = a[nb*292-1]
@@ -40,9 +40,17 @@ func (k Kernels) kGemv(kind wkind, w []byte, ldw int, a []byte, nb int, dst []fl
 		if acc {
 			ac = 1
 		}
-		f(unsafe.Pointer(&w[0]), uintptr(ldw), unsafe.Pointer(&a[0]), nb, &dst[0], q, ac)
+		if kind == wkQ4_K {
+			gemv4Q4_KVNNI(unsafe.Pointer(&w[0]), uintptr(ldw), unsafe.Pointer(&a[0]), nb, &dst[0], q, ac)
+		} else {
+			gemv4Q6_KVNNI(unsafe.Pointer(&w[0]), uintptr(ldw), unsafe.Pointer(&a[0]), nb, &dst[0], q, ac)
+		}
 	}
 	for r := 4 * q; r < rows; r++ {
-		put(dst, r, ref(w[r*ldw:], a, nb*256), acc)
+		if kind == wkQ4_K {
+			put(dst, r, quant.DotQ4_KQ8_K(w[r*ldw:], a, nb*256), acc)
+		} else {
+			put(dst, r, quant.DotQ6_KQ8_K(w[r*ldw:], a, nb*256), acc)
+		}
 	}
 }

@@ -176,3 +176,93 @@ func TestMatMulAllPaths(t *testing.T) {
 		}
 	}
 }
+
+func newTestRand() *rand.Rand { return rand.New(rand.NewPCG(42, 43)) }
+
+func TestMatMulErrors(t *testing.T) {
+	r := newTestRand()
+	w := randomMatrix(t, r, tensor.Q4_0, 4, 64)
+	x := make([]float32, 2*64)
+	dst := make([]float32, 2*4)
+	cases := []struct {
+		name string
+		err  error
+	}{
+		{"short x", MatMul(nil, dst, w, x[:100], 2)},
+		{"short dst", MatMul(nil, dst[:7], w, x, 2)},
+		{"negative n", MatMul(nil, dst, w, x, -1)},
+		{"bad type", MatMul(nil, dst, Matrix{DType: tensor.I32, Rows: 4, Cols: 64, Data: make([]byte, 1024)}, x, 2)},
+		{"partial block", MatMul(nil, dst, Matrix{DType: tensor.Q4_0, Rows: 4, Cols: 48, Data: make([]byte, 1024)}, x, 2)},
+		{"short data", MatMul(nil, dst, Matrix{DType: tensor.Q4_0, Rows: 4, Cols: 64, Data: w.Data[:100]}, x, 2)},
+		{"mismatched cols", MatMulMulti(nil, [][]float32{dst, dst}, []Matrix{w, randomMatrix(t, r, tensor.Q4_0, 4, 32)}, x, 2)},
+		{"dst count", MatMulMulti(nil, [][]float32{dst}, []Matrix{w, w}, x, 2)},
+	}
+	for _, c := range cases {
+		if c.err == nil {
+			t.Errorf("%s: no error", c.name)
+		}
+	}
+	if err := MatMul(nil, dst, w, x, 0); err != nil {
+		t.Errorf("n = 0: %v", err)
+	}
+}
+
+// TestMatMulMultiMatchesSeparate checks one MatMulMulti against separate
+// MatMuls, for weights of different types sharing the input.
+func TestMatMulMultiMatchesSeparate(t *testing.T) {
+	r := newTestRand()
+	p := NewPool(2)
+	defer p.Close()
+	const cols, n = 512, 5
+	ws := []Matrix{
+		randomMatrix(t, r, tensor.Q4_0, 40, cols), randomMatrix(t, r, tensor.Q8_0, 8, cols),
+		randomMatrix(t, r, tensor.F16, 13, cols), randomMatrix(t, r, tensor.Q6_K, 9, cols),
+		randomMatrix(t, r, tensor.Q5_1, 3, cols), randomMatrix(t, r, tensor.F32, 4, cols),
+		randomMatrix(t, r, tensor.Q4_K, 5, cols), randomMatrix(t, r, tensor.BF16, 6, cols),
+		randomMatrix(t, r, tensor.Q4_0, 7, cols), randomMatrix(t, r, tensor.Q2_K, 2, cols),
+	}
+	x := randRow(r, n*cols, 1)
+	dsts := make([][]float32, len(ws))
+	for i, w := range ws {
+		dsts[i] = make([]float32, n*w.Rows)
+	}
+	if err := MatMulMulti(p, dsts, ws, x, n); err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range ws {
+		want := make([]float32, n*w.Rows)
+		if err := MatMul(nil, want, w, x, n); err != nil {
+			t.Fatal(err)
+		}
+		for j := range want {
+			if dsts[i][j] != want[j] {
+				t.Fatalf("weight %d (%s) out[%d] = %v, MatMul gives %v", i, w.DType, j, dsts[i][j], want[j])
+			}
+		}
+	}
+}
+
+func TestDequantizeRow(t *testing.T) {
+	r := newTestRand()
+	for _, dt := range matmulTypes {
+		w := randomMatrix(t, r, dt, 3, 512)
+		got := make([]float32, 512)
+		want := make([]float32, 512)
+		for row := range 3 {
+			if err := DequantizeRow(got, w, row); err != nil {
+				t.Fatal(err)
+			}
+			if err := quant.Dequantize(dt, want, w.Row(row)); err != nil {
+				t.Fatal(err)
+			}
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%s row %d [%d] = %v, want %v", dt, row, i, got[i], want[i])
+				}
+			}
+		}
+		if DequantizeRow(got, w, 3) == nil || DequantizeRow(got, w, -1) == nil || DequantizeRow(got[:10], w, 0) == nil {
+			t.Errorf("%s: bad row or short dst accepted", dt)
+		}
+	}
+}

@@ -45,35 +45,36 @@ func (k Kernels) q8Gemv(kind wkind, w []byte, ldw int, a []byte, nb int, dst []f
 	}
 	_ = w[(rows-1)*ldw+nb*bb-1]
 	_ = a[ab-1]
-	var f func(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, nrows int, acc int)
-	switch {
-	case k.level >= AVX512VNNI && kind == wkQ8_0:
-		f = gemvQ8_0VNNI
-	case k.level >= AVX512VNNI:
-		f = gemvQ4_0VNNI
-	case kind == wkQ8_0:
-		f = gemvQ8_0AVX2
-	default:
-		f = gemvQ4_0AVX2
-	}
 	ac := 0
 	if acc {
 		ac = 1
 	}
-	if k.level >= AVX512VNNI && rows >= 4 {
+	wp, ap := unsafe.Pointer(&w[0]), unsafe.Pointer(&a[0])
+	if k.level >= AVX512VNNI {
 		// Four streams of q rows read side by side, then the rest.
-		q := rows / 4
-		f4 := gemv4Q4_0VNNI
+		if q := rows / 4; q > 0 {
+			if kind == wkQ8_0 {
+				gemv4Q8_0VNNI(wp, uintptr(ldw), ap, nb, &dst[0], q, ac)
+			} else {
+				gemv4Q4_0VNNI(wp, uintptr(ldw), ap, nb, &dst[0], q, ac)
+			}
+			if rows == 4*q {
+				return
+			}
+			wp, dst, rows = unsafe.Pointer(&w[4*q*ldw]), dst[4*q:], rows-4*q
+		}
 		if kind == wkQ8_0 {
-			f4 = gemv4Q8_0VNNI
+			gemvQ8_0VNNI(wp, uintptr(ldw), ap, nb, &dst[0], rows, ac)
+		} else {
+			gemvQ4_0VNNI(wp, uintptr(ldw), ap, nb, &dst[0], rows, ac)
 		}
-		f4(unsafe.Pointer(&w[0]), uintptr(ldw), unsafe.Pointer(&a[0]), nb, &dst[0], q, ac)
-		if rows == 4*q {
-			return
-		}
-		w, dst, rows = w[4*q*ldw:], dst[4*q:], rows-4*q
+		return
 	}
-	f(unsafe.Pointer(&w[0]), uintptr(ldw), unsafe.Pointer(&a[0]), nb, &dst[0], rows, ac)
+	if kind == wkQ8_0 {
+		gemvQ8_0AVX2(wp, uintptr(ldw), ap, nb, &dst[0], rows, ac)
+	} else {
+		gemvQ4_0AVX2(wp, uintptr(ldw), ap, nb, &dst[0], rows, ac)
+	}
 }
 
 // Activation quantizers (q8quantz_amd64.s).
@@ -155,13 +156,16 @@ func (k Kernels) q8Unpack(kind wkind, dst []byte, w []byte, ldw, nrows, nb int) 
 		return
 	}
 	bb := 18
-	f := unpackQ4_0VNNI
 	if kind == wkQ8_0 {
-		bb, f = 34, unpackQ8_0VNNI
+		bb = 34
 	}
 	_ = w[(nrows-1)*ldw+nb*bb-1]
 	_ = dst[nrows*q8UnpackedRowBytes(kind, nb)-1]
-	f(&dst[0], unsafe.Pointer(&w[0]), uintptr(ldw), nrows, nb)
+	if kind == wkQ8_0 {
+		unpackQ8_0VNNI(&dst[0], unsafe.Pointer(&w[0]), uintptr(ldw), nrows, nb)
+	} else {
+		unpackQ4_0VNNI(&dst[0], unsafe.Pointer(&w[0]), uintptr(ldw), nrows, nb)
+	}
 }
 
 // q8TileU computes dst[t*ldd+r] (+)= w_r·a_t for 4 unpacked rows (ldw
@@ -170,9 +174,8 @@ func (k Kernels) q8TileU(kind wkind, wu []byte, ldw int, a []byte, lda, nb int, 
 	_ = dst[3*ldd+3]
 	ab := (nb + 3) / 4 * q8aGroup
 	n := (nb + 3) / 4
-	f := tileU4VNNI
 	if kind == wkQ8_0 {
-		ab, n, f = (nb+1)/2*q8bPair, (nb+1)/2, tileU8VNNI
+		ab, n = (nb+1)/2*q8bPair, (nb+1)/2
 	}
 	_ = wu[3*ldw+q8UnpackedRowBytes(kind, nb)-1]
 	_ = a[3*lda+ab-1]
@@ -180,5 +183,9 @@ func (k Kernels) q8TileU(kind wkind, wu []byte, ldw int, a []byte, lda, nb int, 
 	if acc {
 		ac = 1
 	}
-	f(unsafe.Pointer(&wu[0]), uintptr(ldw), unsafe.Pointer(&a[0]), uintptr(lda), n, &dst[0], uintptr(4*ldd), ac)
+	if kind == wkQ8_0 {
+		tileU8VNNI(unsafe.Pointer(&wu[0]), uintptr(ldw), unsafe.Pointer(&a[0]), uintptr(lda), n, &dst[0], uintptr(4*ldd), ac)
+	} else {
+		tileU4VNNI(unsafe.Pointer(&wu[0]), uintptr(ldw), unsafe.Pointer(&a[0]), uintptr(lda), n, &dst[0], uintptr(4*ldd), ac)
+	}
 }

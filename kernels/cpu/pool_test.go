@@ -1,0 +1,185 @@
+package cpu
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// countTask counts how often each item is visited.
+type countTask struct {
+	hits  []atomic.Int32
+	grain int
+	bad   atomic.Int32
+}
+
+func (t *countTask) Run(lo, hi int) {
+	if lo%t.grain != 0 || lo >= hi {
+		t.bad.Add(1)
+	}
+	for i := lo; i < hi; i++ {
+		t.hits[i].Add(1)
+	}
+}
+
+func TestPoolCoversEveryItemOnce(t *testing.T) {
+	for _, threads := range []int{1, 2, 3, 8} {
+		p := NewPool(threads)
+		for _, n := range []int{0, 1, 2, 7, 64, 1000, 4097} {
+			for _, grain := range []int{1, 3, 16, 5000} {
+				task := &countTask{hits: make([]atomic.Int32, n), grain: grain}
+				for rep := range 3 {
+					p.Run(n, grain, task)
+					for i := range task.hits {
+						if got := task.hits[i].Load(); got != int32(rep+1) {
+							t.Fatalf("threads %d n %d grain %d: item %d visited %d times after %d runs", threads, n, grain, i, got, rep+1)
+						}
+					}
+				}
+				if task.bad.Load() != 0 {
+					t.Fatalf("threads %d n %d grain %d: a range was empty or not a multiple of the grain", threads, n, grain)
+				}
+			}
+		}
+		p.Close()
+	}
+}
+
+func TestPoolNilAndClosed(t *testing.T) {
+	var p *Pool
+	if p.Threads() != 1 {
+		t.Fatalf("nil pool: %d threads", p.Threads())
+	}
+	sum := 0
+	p.Parallel(10, 1, func(lo, hi int) { sum += hi - lo })
+	if sum != 10 {
+		t.Fatalf("nil pool ran %d items", sum)
+	}
+	q := NewPool(2)
+	q.Close()
+	q.Close() // twice is fine
+	sum = 0
+	q.Parallel(10, 1, func(lo, hi int) { sum += hi - lo })
+	if sum != 10 {
+		t.Fatalf("closed pool ran %d items", sum)
+	}
+}
+
+// TestPoolNested checks that a task may use the pool it runs on: the
+// inner call runs inline instead of deadlocking.
+func TestPoolNested(t *testing.T) {
+	p := NewPool(2)
+	defer p.Close()
+	var total atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		p.Parallel(8, 1, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				p.Parallel(100, 10, func(lo, hi int) { total.Add(int64(hi - lo)) })
+			}
+		})
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("nested Parallel deadlocked")
+	}
+	if total.Load() != 800 {
+		t.Fatalf("nested runs covered %d items, want 800", total.Load())
+	}
+}
+
+// TestPoolConcurrentCallers runs matmuls and plain tasks from several
+// goroutines on one pool (run it with -race).
+func TestPoolConcurrentCallers(t *testing.T) {
+	p := NewPool(2)
+	defer p.Close()
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			task := &countTask{hits: make([]atomic.Int32, 333), grain: 1}
+			for range 50 {
+				p.Run(333, 1, task)
+			}
+			for i := range task.hits {
+				if task.hits[i].Load() != 50 {
+					t.Errorf("goroutine %d: item %d visited %d times", g, i, task.hits[i].Load())
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// TestPoolParksAndWakes leaves the workers idle long enough to park, then
+// checks that a dispatch still reaches them.
+func TestPoolParksAndWakes(t *testing.T) {
+	p := NewPool(2)
+	defer p.Close()
+	time.Sleep(3 * spinFor)
+	var ran atomic.Int32
+	var workers sync.Map
+	p.Run(64, 1, &recordTask{ran: &ran, workers: &workers})
+	if ran.Load() != 64 {
+		t.Fatalf("ran %d items, want 64", ran.Load())
+	}
+	runtime.GC()
+}
+
+type recordTask struct {
+	ran     *atomic.Int32
+	workers *sync.Map
+}
+
+func (t *recordTask) Run(lo, hi int) { t.ran.Add(int32(hi - lo)) }
+
+// TestNoAllocations checks the hot paths allocate nothing once the pool's
+// buffers have grown.
+func TestNoAllocations(t *testing.T) {
+	p := NewPool(2)
+	defer p.Close()
+	r := newTestRand()
+	x := randRow(r, 4*512, 1)
+	var nop nopTask
+	for _, dt := range matmulTypes {
+		w := randomMatrix(t, r, dt, 64, 512)
+		w2 := randomMatrix(t, r, dt, 32, 512)
+		dst := make([]float32, 4*64)
+		dst2 := make([]float32, 4*32)
+		ws := []Matrix{w, w2}
+		ds := [][]float32{dst, dst2}
+		for _, n := range []int{1, 4} {
+			check := func(name string, f func()) {
+				f() // grow the buffers
+				if a := testing.AllocsPerRun(20, f); a != 0 {
+					t.Errorf("%s %s n=%d: %v allocations per call", name, dt, n, a)
+				}
+			}
+			check("MatMul", func() { MatMul(p, dst, w, x, n) })
+			check("MatMulAcc", func() { MatMulAcc(p, dst, w, x, n) })
+			check("MatMulMulti", func() { MatMulMulti(p, ds, ws, x, n) })
+		}
+	}
+	sc := make([]float32, 100)
+	kv := &KV{K: [][]float32{randRow(r, 100*4*16, 1)}, V: [][]float32{randRow(r, 100*4*16, 1)}, Len: []int{100}}
+	q, out := randRow(r, 8*16, 1), make([]float32, 8*16)
+	for name, f := range map[string]func(){
+		"Run":     func() { p.Run(100, 1, nop) },
+		"Softmax": func() { Softmax(sc) },
+		"RMSNorm": func() { RMSNorm(sc, sc, sc, 1e-5) },
+		"SwiGLU":  func() { SwiGLU(sc, sc, sc) },
+		"Attend": func() {
+			Attend(out, q, kv, AttendParams{Heads: 8, KVHeads: 4, HeadDim: 16, Scale: 0.25, N: 100}, sc)
+		},
+	} {
+		if a := testing.AllocsPerRun(20, f); a != 0 {
+			t.Errorf("%s: %v allocations per call", name, a)
+		}
+	}
+}
