@@ -18,9 +18,9 @@ import (
 func benchCall(b *testing.B, h *Host, rows, cols int) (ops.Kernel, *ops.Call) {
 	def, _ := load(b, h, "misbehave").Lookup("example.misbehave")
 	x := tensor.NewF32("x", rows, cols)
-	for i, v := range x.F32() {
-		_ = v
-		x.F32()[i] = float32(i % 1000)
+	xs := x.F32()
+	for i := range xs {
+		xs[i] = float32(i % 1000)
 	}
 	c := &ops.Call{Ctx: context.Background(), Name: "bench", In: []*tensor.Tensor{x},
 		Out: []*tensor.Tensor{tensor.NewF32("out", rows, cols)}, Attrs: attrsFor(b, def, nil)}
@@ -32,27 +32,35 @@ func benchCall(b *testing.B, h *Host, rows, cols int) (ops.Kernel, *ops.Call) {
 }
 
 // BenchmarkRoundTrip is the latency of one plugin call on a small tensor
-// (one 64-feature row, sent inline).
+// (one 64-feature row, sent inline), through the shared-memory channel and
+// through gRPC alone.
 func BenchmarkRoundTrip(b *testing.B) {
-	h, _ := newHost(b, Options{})
-	k, c := benchCall(b, h, 1, 64)
-	times := make([]time.Duration, 0, b.N)
-	b.ResetTimer()
-	for range b.N {
-		t0 := time.Now()
-		if err := k(c); err != nil {
-			b.Fatal(err)
-		}
-		times = append(times, time.Since(t0))
+	for _, bc := range []struct {
+		name     string
+		grpcOnly bool
+	}{{"channel", false}, {"grpc", true}} {
+		b.Run(bc.name, func(b *testing.B) {
+			h, _ := newHost(b, Options{GRPCOnly: bc.grpcOnly})
+			k, c := benchCall(b, h, 1, 64)
+			times := make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			for range b.N {
+				t0 := time.Now()
+				if err := k(c); err != nil {
+					b.Fatal(err)
+				}
+				times = append(times, time.Since(t0))
+			}
+			b.StopTimer()
+			slices.Sort(times)
+			b.ReportMetric(float64(times[len(times)/2].Nanoseconds())/1e3, "µs-median")
+			b.ReportMetric(float64(times[len(times)*99/100].Nanoseconds())/1e3, "µs-p99")
+		})
 	}
-	b.StopTimer()
-	slices.Sort(times)
-	b.ReportMetric(float64(times[len(times)/2].Nanoseconds())/1e3, "µs-median")
-	b.ReportMetric(float64(times[len(times)*99/100].Nanoseconds())/1e3, "µs-p99")
 }
 
 // BenchmarkThroughput64MB passes a 64 MiB tensor to the plugin and back
-// through shared memory; MB/s counts the tensor once per call.
+// through shared memory; MB/s counts the tensor once per call (each way).
 func BenchmarkThroughput64MB(b *testing.B) {
 	h, _ := newHost(b, Options{})
 	k, c := benchCall(b, h, 4096, 4096)

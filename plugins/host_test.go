@@ -603,3 +603,40 @@ func TestRunByHand(t *testing.T) {
 		t.Errorf("run without weft: %v, %s", err, msg)
 	}
 }
+
+// TestExampleSpecPaths checks that the example specs find their plugins
+// where `make plugins` puts them, relative to the spec files.
+func TestExampleSpecPaths(t *testing.T) {
+	root := t.TempDir()
+	specDir := filepath.Join(root, "specs", "examples")
+	binDir := filepath.Join(root, "bin", "plugins")
+	for _, d := range []string{specDir, binDir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct{ spec, plugin, op string }{
+		{"llama-plugin-norm.yaml", "rmsnorm", "example.rms_norm"},
+		{"llama-dyt.yaml", "dyt", "example.dyt"},
+	} {
+		data, err := os.ReadFile(bins[tc.plugin])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(binDir, tc.plugin), data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		sp, err := specs.Load(exampleSpec(t, tc.spec))
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, _ := newHost(t, Options{SpecDir: specDir, Binaries: map[string]string{}})
+		reg := ops.Builtins()
+		if err := h.Load(sp.Plugins, reg); err != nil {
+			t.Fatalf("%s: %v", tc.spec, err)
+		}
+		if d, ok := reg.Lookup(tc.op); !ok || d.Plugin != tc.plugin {
+			t.Errorf("%s: op %s not served by plugin %s", tc.spec, tc.op, tc.plugin)
+		}
+	}
+}

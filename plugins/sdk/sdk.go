@@ -28,6 +28,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
+	"github.com/weftrun/weft/ops"
 	"github.com/weftrun/weft/plugins/internal/shm"
 	"github.com/weftrun/weft/plugins/internal/wire"
 	"github.com/weftrun/weft/plugins/proto/pluginpb"
@@ -77,17 +78,19 @@ type server struct {
 	names   []string
 	schemas []*pluginpb.OpSchema
 	byName  map[string]*pluginpb.OpSchema
+	// attrDefs holds each op's attribute declarations (defaults coerced).
+	attrDefs map[string][]ops.AttrDef
 
 	mu     sync.Mutex
 	mapper *shm.Mapper
 }
 
-func newServer(ops []Op) (*server, error) {
-	if len(ops) == 0 {
+func newServer(list []Op) (*server, error) {
+	if len(list) == 0 {
 		return nil, fmt.Errorf("no ops to serve")
 	}
-	s := &server{ops: map[string]Op{}, byName: map[string]*pluginpb.OpSchema{}, mapper: shm.NewMapper()}
-	for _, op := range ops {
+	s := &server{ops: map[string]Op{}, byName: map[string]*pluginpb.OpSchema{}, attrDefs: map[string][]ops.AttrDef{}, mapper: shm.NewMapper()}
+	for _, op := range list {
 		p, err := describe(op)
 		if err != nil {
 			return nil, err
@@ -97,6 +100,7 @@ func newServer(ops []Op) (*server, error) {
 		}
 		s.ops[p.Name] = op
 		s.names = append(s.names, p.Name)
+		s.attrDefs[p.Name] = op.Schema().Attrs
 		s.byName[p.Name] = p
 		s.schemas = append(s.schemas, p)
 	}

@@ -59,18 +59,16 @@ func (s *server) attrs(op string, m map[string]*pluginpb.AttrValue) (ops.Attrs, 
 		return nil, err
 	}
 	out := ops.Attrs{}
-	for _, pd := range s.byName[op].GetAttrs() {
-		d, err := wire.AttrDefFromProto(pd)
-		if err != nil {
-			return nil, err
-		}
+	for _, d := range s.attrDefs[op] {
 		v, ok := raw[d.Name]
 		if !ok {
 			if d.Required {
 				return nil, fmt.Errorf("missing attribute %s", d.Name)
 			}
 			if d.Default != nil {
-				out[d.Name] = d.Default
+				if out[d.Name], err = ops.Coerce(d, d.Default); err != nil {
+					return nil, err
+				}
 			}
 			continue
 		}
