@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"runtime"
 	"sync"
 	"time"
@@ -247,6 +248,9 @@ func (p *proc) execute(s *opSchema, c *ops.Call) error {
 	// Lay out the request: weights by reference to the weights segment,
 	// small tensors inline, the rest in one scratch segment.
 	inlineMax := p.h.opt.InlineMax
+	if !shm.Supported {
+		inlineMax = math.MaxInt // everything inline, weights too
+	}
 	type place struct {
 		data []byte
 		off  int
@@ -272,7 +276,7 @@ func (p *proc) execute(s *opSchema, c *ops.Call) error {
 			pt.Shape[j] = int64(d)
 		}
 		switch {
-		case len(t.Data) == 0 || len(t.Data) <= inlineMax && !s.inputs[i].Weight:
+		case len(t.Data) == 0 || len(t.Data) <= inlineMax && (!s.inputs[i].Weight || !shm.Supported):
 			pt.Data = &pluginpb.Tensor_Inline{Inline: t.Data}
 		case s.inputs[i].Weight:
 			seg, r, err := p.weightRegion(t)

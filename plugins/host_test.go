@@ -112,6 +112,8 @@ func TestRMSNormKernel(t *testing.T) {
 		{"no weight", 3, 64, false, 0, 1e-6, false},
 		{"all through shared memory", 3, 64, true, -1, 1e-5, true},
 		{"large batch", 64, 4096, true, 0, 1e-5, true},
+		// Inline 1 MiB messages exceed the channel: gRPC carries them.
+		{"large batch inline", 64, 4096, true, 1 << 30, 1e-5, false},
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, tc := range cases {

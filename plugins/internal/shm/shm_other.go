@@ -2,6 +2,9 @@
 
 package shm
 
+// Supported reports whether segments work on this platform.
+const Supported = false
+
 func (s *Segment) resize(size int) error { return ErrUnsupported }
 
 func (s *Segment) unmap() error { return nil }

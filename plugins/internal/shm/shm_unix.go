@@ -11,6 +11,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// Supported reports whether segments work on this platform.
+const Supported = true
+
 func (s *Segment) resize(size int) error {
 	if err := reserve(s.f, size); err != nil {
 		return fmt.Errorf("%s: reserve %d bytes: %w", s.path, size, err)
