@@ -1,10 +1,6 @@
 package cpu
 
-import (
-	"encoding/binary"
-	"fmt"
-	"math"
-)
+import "fmt"
 
 // F16ToF32 converts the IEEE half-precision values in src (2 bytes each,
 // little-endian) to float32s in dst, exactly; it converts len(dst) values.
@@ -42,9 +38,6 @@ func (k Kernels) toFloatRow(dt floatType, dst []float32, src []byte) {
 	case ftBF16:
 		k.bf16ToF32(dst, src)
 	default:
-		src = src[:4*len(dst)]
-		for i := range dst {
-			dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(src[4*i:]))
-		}
+		copy(f32AsBytes(dst), src[:4*len(dst)])
 	}
 }

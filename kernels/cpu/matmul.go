@@ -146,6 +146,7 @@ type mmJob struct {
 type mmTask struct {
 	k       Kernels
 	x       []float32
+	xp      []float32 // x in panels of 32 tokens, k-major; nil if unused
 	n       int
 	acc     bool
 	jobs    [maxJobs]mmJob
@@ -166,7 +167,9 @@ func (t *mmTask) scratchFor(w, n int) []byte {
 type mmState struct {
 	task    mmTask
 	pack    packTask
+	panels  panelTask
 	buf     [nActFormats][]byte
+	xp      []float32
 	scratch [][]byte
 }
 
@@ -305,6 +308,23 @@ func (p *Pool) matmul(op string, dsts [][]float32, ws []Matrix, x []float32, n i
 		}
 	}
 
+	// Float weights and enough tokens: transpose x into panels for the
+	// 12×32 GEMM tiles.
+	t.xp = nil
+	if need[afF32] && n >= panelMinTokens && k.hasPanelGEMM() {
+		size := (n + 31) / 32 * 32 * cols
+		if cap(st.xp) < size {
+			st.xp = make([]float32, size)
+		}
+		t.xp = st.xp[:size]
+		st.panels = panelTask{k: k, x: x, cols: cols, n: n, xp: t.xp}
+		if locked {
+			p.runLocked((n+31)/32, 1, &st.panels)
+		} else {
+			st.panels.Run(0, (n+31)/32)
+		}
+	}
+
 	// Split the rows: about 32 KiB of weight reads per unit of work, at
 	// least a 4-row tile.
 	per := max(1, work/max(1, units)) * n
@@ -315,7 +335,8 @@ func (p *Pool) matmul(op string, dsts [][]float32, ws []Matrix, x []float32, n i
 	} else {
 		t.Run(0, units)
 	}
-	t.x = nil
+	t.x, t.xp = nil, nil
+	st.panels = panelTask{}
 	for i := range ws {
 		t.jobs[i] = mmJob{}
 	}
@@ -377,23 +398,37 @@ const (
 // floatRows computes rows [r0, r1) of a float-weight job for all tokens,
 // on thread w.
 func (t *mmTask) floatRows(w int, j *mmJob, r0, r1 int) {
-	k, n, cols, ldd, rb, ft := t.k, t.n, j.w.Cols, j.w.Rows, j.rb, j.ft
+	k, n, cols, rb, ft := t.k, t.n, j.w.Cols, j.rb, j.ft
 	wd, x, dst := j.w.Data, t.x, j.dst
-	es := ft.size()
 	if n == 1 {
+		// Four rows q apart at a time: four streams through memory keep
+		// more reads in flight than one.
 		var y [4]float32
-		r := r0
-		for ; r+4 <= r1; r += 4 {
-			k.floatGemv4(ft, wd[r*rb:], rb, x[:cols], &y)
+		q := (r1 - r0) / 4
+		for r := r0; r < r0+q; r++ {
+			k.floatGemv4(ft, wd[r*rb:], q*rb, x[:cols], &y)
 			for i, v := range y {
-				put(dst, r+i, v, t.acc)
+				put(dst, r+i*q, v, t.acc)
 			}
 		}
-		for ; r < r1; r++ {
+		for r := r0 + 4*q; r < r1; r++ {
 			put(dst, r, k.floatDot(ft, wd[r*rb:(r+1)*rb], x[:cols]), t.acc)
 		}
 		return
 	}
+	if t.xp != nil {
+		t.floatRowsPanel(w, j, r0, r1)
+		return
+	}
+	t.floatRowsTiles(w, j, r0, r1)
+}
+
+// floatRowsTiles computes rows [r0, r1) of a float-weight job for several
+// tokens with 4-row × 4-token dot-product tiles.
+func (t *mmTask) floatRowsTiles(w int, j *mmJob, r0, r1 int) {
+	k, n, cols, ldd, rb, ft := t.k, t.n, j.w.Cols, j.w.Rows, j.rb, j.ft
+	wd, x, dst := j.w.Data, t.x, j.dst
+	es := ft.size()
 	// F16 and BF16 blocks are widened to float32 once and reused for
 	// every 4 tokens.
 	widen := ft != ftF32 && k.level >= AVX2 && n >= 4
@@ -446,6 +481,69 @@ func (t *mmTask) floatRows(w int, j *mmJob, r0, r1 int) {
 				}
 			}
 		}
+	}
+}
+
+// The panel GEMM: rows per block (a multiple of 12), reduction chunk,
+// fewest tokens worth transposing x for.
+const (
+	panelRB        = 48
+	panelKC        = 2048
+	panelMinTokens = 16
+)
+
+// floatRowsPanel computes rows [r0, r1) of a float-weight job for all
+// tokens with 12-row × 32-token tiles over the panels in t.xp, on thread w.
+func (t *mmTask) floatRowsPanel(w int, j *mmJob, r0, r1 int) {
+	k, n, cols, ldd, rb, ft := t.k, t.n, j.w.Cols, j.w.Rows, j.rb, j.ft
+	wd, dst := j.w.Data, j.dst
+	es := ft.size()
+	const ld = panelKC + 16 // rows 64 bytes longer than a chunk
+	np := (n + 31) / 32
+	// Each chunk of weights is copied (widened) to float32 rows 64 bytes
+	// longer than the chunk: 12 rows a power of two apart would share L1
+	// sets.
+	b := t.scratchFor(w, 4*panelRB*ld+64)
+	wide := bytesAsF32(alignedBytes(b, 4*panelRB*ld))
+	for b0 := r0; b0 < r1; b0 += panelRB {
+		b1 := min(b0+panelRB, r1)
+		nfull := (b1 - b0) / 12 * 12
+		if nfull > 0 {
+			for c0 := 0; c0 < cols; c0 += panelKC {
+				c1 := min(c0+panelKC, cols)
+				kc := c1 - c0
+				acc := t.acc || c0 > 0
+				for r := b0; r < b0+nfull; r++ {
+					k.toFloatRow(ft, wide[(r-b0)*ld:(r-b0)*ld+kc], wd[r*rb+c0*es:r*rb+c1*es])
+				}
+				for p := range np {
+					xp := t.xp[p*32*cols+c0*32:]
+					for r := 0; r < nfull; r += 12 {
+						k.panelTile(wide[r*ld:], ld, xp, kc, dst[32*p*ldd+b0+r:], ldd, min(32, n-32*p), acc)
+					}
+				}
+			}
+		}
+		if nfull < b1-b0 {
+			t.floatRowsTiles(w, j, b0+nfull, b1)
+		}
+	}
+}
+
+// panelTask transposes x into panels of 32 tokens: panel p holds, for each
+// of the cols elements, the 32 tokens' values (zero past the last token).
+type panelTask struct {
+	k       Kernels
+	x       []float32
+	cols, n int
+	xp      []float32
+}
+
+func (t *panelTask) Run(lo, hi int) {
+	cols := t.cols
+	for p := lo; p < hi; p++ {
+		ntok := min(32, t.n-32*p)
+		t.k.packPanel(t.xp[p*32*cols:(p+1)*32*cols], t.x[32*p*cols:(32*p+ntok)*cols], cols, ntok)
 	}
 }
 

@@ -125,6 +125,9 @@ func TestMatMulAllPaths(t *testing.T) {
 		{1, 32, 1}, {3, 64, 1}, {5, 96, 2}, {7, 288, 3}, {8, 256, 4},
 		{9, 512, 5}, {33, 288, 9}, {64, 2048, 1}, {13, 4352, 6},
 		{6, 768, 8}, {4, 1024, 4},
+		// Enough tokens for the panel GEMM: full and partial panels,
+		// row counts around its 12-row tiles and 48-row blocks.
+		{37, 256, 17}, {50, 1056, 40}, {12, 64, 32}, {61, 96, 33},
 	}
 	for _, l := range levelsUnderTest() {
 		k := Detect().Limit(l)
