@@ -17,6 +17,7 @@
 package plugins
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -173,8 +174,14 @@ func (h *Host) proc(d *specs.PluginDecl) (*proc, error) {
 		if p.path != path {
 			return nil, fmt.Errorf("already running from %s, not %s", p.path, path)
 		}
-		if sum != nil && !equalBytes(sum, p.sum) {
-			return nil, fmt.Errorf("already running with another sha256 pin")
+		if sum != nil && !bytes.Equal(sum, p.sum) {
+			actual, err := fileSHA256(path)
+			if err != nil {
+				return nil, err
+			}
+			if !bytes.Equal(actual, sum) {
+				return nil, fmt.Errorf("refusing to use %s: its sha256 is %x, the spec pins %x", path, actual, sum)
+			}
 		}
 		return p, p.ready()
 	}
@@ -191,7 +198,18 @@ func (h *Host) proc(d *specs.PluginDecl) (*proc, error) {
 	return p, nil
 }
 
-func equalBytes(a, b []byte) bool { return string(a) == string(b) }
+func fileSHA256(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return h.Sum(nil), nil
+}
 
 // resolve finds the binary of d (h.mu held).
 func (h *Host) resolve(d *specs.PluginDecl) (string, error) {

@@ -392,6 +392,15 @@ func TestPin(t *testing.T) {
 			t.Errorf("pin %s: ops registered despite the error", tc.pin)
 		}
 	}
+	// A running plugin named again with a pin: the binary is checked.
+	h, _ := newHost(t, Options{})
+	load(t, h, "rmsnorm")
+	if err := h.Load([]*specs.PluginDecl{{Name: "rmsnorm", SHA256: good}}, ops.Builtins()); err != nil {
+		t.Errorf("running plugin, right pin: %v", err)
+	}
+	if err := h.Load([]*specs.PluginDecl{{Name: "rmsnorm", SHA256: bad}}, ops.Builtins()); err == nil || !strings.Contains(err.Error(), "sha256 is "+good) {
+		t.Errorf("running plugin, wrong pin: %v", err)
+	}
 }
 
 func TestDiscovery(t *testing.T) {

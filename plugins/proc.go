@@ -167,9 +167,8 @@ func (p *proc) startLocked() error {
 func (p *proc) startError(err error) error {
 	if errors.Is(err, plugin.ErrChecksumsDoNotMatch) {
 		actual := "unreadable"
-		if data, rerr := os.ReadFile(p.path); rerr == nil {
-			s := sha256.Sum256(data)
-			actual = hex.EncodeToString(s[:])
+		if sum, rerr := fileSHA256(p.path); rerr == nil {
+			actual = hex.EncodeToString(sum)
 		}
 		return fmt.Errorf("refusing to start %s: its sha256 is %s, the spec pins %s", p.path, actual, hex.EncodeToString(p.sum))
 	}
@@ -297,7 +296,7 @@ func (p *proc) register(reg *ops.Registry) error {
 			}
 			owner := "a built-in op"
 			if d.Plugin != "" {
-				owner = "an op of plugin " + strconvQuote(d.Plugin)
+				owner = "an op of plugin " + strconv.Quote(d.Plugin)
 			}
 			return fmt.Errorf("op %s clashes with %s", name, owner)
 		}
@@ -307,8 +306,6 @@ func (p *proc) register(reg *ops.Registry) error {
 	}
 	return nil
 }
-
-func strconvQuote(s string) string { return strconv.Quote(s) }
 
 // close kills the process and frees the shared memory.
 func (p *proc) close() error {
