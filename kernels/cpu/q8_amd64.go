@@ -83,6 +83,15 @@ func (k Kernels) q8Gemv(kind wkind, w []byte, ldw int, a []byte, nb int, dst []f
 func quantQ8_0Z(dst *byte, src *float32, nb int)
 
 //go:noescape
+func quantQ8_0Y(dst *byte, src *float32, nb int)
+
+//go:noescape
+func packQ8AY(dst *byte, src *float32, nb int)
+
+//go:noescape
+func packQ8BY(dst *byte, src *float32, nb int)
+
+//go:noescape
 func packQ8AZ(dst *byte, src *float32, nb int)
 
 //go:noescape
@@ -91,24 +100,32 @@ func packQ8BZ(dst *byte, src *float32, nb int)
 // packQ8A quantizes x (a multiple of 32 values) into layout A in dst.
 func (k Kernels) packQ8A(dst []byte, x []float32) {
 	nb := len(x) / 32
-	if k.level < AVX512 || nb == 0 {
+	if k.level < AVX2 || nb == 0 {
 		packQ8AGo(dst, x)
 		return
 	}
 	dst = dst[:q8aRowBytes(len(x))]
 	clear(dst[nb/4*q8aGroup:])
+	if k.level == AVX2 {
+		packQ8AY(&dst[0], &x[0], nb)
+		return
+	}
 	packQ8AZ(&dst[0], &x[0], nb)
 }
 
 // packQ8B quantizes x (a multiple of 32 values) into layout B in dst.
 func (k Kernels) packQ8B(dst []byte, x []float32) {
 	nb := len(x) / 32
-	if k.level < AVX512 || nb == 0 {
+	if k.level < AVX2 || nb == 0 {
 		packQ8BGo(dst, x)
 		return
 	}
 	dst = dst[:q8bRowBytes(len(x))]
 	clear(dst[nb/2*q8bPair:])
+	if k.level == AVX2 {
+		packQ8BY(&dst[0], &x[0], nb)
+		return
+	}
 	packQ8BZ(&dst[0], &x[0], nb)
 }
 
@@ -116,11 +133,15 @@ func (k Kernels) packQ8B(dst []byte, x []float32) {
 // blocks in dst.
 func (k Kernels) quantizeQ8_0(dst []byte, x []float32) {
 	nb := len(x) / 32
-	if k.level < AVX512 || nb == 0 {
+	if k.level < AVX2 || nb == 0 {
 		quantizeQ8_0Go(dst, x)
 		return
 	}
 	_ = dst[nb*34-1]
+	if k.level == AVX2 {
+		quantQ8_0Y(&dst[0], &x[0], nb)
+		return
+	}
 	quantQ8_0Z(&dst[0], &x[0], nb)
 }
 
@@ -189,3 +210,4 @@ func (k Kernels) q8TileU(kind wkind, wu []byte, ldw int, a []byte, lda, nb int, 
 		tileU4VNNI(unsafe.Pointer(&wu[0]), uintptr(ldw), unsafe.Pointer(&a[0]), uintptr(lda), n, &dst[0], uintptr(4*ldd), ac)
 	}
 }
+
