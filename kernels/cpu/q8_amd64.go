@@ -210,4 +210,3 @@ func (k Kernels) q8TileU(kind wkind, wu []byte, ldw int, a []byte, lda, nb int, 
 		tileU4VNNI(unsafe.Pointer(&wu[0]), uintptr(ldw), unsafe.Pointer(&a[0]), uintptr(lda), n, &dst[0], uintptr(4*ldd), ac)
 	}
 }
-

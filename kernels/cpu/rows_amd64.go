@@ -45,12 +45,53 @@ func dotRowsZ(out, q, k *float32, stride uintptr, n, hd int)
 //go:noescape
 func axpyRowsZ(o, p, v *float32, stride uintptr, n, hd int)
 
+// AVX2 row kernels (rowsy_amd64.s): they cover n rounded down to 8.
+
+//go:noescape
+func expSumY(x *float32, n int, m float32) float32
+
+//go:noescape
+func maxY(x *float32, n int) float32
+
+//go:noescape
+func scaleY(dst, x *float32, n int, a float32)
+
+//go:noescape
+func scaleMulY(dst, x, w *float32, n int, a float32)
+
+//go:noescape
+func sumSqY(x *float32, n int) float32
+
+//go:noescape
+func addY(dst, a, b *float32, n int)
+
+//go:noescape
+func mulY(dst, a, b *float32, n int)
+
+//go:noescape
+func axpyY(y, x *float32, n int, a float32)
+
+//go:noescape
+func siluY(dst, x *float32, n int)
+
+//go:noescape
+func swigluY(dst, gate, up *float32, n int)
+
+//go:noescape
+func geluTanhY(dst, x *float32, n int)
+
+//go:noescape
+func axpyRowsY(o, p, v *float32, stride uintptr, n, hd int)
+
 // The dispatchers below take slices whose lengths the callers have
 // matched; an empty input does nothing.
 
 func (k Kernels) sumSq(x []float32) float64 {
 	if k.level >= AVX512 && len(x) > 0 {
 		return float64(sumSqZ(&x[0], len(x)))
+	}
+	if m := len(x) &^ 7; k.level >= AVX2 && m > 0 {
+		return float64(sumSqY(&x[0], m)) + sumSqGo(x[m:])
 	}
 	return sumSqGo(x)
 }
@@ -61,6 +102,11 @@ func (k Kernels) scale(dst, x []float32, a float32) {
 		scaleZ(&dst[0], &x[0], len(x), a)
 		return
 	}
+	if m := len(x) &^ 7; k.level >= AVX2 && m > 0 {
+		_ = dst[len(x)-1]
+		scaleY(&dst[0], &x[0], m, a)
+		dst, x = dst[m:], x[m:]
+	}
 	scaleGo(dst, x, a)
 }
 
@@ -70,6 +116,11 @@ func (k Kernels) scaleMul(dst, x, w []float32, a float32) {
 		scaleMulZ(&dst[0], &x[0], &w[0], len(x), a)
 		return
 	}
+	if m := len(x) &^ 7; k.level >= AVX2 && m > 0 {
+		_, _ = dst[len(x)-1], w[len(x)-1]
+		scaleMulY(&dst[0], &x[0], &w[0], m, a)
+		dst, x, w = dst[m:], x[m:], w[m:]
+	}
 	scaleMulGo(dst, x, w, a)
 }
 
@@ -77,12 +128,22 @@ func (k Kernels) max(x []float32) float32 {
 	if k.level >= AVX512 {
 		return maxZ(&x[0], len(x))
 	}
+	if m := len(x) &^ 7; k.level >= AVX2 && m > 0 {
+		v := maxY(&x[0], m)
+		if m < len(x) {
+			v = max(v, maxGo(x[m:]))
+		}
+		return v
+	}
 	return maxGo(x)
 }
 
 func (k Kernels) expSum(x []float32, m float32) float32 {
 	if k.level >= AVX512 && len(x) > 0 {
 		return expSumZ(&x[0], len(x), m)
+	}
+	if n := len(x) &^ 7; k.level >= AVX2 && n > 0 {
+		return expSumY(&x[0], n, m) + expSumGo(x[n:], m)
 	}
 	return expSumGo(x, m)
 }
@@ -93,6 +154,11 @@ func (k Kernels) silu(dst, x []float32) {
 		siluZ(&dst[0], &x[0], len(x))
 		return
 	}
+	if m := len(x) &^ 7; k.level >= AVX2 && m > 0 {
+		_ = dst[len(x)-1]
+		siluY(&dst[0], &x[0], m)
+		dst, x = dst[m:], x[m:]
+	}
 	siluGo(dst, x)
 }
 
@@ -101,6 +167,11 @@ func (k Kernels) geluTanh(dst, x []float32) {
 		_ = dst[len(x)-1]
 		geluTanhZ(&dst[0], &x[0], len(x))
 		return
+	}
+	if m := len(x) &^ 7; k.level >= AVX2 && m > 0 {
+		_ = dst[len(x)-1]
+		geluTanhY(&dst[0], &x[0], m)
+		dst, x = dst[m:], x[m:]
 	}
 	geluTanhGo(dst, x)
 }
@@ -111,6 +182,11 @@ func (k Kernels) swiglu(dst, g, u []float32) {
 		swigluZ(&dst[0], &g[0], &u[0], len(g))
 		return
 	}
+	if m := len(g) &^ 7; k.level >= AVX2 && m > 0 {
+		_, _ = dst[len(g)-1], u[len(g)-1]
+		swigluY(&dst[0], &g[0], &u[0], m)
+		dst, g, u = dst[m:], g[m:], u[m:]
+	}
 	swigluGo(dst, g, u)
 }
 
@@ -119,6 +195,11 @@ func (k Kernels) add(dst, a, b []float32) {
 		_, _ = dst[len(a)-1], b[len(a)-1]
 		addZ(&dst[0], &a[0], &b[0], len(a))
 		return
+	}
+	if m := len(a) &^ 7; k.level >= AVX2 && m > 0 {
+		_, _ = dst[len(a)-1], b[len(a)-1]
+		addY(&dst[0], &a[0], &b[0], m)
+		dst, a, b = dst[m:], a[m:], b[m:]
 	}
 	addGo(dst, a, b)
 }
@@ -129,6 +210,11 @@ func (k Kernels) mul(dst, a, b []float32) {
 		mulZ(&dst[0], &a[0], &b[0], len(a))
 		return
 	}
+	if m := len(a) &^ 7; k.level >= AVX2 && m > 0 {
+		_, _ = dst[len(a)-1], b[len(a)-1]
+		mulY(&dst[0], &a[0], &b[0], m)
+		dst, a, b = dst[m:], a[m:], b[m:]
+	}
 	mulGo(dst, a, b)
 }
 
@@ -137,6 +223,11 @@ func (k Kernels) axpy(y, x []float32, a float32) {
 		_ = y[len(x)-1]
 		axpyZ(&y[0], &x[0], len(x), a)
 		return
+	}
+	if m := len(x) &^ 7; k.level >= AVX2 && m > 0 {
+		_ = y[len(x)-1]
+		axpyY(&y[0], &x[0], m, a)
+		y, x = y[m:], x[m:]
 	}
 	axpyGo(y, x, a)
 }
@@ -170,6 +261,13 @@ func (k Kernels) axpyRows(o, p, v []float32, stride int) {
 	_ = v[(n-1)*stride+hd-1]
 	if k.level >= AVX512 {
 		axpyRowsZ(&o[0], &p[0], &v[0], uintptr(4*stride), n, hd)
+		return
+	}
+	if m := hd &^ 7; k.level >= AVX2 && m > 0 {
+		axpyRowsY(&o[0], &p[0], &v[0], uintptr(4*stride), n, hd)
+		if m < hd {
+			axpyRowsGo(o[m:], p, v[m:], stride)
+		}
 		return
 	}
 	axpyRowsGo(o, p, v, stride)
