@@ -26,49 +26,47 @@ func PruneOutputs(g *Graph, reg *ops.Registry) error {
 	if !ok {
 		return fmt.Errorf("prune outputs: no gather_rows op")
 	}
-	users := g.Users()
-	for oi, out := range g.Outputs {
-		// Walk up through row-wise single-user producers.
+	users := g.readers()
+	for _, out := range g.Outputs {
+		// Walk up through row-wise producers whose activation input has
+		// no other reader; v ends at the chain's input, reader at the
+		// chain node that reads it.
 		v := out
+		var reader *Node
 		for {
 			n := v.Producer
-			if n == nil || !n.Op.RowWise || len(n.Outputs) != 1 {
+			if n == nil || !n.Op.RowWise || len(n.Outputs) != 1 || activations(n) != 1 {
 				break
 			}
 			act := firstActivation(n)
-			if activations(n) != 1 || act == nil || act.Producer == nil || len(users[act.ID]) != 1 || !isTokenRows(act) {
+			if act.Producer == nil || len(users[act.ID]) != 1 || !isTokenRows(act) {
 				break
 			}
-			v = act
+			v, reader = act, n
 		}
-		if v == out && (out.Producer == nil || !out.Producer.Op.RowWise) || !isTokenRows(v) {
-			continue
+		if reader == nil {
+			continue // nothing row-wise to prune before this output
 		}
-		// Insert gather_rows after v's producer and rewire its users
-		// within the chain.
 		gn, err := g.Apply(gather, []*Value{v}, ops.Attrs{}, []string{v.Name + ".kept"}, v.Producer.Pos)
 		if err != nil {
 			return err
 		}
 		gn.Layer = -1
 		kept := gn.Outputs[0]
-		// move the gather node right after v's producer
+		// Place the gather right after v's producer; only the chain reads it.
 		g.Nodes = g.Nodes[:len(g.Nodes)-1]
 		idx := indexOf(g.Nodes, v.Producer)
 		g.Nodes = append(g.Nodes[:idx+1], append([]*Node{gn}, g.Nodes[idx+1:]...)...)
-		for _, u := range users[v.ID] {
-			for i, in := range u.Inputs {
-				if in == v {
-					u.Inputs[i] = kept
-				}
+		for i, in := range reader.Inputs {
+			if in == v {
+				reader.Inputs[i] = kept
 			}
 		}
 		// Re-infer the chain's shapes (the row dimension is now K).
 		if err := reinfer(g, idx+2); err != nil {
 			return err
 		}
-		users = g.Users()
-		_ = oi
+		users = g.readers()
 	}
 	return nil
 }

@@ -112,6 +112,7 @@ var attentionAttrs = []AttrDef{
 	{Name: "window", Type: AttrInt, Default: int64(0), Doc: "sliding-window size (0: unlimited)"},
 }
 
+// geglu writes dst = gelu(g) ⊙ u; dst must not alias u.
 func geglu(dst, g, u []float32) {
 	copy(dst, g)
 	cpu.GELU(dst[:len(g)])

@@ -125,7 +125,9 @@ func kGatedFFN(c *Call) error {
 	}
 	m := n * s.ws[0].Rows
 	if c.Attrs.String("act") == "gelu" {
-		geglu(out[:m], gate[:m], out[:m])
+		// out holds up: GELU the gate (scratch) in place, then multiply.
+		cpu.GELU(gate[:m])
+		cpu.Mul(out[:m], gate[:m], out[:m])
 	} else {
 		cpu.SwiGLU(out[:m], gate[:m], out[:m])
 	}

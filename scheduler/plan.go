@@ -151,8 +151,13 @@ func NewPlan(g *graph.Graph, maxTokens int) (*Plan, error) {
 			p.acts = append(p.acts, a)
 			tensors[v.ID] = a.t
 			st.call.Out = append(st.call.Out, a.t)
+		}
+		// Buffers are released only after all of a node's outputs are
+		// allocated, so no two outputs (nor an output and an input) of one
+		// node share memory.
+		for _, v := range n.Outputs {
 			if _, used := last[v.ID]; !used {
-				b.free = true // dead output: reusable after this node
+				owner[v.ID].free = true // dead output: reusable after this node
 			}
 		}
 		for _, v := range n.Inputs {
