@@ -187,3 +187,53 @@ func must(b *testing.B, err error) {
 		b.Fatal(err)
 	}
 }
+
+// BenchmarkSmallOps measures the per-call cost of the ops of a tiny model
+// (stories260K: dim 64, hidden 172, vocab 512, F32), where overhead, not
+// bandwidth, bounds the speed.
+func BenchmarkSmallOps(b *testing.B) {
+	p := NewPool(0)
+	defer p.Close()
+	wq := benchMatrix(b, tensor.F32, 64, 64)
+	w1 := benchMatrix(b, tensor.F32, 172, 64)
+	wout := benchMatrix(b, tensor.F32, 512, 64)
+	x := make([]float32, 172)
+	for i := range x {
+		x[i] = float32(i%5) - 2
+	}
+	y := make([]float32, 512)
+	b.Run("MatMul64x64", func(b *testing.B) {
+		for b.Loop() {
+			must(b, MatMul(p, y, wq, x[:64], 1))
+		}
+	})
+	b.Run("MatMulMulti3x64x64", func(b *testing.B) {
+		ws := []Matrix{wq, wq, wq}
+		ds := [][]float32{y[:64], y[64:128], y[128:192]}
+		for b.Loop() {
+			must(b, MatMulMulti(p, ds, ws, x[:64], 1))
+		}
+	})
+	b.Run("MatMul172x64", func(b *testing.B) {
+		for b.Loop() {
+			must(b, MatMul(p, y, w1, x[:64], 1))
+		}
+	})
+	b.Run("MatMul512x64", func(b *testing.B) {
+		for b.Loop() {
+			must(b, MatMul(p, y, wout, x[:64], 1))
+		}
+	})
+	b.Run("RMSNorm64", func(b *testing.B) {
+		for b.Loop() {
+			RMSNorm(y[:64], x[:64], x[64:128], 1e-5)
+		}
+	})
+	b.Run("Attend8x8pos256", func(b *testing.B) {
+		kv := &KV{K: [][]float32{make([]float32, 256*32)}, V: [][]float32{make([]float32, 256*32)}, Len: []int{256}}
+		sc := make([]float32, 256)
+		for b.Loop() {
+			Attend(y[:64], x[:64], kv, AttendParams{Heads: 8, KVHeads: 4, HeadDim: 8, Scale: 0.35, N: 256}, sc)
+		}
+	})
+}

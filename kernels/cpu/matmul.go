@@ -325,10 +325,12 @@ func (p *Pool) matmul(op string, dsts [][]float32, ws []Matrix, x []float32, n i
 		}
 	}
 
-	// Split the rows: about 32 KiB of weight reads per unit of work, at
-	// least a 4-row tile.
+	// Split the rows into chunks of at least 64 KiB of weight reads (times
+	// the tokens) and a 4-row tile: below that, handing work to another
+	// core, whose caches do not hold these weights, costs more than it
+	// saves.
 	per := max(1, work/max(1, units)) * n
-	grain := max(4, (32<<10)/max(1, per))
+	grain := max(4, (64<<10)/max(1, per))
 	grain = (grain + 3) &^ 3
 	if locked && units > grain {
 		p.runLocked(units, grain, t)
