@@ -41,7 +41,7 @@ type Value struct {
 
 // Param is a graph parameter bound to a checkpoint tensor.
 type Param struct {
-	Key    string // the spec's weight key, e.g. "wq"
+	Key    string         // the spec's weight key, e.g. "wq"
 	Layer  int            // layer index (-1 outside repeat)
 	Vars   map[string]any // the loop variables it was bound under
 	Source string         // the checkpoint tensor name it was bound to

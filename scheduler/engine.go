@@ -61,6 +61,7 @@ type Engine struct {
 	nextID  int
 	step    ops.Step
 	rowQ    []*query
+	stepQ   []*query // queries with tokens in the current step
 	events  []TokenEvent
 	Profile *Profile
 }
@@ -88,8 +89,8 @@ func (e *Engine) AddQuery(r Request) (int, error) {
 	if len(r.Prompt) == 0 {
 		return 0, errors.New("add query: empty prompt")
 	}
-	if r.MaxTokens < 0 {
-		return 0, fmt.Errorf("add query: max tokens %d", r.MaxTokens)
+	if r.MaxTokens < 1 {
+		return 0, fmt.Errorf("add query: max tokens %d (at least 1)", r.MaxTokens)
 	}
 	if r.Sampler == nil && len(r.Force) < r.MaxTokens {
 		return 0, errors.New("add query: no sampler")
@@ -99,7 +100,12 @@ func (e *Engine) AddQuery(r Request) (int, error) {
 	}
 	for _, t := range r.Prompt {
 		if t < 0 || t >= e.vocab {
-			return 0, fmt.Errorf("add query: token %d outside the vocabulary of %d", t, e.vocab)
+			return 0, fmt.Errorf("add query: prompt token %d outside the vocabulary of %d", t, e.vocab)
+		}
+	}
+	for _, t := range r.Force {
+		if t < 0 || t >= e.vocab {
+			return 0, fmt.Errorf("add query: forced token %d outside the vocabulary of %d", t, e.vocab)
 		}
 	}
 	q := &query{id: e.nextID, req: r, seq: e.nextID, next: -1, tokens: make([]int, 0, r.MaxTokens)}
@@ -133,24 +139,12 @@ func (e *Engine) Infer(ctx context.Context) ([]TokenEvent, error) {
 	st := &e.step
 	st.Tokens, st.Pos, st.Seq, st.Keep = st.Tokens[:0], st.Pos[:0], st.Seq[:0], st.Keep[:0]
 	e.rowQ = e.rowQ[:0]
+	e.stepQ = e.stepQ[:0]
 	budget := e.plan.MaxTokens
+	// Decoding queries first: one token each keeps their latency low
+	// while long prompts are chunked into what the step has left.
 	for _, q := range e.queries {
-		if budget == 0 {
-			break
-		}
-		if q.next < 0 { // prefill
-			n := min(len(q.req.Prompt)-q.fed, budget)
-			for i := 0; i < n; i++ {
-				st.Tokens = append(st.Tokens, int32(q.req.Prompt[q.fed+i]))
-				st.Pos = append(st.Pos, int32(q.fed+i))
-				st.Seq = append(st.Seq, int32(q.seq))
-			}
-			q.fed += n
-			budget -= n
-			if q.fed == len(q.req.Prompt) {
-				st.Keep = append(st.Keep, int32(len(st.Tokens)-1))
-				e.rowQ = append(e.rowQ, q)
-			}
+		if q.next < 0 || budget == 0 {
 			continue
 		}
 		st.Tokens = append(st.Tokens, int32(q.next))
@@ -158,23 +152,43 @@ func (e *Engine) Infer(ctx context.Context) ([]TokenEvent, error) {
 		st.Seq = append(st.Seq, int32(q.seq))
 		st.Keep = append(st.Keep, int32(len(st.Tokens)-1))
 		e.rowQ = append(e.rowQ, q)
+		e.stepQ = append(e.stepQ, q)
 		budget--
+	}
+	for _, q := range e.queries {
+		if q.next >= 0 || budget == 0 {
+			continue
+		}
+		n := min(len(q.req.Prompt)-q.fed, budget)
+		for i := 0; i < n; i++ {
+			st.Tokens = append(st.Tokens, int32(q.req.Prompt[q.fed+i]))
+			st.Pos = append(st.Pos, int32(q.fed+i))
+			st.Seq = append(st.Seq, int32(q.seq))
+		}
+		q.fed += n
+		budget -= n
+		e.stepQ = append(e.stepQ, q)
+		if q.fed == len(q.req.Prompt) {
+			st.Keep = append(st.Keep, int32(len(st.Tokens)-1))
+			e.rowQ = append(e.rowQ, q)
+		}
 	}
 	outs, err := e.plan.Run(ctx, e.pool, st, e.Profile)
 	if err != nil {
-		// The step failed as a whole: end its queries, keep the engine.
-		for _, q := range e.rowQ {
+		// The step failed as a whole: end every query that had tokens in
+		// it (their cache is incomplete), keep the engine and the others.
+		for _, q := range e.stepQ {
 			e.Cancel(q.id)
 		}
 		return nil, err
 	}
 	logits := outs[0]
 	rows := tensor.BytesToF32(logits.Data)
-	gathered := ops.Rows(logits) == len(st.Keep) && len(st.Keep) != len(st.Tokens)
+	gathered := ops.Rows(logits) == len(st.Keep)
 	events := e.events[:0]
 	for i, q := range e.rowQ {
 		r := i
-		if !gathered && ops.Rows(logits) == len(st.Tokens) {
+		if !gathered {
 			r = int(st.Keep[i])
 		}
 		row := rows[r*e.vocab : (r+1)*e.vocab]
@@ -183,6 +197,10 @@ func (e *Engine) Infer(ctx context.Context) ([]TokenEvent, error) {
 			tok = q.req.Force[k]
 		} else {
 			tok = q.req.Sampler.Sample(row)
+			if tok < 0 || tok >= e.vocab {
+				e.Cancel(q.id)
+				return events, fmt.Errorf("query %d: the sampler chose token %d outside the vocabulary of %d", q.id, tok, e.vocab)
+			}
 		}
 		ev := TokenEvent{Query: q.id, Token: tok, Index: len(q.tokens)}
 		if q.req.KeepLogits {
@@ -232,6 +250,7 @@ func (e *Engine) Generate(ctx context.Context, r Request, onToken func(TokenEven
 		}
 		evs, err := e.Infer(ctx)
 		if err != nil {
+			e.Cancel(id)
 			return out, err
 		}
 		for _, ev := range evs {

@@ -91,6 +91,9 @@ func TestAddQueryErrors(t *testing.T) {
 		{Prompt: []int{1, 99999}, MaxTokens: 1, Sampler: s},
 		{Prompt: []int{1}, MaxTokens: 100000, Sampler: s},
 		{Prompt: []int{1}, MaxTokens: 1},
+		{Prompt: []int{1}, MaxTokens: 0, Sampler: s},
+		{Prompt: []int{1}, MaxTokens: 2, Force: []int{3, 9999}},
+		{Prompt: []int{1}, MaxTokens: 1, Force: []int{-5}},
 	} {
 		if _, err := eng.AddQuery(r); err == nil {
 			t.Errorf("AddQuery(%+v) accepted", r)
