@@ -96,3 +96,6 @@ func (t *mmTask) q8RowsUnpacked(th int, j *mmJob, r0, r1 int) {
 		}
 	}
 }
+
+// unsafePointer returns the address of b's first byte.
+func unsafePointer(b []byte) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(b)) }
