@@ -305,13 +305,18 @@ func testMisbehave(t *testing.T, grpcOnly bool) {
 			}
 		})
 	}
-	// Everything the plugin printed reached the log, line by line, with its name.
+	// Everything the plugin printed reaches the log (asynchronously), line
+	// by line, with its name.
 	for _, want := range []string{
 		"plugin misbehave: panic: misbehave: asked to panic",
 		"plugin misbehave: misbehave: printing to stdout",
 		"plugin misbehave: misbehave: writing to file descriptor 1",
 		"plugin misbehave: weft: restarted",
 	} {
+		deadline := time.Now().Add(5 * time.Second)
+		for !strings.Contains(log.String(), want) && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
 		if !strings.Contains(log.String(), want) {
 			t.Errorf("log lacks %q:\n%s", want, log)
 		}
