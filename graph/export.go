@@ -215,7 +215,11 @@ func (g *Graph) WriteMermaid(w io.Writer) error {
 		}
 	}
 	for _, v := range g.Outputs {
-		fmt.Fprintf(&b, "  o%d([\"%s\"])\n  n%d --> o%d\n", v.ID, v.Name, v.Producer.ID, v.ID)
+		src := fmt.Sprintf("v%d", v.ID)
+		if v.Producer != nil {
+			src = fmt.Sprintf("n%d", v.Producer.ID)
+		}
+		fmt.Fprintf(&b, "  o%d([\"%s\"])\n  %s --> o%d\n", v.ID, v.Name, src, v.ID)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

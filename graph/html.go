@@ -39,6 +39,7 @@ input{width:100%;box-sizing:border-box;padding:4px}
 const G=/*GRAPH*/null;
 const V={};G.values.forEach(v=>V[v.id]=v);
 document.getElementById('title').textContent=G.name+' ('+G.nodes.length+' ops)';
+function el(tag,cls,text){const e=document.createElement(tag);if(cls)e.className=cls;if(text!==undefined)e.textContent=text;return e}
 function sh(id){if(id===null)return '_';const v=V[id];return v.name+'['+(v.shape||[]).join(' ')+']'}
 function render(f){
  const main=document.getElementById('main');main.innerHTML='';
@@ -48,10 +49,12 @@ function render(f){
   const sel=ns.filter(n=>!f||JSON.stringify(n).includes(f)||n.inputs.some(i=>i!==null&&(V[i].tensor||'').includes(f)));
   if(!sel.length)continue;
   const d=document.createElement('details');d.className='layer';d.open=l<0||!!f;
-  d.innerHTML='<summary>'+(l<0?'outside layers':'layer '+l)+' — '+sel.length+' ops</summary>';
-  sel.forEach(n=>{const e=document.createElement('div');e.className='node'+(n.plugin?' plugin':'');
-   e.innerHTML='<span class="op">'+n.op+(n.plugin?' ['+n.plugin+']':'')+'</span> '+n.name+' <span class="shape">'+n.outputs.map(sh).join(', ')+'</span>';
-   e.onclick=()=>{document.getElementById('detail').innerHTML='<pre>'+JSON.stringify(Object.assign({},n,{inputs:n.inputs.map(sh),outputs:n.outputs.map(sh),weights:n.inputs.filter(i=>i!==null&&V[i].tensor).map(i=>V[i].tensor)}),null,1)+'</pre>'};
+  d.appendChild(el('summary','',(l<0?'outside layers':'layer '+l)+' — '+sel.length+' ops'));
+  sel.forEach(n=>{const e=el('div','node'+(n.plugin?' plugin':''));
+   e.appendChild(el('span','op',n.op+(n.plugin?' ['+n.plugin+']':'')));
+   e.appendChild(document.createTextNode(' '+n.name+' '));
+   e.appendChild(el('span','shape',n.outputs.map(sh).join(', ')));
+   e.onclick=()=>{const det=document.getElementById('detail');det.replaceChildren(el('pre','',JSON.stringify(Object.assign({},n,{inputs:n.inputs.map(sh),outputs:n.outputs.map(sh),weights:n.inputs.filter(i=>i!==null&&V[i].tensor).map(i=>V[i].tensor)}),null,1)))};
    d.appendChild(e)});
   main.appendChild(d)}
 }

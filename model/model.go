@@ -11,6 +11,7 @@ import (
 	"github.com/weftrun/weft/gguf"
 	"github.com/weftrun/weft/graph"
 	"github.com/weftrun/weft/kernels/cpu"
+	"github.com/weftrun/weft/kernels/quant"
 	"github.com/weftrun/weft/ops"
 	"github.com/weftrun/weft/scheduler"
 	"github.com/weftrun/weft/specs"
@@ -97,7 +98,20 @@ func Source(ck checkpoint.Checkpoint) specs.TensorSource {
 
 func (s *source) Has(name string) bool { return s.names[name] }
 
-func (s *source) Tensor(name string) (*tensor.Tensor, error) { return s.ck.Tensor(name) }
+// Tensor returns the named tensor. 1-D F16/BF16 tensors (norm scales and
+// biases in HF checkpoints) are widened to F32 once, at bind time: the row
+// kernels read vectors as F32.
+func (s *source) Tensor(name string) (*tensor.Tensor, error) {
+	t, err := s.ck.Tensor(name)
+	if err != nil || len(t.Shape) != 1 || (t.DType != tensor.F16 && t.DType != tensor.BF16) {
+		return t, err
+	}
+	out := make([]float32, t.Shape[0])
+	if err := quant.Dequantize(t.DType, out, t.Data); err != nil {
+		return nil, fmt.Errorf("tensor %s: %w", name, err)
+	}
+	return tensor.FromF32(t.Name, out, t.Shape[0]), nil
+}
 
 // Load opens the checkpoint, picks and resolves the spec, binds the
 // weights, runs the graph passes and loads the tokenizer.

@@ -186,8 +186,8 @@ func shapeLinear(in []*Type, _ Attrs) ([]Type, error) {
 		return nil, fmt.Errorf("w is %s but x has %s features", w.Shape, x.Shape[1])
 	}
 	if len(in) > 2 && in[2] != nil {
-		if b := in[2]; len(b.Shape) != 1 || b.Shape[0] != w.Shape[0] {
-			return nil, fmt.Errorf("bias is %s, want [%s]", b.Shape, w.Shape[0])
+		if b := in[2]; len(b.Shape) != 1 || b.Shape[0] != w.Shape[0] || b.DType != tensor.F32 {
+			return nil, fmt.Errorf("bias is %s, want f32[%s]", b, w.Shape[0])
 		}
 	}
 	out := Type{tensor.F32, Shape{x.Shape[0], w.Shape[0]}}
@@ -209,11 +209,19 @@ func shapeNorm(in []*Type, _ Attrs) ([]Type, error) {
 		if in[i] == nil {
 			continue
 		}
-		if len(in[i].Shape) != 1 || in[i].Shape[0] != x.Shape[1] {
-			return nil, fmt.Errorf("norm weight %d is %s, want [%s]", i, in[i].Shape, x.Shape[1])
+		if len(in[i].Shape) != 1 || in[i].Shape[0] != x.Shape[1] || in[i].DType != tensor.F32 {
+			return nil, fmt.Errorf("norm weight %d is %s, want f32[%s]", i, in[i], x.Shape[1])
 		}
 	}
 	return []Type{*x}, nil
+}
+
+// positions checks that t is a per-token i32 position vector.
+func positions(t *Type) error {
+	if t.DType != tensor.I32 || len(t.Shape) != 1 || t.Shape[0].Sym == "" {
+		return fmt.Errorf("pos must be the i32 [T] token positions, got %s", t)
+	}
+	return nil
 }
 
 func shapeRoPE(in []*Type, a Attrs) ([]Type, error) {
@@ -221,7 +229,11 @@ func shapeRoPE(in []*Type, a Attrs) ([]Type, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := need(in, 1, "pos"); err != nil {
+	p, err := need(in, 1, "pos")
+	if err != nil {
+		return nil, err
+	}
+	if err := positions(p); err != nil {
 		return nil, err
 	}
 	if err := act(x, "x"); err != nil {
@@ -286,9 +298,12 @@ func shapeBinary(in []*Type, _ Attrs) ([]Type, error) {
 		return nil, err
 	}
 	if len(b.Shape) == 1 && b.Shape[0] == a.Shape[1] {
+		if b.DType != tensor.F32 {
+			return nil, fmt.Errorf("b is %s; a broadcast vector must be f32", b)
+		}
 		return []Type{*a}, nil
 	}
-	if !a.Shape.Equal(b.Shape) {
+	if !a.Shape.Equal(b.Shape) || b.DType != tensor.F32 {
 		return nil, fmt.Errorf("shapes %s and %s differ", a.Shape, b.Shape)
 	}
 	return []Type{*a}, nil
@@ -324,8 +339,8 @@ func shapeSplit(in []*Type, a Attrs) ([]Type, error) {
 	sum := 0
 	out := make([]Type, len(sizes))
 	for i, s := range sizes {
-		if s <= 0 {
-			return nil, fmt.Errorf("sizes[%d] = %d", i, s)
+		if s <= 0 || s > x.Shape.Last() {
+			return nil, fmt.Errorf("sizes[%d] = %d is not within the %d features", i, s, x.Shape.Last())
 		}
 		sum += s
 		out[i] = Type{tensor.F32, Shape{x.Shape[0], D(s)}}
@@ -355,8 +370,11 @@ func shapeSinusoidal(in []*Type, a Attrs) ([]Type, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := positions(p); err != nil {
+		return nil, err
+	}
 	d := a.Int("dim")
-	if d <= 0 || d%2 != 0 {
+	if d <= 0 || d%2 != 0 || d > 1<<20 {
 		return nil, fmt.Errorf("dim=%d must be positive and even", d)
 	}
 	return []Type{{tensor.F32, Shape{p.Shape[0], D(d)}}}, nil
@@ -401,6 +419,9 @@ func shapeGather(in []*Type, _ Attrs) ([]Type, error) {
 	}
 	if err := act(x, "x"); err != nil {
 		return nil, err
+	}
+	if x.Shape[0] != Tokens {
+		return nil, fmt.Errorf("x must have one row per token ([T ...]), got %s", x.Shape)
 	}
 	return []Type{{tensor.F32, Shape{Dim{Sym: "K"}, x.Shape[1]}}}, nil
 }

@@ -61,7 +61,11 @@ func shapeGatedFFN(in []*Type, a Attrs) ([]Type, error) {
 }
 
 func shapeRoPEAttention(in []*Type, a Attrs) ([]Type, error) {
-	if _, err := need(in, 3, "pos"); err != nil {
+	p, err := need(in, 3, "pos")
+	if err != nil {
+		return nil, err
+	}
+	if err := positions(p); err != nil {
 		return nil, err
 	}
 	return shapeAttention(in[:3], a)

@@ -13,6 +13,9 @@ import (
 	"github.com/weftrun/weft/tensor"
 )
 
+// maxBuffer bounds one activation buffer (floats): 8 GiB.
+const maxBuffer = 1 << 31
+
 // Plan is a graph compiled for one device: nodes in topological order,
 // each with its kernel and preallocated argument tensors.
 type Plan struct {
@@ -45,6 +48,9 @@ type actTensor struct {
 
 // NewPlan compiles g for the CPU with room for maxTokens tokens per step.
 func NewPlan(g *graph.Graph, maxTokens int) (*Plan, error) {
+	if maxTokens < 1 || maxTokens > 1<<20 {
+		return nil, fmt.Errorf("plan: %d tokens per step (1 to %d)", maxTokens, 1<<20)
+	}
 	p := &Plan{Graph: g, MaxTokens: maxTokens, inputs: map[string]*tensor.Tensor{}}
 	last := map[int]int{} // value ID → index of last reading node
 	for i, n := range g.Nodes {
@@ -78,6 +84,9 @@ func NewPlan(g *graph.Graph, maxTokens int) (*Plan, error) {
 	owner := map[int]*buf{}
 	acts := map[int]*actTensor{}
 	alloc := func(n int) *buf {
+		if n < 0 || n > maxBuffer {
+			return nil
+		}
 		var best *buf
 		for _, b := range bufs {
 			if b.free && len(b.data) >= n && (best == nil || len(b.data) < len(best.data)) {
@@ -139,7 +148,13 @@ func NewPlan(g *graph.Graph, maxTokens int) (*Plan, error) {
 			} else {
 				a.rows = 1
 			}
+			if a.cols <= 0 || rows > maxBuffer/max(a.cols, 1) {
+				return nil, fmt.Errorf("%s: %s: output %s of %d×%d floats is too large", n.Pos, n.Name, v.Name, rows, a.cols)
+			}
 			b := alloc(rows * a.cols)
+			if b == nil {
+				return nil, fmt.Errorf("%s: %s: output %s of %d×%d floats is too large", n.Pos, n.Name, v.Name, rows, a.cols)
+			}
 			owner[v.ID] = b
 			a.buf = b.data
 			shape := []int{rows, a.cols}

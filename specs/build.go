@@ -33,7 +33,12 @@ type builder struct {
 	g       *graph.Graph
 	weights map[string]*graph.Value
 	inputs  map[string]*graph.Value
+	active  map[string]bool // blocks being expanded, to catch recursion
 }
+
+// MaxNodes bounds the size of a built graph, so that a runaway repeat is
+// an error rather than an exhausted machine.
+const MaxNodes = 1 << 18
 
 type env struct {
 	vals  map[string]*graph.Value
@@ -61,7 +66,7 @@ func (s *Spec) Build(opt BuildOptions) (*graph.Graph, error) {
 	if err := s.Check(opt.Registry); err != nil {
 		return nil, err
 	}
-	b := &builder{s: s, opt: opt, g: graph.New(s.Name), weights: map[string]*graph.Value{}, inputs: map[string]*graph.Value{}}
+	b := &builder{s: s, opt: opt, g: graph.New(s.Name), weights: map[string]*graph.Value{}, inputs: map[string]*graph.Value{}, active: map[string]bool{}}
 	for _, in := range s.Inputs {
 		b.inputs[in] = b.g.AddInput(in, ops.Type{DType: tensor.I32, Shape: ops.Shape{ops.Tokens}})
 	}
@@ -299,11 +304,17 @@ func (b *builder) call(c *call, st *Stmt, e *env, names []string) ([]*graph.Valu
 		if len(args) != len(blk.In) {
 			return nil, &Error{Pos: pos, Msg: fmt.Sprintf("block %s takes %d inputs (%s), got %d", opName, len(blk.In), strings.Join(blk.In, ", "), len(args))}
 		}
+		if b.active[opName] {
+			return nil, &Error{Pos: pos, Msg: fmt.Sprintf("block %s calls itself", opName)}
+		}
+		b.active[opName] = true
 		inner := &env{vals: map[string]*graph.Value{}, vars: e.vars, layer: e.layer, block: opName}
 		for i, n := range blk.In {
 			inner.vals[n] = args[i]
 		}
-		if err := b.stmts(blk.Body, inner); err != nil {
+		err := b.stmts(blk.Body, inner)
+		delete(b.active, opName)
+		if err != nil {
 			return nil, err
 		}
 		outs := make([]*graph.Value, len(blk.Out))
@@ -333,6 +344,9 @@ func (b *builder) call(c *call, st *Stmt, e *env, names []string) ([]*graph.Valu
 	attrs, err := b.attrs(def, c, e, pos)
 	if err != nil {
 		return nil, err
+	}
+	if len(b.g.Nodes) >= MaxNodes {
+		return nil, &Error{Pos: pos, Msg: fmt.Sprintf("the graph grows past %d nodes (a runaway repeat?)", MaxNodes)}
 	}
 	n, err := b.g.Apply(def, args, attrs, names, pos)
 	if err != nil {

@@ -64,6 +64,10 @@ func cmdGraph(args []string, stdout, stderr io.Writer) error {
 	default:
 		return fmt.Errorf("%w: give -m MODEL or -s SPEC", errUsage)
 	}
+	write := map[string]func(io.Writer) error{"dot": g.WriteDOT, "mermaid": g.WriteMermaid, "json": g.WriteJSON, "html": g.WriteHTML}[*format]
+	if write == nil {
+		return fmt.Errorf("%w: unknown format %q (dot, mermaid, json, html)", errUsage, *format)
+	}
 	w := stdout
 	if *outPath != "" {
 		f, err := os.Create(*outPath)
@@ -73,17 +77,7 @@ func cmdGraph(args []string, stdout, stderr io.Writer) error {
 		defer f.Close()
 		w = f
 	}
-	switch *format {
-	case "dot":
-		return g.WriteDOT(w)
-	case "mermaid":
-		return g.WriteMermaid(w)
-	case "json":
-		return g.WriteJSON(w)
-	case "html":
-		return g.WriteHTML(w)
-	}
-	return fmt.Errorf("%w: unknown format %q (dot, mermaid, json, html)", errUsage, *format)
+	return write(w)
 }
 
 func cmdInspect(args []string, stdout, stderr io.Writer) error {

@@ -172,3 +172,82 @@ func TestGraphExports(t *testing.T) {
 		}
 	}
 }
+
+// TestBadSpecsNoPanic: specs that once crashed weft now fail with a
+// located error (realMain runs in-process, so a panic fails the test).
+func TestBadSpecsNoPanic(t *testing.T) {
+	shared := testdata.Shared(t)
+	gg := filepath.Join(shared, "models", "stories260K", "stories260K.gguf")
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, spec, want string
+	}{
+		{"recursive block", `name: t
+weights:
+  emb: {shape: [512, 64], gguf: token_embd.weight}
+blocks:
+  r:
+    in: [x]
+    out: [x]
+    body:
+      - x: r(x)
+graph:
+  - x: embedding(emb, tokens)
+  - logits: r(x)
+`, "calls itself"},
+		{"repeat bomb", `name: t
+weights:
+  w: {shape: [512, 64], gguf: token_embd.weight}
+graph:
+  - x: embedding(w, tokens)
+  - repeat: 65536
+    body:
+      - repeat: 65536
+        as: j
+        body:
+          - x: relu(x)
+  - logits: relu(x)
+`, "nodes"},
+		{"gather of gathered rows", `name: t
+weights:
+  w: {shape: [512, 64], gguf: token_embd.weight}
+graph:
+  - x: embedding(w, tokens)
+  - y: gather_rows(gather_rows(x))
+  - logits: linear(y, w)
+`, "one row per token"},
+		{"rope with a weight as positions", `name: t
+weights:
+  w: {shape: [512, 64], gguf: token_embd.weight}
+  n: {shape: [64], gguf: output_norm.weight}
+graph:
+  - x: embedding(w, tokens)
+  - y: rope(x, n, heads=8)
+  - logits: linear(y, w)
+`, "pos must be"},
+		{"split sizes overflow", `name: t
+weights:
+  w: {shape: [512, 64], gguf: token_embd.weight}
+graph:
+  - x: embedding(w, tokens)
+  - "a, b, c, d": split(x, sizes=[9223372036854775807, 9223372036854775807, 2, 64])
+  - logits: linear(d, w)
+`, "sizes[0]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_")+".yaml")
+			if err := os.WriteFile(p, []byte(tc.spec), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			code, _, errOut := weft("run", "-m", gg, "-s", p, "-p", "hi", "-n", "2")
+			if code != 1 || !strings.Contains(errOut, tc.want) || !strings.Contains(errOut, ".yaml:") {
+				t.Errorf("exit %d, stderr %q; want exit 1 naming the spec line and %q", code, errOut, tc.want)
+			}
+		})
+	}
+	for _, b := range []string{"0", "-3", "100000000000"} {
+		if code, _, errOut := weft("run", "-m", gg, "-p", "hi", "--batch", b); code != 2 {
+			t.Errorf("--batch %s: exit %d (%s), want a usage error", b, code, errOut)
+		}
+	}
+}

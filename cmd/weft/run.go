@@ -66,6 +66,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if *n < 0 {
 		return fmt.Errorf("%w: -n %d", errUsage, *n)
 	}
+	if *batch < 1 || *batch > 1<<16 {
+		return fmt.Errorf("%w: --batch %d (1 to 65536)", errUsage, *batch)
+	}
 	forced, err := parseIDs(*force)
 	if err != nil {
 		return fmt.Errorf("%w: --force-tokens: %v", errUsage, err)
@@ -105,7 +108,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "weft run: generating %d tokens, not %d: the context holds %d\n", room, *n, m.Context())
 		*n = room
 	}
-	eng, pool, err := m.NewEngine(*threads, *batch)
+	eng, pool, err := m.NewEngine(*threads, min(*batch, m.Context()))
 	if err != nil {
 		return err
 	}
