@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 
 	"github.com/weftrun/weft/gguf"
@@ -265,7 +266,7 @@ func tokenizerKV(m gguf.Metadata) []kv {
 			keys = append(keys, k)
 		}
 	}
-	sortStrings(keys)
+	slices.Sort(keys)
 	out := make([]kv, len(keys))
 	for i, k := range keys {
 		out[i] = kv{k, m[k]}
@@ -273,12 +274,9 @@ func tokenizerKV(m gguf.Metadata) []kv {
 	return out
 }
 
-func sortStrings(s []string) {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
+// sameData reports whether two tensors are views of the same bytes.
+func sameData(a, b *tensor.Tensor) bool {
+	return len(a.Data) == len(b.Data) && len(a.Data) > 0 && &a.Data[0] == &b.Data[0]
 }
 
 // SyntheticVocab returns a SentencePiece-style vocabulary of n tokens:
@@ -412,11 +410,11 @@ func Convert(out io.Writer, sp *specs.Spec, params specs.Params, g *graph.Graph,
 	}
 	meta = append(meta, tokenizerKV(opt.Vocab)...)
 	var tensors []outTensor
-	written := map[string]bool{} // source tensors already written
-	names := map[string]bool{}
+	written := map[string]*tensor.Tensor{} // source name → the tensor written for it
+	names := map[string]string{}           // GGUF name → the weight key written there
 	for _, v := range g.Params() {
 		p := v.Param
-		if written[p.Source] {
+		if w, ok := written[p.Source]; ok && sameData(w, p.Tensor) {
 			continue // tied: the first name serves (llama.cpp falls back to it)
 		}
 		cands, err := sp.TensorNames(p.Key, p.Vars, "gguf", params)
@@ -424,10 +422,11 @@ func Convert(out io.Writer, sp *specs.Spec, params specs.Params, g *graph.Graph,
 			return err
 		}
 		name := cands[0]
-		if names[name] {
-			continue
+		if other, ok := names[name]; ok {
+			return fmt.Errorf("%s: weights %s and %s would both be written as %s (a tensor cut at load time, e.g. by rows(); convert with the fused layout)",
+				sp.File, other, p.Key, name)
 		}
-		written[p.Source], names[name] = true, true
+		written[p.Source], names[name] = p.Tensor, p.Key
 		t := p.Tensor
 		target := t.DType
 		switch {

@@ -8,11 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/weftrun/weft/checkpoint"
 	"github.com/weftrun/weft/convert"
 	"github.com/weftrun/weft/gguf"
 	"github.com/weftrun/weft/model"
-	"github.com/weftrun/weft/ops"
 	"github.com/weftrun/weft/specs"
 	"github.com/weftrun/weft/tensor"
 	"github.com/weftrun/weft/tokenizer"
@@ -174,32 +172,13 @@ func cmdConvert(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	opt.Vocab = vm
-	ck, err := checkpoint.Open(in)
+	m, err := model.Load(model.Options{Path: in, Spec: *specPath, Set: overrides(set), NoPasses: true})
 	if err != nil {
 		return err
 	}
-	defer ck.Close()
-	reg := ops.Builtins()
-	sp, err := model.Prepare(*specPath, ck.Arch(), reg, nil)
-	if err != nil {
-		return fmt.Errorf("%s: %w", in, err)
-	}
-	format := model.NamingScheme(ck.Format())
-	params, err := sp.ResolveParams(&specs.Meta{Format: format, Arch: ck.Arch(), Values: ck.Meta()}, overrides(set))
-	if err != nil {
-		return err
-	}
-	src := model.Source(ck)
-	g, err := sp.Build(specs.BuildOptions{Registry: reg, Params: params, Format: format, Source: src})
-	if err != nil {
-		return fmt.Errorf("%s with %s: %w", filepath.Base(in), sp.File, err)
-	}
+	defer m.Close()
 	if opt.Vocab == nil {
-		tk, err := model.LoadTokenizer(ck, in, "", params.Int("vocab"))
-		if err != nil {
-			return err
-		}
-		if tk == nil {
+		if tk := m.Tokenizer; tk == nil {
 			fmt.Fprintf(stderr, "weft convert: %s has no tokenizer beside it; %s will have none (give --vocab)\n", in, outPath)
 		} else if opt.Vocab, err = tokenizer.GGUFMetadata(tk); err != nil {
 			return fmt.Errorf("%s: tokenizer: %w", in, err)
@@ -208,5 +187,5 @@ func cmdConvert(args []string, stdout, stderr io.Writer) error {
 	prog, done := progressTo(stderr, "convert "+filepath.Base(outPath))
 	defer done()
 	opt.Progress = prog
-	return createAtomic(outPath, func(w io.Writer) error { return convert.Convert(w, sp, params, g, opt) })
+	return createAtomic(outPath, func(w io.Writer) error { return convert.Convert(w, m.Spec, m.Params, m.Graph, opt) })
 }
