@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"sort"
+	"slices"
 )
 
 // Config selects a decoding strategy. Temperature 0 means greedy.
@@ -66,42 +66,58 @@ func Greedy(logits []float32) int {
 	return best
 }
 
-// Sample picks a token from logits (not modified).
+// Sample picks a token from logits (not modified). The filters run in
+// llama.cpp's default order on the untempered distribution: top-k, then
+// top-p (over the probabilities of what top-k left), then min-p; the
+// temperature then scales the survivors before the draw. Only the
+// survivors are sorted, so a step costs O(vocab) plus a small sort.
 func (s *Sampler) Sample(logits []float32) int {
 	if s.cfg.Temperature == 0 {
 		return Greedy(logits)
 	}
 	c := s.cand[:0]
-	for i, v := range logits {
-		c = append(c, cand{i, float64(v) / s.cfg.Temperature})
-	}
-	sort.Slice(c, func(i, j int) bool { return c[i].p > c[j].p || c[i].p == c[j].p && c[i].id < c[j].id })
-	if k := s.cfg.TopK; k > 0 && k < len(c) {
-		c = c[:k]
-	}
-	// softmax over the survivors
-	m := c[0].p
-	var sum float64
-	for i := range c {
-		c[i].p = math.Exp(c[i].p - m)
-		sum += c[i].p
-	}
-	for i := range c {
-		c[i].p /= sum
-	}
-	if mp := s.cfg.MinP; mp > 0 {
-		lim := c[0].p * mp
-		n := 1
-		for n < len(c) && c[n].p >= lim {
-			n++
+	if k := s.cfg.TopK; k > 0 && k < len(logits) {
+		c = topK(c, logits, k)
+	} else {
+		for i, v := range logits {
+			c = append(c, cand{i, float64(v)})
 		}
-		c = c[:n]
+	}
+	maxL := math.Inf(-1)
+	for _, x := range c {
+		maxL = max(maxL, x.p)
+	}
+	// Z normalises the untempered distribution over the candidates.
+	var z float64
+	for _, x := range c {
+		z += math.Exp(x.p - maxL)
+	}
+	// min-p cuts at p ≥ minp·pmax, i.e. logit ≥ max + ln(minp): filter
+	// before sorting, since no token below it can survive.
+	if mp := s.cfg.MinP; mp > 0 {
+		lim := maxL + math.Log(mp)
+		kept := c[:0]
+		for _, x := range c {
+			if x.p >= lim {
+				kept = append(kept, x)
+			}
+		}
+		c = kept
 	}
 	if tp := s.cfg.TopP; tp > 0 && tp < 1 {
+		slices.SortFunc(c, func(a, b cand) int {
+			switch {
+			case a.p > b.p:
+				return -1
+			case a.p < b.p:
+				return 1
+			}
+			return a.id - b.id
+		})
 		var cum float64
 		n := 0
 		for n < len(c) {
-			cum += c[n].p
+			cum += math.Exp(c[n].p-maxL) / z
 			n++
 			if cum >= tp {
 				break
@@ -109,18 +125,57 @@ func (s *Sampler) Sample(logits []float32) int {
 		}
 		c = c[:n]
 	}
+	// temperature, then draw
 	var total float64
-	for _, x := range c {
-		total += x.p
+	for i := range c {
+		c[i].p = math.Exp((c[i].p - maxL) / s.cfg.Temperature)
+		total += c[i].p
 	}
+	s.cand = c
 	r := s.rng.Float64() * total
 	for _, x := range c {
 		r -= x.p
 		if r <= 0 {
-			s.cand = c
 			return x.id
 		}
 	}
-	s.cand = c
 	return c[len(c)-1].id
+}
+
+// topK appends the k largest logits to c (unordered) using a min-heap.
+func topK(c []cand, logits []float32, k int) []cand {
+	for i, v := range logits {
+		x := cand{i, float64(v)}
+		if len(c) < k {
+			c = append(c, x)
+			for j := len(c) - 1; j > 0; { // sift up
+				p := (j - 1) / 2
+				if c[p].p <= c[j].p {
+					break
+				}
+				c[p], c[j] = c[j], c[p]
+				j = p
+			}
+			continue
+		}
+		if x.p <= c[0].p {
+			continue
+		}
+		c[0] = x
+		for j := 0; ; { // sift down
+			l, r, m := 2*j+1, 2*j+2, j
+			if l < k && c[l].p < c[m].p {
+				m = l
+			}
+			if r < k && c[r].p < c[m].p {
+				m = r
+			}
+			if m == j {
+				break
+			}
+			c[j], c[m] = c[m], c[j]
+			j = m
+		}
+	}
+	return c
 }

@@ -2,6 +2,7 @@ package sampling
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -108,5 +109,65 @@ func TestValidate(t *testing.T) {
 		if _, err := New(c); err == nil {
 			t.Errorf("New(%+v) accepted", c)
 		}
+	}
+}
+
+// Temperature applies after the filters (llama.cpp's order): with top-p
+// 0.7 the candidate set is decided on the T=1 distribution, so even a huge
+// temperature cannot bring back the pruned tokens.
+func TestTemperatureAfterFilters(t *testing.T) {
+	probs := []float64{0.5, 0.25, 0.15, 0.1}
+	logits := make([]float32, len(probs))
+	for i, p := range probs {
+		logits[i] = float32(math.Log(p))
+	}
+	s, _ := New(Config{Temperature: 100, TopP: 0.7, Seed: 3})
+	for i := 0; i < 2000; i++ {
+		if tok := s.Sample(logits); tok > 1 {
+			t.Fatalf("token %d survived top-p 0.7", tok)
+		}
+	}
+}
+
+func vocabLogits(n int) []float32 {
+	r := rand.New(rand.NewPCG(1, 2))
+	l := make([]float32, n)
+	for i := range l {
+		l[i] = float32(r.NormFloat64() * 3)
+	}
+	return l
+}
+
+func TestSampleAllocs(t *testing.T) {
+	logits := vocabLogits(32000)
+	for _, cfg := range []Config{
+		{Temperature: 0.8, TopK: 40, TopP: 0.95, MinP: 0.05},
+		{Temperature: 1, TopP: 0.9},
+		{Temperature: 1},
+	} {
+		s, _ := New(cfg)
+		s.Sample(logits)
+		if a := testing.AllocsPerRun(20, func() { s.Sample(logits) }); a != 0 {
+			t.Errorf("%+v: %.0f allocations per token", cfg, a)
+		}
+	}
+}
+
+func BenchmarkSample32k(b *testing.B) {
+	logits := vocabLogits(32000)
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+	}{
+		{"llama.cpp-defaults", Config{Temperature: 0.8, TopK: 40, TopP: 0.95, MinP: 0.05}},
+		{"top-p-only", Config{Temperature: 1, TopP: 0.9}},
+		{"temperature-only", Config{Temperature: 1}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			s, _ := New(tc.cfg)
+			for b.Loop() {
+				s.Sample(logits)
+			}
+		})
 	}
 }
