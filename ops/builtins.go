@@ -268,10 +268,7 @@ func shapeAttention(in []*Type, a Attrs) ([]Type, error) {
 			return nil, err
 		}
 	}
-	h, kvh := a.Int("heads"), a.Int("kv_heads")
-	if kvh == 0 {
-		kvh = h
-	}
+	h, kvh := a.Int("heads"), kvHeads(a)
 	if h <= 0 || q.Shape.Last()%h != 0 {
 		return nil, fmt.Errorf("heads=%d does not divide q's %d features", h, q.Shape.Last())
 	}
@@ -530,25 +527,49 @@ func kLayerNorm(c *Call) error {
 	return nil
 }
 
+// ropeSpec is RoPE's configuration decoded from attributes.
+type ropeSpec struct {
+	headDim, dim int
+	base         float32
+	pairing      int
+}
+
+// ropeOf decodes rope attributes (named dimKey and baseKey: "dim"/"base"
+// on rope, "rope_dim"/"rope_base" on rope_attention) for heads of headDim.
+func ropeOf(a Attrs, headDim int, dimKey, baseKey string) ropeSpec {
+	r := ropeSpec{headDim: headDim, dim: a.Int(dimKey), base: float32(a.Float(baseKey)), pairing: cpu.RoPEAdjacent}
+	if r.dim == 0 {
+		r.dim = headDim
+	}
+	if a.String("pairing") == "rotate_half" {
+		r.pairing = cpu.RoPERotateHalf
+	}
+	return r
+}
+
+// apply rotates the n rows of x (heads×headDim each) at their positions.
+func (r ropeSpec) apply(x []float32, n, heads int, pos []int32) {
+	d := heads * r.headDim
+	for t := 0; t < n; t++ {
+		cpu.RoPE(x[t*d:(t+1)*d], int(pos[t]), heads, r.headDim, r.dim, r.base, r.pairing)
+	}
+}
+
+// kvHeads returns the kv_heads attribute, defaulting to heads.
+func kvHeads(a Attrs) int {
+	if k := a.Int("kv_heads"); k > 0 {
+		return k
+	}
+	return a.Int("heads")
+}
+
 func kRoPE(c *Call) error {
-	x, out, pos := f32(c.In[0]), f32(c.Out[0]), i32(c.In[1])
+	x, out := f32(c.In[0]), f32(c.Out[0])
 	d := c.In[0].Shape[1]
 	heads := c.Attrs.Int("heads")
-	hd := d / heads
-	rd := c.Attrs.Int("dim")
-	if rd == 0 {
-		rd = hd
-	}
-	pairing := cpu.RoPEAdjacent
-	if c.Attrs.String("pairing") == "rotate_half" {
-		pairing = cpu.RoPERotateHalf
-	}
-	base := float32(c.Attrs.Float("base"))
 	n := Rows(c.In[0])
 	copy(out[:n*d], x[:n*d])
-	for t := 0; t < n; t++ {
-		cpu.RoPE(out[t*d:(t+1)*d], int(pos[t]), heads, hd, rd, base, pairing)
-	}
+	ropeOf(c.Attrs, d/heads, "dim", "base").apply(out, n, heads, i32(c.In[1]))
 	return nil
 }
 
@@ -611,11 +632,7 @@ type attnScratch struct {
 }
 
 func newAttnTask(a Attrs, qd int) *attnTask {
-	heads := a.Int("heads")
-	kvh := a.Int("kv_heads")
-	if kvh == 0 {
-		kvh = heads
-	}
+	heads, kvh := a.Int("heads"), kvHeads(a)
 	hd := qd / heads
 	scale := float32(a.Float("scale"))
 	if scale == 0 {

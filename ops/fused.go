@@ -148,24 +148,9 @@ func kRoPEAttention(c *Call) error {
 	copy(k, f32(c.In[1])[:n*kd])
 	pos := i32(c.In[3])
 	heads := c.Attrs.Int("heads")
-	kvh := c.Attrs.Int("kv_heads")
-	if kvh == 0 {
-		kvh = heads
-	}
-	hd := qd / heads
-	rd := c.Attrs.Int("rope_dim")
-	if rd == 0 {
-		rd = hd
-	}
-	pairing := cpu.RoPEAdjacent
-	if c.Attrs.String("pairing") == "rotate_half" {
-		pairing = cpu.RoPERotateHalf
-	}
-	base := float32(c.Attrs.Float("rope_base"))
-	for t := 0; t < n; t++ {
-		cpu.RoPE(q[t*qd:(t+1)*qd], int(pos[t]), heads, hd, rd, base, pairing)
-		cpu.RoPE(k[t*kd:(t+1)*kd], int(pos[t]), kvh, hd, rd, base, pairing)
-	}
+	r := ropeOf(c.Attrs, qd/heads, "rope_dim", "rope_base")
+	r.apply(q, n, heads, pos)
+	r.apply(k, n, kvHeads(c.Attrs), pos)
 	return attend(c, q, k, f32(c.In[2]), qd, kd)
 }
 

@@ -50,8 +50,8 @@ func ForArch(arch string) (*Spec, error) {
 	return nil, fmt.Errorf("no built-in spec for architecture %q; pass one with -s", arch)
 }
 
-// Open loads a spec from a path, or a built-in one by name when no such
-// file exists and the name has no extension.
+// Open loads a built-in spec when given a bare name (no '/' or '.', e.g.
+// "llama"), else the spec file at that path.
 func Open(nameOrPath string) (*Spec, error) {
 	if !strings.ContainsAny(nameOrPath, "/.") {
 		return LoadBuiltin(nameOrPath)

@@ -3,6 +3,7 @@ package specs
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/weftrun/weft/graph"
 	"gopkg.in/yaml.v3"
@@ -137,10 +138,14 @@ func literal(n *yaml.Node) (any, error) {
 	return nil, fmt.Errorf("unsupported value %s", kindName(n))
 }
 
-// ParseValue parses a command-line value: an integer, a float, a bool or
-// else a string.
+// ParseValue parses a command-line value: an integer (decimal, or with a
+// 0x, 0o or 0b prefix; "010" is ten), a float, a bool or else a string.
 func ParseValue(s string) any {
-	if i, err := strconv.ParseInt(s, 0, 64); err == nil {
+	base := 10
+	if l := strings.ToLower(strings.TrimPrefix(s, "-")); strings.HasPrefix(l, "0x") || strings.HasPrefix(l, "0o") || strings.HasPrefix(l, "0b") {
+		base = 0
+	}
+	if i, err := strconv.ParseInt(s, base, 64); err == nil {
 		return i
 	}
 	if f, err := strconv.ParseFloat(s, 64); err == nil {
