@@ -56,7 +56,7 @@ func Prepare(spec, arch string, reg *ops.Registry, pl PluginLoader) (*specs.Spec
 			return nil, fmt.Errorf("%s uses plugins (%s) but no plugin host is configured", sp.File, sp.Plugins[0].Name)
 		}
 		if err := pl.Load(sp.Plugins, reg); err != nil {
-			return nil, fmt.Errorf("%s: %w", sp.File, err)
+			return nil, err // plugin errors name the spec line already
 		}
 	}
 	return sp, nil

@@ -56,6 +56,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	membwOnly := fs.Bool("membw", false, "only measure memory read bandwidth")
 	membwMiB := fs.Int("membw-mib", 1024, "buffer size for the bandwidth measurement, MiB")
 	profile := fs.Bool("profile", false, "print time per op kind and per layer (decode)")
+	pluginDir := fs.String("plugin-dir", "", pluginDirUsage)
 	set := setFlags{}
 	fs.Var(set, "set", "override a spec param: key=value (repeatable)")
 	if err := parseFlags(fs, args); err != nil {
@@ -86,7 +87,13 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	if *modelPath == "" {
 		return fmt.Errorf("%w: -m MODEL is required", errUsage)
 	}
-	m, err := model.Load(model.Options{Path: *modelPath, Spec: *specPath, Set: overrides(set)})
+	host, err := pluginHost(*pluginDir, stderr)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	defer host.Close()
+	host.SetSpecDir(specDir(*specPath))
+	m, err := model.Load(model.Options{Path: *modelPath, Spec: *specPath, Set: overrides(set), Plugins: host})
 	if err != nil {
 		return err
 	}

@@ -14,8 +14,8 @@ import (
 )
 
 // specGraph builds an unbound graph from a spec with its default params.
-func specGraph(specPath string, set setFlags, reg *ops.Registry, passes bool) (*graph.Graph, error) {
-	sp, err := specs.Open(specPath)
+func specGraph(specPath string, set setFlags, reg *ops.Registry, pl model.PluginLoader, passes bool) (*graph.Graph, error) {
+	sp, err := model.Prepare(specPath, "", reg, pl)
 	if err != nil {
 		return nil, err
 	}
@@ -42,15 +42,22 @@ func cmdGraph(args []string, stdout, stderr io.Writer) error {
 	format := fs.String("format", "dot", "dot, mermaid, json or html")
 	outPath := fs.String("o", "", "write to this file instead of stdout")
 	noPasses := fs.Bool("no-passes", false, "show the graph as the spec wrote it, before fusion")
+	pluginDir := fs.String("plugin-dir", "", pluginDirUsage)
 	set := setFlags{}
 	fs.Var(set, "set", "override a spec param: key=value (repeatable)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	host, err := pluginHost(*pluginDir, stderr)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	defer host.Close()
+	host.SetSpecDir(specDir(*specPath))
 	var g *graph.Graph
 	switch {
 	case *modelPath != "":
-		m, err := model.Load(model.Options{Path: *modelPath, Spec: *specPath, Set: overrides(set), NoPasses: *noPasses})
+		m, err := model.Load(model.Options{Path: *modelPath, Spec: *specPath, Set: overrides(set), NoPasses: *noPasses, Plugins: host})
 		if err != nil {
 			return err
 		}
@@ -58,7 +65,7 @@ func cmdGraph(args []string, stdout, stderr io.Writer) error {
 		g = m.Graph
 	case *specPath != "":
 		var err error
-		if g, err = specGraph(*specPath, set, ops.Builtins(), !*noPasses); err != nil {
+		if g, err = specGraph(*specPath, set, ops.Builtins(), host, !*noPasses); err != nil {
 			return err
 		}
 	default:

@@ -55,6 +55,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	logitsOut := fs.String("logits-out", "", "write float32 logits rows, one per generated token")
 	force := fs.String("force-tokens", "", "comma-separated token ids to feed instead of sampling (teacher forcing)")
 	noBOS := fs.Bool("no-bos", false, "do not add BOS even if the model asks for it")
+	pluginDir := fs.String("plugin-dir", "", pluginDirUsage)
 	set := setFlags{}
 	fs.Var(set, "set", "override a spec param: key=value (repeatable)")
 	if err := parseFlags(fs, args); err != nil {
@@ -86,7 +87,13 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
-	m, err := model.Load(model.Options{Path: *modelPath, Spec: *specPath, Tokenizer: *tokPath, Set: overrides(set)})
+	host, err := pluginHost(*pluginDir, stderr)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	defer host.Close()
+	host.SetSpecDir(specDir(*specPath))
+	m, err := model.Load(model.Options{Path: *modelPath, Spec: *specPath, Tokenizer: *tokPath, Set: overrides(set), Plugins: host})
 	if err != nil {
 		return err
 	}
