@@ -5,4 +5,29 @@
 //
 // Activations are float32, row-major: a batch of T tokens with d features is
 // a []float32 of T*d. Weights are read in their stored type through Matrix.
+//
+// # Code paths
+//
+// The kernels are Go assembly with pure-Go fallbacks. A Kernels value names
+// the paths a process uses; Detect picks the best one once at start-up from
+// golang.org/x/sys/cpu (and CPUID for F16C): Generic, AVX2 (AVX2+FMA+F16C),
+// AVX512 (F/BW/DQ/VL) or AVX512VNNI (plus VNNI, VBMI and GFNI). Pools
+// carry a Kernels (NewPoolKernels); Kernels.Limit gives a weaker set, which
+// is how the tests run every path on one machine. Builds for other
+// architectures, and builds with the noasm tag, have only the Generic path.
+//
+// # Matrix products
+//
+// MatMul, MatMulAcc and MatMulMulti multiply float32 activations by weights
+// of any type SupportsMatMul accepts. F32, F16 and BF16 weights meet the
+// activations in float32. Q4_0 and Q8_0 weights meet activations quantized
+// as ggml's Q8_0 (per 32 values, to 8 bits) and laid out for the integer
+// dot-product instructions; Q4_K and Q6_K weights meet Q8_K activations;
+// the other block types go through the pure-Go dot products of
+// kernels/quant. One token takes matrix-vector kernels that read several
+// rows side by side to keep memory busy; several tokens take blocked GEMM
+// kernels that reuse each unpacked block of weights for every token.
+//
+// A Pool owns the reusable buffers of its matmuls, so that after the first
+// call of a shape nothing is allocated.
 package cpu

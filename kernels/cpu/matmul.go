@@ -74,6 +74,7 @@ const (
 	afQ8B                   // layout B
 	afQ8_0                  // ggml Q8_0 blocks
 	afQ8_K                  // ggml Q8_K blocks
+	afQ8C                   // layout C (block-interleaved), prefill
 	nActFormats
 )
 
@@ -88,6 +89,8 @@ func (f actFormat) rowBytes(cols int) int {
 		return cols / 32 * 34
 	case afQ8_K:
 		return cols / 256 * 292
+	case afQ8C:
+		return q8cRowBytes(cols)
 	}
 	return 4 * cols
 }
@@ -276,6 +279,9 @@ func (p *Pool) matmul(op string, dsts [][]float32, ws []Matrix, x []float32, n i
 		j.w, j.dst = ws[i], dsts[i]
 		j.rb = ws[i].RowBytes()
 		j.kind, j.ft, j.af = k.classify(ws[i].DType)
+		if n > 1 && (j.kind == wkQ4_0 || j.kind == wkQ8_0) && k.hasQ8Unpacked() {
+			j.af = afQ8C // prefill tiles on interleaved blocks
+		}
 		j.dot = nil
 		if j.kind == wkQuant {
 			j.dot, _ = quant.DotFor(ws[i].DType)
@@ -290,11 +296,16 @@ func (p *Pool) matmul(op string, dsts [][]float32, ws []Matrix, x []float32, n i
 			continue
 		}
 		ldx := f.rowBytes(cols)
-		size := n*ldx + 64
+		rows := n
+		if f == afQ8C {
+			rows = (n + 3) &^ 3 // whole 4-token tiles; the extra tokens are zero
+		}
+		size := rows*ldx + 64
 		if cap(st.buf[f]) < size {
 			st.buf[f] = make([]byte, size)
 		}
-		buf := alignedBytes(st.buf[f][:size], n*ldx)
+		buf := alignedBytes(st.buf[f][:size], rows*ldx)
+		clear(buf[n*ldx:])
 		st.pack = packTask{k: k, f: f, x: x, cols: cols, dst: buf, ldx: ldx}
 		if locked && n > 1 {
 			p.runLocked(n, 1, &st.pack)
@@ -332,6 +343,9 @@ func (p *Pool) matmul(op string, dsts [][]float32, ws []Matrix, x []float32, n i
 	per := max(1, work/max(1, units)) * n
 	grain := max(4, (64<<10)/max(1, per))
 	grain = (grain + 3) &^ 3
+	if t.xp != nil {
+		grain = (grain + 11) / 12 * 12 // whole 12-row panel tiles
+	}
 	if locked && units > grain {
 		p.runLocked(units, grain, t)
 	} else {
@@ -604,6 +618,8 @@ func (t *packTask) Run(lo, hi int) {
 			t.k.quantizeQ8_0(d, x)
 		case afQ8_K:
 			quant.QuantizeRowQ8_K(d, x)
+		case afQ8C:
+			t.k.packQ8C(d, x)
 		}
 	}
 }

@@ -31,8 +31,8 @@ func (t *mmTask) q8Rows(th int, j *mmJob, r0, r1 int) {
 	k, n, ldd, rb := t.k, t.n, j.w.Rows, j.rb
 	nb := j.w.Cols / 32
 	w := j.w.Data
-	if n >= 4 && k.hasQ8Unpacked() {
-		t.q8RowsUnpacked(th, j, r0, r1)
+	if j.af == afQ8C {
+		t.q8RowsC(th, j, r0, r1)
 		return
 	}
 	// Matrix-vector products; for several tokens, swept over blocks of
@@ -49,49 +49,44 @@ func (t *mmTask) q8Rows(th int, j *mmJob, r0, r1 int) {
 	}
 }
 
-// q8RowsUnpacked is q8Rows for several tokens: each block of rows is
-// unpacked once into the thread's scratch, then multiplied with every 4
-// tokens by 4×4 tiles.
-func (t *mmTask) q8RowsUnpacked(th int, j *mmJob, r0, r1 int) {
+// q8RowsC is q8Rows for several tokens: each block of rows is unpacked once
+// into the thread's scratch, block-interleaved, then multiplied with every
+// 4 tokens (activations in layout C) by 2×4 tiles.
+func (t *mmTask) q8RowsC(th int, j *mmJob, r0, r1 int) {
 	k, n, ldd, rb := t.k, t.n, j.w.Rows, j.rb
 	nb := j.w.Cols / 32
 	w := j.w.Data
-	bb, ab := 18, q8aGroup/4
+	bb := 18
 	if j.kind == wkQ8_0 {
-		bb, ab = 34, q8bPair/2
+		bb = 34
 	}
-	buf := t.scratchFor(th, q8RB*q8UnpackedRowBytes(j.kind, q8KC))
-	var y [16]float32
+	buf := t.scratchFor(th, (q8RB+1)*q8uRowBytes(q8KC))
+	var y [8]float32
 	for b0 := r0; b0 < r1; b0 += q8RB {
 		b1 := min(b0+q8RB, r1)
 		nr := b1 - b0
-		nr4 := (nr + 3) &^ 3
 		for c0 := 0; c0 < nb; c0 += q8KC {
 			c1 := min(c0+q8KC, nb)
 			cb := c1 - c0
-			ldu := q8UnpackedRowBytes(j.kind, cb)
-			k.q8Unpack(j.kind, buf, w[b0*rb+c0*bb:], rb, nr, cb)
-			clear(buf[nr*ldu : nr4*ldu]) // rows padding the last tile
+			lu := q8uRowBytes(cb)
+			k.q8UnpackC(j.kind, buf, w[b0*rb+c0*bb:], rb, nr, cb)
+			clear(buf[nr*lu : (nr+1)*lu]) // the row padding an odd last tile
 			acc := t.acc || c0 > 0
-			tok := 0
-			for ; tok+4 <= n; tok += 4 {
-				a := j.act[tok*j.ldx+c0*ab:]
-				r := 0
-				for ; r+4 <= nr; r += 4 {
-					k.q8TileU(j.kind, buf[r*ldu:], ldu, a, j.ldx, cb, j.dst[tok*ldd+b0+r:], ldd, acc)
-				}
-				if r < nr {
-					// The last rows, through a 4×4 buffer.
-					k.q8TileU(j.kind, buf[r*ldu:], ldu, a, j.ldx, cb, y[:], 4, false)
-					for i := 0; r+i < nr; i++ {
-						for tt := range 4 {
-							put(j.dst, (tok+tt)*ldd+b0+r+i, y[4*tt+i], acc)
+			for tok := 0; tok < n; tok += 4 {
+				a := j.act[tok*j.ldx+c0/16*q8cGroup:]
+				for r := 0; r < nr; r += 2 {
+					if tok+4 <= n && r+2 <= nr {
+						k.q8TileC(j.kind, buf[r*lu:], lu, a, j.ldx, cb, j.dst[tok*ldd+b0+r:], ldd, acc)
+						continue
+					}
+					// A partial tile, through a buffer.
+					k.q8TileC(j.kind, buf[r*lu:], lu, a, j.ldx, cb, y[:], 2, false)
+					for tt := 0; tt < 4 && tok+tt < n; tt++ {
+						for i := 0; i < 2 && r+i < nr; i++ {
+							put(j.dst, (tok+tt)*ldd+b0+r+i, y[2*tt+i], acc)
 						}
 					}
 				}
-			}
-			for ; tok < n; tok++ {
-				k.q8Gemv(j.kind, w[b0*rb+c0*bb:(b1-1)*rb+c1*bb], rb, j.act[tok*j.ldx+c0*ab:], cb, j.dst[tok*ldd+b0:tok*ldd+b1], acc)
 			}
 		}
 	}

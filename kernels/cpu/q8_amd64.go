@@ -145,34 +145,42 @@ func (k Kernels) quantizeQ8_0(dst []byte, x []float32) {
 	quantQ8_0Z(&dst[0], &x[0], nb)
 }
 
-// Prefill kernels on weights unpacked once per block of rows.
-
-//go:noescape
-func unpackQ4_0VNNI(dst *byte, w unsafe.Pointer, ldw uintptr, nrows, nb int)
-
-//go:noescape
-func unpackQ8_0VNNI(dst *byte, w unsafe.Pointer, ldw uintptr, nrows, nb int)
-
-//go:noescape
-func tileU4VNNI(wu unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, ng int, dst *float32, ldd uintptr, acc int)
-
-//go:noescape
-func tileU8VNNI(wu unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, np int, dst *float32, ldd uintptr, acc int)
-
-// hasQ8Unpacked reports the unpacked-weight prefill kernels.
+// hasQ8Unpacked reports the prefill kernels on block-interleaved weights.
 func (k Kernels) hasQ8Unpacked() bool { return k.level >= AVX512VNNI }
 
-// q8UnpackedRowBytes is the size of one unpacked row of nb blocks.
-func q8UnpackedRowBytes(kind wkind, nb int) int {
-	if kind == wkQ8_0 {
-		return (nb + 1) / 2 * 128
+// Prefill on block-interleaved data (q8ilv_amd64.s).
+
+//go:noescape
+func interleaveQ8Z(dst, src *byte, nb int)
+
+//go:noescape
+func unpackU16Q4_0Z(dst *byte, w unsafe.Pointer, ldw uintptr, nrows, nb int)
+
+//go:noescape
+func unpackU16Q8_0Z(dst *byte, w unsafe.Pointer, ldw uintptr, nrows, nb int)
+
+//go:noescape
+func tileC4Z(wu unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, ng int, dst *float32, ldd uintptr, acc int)
+
+//go:noescape
+func tileC8Z(wu unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, ng int, dst *float32, ldd uintptr, acc int)
+
+// packQ8C quantizes x (a multiple of 32 values) into layout C in dst,
+// through ggml Q8_0 blocks, 16 at a time.
+func (k Kernels) packQ8C(dst []byte, x []float32) {
+	nb := len(x) / 32
+	dst = dst[:q8cRowBytes(len(x))]
+	var blk [16 * 34]byte
+	for j := 0; j < nb; j += 16 {
+		m := min(16, nb-j)
+		quantQ8_0Z(&blk[0], &x[32*j], m)
+		interleaveQ8Z(&dst[j/16*q8cGroup], &blk[0], m)
 	}
-	return (nb + 3) / 4 * 192
 }
 
-// q8Unpack unpacks nrows rows of nb blocks at w (ldw bytes apart) into dst
-// (q8UnpackedRowBytes apart).
-func (k Kernels) q8Unpack(kind wkind, dst []byte, w []byte, ldw, nrows, nb int) {
+// q8UnpackC unpacks nrows rows of nb blocks at w (ldw bytes apart) into
+// U16 groups in dst, q8uRowBytes(nb) apart.
+func (k Kernels) q8UnpackC(kind wkind, dst []byte, w []byte, ldw, nrows, nb int) {
 	if nrows == 0 || nb == 0 {
 		return
 	}
@@ -181,32 +189,28 @@ func (k Kernels) q8Unpack(kind wkind, dst []byte, w []byte, ldw, nrows, nb int) 
 		bb = 34
 	}
 	_ = w[(nrows-1)*ldw+nb*bb-1]
-	_ = dst[nrows*q8UnpackedRowBytes(kind, nb)-1]
+	_ = dst[nrows*q8uRowBytes(nb)-1]
 	if kind == wkQ8_0 {
-		unpackQ8_0VNNI(&dst[0], unsafe.Pointer(&w[0]), uintptr(ldw), nrows, nb)
+		unpackU16Q8_0Z(&dst[0], unsafe.Pointer(&w[0]), uintptr(ldw), nrows, nb)
 	} else {
-		unpackQ4_0VNNI(&dst[0], unsafe.Pointer(&w[0]), uintptr(ldw), nrows, nb)
+		unpackU16Q4_0Z(&dst[0], unsafe.Pointer(&w[0]), uintptr(ldw), nrows, nb)
 	}
 }
 
-// q8TileU computes dst[t*ldd+r] (+)= w_r·a_t for 4 unpacked rows (ldw
-// bytes apart) and 4 tokens (lda bytes apart) of nb blocks.
-func (k Kernels) q8TileU(kind wkind, wu []byte, ldw int, a []byte, lda, nb int, dst []float32, ldd int, acc bool) {
-	_ = dst[3*ldd+3]
-	ab := (nb + 3) / 4 * q8aGroup
-	n := (nb + 3) / 4
-	if kind == wkQ8_0 {
-		ab, n = (nb+1)/2*q8bPair, (nb+1)/2
-	}
-	_ = wu[3*ldw+q8UnpackedRowBytes(kind, nb)-1]
-	_ = a[3*lda+ab-1]
+// q8TileC computes dst[t*ldd+r] (+)= w_r·a_t for 2 unpacked rows (ldw
+// bytes apart) and 4 tokens in layout C (lda bytes apart) of nb blocks.
+func (k Kernels) q8TileC(kind wkind, wu []byte, ldw int, a []byte, lda, nb int, dst []float32, ldd int, acc bool) {
+	_ = dst[3*ldd+1]
+	ng := (nb + 15) / 16
+	_ = wu[ldw+ng*q8uGroup-1]
+	_ = a[3*lda+ng*q8cGroup-1]
 	ac := 0
 	if acc {
 		ac = 1
 	}
 	if kind == wkQ8_0 {
-		tileU8VNNI(unsafe.Pointer(&wu[0]), uintptr(ldw), unsafe.Pointer(&a[0]), uintptr(lda), n, &dst[0], uintptr(4*ldd), ac)
+		tileC8Z(unsafe.Pointer(&wu[0]), uintptr(ldw), unsafe.Pointer(&a[0]), uintptr(lda), ng, &dst[0], uintptr(4*ldd), ac)
 	} else {
-		tileU4VNNI(unsafe.Pointer(&wu[0]), uintptr(ldw), unsafe.Pointer(&a[0]), uintptr(lda), n, &dst[0], uintptr(4*ldd), ac)
+		tileC4Z(unsafe.Pointer(&wu[0]), uintptr(ldw), unsafe.Pointer(&a[0]), uintptr(lda), ng, &dst[0], uintptr(4*ldd), ac)
 	}
 }

@@ -16,12 +16,12 @@ func (k Kernels) quantizeQ8_0(dst []byte, x []float32) { quantizeQ8_0Go(dst, x) 
 
 func (k Kernels) hasQ8Unpacked() bool { return false }
 
-func q8UnpackedRowBytes(kind wkind, nb int) int { return 0 }
+func (k Kernels) packQ8C(dst []byte, x []float32) { panic("cpu: no SIMD Q8 kernels in this build") }
 
-func (k Kernels) q8Unpack(kind wkind, dst []byte, w []byte, ldw, nrows, nb int) {
+func (k Kernels) q8UnpackC(kind wkind, dst []byte, w []byte, ldw, nrows, nb int) {
 	panic("cpu: no SIMD Q8 kernels in this build")
 }
 
-func (k Kernels) q8TileU(kind wkind, wu []byte, ldw int, a []byte, lda, nb int, dst []float32, ldd int, acc bool) {
+func (k Kernels) q8TileC(kind wkind, wu []byte, ldw int, a []byte, lda, nb int, dst []float32, ldd int, acc bool) {
 	panic("cpu: no SIMD Q8 kernels in this build")
 }

@@ -128,3 +128,16 @@ func packQ8BGo(dst []byte, x []float32) {
 		}
 	}
 }
+
+// Layout C (q8ilv_amd64.s): groups of 16 blocks, 704 bytes of activations;
+// unpacked weights take 576 bytes per row and group.
+const (
+	q8cGroup = 704
+	q8uGroup = 576
+)
+
+// q8cRowBytes is the size of one row of cols activations in layout C.
+func q8cRowBytes(cols int) int { return (cols/32 + 15) / 16 * q8cGroup }
+
+// q8uRowBytes is the size of one unpacked row of nb blocks.
+func q8uRowBytes(nb int) int { return (nb + 15) / 16 * q8uGroup }

@@ -140,3 +140,42 @@ func firstDiff(a, b []byte) int {
 	}
 	return -1
 }
+
+// TestPackLayoutC checks layout C (block-interleaved, for prefill) against
+// its definition, built from ggml Q8_0 blocks made by kernels/quant.
+func TestPackLayoutC(t *testing.T) {
+	k := Detect()
+	if !k.hasQ8Unpacked() {
+		t.Skip("layout C needs AVX-512 VNNI")
+	}
+	r := rand.New(rand.NewPCG(8, 9))
+	for _, n := range []int{32, 96, 512, 544, 2048, 5632} {
+		for name, x := range quantInputs(r, n) {
+			nb := n / 32
+			ref := make([]byte, nb*34)
+			quant.QuantizeRowQ8_0(ref, x)
+			want := make([]byte, q8cRowBytes(n))
+			for j := range nb {
+				g, l := want[j/16*q8cGroup:], j%16
+				var s int32
+				for e := range 32 {
+					q := int8(ref[34*j+2+e])
+					g[64*(e/4)+4*l+e%4] = byte(q)
+					s += int32(q)
+				}
+				d := quant.FromF16(uint16(ref[34*j]) | uint16(ref[34*j+1])<<8)
+				putU32(g[512+4*l:], uint32(-8*s))
+				putU32(g[576+4*l:], uint32(-128*s))
+				putU32(g[640+4*l:], math.Float32bits(d))
+			}
+			got := bytes.Repeat([]byte{0x5a}, len(want)+1)
+			k.packQ8C(got[:len(want)], x)
+			if got[len(want)] != 0x5a {
+				t.Errorf("%s/n=%d: wrote past the row", name, n)
+			}
+			if i := firstDiff(got[:len(want)], want); i >= 0 {
+				t.Errorf("%s/n=%d: byte %d = %#x, want %#x", name, n, i, got[i], want[i])
+			}
+		}
+	}
+}
