@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
-	"runtime"
-	"sync"
 	"time"
 	"unsafe"
 
@@ -182,7 +180,7 @@ func (p *proc) weightRegion(t *tensor.Tensor) (*pluginpb.Segment, *pluginpb.Regi
 	} else if err := p.weights.Grow(need); err != nil {
 		return nil, nil, err
 	}
-	copy(p.weights.Bytes()[off:], t.Data)
+	shm.Copy(p.weights.Bytes()[off:], t.Data)
 	p.wused = need
 	r := &pluginpb.Region{Segment: 0, Offset: uint64(off), Length: uint64(len(t.Data))}
 	p.wcache[k] = r
@@ -311,7 +309,7 @@ func (p *proc) execute(s *opSchema, c *ops.Call) error {
 		}
 		mem := scratch.Bytes()
 		for _, pl := range copies {
-			parCopy(mem[pl.off:], pl.data)
+			shm.Copy(mem[pl.off:], pl.data)
 		}
 		for _, r := range inScratch {
 			r.Segment = scratch.ID
@@ -383,33 +381,9 @@ func (p *proc) readOutputs(s *opSchema, c *ops.Call, resp *pluginpb.ExecuteRespo
 		if len(data) != len(want.Data) {
 			return fmt.Errorf("output %s: %d bytes of data, want %d", name, len(data), len(want.Data))
 		}
-		parCopy(want.Data, data)
+		shm.Copy(want.Data, data)
 	}
 	return nil
-}
-
-// parCopy copies src into dst, splitting large copies across the CPUs:
-// one core alone does not saturate memory bandwidth.
-func parCopy(dst, src []byte) {
-	const chunk = 4 << 20
-	n := min(len(dst), len(src))
-	parts := min(runtime.GOMAXPROCS(0), n/chunk)
-	if parts < 2 {
-		copy(dst, src)
-		return
-	}
-	var wg sync.WaitGroup
-	step := (n/parts + 63) &^ 63
-	for lo := step; lo < n; lo += step {
-		hi := min(lo+step, n)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			copy(dst[lo:hi], src[lo:hi])
-		}()
-	}
-	copy(dst[:step], src[:step])
-	wg.Wait()
 }
 
 func sameShape(a []int64, b []int) bool {

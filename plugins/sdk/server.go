@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/weftrun/weft/ops"
+	"github.com/weftrun/weft/plugins/internal/shm"
 	"github.com/weftrun/weft/plugins/internal/wire"
 	"github.com/weftrun/weft/plugins/proto/pluginpb"
 	"github.com/weftrun/weft/tensor"
@@ -248,7 +249,7 @@ func (s *server) Execute(ctx context.Context, req *pluginpb.ExecuteRequest) (*pl
 				pt.Data = &pluginpb.Tensor_Region{Region: reg}
 				break
 			}
-			copy(buf, t.Data)
+			shm.Copy(buf, t.Data)
 			g := req.GetOutputs()[i]
 			pt.Data = &pluginpb.Tensor_Region{Region: &pluginpb.Region{Segment: g.GetSegment(), Offset: g.GetOffset(), Length: uint64(len(t.Data))}}
 		case len(buf) == 0 && len(t.Data) <= inlineMax:
