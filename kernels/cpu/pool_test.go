@@ -1,7 +1,6 @@
 package cpu
 
 import (
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -123,21 +122,17 @@ func TestPoolParksAndWakes(t *testing.T) {
 	p := NewPool(2)
 	defer p.Close()
 	time.Sleep(3 * spinFor)
-	var ran atomic.Int32
-	var workers sync.Map
-	p.Run(64, 1, &recordTask{ran: &ran, workers: &workers})
-	if ran.Load() != 64 {
-		t.Fatalf("ran %d items, want 64", ran.Load())
+	for range 3 {
+		task := &countTask{hits: make([]atomic.Int32, 64), grain: 1}
+		p.Run(64, 1, task)
+		for i := range task.hits {
+			if task.hits[i].Load() != 1 {
+				t.Fatalf("item %d visited %d times", i, task.hits[i].Load())
+			}
+		}
+		time.Sleep(2 * spinFor)
 	}
-	runtime.GC()
 }
-
-type recordTask struct {
-	ran     *atomic.Int32
-	workers *sync.Map
-}
-
-func (t *recordTask) Run(lo, hi int) { t.ran.Add(int32(hi - lo)) }
 
 // TestNoAllocations checks the hot paths allocate nothing once the pool's
 // buffers have grown.
