@@ -603,7 +603,12 @@ func attend(c *Call, q, k, v []float32, qd, kd int) error {
 			task.noteLen(st.Seq[t], int(st.Pos[t])+1)
 		}
 	}
-	c.Pool.Run(n, 1, task)
+	// Few tokens (decode): split each token's heads over the threads too.
+	task.parts = 1
+	if th := c.Pool.Threads(); n < th {
+		task.parts = min(task.p.Heads, 2*th)
+	}
+	c.Pool.Run(n*task.parts, 1, task)
 	return task.err
 }
 
@@ -614,6 +619,7 @@ type attnTask struct {
 	causal bool
 	step   *Step
 	slot   int
+	parts  int // head ranges per token
 	q, out []float32
 	seqLen []seqCount
 	mu     sync.Mutex
@@ -685,12 +691,14 @@ func (t *attnTask) release(s *attnScratch, err error) {
 	t.mu.Unlock()
 }
 
-// Run attends tokens [lo, hi).
+// Run attends items [lo, hi): item k is head range k%parts of token
+// k/parts.
 func (t *attnTask) Run(lo, hi int) {
 	sc := t.scratch()
 	var err error
 	st := t.step
-	for i := lo; i < hi; i++ {
+	for k := lo; k < hi; k++ {
+		i, part := k/t.parts, k%t.parts
 		cnt := int(st.Pos[i]) + 1
 		if !t.causal {
 			cnt = t.lenOf(st.Seq[i])
@@ -703,7 +711,8 @@ func (t *attnTask) Run(lo, hi int) {
 		}
 		p := t.p
 		p.N = cnt
-		cpu.Attend(t.out[i*t.qd:(i+1)*t.qd], t.q[i*t.qd:(i+1)*t.qd], &sc.kv, p, sc.s)
+		h0, h1 := part*p.Heads/t.parts, (part+1)*p.Heads/t.parts
+		cpu.AttendHeads(t.out[i*t.qd:(i+1)*t.qd], t.q[i*t.qd:(i+1)*t.qd], &sc.kv, p, sc.s, h0, h1)
 	}
 	t.release(sc, err)
 }
