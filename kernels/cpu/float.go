@@ -3,75 +3,16 @@ package cpu
 import (
 	"encoding/binary"
 	"math"
+
+	"github.com/weftrun/weft/kernels/quant"
 )
 
-// f16 converts IEEE half-precision bits to float32, exactly.
-func f16(h uint16) float32 {
-	if e := h & 0x7c00; e != 0 && e != 0x7c00 {
-		return math.Float32frombits(uint32(h&0x8000)<<16 | (uint32(h&0x7fff)<<13 + (127-15)<<23))
-	}
-	sign := uint32(h&0x8000) << 16
-	man := uint32(h) & 0x3ff
-	if h&0x7c00 != 0 { // Inf, NaN
-		return math.Float32frombits(sign | 0x7f800000 | man<<13)
-	}
-	v := float32(man) * (1.0 / (1 << 24)) // zero, subnormal
-	return math.Float32frombits(math.Float32bits(v) | sign)
-}
-
-// toF16 converts a float32 to half-precision bits, rounding to nearest
-// even; overflow gives ±Inf and NaN stays NaN.
-func toF16(f float32) uint16 {
-	b := math.Float32bits(f)
-	sign := uint16(b>>16) & 0x8000
-	exp := int32(b>>23) & 0xff
-	man := b & 0x7fffff
-	if exp == 0xff {
-		if man != 0 {
-			return sign | 0x7e00
-		}
-		return sign | 0x7c00
-	}
-	e := exp - 127 + 15
-	switch {
-	case e >= 0x1f:
-		return sign | 0x7c00
-	case e <= 0:
-		if e < -10 {
-			return sign
-		}
-		// Subnormal: shift the mantissa (with its implicit bit) right and
-		// round to nearest even.
-		m := man | 0x800000
-		shift := uint32(14 - e)
-		h := m >> shift
-		rem := m & (1<<shift - 1)
-		half := uint32(1) << (shift - 1)
-		if rem > half || rem == half && h&1 != 0 {
-			h++
-		}
-		return sign | uint16(h)
-	}
-	h := uint32(e)<<10 | man>>13
-	rem := man & 0x1fff
-	if rem > 0x1000 || rem == 0x1000 && h&1 != 0 {
-		h++ // may carry into the exponent, up to Inf: still correct
-	}
-	return sign | uint16(h)
-}
-
-func bf16(b uint16) float32 { return math.Float32frombits(uint32(b) << 16) }
-
-// toBF16 converts a float32 to bfloat16 bits, rounding to nearest even;
-// NaN stays NaN.
-func toBF16(f float32) uint16 {
-	b := math.Float32bits(f)
-	if b&0x7fffffff > 0x7f800000 {
-		return uint16(b>>16) | 0x40 // quiet NaN
-	}
-	b += 0x7fff + (b>>16)&1
-	return uint16(b >> 16)
-}
+// The scalar conversions are kernels/quant's (the reference for every
+// format); these names keep the kernels' call sites short.
+func f16(h uint16) float32    { return quant.FromF16(h) }
+func toF16(f float32) uint16  { return quant.ToF16(f) }
+func bf16(b uint16) float32   { return quant.FromBF16(b) }
+func toBF16(f float32) uint16 { return quant.ToBF16(f) }
 
 // Pure-Go dot products of a weight row in its stored type with float32
 // activations. Four partial sums keep the loops pipelined.
