@@ -39,14 +39,15 @@ type PluginLoader interface {
 }
 
 // Prepare resolves a spec by path, built-in name or checkpoint
-// architecture, and registers the plugin ops it names into reg.
-func Prepare(spec, arch string, reg *ops.Registry, pl PluginLoader) (*specs.Spec, error) {
+// architecture and metadata, and registers the plugin ops it names into
+// reg.
+func Prepare(spec, arch string, meta map[string]any, reg *ops.Registry, pl PluginLoader) (*specs.Spec, error) {
 	var sp *specs.Spec
 	var err error
 	if spec != "" {
 		sp, err = specs.Open(spec)
 	} else {
-		sp, err = specs.ForArch(arch)
+		sp, err = specs.ForCheckpoint(arch, meta)
 	}
 	if err != nil {
 		return nil, err
@@ -133,7 +134,7 @@ func load(ck checkpoint.Checkpoint, opt Options) (*Model, error) {
 	if reg == nil {
 		reg = ops.Builtins()
 	}
-	sp, err := Prepare(opt.Spec, ck.Arch(), reg, opt.Plugins)
+	sp, err := Prepare(opt.Spec, ck.Arch(), ck.Meta(), reg, opt.Plugins)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", opt.Path, err)
 	}

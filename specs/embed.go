@@ -34,18 +34,39 @@ func LoadBuiltin(name string) (*Spec, error) {
 	return Parse(path.Base(name)+".yaml", data)
 }
 
-// ForArch returns the built-in spec that serves a checkpoint architecture.
-func ForArch(arch string) (*Spec, error) {
+// ForArch returns the built-in spec that serves a checkpoint architecture
+// (ForCheckpoint without metadata).
+func ForArch(arch string) (*Spec, error) { return ForCheckpoint(arch, nil) }
+
+// ForCheckpoint returns the built-in spec for a checkpoint: among the specs
+// listing its architecture, one whose detect condition holds on the
+// checkpoint's metadata, else the first without a detect condition.
+func ForCheckpoint(arch string, meta map[string]any) (*Spec, error) {
+	var fallback *Spec
 	for _, n := range Builtin() {
 		s, err := LoadBuiltin(n)
 		if err != nil {
 			return nil, err
 		}
-		for _, a := range s.Architectures {
-			if a == arch {
-				return s, nil
-			}
+		if !contains(s.Architectures, arch) {
+			continue
 		}
+		if s.Detect == nil {
+			if fallback == nil {
+				fallback = s
+			}
+			continue
+		}
+		ok, err := s.Detects(arch, meta)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return s, nil
+		}
+	}
+	if fallback != nil {
+		return fallback, nil
 	}
 	return nil, fmt.Errorf("no built-in spec for architecture %q; pass one with -s", arch)
 }

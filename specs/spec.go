@@ -38,9 +38,12 @@ type Spec struct {
 	Outputs       []string
 	Plugins       []*PluginDecl
 	Inputs        []string
-	env           *cel.Env
-	outPos        graph.Pos // the outputs list, or the graph key when there is none
-	defaultOut    bool      // no outputs list: the output is logits
+	// Detect, when set, decides whether the spec serves a checkpoint of
+	// one of its architectures (CEL over arch and meta).
+	Detect     *celExpr
+	env        *cel.Env
+	outPos     graph.Pos // the outputs list, or the graph key when there is none
+	defaultOut bool      // no outputs list: the output is logits
 }
 
 // ParamDecl is a hyperparameter: a default (literal or CEL over other
@@ -111,6 +114,26 @@ type PluginDecl struct {
 	Pos    graph.Pos
 }
 
+// Detects reports whether the spec's detect condition holds for a
+// checkpoint (true when the spec has none).
+func (s *Spec) Detects(arch string, meta map[string]any) (bool, error) {
+	if s.Detect == nil {
+		return true, nil
+	}
+	if meta == nil {
+		meta = map[string]any{}
+	}
+	v, err := s.Detect.eval(&scope{vars: map[string]any{"arch": arch, "meta": meta}})
+	if err != nil {
+		return false, &Error{Pos: s.Detect.Pos, Msg: fmt.Sprintf("detect %s: %v", s.Detect.Src, err)}
+	}
+	b, ok := v.(bool)
+	if !ok {
+		return false, &Error{Pos: s.Detect.Pos, Msg: fmt.Sprintf("detect %s: gives %v, want true or false", s.Detect.Src, v)}
+	}
+	return b, nil
+}
+
 // Load reads and compiles a spec file.
 func Load(path string) (*Spec, error) {
 	data, err := os.ReadFile(path)
@@ -136,7 +159,7 @@ func Parse(name string, data []byte) (*Spec, error) {
 		return nil, fmt.Errorf("%s: empty spec", name)
 	}
 	root := doc.Content[0]
-	top, err := p.mapping(root, "spec", "name", "doc", "architectures", "params", "structure", "inputs", "weights", "blocks", "graph", "outputs", "plugins")
+	top, err := p.mapping(root, "spec", "name", "doc", "architectures", "detect", "params", "structure", "inputs", "weights", "blocks", "graph", "outputs", "plugins")
 	if err != nil {
 		return nil, err
 	}
@@ -160,6 +183,19 @@ func Parse(name string, data []byte) (*Spec, error) {
 	}
 	if kv, ok := nodes["architectures"]; ok {
 		if s.Architectures, err = p.strList(kv.v, "architectures"); err != nil {
+			return nil, err
+		}
+	}
+	if kv, ok := nodes["detect"]; ok {
+		src, err := p.str(kv.v, "detect")
+		if err != nil {
+			return nil, err
+		}
+		denv, err := cel.NewEnv(cel.Variable("arch", cel.StringType), cel.Variable("meta", cel.MapType(cel.StringType, cel.DynType)))
+		if err != nil {
+			return nil, err
+		}
+		if s.Detect, err = compile(denv, src, p.pos(kv.v), "detect"); err != nil {
 			return nil, err
 		}
 	}

@@ -15,7 +15,7 @@ import (
 
 // specGraph builds an unbound graph from a spec with its default params.
 func specGraph(specPath string, set setFlags, reg *ops.Registry, pl model.PluginLoader, passes bool) (*graph.Graph, error) {
-	sp, err := model.Prepare(specPath, "", reg, pl)
+	sp, err := model.Prepare(specPath, "", nil, reg, pl)
 	if err != nil {
 		return nil, err
 	}
