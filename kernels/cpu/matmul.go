@@ -633,9 +633,11 @@ func (k Kernels) DotF32(a, b []float32) float32 {
 	return k.floatDot(ftF32, tensor.F32ToBytes(a), b)
 }
 
-// QuantizeRowQ8_0 quantizes x (a multiple of 32 values) into ggml Q8_0
-// blocks in dst (34 bytes per 32 values), bit-exactly as ggml's reference
-// quantize_row_q8_0 does.
+// QuantizeRowQ8_0 quantizes activations x (a multiple of 32 values) into
+// ggml Q8_0 blocks in dst (34 bytes per 32 values), bit-exactly as
+// quant.QuantizeActivationQ8_0 does: as ggml's x86 CPU backend quantizes
+// activations, which rounds some values differently from its reference
+// quantizer (quant.QuantizeRowQ8_0, the one for weights).
 func QuantizeRowQ8_0(dst []byte, x []float32) error {
 	if len(x)%32 != 0 {
 		return fmt.Errorf("quantize q8_0: %d values is not a multiple of 32", len(x))

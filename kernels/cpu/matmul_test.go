@@ -37,8 +37,8 @@ func randomMatrix(t testing.TB, r *rand.Rand, dt tensor.DType, rows, cols int) M
 }
 
 // refMatMul is the reference: each weight row dotted by kernels/quant with
-// the token's activations quantized to the type it pairs with (float32
-// for float weights, in float64).
+// the token's activations quantized to the type it pairs with, by
+// quant.QuantizeActivation (float32 for float weights, in float64).
 func refMatMul(t testing.TB, w Matrix, x []float32, n int) []float64 {
 	t.Helper()
 	out := make([]float64, n*w.Rows)
@@ -51,7 +51,7 @@ func refMatMul(t testing.TB, w Matrix, x []float32, n int) []float64 {
 		if at != tensor.F32 {
 			ab, _ := at.RowBytes(w.Cols)
 			act = make([]byte, ab)
-			if err := quant.Quantize(at, act, xt); err != nil {
+			if err := quant.QuantizeActivation(at, act, xt); err != nil {
 				t.Fatal(err)
 			}
 		}

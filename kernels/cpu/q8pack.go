@@ -6,9 +6,10 @@ import (
 )
 
 // Activations for the SIMD Q4_0 and Q8_0 kernels are quantized to 8 bits
-// exactly as ggml's Q8_0 does (per block of 32: d = amax/127, q =
-// round(x/d) half away from zero, d stored as an f16), then laid out so
-// the kernels load them with aligned full-width loads:
+// exactly as ggml's x86 CPU backend quantizes them to Q8_0 (per block of
+// 32: d = amax/127 stored as an f16, q = x·(127/amax) rounded half to
+// even; quant.QuantizeActivationQ8_0), then laid out so the kernels load
+// them with aligned full-width loads:
 //
 // Layout A (Q4_0 weights), 256 bytes per group of 4 blocks j = 0..3:
 //
@@ -47,7 +48,7 @@ func q8aRowBytes(cols int) int { return (cols/32 + 3) / 4 * q8aGroup }
 // rounded up to a multiple of 64 bytes.
 func q8bRowBytes(cols int) int { return (cols/32 + 1) / 2 * q8bPair }
 
-// quantBlockQ8 quantizes 32 values like ggml's quantize_row_q8_0 and
+// quantBlockQ8 quantizes 32 values like quant.QuantizeActivationQ8_0 and
 // returns the f16 bits of the scale.
 func quantBlockQ8(q *[32]int8, x []float32) uint16 {
 	x = x[:32]
@@ -55,15 +56,14 @@ func quantBlockQ8(q *[32]int8, x []float32) uint16 {
 	for _, v := range x {
 		amax = max(amax, float32(math.Abs(float64(v))))
 	}
-	d := amax / 127
-	var id float32
-	if d != 0 {
-		id = 1 / d
+	id := 127 / amax
+	if id > math.MaxFloat32 {
+		id = 0
 	}
 	for i, v := range x {
-		q[i] = int8(math.Round(float64(v * id)))
+		q[i] = int8(math.RoundToEven(float64(v * id)))
 	}
-	return toF16(d)
+	return toF16(amax / 127)
 }
 
 // quantizeQ8_0Go writes len(x)/32 ggml Q8_0 blocks to dst.

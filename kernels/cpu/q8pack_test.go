@@ -48,14 +48,14 @@ func TestQuantizeQ8_0MatchesReference(t *testing.T) {
 	for _, n := range []int{32, 64, 96, 160, 2048} {
 		for name, x := range quantInputs(r, n) {
 			want := make([]byte, n/32*34)
-			quant.QuantizeRowQ8_0(want, x)
+			quant.QuantizeActivationQ8_0(want, x)
 			for _, l := range Levels() {
 				k := Detect().Limit(l)
 				got := make([]byte, len(want)+1)
 				got[len(want)] = 0xa5
 				k.quantizeQ8_0(got[:len(want)], x)
 				if !bytes.Equal(got[:len(want)], want) || got[len(want)] != 0xa5 {
-					t.Errorf("%s/%s/n=%d: quantizeQ8_0 differs from quant.QuantizeRowQ8_0", l, name, n)
+					t.Errorf("%s/%s/n=%d: quantizeQ8_0 differs from quant.QuantizeActivationQ8_0", l, name, n)
 				}
 			}
 			got := make([]byte, len(want))
@@ -80,7 +80,7 @@ func TestPackLayouts(t *testing.T) {
 		for name, x := range quantInputs(r, n) {
 			nb := n / 32
 			ref := make([]byte, nb*34)
-			quant.QuantizeRowQ8_0(ref, x)
+			quant.QuantizeActivationQ8_0(ref, x)
 			q := func(j, i int) int32 { return int32(int8(ref[34*j+2+i])) }
 			d := func(j int) float32 { return quant.FromF16(uint16(ref[34*j]) | uint16(ref[34*j+1])<<8) }
 			wantA := make([]byte, q8aRowBytes(n))
@@ -153,7 +153,7 @@ func TestPackLayoutC(t *testing.T) {
 		for name, x := range quantInputs(r, n) {
 			nb := n / 32
 			ref := make([]byte, nb*34)
-			quant.QuantizeRowQ8_0(ref, x)
+			quant.QuantizeActivationQ8_0(ref, x)
 			want := make([]byte, q8cRowBytes(n))
 			for j := range nb {
 				g, l := want[j/16*q8cGroup:], j%16

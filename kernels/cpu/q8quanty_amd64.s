@@ -3,7 +3,7 @@
 #include "textflag.h"
 
 // Quantization of float32 activations to ggml Q8_0 blocks, AVX2: bit-exact
-// with ggml's reference quantize_row_q8_0 (see q8quantz_amd64.s).
+// with quant.QuantizeActivationQ8_0 (see q8quantz_amd64.s).
 
 DATA q8ypack<>+0(SB)/4, $0
 DATA q8ypack<>+4(SB)/4, $4
@@ -15,19 +15,11 @@ DATA q8ypack<>+24(SB)/4, $3
 DATA q8ypack<>+28(SB)/4, $7
 GLOBL q8ypack<>(SB), RODATA|NOPTR, $32
 
-// ROUNDY rounds the 8 floats of v half away from zero and converts them to
-// int32 in v; t, f and s are scratch. Y15 |x| mask, Y14 sign mask, Y13 0.5,
-// Y12 1.0.
-#define ROUNDY(v, t, f, s) \
-	VROUNDPS   $3, v, t; \
-	VSUBPS     t, v, f; \
-	VANDPS     Y15, f, f; \
-	VCMPPS     $0x1d, Y13, f, f; \
-	VANDPS     Y14, v, s; \
-	VORPS      Y12, s, s; \
-	VANDPS     f, s, s; \
-	VADDPS     s, t, t; \
-	VCVTTPS2DQ t, v
+// ROUNDY rounds the 8 floats of v half to even and converts them to int32
+// in v.
+#define ROUNDY(v) \
+	VROUNDPS   $0, v, v; \
+	VCVTTPS2DQ v, v
 
 // QBLOCKY quantizes the 32 floats at (SI): Y0..Y3 get the int32 quants of
 // elements 0-7, 8-15, 16-23, 24-31 (before packing), X4 d (low lane).
@@ -49,36 +41,27 @@ GLOBL q8ypack<>(SB), RODATA|NOPTR, $32
 	VMAXPS       X5, X4, X4; \
 	VPERMILPS    $0xb1, X4, X5; \
 	VMAXPS       X5, X4, X4; \
+	VDIVSS       X4, X11, X5; \
 	VDIVSS       X11, X4, X4; \
-	VDIVSS       X4, X12, X5; \
-	VXORPS       X8, X8, X8; \
-	VCMPSS       $4, X8, X4, X8; \
+	VCMPSS       $1, X13, X5, X8; \
 	VANDPS       X8, X5, X5; \
 	VBROADCASTSS X5, Y5; \
 	VMULPS       Y5, Y0, Y0; \
 	VMULPS       Y5, Y1, Y1; \
 	VMULPS       Y5, Y2, Y2; \
 	VMULPS       Y5, Y3, Y3; \
-	ROUNDY(Y0, Y6, Y7, Y8); \
-	ROUNDY(Y1, Y6, Y7, Y8); \
-	ROUNDY(Y2, Y6, Y7, Y8); \
-	ROUNDY(Y3, Y6, Y7, Y8)
+	ROUNDY(Y0); \
+	ROUNDY(Y1); \
+	ROUNDY(Y2); \
+	ROUNDY(Y3)
 
-// QCONSTY loads the constants: Y15 |x| mask, Y14 sign mask, Y13 0.5,
-// Y12 1.0, X11 127.
+// QCONSTY loads the constants: Y15 |x| mask, X13 +Inf, X11 127.
 #define QCONSTY \
 	MOVL         $0x7fffffff, AX; \
 	MOVD         AX, X15; \
 	VPBROADCASTD X15, Y15; \
-	MOVL         $0x80000000, AX; \
-	MOVD         AX, X14; \
-	VPBROADCASTD X14, Y14; \
-	MOVL         $0x3f000000, AX; \
+	MOVL         $0x7f800000, AX; \
 	MOVD         AX, X13; \
-	VPBROADCASTD X13, Y13; \
-	MOVL         $0x3f800000, AX; \
-	MOVD         AX, X12; \
-	VPBROADCASTD X12, Y12; \
 	MOVL         $0x42fe0000, AX; \
 	MOVD         AX, X11
 

@@ -3,8 +3,10 @@
 #include "textflag.h"
 
 // Quantization of float32 activations to 8 bits per block of 32, bit-exact
-// with ggml's reference quantize_row_q8_0 (d = amax/127, id = 1/d,
-// q = round(x·id) half away from zero, d stored rounded to f16), AVX-512.
+// with quant.QuantizeActivationQ8_0, which is how ggml's x86 CPU backend
+// quantizes activations (d = amax/127 stored rounded to f16,
+// q = x·(127/amax) rounded half to even; zero quants where 127/amax is
+// not finite), AVX-512.
 // Three output forms: ggml Q8_0 blocks, and layouts A and B (q8pack.go).
 
 DATA q8perm<>+0(SB)/4, $0
@@ -17,32 +19,22 @@ DATA q8perm<>+24(SB)/4, $24
 DATA q8perm<>+28(SB)/4, $28
 GLOBL q8perm<>(SB), RODATA|NOPTR, $32
 
-// QCONST sets up the constants: Z31 |x| mask, Z30 sign mask, Z29 0.5,
-// Z21 1.0, Z20 127.0, Y25 the lane gather indices.
+// QCONST sets up the constants: Z31 |x| mask, Z29 +Inf, Z20 127.0, Y25
+// the lane gather indices.
 #define QCONST \
 	MOVL         $0x7fffffff, AX; \
 	VPBROADCASTD AX, Z31; \
-	MOVL         $0x80000000, AX; \
-	VPBROADCASTD AX, Z30; \
-	MOVL         $0x3f000000, AX; \
+	MOVL         $0x7f800000, AX; \
 	VPBROADCASTD AX, Z29; \
-	MOVL         $0x3f800000, AX; \
-	VPBROADCASTD AX, Z21; \
 	MOVL         $0x42fe0000, AX; \
 	VPBROADCASTD AX, Z20; \
 	VMOVDQU32    q8perm<>(SB), Y25
 
-// ROUNDQ rounds the 16 floats of v half away from zero and converts them
-// to int32 in v; t, f and s are scratch.
-#define ROUNDQ(v, t, f, s) \
-	VRNDSCALEPS $0x0b, v, t; \
-	VSUBPS      t, v, f; \
-	VANDPS      Z31, f, f; \
-	VCMPPS      $0x1d, Z29, f, K1; \
-	VPANDD      Z30, v, s; \
-	VPORD       Z21, s, s; \
-	VADDPS      s, t, K1, t; \
-	VCVTTPS2DQ  t, v
+// ROUNDQ rounds the 16 floats of v half to even and converts them to int32
+// in v.
+#define ROUNDQ(v) \
+	VRNDSCALEPS $0x08, v, v; \
+	VCVTTPS2DQ  v, v
 
 // QBLOCK quantizes the 32 floats at (SI): Z0 and Z1 get the int32 quants of
 // elements 0-15 and 16-31, X11 and X12 the same as bytes, X6 the f16 bits
@@ -61,16 +53,16 @@ GLOBL q8perm<>(SB), RODATA|NOPTR, $32
 	VMAXPS        X3, X2, X2; \
 	VPERMILPS     $0xb1, X2, X3; \
 	VMAXPS        X3, X2, X2; \
+	VDIVSS        X2, X20, X5; \
 	VDIVSS        X20, X2, X4; \
-	VDIVSS        X4, X21, X5; \
-	VXORPS        X8, X8, X8; \
-	VCMPSS        $4, X8, X4, X8; \
+	VMOVAPS       X29, X8; \
+	VCMPSS        $1, X8, X5, X8; \
 	VANDPS        X8, X5, X5; \
 	VBROADCASTSS  X5, Z5; \
 	VMULPS        Z5, Z0, Z0; \
 	VMULPS        Z5, Z1, Z1; \
-	ROUNDQ(Z0, Z8, Z9, Z10); \
-	ROUNDQ(Z1, Z16, Z17, Z18); \
+	ROUNDQ(Z0); \
+	ROUNDQ(Z1); \
 	VPMOVDB       Z0, X11; \
 	VPMOVDB       Z1, X12; \
 	VCVTPS2PH     $0, X4, X6; \

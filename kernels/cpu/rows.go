@@ -11,14 +11,20 @@ func RMSNorm(dst, x, w []float32, eps float32) { detected.RMSNorm(dst, x, w, eps
 
 // RMSNorm writes dst = x / sqrt(mean(x²) + eps) * w for one row (w may be
 // nil).
+//
+// It rounds as ggml's rms_norm does, so that weft's normalized rows, which
+// are quantized before a matmul, are llama.cpp's bit for bit: the squares
+// are rounded to float32 and summed in float64 (in sumSqGo's order), the
+// mean is rounded to float32, scale = 1/sqrt(mean+eps) is computed in
+// float32, and dst = (x·scale)·w with each product rounded.
 func (k Kernels) RMSNorm(dst, x, w []float32, eps float32) {
 	n := len(x)
 	if n == 0 {
 		return
 	}
 	dst = dst[:n]
-	ss := k.sumSq(x)
-	scale := float32(1 / math.Sqrt(ss/float64(n)+float64(eps)))
+	mean := float32(k.sumSq(x) / float64(n))
+	scale := 1 / float32(math.Sqrt(float64(mean+eps)))
 	if w == nil {
 		k.scale(dst, x, scale)
 		return
@@ -153,12 +159,26 @@ func (k Kernels) Axpy(y, x []float32, a float32) { k.axpy(y[:len(x)], x, a) }
 
 // Pure-Go versions of the row kernels.
 
+// sumSqGo returns Σ x[i]², each square rounded to float32 and added in
+// float64, in the order of the SIMD kernels: eight lanes, lane j adding the
+// squares of x[j], x[j+8], x[j+16], … in turn, combined by sumLanes.
 func sumSqGo(x []float32) float64 {
-	var ss float64
-	for _, v := range x {
-		ss += float64(v) * float64(v)
+	var l [8]float64
+	addSquares(&l, x, 0)
+	return sumLanes(&l)
+}
+
+// addSquares adds the square of each x[i], i ≥ i0, rounded to float32, to
+// lane i%8 of l.
+func addSquares(l *[8]float64, x []float32, i0 int) {
+	for i := i0; i < len(x); i++ {
+		l[i%8] += float64(float32(x[i] * x[i]))
 	}
-	return ss
+}
+
+// sumLanes returns ((l0+l4) + (l2+l6)) + ((l1+l5) + (l3+l7)).
+func sumLanes(l *[8]float64) float64 {
+	return ((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7]))
 }
 
 func scaleGo(dst, x []float32, a float32) {

@@ -18,8 +18,11 @@ func scaleZ(dst, x *float32, n int, a float32)
 //go:noescape
 func scaleMulZ(dst, x, w *float32, n int, a float32)
 
+// sumSqLanesZ sets l[j] to Σ x[i]² over i < n, i%8 = j, in sumSqGo's
+// order; n is a multiple of 8.
+//
 //go:noescape
-func sumSqZ(x *float32, n int) float32
+func sumSqLanesZ(l *[8]float64, x *float32, n int)
 
 //go:noescape
 func addZ(dst, a, b *float32, n int)
@@ -59,8 +62,10 @@ func scaleY(dst, x *float32, n int, a float32)
 //go:noescape
 func scaleMulY(dst, x, w *float32, n int, a float32)
 
+// sumSqLanesY is sumSqLanesZ for AVX2.
+//
 //go:noescape
-func sumSqY(x *float32, n int) float32
+func sumSqLanesY(l *[8]float64, x *float32, n int)
 
 //go:noescape
 func addY(dst, a, b *float32, n int)
@@ -86,14 +91,22 @@ func axpyRowsY(o, p, v *float32, stride uintptr, n, hd int)
 // The dispatchers below take slices whose lengths the callers have
 // matched; an empty input does nothing.
 
+// sumSq is sumSqGo: the kernels fill the lanes over whole vectors of 8,
+// the last x[i] are added in Go.
 func (k Kernels) sumSq(x []float32) float64 {
-	if k.level >= AVX512 && len(x) > 0 {
-		return float64(sumSqZ(&x[0], len(x)))
+	var l [8]float64
+	m := len(x) &^ 7
+	switch {
+	case m == 0:
+	case k.level >= AVX512:
+		sumSqLanesZ(&l, &x[0], m)
+	case k.level >= AVX2:
+		sumSqLanesY(&l, &x[0], m)
+	default:
+		m = 0
 	}
-	if m := len(x) &^ 7; k.level >= AVX2 && m > 0 {
-		return float64(sumSqY(&x[0], m)) + sumSqGo(x[m:])
-	}
-	return sumSqGo(x)
+	addSquares(&l, x, m)
+	return sumLanes(&l)
 }
 
 func (k Kernels) scale(dst, x []float32, a float32) {

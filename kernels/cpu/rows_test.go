@@ -282,3 +282,77 @@ func TestAttend(t *testing.T) {
 		}
 	}
 }
+
+// ggmlRMSNorm is ggml's rms_norm followed by the multiplication by w,
+// written out: float32 squares summed in float64 one after another, the
+// mean rounded to float32, scale = 1/sqrtf(mean + eps) in float32.
+func ggmlRMSNorm(x, w []float32, eps float32) []float32 {
+	var sum float64
+	for _, v := range x {
+		sum += float64(float32(v * v))
+	}
+	mean := float32(sum / float64(len(x)))
+	scale := 1 / float32(math.Sqrt(float64(mean+eps)))
+	out := make([]float32, len(x))
+	for i, v := range x {
+		out[i] = float32(v * scale)
+		if w != nil {
+			out[i] = float32(out[i] * w[i])
+		}
+	}
+	return out
+}
+
+// TestRMSNormRoundsAsGGML checks RMSNorm bit for bit against ggml's
+// arithmetic, on every level. The lanes of sumSq add in another order
+// than ggml's one running sum, which shows only if the float64 sums round
+// to different float32 means: about once in 10⁷ rows, not in these.
+func TestRMSNormRoundsAsGGML(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	for _, n := range rowSizes {
+		rows := map[string][]float32{"gauss": randRow(r, n, 1), "wide": randRow(r, n, 1e3)}
+		// A row of dequantized 4-bit weights: few distinct squares.
+		grid := make([]float32, n)
+		for i := range grid {
+			grid[i] = float32(r.IntN(16)-8) * 0.0123
+		}
+		rows["grid"] = grid
+		w := randRow(r, n, 1)
+		for name, x := range rows {
+			for _, wt := range [][]float32{w, nil} {
+				want := ggmlRMSNorm(x, wt, 1e-5)
+				for _, l := range Levels() {
+					k := Detect().Limit(l)
+					dst, check := guarded(n, 0)
+					k.RMSNorm(dst, x, wt, 1e-5)
+					check(t)
+					for i := range dst {
+						if math.Float32bits(dst[i]) != math.Float32bits(want[i]) {
+							t.Fatalf("%s/%s n=%d weighted=%v: [%d] = %v, ggml %v", l, name, n, wt != nil, i, dst[i], want[i])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestSumSqLevelsAgree checks that every level sums the squares in the same
+// order, so that the SIMD and pure-Go RMSNorm agree bit for bit.
+func TestSumSqLevelsAgree(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 24))
+	for _, n := range rowSizes {
+		// Magnitudes spread over 2¹²⁰: the sum's last bits depend on
+		// the order of the additions.
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(math.Ldexp(r.NormFloat64(), r.IntN(60)-30))
+		}
+		want := sumSqGo(x)
+		for _, l := range Levels() {
+			if got := Detect().Limit(l).sumSq(x); math.Float64bits(got) != math.Float64bits(want) {
+				t.Errorf("%s n=%d: sumSq = %v, pure Go %v", l, n, got, want)
+			}
+		}
+	}
+}

@@ -212,43 +212,36 @@ test:
 	MOVSS        X0, ret+16(FP)
 	RET
 
-// func sumSqY(x *float32, n int) float32
-TEXT ·sumSqY(SB), NOSPLIT, $0-20
-	MOVQ   x+0(FP), SI
-	MOVQ   n+8(FP), CX
-	ANDQ   $-8, CX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
+// func sumSqLanesY(l *[8]float64, x *float32, n int)
+// l[j] = Σ x[i]² over i < n (a multiple of 8) with i%8 = j: each square
+// rounded to float32, widened and added in float64 in order of i. Y0
+// holds lanes 0-3, Y2 lanes 4-7.
+TEXT ·sumSqLanesY(SB), NOSPLIT, $0-24
+	MOVQ   l+0(FP), DI
+	MOVQ   x+8(FP), SI
+	MOVQ   n+16(FP), CX
+	VXORPD Y0, Y0, Y0
+	VXORPD Y2, Y2, Y2
 	XORQ   AX, AX
-	MOVQ   CX, DX
-	ANDQ   $-16, DX
-	JMP    test16
+	TESTQ  CX, CX
+	JZ     done
 
-loop16:
-	VMOVUPS     (SI)(AX*4), Y2
-	VMOVUPS     32(SI)(AX*4), Y3
-	VFMADD231PS Y2, Y2, Y0
-	VFMADD231PS Y3, Y3, Y1
-	ADDQ        $16, AX
-
-test16:
-	CMPQ AX, DX
-	JB   loop16
-	CMPQ AX, CX
-	JAE  done
-	VMOVUPS     (SI)(AX*4), Y2
-	VFMADD231PS Y2, Y2, Y0
+loop:
+	VMOVUPS      (SI)(AX*4), Y1
+	VMULPS       Y1, Y1, Y1
+	VCVTPS2PD    X1, Y3
+	VEXTRACTF128 $1, Y1, X1
+	VCVTPS2PD    X1, Y1
+	VADDPD       Y3, Y0, Y0
+	VADDPD       Y1, Y2, Y2
+	ADDQ         $8, AX
+	CMPQ         AX, CX
+	JB           loop
 
 done:
-	VADDPS       Y1, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS       X1, X0, X0
-	VPERMILPS    $0x4e, X0, X1
-	VADDPS       X1, X0, X0
-	VPERMILPS    $0xb1, X0, X1
-	VADDSS       X1, X0, X0
+	VMOVUPD Y0, (DI)
+	VMOVUPD Y2, 32(DI)
 	VZEROUPPER
-	MOVSS        X0, ret+16(FP)
 	RET
 
 // func scaleY(dst, x *float32, n int, a float32)

@@ -220,48 +220,30 @@ done:
 	VZEROUPPER
 	RET
 
-// func sumSqZ(x *float32, n int) float32
-// Returns Σ x[i]².
-TEXT ·sumSqZ(SB), NOSPLIT, $0-20
-	MOVQ   x+0(FP), SI
-	MOVQ   n+8(FP), CX
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
+// func sumSqLanesZ(l *[8]float64, x *float32, n int)
+// l[j] = Σ x[i]² over i < n (a multiple of 8) with i%8 = j: each square
+// rounded to float32, widened and added in float64 in order of i.
+TEXT ·sumSqLanesZ(SB), NOSPLIT, $0-24
+	MOVQ   l+0(FP), DI
+	MOVQ   x+8(FP), SI
+	MOVQ   n+16(FP), CX
+	VPXORQ Z0, Z0, Z0
 	XORQ   AX, AX
-	MOVQ   CX, DX
-	ANDQ   $-32, DX
-	JZ     tail16
+	TESTQ  CX, CX
+	JZ     done
 
-loop32:
-	VMOVUPS     (SI)(AX*4), Z2
-	VMOVUPS     64(SI)(AX*4), Z3
-	VFMADD231PS Z2, Z2, Z0
-	VFMADD231PS Z3, Z3, Z1
-	ADDQ        $32, AX
-	CMPQ        AX, DX
-	JB          loop32
-
-tail16:
-	MOVQ CX, DX
-	SUBQ AX, DX
-	JZ   done
-	CMPQ DX, $16
-	JB   last
-	VMOVUPS     (SI)(AX*4), Z2
-	VFMADD231PS Z2, Z2, Z0
-	ADDQ        $16, AX
-	JMP         tail16
-
-last:
-	TAILMASK
-	VMOVUPS.Z   (SI)(AX*4), K1, Z2
-	VFMADD231PS Z2, Z2, Z1
+loop:
+	VMOVUPS   (SI)(AX*4), Y1
+	VMULPS    Y1, Y1, Y1
+	VCVTPS2PD Y1, Z1
+	VADDPD    Z1, Z0, Z0
+	ADDQ      $8, AX
+	CMPQ      AX, CX
+	JB        loop
 
 done:
-	VADDPS Z1, Z0, Z0
-	HSUM(Z0, Y0, X0, Y1, X1)
+	VMOVUPD Z0, (DI)
 	VZEROUPPER
-	MOVSS  X0, ret+16(FP)
 	RET
 
 // func addZ(dst, a, b *float32, n int)

@@ -14,7 +14,9 @@
 // last bits.
 //
 // Dot products multiply a weight row by an activation row quantized to
-// ActivationType(w). Unlike ggml, which pairs Q4_1 and Q5_1 weights with
+// ActivationType(w): Q8_K rows by QuantizeRowQ8_K, Q8_0 rows by
+// QuantizeActivationQ8_0, which rounds as ggml's x86 CPU backend does
+// rather than as its reference quantizer. Unlike ggml, which pairs Q4_1 and Q5_1 weights with
 // Q8_1 activations, this package pairs every 32-element format with Q8_0:
 // the block sum that Q8_1 stores as an f16 is computed exactly from the
 // Q8_0 quants instead, which is simpler and never less precise. DotQ4_1Q8_1

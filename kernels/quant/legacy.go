@@ -221,8 +221,9 @@ func DequantizeRowQ5_1(dst []float32, src []byte) {
 }
 
 // QuantizeRowQ8_0 quantizes src to Q8_0 blocks: d = amax/127 and
-// q = round(x/d), rounding half away from zero. This is also how
-// activations are prepared for the dot products of the 32-element formats.
+// q = round(x/d), rounding half away from zero, as ggml's reference
+// quantizer (and so llama.cpp's quantize tool) does. Activations are
+// quantized by QuantizeActivationQ8_0 instead.
 func QuantizeRowQ8_0(dst []byte, src []float32) {
 	nb := len(src) / qk
 	dst = dst[:nb*blockQ8_0]
@@ -241,6 +242,43 @@ func QuantizeRowQ8_0(dst []byte, src []float32) {
 		putF16(y, d)
 		for j, v := range x {
 			y[2+j] = byte(int8(roundAway(v * id)))
+		}
+	}
+}
+
+// QuantizeActivationQ8_0 quantizes an activation row to Q8_0 blocks the way
+// ggml's x86 CPU backend does before a dot product with Q4_0, Q5_0 or Q8_0
+// weights (the AVX paths of quantize_row_q8_0, which its repacked Q4_0
+// kernels mirror): d = amax/127 stored as an f16, as in QuantizeRowQ8_0,
+// but q = x·(127/amax) rounded half to even, where the reference
+// multiplies by 1/d and rounds half away from zero.
+//
+// The two differ by one step on values whose x/d lies on or within an ulp
+// of a half. Random inputs almost never do, but rows built from quantized
+// weights do: an embedding row of a Q4_0 model after RMSNorm takes values
+// k·g, and with amax = 8g every k = ±4 lands on 63.5 less or more an ulp,
+// depending on how 127/amax is rounded. Matching the runtime there keeps
+// weft's first-layer activations identical to llama.cpp's.
+//
+// A block whose 127/amax is not a finite float32 (amax = 0, or below
+// 127/MaxFloat32, where the f16 scale is 0 anyway) gets zero quants.
+func QuantizeActivationQ8_0(dst []byte, src []float32) {
+	nb := len(src) / qk
+	dst = dst[:nb*blockQ8_0]
+	for i := range nb {
+		x := src[i*qk : i*qk+qk]
+		y := dst[i*blockQ8_0 : i*blockQ8_0+blockQ8_0]
+		var amax float32
+		for _, v := range x {
+			amax = max(amax, abs32(v))
+		}
+		putF16(y, amax/127)
+		id := 127 / amax
+		if id > math.MaxFloat32 {
+			id = 0
+		}
+		for j, v := range x {
+			y[2+j] = byte(int8(math.RoundToEven(float64(v * id))))
 		}
 	}
 }

@@ -88,6 +88,24 @@ func Dequantize(dt tensor.DType, dst []float32, src []byte) error {
 	return nil
 }
 
+// QuantizeActivation encodes an activation row as dt, one of the types
+// ActivationType returns, the way a dot product expects it: Q8_0 by
+// QuantizeActivationQ8_0 (ggml's runtime rounding, not the reference
+// quantizer that Quantize uses for weights), any other type as Quantize
+// does. dst must be exactly dt.RowBytes(len(src)) long.
+func QuantizeActivation(dt tensor.DType, dst []byte, src []float32) error {
+	f, err := sizes("quantize activation", dt, len(src), len(dst))
+	if err != nil {
+		return err
+	}
+	if dt == tensor.Q8_0 {
+		QuantizeActivationQ8_0(dst, src)
+		return nil
+	}
+	f.quantize(dst, src)
+	return nil
+}
+
 // ActivationType returns the type an activation row is quantized to before
 // a dot product with a weight row of type w: Q8_0 for the 32-element
 // formats (ggml uses Q8_1 for Q4_1 and Q5_1; see the package comment), Q8_K
