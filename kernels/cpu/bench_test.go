@@ -123,7 +123,7 @@ type tinyLlama struct {
 	bytes                int64
 }
 
-func newTinyLlama(b *testing.B, dt tensor.DType) *tinyLlama {
+func newTinyLlama(b testing.TB, dt tensor.DType) *tinyLlama {
 	const hidden, layers, kv, ffn, vocab = 2048, 22, 256, 5632, 32000
 	m := &tinyLlama{}
 	add := func(rows, cols int) Matrix {
@@ -178,6 +178,47 @@ func BenchmarkDecodeTinyLlama(b *testing.B) {
 				must(b, MatMul(p, logits, m.out, x[:2048], 1))
 			}
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tok/s")
+		})
+	}
+}
+
+// BenchmarkPrefillTinyLlama runs the matmuls of a 128-token prefill of a
+// TinyLlama-shaped model (weights far larger than the caches, read once
+// per pass), reporting tokens/s and GFLOP/s. The LM head, which a
+// prefill runs for the last token only, is left out, as are norms and
+// attention.
+func BenchmarkPrefillTinyLlama(b *testing.B) {
+	const n = 128
+	for _, dt := range []tensor.DType{tensor.F16, tensor.BF16, tensor.F32, tensor.Q8_0, tensor.Q4_0} {
+		b.Run(dt.String(), func(b *testing.B) {
+			m := newTinyLlama(b, dt)
+			p := NewPool(0)
+			defer p.Close()
+			x := make([]float32, n*5632)
+			for i := range x {
+				x[i] = float32(i%13)/4 - 1.5
+			}
+			q, k, v := make([]float32, n*2048), make([]float32, n*256), make([]float32, n*256)
+			g, u := make([]float32, n*5632), make([]float32, n*5632)
+			h := make([]float32, n*2048)
+			var flop float64
+			for b.Loop() {
+				for l := range m.qkv {
+					must(b, MatMulMulti(p, [][]float32{q, k, v}, m.qkv[l], x[:n*2048], n))
+					must(b, MatMulAcc(p, h, m.o[l][0], q, n))
+					must(b, MatMulMulti(p, [][]float32{g, u}, m.gateUp[l], x[:n*2048], n))
+					must(b, MatMulAcc(p, h, m.down[l][0], x, n))
+				}
+			}
+			for l := range m.qkv {
+				for _, ws := range [][]Matrix{m.qkv[l], m.o[l], m.gateUp[l], m.down[l]} {
+					for _, w := range ws {
+						flop += 2 * n * float64(w.Rows) * float64(w.Cols)
+					}
+				}
+			}
+			b.ReportMetric(n*float64(b.N)/b.Elapsed().Seconds(), "tok/s")
+			b.ReportMetric(flop*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		})
 	}
 }

@@ -49,33 +49,31 @@
 	VFMADD231PS  Z24, Z31, Z22; \
 	VFMADD231PS  Z25, Z31, Z23
 
-// SCATTER2 stores the 32 tokens of one row (lo: tokens 0-15, hi: 16-31)
-// at DX with the token stride in Z24/Z25 (byte offsets), under the token
-// masks K1/K2, adding the old values when AX ≠ 0; then advances DX by a
-// row.
-#define SCATTER2(lo, hi) \
-	TESTQ       AX, AX; \
-	JEQ         7(PC); \
-	KMOVW       K1, K3; \
-	KMOVW       K2, K4; \
-	VGATHERDPS  (DX)(Z24*1), K3, Z26; \
-	VGATHERDPS  (DX)(Z25*1), K4, Z27; \
-	VADDPS      Z26, lo, lo; \
-	VADDPS      Z27, hi, hi; \
-	KMOVW       K1, K3; \
-	KMOVW       K2, K4; \
-	VSCATTERDPS lo, K3, (DX)(Z24*1); \
-	VSCATTERDPS hi, K4, (DX)(Z25*1); \
-	ADDQ        $4, DX
+// BUFADD adds row i of the tile buffer at DI to lo, hi.
+#define BUFADD(lo, hi, i) \
+	VADDPS (i*128)(DI), lo, lo; \
+	VADDPS (i*128+64)(DI), hi, hi
 
-// func gemm12x32Z(w *float32, ldw uintptr, xp *float32, k int, dst *float32, ldd uintptr, acc, ntok int)
-// dst[t·ldd/4 + r] (+)= Σ_{i<k} w[r·ldw/4 + i]·xp[32i + t] for r < 12 and
-// t < ntok (≤ 32); with acc ≠ 0 the sums are added to dst.
-TEXT ·gemm12x32Z(SB), NOSPLIT, $0-64
+// BUFST stores lo, hi to row i of the tile buffer at DI.
+#define BUFST(lo, hi, i) \
+	VMOVUPS lo, (i*128)(DI); \
+	VMOVUPS hi, (i*128+64)(DI)
+
+// func gemm12x32Z(w *float32, ldw uintptr, xp *float32, k int, buf *float32, add int, pf *byte, pfoff, pfstride, pfseg uintptr, npf int)
+// Computes the 12-row × 32-token tile s[r][t] = Σ_{i<k} w[r·ldw/4 + i]·xp[32i + t]
+// over one reduction chunk and stores it to buf (row r at buf[32r]),
+// adding what buf held when add ≠ 0. While it computes, it prefetches npf
+// cache lines into L2 (one per 4 elements of k): the lines of segments
+// pfseg bytes long that start pfstride bytes apart at pf, from byte pfoff
+// of the first one on. That is where the next chunk of weights is read from.
+TEXT ·gemm12x32Z(SB), NOSPLIT, $0-88
 	MOVQ w+0(FP), R8
 	MOVQ ldw+8(FP), BX
 	MOVQ xp+16(FP), SI
 	MOVQ k+24(FP), CX
+	MOVQ pf+48(FP), R12
+	MOVQ pfoff+56(FP), R14
+	MOVQ npf+80(FP), R13
 	LEAQ (R8)(BX*2), R9
 	ADDQ BX, R9
 	LEAQ (R9)(BX*2), R10
@@ -111,6 +109,17 @@ TEXT ·gemm12x32Z(SB), NOSPLIT, $0-64
 	JZ     one
 
 loop4:
+	TESTQ      R13, R13
+	JEQ        nopf
+	PREFETCHT1 (R12)(R14*1)
+	DECQ       R13
+	ADDQ       $64, R14
+	CMPQ       R14, pfseg+72(FP)
+	JB         nopf
+	XORQ       R14, R14
+	ADDQ       pfstride+64(FP), R12
+
+nopf:
 	GSTEP12(0, 0)
 	GSTEP12(128, 4)
 	GSTEP12(256, 8)
@@ -125,7 +134,7 @@ loop4:
 
 one:
 	ANDQ $3, CX
-	JZ   store
+	JZ   epilogue
 
 loop1:
 	GSTEP12(0, 0)
@@ -137,35 +146,103 @@ loop1:
 	DECQ CX
 	JNZ  loop1
 
+epilogue:
+	MOVQ  buf+32(FP), DI
+	MOVQ  add+40(FP), AX
+	TESTQ AX, AX
+	JEQ   store
+	BUFADD(Z0, Z1, 0)
+	BUFADD(Z2, Z3, 1)
+	BUFADD(Z4, Z5, 2)
+	BUFADD(Z6, Z7, 3)
+	BUFADD(Z8, Z9, 4)
+	BUFADD(Z10, Z11, 5)
+	BUFADD(Z12, Z13, 6)
+	BUFADD(Z14, Z15, 7)
+	BUFADD(Z16, Z17, 8)
+	BUFADD(Z18, Z19, 9)
+	BUFADD(Z20, Z21, 10)
+	BUFADD(Z22, Z23, 11)
+
 store:
-	// Token masks: K1 tokens 0-15, K2 tokens 16-31 (of ntok).
-	MOVQ  ntok+56(FP), CX
-	MOVL  $-1, R12
-	BZHIQ CX, R12, R12
-	KMOVW R12, K1
-	SHRQ  $16, R12
-	KMOVW R12, K2
-	// Byte offsets t·ldd for t = 0..31.
-	MOVQ         ldd+40(FP), BX
-	VPBROADCASTD BX, Z26
-	VMOVDQU32    iota32<>(SB), Z24
-	VMOVDQU32    iota32<>+64(SB), Z25
-	VPMULLD      Z26, Z24, Z24
-	VPMULLD      Z26, Z25, Z25
-	MOVQ         dst+32(FP), DX
-	MOVQ         acc+48(FP), AX
-	SCATTER2(Z0, Z1)
-	SCATTER2(Z2, Z3)
-	SCATTER2(Z4, Z5)
-	SCATTER2(Z6, Z7)
-	SCATTER2(Z8, Z9)
-	SCATTER2(Z10, Z11)
-	SCATTER2(Z12, Z13)
-	SCATTER2(Z14, Z15)
-	SCATTER2(Z16, Z17)
-	SCATTER2(Z18, Z19)
-	SCATTER2(Z20, Z21)
-	SCATTER2(Z22, Z23)
+	BUFST(Z0, Z1, 0)
+	BUFST(Z2, Z3, 1)
+	BUFST(Z4, Z5, 2)
+	BUFST(Z6, Z7, 3)
+	BUFST(Z8, Z9, 4)
+	BUFST(Z10, Z11, 5)
+	BUFST(Z12, Z13, 6)
+	BUFST(Z14, Z15, 7)
+	BUFST(Z16, Z17, 8)
+	BUFST(Z18, Z19, 9)
+	BUFST(Z20, Z21, 10)
+	BUFST(Z22, Z23, 11)
+	VZEROUPPER
+	RET
+
+// func unpanelZ(dst *float32, ldd uintptr, src *float32, rows, ntok, acc int)
+// dst[t·ldd/4 + r] (+)= src[32r + t] for r < rows and t < ntok: the sums of
+// a block's tiles (rows of 32 tokens, consecutive) into the token-major
+// output, 16 rows per gather; with acc ≠ 0 added to dst.
+TEXT ·unpanelZ(SB), NOSPLIT, $0-48
+	MOVQ      dst+0(FP), DI
+	MOVQ      ldd+8(FP), BX
+	MOVQ      src+16(FP), SI
+	MOVQ      rows+24(FP), CX
+	MOVQ      ntok+32(FP), R8
+	MOVQ      acc+40(FP), AX
+	// Z30: byte offsets 128·l of rows l = 0..15 in src.
+	VMOVDQU32 iota32<>(SB), Z30
+	VPSLLD    $7, Z30, Z30
+	// K2: the rows of the last group of 16.
+	MOVQ      CX, R9
+	ANDQ      $15, R9
+	MOVL      $-1, R10
+	BZHIQ     R9, R10, R10
+	KMOVW     R10, K2
+	SHRQ      $4, CX // full groups
+	TESTQ     R8, R8
+	JEQ       udone
+
+utok:
+	MOVQ SI, R11
+	MOVQ DI, DX
+	MOVQ CX, R9
+	TESTQ R9, R9
+	JEQ  utail
+
+ugroup:
+	KXNORW      K0, K0, K1
+	VGATHERDPS  (R11)(Z30*1), K1, Z0
+	TESTQ       AX, AX
+	JEQ         4(PC)
+	VADDPS      (DX), Z0, Z0
+	VMOVUPS     Z0, (DX)
+	JMP         2(PC)
+	VMOVUPS     Z0, (DX)
+	ADDQ        $2048, R11
+	ADDQ        $64, DX
+	DECQ        R9
+	JNZ         ugroup
+
+utail:
+	KORTESTW    K2, K2
+	JEQ         unext
+	KMOVW       K2, K1
+	VGATHERDPS  (R11)(Z30*1), K1, Z0
+	TESTQ       AX, AX
+	JEQ         3(PC)
+	VMOVUPS.Z   (DX), K2, Z1
+	VADDPS      Z1, Z0, Z0
+	VMOVUPS     Z0, K2, (DX)
+
+unext:
+	ADDQ $4, SI
+	ADDQ BX, DI
+	DECQ R8
+	JNZ  utok
+
+udone:
 	VZEROUPPER
 	RET
 

@@ -253,6 +253,15 @@ func (p *Pool) matmul(op string, dsts [][]float32, ws []Matrix, x []float32, n i
 	if n == 0 || len(ws) == 0 {
 		return nil
 	}
+	if cols == 0 {
+		// Empty dot products.
+		if !acc {
+			for i := range ws {
+				clear(dsts[i][:n*ws[i].Rows])
+			}
+		}
+		return nil
+	}
 	var st *mmState
 	locked := p != nil && p.mu.TryLock()
 	if locked {
@@ -497,69 +506,6 @@ func (t *mmTask) floatRowsTiles(w int, j *mmJob, r0, r1 int) {
 				}
 			}
 		}
-	}
-}
-
-// The panel GEMM: rows per block (a multiple of 12), reduction chunk,
-// fewest tokens worth transposing x for.
-const (
-	panelRB        = 48
-	panelKC        = 2048
-	panelMinTokens = 16
-)
-
-// floatRowsPanel computes rows [r0, r1) of a float-weight job for all
-// tokens with 12-row × 32-token tiles over the panels in t.xp, on thread w.
-func (t *mmTask) floatRowsPanel(w int, j *mmJob, r0, r1 int) {
-	k, n, cols, ldd, rb, ft := t.k, t.n, j.w.Cols, j.w.Rows, j.rb, j.ft
-	wd, dst := j.w.Data, j.dst
-	es := ft.size()
-	const ld = panelKC + 16 // rows 64 bytes longer than a chunk
-	np := (n + 31) / 32
-	// Each chunk of weights is copied (widened) to float32 rows 64 bytes
-	// longer than the chunk: 12 rows a power of two apart would share L1
-	// sets.
-	b := t.scratchFor(w, 4*panelRB*ld+64)
-	wide := bytesAsF32(alignedBytes(b, 4*panelRB*ld))
-	for b0 := r0; b0 < r1; b0 += panelRB {
-		b1 := min(b0+panelRB, r1)
-		nfull := (b1 - b0) / 12 * 12
-		if nfull > 0 {
-			for c0 := 0; c0 < cols; c0 += panelKC {
-				c1 := min(c0+panelKC, cols)
-				kc := c1 - c0
-				acc := t.acc || c0 > 0
-				for r := b0; r < b0+nfull; r++ {
-					k.toFloatRow(ft, wide[(r-b0)*ld:(r-b0)*ld+kc], wd[r*rb+c0*es:r*rb+c1*es])
-				}
-				for p := range np {
-					xp := t.xp[p*32*cols+c0*32:]
-					for r := 0; r < nfull; r += 12 {
-						k.panelTile(wide[r*ld:], ld, xp, kc, dst[32*p*ldd+b0+r:], ldd, min(32, n-32*p), acc)
-					}
-				}
-			}
-		}
-		if nfull < b1-b0 {
-			t.floatRowsTiles(w, j, b0+nfull, b1)
-		}
-	}
-}
-
-// panelTask transposes x into panels of 32 tokens: panel p holds, for each
-// of the cols elements, the 32 tokens' values (zero past the last token).
-type panelTask struct {
-	k       Kernels
-	x       []float32
-	cols, n int
-	xp      []float32
-}
-
-func (t *panelTask) Run(lo, hi int) {
-	cols := t.cols
-	for p := lo; p < hi; p++ {
-		ntok := min(32, t.n-32*p)
-		t.k.packPanel(t.xp[p*32*cols:(p+1)*32*cols], t.x[32*p*cols:(32*p+ntok)*cols], cols, ntok)
 	}
 }
 

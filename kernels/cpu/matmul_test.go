@@ -126,8 +126,11 @@ func TestMatMulAllPaths(t *testing.T) {
 		{9, 512, 5}, {33, 288, 9}, {64, 2048, 1}, {13, 4352, 6},
 		{6, 768, 8}, {4, 1024, 4},
 		// Enough tokens for the panel GEMM: full and partial panels,
-		// row counts around its 12-row tiles and 48-row blocks.
+		// row counts around its 12-row tiles and 192-row blocks,
+		// reductions of several 256-element chunks with a tail, more
+		// panels than one pass takes, no columns at all.
 		{37, 256, 17}, {50, 1056, 40}, {12, 64, 32}, {61, 96, 33},
+		{203, 600, 21}, {25, 544, 161}, {14, 0, 20},
 	}
 	for _, l := range levelsUnderTest() {
 		k := Detect().Limit(l)
