@@ -212,25 +212,66 @@ func (m *Model) Context() int {
 }
 
 // NewEngine compiles the graph into a plan holding up to maxTokens tokens
-// per step and returns an engine on a pool of threads workers.
+// per step and returns an engine on a pool of threads workers, with the
+// model's default KV cache type (DefaultKVType).
 func (m *Model) NewEngine(threads, maxTokens int) (*scheduler.Engine, *cpu.Pool, error) {
-	return m.NewEngineContext(threads, maxTokens, m.Context())
+	return m.NewEngineWith(EngineOptions{Threads: threads, MaxTokens: maxTokens})
 }
 
 // NewEngineContext is NewEngine with a context size of ctx positions per
 // sequence.
 func (m *Model) NewEngineContext(threads, maxTokens, ctx int) (*scheduler.Engine, *cpu.Pool, error) {
-	plan, err := scheduler.NewPlan(m.Graph, maxTokens)
+	return m.NewEngineWith(EngineOptions{Threads: threads, MaxTokens: maxTokens, Context: ctx})
+}
+
+// EngineOptions configures NewEngineWith.
+type EngineOptions struct {
+	Threads   int // pool workers (0: all cores)
+	MaxTokens int // tokens per step
+	Context   int // positions per sequence (0: the model's context)
+	// KVType is the KV cache element type: "f32", "f16", or "auto" (or
+	// empty) for DefaultKVType.
+	KVType string
+}
+
+// NewEngineWith compiles the graph into a plan and returns an engine on a
+// new pool, as opt says.
+func (m *Model) NewEngineWith(opt EngineOptions) (*scheduler.Engine, *cpu.Pool, error) {
+	kvt := m.DefaultKVType()
+	if opt.KVType != "" && opt.KVType != "auto" {
+		t, err := scheduler.ParseKVType(opt.KVType)
+		if err != nil {
+			return nil, nil, err
+		}
+		kvt = t
+	}
+	ctx := opt.Context
+	if ctx <= 0 {
+		ctx = m.Context()
+	}
+	plan, err := scheduler.NewPlan(m.Graph, opt.MaxTokens)
 	if err != nil {
 		return nil, nil, err
 	}
-	pool := cpu.NewPool(threads)
-	e, err := scheduler.NewEngine(plan, pool, ctx)
+	pool := cpu.NewPool(opt.Threads)
+	e, err := scheduler.NewEngineKV(plan, pool, ctx, kvt)
 	if err != nil {
 		pool.Close()
 		return nil, nil, err
 	}
 	return e, pool, nil
+}
+
+// DefaultKVType returns llama.cpp's default KV cache type for the model:
+// f16, unless every 2-D weight the graph reads is float32 (a float32
+// model keeps the whole computation in float32).
+func (m *Model) DefaultKVType() scheduler.KVType {
+	for _, v := range m.Graph.Params() {
+		if t := v.Param.Tensor; t != nil && len(t.Shape) == 2 && t.DType != tensor.F32 {
+			return scheduler.KVF16
+		}
+	}
+	return scheduler.KVF32
 }
 
 // WeightBytes returns the bytes of the weights the graph reads, each

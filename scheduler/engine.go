@@ -66,14 +66,23 @@ type Engine struct {
 	Profile *Profile
 }
 
-// NewEngine makes an engine for plan. ctx bounds the cached positions of
-// one sequence. The engine owns pool while it runs.
+// NewEngine makes an engine for plan with a float32 KV cache. ctx bounds
+// the cached positions of one sequence. The engine owns pool while it
+// runs.
 func NewEngine(plan *Plan, pool *cpu.Pool, ctx int) (*Engine, error) {
+	return NewEngineKV(plan, pool, ctx, KVF32)
+}
+
+// NewEngineKV is NewEngine with a KV cache of element type kv.
+func NewEngineKV(plan *Plan, pool *cpu.Pool, ctx int, kv KVType) (*Engine, error) {
 	if len(plan.outputs) == 0 {
 		return nil, errors.New("engine: the graph has no output")
 	}
+	if kv != KVF32 && kv != KVF16 {
+		return nil, fmt.Errorf("engine: unknown KV cache type %v", kv)
+	}
 	out := plan.outputs[0]
-	e := &Engine{plan: plan, pool: pool, kv: NewKVCache(plan.SlotDims(), ctx), vocab: out.cols}
+	e := &Engine{plan: plan, pool: pool, kv: NewKVCacheType(plan.SlotDims(), ctx, kv), vocab: out.cols}
 	e.step.KV = e.kv
 	return e, nil
 }

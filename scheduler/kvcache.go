@@ -10,14 +10,58 @@ import (
 // blocks of this many positions, never by copying.
 const BlockRows = 16
 
-// segment is a run of cached positions for one slot. A segment reachable
-// from two sequences (a prompt shared by beams) is frozen: no one writes
-// into it again.
+// KVType is the element type a KVCache stores.
+type KVType uint8
+
+const (
+	// KVF32 stores keys and values as float32.
+	KVF32 KVType = iota
+	// KVF16 stores them in IEEE half precision, rounded to nearest even
+	// on write: half the memory of KVF32, and llama.cpp's default. The
+	// attention over it follows ggml's f16 arithmetic (see cpu.Attend).
+	KVF16
+)
+
+// String returns "f32" or "f16".
+func (t KVType) String() string {
+	switch t {
+	case KVF32:
+		return "f32"
+	case KVF16:
+		return "f16"
+	}
+	return fmt.Sprintf("KVType(%d)", uint8(t))
+}
+
+// ParseKVType parses a cache element type as String writes it.
+func ParseKVType(s string) (KVType, error) {
+	switch s {
+	case "f32":
+		return KVF32, nil
+	case "f16":
+		return KVF16, nil
+	}
+	return 0, fmt.Errorf("unknown KV cache type %q (want f32 or f16)", s)
+}
+
+// ElemSize returns the bytes one cached key or value element takes.
+func (t KVType) ElemSize() int {
+	if t == KVF16 {
+		return 2
+	}
+	return 4
+}
+
+// segment is a run of cached positions for one slot, stored in k and v
+// (f32 cache) or k16 and v16 (f16 cache). A segment reachable from two
+// sequences (a prompt shared by beams) is frozen: no one writes into it
+// again.
 type segment struct {
-	k, v   []float32
-	rows   int // positions filled
-	cap    int
-	frozen bool
+	k, v     []float32
+	k16, v16 []uint16
+	rows     int // positions filled
+	cap      int
+	frozen   bool
 }
 
 type seqState struct {
@@ -30,15 +74,63 @@ type seqState struct {
 // segment sized to it (Reserve) and shared by the sequences forked from it
 // (beams); new positions go into blocks of BlockRows.
 type KVCache struct {
+	typ   KVType
 	dims  []int // K/V row width per slot
 	seqs  map[int]*seqState
-	free  [][][]float32 // per slot: recycled block buffers (k and v alternate)
-	limit int           // max positions per sequence
+	free  [][]*segment // per slot: recycled blocks
+	limit int          // max positions per sequence
 }
 
-// NewKVCache makes a cache for slots whose rows have the given widths.
+// NewKVCache makes a float32 cache for slots whose rows have the given
+// widths, holding at most maxPositions positions per sequence (0: no
+// limit).
 func NewKVCache(dims []int, maxPositions int) *KVCache {
-	return &KVCache{dims: dims, seqs: map[int]*seqState{}, free: make([][][]float32, len(dims)), limit: maxPositions}
+	return NewKVCacheType(dims, maxPositions, KVF32)
+}
+
+// NewKVCacheType is NewKVCache for elements of type typ.
+func NewKVCacheType(dims []int, maxPositions int, typ KVType) *KVCache {
+	return &KVCache{typ: typ, dims: dims, seqs: map[int]*seqState{}, free: make([][]*segment, len(dims)), limit: maxPositions}
+}
+
+// Type returns the cache's element type.
+func (c *KVCache) Type() KVType { return c.typ }
+
+// newSegment allocates a segment of n rows of d elements.
+func (c *KVCache) newSegment(n, d int) *segment {
+	if c.typ == KVF16 {
+		return &segment{k16: make([]uint16, n*d), v16: make([]uint16, n*d), cap: n}
+	}
+	return &segment{k: make([]float32, n*d), v: make([]float32, n*d), cap: n}
+}
+
+// put stores row r of d elements.
+func (s *segment) put(r, d int, k, v []float32) {
+	if s.k16 != nil {
+		cpu.F32ToF16Bits(s.k16[r*d:(r+1)*d], k)
+		cpu.F32ToF16Bits(s.v16[r*d:(r+1)*d], v)
+		return
+	}
+	copy(s.k[r*d:(r+1)*d], k)
+	copy(s.v[r*d:(r+1)*d], v)
+}
+
+// head returns a private copy of the first rows of s (d elements each).
+func (s *segment) head(rows, d int) *segment {
+	ns := &segment{rows: rows, cap: rows}
+	if s.k16 != nil {
+		ns.k16 = append([]uint16(nil), s.k16[:rows*d]...)
+		ns.v16 = append([]uint16(nil), s.v16[:rows*d]...)
+	} else {
+		ns.k = append([]float32(nil), s.k[:rows*d]...)
+		ns.v = append([]float32(nil), s.v[:rows*d]...)
+	}
+	return ns
+}
+
+// bytes returns the memory the segment's buffers take.
+func (s *segment) bytes() int64 {
+	return int64(len(s.k)+len(s.v))*4 + int64(len(s.k16)+len(s.v16))*2
 }
 
 func (c *KVCache) seq(id int) *seqState {
@@ -55,7 +147,7 @@ func (c *KVCache) seq(id int) *seqState {
 func (c *KVCache) Reserve(id, n int) {
 	s := c.seq(id)
 	for slot, d := range c.dims {
-		s.slots[slot] = append(s.slots[slot], &segment{k: make([]float32, n*d), v: make([]float32, n*d), cap: n})
+		s.slots[slot] = append(s.slots[slot], c.newSegment(n, d))
 	}
 }
 
@@ -86,8 +178,7 @@ func (c *KVCache) Write(slot, id, pos int, k, v []float32) error {
 		if seg.frozen {
 			return fmt.Errorf("kv cache: position %d of sequence %d is shared and read-only", pos, id)
 		}
-		copy(seg.k[r*d:(r+1)*d], k)
-		copy(seg.v[r*d:(r+1)*d], v)
+		seg.put(r, d, k, v)
 		return nil
 	}
 	if pos != s.n[slot] {
@@ -102,23 +193,19 @@ func (c *KVCache) Write(slot, id, pos int, k, v []float32) error {
 		last = c.newBlock(slot)
 		s.slots[slot] = append(segs, last)
 	}
-	r := last.rows
-	copy(last.k[r*d:(r+1)*d], k)
-	copy(last.v[r*d:(r+1)*d], v)
+	last.put(last.rows, d, k, v)
 	last.rows++
 	s.n[slot]++
 	return nil
 }
 
 func (c *KVCache) newBlock(slot int) *segment {
-	d := c.dims[slot]
-	f := c.free[slot]
-	if len(f) >= 2 {
-		k, v := f[len(f)-2], f[len(f)-1]
-		c.free[slot] = f[:len(f)-2]
-		return &segment{k: k, v: v, cap: BlockRows}
+	if f := c.free[slot]; len(f) > 0 {
+		seg := f[len(f)-1]
+		c.free[slot] = f[:len(f)-1]
+		return seg
 	}
-	return &segment{k: make([]float32, BlockRows*d), v: make([]float32, BlockRows*d), cap: BlockRows}
+	return c.newSegment(BlockRows, c.dims[slot])
 }
 
 func locate(segs []*segment, pos int) (*segment, int) {
@@ -140,14 +227,19 @@ func (c *KVCache) View(slot, id, n int, kv *cpu.KV) error {
 	if n > s.n[slot] {
 		return fmt.Errorf("kv cache: sequence %d slot %d holds %d positions, %d asked", id, slot, s.n[slot], n)
 	}
-	kv.K, kv.V, kv.Len = kv.K[:0], kv.V[:0], kv.Len[:0]
+	kv.K, kv.V, kv.K16, kv.V16, kv.Len = kv.K[:0], kv.V[:0], kv.K16[:0], kv.V16[:0], kv.Len[:0]
 	for _, seg := range s.slots[slot] {
 		if n <= 0 {
 			break
 		}
 		r := min(seg.rows, n)
-		kv.K = append(kv.K, seg.k)
-		kv.V = append(kv.V, seg.v)
+		if c.typ == KVF16 {
+			kv.K16 = append(kv.K16, seg.k16)
+			kv.V16 = append(kv.V16, seg.v16)
+		} else {
+			kv.K = append(kv.K, seg.k)
+			kv.V = append(kv.V, seg.v)
+		}
 		kv.Len = append(kv.Len, r)
 		n -= r
 	}
@@ -191,9 +283,7 @@ func (c *KVCache) Truncate(id, n int) {
 			if seg.rows > keep {
 				if seg.frozen {
 					// copy the kept part out of the shared segment
-					d := c.dims[slot]
-					ns := &segment{k: append([]float32(nil), seg.k[:keep*d]...), v: append([]float32(nil), seg.v[:keep*d]...), rows: keep, cap: keep}
-					segs = append(segs, ns)
+					segs = append(segs, seg.head(keep, c.dims[slot]))
 				} else {
 					seg.rows = keep
 					segs = append(segs, seg)
@@ -218,11 +308,22 @@ func (c *KVCache) Drop(id int) {
 	for slot, segs := range s.slots {
 		for _, seg := range segs {
 			if !seg.frozen && seg.cap == BlockRows {
-				c.free[slot] = append(c.free[slot], seg.k, seg.v)
+				seg.rows = 0
+				c.free[slot] = append(c.free[slot], seg)
 			}
 		}
 	}
 	delete(c.seqs, id)
+}
+
+// PositionBytes returns the memory one position of one sequence takes in
+// the cache: a key and a value row per slot.
+func (c *KVCache) PositionBytes() int64 {
+	var n int64
+	for _, d := range c.dims {
+		n += int64(2 * d * c.typ.ElemSize())
+	}
+	return n
 }
 
 // Bytes returns the memory held by cached positions.
@@ -234,7 +335,7 @@ func (c *KVCache) Bytes() int64 {
 			for _, seg := range segs {
 				if !seen[seg] {
 					seen[seg] = true
-					n += int64(len(seg.k)+len(seg.v)) * 4
+					n += seg.bytes()
 				}
 			}
 		}

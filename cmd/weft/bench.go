@@ -30,6 +30,8 @@ type benchResult struct {
 	MembwBytesS   float64   `json:"membw_bytes_s"`
 	RooflineRatio float64   `json:"roofline_ratio"`
 	Kernels       string    `json:"kernels"`
+	KVType        string    `json:"kv_type,omitempty"`
+	KVPosBytes    int64     `json:"kv_bytes_per_pos,omitempty"`
 }
 
 func median(x []float64) float64 {
@@ -56,6 +58,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	membwOnly := fs.Bool("membw", false, "only measure memory read bandwidth")
 	membwMiB := fs.Int("membw-mib", 1024, "buffer size for the bandwidth measurement, MiB")
 	profile := fs.Bool("profile", false, "print time per op kind and per layer (decode)")
+	kvType := fs.String("kv-type", "auto", kvTypeUsage)
 	pluginDir := fs.String("plugin-dir", "", pluginDirUsage)
 	set := setFlags{}
 	fs.Var(set, "set", "override a spec param: key=value (repeatable)")
@@ -64,6 +67,9 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	}
 	if *reps < 1 || *threads < 1 || *nPrompt < 0 || *nGen < 0 {
 		return fmt.Errorf("%w: -r, -t must be ≥ 1 and -p, -n ≥ 0", errUsage)
+	}
+	if err := checkKVType(*kvType); err != nil {
+		return err
 	}
 	res := benchResult{Threads: *threads, PromptTokens: *nPrompt, GenTokens: *nGen}
 	measureBW := func(pool *cpu.Pool) {
@@ -102,12 +108,14 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	res.ModelBytes = m.WeightBytes()
 	batch := max(*nPrompt, 1)
 	// Like llama-bench, size the context to the test, not the model.
-	eng, pool, err := m.NewEngineContext(*threads, batch, max(*nPrompt, 1)+*nGen+1)
+	eng, pool, err := m.NewEngineWith(model.EngineOptions{Threads: *threads, MaxTokens: batch,
+		Context: max(*nPrompt, 1) + *nGen + 1, KVType: *kvType})
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
 	res.Kernels = pool.Kernels().String()
+	res.KVType, res.KVPosBytes = eng.KV().Type().String(), eng.KV().PositionBytes()
 	vocab := eng.Vocab()
 	rng := rand.New(rand.NewPCG(1, 2))
 	greedy, _ := sampling.New(sampling.Config{})
@@ -184,6 +192,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		return fmt.Sprintf("(min %.1f, max %.1f, %d runs)", s[0], s[len(s)-1], len(s))
 	}
 	fmt.Fprintf(stdout, "model      %s (%.1f MiB of weights), %d threads, kernels %s\n", *modelPath, float64(res.ModelBytes)/(1<<20), *threads, res.Kernels)
+	fmt.Fprintf(stdout, "kv cache   %s, %.1f KiB per position\n", res.KVType, float64(res.KVPosBytes)/(1<<10))
 	if *nPrompt > 0 {
 		fmt.Fprintf(stdout, "pp%-6d   %8.1f tok/s %s\n", *nPrompt, res.PPTokS, spread(res.PPRuns))
 	}

@@ -55,6 +55,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	logitsOut := fs.String("logits-out", "", "write float32 logits rows, one per generated token")
 	force := fs.String("force-tokens", "", "comma-separated token ids to feed instead of sampling (teacher forcing)")
 	noBOS := fs.Bool("no-bos", false, "do not add BOS even if the model asks for it")
+	kvType := fs.String("kv-type", "auto", kvTypeUsage)
 	pluginDir := fs.String("plugin-dir", "", pluginDirUsage)
 	set := setFlags{}
 	fs.Var(set, "set", "override a spec param: key=value (repeatable)")
@@ -69,6 +70,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	}
 	if *batch < 1 || *batch > 1<<16 {
 		return fmt.Errorf("%w: --batch %d (1 to 65536)", errUsage, *batch)
+	}
+	if err := checkKVType(*kvType); err != nil {
+		return err
 	}
 	forced, err := parseIDs(*force)
 	if err != nil {
@@ -115,7 +119,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "weft run: generating %d tokens, not %d: the context holds %d\n", room, *n, m.Context())
 		*n = room
 	}
-	eng, pool, err := m.NewEngine(*threads, min(*batch, m.Context()))
+	eng, pool, err := m.NewEngineWith(model.EngineOptions{Threads: *threads, MaxTokens: min(*batch, m.Context()), KVType: *kvType})
 	if err != nil {
 		return err
 	}
@@ -184,6 +188,19 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	}
 	if writeErr != nil {
 		return fmt.Errorf("write %s: %w", *logitsOut, writeErr)
+	}
+	return nil
+}
+
+const kvTypeUsage = "KV cache element type: auto (f16, or f32 for a model whose 2-D weights are all f32, as llama.cpp), f32 or f16"
+
+// checkKVType validates a --kv-type value before the model loads.
+func checkKVType(s string) error {
+	if s == "auto" {
+		return nil
+	}
+	if _, err := scheduler.ParseKVType(s); err != nil {
+		return fmt.Errorf("%w: --kv-type: %v", errUsage, err)
 	}
 	return nil
 }

@@ -4,10 +4,14 @@ import "math"
 
 // KV is the keys and values one sequence can attend to, as a list of
 // segments (a shared prompt segment, then the sequence's own): segment s
-// holds Len[s] rows of kvHeads×headDim floats in K[s] and V[s].
+// holds Len[s] rows of kvHeads×headDim values, in K[s] and V[s] as float32
+// or, for a cache that stores half precision, in K16[s] and V16[s] as IEEE
+// binary16 bits. A KV whose K16 is non-empty is an f16 one: Attend reads
+// K16 and V16 and ignores K and V.
 type KV struct {
-	K, V [][]float32
-	Len  []int
+	K, V     [][]float32
+	K16, V16 [][]uint16
+	Len      []int
 }
 
 // Positions returns the total number of cached positions.
@@ -18,6 +22,9 @@ func (kv *KV) Positions() int {
 	}
 	return n
 }
+
+// F16 reports whether kv holds half-precision segments.
+func (kv *KV) F16() bool { return len(kv.K16) > 0 }
 
 // AttendParams describes one attention computation.
 type AttendParams struct {
@@ -35,6 +42,14 @@ type AttendParams struct {
 // Attend computes scaled dot-product attention of one query token
 // (Heads×HeadDim in q) over the cached keys/values, writing Heads×HeadDim
 // into out. scratch must hold at least N floats.
+//
+// Over an f16 KV the arithmetic is ggml's for a half-precision cache
+// (llama.cpp's default, without flash attention): the query is rounded to
+// f16 before the K·q dot products, which accumulate in float32; the scores
+// are scaled and go through a float32 softmax; the probabilities are
+// rounded to f16 before the product with V, which accumulates in float32.
+// The rounded query is held in out while the scores are computed, so out
+// must not overlap q except where it is q itself.
 func Attend(out, q []float32, kv *KV, p AttendParams, scratch []float32) {
 	detected.AttendHeads(out, q, kv, p, scratch, 0, p.Heads)
 }
@@ -48,12 +63,15 @@ func AttendHeads(out, q []float32, kv *KV, p AttendParams, scratch []float32, h0
 
 // AttendHeads is the package function AttendHeads with the set k.
 func (k Kernels) AttendHeads(out, q []float32, kv *KV, p AttendParams, scratch []float32, h0, h1 int) {
+	if kv.F16() {
+		k.attendHeadsF16(out, q, kv, p, scratch, h0, h1)
+		return
+	}
 	hd := p.HeadDim
 	group := p.Heads / p.KVHeads
 	kvStride := p.KVHeads * hd
 	n := p.N
 	sc := scratch[:n]
-	qpos := n - 1
 	var qbuf [256]float32
 	for h := h0; h < h1; h++ {
 		kh := h / group
@@ -76,17 +94,7 @@ func (k Kernels) AttendHeads(out, q []float32, kv *KV, p AttendParams, scratch [
 		if !prescaled {
 			k.scale(sc, sc, p.Scale)
 		}
-		if p.Slopes != nil {
-			m := p.Slopes[h]
-			for i := range sc {
-				sc[i] -= m * float32(qpos-i)
-			}
-		}
-		if p.Window > 0 {
-			for i := p.Sink; i < n-p.Window; i++ {
-				sc[i] = float32(math.Inf(-1))
-			}
-		}
+		mask(sc, p, h)
 		k.Softmax(sc)
 		o := out[h*hd : (h+1)*hd]
 		clear(o)
@@ -98,6 +106,121 @@ func (k Kernels) AttendHeads(out, q []float32, kv *KV, p AttendParams, scratch [
 			}
 			k.axpyRows(o, sc[pos:pos+rows], kv.V[s][kh*hd:], kvStride)
 			pos += rows
+		}
+	}
+}
+
+// attendHeadsF16 is AttendHeads over half-precision segments, with
+// ggml's roundings (see Attend).
+func (k Kernels) attendHeadsF16(out, q []float32, kv *KV, p AttendParams, scratch []float32, h0, h1 int) {
+	hd := p.HeadDim
+	group := p.Heads / p.KVHeads
+	kvStride := p.KVHeads * hd
+	n := p.N
+	sc := scratch[:n]
+	for h := h0; h < h1; h++ {
+		kh := h / group
+		// The head's output row holds its query rounded to f16 until the
+		// product with V overwrites it.
+		o := out[h*hd : (h+1)*hd]
+		k.roundF16(o, q[h*hd:(h+1)*hd])
+		pos := 0
+		for s := range kv.K16 {
+			rows := min(kv.Len[s], n-pos)
+			if rows <= 0 {
+				break
+			}
+			k.dotRowsF16(sc[pos:pos+rows], o, kv.K16[s][kh*hd:], kvStride)
+			pos += rows
+		}
+		k.scale(sc, sc, p.Scale)
+		mask(sc, p, h)
+		k.Softmax(sc)
+		k.roundF16(sc, sc)
+		clear(o)
+		pos = 0
+		for s := range kv.V16 {
+			rows := min(kv.Len[s], n-pos)
+			if rows <= 0 {
+				break
+			}
+			k.axpyRowsF16(o, sc[pos:pos+rows], kv.V16[s][kh*hd:], kvStride)
+			pos += rows
+		}
+	}
+}
+
+// mask applies head h's ALiBi bias and the StreamingLLM window to its
+// scaled scores.
+func mask(sc []float32, p AttendParams, h int) {
+	n := len(sc)
+	if p.Slopes != nil {
+		m := p.Slopes[h]
+		qpos := n - 1
+		for i := range sc {
+			sc[i] -= m * float32(qpos-i)
+		}
+	}
+	if p.Window > 0 {
+		for i := p.Sink; i < n-p.Window; i++ {
+			sc[i] = float32(math.Inf(-1))
+		}
+	}
+}
+
+// F32ToF16Bits converts src to IEEE half-precision bits in dst, rounding
+// to nearest even (values beyond the f16 range become ±Inf), as a KV cache
+// storing f16 does on write. dst must hold len(src) values.
+func F32ToF16Bits(dst []uint16, src []float32) {
+	detected.toF16Bits(dst[:len(src)], src)
+}
+
+// roundF16Go sets dst[i] to src[i] rounded to the nearest f16 value.
+func roundF16Go(dst, src []float32) {
+	dst = dst[:len(src)]
+	for i, v := range src {
+		dst[i] = f16(toF16(v))
+	}
+}
+
+// toF16BitsGo converts src to half-precision bits in dst.
+func toF16BitsGo(dst []uint16, src []float32) {
+	dst = dst[:len(src)]
+	for i, v := range src {
+		dst[i] = toF16(v)
+	}
+}
+
+// dotRowsF16Go sets out[r] = q·k[r*stride : r*stride+len(q)] for r <
+// len(out), k in half precision.
+func dotRowsF16Go(out, q []float32, k []uint16, stride int) {
+	for r := range out {
+		row := k[r*stride : r*stride+len(q)]
+		var s0, s1, s2, s3 float32
+		i := 0
+		for ; i+4 <= len(q); i += 4 {
+			s0 += f16(row[i]) * q[i]
+			s1 += f16(row[i+1]) * q[i+1]
+			s2 += f16(row[i+2]) * q[i+2]
+			s3 += f16(row[i+3]) * q[i+3]
+		}
+		for ; i < len(q); i++ {
+			s0 += f16(row[i]) * q[i]
+		}
+		out[r] = (s0 + s1) + (s2 + s3)
+	}
+}
+
+// axpyRowsF16Go adds Σ_r p[r]·v[r*stride : r*stride+len(o)] to o, v in
+// half precision.
+func axpyRowsF16Go(o, p []float32, v []uint16, stride int) {
+	for r, w := range p {
+		if w == 0 {
+			continue
+		}
+		row := v[r*stride : r*stride+len(o)]
+		for i, h := range row {
+			o[i] += w * f16(h)
 		}
 	}
 }

@@ -1,0 +1,94 @@
+//go:build amd64 && !noasm
+
+package cpu
+
+import "unsafe"
+
+// Half-precision attention kernels (attentionz_amd64.s, AVX-512).
+
+//go:noescape
+func dotRowsF16Z(out, q *float32, k *uint16, stride uintptr, n, hd int)
+
+//go:noescape
+func axpyRowsF16Z(o, p *float32, v *uint16, stride uintptr, n, hd int)
+
+//go:noescape
+func roundF16Z(dst, src *float32, n int)
+
+// AVX2 + F16C versions (attentiony_amd64.s): they cover hd (n for
+// roundF16Y) rounded down to 8.
+
+//go:noescape
+func axpyRowsF16Y(o, p *float32, v *uint16, stride uintptr, n, hd int)
+
+//go:noescape
+func roundF16Y(dst, src *float32, n int)
+
+// dotRowsF16 sets out[r] = q·k[r*stride : r*stride+len(q)] for r <
+// len(out), k in half precision (stride in halves).
+func (k Kernels) dotRowsF16(out, q []float32, kr []uint16, stride int) {
+	n, hd := len(out), len(q)
+	if n == 0 || hd == 0 {
+		clear(out)
+		return
+	}
+	_ = kr[(n-1)*stride+hd-1]
+	switch {
+	case k.level >= AVX512:
+		dotRowsF16Z(&out[0], &q[0], &kr[0], uintptr(2*stride), n, hd)
+	case k.level >= AVX2:
+		for r := range out {
+			out[r] = k.floatDot(ftF16, unsafe.Slice((*byte)(unsafe.Pointer(&kr[r*stride])), 2*hd), q)
+		}
+	default:
+		dotRowsF16Go(out, q, kr, stride)
+	}
+}
+
+// axpyRowsF16 adds Σ_r p[r]·v[r*stride : r*stride+len(o)] to o, v in half
+// precision (stride in halves).
+func (k Kernels) axpyRowsF16(o, p []float32, v []uint16, stride int) {
+	n, hd := len(p), len(o)
+	if n == 0 || hd == 0 {
+		return
+	}
+	_ = v[(n-1)*stride+hd-1]
+	if k.level >= AVX512 {
+		axpyRowsF16Z(&o[0], &p[0], &v[0], uintptr(2*stride), n, hd)
+		return
+	}
+	if m := hd &^ 7; k.level >= AVX2 && m > 0 {
+		axpyRowsF16Y(&o[0], &p[0], &v[0], uintptr(2*stride), n, hd)
+		if m < hd {
+			axpyRowsF16Go(o[m:], p, v[m:], stride)
+		}
+		return
+	}
+	axpyRowsF16Go(o, p, v, stride)
+}
+
+// roundF16 sets dst[i] to src[i] rounded to the nearest f16 value (ties to
+// even); dst may be src.
+func (k Kernels) roundF16(dst, src []float32) {
+	if len(src) == 0 {
+		return
+	}
+	_ = dst[len(src)-1]
+	if k.level >= AVX512 {
+		roundF16Z(&dst[0], &src[0], len(src))
+		return
+	}
+	if m := len(src) &^ 7; k.level >= AVX2 && m > 0 {
+		roundF16Y(&dst[0], &src[0], m)
+		dst, src = dst[m:], src[m:]
+	}
+	roundF16Go(dst, src)
+}
+
+// toF16Bits converts src to half-precision bits in dst (len(src) values).
+func (k Kernels) toF16Bits(dst []uint16, src []float32) {
+	if len(src) == 0 {
+		return
+	}
+	k.f32ToF16(unsafe.Slice((*byte)(unsafe.Pointer(&dst[0])), 2*len(src)), src)
+}

@@ -1,0 +1,14 @@
+//go:build !amd64 || noasm
+
+package cpu
+
+func (k Kernels) dotRowsF16(out, q []float32, kr []uint16, stride int) {
+	dotRowsF16Go(out, q, kr, stride)
+}
+
+func (k Kernels) axpyRowsF16(o, p []float32, v []uint16, stride int) {
+	axpyRowsF16Go(o, p, v, stride)
+}
+
+func (k Kernels) roundF16(dst, src []float32)           { roundF16Go(dst, src) }
+func (k Kernels) toF16Bits(dst []uint16, src []float32) { toF16BitsGo(dst, src) }

@@ -1,0 +1,360 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// halfRound rounds x to the nearest IEEE binary16 value, ties to even,
+// from the format's definition: 11 significant bits down to 2⁻¹⁴, a fixed
+// step of 2⁻²⁴ below (subnormals), ±Inf beyond the largest finite 65504.
+func halfRound(x float64) float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) || x == 0 {
+		return x
+	}
+	_, e := math.Frexp(math.Abs(x)) // |x| = f·2^e, 0.5 ≤ f < 1
+	step := math.Ldexp(1, max(e-11, -24))
+	r := math.RoundToEven(math.Abs(x)/step) * step
+	if r > 65504 {
+		r = math.Inf(1)
+	}
+	return math.Copysign(r, x)
+}
+
+// halfValue decodes binary16 bits: sign, 5 exponent bits (bias 15), 10
+// fraction bits.
+func halfValue(h uint16) float64 {
+	s := 1.0
+	if h&0x8000 != 0 {
+		s = -1
+	}
+	e, f := int(h>>10)&0x1f, float64(h&0x3ff)
+	switch e {
+	case 0:
+		return s * math.Ldexp(f, -24)
+	case 0x1f:
+		if f != 0 {
+			return math.NaN()
+		}
+		return s * math.Inf(1)
+	}
+	return s * math.Ldexp(1024+f, e-25)
+}
+
+// randHalves returns n random binary16 values between 2⁻⁸ and 4 in
+// magnitude, either sign, as bits.
+func randHalves(r *rand.Rand, n int) []uint16 {
+	h := make([]uint16, n)
+	for i := range h {
+		h[i] = uint16(r.IntN(2))<<15 | uint16(7+r.IntN(10))<<10 | uint16(r.IntN(1024))
+	}
+	return h
+}
+
+// fenced returns n floats set to fill between guard bands of 8 sentinels,
+// and a check of the bands.
+func fenced(n int, fill float32) ([]float32, func(t *testing.T)) {
+	const guard = float32(-7777.25)
+	buf := make([]float32, n+16)
+	for i := range buf {
+		buf[i] = guard
+	}
+	s := buf[8 : 8+n]
+	for i := range s {
+		s[i] = fill
+	}
+	return s, func(t *testing.T) {
+		t.Helper()
+		for i := range 8 {
+			if buf[i] != guard || buf[8+n+i] != guard {
+				t.Fatalf("guard band overwritten: before %v after %v", buf[:8], buf[8+n:])
+			}
+		}
+	}
+}
+
+// refAttendF16 is attention over a half-precision KV written out in
+// float64, with ggml's roundings: the query rounded to f16 before the
+// dot products (when roundQ), the probabilities rounded to f16 before the
+// product with V (when roundP). tol[i] bounds the error a float32 kernel
+// may make on out[i]: a relative 1e-5 of Σ p·|v|, plus the f16 step of
+// every probability so close to a rounding midpoint that float32 may
+// round it the other way.
+func refAttendF16(q []float32, kv *KV, p AttendParams, roundQ, roundP bool) (out, tol []float64) {
+	hd := p.HeadDim
+	w := p.KVHeads * hd
+	out = make([]float64, p.Heads*hd)
+	tol = make([]float64, p.Heads*hd)
+	var ks, vs [][]uint16
+	for s := range kv.K16 {
+		for r := 0; r < kv.Len[s]; r++ {
+			ks = append(ks, kv.K16[s][r*w:(r+1)*w])
+			vs = append(vs, kv.V16[s][r*w:(r+1)*w])
+		}
+	}
+	for h := 0; h < p.Heads; h++ {
+		kh := h / (p.Heads / p.KVHeads)
+		sc := make([]float64, p.N)
+		m := math.Inf(-1)
+		for i := range sc {
+			var d float64
+			for j := 0; j < hd; j++ {
+				qj := float64(q[h*hd+j])
+				if roundQ {
+					qj = halfRound(qj)
+				}
+				d += qj * halfValue(ks[i][kh*hd+j])
+			}
+			d *= float64(p.Scale)
+			if p.Slopes != nil {
+				d -= float64(p.Slopes[h]) * float64(p.N-1-i)
+			}
+			if p.Window > 0 && i >= p.Sink && i < p.N-p.Window {
+				d = math.Inf(-1)
+			}
+			sc[i] = d
+			m = math.Max(m, d)
+		}
+		var sum float64
+		for i := range sc {
+			sc[i] = math.Exp(sc[i] - m)
+			sum += sc[i]
+		}
+		for i := range sc {
+			pr := sc[i] / sum
+			slack := 0.0
+			if roundP {
+				r := halfRound(pr)
+				// Near a midpoint between two halves float32 may round
+				// the other way.
+				if up, down := halfRound(pr*(1+4e-6)), halfRound(pr*(1-4e-6)); up != r || down != r {
+					slack = math.Max(math.Abs(up-r), math.Abs(r-down))
+				}
+				pr = r
+			}
+			for j := 0; j < hd; j++ {
+				v := halfValue(vs[i][kh*hd+j])
+				out[h*hd+j] += pr * v
+				tol[h*hd+j] += 1e-5*math.Abs(pr*v) + slack*math.Abs(v)
+			}
+		}
+		for j := 0; j < hd; j++ {
+			tol[h*hd+j] += 1e-7
+		}
+	}
+	return out, tol
+}
+
+// TestAttendF16 checks attention over half-precision segments, on every
+// level, against the float64 reference with ggml's roundings: tails of
+// the 16- and 8-wide vectors, several segments, GQA, ALiBi, windows, a
+// head split over two calls. Segment rows past Len hold NaN, so an
+// over-read shows; the output has guard bands, and q must stay unchanged.
+// The test also checks that it can tell a kernel that skips either
+// rounding.
+func TestAttendF16(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 32))
+	cases := []struct {
+		heads, kvh, hd int
+		lens           []int
+		n              int
+		sink, window   int
+		alibi          bool
+		qscale         float64
+	}{
+		{8, 4, 8, []int{5}, 5, 0, 0, false, 1},
+		{4, 4, 16, []int{3, 9}, 12, 0, 0, false, 3},
+		{32, 4, 64, []int{40, 23}, 60, 0, 0, false, 3},
+		{8, 2, 64, []int{7}, 7, 0, 0, false, 1},
+		{4, 2, 20, []int{17}, 17, 0, 0, true, 1},
+		{2, 1, 128, []int{50}, 50, 4, 16, false, 2},
+		{6, 3, 100, []int{7, 7, 7}, 19, 2, 5, true, 1},
+		{2, 2, 300, []int{9}, 9, 0, 0, false, 1},
+		{4, 1, 33, []int{1}, 1, 0, 0, false, 1},
+		{2, 1, 65, []int{16, 16, 3}, 35, 0, 0, false, 4},
+		{2, 2, 127, []int{4, 5}, 9, 0, 0, false, 2},
+	}
+	powerQ, powerP := false, false
+	for ci, c := range cases {
+		kv := &KV{Len: c.lens}
+		w := c.kvh * c.hd
+		for _, ln := range c.lens {
+			k, v := randHalves(r, (ln+1)*w), randHalves(r, (ln+1)*w)
+			for i := ln * w; i < len(k); i++ {
+				k[i], v[i] = 0x7e00, 0x7e00 // NaN past the segment
+			}
+			kv.K16 = append(kv.K16, k)
+			kv.V16 = append(kv.V16, v)
+		}
+		p := AttendParams{Heads: c.heads, KVHeads: c.kvh, HeadDim: c.hd,
+			Scale: float32(1 / math.Sqrt(float64(c.hd))), N: c.n, Sink: c.sink, Window: c.window}
+		if c.alibi {
+			p.Slopes = make([]float32, c.heads)
+			for h := range p.Slopes {
+				p.Slopes[h] = float32(math.Pow(2, -float64(h+1)))
+			}
+		}
+		q := randRow(r, c.heads*c.hd, c.qscale)
+		q0 := slices.Clone(q)
+		want, tol := refAttendF16(q, kv, p, true, true)
+		// The test's power: the reference without one of the roundings
+		// must fall outside the tolerance somewhere.
+		for _, skip := range []struct {
+			q, p  bool
+			power *bool
+		}{{false, true, &powerQ}, {true, false, &powerP}} {
+			alt, _ := refAttendF16(q, kv, p, skip.q, skip.p)
+			for i := range alt {
+				if math.Abs(alt[i]-want[i]) > tol[i] {
+					*skip.power = true
+				}
+			}
+		}
+		for _, l := range Levels() {
+			k := Detect().Limit(l)
+			t.Run(fmt.Sprintf("%s/%d", l, ci), func(t *testing.T) {
+				out, check := fenced(c.heads*c.hd, 7)
+				scratch, checkScratch := fenced(c.n, 0)
+				half := c.heads / 2
+				k.AttendHeads(out, q, kv, p, scratch, 0, half)
+				k.AttendHeads(out, q, kv, p, scratch, half, c.heads)
+				check(t)
+				checkScratch(t)
+				if !slices.Equal(q, q0) {
+					t.Fatal("q was modified")
+				}
+				for i := range out {
+					if d := math.Abs(float64(out[i]) - want[i]); !(d <= tol[i]) {
+						t.Fatalf("out[%d] = %v, want %v ± %.2g", i, out[i], want[i], tol[i])
+					}
+				}
+			})
+		}
+	}
+	if !powerQ || !powerP {
+		t.Errorf("the cases cannot tell a missing rounding: of q %v, of the probabilities %v", !powerQ, !powerP)
+	}
+}
+
+// TestAttendF16InPlace: out may be q itself (the query rows are read
+// before the head's output is written).
+func TestAttendF16InPlace(t *testing.T) {
+	r := rand.New(rand.NewPCG(33, 34))
+	const heads, kvh, hd, n = 4, 2, 32, 10
+	kv := &KV{Len: []int{n}, K16: [][]uint16{randHalves(r, n*kvh*hd)}, V16: [][]uint16{randHalves(r, n*kvh*hd)}}
+	p := AttendParams{Heads: heads, KVHeads: kvh, HeadDim: hd, Scale: 0.2, N: n}
+	q := randRow(r, heads*hd, 1)
+	for _, l := range Levels() {
+		k := Detect().Limit(l)
+		want := make([]float32, len(q))
+		k.AttendHeads(want, q, kv, p, make([]float32, n), 0, heads)
+		got := slices.Clone(q)
+		k.AttendHeads(got, got, kv, p, make([]float32, n), 0, heads)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: in place %v, want %v", l, got[:4], want[:4])
+		}
+	}
+}
+
+// TestF16RowKernels checks the building blocks of the f16 attention on
+// every level against the pure-Go ones and the float64 definitions,
+// across vector tails.
+func TestF16RowKernels(t *testing.T) {
+	r := rand.New(rand.NewPCG(35, 36))
+	for _, hd := range []int{1, 7, 8, 9, 15, 16, 17, 31, 33, 63, 64, 65, 100, 128, 129, 200, 256} {
+		for _, rows := range []int{1, 2, 3, 4, 5, 9} {
+			stride := hd + 3
+			kr := randHalves(r, rows*stride)
+			q := randRow(r, hd, 1)
+			pr := randRow(r, rows, 1)
+			want := make([]float64, rows)
+			for i := range want {
+				for j := 0; j < hd; j++ {
+					want[i] += float64(q[j]) * halfValue(kr[i*stride+j])
+				}
+			}
+			acc := make([]float64, hd)
+			base := randRow(r, hd, 1)
+			for j := range acc {
+				acc[j] = float64(base[j])
+				for i := 0; i < rows; i++ {
+					acc[j] += float64(pr[i]) * halfValue(kr[i*stride+j])
+				}
+			}
+			for _, l := range Levels() {
+				k := Detect().Limit(l)
+				out, check := fenced(rows, 0)
+				k.dotRowsF16(out, q, kr, stride)
+				check(t)
+				for i := range out {
+					if !closeTo(out[i], want[i], 1e-5, 1e-5) {
+						t.Fatalf("%s dotRowsF16 hd=%d rows=%d: [%d] = %v, want %v", l, hd, rows, i, out[i], want[i])
+					}
+				}
+				o, checkO := fenced(hd, 0)
+				copy(o, base)
+				k.axpyRowsF16(o, pr, kr, stride)
+				checkO(t)
+				for j := range o {
+					if !closeTo(o[j], acc[j], 1e-5, 1e-5) {
+						t.Fatalf("%s axpyRowsF16 hd=%d rows=%d: [%d] = %v, want %v", l, hd, rows, j, o[j], acc[j])
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestRoundF16 checks the f16 rounding (in place and to bits) on every
+// level against halfRound, around ties, subnormals, overflow, Inf and NaN.
+func TestRoundF16(t *testing.T) {
+	r := rand.New(rand.NewPCG(37, 38))
+	x := []float32{0, float32(math.Copysign(0, -1)), 1, -1, 65504, 65519.99, 65520, -65520, 1e6,
+		float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()),
+		1 + 1.0/2048, 1 + 3.0/2048, 2049, 2051, -2049, // ties: to even
+		1 + 1.0/2048 + 1.0/(1<<20),       // just above a tie
+		float32(math.Ldexp(1, -24)),      // the smallest subnormal
+		float32(math.Ldexp(1, -25)),      // a tie to zero
+		float32(math.Ldexp(1.5, -25)),    // rounds up to the smallest subnormal
+		float32(math.Ldexp(3, -25)),      // a subnormal tie, to even (2⁻²³)
+		float32(math.Ldexp(1023.5, -24)), // the largest subnormal tie: to 2⁻¹⁴
+		float32(math.Ldexp(1, -30)), 1e-10,
+	}
+	for range 300 {
+		x = append(x, float32(math.Ldexp(r.NormFloat64(), r.IntN(50)-30)))
+	}
+	for _, n := range []int{len(x), 1, 7, 8, 9, 16, 17, 33} {
+		src := x[len(x)-n:]
+		for _, l := range Levels() {
+			k := Detect().Limit(l)
+			dst, check := fenced(n, 0)
+			k.roundF16(dst, src)
+			check(t)
+			bits := make([]uint16, n+1)
+			bits[n] = 0xabcd
+			k.toF16Bits(bits[:n], src)
+			if bits[n] != 0xabcd {
+				t.Fatalf("%s: toF16Bits wrote past its row", l)
+			}
+			in := slices.Clone(src)
+			k.roundF16(in, in)
+			for i, v := range src {
+				want := halfRound(float64(v))
+				same := func(got float64) bool {
+					return got == want && math.Signbit(got) == math.Signbit(want) || math.IsNaN(got) && math.IsNaN(want)
+				}
+				if !same(float64(dst[i])) || !same(float64(in[i])) || !same(halfValue(bits[i])) {
+					t.Fatalf("%s: %v rounds to %v (in place %v, bits %#04x), want %v", l, v, dst[i], in[i], bits[i], want)
+				}
+			}
+		}
+	}
+	got := make([]uint16, 3)
+	F32ToF16Bits(got, []float32{1, -2, 0.5})
+	if !slices.Equal(got, []uint16{0x3c00, 0xc000, 0x3800}) {
+		t.Errorf("F32ToF16Bits(1, -2, 0.5) = %#04x", got)
+	}
+}
