@@ -358,3 +358,32 @@ func TestRoundF16(t *testing.T) {
 		t.Errorf("F32ToF16Bits(1, -2, 0.5) = %#04x", got)
 	}
 }
+
+// BenchmarkAttend times one decode token's attention (TinyLlama's shape:
+// 32 heads, 4 KV heads of 64) over a float32 and a half-precision cache.
+func BenchmarkAttend(b *testing.B) {
+	r := rand.New(rand.NewPCG(39, 40))
+	const heads, kvh, hd = 32, 4, 64
+	for _, n := range []int{512, 4096} {
+		f16 := &KV{Len: []int{n}, K16: [][]uint16{randHalves(r, n*kvh*hd)}, V16: [][]uint16{randHalves(r, n*kvh*hd)}}
+		f32 := &KV{Len: []int{n}, K: [][]float32{make([]float32, n*kvh*hd)}, V: [][]float32{make([]float32, n*kvh*hd)}}
+		for i := range f32.K[0] {
+			f32.K[0][i], f32.V[0][i] = float32(halfValue(f16.K16[0][i])), float32(halfValue(f16.V16[0][i]))
+		}
+		p := AttendParams{Heads: heads, KVHeads: kvh, HeadDim: hd, Scale: 0.125, N: n}
+		q := randRow(r, heads*hd, 1)
+		out := make([]float32, heads*hd)
+		scratch := make([]float32, n)
+		for _, c := range []struct {
+			name string
+			kv   *KV
+		}{{"f32", f32}, {"f16", f16}} {
+			b.Run(fmt.Sprintf("%s/n=%d", c.name, n), func(b *testing.B) {
+				b.SetBytes(int64(2 * n * kvh * hd * (2 + 2*len(c.kv.K)))) // K and V read once
+				for b.Loop() {
+					Attend(out, q, c.kv, p, scratch)
+				}
+			})
+		}
+	}
+}
