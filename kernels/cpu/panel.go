@@ -5,7 +5,7 @@ package cpu
 // worth transposing x for.
 const (
 	panelRB        = 192
-	panelKC        = 256
+	panelKC        = 512
 	panelPass      = 4
 	panelMinTokens = 16
 )
@@ -13,13 +13,13 @@ const (
 // floatRowsPanel computes rows [r0, r1) of a float-weight job for all
 // tokens with 12-row × 32-token tiles over the panels in t.xp, on thread w.
 //
-// Blocks of panelRB rows are widened to float32 a chunk of panelKC
-// elements at a time (192 KiB, in L2); each 32-token panel's chunk (32 KiB)
-// stays in L1 while the block's rows stream past it in 12-row tiles, whose
-// partial sums wait in a buffer (in L2) until the last chunk is added and
-// they are transposed into dst. While a chunk is computed, the kernel
-// prefetches the weights of the next one, so that widening reads them from
-// L2, not from memory.
+// The reduction is cut into chunks of panelKC elements. For each chunk of
+// a block of panelRB rows, each 12 rows are widened to float32 (24 KiB,
+// kept in L1) and multiplied with the chunk of every panel of the pass (64
+// KiB each, read from L2, where the pass's 256 KiB stay while the block's
+// rows go by). The tiles' partial sums wait in a buffer until the last
+// chunk is added and they are transposed into dst. While a chunk is
+// computed, the kernel prefetches the weights of the next one into L2.
 func (t *mmTask) floatRowsPanel(w int, j *mmJob, r0, r1 int) {
 	k, n, cols, ldd, rb, ft := t.k, t.n, j.w.Cols, j.w.Rows, j.rb, j.ft
 	wd, dst := j.w.Data, j.dst
@@ -27,7 +27,7 @@ func (t *mmTask) floatRowsPanel(w int, j *mmJob, r0, r1 int) {
 	// Widened rows are 64 bytes longer than a chunk: rows a power of two
 	// apart would share L1 sets.
 	const ld = panelKC + 16
-	const wideLen = panelRB * ld
+	const wideLen = 12 * ld
 	const bufLen = panelRB / 12 * panelPass * tileBufLen
 	b := t.scratchFor(w, 4*(wideLen+bufLen)+64)
 	wide := bytesAsF32(alignedBytes(b, 4*(wideLen+bufLen)))
@@ -37,7 +37,6 @@ func (t *mmTask) floatRowsPanel(w int, j *mmJob, r0, r1 int) {
 	for b0 := r0; b0 < r1; b0 += panelRB {
 		b1 := min(b0+panelRB, r1)
 		tiles := (b1 - b0 + 11) / 12
-		rows := tiles * 12
 		for p0 := 0; p0 < np; p0 += panelPass {
 			p1 := min(p0+panelPass, np)
 			for c0 := 0; c0 < cols; c0 += panelKC {
@@ -53,17 +52,17 @@ func (t *mmTask) floatRowsPanel(w int, j *mmJob, r0, r1 int) {
 					}
 				}
 				pf.plan(wd, rb, nb0, nb1, nc0*es, min(nc0+panelKC, cols)*es, (p1-p0)*tiles)
-
-				for r := b0; r < b1; r++ {
-					k.toFloatRow(ft, wide[(r-b0)*ld:(r-b0)*ld+kc], wd[r*rb+c0*es:r*rb+c1*es])
-				}
-				for r := b1 - b0; r < rows; r++ {
-					clear(wide[r*ld : r*ld+kc]) // the last tile's missing rows
-				}
-				for p := p0; p < p1; p++ {
-					xp := t.xp[p*32*cols+c0*32:]
-					for i := range tiles {
-						k.panelTile(wide[12*i*ld:], ld, xp, kc, buf[((p-p0)*tiles+i)*tileBufLen:], c0 > 0, &pf)
+				for i := range tiles {
+					g0 := b0 + 12*i
+					g1 := min(g0+12, b1)
+					for r := g0; r < g1; r++ {
+						k.toFloatRow(ft, wide[(r-g0)*ld:(r-g0)*ld+kc], wd[r*rb+c0*es:r*rb+c1*es])
+					}
+					for r := g1 - g0; r < 12; r++ {
+						clear(wide[r*ld : r*ld+kc]) // past the last row
+					}
+					for p := p0; p < p1; p++ {
+						k.panelTile(wide, ld, t.xp[p*32*cols+c0*32:], kc, buf[((p-p0)*tiles+i)*tileBufLen:], c0 > 0, &pf)
 					}
 				}
 			}
