@@ -2,12 +2,24 @@
 
 package cpu
 
-// gemm12x32Z computes a 12-row × 32-token tile of float32 weights (rows ldw
-// bytes apart) times a transposed activation panel over one reduction
-// chunk into buf, prefetching lines of a strided region (gemmz_amd64.s).
+// gemm12x32Z computes a 12-row × 32-token tile of float32 weights in tile
+// layout times a transposed activation panel over one reduction chunk
+// into buf, prefetching lines of a strided region (gemmz_amd64.s).
 //
 //go:noescape
-func gemm12x32Z(w *float32, ldw uintptr, xp *float32, k int, buf *float32, add int, pf *byte, pfoff, pfstride, pfseg uintptr, npf int)
+func gemm12x32Z(w, xp *float32, k int, buf *float32, add int, pf *byte, pfoff, pfstride, pfseg uintptr, npf int)
+
+// widenTile*Z write up to 12 rows of weights as float32 in tile layout
+// (widenz_amd64.s).
+//
+//go:noescape
+func widenTileF32Z(dst *float32, src *byte, rb uintptr, nrow, n int)
+
+//go:noescape
+func widenTileF16Z(dst *float32, src *byte, rb uintptr, nrow, n int)
+
+//go:noescape
+func widenTileBF16Z(dst *float32, src *byte, rb uintptr, nrow, n int)
 
 // unpanelZ writes tile sums (rows of 32 tokens) to token-major dst
 // (gemmz_amd64.s).
@@ -36,13 +48,41 @@ func (k Kernels) hasPanelGEMM() bool { return k.level >= AVX512 }
 // tileBufLen is the size in floats of one tile's sums.
 const tileBufLen = 12 * 32
 
-// panelTile computes, for r < 12 rows of w (ldw floats apart, n elements
-// each) and t < 32 tokens of the panel xp (32 floats per element), the
-// sums s[r][t] = w_r·xp_t over one reduction chunk into buf[32r+t] (added
-// to what buf holds if add). Meanwhile it prefetches the next lines of pf
+// tileLen returns the size in floats of 12 rows of n weights in tile
+// layout: blocks of 8 elements, each holding the 12 rows' 8 values in
+// turn, written 16 elements at a time.
+func tileLen(n int) int { return (n + 15) / 16 * 192 }
+
+// widenTile writes rows r < nrow (≤ 12) of n weights of type ft, rows rb
+// bytes apart in src, to dst in tile layout: element (r, i) at
+// dst[96*(i/8)+8*r+i%8], zero past row nrow and element n (to a multiple
+// of 16).
+func (k Kernels) widenTile(ft floatType, dst []float32, src []byte, rb, nrow, n int) {
+	if n == 0 {
+		return
+	}
+	_ = dst[tileLen(n)-1]
+	if nrow > 0 {
+		_ = src[(nrow-1)*rb+n*ft.size()-1]
+	}
+	nrow = min(nrow, 12)
+	switch ft {
+	case ftF16:
+		widenTileF16Z(&dst[0], &src[0], uintptr(rb), nrow, n)
+	case ftBF16:
+		widenTileBF16Z(&dst[0], &src[0], uintptr(rb), nrow, n)
+	default:
+		widenTileF32Z(&dst[0], &src[0], uintptr(rb), nrow, n)
+	}
+}
+
+// panelTile computes, for r < 12 rows of w (n elements in tile layout)
+// and t < 32 tokens of the panel xp (32 floats per element), the sums
+// s[r][t] = w_r·xp_t over one reduction chunk into buf[32r+t] (added to
+// what buf holds if add). Meanwhile it prefetches the next lines of pf
 // into L2.
-func (k Kernels) panelTile(w []float32, ldw int, xp []float32, n int, buf []float32, add bool, pf *prefetcher) {
-	_ = w[11*ldw+n-1]
+func (k Kernels) panelTile(w []float32, xp []float32, n int, buf []float32, add bool, pf *prefetcher) {
+	_ = w[tileLen(n)-1]
 	_ = xp[32*n-1]
 	_ = buf[tileBufLen-1]
 	a := 0
@@ -55,7 +95,7 @@ func (k Kernels) panelTile(w []float32, ldw int, xp []float32, n int, buf []floa
 		p, off, lines = pf.take()
 		stride, seg = pf.rb, pf.seg
 	}
-	gemm12x32Z(&w[0], uintptr(4*ldw), &xp[0], n, &buf[0], a, p, uintptr(off), uintptr(stride), uintptr(seg), lines)
+	gemm12x32Z(&w[0], &xp[0], n, &buf[0], a, p, uintptr(off), uintptr(stride), uintptr(seg), lines)
 }
 
 // unpanel writes dst[t*ldd+r] = src[32r+t] (added to dst if acc) for r <

@@ -6,7 +6,13 @@ func (k Kernels) hasPanelGEMM() bool { return false }
 
 const tileBufLen = 12 * 32
 
-func (k Kernels) panelTile(w []float32, ldw int, xp []float32, n int, buf []float32, add bool, pf *prefetcher) {
+func tileLen(n int) int { return (n + 15) / 16 * 192 }
+
+func (k Kernels) widenTile(ft floatType, dst []float32, src []byte, rb, nrow, n int) {
+	panic("cpu: no panel GEMM in this build")
+}
+
+func (k Kernels) panelTile(w []float32, xp []float32, n int, buf []float32, add bool, pf *prefetcher) {
 	panic("cpu: no panel GEMM in this build")
 }
 

@@ -4,50 +4,57 @@
 
 // Prefill GEMM for float32 weights, AVX-512: 12 weight rows × 32 tokens
 // per tile. The activations come as a panel of 32 tokens transposed
-// (k-major: 32 floats per k), so each k needs 2 vector loads and 12 weight
-// broadcasts for 24 FMAs; each accumulator holds 16 tokens of one row.
+// (k-major: 32 floats per k), the weights in tile layout (widenz_amd64.h):
+// blocks of 8 elements of k, each the 12 rows' 8 values in turn (384
+// bytes). Each k takes 2 vector loads, 12 broadcasts and 24 FMAs; the
+// broadcasts read 6 cache lines at one-byte displacements from one
+// register (R8, kept 192 bytes into the current block) instead of 12
+// strided rows. (FMAs with the broadcast as their memory operand, 26
+// micro-ops per k instead of 38, measured no faster: they load each
+// weight twice, and the loads then compete with the core's other
+// hyperthread.) Each accumulator holds 16 tokens of one row.
 
-// GSTEP12 multiplies the 32 tokens at off(SI) with element k (byte offset
-// wo) of the 12 rows.
-#define GSTEP12(off, wo) \
-	VMOVUPS      off(SI), Z24; \
-	VMOVUPS      off+64(SI), Z25; \
-	VBROADCASTSS wo(R8), Z26; \
-	VBROADCASTSS wo(R8)(BX*1), Z27; \
-	VFMADD231PS  Z24, Z26, Z0; \
-	VFMADD231PS  Z25, Z26, Z1; \
-	VBROADCASTSS wo(R8)(BX*2), Z28; \
-	VFMADD231PS  Z24, Z27, Z2; \
-	VFMADD231PS  Z25, Z27, Z3; \
-	VBROADCASTSS wo(R9), Z29; \
-	VFMADD231PS  Z24, Z28, Z4; \
-	VFMADD231PS  Z25, Z28, Z5; \
-	VBROADCASTSS wo(R9)(BX*1), Z30; \
-	VFMADD231PS  Z24, Z29, Z6; \
-	VFMADD231PS  Z25, Z29, Z7; \
-	VBROADCASTSS wo(R9)(BX*2), Z31; \
-	VFMADD231PS  Z24, Z30, Z8; \
-	VFMADD231PS  Z25, Z30, Z9; \
-	VBROADCASTSS wo(R10), Z26; \
-	VFMADD231PS  Z24, Z31, Z10; \
-	VFMADD231PS  Z25, Z31, Z11; \
-	VBROADCASTSS wo(R10)(BX*1), Z27; \
-	VFMADD231PS  Z24, Z26, Z12; \
-	VFMADD231PS  Z25, Z26, Z13; \
-	VBROADCASTSS wo(R10)(BX*2), Z28; \
-	VFMADD231PS  Z24, Z27, Z14; \
-	VFMADD231PS  Z25, Z27, Z15; \
-	VBROADCASTSS wo(R11), Z29; \
-	VFMADD231PS  Z24, Z28, Z16; \
-	VFMADD231PS  Z25, Z28, Z17; \
-	VBROADCASTSS wo(R11)(BX*1), Z30; \
-	VFMADD231PS  Z24, Z29, Z18; \
-	VFMADD231PS  Z25, Z29, Z19; \
-	VBROADCASTSS wo(R11)(BX*2), Z31; \
-	VFMADD231PS  Z24, Z30, Z20; \
-	VFMADD231PS  Z25, Z30, Z21; \
-	VFMADD231PS  Z24, Z31, Z22; \
-	VFMADD231PS  Z25, Z31, Z23
+// KSTEP multiplies the 32 tokens at j·128(SI) with element j of the block
+// at R8-192.
+#define KSTEP(j) \
+	VMOVUPS (j*128)(SI), Z30; \
+	VMOVUPS (j*128+64)(SI), Z31; \
+	VBROADCASTSS (j*4+0-192)(R8), Z24; \
+	VBROADCASTSS (j*4+32-192)(R8), Z25; \
+	VFMADD231PS  Z30, Z24, Z0; \
+	VFMADD231PS  Z31, Z24, Z1; \
+	VBROADCASTSS (j*4+64-192)(R8), Z26; \
+	VFMADD231PS  Z30, Z25, Z2; \
+	VFMADD231PS  Z31, Z25, Z3; \
+	VBROADCASTSS (j*4+96-192)(R8), Z27; \
+	VFMADD231PS  Z30, Z26, Z4; \
+	VFMADD231PS  Z31, Z26, Z5; \
+	VBROADCASTSS (j*4+128-192)(R8), Z28; \
+	VFMADD231PS  Z30, Z27, Z6; \
+	VFMADD231PS  Z31, Z27, Z7; \
+	VBROADCASTSS (j*4+160-192)(R8), Z29; \
+	VFMADD231PS  Z30, Z28, Z8; \
+	VFMADD231PS  Z31, Z28, Z9; \
+	VBROADCASTSS (j*4+192-192)(R8), Z24; \
+	VFMADD231PS  Z30, Z29, Z10; \
+	VFMADD231PS  Z31, Z29, Z11; \
+	VBROADCASTSS (j*4+224-192)(R8), Z25; \
+	VFMADD231PS  Z30, Z24, Z12; \
+	VFMADD231PS  Z31, Z24, Z13; \
+	VBROADCASTSS (j*4+256-192)(R8), Z26; \
+	VFMADD231PS  Z30, Z25, Z14; \
+	VFMADD231PS  Z31, Z25, Z15; \
+	VBROADCASTSS (j*4+288-192)(R8), Z27; \
+	VFMADD231PS  Z30, Z26, Z16; \
+	VFMADD231PS  Z31, Z26, Z17; \
+	VBROADCASTSS (j*4+320-192)(R8), Z28; \
+	VFMADD231PS  Z30, Z27, Z18; \
+	VFMADD231PS  Z31, Z27, Z19; \
+	VBROADCASTSS (j*4+352-192)(R8), Z29; \
+	VFMADD231PS  Z30, Z28, Z20; \
+	VFMADD231PS  Z31, Z28, Z21; \
+	VFMADD231PS  Z30, Z29, Z22; \
+	VFMADD231PS  Z31, Z29, Z23
 
 // BUFADD adds row i of the tile buffer at DI to lo, hi.
 #define BUFADD(lo, hi, i) \
@@ -59,27 +66,35 @@
 	VMOVUPS lo, (i*128)(DI); \
 	VMOVUPS hi, (i*128+64)(DI)
 
-// func gemm12x32Z(w *float32, ldw uintptr, xp *float32, k int, buf *float32, add int, pf *byte, pfoff, pfstride, pfseg uintptr, npf int)
-// Computes the 12-row × 32-token tile s[r][t] = Σ_{i<k} w[r·ldw/4 + i]·xp[32i + t]
-// over one reduction chunk and stores it to buf (row r at buf[32r]),
-// adding what buf held when add ≠ 0. While it computes, it prefetches npf
-// cache lines into L2 (one per 4 elements of k): the lines of segments
-// pfseg bytes long that start pfstride bytes apart at pf, from byte pfoff
-// of the first one on. That is where the next chunk of weights is read from.
-TEXT ·gemm12x32Z(SB), NOSPLIT, $0-88
+// PREFETCH1 prefetches the next line of the region described at
+// gemm12x32Z into L2, if any is left.
+#define PREFETCH1 \
+	TESTQ      R13, R13; \
+	JEQ        8(PC); \
+	PREFETCHT1 (R12)(R14*1); \
+	DECQ       R13; \
+	ADDQ       $64, R14; \
+	CMPQ       R14, pfseg+64(FP); \
+	JB         3(PC); \
+	XORQ       R14, R14; \
+	ADDQ       pfstride+56(FP), R12
+
+// func gemm12x32Z(w, xp *float32, k int, buf *float32, add int, pf *byte, pfoff, pfstride, pfseg uintptr, npf int)
+// Computes the 12-row × 32-token tile s[r][t] = Σ_{i<k} W[r][i]·xp[32i + t],
+// with W in tile layout at w, over one reduction chunk and stores it to
+// buf (row r at buf[32r]), adding what buf held when add ≠ 0. While it
+// computes, it prefetches npf cache lines into L2 (one per 4 elements of
+// k): the lines of segments pfseg bytes long that start pfstride bytes
+// apart at pf, from byte pfoff of the first one on. That is where the next
+// chunk of weights is read from.
+TEXT ·gemm12x32Z(SB), NOSPLIT, $0-80
 	MOVQ w+0(FP), R8
-	MOVQ ldw+8(FP), BX
-	MOVQ xp+16(FP), SI
-	MOVQ k+24(FP), CX
-	MOVQ pf+48(FP), R12
-	MOVQ pfoff+56(FP), R14
-	MOVQ npf+80(FP), R13
-	LEAQ (R8)(BX*2), R9
-	ADDQ BX, R9
-	LEAQ (R9)(BX*2), R10
-	ADDQ BX, R10
-	LEAQ (R10)(BX*2), R11
-	ADDQ BX, R11
+	MOVQ xp+8(FP), SI
+	MOVQ k+16(FP), CX
+	MOVQ pf+40(FP), R12
+	MOVQ pfoff+48(FP), R14
+	MOVQ npf+72(FP), R13
+	ADDQ $192, R8
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -105,50 +120,39 @@ TEXT ·gemm12x32Z(SB), NOSPLIT, $0-88
 	VPXORD Z22, Z22, Z22
 	VPXORD Z23, Z23, Z23
 	MOVQ   CX, DX
-	SHRQ   $2, DX
-	JZ     one
+	SHRQ   $3, DX
+	JZ     tail
 
-loop4:
-	TESTQ      R13, R13
-	JEQ        nopf
-	PREFETCHT1 (R12)(R14*1)
-	DECQ       R13
-	ADDQ       $64, R14
-	CMPQ       R14, pfseg+72(FP)
-	JB         nopf
-	XORQ       R14, R14
-	ADDQ       pfstride+64(FP), R12
-
-nopf:
-	GSTEP12(0, 0)
-	GSTEP12(128, 4)
-	GSTEP12(256, 8)
-	GSTEP12(384, 12)
-	ADDQ $512, SI
-	ADDQ $16, R8
-	ADDQ $16, R9
-	ADDQ $16, R10
-	ADDQ $16, R11
+loop8:
+	PREFETCH1
+	KSTEP(0)
+	KSTEP(1)
+	KSTEP(2)
+	KSTEP(3)
+	PREFETCH1
+	KSTEP(4)
+	KSTEP(5)
+	KSTEP(6)
+	KSTEP(7)
+	ADDQ $1024, SI
+	ADDQ $384, R8
 	DECQ DX
-	JNZ  loop4
+	JNZ  loop8
 
-one:
-	ANDQ $3, CX
+tail:
+	ANDQ $7, CX
 	JZ   epilogue
 
 loop1:
-	GSTEP12(0, 0)
+	KSTEP(0)
 	ADDQ $128, SI
 	ADDQ $4, R8
-	ADDQ $4, R9
-	ADDQ $4, R10
-	ADDQ $4, R11
 	DECQ CX
 	JNZ  loop1
 
 epilogue:
-	MOVQ  buf+32(FP), DI
-	MOVQ  add+40(FP), AX
+	MOVQ  buf+24(FP), DI
+	MOVQ  add+32(FP), AX
 	TESTQ AX, AX
 	JEQ   store
 	BUFADD(Z0, Z1, 0)

@@ -356,7 +356,13 @@ func (p *Pool) matmul(op string, dsts [][]float32, ws []Matrix, x []float32, n i
 		grain = (grain + 11) / 12 * 12 // whole 12-row panel tiles
 	}
 	if locked && units > grain {
-		p.runLocked(units, grain, t)
+		if n > 1 {
+			// Prefill: long, so shrinking chunks pay (at least 48
+			// rows, a few hundred µs of work each).
+			p.runGuidedLocked(units, grain, max(1, 48/grain), t)
+		} else {
+			p.runLocked(units, grain, t)
+		}
 	} else {
 		t.Run(0, units)
 	}

@@ -24,10 +24,7 @@ func (t *mmTask) floatRowsPanel(w int, j *mmJob, r0, r1 int) {
 	k, n, cols, ldd, rb, ft := t.k, t.n, j.w.Cols, j.w.Rows, j.rb, j.ft
 	wd, dst := j.w.Data, j.dst
 	es := ft.size()
-	// Widened rows are 64 bytes longer than a chunk: rows a power of two
-	// apart would share L1 sets.
-	const ld = panelKC + 16
-	const wideLen = 12 * ld
+	const wideLen = panelKC / 16 * 192 // tileLen(panelKC)
 	const bufLen = panelRB / 12 * panelPass * tileBufLen
 	b := t.scratchFor(w, 4*(wideLen+bufLen)+64)
 	wide := bytesAsF32(alignedBytes(b, 4*(wideLen+bufLen)))
@@ -54,15 +51,9 @@ func (t *mmTask) floatRowsPanel(w int, j *mmJob, r0, r1 int) {
 				pf.plan(wd, rb, nb0, nb1, nc0*es, min(nc0+panelKC, cols)*es, (p1-p0)*tiles)
 				for i := range tiles {
 					g0 := b0 + 12*i
-					g1 := min(g0+12, b1)
-					for r := g0; r < g1; r++ {
-						k.toFloatRow(ft, wide[(r-g0)*ld:(r-g0)*ld+kc], wd[r*rb+c0*es:r*rb+c1*es])
-					}
-					for r := g1 - g0; r < 12; r++ {
-						clear(wide[r*ld : r*ld+kc]) // past the last row
-					}
+					k.widenTile(ft, wide, wd[g0*rb+c0*es:], rb, min(12, b1-g0), kc)
 					for p := p0; p < p1; p++ {
-						k.panelTile(wide, ld, t.xp[p*32*cols+c0*32:], kc, buf[((p-p0)*tiles+i)*tileBufLen:], c0 > 0, &pf)
+						k.panelTile(wide, t.xp[p*32*cols+c0*32:], kc, buf[((p-p0)*tiles+i)*tileBufLen:], c0 > 0, &pf)
 					}
 				}
 			}

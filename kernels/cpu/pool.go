@@ -55,6 +55,8 @@ type Pool struct {
 	items   int
 	chunk   int
 	nchunks int32
+	guided  bool               // chunk c is [bounds[c], bounds[c+1])
+	bounds  [maxGuided + 1]int // of a guided dispatch
 
 	_      [64]byte
 	seq    atomic.Uint32 // even: published dispatch generation; odd: being written
@@ -165,7 +167,7 @@ func (p *Pool) Run(n, grain int, t Task) {
 		t.Run(0, n)
 		return
 	}
-	p.dispatch(t, n, per*grain, nch)
+	p.dispatch(t, n, per*grain, nch, false)
 	p.mu.Unlock()
 }
 
@@ -185,17 +187,53 @@ func (p *Pool) runLocked(n, grain int, t Task) {
 	nch := min(units, 4*p.n)
 	per := (units + nch - 1) / nch
 	nch = (units + per - 1) / per
-	p.dispatch(t, n, per*grain, nch)
+	p.dispatch(t, n, per*grain, nch, false)
 }
 
-// dispatch publishes one job and takes part in it; p.mu is held.
-func (p *Pool) dispatch(t Task, items, chunk, nchunks int) {
+// maxGuided bounds the chunks of a guided dispatch.
+const maxGuided = 64
+
+// runGuidedLocked is runLocked with chunks that shrink as the work runs
+// out: each takes 1/(2·threads) of what is left, but at least minGrains
+// grains. Long tasks (a prefill matmul) are then claimed in big pieces
+// first and small ones last, so that the threads finish close together
+// even when one of them is slowed; equal chunks leave one thread idle for
+// half a chunk on average at the end. p.mu is held.
+func (p *Pool) runGuidedLocked(n, grain, minGrains int, t Task) {
+	if n <= 0 {
+		return
+	}
+	grain = max(grain, 1)
+	minGrains = max(minGrains, 1)
+	units := (n + grain - 1) / grain
+	if p.n <= 1 || units <= minGrains || p.closed.Load() {
+		t.Run(0, n)
+		return
+	}
+	nch, lo := 0, 0
+	for lo < units && nch < maxGuided {
+		size := max(minGrains, (units-lo+2*p.n-1)/(2*p.n))
+		if nch == maxGuided-1 || units-lo < size+minGrains {
+			size = units - lo // the rest, rather than a sliver after it
+		}
+		p.bounds[nch] = min(lo*grain, n)
+		lo += size
+		nch++
+	}
+	p.bounds[nch] = n
+	p.dispatch(t, n, 0, nch, true)
+}
+
+// dispatch publishes one job and takes part in it; p.mu is held. With
+// guided, chunk c is [p.bounds[c], p.bounds[c+1]), else chunks are chunk
+// items long.
+func (p *Pool) dispatch(t Task, items, chunk, nchunks int, guided bool) {
 	s := p.seq.Load()
 	p.seq.Store(s + 1) // odd: workers that look now back off
 	for p.active.Load() != 0 {
 		pause()
 	}
-	p.task, p.items, p.chunk, p.nchunks = t, items, chunk, int32(nchunks)
+	p.task, p.items, p.chunk, p.nchunks, p.guided = t, items, chunk, int32(nchunks), guided
 	p.next.Store(0)
 	p.done.Store(0)
 	p.seq.Store(s + 2)
@@ -222,8 +260,13 @@ func (p *Pool) work(w int) {
 		if c >= p.nchunks {
 			return
 		}
-		lo := int(c) * p.chunk
-		hi := min(lo+p.chunk, p.items)
+		var lo, hi int
+		if p.guided {
+			lo, hi = p.bounds[c], p.bounds[c+1]
+		} else {
+			lo = int(c) * p.chunk
+			hi = min(lo+p.chunk, p.items)
+		}
 		if wt != nil {
 			wt.runWorker(w, lo, hi)
 		} else {

@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"sort"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -39,6 +40,67 @@ func TestPoolCoversEveryItemOnce(t *testing.T) {
 				}
 				if task.bad.Load() != 0 {
 					t.Fatalf("threads %d n %d grain %d: a range was empty or not a multiple of the grain", threads, n, grain)
+				}
+			}
+		}
+		p.Close()
+	}
+}
+
+// rangeTask records the ranges it is given.
+type rangeTask struct {
+	mu     sync.Mutex
+	ranges [][2]int
+}
+
+func (t *rangeTask) Run(lo, hi int) {
+	t.mu.Lock()
+	t.ranges = append(t.ranges, [2]int{lo, hi})
+	t.mu.Unlock()
+}
+
+// TestPoolGuided checks the shrinking chunks of a guided dispatch: they
+// cover every item once, are multiples of the grain, are no smaller than
+// the minimum (but for a whole job that is) and come largest first.
+func TestPoolGuided(t *testing.T) {
+	for _, threads := range []int{1, 2, 3} {
+		p := NewPool(threads)
+		for _, c := range []struct{ n, grain, min int }{
+			{1, 1, 1}, {100, 1, 1}, {2048, 12, 4}, {5632, 12, 4}, {7, 4, 12}, {100000, 1, 1}, {1000, 3, 2},
+		} {
+			task := &rangeTask{}
+			p.mu.Lock()
+			p.runGuidedLocked(c.n, c.grain, c.min, task)
+			p.mu.Unlock()
+			seen := make([]int, c.n)
+			for _, r := range task.ranges {
+				if r[0]%c.grain != 0 || r[0] >= r[1] {
+					t.Fatalf("threads %d %+v: range %v", threads, c, r)
+				}
+				if r[1] != c.n && r[1]-r[0] < c.min*c.grain {
+					t.Fatalf("threads %d %+v: range %v below the minimum", threads, c, r)
+				}
+				for i := r[0]; i < r[1]; i++ {
+					seen[i]++
+				}
+			}
+			for i, v := range seen {
+				if v != 1 {
+					t.Fatalf("threads %d %+v: item %d visited %d times", threads, c, i, v)
+				}
+			}
+			if threads > 1 && c.n >= 2048 {
+				// In claiming order (by start), sizes never grow but
+				// for the last chunk, which takes a remainder.
+				sort.Slice(task.ranges, func(i, j int) bool { return task.ranges[i][0] < task.ranges[j][0] })
+				rs := task.ranges
+				for i := 1; i+1 < len(rs); i++ {
+					if rs[i][1]-rs[i][0] > rs[i-1][1]-rs[i-1][0] {
+						t.Fatalf("threads %d %+v: chunk %d (%v) larger than chunk %d (%v)", threads, c, i, rs[i], i-1, rs[i-1])
+					}
+				}
+				if len(rs) < 2*threads {
+					t.Fatalf("threads %d %+v: only %d chunks", threads, c, len(rs))
 				}
 			}
 		}

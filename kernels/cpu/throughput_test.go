@@ -75,14 +75,21 @@ func TestPanelKernelSpeed(t *testing.T) {
 		t.Skip("set WEFT_KBENCH=1 on an AVX-512 machine to print the GEMM tile throughput")
 	}
 	const kc = panelKC
-	w := make([]float32, 12*(kc+16))
+	w := make([]float32, tileLen(kc))
 	xp := make([]float32, 32*kc)
 	buf := make([]float32, tileBufLen)
-	dst := make([]float32, 32*64)
-	d := bestOf(50, 100, func() { k.panelTile(w, kc+16, xp, kc, buf, true, nil) })
+	d := bestOf(50, 100, func() { k.panelTile(w, xp, kc, buf, true, nil) })
 	fmt.Printf("12x32 panel tile, %d-element chunk (L1): %.1f GFLOP/s\n", kc, 2*12*32*kc/d.Seconds()/1e9)
+	src := make([]byte, 192*4096)
+	d = bestOf(20, 20, func() {
+		for g := 0; g < 192; g += 12 {
+			k.widenTile(ftF16, w, src[g*4096:], 4096, 12, kc)
+		}
+	})
+	fmt.Printf("widen 192x%d F16 (L2) to tile layout: %v\n", kc, d)
 	x := make([]float32, 4*kc)
-	d = bestOf(50, 100, func() { k.floatTile(ftF32, f32AsBytes(w), 4*(kc+16), x, kc, kc, dst, 64, false) })
+	dst := make([]float32, 4*64)
+	d = bestOf(50, 100, func() { k.floatTile(ftF32, f32AsBytes(w), 4*kc, x, kc, kc, dst, 64, false) })
 	fmt.Printf("4x4 dot tile (L1): %.1f GFLOP/s\n", 2*4*4*kc/d.Seconds()/1e9)
 	xs := make([]float32, 128*2048)
 	pt := panelTask{k: k, x: xs, cols: 2048, n: 128, xp: make([]float32, 128*2048)}

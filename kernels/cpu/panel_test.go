@@ -1,0 +1,110 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/weftrun/weft/tensor"
+)
+
+// TestWidenTile checks the tile layout against its definition: element
+// (r, i) of 12 rows at 96·(i/8) + 8r + i%8, zero past the rows and
+// elements given.
+func TestWidenTile(t *testing.T) {
+	k := Detect()
+	if !k.hasPanelGEMM() {
+		t.Skip("no panel GEMM at this level")
+	}
+	r := newTestRand()
+	for _, c := range []struct {
+		dt   tensor.DType
+		ft   floatType
+		nrow int
+		n    int
+	}{
+		{tensor.F32, ftF32, 12, 64}, {tensor.F16, ftF16, 12, 64}, {tensor.BF16, ftBF16, 12, 64},
+		{tensor.F32, ftF32, 5, 37}, {tensor.F16, ftF16, 1, 15}, {tensor.BF16, ftBF16, 11, 513},
+		{tensor.F16, ftF16, 0, 16}, {tensor.F16, ftF16, 12, 1},
+	} {
+		t.Run(fmt.Sprintf("%s/%dx%d", c.dt, c.nrow, c.n), func(t *testing.T) {
+			const pad = 3 // rows longer than n, at odd addresses
+			w := randomMatrix(t, r, c.dt, max(c.nrow, 1), c.n+pad)
+			rb := w.RowBytes()
+			want := make([]float32, c.n+pad)
+			dst := make([]float32, tileLen(c.n)+8)
+			for i := range dst {
+				dst[i] = sentinel
+			}
+			k.widenTile(c.ft, dst[:tileLen(c.n)], w.Data, rb, c.nrow, c.n)
+			for row := range 12 {
+				if row < c.nrow {
+					if err := DequantizeRow(want, w, row); err != nil {
+						t.Fatal(err)
+					}
+				}
+				for i := range (c.n + 15) / 16 * 16 {
+					v := dst[96*(i/8)+8*row+i%8]
+					exp := float32(0)
+					if row < c.nrow && i < c.n {
+						exp = want[i]
+					}
+					if v != exp && !(math.IsNaN(float64(v)) && math.IsNaN(float64(exp))) {
+						t.Fatalf("row %d element %d: %v, want %v", row, i, v, exp)
+					}
+				}
+			}
+			for _, v := range dst[tileLen(c.n):] {
+				if v != sentinel {
+					t.Fatal("wrote past the tile")
+				}
+			}
+		})
+	}
+}
+
+// TestPanelTile checks one 12×32 tile, with and without a partial block of
+// 16 and with the buffer added, against float64 sums.
+func TestPanelTile(t *testing.T) {
+	k := Detect()
+	if !k.hasPanelGEMM() {
+		t.Skip("no panel GEMM at this level")
+	}
+	r := newTestRand()
+	for _, n := range []int{1, 15, 16, 17, 100, 512} {
+		w := make([]float32, 12*n)
+		xp := make([]float32, 32*n)
+		for i := range w {
+			w[i] = float32(r.NormFloat64())
+		}
+		for i := range xp {
+			xp[i] = float32(r.NormFloat64())
+		}
+		tile := make([]float32, tileLen(n))
+		k.widenTile(ftF32, tile, f32AsBytes(w), 4*n, 12, n)
+		buf := make([]float32, tileBufLen)
+		for i := range buf {
+			buf[i] = float32(i%5) - 2
+		}
+		for _, add := range []bool{false, true} {
+			got := append([]float32(nil), buf...)
+			k.panelTile(tile, xp, n, got, add, nil)
+			for row := range 12 {
+				for tok := range 32 {
+					var s, abs float64
+					for i := range n {
+						p := float64(w[row*n+i]) * float64(xp[32*i+tok])
+						s += p
+						abs += math.Abs(p)
+					}
+					if add {
+						s += float64(buf[32*row+tok])
+					}
+					if d := math.Abs(float64(got[32*row+tok]) - s); d > 1e-5*abs+1e-6 {
+						t.Fatalf("n=%d add=%v row %d token %d: %v, want %v", n, add, row, tok, got[32*row+tok], s)
+					}
+				}
+			}
+		}
+	}
+}
