@@ -15,5 +15,8 @@ func detectLevel() Level {
 	if !(x.HasAVX512VNNI && x.HasAVX512VBMI && x.HasAVX512GFNI) {
 		return AVX512
 	}
-	return AVX512VNNI
+	if !(x.HasAMXTile && x.HasAMXBF16 && amxPermitted()) {
+		return AVX512VNNI
+	}
+	return AMX
 }

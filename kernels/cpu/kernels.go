@@ -19,12 +19,16 @@ const (
 	// Rapids, Zen 4 and later): VPDPBUSD integer dot products for the
 	// quantized kernels.
 	AVX512VNNI
+	// AMX adds AMX-BF16 tiles (Sapphire Rapids and later), with the
+	// operating system's permission to use them: the prefill GEMM of F16
+	// and BF16 weights, exact in float32 (see amx.go).
+	AMX
 )
 
-var levelNames = [...]string{"generic", "avx2", "avx512", "avx512vnni"}
+var levelNames = [...]string{"generic", "avx2", "avx512", "avx512vnni", "amx"}
 
-// String returns the level's name: "generic", "avx2", "avx512" or
-// "avx512vnni".
+// String returns the level's name: "generic", "avx2", "avx512",
+// "avx512vnni" or "amx".
 func (l Level) String() string {
 	if int(l) < len(levelNames) {
 		return levelNames[l]

@@ -140,8 +140,9 @@ type mmJob struct {
 	act   []byte // quantized activations, ldx bytes per token
 	ldx   int
 	dot   quant.DotFunc
-	u0    int // first unit (row) of this job in the dispatch
-	units int // rows rounded up to a multiple of 4
+	u0    int  // first unit (row) of this job in the dispatch
+	units int  // rows rounded up to a multiple of 4
+	amx   bool // F16/BF16 prefill on AMX tiles (floatRowsAMX)
 }
 
 // mmTask is a matmul dispatch: the rows of all jobs, in order, split over
@@ -150,6 +151,7 @@ type mmTask struct {
 	k       Kernels
 	x       []float32
 	xp      []float32 // x in panels of 32 tokens, k-major; nil if unused
+	xa      []uint16  // x in AMX activation tiles; nil if unused
 	n       int
 	acc     bool
 	jobs    [maxJobs]mmJob
@@ -171,8 +173,10 @@ type mmState struct {
 	task    mmTask
 	pack    packTask
 	panels  panelTask
+	amxX    amxXTask
 	buf     [nActFormats][]byte
 	xp      []float32
+	xa      []uint16
 	scratch [][]byte
 }
 
@@ -295,6 +299,7 @@ func (p *Pool) matmul(op string, dsts [][]float32, ws []Matrix, x []float32, n i
 		if j.kind == wkQuant {
 			j.dot, _ = quant.DotFor(ws[i].DType)
 		}
+		j.amx = j.kind == wkFloat && j.ft != ftF32 && n >= panelMinTokens && k.hasAMX()
 		j.u0, j.units = units, (ws[i].Rows+3)&^3
 		units += j.units
 		work += j.rb * ws[i].Rows
@@ -329,9 +334,16 @@ func (p *Pool) matmul(op string, dsts [][]float32, ws []Matrix, x []float32, n i
 	}
 
 	// Float weights and enough tokens: transpose x into panels for the
-	// 12×32 GEMM tiles.
-	t.xp = nil
-	if need[afF32] && n >= panelMinTokens && k.hasPanelGEMM() {
+	// 12×32 GEMM tiles, or split it into AMX activation tiles.
+	panels, amx := false, false
+	for i := range ws {
+		if j := &t.jobs[i]; j.kind == wkFloat {
+			amx = amx || j.amx
+			panels = panels || !j.amx
+		}
+	}
+	t.xp, t.xa = nil, nil
+	if panels && n >= panelMinTokens && k.hasPanelGEMM() {
 		size := (n + 31) / 32 * 32 * cols
 		if cap(st.xp) < size {
 			st.xp = make([]float32, size)
@@ -344,6 +356,20 @@ func (p *Pool) matmul(op string, dsts [][]float32, ws []Matrix, x []float32, n i
 			st.panels.Run(0, (n+31)/32)
 		}
 	}
+	if amx {
+		tiles := amxTokenTiles(n)
+		size := tiles * amxXLen(cols)
+		if cap(st.xa) < size {
+			st.xa = make([]uint16, size)
+		}
+		t.xa = st.xa[:size]
+		st.amxX = amxXTask{k: k, x: x, cols: cols, n: n, xa: t.xa}
+		if locked {
+			p.runLocked(tiles, 1, &st.amxX)
+		} else {
+			st.amxX.Run(0, tiles)
+		}
+	}
 
 	// Split the rows into chunks of at least 64 KiB of weight reads (times
 	// the tokens) and a 4-row tile: below that, handing work to another
@@ -352,7 +378,9 @@ func (p *Pool) matmul(op string, dsts [][]float32, ws []Matrix, x []float32, n i
 	per := max(1, work/max(1, units)) * n
 	grain := max(4, (64<<10)/max(1, per))
 	grain = (grain + 3) &^ 3
-	if t.xp != nil {
+	if amx {
+		grain = (grain + 31) &^ 31 // whole pairs of 16-row AMX tiles
+	} else if t.xp != nil {
 		grain = (grain + 11) / 12 * 12 // whole 12-row panel tiles
 	}
 	if locked && units > grain {
@@ -366,8 +394,9 @@ func (p *Pool) matmul(op string, dsts [][]float32, ws []Matrix, x []float32, n i
 	} else {
 		t.Run(0, units)
 	}
-	t.x, t.xp = nil, nil
+	t.x, t.xp, t.xa = nil, nil, nil
 	st.panels = panelTask{}
+	st.amxX = amxXTask{}
 	for i := range ws {
 		t.jobs[i] = mmJob{}
 	}
@@ -445,6 +474,10 @@ func (t *mmTask) floatRows(w int, j *mmJob, r0, r1 int) {
 		for r := r0 + 4*q; r < r1; r++ {
 			put(dst, r, k.floatDot(ft, wd[r*rb:(r+1)*rb], x[:cols]), t.acc)
 		}
+		return
+	}
+	if j.amx {
+		t.floatRowsAMX(w, j, r0, r1)
 		return
 	}
 	if t.xp != nil {

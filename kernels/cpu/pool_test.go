@@ -202,16 +202,16 @@ func TestNoAllocations(t *testing.T) {
 	p := NewPool(2)
 	defer p.Close()
 	r := newTestRand()
-	x := randRow(r, 4*512, 1)
+	x := randRow(r, 20*512, 1)
 	var nop nopTask
 	for _, dt := range matmulTypes {
 		w := randomMatrix(t, r, dt, 64, 512)
 		w2 := randomMatrix(t, r, dt, 32, 512)
-		dst := make([]float32, 4*64)
-		dst2 := make([]float32, 4*32)
+		dst := make([]float32, 20*64)
+		dst2 := make([]float32, 20*32)
 		ws := []Matrix{w, w2}
 		ds := [][]float32{dst, dst2}
-		for _, n := range []int{1, 4} {
+		for _, n := range []int{1, 4, 20} { // 20: the prefill GEMMs
 			check := func(name string, f func()) {
 				f() // grow the buffers
 				if a := testing.AllocsPerRun(20, f); a != 0 {
