@@ -355,7 +355,7 @@ func DotQ4_0Q8_0(w, act []byte, n int) float32 {
 			s0 += (int32(x[2+j]&0x0f) - 8) * int32(int8(y[2+j]))
 			s1 += (int32(x[2+j]>>4) - 8) * int32(int8(y[2+qk/2+j]))
 		}
-		sumf += float32(float32(s0+s1) * f16(x) * f16(y))
+		sumf = fmaf(float32(s0+s1), float32(f16(x)*f16(y)), sumf)
 	}
 	return sumf
 }
@@ -488,7 +488,11 @@ func DotQ8_0Q8_0(w, act []byte, n int) float32 {
 		for j := range qk {
 			s += int32(int8(x[2+j])) * int32(int8(y[2+j]))
 		}
-		sumf += float32(float32(s) * float32(f16(x)*f16(y)))
+		sumf = fmaf(float32(s), float32(f16(x)*f16(y)), sumf)
 	}
 	return sumf
 }
+
+// fmaf returns a·b + c rounded once to float32, as C's fmaf does (up to a
+// double rounding through float64 that needs an exact float64 tie).
+func fmaf(a, b, c float32) float32 { return float32(math.FMA(float64(a), float64(b), float64(c))) }
