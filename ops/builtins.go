@@ -711,6 +711,7 @@ func (t *attnTask) Run(lo, hi int) {
 		}
 		p := t.p
 		p.N = cnt
+		p.Batched = len(st.Pos) > 1
 		h0, h1 := part*p.Heads/t.parts, (part+1)*p.Heads/t.parts
 		cpu.AttendHeads(t.out[i*t.qd:(i+1)*t.qd], t.q[i*t.qd:(i+1)*t.qd], &sc.kv, p, sc.s, h0, h1)
 	}

@@ -37,6 +37,10 @@ type AttendParams struct {
 	Sink, Window int
 	// ALiBi slopes per head; nil for none.
 	Slopes []float32
+	// Batched says the query is one of several tokens computed together.
+	// Over an f16 KV, ggml sums the products of such a batch in another
+	// order than a single token's, and so does Attend.
+	Batched bool
 }
 
 // Attend computes scaled dot-product attention of one query token
@@ -111,7 +115,7 @@ func (k Kernels) AttendHeads(out, q []float32, kv *KV, p AttendParams, scratch [
 }
 
 // attendHeadsF16 is AttendHeads over half-precision segments, with
-// ggml's roundings (see Attend).
+// ggml's roundings and summation orders (see Attend).
 func (k Kernels) attendHeadsF16(out, q []float32, kv *KV, p AttendParams, scratch []float32, h0, h1 int) {
 	hd := p.HeadDim
 	group := p.Heads / p.KVHeads
@@ -130,24 +134,117 @@ func (k Kernels) attendHeadsF16(out, q []float32, kv *KV, p AttendParams, scratc
 			if rows <= 0 {
 				break
 			}
-			k.dotRowsF16(sc[pos:pos+rows], o, kv.K16[s][kh*hd:], kvStride)
+			k.dotRowsF16(sc[pos:pos+rows], o, kv.K16[s][kh*hd:], kvStride, p.Batched)
 			pos += rows
 		}
 		k.scale(sc, sc, p.Scale)
 		mask(sc, p, h)
-		k.Softmax(sc)
+		k.softmaxGG(sc)
 		k.roundF16(sc, sc)
-		clear(o)
-		pos = 0
+		k.attendV16(o, sc, kv, kh*hd, kvStride, p.Batched)
+	}
+}
+
+// kvCells is how many cache cells ggml's attention spans for n positions:
+// llama.cpp pads the cells it attends to a multiple of 32 (at least 32);
+// the padding holds zeros, masked out.
+func kvCells(n int) int { return max(32, (n+31)&^31) }
+
+// softmaxGG normalises x in place as ggml's soft_max does, over a row
+// padded with zeros to kvCells(len(x)): exponentials with expf, summed
+// 16 at a time (hsum16) into a float64, then multiplied by the float32
+// reciprocal of the sum.
+func (k Kernels) softmaxGG(x []float32) {
+	if len(x) == 0 {
+		return
+	}
+	sum := k.expSumGG(x, k.max(x))
+	inv := float32(1 / sum)
+	k.scale(x, x, inv)
+}
+
+// attendV16 writes o[d] = Σ_j p[j]·V[j][off+d] over the f16 value rows of
+// kv (row stride stride), in ggml's order: for a batch of queries,
+// llamafile's: 16 lanes (cell j in lane j mod 16, added in order), then
+// hsum16; for a single query, ggml_vec_dot_f16's over kvCells(len(p))
+// cells: the first multiple of 64 in 4×16 lanes, the rest in float64.
+func (k Kernels) attendV16(o, p []float32, kv *KV, off, stride int, batched bool) {
+	n := len(p)
+	var lanes [4][16]float32
+	np := 0
+	if !batched {
+		np = kvCells(n) &^ 63
+	}
+	for d := range o {
+		lanes = [4][16]float32{}
+		var sum float64
+		j := 0
 		for s := range kv.V16 {
-			rows := min(kv.Len[s], n-pos)
-			if rows <= 0 {
-				break
+			rows := min(kv.Len[s], n-j)
+			v := kv.V16[s][off+d:]
+			for r := range max(rows, 0) {
+				x := f16(v[r*stride]) * p[j] // exact
+				switch {
+				case batched:
+					lanes[0][j%16] += x
+				case j < np:
+					lanes[j%64/16][j%16] += x
+				default:
+					if j == np && np > 0 {
+						sum = foldLanes(&lanes)
+					}
+					sum += float64(x)
+				}
+				j++
 			}
-			k.axpyRowsF16(o, sc[pos:pos+rows], kv.V16[s][kh*hd:], kvStride)
-			pos += rows
+		}
+		switch {
+		case batched:
+			o[d] = hsum16(&lanes[0])
+		case np > 0 && j <= np:
+			o[d] = float32(foldLanes(&lanes))
+		default:
+			o[d] = float32(sum)
 		}
 	}
+}
+
+// foldLanes sums ggml_vec_dot_f16's four 16-lane accumulators:
+// (a0 + a2) + (a1 + a3) per lane, then hsum16.
+func foldLanes(a *[4][16]float32) float64 {
+	var u [16]float32
+	for l := range u {
+		u[l] = float32(a[0][l]+a[2][l]) + float32(a[1][l]+a[3][l])
+	}
+	return float64(hsum16(&u))
+}
+
+// dotF16GG returns q·k (k in half precision) as ggml sums it: for a batch
+// (llamafile), 16 lanes each adding its elements i ≡ lane (mod 16) in
+// order, then hsum16; for one query (ggml_vec_dot_f16), the first
+// multiple of 64 elements in 4×16 lanes (foldLanes), the rest added to
+// that in float64. The products of f16 values are exact in float32.
+func dotF16GG(q []float32, k []uint16, batched bool) float32 {
+	var lanes [4][16]float32
+	n := len(q)
+	if batched && n%16 == 0 {
+		for i := range n {
+			lanes[0][i%16] += q[i] * f16(k[i])
+		}
+		return hsum16(&lanes[0])
+	}
+	np := n &^ 63
+	for i := range np {
+		lanes[i%64/16][i%16] += q[i] * f16(k[i])
+	}
+	var sum float64
+	if np > 0 {
+		sum = foldLanes(&lanes)
+	}
+	for i := np; i < n; i++ {
+		sum += float64(q[i] * f16(k[i]))
+	}
+	return float32(sum)
 }
 
 // mask applies head h's ALiBi bias and the StreamingLLM window to its
@@ -192,22 +289,10 @@ func toF16BitsGo(dst []uint16, src []float32) {
 }
 
 // dotRowsF16Go sets out[r] = q·k[r*stride : r*stride+len(q)] for r <
-// len(out), k in half precision.
-func dotRowsF16Go(out, q []float32, k []uint16, stride int) {
+// len(out), k in half precision, in ggml's order (dotF16GG).
+func dotRowsF16Go(out, q []float32, k []uint16, stride int, batched bool) {
 	for r := range out {
-		row := k[r*stride : r*stride+len(q)]
-		var s0, s1, s2, s3 float32
-		i := 0
-		for ; i+4 <= len(q); i += 4 {
-			s0 += f16(row[i]) * q[i]
-			s1 += f16(row[i+1]) * q[i+1]
-			s2 += f16(row[i+2]) * q[i+2]
-			s3 += f16(row[i+3]) * q[i+3]
-		}
-		for ; i < len(q); i++ {
-			s0 += f16(row[i]) * q[i]
-		}
-		out[r] = (s0 + s1) + (s2 + s3)
+		out[r] = dotF16GG(q, k[r*stride:r*stride+len(q)], batched)
 	}
 }
 

@@ -25,24 +25,16 @@ func axpyRowsF16Y(o, p *float32, v *uint16, stride uintptr, n, hd int)
 func roundF16Y(dst, src *float32, n int)
 
 // dotRowsF16 sets out[r] = q·k[r*stride : r*stride+len(q)] for r <
-// len(out), k in half precision (stride in halves).
-func (k Kernels) dotRowsF16(out, q []float32, kr []uint16, stride int) {
+// len(out), k in half precision (stride in halves), in ggml's order for a
+// batch or a single query (dotF16GG).
+func (k Kernels) dotRowsF16(out, q []float32, kr []uint16, stride int, batched bool) {
 	n, hd := len(out), len(q)
 	if n == 0 || hd == 0 {
 		clear(out)
 		return
 	}
 	_ = kr[(n-1)*stride+hd-1]
-	switch {
-	case k.level >= AVX512:
-		dotRowsF16Z(&out[0], &q[0], &kr[0], uintptr(2*stride), n, hd)
-	case k.level >= AVX2:
-		for r := range out {
-			out[r] = k.floatDot(ftF16, unsafe.Slice((*byte)(unsafe.Pointer(&kr[r*stride])), 2*hd), q)
-		}
-	default:
-		dotRowsF16Go(out, q, kr, stride)
-	}
+	dotRowsF16Go(out, q, kr, stride, batched)
 }
 
 // axpyRowsF16 adds Σ_r p[r]·v[r*stride : r*stride+len(o)] to o, v in half

@@ -2,8 +2,8 @@
 
 package cpu
 
-func (k Kernels) dotRowsF16(out, q []float32, kr []uint16, stride int) {
-	dotRowsF16Go(out, q, kr, stride)
+func (k Kernels) dotRowsF16(out, q []float32, kr []uint16, stride int, batched bool) {
+	dotRowsF16Go(out, q, kr, stride, batched)
 }
 
 func (k Kernels) axpyRowsF16(o, p []float32, v []uint16, stride int) {

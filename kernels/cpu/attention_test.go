@@ -286,12 +286,17 @@ func TestF16RowKernels(t *testing.T) {
 			}
 			for _, l := range Levels() {
 				k := Detect().Limit(l)
-				out, check := fenced(rows, 0)
-				k.dotRowsF16(out, q, kr, stride)
-				check(t)
-				for i := range out {
-					if !closeTo(out[i], want[i], 1e-5, 1e-5) {
-						t.Fatalf("%s dotRowsF16 hd=%d rows=%d: [%d] = %v, want %v", l, hd, rows, i, out[i], want[i])
+				for _, batched := range []bool{false, true} {
+					out, check := fenced(rows, 0)
+					k.dotRowsF16(out, q, kr, stride, batched)
+					check(t)
+					for i := range out {
+						if !closeTo(out[i], want[i], 1e-5, 1e-5) {
+							t.Fatalf("%s dotRowsF16 hd=%d rows=%d: [%d] = %v, want %v", l, hd, rows, i, out[i], want[i])
+						}
+						if g, w := out[i], ggmlDotF16(q, kr[i*stride:i*stride+hd], batched); math.Float32bits(g) != math.Float32bits(w) {
+							t.Fatalf("%s dotRowsF16 hd=%d rows=%d batched=%v: [%d] = %v, ggml's order gives %v", l, hd, rows, batched, i, g, w)
+						}
 					}
 				}
 				o, checkO := fenced(hd, 0)
@@ -386,4 +391,55 @@ func BenchmarkAttend(b *testing.B) {
 			})
 		}
 	}
+}
+
+// ggmlDotF16 is q·k in the order ggml sums it (llama.cpp, no flash
+// attention), written out: in a batch, llamafile's tinyBLAS keeps one
+// 16-lane accumulator over 16-element chunks and reduces it with
+// _mm512_reduce_add_ps; a single query goes through ggml_vec_dot_f16:
+// 4 accumulators over 64-element steps, combined as (a0+a2)+(a1+a3), that
+// reduction, then the remaining elements added in double.
+func ggmlDotF16(q []float32, k []uint16, batched bool) float32 {
+	reduce := func(v [16]float32) float32 {
+		var a [8]float32
+		for i := range 8 {
+			a[i] = v[i] + v[i+8]
+		}
+		var b [4]float32
+		for i := range 4 {
+			b[i] = a[i] + a[i+4]
+		}
+		return (b[0] + b[2]) + (b[1] + b[3])
+	}
+	prod := func(i int) float32 { return float32(float64(q[i]) * halfValue(k[i])) }
+	if batched && len(q)%16 == 0 {
+		var acc [16]float32
+		for c := 0; c < len(q); c += 16 {
+			for l := range 16 {
+				acc[l] += prod(c + l)
+			}
+		}
+		return reduce(acc)
+	}
+	var acc [4][16]float32
+	np := len(q) / 64 * 64
+	for i := 0; i < np; i += 64 {
+		for c := range 4 {
+			for l := range 16 {
+				acc[c][l] += prod(i + 16*c + l)
+			}
+		}
+	}
+	var u [16]float32
+	for l := range 16 {
+		u[l] = (acc[0][l] + acc[2][l]) + (acc[1][l] + acc[3][l])
+	}
+	sum := 0.0
+	if np > 0 {
+		sum = float64(reduce(u))
+	}
+	for i := np; i < len(q); i++ {
+		sum += float64(prod(i))
+	}
+	return float32(sum)
 }

@@ -69,12 +69,19 @@ const (
 // RoPE rotates one token's heads in place: x holds heads×headDim values;
 // the first ropeDim features of each head are rotated by angle
 // pos·base^(-2j/ropeDim).
+//
+// The arithmetic is ggml's: the angle of pair j is pos multiplied j times
+// by the float32 base^(-2/ropeDim), its cosine and sine are rounded to
+// float32, and the rotation is x0·c − x1·s and x0·s + x1·c with the second
+// product rounded and the first fused.
 func RoPE(x []float32, pos, heads, headDim, ropeDim int, base float32, pairing int) {
 	half := ropeDim / 2
+	step := float32(math.Pow(float64(base), float64(float32(-2)/float32(ropeDim))))
+	theta := float32(pos)
 	for j := 0; j < half; j++ {
-		theta := float64(pos) * math.Pow(float64(base), -2*float64(j)/float64(ropeDim))
-		s, c := math.Sincos(theta)
+		s, c := math.Sincos(float64(theta))
 		cs, sn := float32(c), float32(s)
+		theta *= step
 		var a, b int
 		if pairing == RoPEAdjacent {
 			a, b = 2*j, 2*j+1
@@ -84,8 +91,8 @@ func RoPE(x []float32, pos, heads, headDim, ropeDim int, base float32, pairing i
 		for h := 0; h < heads; h++ {
 			v := x[h*headDim : (h+1)*headDim]
 			x0, x1 := v[a], v[b]
-			v[a] = x0*cs - x1*sn
-			v[b] = x0*sn + x1*cs
+			v[a] = fmaf(x0, cs, -(x1 * sn))
+			v[b] = fmaf(x0, sn, x1*cs)
 		}
 	}
 }
@@ -218,7 +225,7 @@ func expSumGo(x []float32, m float32) float32 {
 func siluGo(dst, x []float32) {
 	dst = dst[:len(x)]
 	for i, v := range x {
-		dst[i] = v / (1 + float32(math.Exp(float64(-v))))
+		dst[i] = siluf(v)
 	}
 }
 
@@ -237,7 +244,7 @@ func geluTanhGo(dst, x []float32) {
 func swigluGo(dst, g, u []float32) {
 	dst, u = dst[:len(g)], u[:len(g)]
 	for i, v := range g {
-		dst[i] = v / (1 + float32(math.Exp(float64(-v)))) * u[i]
+		dst[i] = siluf(v) * u[i]
 	}
 }
 

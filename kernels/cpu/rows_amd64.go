@@ -285,3 +285,7 @@ func (k Kernels) axpyRows(o, p, v []float32, stride int) {
 	}
 	axpyRowsGo(o, p, v, stride)
 }
+
+// expSumGG sets x[i] = expf(x[i] - m) and returns their sum in ggml's
+// soft_max order (see expSumGGGo).
+func (k Kernels) expSumGG(x []float32, m float32) float64 { return expSumGGGo(x, m) }

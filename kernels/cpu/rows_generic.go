@@ -15,3 +15,5 @@ func (k Kernels) mul(dst, a, b []float32)                  { mulGo(dst, a, b) }
 func (k Kernels) axpy(y, x []float32, a float32)           { axpyGo(y, x, a) }
 func (k Kernels) dotRows(out, q, kr []float32, stride int) { dotRowsGo(out, q, kr, stride) }
 func (k Kernels) axpyRows(o, p, v []float32, stride int)   { axpyRowsGo(o, p, v, stride) }
+
+func (k Kernels) expSumGG(x []float32, m float32) float64 { return expSumGGGo(x, m) }
