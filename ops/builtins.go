@@ -706,12 +706,12 @@ func (t *attnTask) Run(lo, hi int) {
 		if err = st.KV.View(t.slot, int(st.Seq[i]), cnt, &sc.kv); err != nil {
 			break
 		}
-		if cap(sc.s) < cnt {
-			sc.s = make([]float32, cnt+256)
-		}
 		p := t.p
 		p.N = cnt
 		p.Batched = len(st.Pos) > 1
+		if need := cpu.AttendScratch(p); cap(sc.s) < need {
+			sc.s = make([]float32, need+256)
+		}
 		h0, h1 := part*p.Heads/t.parts, (part+1)*p.Heads/t.parts
 		cpu.AttendHeads(t.out[i*t.qd:(i+1)*t.qd], t.q[i*t.qd:(i+1)*t.qd], &sc.kv, p, sc.s, h0, h1)
 	}

@@ -1,6 +1,9 @@
 package cpu
 
-import "math"
+import (
+	"math"
+	"unsafe"
+)
 
 // KV is the keys and values one sequence can attend to, as a list of
 // segments (a shared prompt segment, then the sequence's own): segment s
@@ -141,8 +144,101 @@ func (k Kernels) attendHeadsF16(out, q []float32, kv *KV, p AttendParams, scratc
 		mask(sc, p, h)
 		k.softmaxGG(sc)
 		k.roundF16(sc, sc)
-		k.attendV16(o, sc, kv, kh*hd, kvStride, p.Batched)
+		if lanes := scratch[n:]; k.hasAxpyRot(hd) && len(lanes) >= 68*hd {
+			k.attendV16Lanes(o, sc, kv, kh*hd, kvStride, p.Batched, lanes)
+		} else {
+			k.attendV16(o, sc, kv, kh*hd, kvStride, p.Batched)
+		}
 	}
+}
+
+// AttendScratch returns how many floats of scratch AttendHeads wants for
+// p: N for the scores, and room for the 64 rows of partial sums that
+// ggml's order needs over an f16 cache. With less (but at least N) it
+// computes the same values more slowly.
+func AttendScratch(p AttendParams) int { return p.N + 68*p.HeadDim }
+
+// attendV16Lanes is attendV16 on SIMD kernels: the lanes of ggml's sums
+// become rows of partial sums (64·hd floats of scratch, then 2·hd for
+// float64s), added row-wise.
+func (k Kernels) attendV16Lanes(o, p []float32, kv *KV, off, stride int, batched bool, scratch []float32) {
+	hd, n := len(o), len(p)
+	if batched {
+		acc := scratch[:16*hd]
+		clear(acc)
+		k.axpyRotRange(acc, 15, p, kv, off, stride, 0, n)
+		k.foldRows16(o, acc)
+		return
+	}
+	np := kvCells(n) &^ 63
+	if nl := min(np, n); nl > 0 {
+		acc := scratch[:64*hd]
+		clear(acc)
+		k.axpyRotRange(acc, 63, p, kv, off, stride, 0, nl)
+		for l := range 16 {
+			a0, a1 := acc[l*hd:(l+1)*hd], acc[(16+l)*hd:(17+l)*hd]
+			k.add(a0, a0, acc[(32+l)*hd:(33+l)*hd])
+			k.add(a1, a1, acc[(48+l)*hd:(49+l)*hd])
+			k.add(a0, a0, a1)
+		}
+		k.foldRows16(o, acc[:16*hd])
+	}
+	if n <= np {
+		return
+	}
+	d := unsafe.Slice((*float64)(unsafe.Pointer(&scratch[64*hd])), hd)
+	for i := range d {
+		d[i] = 0
+		if np > 0 {
+			d[i] = float64(o[i])
+		}
+	}
+	j := 0
+	for s := range kv.V16 {
+		rows := min(kv.Len[s], n-j)
+		if rows <= 0 {
+			break
+		}
+		if lo := max(np-j, 0); lo < rows {
+			k.axpyRowsD(d, p[j+lo:j+rows], kv.V16[s][lo*stride+off:], stride)
+		}
+		j += rows
+	}
+	for i := range d {
+		o[i] = float32(d[i])
+	}
+}
+
+// axpyRotRange runs axpyRot over cells [a, b) of kv's value rows.
+func (k Kernels) axpyRotRange(acc []float32, mask int, p []float32, kv *KV, off, stride, a, b int) {
+	hd := len(acc) / (mask + 1)
+	j := 0
+	for s := range kv.V16 {
+		rows := min(kv.Len[s], b-j)
+		if rows <= 0 {
+			break
+		}
+		if lo := max(a-j, 0); lo < rows {
+			k.axpyRot(acc, mask, j+lo, p[j+lo:j+rows], kv.V16[s][lo*stride+off:], stride, hd)
+		}
+		j += rows
+	}
+}
+
+// foldRows16 sets o to the sum of the 16 rows of acc (len(o) each) in
+// hsum16's order, row-wise; it overwrites acc.
+func (k Kernels) foldRows16(o, acc []float32) {
+	hd := len(o)
+	row := func(i int) []float32 { return acc[i*hd : (i+1)*hd] }
+	for i := range 8 {
+		k.add(row(i), row(i+8), row(i))
+	}
+	for i := range 4 {
+		k.add(row(i), row(i+4), row(i))
+	}
+	k.add(row(0), row(0), row(2))
+	k.add(row(1), row(1), row(3))
+	k.add(o, row(0), row(1))
 }
 
 // kvCells is how many cache cells ggml's attention spans for n positions:

@@ -15,6 +15,17 @@ func axpyRowsF16Z(o, p *float32, v *uint16, stride uintptr, n, hd int)
 //go:noescape
 func roundF16Z(dst, src *float32, n int)
 
+// ggml-order kernels (attentiongg_amd64.s).
+
+//go:noescape
+func dotRowsF16GGZ(out, q *float32, k *uint16, stride uintptr, n, hd, batched int)
+
+//go:noescape
+func axpyRotF16Z(acc *float32, mask, j0 int, p *float32, v *uint16, stride uintptr, n, hd int)
+
+//go:noescape
+func axpyRowsF16DZ(o *float64, p *float32, v *uint16, stride uintptr, n, hd int)
+
 // AVX2 + F16C versions (attentiony_amd64.s): they cover hd (n for
 // roundF16Y) rounded down to 8.
 
@@ -34,7 +45,43 @@ func (k Kernels) dotRowsF16(out, q []float32, kr []uint16, stride int, batched b
 		return
 	}
 	_ = kr[(n-1)*stride+hd-1]
+	if k.level >= AVX512 {
+		if batched && hd%16 == 0 {
+			dotRowsF16GGZ(&out[0], &q[0], &kr[0], uintptr(2*stride), n, hd, 1)
+			return
+		}
+		if hd%64 == 0 {
+			dotRowsF16GGZ(&out[0], &q[0], &kr[0], uintptr(2*stride), n, hd, 0)
+			return
+		}
+	}
 	dotRowsF16Go(out, q, kr, stride, batched)
+}
+
+// hasAxpyRot reports the SIMD kernels behind attendV16Lanes for rows of
+// hd values.
+func (k Kernels) hasAxpyRot(hd int) bool { return k.level >= AVX512 && hd%16 == 0 }
+
+// axpyRot adds p[r]·v[r] (f16 rows stride halves apart, hd values) to
+// accumulator row (j0+r)&mask of acc (rows of hd floats), r in order.
+func (k Kernels) axpyRot(acc []float32, mask, j0 int, p []float32, v []uint16, stride, hd int) {
+	n := len(p)
+	if n == 0 {
+		return
+	}
+	_ = v[(n-1)*stride+hd-1]
+	_ = acc[(mask+1)*hd-1]
+	axpyRotF16Z(&acc[0], mask, j0, &p[0], &v[0], uintptr(2*stride), n, hd)
+}
+
+// axpyRowsD adds float64(p[r]·v[r][i]) to o[i], r in order.
+func (k Kernels) axpyRowsD(o []float64, p []float32, v []uint16, stride int) {
+	n, hd := len(p), len(o)
+	if n == 0 {
+		return
+	}
+	_ = v[(n-1)*stride+hd-1]
+	axpyRowsF16DZ(&o[0], &p[0], &v[0], uintptr(2*stride), n, hd)
 }
 
 // axpyRowsF16 adds Σ_r p[r]·v[r*stride : r*stride+len(o)] to o, v in half

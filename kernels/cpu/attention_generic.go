@@ -12,3 +12,13 @@ func (k Kernels) axpyRowsF16(o, p []float32, v []uint16, stride int) {
 
 func (k Kernels) roundF16(dst, src []float32)           { roundF16Go(dst, src) }
 func (k Kernels) toF16Bits(dst []uint16, src []float32) { toF16BitsGo(dst, src) }
+
+func (k Kernels) hasAxpyRot(hd int) bool { return false }
+
+func (k Kernels) axpyRot(acc []float32, mask, j0 int, p []float32, v []uint16, stride, hd int) {
+	panic("cpu: no SIMD attention kernels in this build")
+}
+
+func (k Kernels) axpyRowsD(o []float64, p []float32, v []uint16, stride int) {
+	panic("cpu: no SIMD attention kernels in this build")
+}

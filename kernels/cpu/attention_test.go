@@ -268,8 +268,12 @@ func TestF16RowKernels(t *testing.T) {
 		for _, rows := range []int{1, 2, 3, 4, 5, 9} {
 			stride := hd + 3
 			kr := randHalves(r, rows*stride)
+			// The query and the probabilities hold f16 values, as in
+			// attention, so that every product is exact.
 			q := randRow(r, hd, 1)
+			roundF16Go(q, q)
 			pr := randRow(r, rows, 1)
+			roundF16Go(pr, pr)
 			want := make([]float64, rows)
 			for i := range want {
 				for j := 0; j < hd; j++ {
@@ -442,4 +446,100 @@ func ggmlDotF16(q []float32, k []uint16, batched bool) float32 {
 		sum += float64(prod(i))
 	}
 	return float32(sum)
+}
+
+// TestAttendF16GGMLOrder checks that attention over an f16 cache gives
+// exactly (bit for bit) what llama.cpp computes without flash attention,
+// written out here: the query rounded to f16; K·q in ggml's order for a
+// batch or a single query (ggmlDotF16); scaled; ggml's softmax (expf, the
+// sum 16 at a time in float64, times the float32 reciprocal); the
+// probabilities rounded to f16; and P·V as a dot product over the cells
+// padded with zeros to a multiple of 32 (at least 32), in the same order.
+// Every level, with AttendScratch's scratch and with the minimum, over
+// lengths around the 16-, 32- and 64-cell boundaries and segments laid out
+// as the KV cache lays them (a prompt, then blocks of 16).
+func TestAttendF16GGMLOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(41, 42))
+	for _, hd := range []int{64, 128, 48, 20} {
+		for _, n := range []int{1, 2, 7, 16, 31, 32, 33, 63, 64, 65, 95, 96, 100, 130} {
+			const heads, kvh = 4, 2
+			w := kvh * hd
+			prompt := min(n, 1+r.IntN(n))
+			lens := []int{prompt}
+			for left := n - prompt; left > 0; left -= 16 {
+				lens = append(lens, min(16, left))
+			}
+			kv := &KV{Len: lens}
+			for _, ln := range lens {
+				kv.K16 = append(kv.K16, randHalves(r, ln*w))
+				kv.V16 = append(kv.V16, randHalves(r, ln*w))
+			}
+			cell := func(seg [][]uint16, j, h, d int) uint16 {
+				for s, ln := range lens {
+					if j < ln {
+						return seg[s][j*w+h*hd+d]
+					}
+					j -= ln
+				}
+				panic("cell out of range")
+			}
+			q := randRow(r, heads*hd, 3)
+			for _, batched := range []bool{false, true} {
+				p := AttendParams{Heads: heads, KVHeads: kvh, HeadDim: hd, Scale: float32(1 / math.Sqrt(float64(hd))), N: n, Batched: batched}
+				want := make([]float32, heads*hd)
+				for h := range heads {
+					kh := h / (heads / kvh)
+					qh := slices.Clone(q[h*hd : (h+1)*hd])
+					roundF16Go(qh, qh)
+					pad := max(32, (n+31)/32*32)
+					e := make([]float32, pad)
+					kr := make([]uint16, hd)
+					mx := float32(math.Inf(-1))
+					for j := range n {
+						for d := range hd {
+							kr[d] = cell(kv.K16, j, kh, d)
+						}
+						e[j] = ggmlDotF16(qh, kr, batched) * p.Scale
+						mx = max(mx, e[j])
+					}
+					var sum float64
+					for c := 0; c < pad; c += 16 {
+						var lanes [16]float32
+						for l := range 16 {
+							if c+l < n {
+								e[c+l] = expf(e[c+l] - mx)
+								lanes[l] = e[c+l]
+							}
+						}
+						sum += float64(hsum16(&lanes))
+					}
+					inv := float32(1 / sum)
+					pr := make([]float32, pad)
+					for j := range n {
+						pr[j] = e[j] * inv
+					}
+					roundF16Go(pr, pr)
+					col := make([]uint16, pad)
+					for d := range hd {
+						for j := range n {
+							col[j] = cell(kv.V16, j, kh, d)
+						}
+						want[h*hd+d] = ggmlDotF16(pr, col, batched)
+					}
+				}
+				for _, l := range Levels() {
+					k := Detect().Limit(l)
+					for _, size := range []int{n, AttendScratch(p)} {
+						out := make([]float32, heads*hd)
+						k.AttendHeads(out, q, kv, p, make([]float32, size), 0, heads)
+						for i := range out {
+							if math.Float32bits(out[i]) != math.Float32bits(want[i]) {
+								t.Fatalf("%s hd=%d n=%d batched=%v scratch=%d: out[%d] = %v, ggml's order gives %v", l, hd, n, batched, size, i, out[i], want[i])
+							}
+						}
+					}
+				}
+			}
+		}
+	}
 }
