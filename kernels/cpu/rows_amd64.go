@@ -33,11 +33,20 @@ func mulZ(dst, a, b *float32, n int)
 //go:noescape
 func axpyZ(y, x *float32, n int, a float32)
 
+// siluZ sets dst[i] = siluf(x[i]) for i < n, bit for bit.
+//
 //go:noescape
 func siluZ(dst, x *float32, n int)
 
+// swigluZ sets dst[i] = siluf(gate[i])·up[i] for i < n, bit for bit.
+//
 //go:noescape
 func swigluZ(dst, gate, up *float32, n int)
+
+// expSumGGZ is expSumGGGo for x[0:n] (n ≥ 1), bit for bit.
+//
+//go:noescape
+func expSumGGZ(x *float32, n int, m float32) float64
 
 //go:noescape
 func geluTanhZ(dst, x *float32, n int)
@@ -76,11 +85,20 @@ func mulY(dst, a, b *float32, n int)
 //go:noescape
 func axpyY(y, x *float32, n int, a float32)
 
+// siluY sets dst[i] = siluf(x[i]) for i < n&^7, bit for bit.
+//
 //go:noescape
 func siluY(dst, x *float32, n int)
 
+// swigluY sets dst[i] = siluf(gate[i])·up[i] for i < n&^7, bit for bit.
+//
 //go:noescape
 func swigluY(dst, gate, up *float32, n int)
+
+// expSumGGY is expSumGGGo for x[0:n] (n ≥ 1), bit for bit.
+//
+//go:noescape
+func expSumGGY(x *float32, n int, m float32) float64
 
 //go:noescape
 func geluTanhY(dst, x *float32, n int)
@@ -287,5 +305,16 @@ func (k Kernels) axpyRows(o, p, v []float32, stride int) {
 }
 
 // expSumGG sets x[i] = expf(x[i] - m) and returns their sum in ggml's
-// soft_max order (see expSumGGGo).
-func (k Kernels) expSumGG(x []float32, m float32) float64 { return expSumGGGo(x, m) }
+// soft_max order (see expSumGGGo), bit for bit on every level (a NaN
+// may differ in sign or payload).
+func (k Kernels) expSumGG(x []float32, m float32) float64 {
+	switch {
+	case len(x) == 0:
+		return 0
+	case k.level >= AVX512:
+		return expSumGGZ(&x[0], len(x), m)
+	case k.level >= AVX2:
+		return expSumGGY(&x[0], len(x), m)
+	}
+	return expSumGGGo(x, m)
+}

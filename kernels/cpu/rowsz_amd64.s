@@ -347,15 +347,69 @@ done:
 	VADDPS Z22, u, u; \
 	VDIVPS u, v, v
 
+// GGCONST loads the constants of GGEXPZ into Z18 and Z20..Z31.
+#define GGCONST \
+	MOVL $0x4b400000, AX; VPBROADCASTD AX, Z20; \
+	MOVL $0x3fb8aa3b, AX; VPBROADCASTD AX, Z21; \
+	MOVL $0x3f800000, AX; VPBROADCASTD AX, Z22; \
+	MOVL $0x3f317200, AX; VPBROADCASTD AX, Z23; \
+	MOVL $0x35bfbe8e, AX; VPBROADCASTD AX, Z24; \
+	MOVL $0x3c072010, AX; VPBROADCASTD AX, Z25; \
+	MOVL $0x3d2b9f17, AX; VPBROADCASTD AX, Z26; \
+	MOVL $0x3e2aaf33, AX; VPBROADCASTD AX, Z27; \
+	MOVL $0x3efffedb, AX; VPBROADCASTD AX, Z28; \
+	MOVL $0x3f7ffff6, AX; VPBROADCASTD AX, Z29; \
+	MOVL $0x43400000, AX; VPBROADCASTD AX, Z30; \
+	MOVL $0x7f800000, AX; VPBROADCASTD AX, Z31; \
+	MOVL $0xc3400000, AX; VPBROADCASTD AX, Z18
+
+// GGEXPZ sets r to expf(x) lane by lane, with expf's (ggml_v_expf's)
+// bits: z = fma(x, log2e, 0x1.8p23), n = z - 0x1.8p23, b = x - n·ln2 in
+// two fused steps, j = the degree-5 polynomial in b (fused multiply-adds
+// in expf's order), r = j·2^n (VSCALEFPS rounds j·2^n once, as
+// math.Ldexp then float32 does), then +Inf where n > 192 and 0 where
+// n < -192. x is kept; n, b, u, p, q are scratch; it uses K2 and K3.
+// Constants (GGCONST): Z20 0x1.8p23, Z21 log2e, Z22 1, Z23 and Z24 ln2
+// high and low, Z25..Z29 the coefficients, Z30 192, Z31 +Inf, Z18 -192.
+#define GGEXPZ(x, r, n, b, u, p, q) \
+	VMOVAPS      Z20, r; \
+	VFMADD231PS  Z21, x, r; \
+	VSUBPS       Z20, r, n; \
+	VMOVAPS      x, b; \
+	VFNMADD231PS Z23, n, b; \
+	VFNMADD231PS Z24, n, b; \
+	VMULPS       b, b, u; \
+	VMOVAPS      Z25, p; \
+	VFMADD213PS  Z26, b, p; \
+	VMOVAPS      Z27, q; \
+	VFMADD213PS  Z28, b, q; \
+	VFMADD213PS  q, u, p; \
+	VMOVAPS      Z29, q; \
+	VFMADD213PS  Z22, b, q; \
+	VFMADD213PS  q, u, p; \
+	VSCALEFPS    n, p, r; \
+	VCMPPS       $0x1e, Z30, n, K2; \
+	VCMPPS       $0x11, Z18, n, K3; \
+	VMOVAPS      Z31, K2, r; \
+	VPXORD       r, r, K3, r
+
+// GGSILUZ sets v = siluf(v) = v / (1 + expf(-v)), with Z19 = -0.0 (sign
+// mask); it uses Z2..Z8.
+#define GGSILUZ(v) \
+	VXORPS  Z19, v, Z2; \
+	GGEXPZ(Z2, Z3, Z4, Z5, Z6, Z7, Z8); \
+	VADDPS  Z22, Z3, Z3; \
+	VDIVPS  Z3, v, v
+
 // func siluZ(dst, x *float32, n int)
-// dst[i] = x[i] / (1 + exp(-x[i])).
+// dst[i] = siluf(x[i]) = x[i] / (1 + expf(-x[i])).
 TEXT ·siluZ(SB), NOSPLIT, $0-24
 	MOVQ dst+0(FP), DI
 	MOVQ x+8(FP), SI
 	MOVQ n+16(FP), CX
-	EXPCONST
+	GGCONST
 	MOVL $0x80000000, AX
-	VPBROADCASTD AX, Z18
+	VPBROADCASTD AX, Z19
 	XORQ AX, AX
 
 loop:
@@ -365,8 +419,7 @@ loop:
 	CMPQ DX, $16
 	JB   last
 	VMOVUPS (SI)(AX*4), Z1
-	VXORPS  Z18, Z1, Z2
-	SIGMOIDMUL(Z1, Z2, Z3, Z4)
+	GGSILUZ(Z1)
 	VMOVUPS Z1, (DI)(AX*4)
 	ADDQ    $16, AX
 	JMP     loop
@@ -374,8 +427,7 @@ loop:
 last:
 	TAILMASK
 	VMOVUPS.Z (SI)(AX*4), K1, Z1
-	VXORPS    Z18, Z1, Z2
-	SIGMOIDMUL(Z1, Z2, Z3, Z4)
+	GGSILUZ(Z1)
 	VMOVUPS   Z1, K1, (DI)(AX*4)
 
 done:
@@ -383,15 +435,15 @@ done:
 	RET
 
 // func swigluZ(dst, gate, up *float32, n int)
-// dst[i] = g[i] / (1 + exp(-g[i])) · u[i].
+// dst[i] = siluf(g[i])·u[i], the product rounded on its own.
 TEXT ·swigluZ(SB), NOSPLIT, $0-32
 	MOVQ dst+0(FP), DI
 	MOVQ gate+8(FP), SI
 	MOVQ up+16(FP), R8
 	MOVQ n+24(FP), CX
-	EXPCONST
+	GGCONST
 	MOVL $0x80000000, AX
-	VPBROADCASTD AX, Z18
+	VPBROADCASTD AX, Z19
 	XORQ AX, AX
 
 loop:
@@ -401,8 +453,7 @@ loop:
 	CMPQ DX, $16
 	JB   last
 	VMOVUPS (SI)(AX*4), Z1
-	VXORPS  Z18, Z1, Z2
-	SIGMOIDMUL(Z1, Z2, Z3, Z4)
+	GGSILUZ(Z1)
 	VMULPS  (R8)(AX*4), Z1, Z1
 	VMOVUPS Z1, (DI)(AX*4)
 	ADDQ    $16, AX
@@ -411,14 +462,56 @@ loop:
 last:
 	TAILMASK
 	VMOVUPS.Z (SI)(AX*4), K1, Z1
-	VMOVUPS.Z (R8)(AX*4), K1, Z5
-	VXORPS    Z18, Z1, Z2
-	SIGMOIDMUL(Z1, Z2, Z3, Z4)
-	VMULPS    Z5, Z1, Z1
+	VMOVUPS.Z (R8)(AX*4), K1, Z9
+	GGSILUZ(Z1)
+	VMULPS    Z9, Z1, Z1
 	VMOVUPS   Z1, K1, (DI)(AX*4)
 
 done:
 	VZEROUPPER
+	RET
+
+// func expSumGGZ(x *float32, n int, m float32) float64
+// x[i] = expf(x[i]-m); returns Σ over the 16-element chunks of x, the
+// last one padded with zeros, of float64(hsum16(chunk)), added in order.
+TEXT ·expSumGGZ(SB), NOSPLIT, $0-32
+	MOVQ         x+0(FP), DI
+	MOVQ         n+8(FP), CX
+	VBROADCASTSS m+16(FP), Z17
+	GGCONST
+	VXORPD       X0, X0, X0
+	XORQ         AX, AX
+
+loop:
+	MOVQ CX, DX
+	SUBQ AX, DX
+	JZ   done
+	CMPQ DX, $16
+	JB   last
+	VMOVUPS (DI)(AX*4), Z1
+	VSUBPS  Z17, Z1, Z1
+	GGEXPZ(Z1, Z2, Z3, Z4, Z5, Z6, Z7)
+	VMOVUPS Z2, (DI)(AX*4)
+	HSUM(Z2, Y2, X2, Y3, X3)
+	VCVTSS2SD X2, X2, X2
+	VADDSD    X2, X0, X0
+	ADDQ    $16, AX
+	JMP     loop
+
+last:
+	TAILMASK
+	VMOVUPS.Z (DI)(AX*4), K1, Z1
+	VSUBPS    Z17, Z1, Z1
+	GGEXPZ(Z1, Z2, Z3, Z4, Z5, Z6, Z7)
+	VMOVUPS   Z2, K1, (DI)(AX*4)
+	VMOVAPS.Z Z2, K1, Z2
+	HSUM(Z2, Y2, X2, Y3, X3)
+	VCVTSS2SD X2, X2, X2
+	VADDSD    X2, X0, X0
+
+done:
+	VZEROUPPER
+	MOVSD X0, ret+24(FP)
 	RET
 
 // func geluTanhZ(dst, x *float32, n int)
