@@ -58,8 +58,8 @@ type wkind uint8
 
 const (
 	wkFloat wkind = iota // F32, F16, BF16 times float32 activations
-	wkQ4_0               // SIMD Q4_0 × activations in layout A
-	wkQ8_0               // SIMD Q8_0 × activations in layout B
+	wkQ4_0               // SIMD Q4_0 × activations in layout A (or C)
+	wkQ8_0               // SIMD Q8_0 × activations in layout B, P (or C)
 	wkQ6_K               // SIMD Q6_K × Q8_K activations
 	wkQ4_K               // SIMD Q4_K × Q8_K activations
 	wkQuant              // kernels/quant dot products, row by row
@@ -72,6 +72,7 @@ const (
 	afF32  actFormat = iota // the float32 input itself
 	afQ8A                   // layout A (q8pack.go)
 	afQ8B                   // layout B
+	afQ8P                   // layout P
 	afQ8_0                  // ggml Q8_0 blocks
 	afQ8_K                  // ggml Q8_K blocks
 	afQ8C                   // layout C (block-interleaved), prefill
@@ -84,7 +85,9 @@ func (f actFormat) rowBytes(cols int) int {
 	case afQ8A:
 		return q8aRowBytes(cols)
 	case afQ8B:
-		return q8bRowBytes(cols)
+		return q8aRowBytes(cols)
+	case afQ8P:
+		return q8pRowBytes(cols)
 	case afQ8_0:
 		return cols / 32 * 34
 	case afQ8_K:
@@ -110,7 +113,10 @@ func (k Kernels) classify(d tensor.DType) (wkind, floatType, actFormat) {
 		}
 	case tensor.Q8_0:
 		if k.hasQ8() {
-			return wkQ8_0, 0, afQ8B
+			if k.level >= AVX512VNNI {
+				return wkQ8_0, 0, afQ8B
+			}
+			return wkQ8_0, 0, afQ8P
 		}
 	}
 	if d == tensor.Q6_K && k.hasKQuant(wkQ6_K) {
@@ -312,14 +318,20 @@ func (p *Pool) matmul(op string, dsts [][]float32, ws []Matrix, x []float32, n i
 		ldx := f.rowBytes(cols)
 		rows := n
 		if f == afQ8C {
-			rows = (n + 3) &^ 3 // whole 4-token tiles; the extra tokens are zero
+			rows = (n + 15) &^ 15 // whole groups of 16 tokens
 		}
 		size := rows*ldx + 64
 		if cap(st.buf[f]) < size {
 			st.buf[f] = make([]byte, size)
 		}
 		buf := alignedBytes(st.buf[f][:size], rows*ldx)
-		clear(buf[n*ldx:])
+		if f == afQ8C {
+			// Layout C interleaves 16 tokens: the tokens that pad the
+			// last group must be zero.
+			clear(buf[n/16*16*ldx:])
+		} else {
+			clear(buf[n*ldx:])
+		}
 		st.pack = packTask{k: k, f: f, x: x, cols: cols, dst: buf, ldx: ldx}
 		if locked && n > 1 {
 			p.runLocked(n, 1, &st.pack)
@@ -382,6 +394,8 @@ func (p *Pool) matmul(op string, dsts [][]float32, ws []Matrix, x []float32, n i
 		grain = (grain + 31) &^ 31 // whole pairs of 16-row AMX tiles
 	} else if t.xp != nil {
 		grain = (grain + 11) / 12 * 12 // whole 12-row panel tiles
+	} else if need[afQ8C] {
+		grain = (grain + 15) &^ 15 // whole 16-row strips of the Q8 tiles
 	}
 	if locked && units > grain {
 		if n > 1 {
@@ -446,12 +460,14 @@ func put(dst []float32, i int, v float32, acc bool) {
 
 // Cache blocking of the prefill (n > 1) loops: a block of rows is swept
 // for every 4 tokens while it stays in L2, and the reduction is cut into
-// chunks so that 4 tokens' activations stay in L1.
+// chunks so that 4 tokens' activations stay in L1. The SIMD Q4_0/Q8_0
+// prefill does not cut the reduction (each output is one chain over all
+// its blocks): it unpacks q8RB rows whole and sweeps them for every 16
+// tokens.
 const (
 	floatKC   = 1024 // elements per reduction chunk, float weights
 	floatRB   = 64   // rows per block
-	q8KC      = 64   // blocks (of 32) per reduction chunk, SIMD Q8
-	q8RB      = 32   // rows per block
+	q8RB      = 32   // rows per block, SIMD Q8 (unpacked whole, 2 strips)
 	quantRows = 16   // rows per block, kernels/quant path
 )
 
@@ -594,11 +610,17 @@ func (t *packTask) Run(lo, hi int) {
 	for tok := lo; tok < hi; tok++ {
 		x := t.x[tok*t.cols : (tok+1)*t.cols]
 		d := t.dst[tok*t.ldx : (tok+1)*t.ldx]
+		if t.f == afQ8C {
+			// Records of 16 tokens interleaved, q8cBlock bytes apart.
+			d = t.dst[tok/16*16*t.ldx+tok%16*q8cRecord:]
+		}
 		switch t.f {
 		case afQ8A:
 			t.k.packQ8A(d, x)
 		case afQ8B:
 			t.k.packQ8B(d, x)
+		case afQ8P:
+			t.k.packQ8P(d, x)
 		case afQ8_0:
 			t.k.quantizeQ8_0(d, x)
 		case afQ8_K:

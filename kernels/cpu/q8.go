@@ -49,44 +49,28 @@ func (t *mmTask) q8Rows(th int, j *mmJob, r0, r1 int) {
 	}
 }
 
-// q8RowsC is q8Rows for several tokens: each block of rows is unpacked once
-// into the thread's scratch, block-interleaved, then multiplied with every
-// 4 tokens (activations in layout C) by 2×4 tiles.
+// q8RowsC is q8Rows for several tokens: each block of q8RB rows is
+// unpacked once into the thread's scratch, in strips of 16 rows, then
+// multiplied with every group of 16 tokens (activations in layout C) by
+// 16×16 tiles that run each output's whole chain.
 func (t *mmTask) q8RowsC(th int, j *mmJob, r0, r1 int) {
 	k, n, ldd, rb := t.k, t.n, j.w.Rows, j.rb
 	nb := j.w.Cols / 32
-	w := j.w.Data
-	bb := 18
-	if j.kind == wkQ8_0 {
-		bb = 34
-	}
-	buf := t.scratchFor(th, (q8RB+1)*q8uRowBytes(q8KC))
-	var y [8]float32
+	sb := nb * q8uBlock // bytes per unpacked strip
+	buf := t.scratchFor(th, q8RB/q8Strip*sb)
 	for b0 := r0; b0 < r1; b0 += q8RB {
 		b1 := min(b0+q8RB, r1)
-		nr := b1 - b0
-		for c0 := 0; c0 < nb; c0 += q8KC {
-			c1 := min(c0+q8KC, nb)
-			cb := c1 - c0
-			lu := q8uRowBytes(cb)
-			k.q8UnpackC(j.kind, buf, w[b0*rb+c0*bb:], rb, nr, cb)
-			clear(buf[nr*lu : (nr+1)*lu]) // the row padding an odd last tile
-			acc := t.acc || c0 > 0
-			for tok := 0; tok < n; tok += 4 {
-				a := j.act[tok*j.ldx+c0/16*q8cGroup:]
-				for r := 0; r < nr; r += 2 {
-					if tok+4 <= n && r+2 <= nr {
-						k.q8TileC(j.kind, buf[r*lu:], lu, a, j.ldx, cb, j.dst[tok*ldd+b0+r:], ldd, acc)
-						continue
-					}
-					// A partial tile, through a buffer.
-					k.q8TileC(j.kind, buf[r*lu:], lu, a, j.ldx, cb, y[:], 2, false)
-					for tt := 0; tt < 4 && tok+tt < n; tt++ {
-						for i := 0; i < 2 && r+i < nr; i++ {
-							put(j.dst, (tok+tt)*ldd+b0+r+i, y[2*tt+i], acc)
-						}
-					}
-				}
+		ns := (b1 - b0 + q8Strip - 1) / q8Strip
+		for s := range ns {
+			r := b0 + s*q8Strip
+			k.q8UnpackStrip(j.kind, buf[s*sb:(s+1)*sb], j.w.Data[r*rb:], rb, min(q8Strip, b1-r), nb)
+		}
+		for g := 0; g < n; g += q8Strip {
+			a := j.act[g*j.ldx:]
+			nt := min(q8Strip, n-g)
+			for s := range ns {
+				r := b0 + s*q8Strip
+				k.q8Tile(j.kind, buf[s*sb:(s+1)*sb], a, nb, j.dst[g*ldd+r:], ldd, min(q8Strip, b1-r), nt, t.acc)
 			}
 		}
 	}

@@ -7,12 +7,6 @@ import "unsafe"
 // AVX-512 VNNI kernels (q8vnni_amd64.s).
 
 //go:noescape
-func gemvQ4_0VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, nrows int, acc int)
-
-//go:noescape
-func gemvQ8_0VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, nrows int, acc int)
-
-//go:noescape
 func gemv4Q4_0VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
 
 //go:noescape
@@ -41,7 +35,10 @@ func (k Kernels) q8Gemv(kind wkind, w []byte, ldw int, a []byte, nb int, dst []f
 	}
 	bb, ab := 18, (nb+3)/4*q8aGroup
 	if kind == wkQ8_0 {
-		bb, ab = 34, (nb+1)/2*q8bPair
+		bb = 34
+		if k.level < AVX512VNNI {
+			ab = (nb + 1) / 2 * q8bPair
+		}
 	}
 	_ = w[(rows-1)*ldw+nb*bb-1]
 	_ = a[ab-1]
@@ -51,22 +48,20 @@ func (k Kernels) q8Gemv(kind wkind, w []byte, ldw int, a []byte, nb int, dst []f
 	}
 	wp, ap := unsafe.Pointer(&w[0]), unsafe.Pointer(&a[0])
 	if k.level >= AVX512VNNI {
-		// Four streams of q rows read side by side, then the rest.
-		if q := rows / 4; q > 0 {
-			if kind == wkQ8_0 {
-				gemv4Q8_0VNNI(wp, uintptr(ldw), ap, nb, &dst[0], q, ac)
-			} else {
-				gemv4Q4_0VNNI(wp, uintptr(ldw), ap, nb, &dst[0], q, ac)
-			}
-			if rows == 4*q {
-				return
-			}
-			wp, dst, rows = unsafe.Pointer(&w[4*q*ldw]), dst[4*q:], rows-4*q
-		}
+		gemv4 := gemv4Q4_0VNNI
 		if kind == wkQ8_0 {
-			gemvQ8_0VNNI(wp, uintptr(ldw), ap, nb, &dst[0], rows, ac)
-		} else {
-			gemvQ4_0VNNI(wp, uintptr(ldw), ap, nb, &dst[0], rows, ac)
+			gemv4 = gemv4Q8_0VNNI
+		}
+		// Four streams of q rows read side by side, then the rest one
+		// at a time (four copies of the row).
+		q := rows / 4
+		if q > 0 {
+			gemv4(wp, uintptr(ldw), ap, nb, &dst[0], q, ac)
+		}
+		for r := 4 * q; r < rows; r++ {
+			var y [4]float32
+			gemv4(unsafe.Pointer(&w[r*ldw]), 0, ap, nb, &y[0], 1, 0)
+			put(dst, r, y[0], acc)
 		}
 		return
 	}
@@ -86,47 +81,54 @@ func quantQ8_0Z(dst *byte, src *float32, nb int)
 func quantQ8_0Y(dst *byte, src *float32, nb int)
 
 //go:noescape
-func packQ8AY(dst *byte, src *float32, nb int)
+func packQ8AY(dst *byte, src *float32, nb int, shift int)
 
 //go:noescape
-func packQ8BY(dst *byte, src *float32, nb int)
+func packQ8PY(dst *byte, src *float32, nb int)
 
 //go:noescape
-func packQ8AZ(dst *byte, src *float32, nb int)
+func packQ8AZ(dst *byte, src *float32, nb int, shift int)
 
 //go:noescape
-func packQ8BZ(dst *byte, src *float32, nb int)
+func packQ8PZ(dst *byte, src *float32, nb int)
 
 // packQ8A quantizes x (a multiple of 32 values) into layout A in dst.
-func (k Kernels) packQ8A(dst []byte, x []float32) {
+func (k Kernels) packQ8A(dst []byte, x []float32) { k.packQ8AB(dst, x, 3) }
+
+// packQ8B quantizes x (a multiple of 32 values) into layout B in dst.
+func (k Kernels) packQ8B(dst []byte, x []float32) { k.packQ8AB(dst, x, 7) }
+
+// packQ8AB quantizes x into layout A (shift 3: corrections -8·Σq) or B
+// (shift 7: -128·Σq).
+func (k Kernels) packQ8AB(dst []byte, x []float32, shift int) {
 	nb := len(x) / 32
 	if k.level < AVX2 || nb == 0 {
-		packQ8AGo(dst, x)
+		packQ8Go(dst, x, -1<<shift)
 		return
 	}
 	dst = dst[:q8aRowBytes(len(x))]
 	clear(dst[nb/4*q8aGroup:])
 	if k.level == AVX2 {
-		packQ8AY(&dst[0], &x[0], nb)
+		packQ8AY(&dst[0], &x[0], nb, shift)
 		return
 	}
-	packQ8AZ(&dst[0], &x[0], nb)
+	packQ8AZ(&dst[0], &x[0], nb, shift)
 }
 
-// packQ8B quantizes x (a multiple of 32 values) into layout B in dst.
-func (k Kernels) packQ8B(dst []byte, x []float32) {
+// packQ8P quantizes x (a multiple of 32 values) into layout P in dst.
+func (k Kernels) packQ8P(dst []byte, x []float32) {
 	nb := len(x) / 32
 	if k.level < AVX2 || nb == 0 {
-		packQ8BGo(dst, x)
+		packQ8PGo(dst, x)
 		return
 	}
-	dst = dst[:q8bRowBytes(len(x))]
+	dst = dst[:q8pRowBytes(len(x))]
 	clear(dst[nb/2*q8bPair:])
 	if k.level == AVX2 {
-		packQ8BY(&dst[0], &x[0], nb)
+		packQ8PY(&dst[0], &x[0], nb)
 		return
 	}
-	packQ8BZ(&dst[0], &x[0], nb)
+	packQ8PZ(&dst[0], &x[0], nb)
 }
 
 // quantizeQ8_0 quantizes x (a multiple of 32 values) into ggml Q8_0
@@ -145,43 +147,55 @@ func (k Kernels) quantizeQ8_0(dst []byte, x []float32) {
 	quantQ8_0Z(&dst[0], &x[0], nb)
 }
 
-// hasQ8Unpacked reports the prefill kernels on block-interleaved weights.
+// hasQ8Unpacked reports the prefill kernels on unpacked weight strips
+// (layout C activations).
 func (k Kernels) hasQ8Unpacked() bool { return k.level >= AVX512VNNI }
 
-// Prefill on block-interleaved data (q8ilv_amd64.s).
+// Prefill on unpacked weight strips (q8ilv_amd64.s).
 
 //go:noescape
-func interleaveQ8Z(dst, src *byte, nb int)
+func packQ8CZ(dst *byte, src *float32, nb int)
 
 //go:noescape
-func unpackU16Q4_0Z(dst *byte, w unsafe.Pointer, ldw uintptr, nrows, nb int)
+func unpackS16Q4_0Z(dst *byte, w unsafe.Pointer, ldw uintptr, nrows, nb int)
 
 //go:noescape
-func unpackU16Q8_0Z(dst *byte, w unsafe.Pointer, ldw uintptr, nrows, nb int)
+func unpackS16Q8_0Z(dst *byte, w unsafe.Pointer, ldw uintptr, nrows, nb int)
 
 //go:noescape
-func tileC4Z(wu unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, ng int, dst *float32, ldd uintptr, acc int)
+func tile16Q4Z(wu *byte, x *byte, nb int, dst *float32, ldd uintptr, rmask int, nt int, acc int)
 
 //go:noescape
-func tileC8Z(wu unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, ng int, dst *float32, ldd uintptr, acc int)
+func tile8Q4Z(wu *byte, x *byte, nb int, dst *float32, ldd uintptr, rmask int, nt int, acc int)
 
-// packQ8C quantizes x (a multiple of 32 values) into layout C in dst,
-// through ggml Q8_0 blocks, 16 at a time.
+//go:noescape
+func tile4Q4Z(wu *byte, x *byte, nb int, dst *float32, ldd uintptr, rmask int, nt int, acc int)
+
+//go:noescape
+func tile16Q8Z(wu *byte, x *byte, nb int, dst *float32, ldd uintptr, rmask int, nt int, acc int)
+
+//go:noescape
+func tile8Q8Z(wu *byte, x *byte, nb int, dst *float32, ldd uintptr, rmask int, nt int, acc int)
+
+//go:noescape
+func tile4Q8Z(wu *byte, x *byte, nb int, dst *float32, ldd uintptr, rmask int, nt int, acc int)
+
+// packQ8C quantizes one token's x (a multiple of 32 values) into its
+// layout C records, the first at dst[0] and the others q8cBlock bytes
+// apart.
 func (k Kernels) packQ8C(dst []byte, x []float32) {
 	nb := len(x) / 32
-	dst = dst[:q8cRowBytes(len(x))]
-	var blk [16 * 34]byte
-	for j := 0; j < nb; j += 16 {
-		m := min(16, nb-j)
-		quantQ8_0Z(&blk[0], &x[32*j], m)
-		interleaveQ8Z(&dst[j/16*q8cGroup], &blk[0], m)
+	if nb == 0 {
+		return
 	}
+	_ = dst[(nb-1)*q8cBlock+q8cRecord-1]
+	packQ8CZ(&dst[0], &x[0], nb)
 }
 
-// q8UnpackC unpacks nrows rows of nb blocks at w (ldw bytes apart) into
-// U16 groups in dst, q8uRowBytes(nb) apart.
-func (k Kernels) q8UnpackC(kind wkind, dst []byte, w []byte, ldw, nrows, nb int) {
-	if nrows == 0 || nb == 0 {
+// q8UnpackStrip unpacks nrows ≤ 16 rows of nb blocks at w (ldw bytes
+// apart) into a strip of nb·q8uBlock bytes in dst.
+func (k Kernels) q8UnpackStrip(kind wkind, dst []byte, w []byte, ldw, nrows, nb int) {
+	if nrows <= 0 || nb == 0 {
 		return
 	}
 	bb := 18
@@ -189,28 +203,43 @@ func (k Kernels) q8UnpackC(kind wkind, dst []byte, w []byte, ldw, nrows, nb int)
 		bb = 34
 	}
 	_ = w[(nrows-1)*ldw+nb*bb-1]
-	_ = dst[nrows*q8uRowBytes(nb)-1]
+	_ = dst[nb*q8uBlock-1]
+	if ldw > (1<<31-1)/q8Strip {
+		panic("cpu: weight rows too long for the Q8 prefill gathers")
+	}
 	if kind == wkQ8_0 {
-		unpackU16Q8_0Z(&dst[0], unsafe.Pointer(&w[0]), uintptr(ldw), nrows, nb)
+		unpackS16Q8_0Z(&dst[0], unsafe.Pointer(&w[0]), uintptr(ldw), nrows, nb)
 	} else {
-		unpackU16Q4_0Z(&dst[0], unsafe.Pointer(&w[0]), uintptr(ldw), nrows, nb)
+		unpackS16Q4_0Z(&dst[0], unsafe.Pointer(&w[0]), uintptr(ldw), nrows, nb)
 	}
 }
 
-// q8TileC computes dst[t*ldd+r] (+)= w_r·a_t for 2 unpacked rows (ldw
-// bytes apart) and 4 tokens in layout C (lda bytes apart) of nb blocks.
-func (k Kernels) q8TileC(kind wkind, wu []byte, ldw int, a []byte, lda, nb int, dst []float32, ldd int, acc bool) {
-	_ = dst[3*ldd+1]
-	ng := (nb + 15) / 16
-	_ = wu[ldw+ng*q8uGroup-1]
-	_ = a[3*lda+ng*q8cGroup-1]
+// q8Tile computes dst[t*ldd+r] (+)= w_r·a_t for nr ≤ 16 rows of a strip of
+// nb unpacked blocks and the first nt ≤ 16 tokens of a group in layout C.
+func (k Kernels) q8Tile(kind wkind, wu, a []byte, nb int, dst []float32, ldd, nr, nt int, acc bool) {
+	if nr <= 0 || nt <= 0 {
+		return
+	}
+	_ = dst[(nt-1)*ldd+nr-1]
+	_ = wu[nb*q8uBlock-1]
+	_ = a[nb*q8cBlock-1]
 	ac := 0
 	if acc {
 		ac = 1
 	}
-	if kind == wkQ8_0 {
-		tileC8Z(unsafe.Pointer(&wu[0]), uintptr(ldw), unsafe.Pointer(&a[0]), uintptr(lda), ng, &dst[0], uintptr(4*ldd), ac)
-	} else {
-		tileC4Z(unsafe.Pointer(&wu[0]), uintptr(ldw), unsafe.Pointer(&a[0]), uintptr(lda), ng, &dst[0], uintptr(4*ldd), ac)
+	tile := tile16Q4Z
+	switch {
+	case kind == wkQ8_0 && nt > 8:
+		tile = tile16Q8Z
+	case kind == wkQ8_0 && nt > 4:
+		tile = tile8Q8Z
+	case kind == wkQ8_0:
+		tile = tile4Q8Z
+	case nt > 8:
+	case nt > 4:
+		tile = tile8Q4Z
+	default:
+		tile = tile4Q4Z
 	}
+	tile(&wu[0], &a[0], nb, &dst[0], uintptr(4*ldd), 1<<nr-1, nt, ac)
 }

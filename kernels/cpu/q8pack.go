@@ -21,32 +21,33 @@ import (
 // A Q4_0 weight group's nibbles, gathered into 4×16 bytes, line up with
 // the first two rows: low nibbles with [0,64), high with [64,128). The
 // int32 lane sums of VPDPBUSD (unsigned nibbles × signed q) plus the third
-// row give Σ (nibble-8)·q exactly, and the fourth row times the weights'
-// scales gives the per-lane factor.
+// row give Σ (nibble-8)·q exactly, 4 lanes per block.
 //
-// Layout B (Q8_0 weights), 192 bytes per pair of blocks j = 0, 1:
+// Layout B (Q8_0 weights, AVX-512 VNNI) is layout A with -128 in place of
+// -8: the kernels gather the first and the second halves of 4 weight
+// blocks into two vectors and flip their sign bit (w+128, unsigned); the
+// third row removes the 128·Σq the flip adds.
+//
+// Layout P (Q8_0 weights, AVX2), 192 bytes per pair of blocks j = 0, 1:
 //
 //	[  0, 64)  int8 q_0[0:32], q_1[0:32]
 //	[ 64,128)  int32 lane l = 8j+i: -128·Σ q_j[4i:4i+4]
 //	[128,192)  float32 lane l = 8j+i: d_j
 //
-// The kernels flip the sign bit of the weights (w+128, unsigned) and the
-// third row removes the 128·Σq the flip adds.
-//
 // A row is padded with zero blocks to a whole group (pair): zero quants,
 // corrections and scales contribute nothing.
 const (
-	q8aGroup = 256 // bytes per 4 blocks, layout A
-	q8bPair  = 192 // bytes per 2 blocks, layout B
+	q8aGroup = 256 // bytes per 4 blocks, layouts A and B
+	q8bPair  = 192 // bytes per 2 blocks, layout P
 )
 
 // q8aRowBytes is the size of one row of cols activations in layout A,
 // rounded up to a multiple of 64 bytes.
 func q8aRowBytes(cols int) int { return (cols/32 + 3) / 4 * q8aGroup }
 
-// q8bRowBytes is the size of one row of cols activations in layout B,
+// q8pRowBytes is the size of one row of cols activations in layout P,
 // rounded up to a multiple of 64 bytes.
-func q8bRowBytes(cols int) int { return (cols/32 + 1) / 2 * q8bPair }
+func q8pRowBytes(cols int) int { return (cols/32 + 1) / 2 * q8bPair }
 
 // quantBlockQ8 quantizes 32 values like quant.QuantizeActivationQ8_0 and
 // returns the f16 bits of the scale.
@@ -81,7 +82,13 @@ func quantizeQ8_0Go(dst []byte, x []float32) {
 }
 
 // packQ8AGo quantizes x (a multiple of 32 values) into layout A.
-func packQ8AGo(dst []byte, x []float32) {
+func packQ8AGo(dst []byte, x []float32) { packQ8Go(dst, x, -8) }
+
+// packQ8BGo quantizes x (a multiple of 32 values) into layout B.
+func packQ8BGo(dst []byte, x []float32) { packQ8Go(dst, x, -128) }
+
+// packQ8Go quantizes x into layout A (m = -8) or B (m = -128).
+func packQ8Go(dst []byte, x []float32, m int32) {
 	nb := len(x) / 32
 	dst = dst[:q8aRowBytes(len(x))]
 	clear(dst[nb/4*q8aGroup:])
@@ -99,16 +106,16 @@ func packQ8AGo(dst []byte, x []float32) {
 			for i := range 4 {
 				s += int32(q[4*l+i]) + int32(q[16+4*l+i])
 			}
-			binary.LittleEndian.PutUint32(g[128+4*(4*b+l):], uint32(-8*s))
+			binary.LittleEndian.PutUint32(g[128+4*(4*b+l):], uint32(m*s))
 			binary.LittleEndian.PutUint32(g[192+4*(4*b+l):], math.Float32bits(d))
 		}
 	}
 }
 
-// packQ8BGo quantizes x (a multiple of 32 values) into layout B.
-func packQ8BGo(dst []byte, x []float32) {
+// packQ8PGo quantizes x (a multiple of 32 values) into layout P.
+func packQ8PGo(dst []byte, x []float32) {
 	nb := len(x) / 32
-	dst = dst[:q8bRowBytes(len(x))]
+	dst = dst[:q8pRowBytes(len(x))]
 	clear(dst[nb/2*q8bPair:])
 	var q [32]int8
 	for j := range nb {
@@ -129,15 +136,24 @@ func packQ8BGo(dst []byte, x []float32) {
 	}
 }
 
-// Layout C (q8ilv_amd64.s): groups of 16 blocks, 704 bytes of activations;
-// unpacked weights take 576 bytes per row and group.
+// Layout C (prefill, AVX-512 VNNI) holds the tokens in groups of 16: for
+// each block b of a group, 16 records of 48 bytes, one per token:
+//
+//	[ 0,32)  int8 q[0:32]
+//	[32,36)  int32 -8·Σq (for Q4_0 weights)
+//	[36,40)  int32 -128·Σq (for Q8_0 weights, stored as q+128)
+//	[40,44)  float32 d
+//	[44,48)  zero
+//
+// so token t's record of block b is at (t/16·nb + b)·768 + t%16·48. The
+// tile kernels broadcast each 4 bytes of a record against a vector of 16
+// weight rows (q8ilv_amd64.s). Tokens that pad the last group are zero.
 const (
-	q8cGroup = 704
-	q8uGroup = 576
+	q8cRecord = 48             // bytes per token and block
+	q8cBlock  = 16 * q8cRecord // bytes per group of 16 tokens and block
+	q8uBlock  = 8*64 + 64      // unpacked weights per 16 rows and block
+	q8Strip   = 16             // rows per unpacked strip, tokens per group
 )
 
-// q8cRowBytes is the size of one row of cols activations in layout C.
-func q8cRowBytes(cols int) int { return (cols/32 + 15) / 16 * q8cGroup }
-
-// q8uRowBytes is the size of one unpacked row of nb blocks.
-func q8uRowBytes(nb int) int { return (nb + 15) / 16 * q8uGroup }
+// q8cRowBytes is the size of one token's activations in layout C.
+func q8cRowBytes(cols int) int { return cols / 32 * q8cRecord }

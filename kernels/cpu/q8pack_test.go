@@ -72,7 +72,7 @@ func TestQuantizeQ8_0MatchesReference(t *testing.T) {
 	}
 }
 
-// TestPackLayouts checks layouts A and B against their definition, written
+// TestPackLayouts checks layouts A, B and P against their definition, written
 // out from ggml Q8_0 blocks made by kernels/quant, for every level.
 func TestPackLayouts(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
@@ -84,20 +84,26 @@ func TestPackLayouts(t *testing.T) {
 			q := func(j, i int) int32 { return int32(int8(ref[34*j+2+i])) }
 			d := func(j int) float32 { return quant.FromF16(uint16(ref[34*j]) | uint16(ref[34*j+1])<<8) }
 			wantA := make([]byte, q8aRowBytes(n))
-			wantB := make([]byte, q8bRowBytes(n))
+			wantB := make([]byte, q8aRowBytes(n))
+			wantP := make([]byte, q8pRowBytes(n))
 			for j := range nb {
-				g, b := wantA[j/4*256:], j%4
-				for i := range 16 {
-					g[16*b+i] = byte(q(j, i))
-					g[64+16*b+i] = byte(q(j, 16+i))
+				for _, m := range []struct {
+					want []byte
+					f    int32
+				}{{wantA, -8}, {wantB, -128}} {
+					g, b := m.want[j/4*256:], j%4
+					for i := range 16 {
+						g[16*b+i] = byte(q(j, i))
+						g[64+16*b+i] = byte(q(j, 16+i))
+					}
+					for l := range 4 {
+						s := q(j, 4*l) + q(j, 4*l+1) + q(j, 4*l+2) + q(j, 4*l+3) +
+							q(j, 16+4*l) + q(j, 17+4*l) + q(j, 18+4*l) + q(j, 19+4*l)
+						putU32(g[128+4*(4*b+l):], uint32(m.f*s))
+						putU32(g[192+4*(4*b+l):], math.Float32bits(d(j)))
+					}
 				}
-				for l := range 4 {
-					s := q(j, 4*l) + q(j, 4*l+1) + q(j, 4*l+2) + q(j, 4*l+3) +
-						q(j, 16+4*l) + q(j, 17+4*l) + q(j, 18+4*l) + q(j, 19+4*l)
-					putU32(g[128+4*(4*b+l):], uint32(-8*s))
-					putU32(g[192+4*(4*b+l):], math.Float32bits(d(j)))
-				}
-				p, c := wantB[j/2*192:], j%2
+				p, c := wantP[j/2*192:], j%2
 				for i := range 32 {
 					p[32*c+i] = byte(q(j, i))
 				}
@@ -113,7 +119,7 @@ func TestPackLayouts(t *testing.T) {
 					layout string
 					want   []byte
 					pack   func([]byte, []float32)
-				}{{"A", wantA, k.packQ8A}, {"B", wantB, k.packQ8B}} {
+				}{{"A", wantA, k.packQ8A}, {"B", wantB, k.packQ8B}, {"P", wantP, k.packQ8P}} {
 					got := bytes.Repeat([]byte{0x5a}, len(tc.want)+1)
 					tc.pack(got[:len(tc.want)], x)
 					if got[len(tc.want)] != 0x5a {
@@ -141,8 +147,9 @@ func firstDiff(a, b []byte) int {
 	return -1
 }
 
-// TestPackLayoutC checks layout C (block-interleaved, for prefill) against
-// its definition, built from ggml Q8_0 blocks made by kernels/quant.
+// TestPackLayoutC checks layout C (records of 16 tokens interleaved, for
+// prefill) against its definition, built from ggml Q8_0 blocks made by
+// kernels/quant.
 func TestPackLayoutC(t *testing.T) {
 	k := Detect()
 	if !k.hasQ8Unpacked() {
@@ -154,27 +161,27 @@ func TestPackLayoutC(t *testing.T) {
 			nb := n / 32
 			ref := make([]byte, nb*34)
 			quant.QuantizeActivationQ8_0(ref, x)
-			want := make([]byte, q8cRowBytes(n))
+			// Token 5 of a group: its records are 48 bytes in, 768 apart.
+			const tok = 5
+			want := bytes.Repeat([]byte{0x5a}, nb*q8cBlock)
 			for j := range nb {
-				g, l := want[j/16*q8cGroup:], j%16
+				rec := want[j*q8cBlock+tok*q8cRecord:]
 				var s int32
 				for e := range 32 {
 					q := int8(ref[34*j+2+e])
-					g[64*(e/4)+4*l+e%4] = byte(q)
+					rec[e] = byte(q)
 					s += int32(q)
 				}
 				d := quant.FromF16(uint16(ref[34*j]) | uint16(ref[34*j+1])<<8)
-				putU32(g[512+4*l:], uint32(-8*s))
-				putU32(g[576+4*l:], uint32(-128*s))
-				putU32(g[640+4*l:], math.Float32bits(d))
+				putU32(rec[32:], uint32(-8*s))
+				putU32(rec[36:], uint32(-128*s))
+				putU32(rec[40:], math.Float32bits(d))
+				putU32(rec[44:], 0)
 			}
-			got := bytes.Repeat([]byte{0x5a}, len(want)+1)
-			k.packQ8C(got[:len(want)], x)
-			if got[len(want)] != 0x5a {
-				t.Errorf("%s/n=%d: wrote past the row", name, n)
-			}
-			if i := firstDiff(got[:len(want)], want); i >= 0 {
-				t.Errorf("%s/n=%d: byte %d = %#x, want %#x", name, n, i, got[i], want[i])
+			got := bytes.Repeat([]byte{0x5a}, nb*q8cBlock)
+			k.packQ8C(got[tok*q8cRecord:], x)
+			if i := firstDiff(got, want); i >= 0 {
+				t.Errorf("%s/n=%d: byte %d (block %d, offset %d) = %#x, want %#x", name, n, i, i/q8cBlock, i%q8cBlock, got[i], want[i])
 			}
 		}
 	}

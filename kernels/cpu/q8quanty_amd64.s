@@ -104,12 +104,15 @@ done:
 	VCVTPS2PH $0, X4, X6; \
 	VCVTPH2PS X6, X7
 
-// func packQ8AY(dst *byte, src *float32, nb int)
-// Writes nb blocks in layout A; the caller zeroes a partial last group.
-TEXT ·packQ8AY(SB), NOSPLIT, $0-24
+// func packQ8AY(dst *byte, src *float32, nb int, shift int)
+// Writes nb blocks in layout A (shift 3) or B (shift 7); the caller zeroes
+// a partial last group.
+TEXT ·packQ8AY(SB), NOSPLIT, $0-32
 	MOVQ  dst+0(FP), DI
 	MOVQ  src+8(FP), SI
 	MOVQ  nb+16(FP), CX
+	MOVQ  shift+24(FP), AX
+	VMOVQ AX, X12
 	QCONSTY
 	XORQ  DX, DX
 	TESTQ CX, CX
@@ -117,14 +120,14 @@ TEXT ·packQ8AY(SB), NOSPLIT, $0-24
 
 loop:
 	QBLOCKY
-	// -8·(Σ q[4l:4l+4] + Σ q[16+4l:20+4l]), l = 0..3
+	// -2^shift·(Σ q[4l:4l+4] + Σ q[16+4l:20+4l]), l = 0..3
 	VPADDD       Y2, Y0, Y10
 	VPADDD       Y3, Y1, Y6
 	VPHADDD      Y6, Y10, Y10
 	VPHADDD      Y10, Y10, Y10
 	VMOVDQU      q8ypack<>(SB), Y6
 	VPERMD       Y10, Y6, Y10
-	VPSLLD       $3, X10, X10
+	VPSLLD       X12, X10, X10
 	VPXOR        X6, X6, X6
 	VPSUBD       X10, X6, X10
 	PACKQ
@@ -151,9 +154,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func packQ8BY(dst *byte, src *float32, nb int)
-// Writes nb blocks in layout B; the caller zeroes a partial last pair.
-TEXT ·packQ8BY(SB), NOSPLIT, $0-24
+// func packQ8PY(dst *byte, src *float32, nb int)
+// Writes nb blocks in layout P; the caller zeroes a partial last pair.
+TEXT ·packQ8PY(SB), NOSPLIT, $0-24
 	MOVQ  dst+0(FP), DI
 	MOVQ  src+8(FP), SI
 	MOVQ  nb+16(FP), CX

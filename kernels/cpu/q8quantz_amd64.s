@@ -7,7 +7,8 @@
 // quantizes activations (d = amax/127 stored rounded to f16,
 // q = x·(127/amax) rounded half to even; zero quants where 127/amax is
 // not finite), AVX-512.
-// Three output forms: ggml Q8_0 blocks, and layouts A and B (q8pack.go).
+// Output forms: ggml Q8_0 blocks, layouts A/B and P (q8pack.go), and
+// layout C records.
 
 DATA q8perm<>+0(SB)/4, $0
 DATA q8perm<>+4(SB)/4, $4
@@ -93,12 +94,15 @@ done:
 	VZEROUPPER
 	RET
 
-// func packQ8AZ(dst *byte, src *float32, nb int)
-// Writes nb blocks in layout A; the caller zeroes a partial last group.
-TEXT ·packQ8AZ(SB), NOSPLIT, $0-24
+// func packQ8AZ(dst *byte, src *float32, nb int, shift int)
+// Writes nb blocks in layout A (shift 3) or B (shift 7); the caller zeroes
+// a partial last group.
+TEXT ·packQ8AZ(SB), NOSPLIT, $0-32
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
 	MOVQ nb+16(FP), CX
+	MOVQ shift+24(FP), AX
+	VMOVQ AX, X9
 	QCONST
 	XORQ  DX, DX // block index
 	TESTQ CX, CX
@@ -115,14 +119,14 @@ loop:
 	ADDQ DI, R9 // group base
 	VMOVDQU X11, (R9)(R8*1)
 	VMOVDQU X12, 64(R9)(R8*1)
-	// -8·(Σ q[4i:4i+4] + Σ q[16+4i:20+4i]) for i = 0..3
+	// -2^shift·(Σ q[4i:4i+4] + Σ q[16+4i:20+4i]) for i = 0..3
 	VPADDD       Z1, Z0, Z13
 	VPSHUFD      $0x4e, Z13, Z14
 	VPADDD       Z14, Z13, Z13
 	VPSHUFD      $0xb1, Z13, Z14
 	VPADDD       Z14, Z13, Z13
 	VPERMD       Z13, Z25, Z13
-	VPSLLD       $3, X13, X13
+	VPSLLD       X9, X13, X13
 	VPXOR        X14, X14, X14
 	VPSUBD       X13, X14, X13
 	VMOVDQU      X13, 128(R9)(R8*1)
@@ -137,9 +141,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func packQ8BZ(dst *byte, src *float32, nb int)
-// Writes nb blocks in layout B; the caller zeroes a partial last pair.
-TEXT ·packQ8BZ(SB), NOSPLIT, $0-24
+// func packQ8PZ(dst *byte, src *float32, nb int)
+// Writes nb blocks in layout P; the caller zeroes a partial last pair.
+TEXT ·packQ8PZ(SB), NOSPLIT, $0-24
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
 	MOVQ nb+16(FP), CX
@@ -179,6 +183,49 @@ loop:
 	INCQ         DX
 	CMPQ         DX, CX
 	JB           loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func packQ8CZ(dst *byte, src *float32, nb int)
+// Writes nb blocks of one token as layout C records, 768 bytes apart: the
+// 32 quants, -8·Σq, -128·Σq, d, zero.
+TEXT ·packQ8CZ(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ nb+16(FP), CX
+	QCONST
+	TESTQ CX, CX
+	JZ    done
+
+loop:
+	QBLOCK
+	VMOVDQU       X11, (DI)
+	VMOVDQU       X12, 16(DI)
+	VPADDD        Z1, Z0, Z13
+	VEXTRACTI64X4 $1, Z13, Y14
+	VPADDD        Y14, Y13, Y13
+	VEXTRACTI128  $1, Y13, X14
+	VPADDD        X14, X13, X13
+	VPSHUFD       $0x4e, X13, X14
+	VPADDD        X14, X13, X13
+	VPSHUFD       $0xb1, X13, X14
+	VPADDD        X14, X13, X13
+	VMOVD         X13, AX
+	MOVL          AX, R8
+	SHLL          $3, R8
+	NEGL          R8
+	MOVL          R8, 32(DI)
+	SHLL          $7, AX
+	NEGL          AX
+	MOVL          AX, 36(DI)
+	VMOVSS        X7, 40(DI)
+	MOVL          $0, 44(DI)
+	ADDQ          $128, SI
+	ADDQ          $768, DI
+	DECQ          CX
+	JNZ           loop
 
 done:
 	VZEROUPPER

@@ -1,16 +1,23 @@
 //go:build amd64 && !noasm
 
 #include "textflag.h"
-#include "simd_amd64.h"
 
 #define PFD 2048
 
-// Q4_0 and Q8_0 weights times activations in layouts A and B (q8pack.go),
-// AVX-512 with VNNI (VPDPBUSD) and VBMI (VPERMI2B).
+// Matrix-vector products of Q4_0 and Q8_0 weights with activations in
+// layouts A and B (q8pack.go), AVX-512 with VNNI (VPDPBUSD) and VBMI
+// (VPERMT2B). Each output is ggml's chain over the row's blocks,
+//
+//	acc = fmaf(float32(isum_b), dw_b*dx_b, acc)
+//
+// bit for bit. Four rows (one per memory stream) are done side by side, 4
+// blocks at a time: VPDPBUSD leaves 4 int32 partial sums per block and row,
+// an in-register transpose adds them into one vector whose lane 4j+r is
+// block j of row r, and the chain then takes the blocks in order, 4 rows
+// per FMA.
 
 // Byte gather of one Q4_0 group (4 blocks of 18 bytes) from two overlapping
-// 64-byte loads (bytes [0,64) and [8,72)): the 4×16 quant bytes, and the
-// 4 scales, each repeated over the 4 words of its block's lanes.
+// 64-byte loads (bytes [0,64) and [8,72)): the 4×16 quant bytes.
 DATA q4qidx<>+0(SB)/8, $0x0908070605040302
 DATA q4qidx<>+8(SB)/8, $0x11100f0e0d0c0b0a
 DATA q4qidx<>+16(SB)/8, $0x1b1a191817161514
@@ -20,256 +27,119 @@ DATA q4qidx<>+40(SB)/8, $0x3534333231302f2e
 DATA q4qidx<>+48(SB)/8, $0x3f3e3d3c3b3a3938
 DATA q4qidx<>+56(SB)/8, $0x7f7e7d7c7b7a7978
 GLOBL q4qidx<>(SB), RODATA|NOPTR, $64
-DATA q4sidx<>+0(SB)/8, $0x0100010001000100
-DATA q4sidx<>+8(SB)/8, $0x1312131213121312
-DATA q4sidx<>+16(SB)/8, $0x2524252425242524
-DATA q4sidx<>+24(SB)/8, $0x3736373637363736
+
+// Byte gather of the f16 scales of 4 Q4_0 groups, two at a time: from the
+// first 64 bytes of rows r (table 1) and r+1 (table 2), word 4j+r' of the
+// result (r' = 0, 2 from table 1; 1, 3 from table 2) is block j's scale
+// (word 9j).
+DATA q4sidx<>+0(SB)/8, $0x4140010041400100
+DATA q4sidx<>+8(SB)/8, $0x5352131253521312
+DATA q4sidx<>+16(SB)/8, $0x6564252465642524
+DATA q4sidx<>+24(SB)/8, $0x7776373677763736
 DATA q4sidx<>+32(SB)/8, $0
 DATA q4sidx<>+40(SB)/8, $0
 DATA q4sidx<>+48(SB)/8, $0
 DATA q4sidx<>+56(SB)/8, $0
 GLOBL q4sidx<>(SB), RODATA|NOPTR, $64
 
-// Q4CONST loads the constants of the Q4_0 kernels: Z31 = 0x0f bytes, Z30 and
-// Z29 the gather indices, Z28 the GF(2) affine matrix that shifts each byte
-// right by 4.
-#define Q4CONST \
-	MOVL         $0x0f0f0f0f, AX; \
-	VPBROADCASTD AX, Z31; \
-	VMOVDQU64    q4qidx<>(SB), Z30; \
-	VMOVDQU64    q4sidx<>(SB), Z29; \
-	MOVQ         $0x1020408000000000, AX; \
-	VPBROADCASTQ AX, Z28
+// Byte gathers of a Q8_0 group (4 blocks of 34 bytes): the first 16 quants
+// of each block from bytes [0,128), the last 16 from bytes [8,136).
+DATA q8aidx<>+0(SB)/8, $0x0908070605040302
+DATA q8aidx<>+8(SB)/8, $0x11100f0e0d0c0b0a
+DATA q8aidx<>+16(SB)/8, $0x2b2a292827262524
+DATA q8aidx<>+24(SB)/8, $0x333231302f2e2d2c
+DATA q8aidx<>+32(SB)/8, $0x4d4c4b4a49484746
+DATA q8aidx<>+40(SB)/8, $0x5554535251504f4e
+DATA q8aidx<>+48(SB)/8, $0x6f6e6d6c6b6a6968
+DATA q8aidx<>+56(SB)/8, $0x7776757473727170
+GLOBL q8aidx<>(SB), RODATA|NOPTR, $64
+DATA q8bidx<>+0(SB)/8, $0x11100f0e0d0c0b0a
+DATA q8bidx<>+8(SB)/8, $0x1918171615141312
+DATA q8bidx<>+16(SB)/8, $0x333231302f2e2d2c
+DATA q8bidx<>+24(SB)/8, $0x3b3a393837363534
+DATA q8bidx<>+32(SB)/8, $0x5554535251504f4e
+DATA q8bidx<>+40(SB)/8, $0x5d5c5b5a59585756
+DATA q8bidx<>+48(SB)/8, $0x7776757473727170
+DATA q8bidx<>+56(SB)/8, $0x7f7e7d7c7b7a7978
+GLOBL q8bidx<>(SB), RODATA|NOPTR, $64
 
-// Q4MASKS sets K2 and K3 to the bytes of a partial group of R10 blocks in
-// the first and second 64-byte load. It uses R11, R12 and R13.
-#define Q4MASKS \
-	IMUL3Q $18, R10, R11; \
-	MOVQ   $-1, R12; \
-	BZHIQ  R11, R12, R13; \
-	KMOVQ  R13, K2; \
-	SUBQ   $8, R11; \
-	BZHIQ  R11, R12, R13; \
-	KMOVQ  R13, K3
+// The same for Q8_0 groups: words 0 and 17 of bytes [0,64) of the rows
+// give blocks 0 and 1 (words 0-7), words 2 and 19 of bytes [64,128) blocks
+// 2 and 3 (words 8-15).
+DATA q8sidx<>+0(SB)/8, $0x4140010041400100
+DATA q8sidx<>+8(SB)/8, $0x6362232263622322
+DATA q8sidx<>+16(SB)/8, $0x4544050445440504
+DATA q8sidx<>+24(SB)/8, $0x6766272667662726
+DATA q8sidx<>+32(SB)/8, $0
+DATA q8sidx<>+40(SB)/8, $0
+DATA q8sidx<>+48(SB)/8, $0
+DATA q8sidx<>+56(SB)/8, $0
+GLOBL q8sidx<>(SB), RODATA|NOPTR, $64
 
-// Q4LOAD gathers a Q4_0 group whose bytes [0,64) are m1 and [8,72) m2
-// (registers or memory): q gets the 4×16 quant bytes, sc (scy its ymm
-// name) the 16 float32 scales, 4 lanes per block.
-#define Q4LOAD(m1, m2, q, sc, scy) \
-	VMOVDQU8  m1, q; \
-	VPERMB    m1, Z29, sc; \
-	VPERMT2B  m2, Z30, q; \
-	VCVTPH2PS scy, sc
+// In the kernels, R8..R11 point at the current rows of the 4 streams (q
+// rows apart), AX is the byte offset in the rows, BX the row stride, DI the
+// activations and R12 the current activation group, CX the byte length of
+// the rows' whole groups, DX the output of stream 0 and SI the byte
+// distance 4q between the streams' outputs, R14 the rows left. Z16-Z19 hold
+// the activation group (layout A or B), Y20 gets the weight scales (f16
+// word 4j+r: block j of row r). K4 selects the words of rows 2 and 3, K5
+// those of blocks 2 and 3.
 
-// Q4NIB splits the quant bytes in q into low nibbles (q) and high (hi).
-#define Q4NIB(q, hi) \
-	VGF2P8AFFINEQB $0, Z28, q, hi; \
-	VPANDD         Z31, q, q
+#define SMASKS \
+	MOVL  $0xcccc, AX; \
+	KMOVD AX, K4; \
+	MOVL  $0xff00, AX; \
+	KMOVD AX, K5
 
-// Q4DOT accumulates into f one group's product: corr, xl and xh are the
-// activation rows (register or memory), sx the activation scales (memory),
-// t1 and t2 scratch.
-#define Q4DOT(lo, hi, sc, corr, xl, xh, sx, f, t1, t2) \
-	VMOVDQU32   corr, t1; \
-	VPDPBUSD    xl, lo, t1; \
-	VPDPBUSD    xh, hi, t1; \
-	VCVTDQ2PS   t1, t1; \
-	VMULPS      sx, sc, t2; \
-	VFMADD231PS t2, t1, f
+#define XLOAD4 \
+	VMOVDQU64 (R12), Z16; \
+	VMOVDQU64 64(R12), Z17; \
+	VMOVDQU64 128(R12), Z18; \
+	VMOVDQU64 192(R12), Z19
 
-// func gemvQ4_0VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, nrows int, acc int)
-// For each of nrows rows of nb Q4_0 blocks (ldw bytes apart), y[r] = w_r·x,
-// or y[r] += w_r·x when acc is not 0. x is in layout A.
-TEXT ·gemvQ4_0VNNI(SB), NOSPLIT, $0-56
-	MOVQ w+0(FP), SI
-	MOVQ ldw+8(FP), BX
-	MOVQ x+16(FP), DI
-	MOVQ nb+24(FP), CX
-	MOVQ y+32(FP), DX
-	MOVQ nrows+40(FP), R14
-	MOVQ acc+48(FP), R9
-	Q4CONST
-	MOVQ CX, R10
-	ANDQ $3, R10
-	SHRQ $2, CX
-	Q4MASKS
-	TESTQ R14, R14
-	JZ    done
+// REDUCE4I adds the 4 int32 lanes of each block (128-bit lane j) of the
+// rows' partial sums t0..t3 into Z11: lane 4j+r is row r's sum of block j.
+#define REDUCE4I(t0, t1, t2, t3) \
+	VPUNPCKLDQ  t1, t0, Z11; \
+	VPUNPCKHDQ  t1, t0, Z12; \
+	VPADDD      Z12, Z11, Z11; \
+	VPUNPCKLDQ  t3, t2, Z12; \
+	VPUNPCKHDQ  t3, t2, Z13; \
+	VPADDD      Z13, Z12, Z12; \
+	VPUNPCKLQDQ Z12, Z11, Z13; \
+	VPUNPCKHQDQ Z12, Z11, Z14; \
+	VPADDD      Z14, Z13, Z11
 
-row:
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	MOVQ   SI, R11
-	MOVQ   DI, R12
-	MOVQ   CX, R13
-	SUBQ   $2, R13
-	JB     one
+// CHAIN4 converts the sums in Z11, multiplies the weight scales (f16 words
+// in Y20) by the activation scales (Z19) and runs the chain of the 4
+// blocks, in order, for the 4 rows in X0.
+#define CHAIN4 \
+	VCVTDQ2PS   Z11, Z11; \
+	VCVTPH2PS   Y20, Z12; \
+	VMULPS      Z19, Z12, Z12; \
+	VMOVUPS     Z11, 0(SP); \
+	VMOVUPS     Z12, 64(SP); \
+	VFMADD231PS X12, X11, X0; \
+	VMOVUPS     16(SP), X13; \
+	VFMADD231PS 80(SP), X13, X0; \
+	VMOVUPS     32(SP), X13; \
+	VFMADD231PS 96(SP), X13, X0; \
+	VMOVUPS     48(SP), X13; \
+	VFMADD231PS 112(SP), X13, X0
 
-pair:
-	PREFETCHT0 PFD(R11)
-	PREFETCHT0 PFD+64(R11)
-	PREFETCHT0 PFD+128(R11)
-	Q4LOAD((R11), 8(R11), Z9, Z11, Y11)
-	Q4NIB(Z9, Z10)
-	Q4DOT(Z9, Z10, Z11, 128(R12), (R12), 64(R12), 192(R12), Z0, Z12, Z13)
-	Q4LOAD(72(R11), 80(R11), Z15, Z17, Y17)
-	Q4NIB(Z15, Z16)
-	Q4DOT(Z15, Z16, Z17, 384(R12), 256(R12), 320(R12), 448(R12), Z1, Z18, Z19)
-	ADDQ $144, R11
-	ADDQ $512, R12
-	SUBQ $2, R13
-	JAE  pair
-
-one:
-	ADDQ $2, R13
-	JZ   part
-	Q4LOAD((R11), 8(R11), Z9, Z11, Y11)
-	Q4NIB(Z9, Z10)
-	Q4DOT(Z9, Z10, Z11, 128(R12), (R12), 64(R12), 192(R12), Z0, Z12, Z13)
-	ADDQ $72, R11
-	ADDQ $256, R12
-
-part:
-	TESTQ R10, R10
-	JZ    fin
-	VMOVDQU8.Z (R11), K2, Z8
-	VMOVDQU8.Z 8(R11), K3, Z10
-	Q4LOAD(Z8, Z10, Z9, Z11, Y11)
-	Q4NIB(Z9, Z10)
-	Q4DOT(Z9, Z10, Z11, 128(R12), (R12), 64(R12), 192(R12), Z1, Z12, Z13)
-
-fin:
-	VADDPS Z1, Z0, Z0
-	HSUM(Z0, Y0, X0, Y1, X1)
-	TESTQ  R9, R9
-	JZ     store
-	VADDSS (DX), X0, X0
-
-store:
-	VMOVSS X0, (DX)
-	ADDQ   $4, DX
-	ADDQ   BX, SI
-	DECQ   R14
-	JNZ    row
-
-done:
-	VZEROUPPER
-	RET
-
-// Q8UNPACK loads a pair of Q8_0 blocks at base: q (qy its ymm name) gets
-// the 64 quants with the sign bit flipped (w+128, unsigned), sc (scy, scx)
-// the 16 float32 scales (lanes 0-7 block 0, 8-15 block 1); tx is scratch.
-#define Q8UNPACK(base, q, qy, sc, scy, scx, tx) \
-	VMOVDQU8      2(base), qy; \
-	VINSERTI64X4  $1, 36(base), q, q; \
-	VPXORD        Z28, q, q; \
-	VPBROADCASTW  (base), scx; \
-	VPBROADCASTW  34(base), tx; \
-	VINSERTI32X4  $1, tx, scy, scy; \
-	VCVTPH2PS     scy, sc
-
-// Q8UNPACK1 loads a single Q8_0 block at base as the first of a pair whose
-// second block is zero.
-#define Q8UNPACK1(base, q, qy, sc, scy, scx) \
-	VMOVDQU8      2(base), qy; \
-	VPXORD        Z28, q, q; \
-	VPBROADCASTW  (base), scx; \
-	VCVTPH2PS     scy, sc
-
-// Q8DOT accumulates into f one pair's product; corr, x and sx are the
-// activation rows (register or memory), t1 and t2 scratch.
-#define Q8DOT(q, sc, corr, x, sx, f, t1, t2) \
-	VMOVDQU32   corr, t1; \
-	VPDPBUSD    x, q, t1; \
-	VCVTDQ2PS   t1, t1; \
-	VMULPS      sx, sc, t2; \
-	VFMADD231PS t2, t1, f
-
-#define Q8CONST \
-	MOVL         $0x80808080, AX; \
-	VPBROADCASTD AX, Z28
-
-// func gemvQ8_0VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, nrows int, acc int)
-// As gemvQ4_0VNNI for Q8_0 weights and activations in layout B.
-TEXT ·gemvQ8_0VNNI(SB), NOSPLIT, $0-56
-	MOVQ w+0(FP), SI
-	MOVQ ldw+8(FP), BX
-	MOVQ x+16(FP), DI
-	MOVQ nb+24(FP), CX
-	MOVQ y+32(FP), DX
-	MOVQ nrows+40(FP), R14
-	MOVQ acc+48(FP), R9
-	Q8CONST
-	MOVQ  CX, R10
-	ANDQ  $1, R10
-	SHRQ  $1, CX
-	TESTQ R14, R14
-	JZ    done
-
-row:
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	MOVQ   SI, R11
-	MOVQ   DI, R12
-	MOVQ   CX, R13
-	SUBQ   $2, R13
-	JB     one
-
-pair:
-	PREFETCHT0 PFD(R11)
-	PREFETCHT0 PFD+64(R11)
-	PREFETCHT0 PFD+128(R11)
-	Q8UNPACK(R11, Z8, Y8, Z9, Y9, X9, X10)
-	Q8DOT(Z8, Z9, 64(R12), (R12), 128(R12), Z0, Z11, Z12)
-	ADDQ $68, R11
-	Q8UNPACK(R11, Z13, Y13, Z14, Y14, X14, X15)
-	Q8DOT(Z13, Z14, 256(R12), 192(R12), 320(R12), Z1, Z16, Z17)
-	ADDQ $68, R11
-	ADDQ $384, R12
-	SUBQ $2, R13
-	JAE  pair
-
-one:
-	ADDQ $2, R13
-	JZ   part
-	Q8UNPACK(R11, Z8, Y8, Z9, Y9, X9, X10)
-	Q8DOT(Z8, Z9, 64(R12), (R12), 128(R12), Z0, Z11, Z12)
-	ADDQ $68, R11
-	ADDQ $192, R12
-
-part:
-	TESTQ R10, R10
-	JZ    fin
-	Q8UNPACK1(R11, Z8, Y8, Z9, Y9, X9)
-	Q8DOT(Z8, Z9, 64(R12), (R12), 128(R12), Z1, Z11, Z12)
-
-fin:
-	VADDPS Z1, Z0, Z0
-	HSUM(Z0, Y0, X0, Y1, X1)
-	TESTQ  R9, R9
-	JZ     store
-	VADDSS (DX), X0, X0
-
-store:
-	VMOVSS X0, (DX)
-	ADDQ   $4, DX
-	ADDQ   BX, SI
-	DECQ   R14
-	JNZ    row
-
-done:
-	VZEROUPPER
-	RET
-
-// In the 4-stream matrix-vector kernels, R8..R11 point at the current rows
-// of the 4 streams (q rows apart), BX is the row stride, DI the
-// activations, CX the byte length of the whole groups, DX the output of
-// stream 0 and SI the byte distance 4q between the streams' outputs, R14
-// the rows left.
-
-// GEMV4STORE stores the 4 sums in X0 at (DX), (DX)(SI*1), (DX)(SI*2) and
-// 3·SI(DX) (R13 = DX+2·SI), then advances DX and the rows.
-#define GEMV4STORE \
+// GEMV4FIN adds the old outputs to the 4 chains in X0 when acc is set,
+// stores them at (DX), (DX)(SI*1), (DX)(SI*2) and 3·SI(DX), then advances DX
+// and the rows. It uses R13.
+#define GEMV4FIN \
+	LEAQ       (DX)(SI*2), R13; \
+	CMPQ       acc+48(FP), $0; \
+	JEQ        store; \
+	VMOVSS     (DX), X4; \
+	VINSERTPS  $0x10, (DX)(SI*1), X4, X4; \
+	VINSERTPS  $0x20, (R13), X4, X4; \
+	VINSERTPS  $0x30, (R13)(SI*1), X4, X4; \
+	VADDPS     X4, X0, X0; \
+store: \
 	VMOVSS     X0, (DX); \
 	VEXTRACTPS $1, X0, (DX)(SI*1); \
 	VEXTRACTPS $2, X0, (R13); \
@@ -280,59 +150,73 @@ done:
 	ADDQ       BX, R10; \
 	ADDQ       BX, R11
 
-// Q4ROW accumulates into f the group at offset AX of the row at p, with the
-// activations in Z16 (lo), Z17 (hi), Z18 (corrections), Z19 (scales).
-#define Q4ROW(p, f) \
-	Q4LOAD((p)(AX*1), 8(p)(AX*1), Z9, Z11, Y11); \
-	Q4NIB(Z9, Z10); \
-	Q4DOT(Z9, Z10, Z11, Z18, Z16, Z17, Z19, f, Z12, Z13)
+// GEMV4SETUP loads the arguments into the registers above.
+#define GEMV4SETUP(GB) \
+	MOVQ   w+0(FP), R8; \
+	MOVQ   ldw+8(FP), BX; \
+	MOVQ   x+16(FP), DI; \
+	MOVQ   nb+24(FP), CX; \
+	MOVQ   y+32(FP), DX; \
+	MOVQ   q+40(FP), R14; \
+	MOVQ   R14, AX; \
+	IMULQ  BX, AX; \
+	LEAQ   (R8)(AX*1), R9; \
+	LEAQ   (R9)(AX*1), R10; \
+	LEAQ   (R10)(AX*1), R11; \
+	MOVQ   R14, SI; \
+	SHLQ   $2, SI; \
+	SHRQ   $2, CX; \
+	IMUL3Q $GB, CX, CX
 
-#define Q4ROWPART(p, f) \
-	VMOVDQU8.Z (p)(AX*1), K2, Z8; \
-	VMOVDQU8.Z 8(p)(AX*1), K3, Z10; \
-	Q4LOAD(Z8, Z10, Z9, Z11, Y11); \
-	Q4NIB(Z9, Z10); \
-	Q4DOT(Z9, Z10, Z11, Z18, Z16, Z17, Z19, f, Z12, Z13)
+// Q4SCALES gathers the scales of the Q4_0 groups of the 4 rows at
+// oi(pi)(AX*1) into Y20.
+#define Q4SCALES(p0, o0, p1, o1, p2, o2, p3, o3) \
+	VMOVDQU8  o0(p0)(AX*1), Z20; \
+	VPERMT2B  o1(p1)(AX*1), Z29, Z20; \
+	VMOVDQU8  o2(p2)(AX*1), Z21; \
+	VPERMT2B  o3(p3)(AX*1), Z29, Z21; \
+	VMOVDQU16 Z21, K4, Z20
 
-#define XLOAD4 \
-	VMOVDQU64 (R12), Z16; \
-	VMOVDQU64 64(R12), Z17; \
-	VMOVDQU64 128(R12), Z18; \
-	VMOVDQU64 192(R12), Z19
+// Q4STREAM accumulates into t the partial sums of the Q4_0 group at
+// o(p)(AX*1): 4 int32 per block, the corrections plus the VPDPBUSD of low
+// and high nibbles with the activations.
+#define Q4STREAM(p, o, t) \
+	VMOVDQU8       o(p)(AX*1), Z9; \
+	VPERMT2B       o+8(p)(AX*1), Z30, Z9; \
+	VGF2P8AFFINEQB $0, Z28, Z9, Z10; \
+	VPANDD         Z31, Z9, Z9; \
+	VMOVDQA64      Z18, t; \
+	VPDPBUSD       Z16, Z9, t; \
+	VPDPBUSD       Z17, Z10, t
 
 // func gemv4Q4_0VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
 // For 4 streams j of q rows each (rows j·q .. j·q+q-1 of nb Q4_0 blocks,
-// ldw bytes apart), y[j·q+r] = w_{j·q+r}·x, or += when acc is not 0. The
-// streams are read side by side, which keeps more memory reads in flight
-// than one stream does. x is in layout A.
-TEXT ·gemv4Q4_0VNNI(SB), NOSPLIT, $0-56
-	Q4CONST
-	MOVQ nb+24(FP), R10
-	ANDQ $3, R10
-	Q4MASKS
-	MOVQ   w+0(FP), R8
-	MOVQ   ldw+8(FP), BX
-	MOVQ   x+16(FP), DI
-	MOVQ   nb+24(FP), CX
-	MOVQ   y+32(FP), DX
-	MOVQ   q+40(FP), R14
-	MOVQ   R14, AX
-	IMULQ  BX, AX
-	LEAQ   (R8)(AX*1), R9
-	LEAQ   (R9)(AX*1), R10
-	LEAQ   (R10)(AX*1), R11
-	MOVQ   R14, SI
-	SHLQ   $2, SI
-	SHRQ   $2, CX
-	IMUL3Q $72, CX, CX // end offset of the whole groups
-	TESTQ  R14, R14
-	JZ     done
+// ldw bytes apart), y[j·q+r] = w_{j·q+r}·x, or y[j·q+r] += w_{j·q+r}·x when
+// acc is not 0 (one addition after the chain). The streams are read side
+// by side, which keeps more memory reads in flight than one stream does.
+// x is in layout A. The frame holds the chain's inputs (128 bytes) and a
+// partial last group of a row, copied and zero-padded (128 bytes per
+// stream).
+TEXT ·gemv4Q4_0VNNI(SB), 0, $640-56
+	MOVL         $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z31
+	VMOVDQU64    q4qidx<>(SB), Z30
+	VMOVDQU64    q4sidx<>(SB), Z29
+	MOVQ         $0x1020408000000000, AX
+	VPBROADCASTQ AX, Z28
+	SMASKS
+	MOVQ         nb+24(FP), AX
+	ANDQ         $3, AX
+	IMUL3Q       $18, AX, AX
+	MOVQ         $-1, R13
+	BZHIQ        AX, R13, R13
+	KMOVQ        R13, K2
+	GEMV4SETUP(72)
+	TESTQ        R14, R14
+	JZ           done
 
 row:
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
+	VXORPS X0, X0, X0
 	XORQ   AX, AX
 	MOVQ   DI, R12
 	TESTQ  CX, CX
@@ -344,38 +228,48 @@ grp:
 	PREFETCHT0 PFD(R10)(AX*1)
 	PREFETCHT0 PFD(R11)(AX*1)
 	XLOAD4
-	Q4ROW(R8, Z0)
-	Q4ROW(R9, Z1)
-	Q4ROW(R10, Z2)
-	Q4ROW(R11, Z3)
-	ADDQ $72, AX
-	ADDQ $256, R12
-	CMPQ AX, CX
-	JB   grp
+	Q4STREAM(R8, 0, Z4)
+	Q4STREAM(R9, 0, Z5)
+	Q4STREAM(R10, 0, Z6)
+	Q4STREAM(R11, 0, Z7)
+	Q4SCALES(R8, 0, R9, 0, R10, 0, R11, 0)
+	REDUCE4I(Z4, Z5, Z6, Z7)
+	CHAIN4
+	ADDQ       $72, AX
+	ADDQ       $256, R12
+	CMPQ       AX, CX
+	JB         grp
 
 part:
-	MOVQ nb+24(FP), R13
-	ANDQ $3, R13
-	JZ   fin
+	MOVQ          nb+24(FP), R13
+	ANDQ          $3, R13
+	JZ            fin
+	VPXORD        Z15, Z15, Z15
+	VMOVDQU8.Z    (R8)(AX*1), K2, Z9
+	VMOVDQU64     Z9, 128(SP)
+	VMOVDQU64     Z15, 192(SP)
+	VMOVDQU8.Z    (R9)(AX*1), K2, Z9
+	VMOVDQU64     Z9, 256(SP)
+	VMOVDQU64     Z15, 320(SP)
+	VMOVDQU8.Z    (R10)(AX*1), K2, Z9
+	VMOVDQU64     Z9, 384(SP)
+	VMOVDQU64     Z15, 448(SP)
+	VMOVDQU8.Z    (R11)(AX*1), K2, Z9
+	VMOVDQU64     Z9, 512(SP)
+	VMOVDQU64     Z15, 576(SP)
+	LEAQ          128(SP), R13
+	XORQ          AX, AX
 	XLOAD4
-	Q4ROWPART(R8, Z0)
-	Q4ROWPART(R9, Z1)
-	Q4ROWPART(R10, Z2)
-	Q4ROWPART(R11, Z3)
+	Q4STREAM(R13, 0, Z4)
+	Q4STREAM(R13, 128, Z5)
+	Q4STREAM(R13, 256, Z6)
+	Q4STREAM(R13, 384, Z7)
+	Q4SCALES(R13, 0, R13, 128, R13, 256, R13, 384)
+	REDUCE4I(Z4, Z5, Z6, Z7)
+	CHAIN4
 
 fin:
-	REDUCE4X(Z0, Z1, Z2, Z3, Y0, Y1, Y2, Y3, X0, X1, Y20)
-	LEAQ      (DX)(SI*2), R13
-	CMPQ      acc+48(FP), $0
-	JEQ       store
-	VMOVSS    (DX), X4
-	VINSERTPS $0x10, (DX)(SI*1), X4, X4
-	VINSERTPS $0x20, (R13), X4, X4
-	VINSERTPS $0x30, (R13)(SI*1), X4, X4
-	VADDPS    X4, X0, X0
-
-store:
-	GEMV4STORE
+	GEMV4FIN
 	DECQ R14
 	JNZ  row
 
@@ -383,93 +277,120 @@ done:
 	VZEROUPPER
 	RET
 
-// Q8ROW accumulates into f the pair at offset AX of the row at p, with the
-// activations in Z16 (quants), Z18 (corrections), Z19 (scales).
-#define Q8ROW(p, f) \
-	LEAQ (p)(AX*1), R13; \
-	Q8UNPACK(R13, Z8, Y8, Z9, Y9, X9, X10); \
-	Q8DOT(Z8, Z9, Z18, Z16, Z19, f, Z12, Z13)
+// Q8SCALES gathers the scales of the Q8_0 groups of the 4 rows at
+// oi(pi)(AX*1) into Y20.
+#define Q8SCALES(p0, o0, p1, o1, p2, o2, p3, o3) \
+	VMOVDQU8  o0(p0)(AX*1), Z20; \
+	VPERMT2B  o1(p1)(AX*1), Z29, Z20; \
+	VMOVDQU8  o2(p2)(AX*1), Z21; \
+	VPERMT2B  o3(p3)(AX*1), Z29, Z21; \
+	VMOVDQU8  o0+64(p0)(AX*1), Z22; \
+	VPERMT2B  o1+64(p1)(AX*1), Z29, Z22; \
+	VMOVDQU8  o2+64(p2)(AX*1), Z23; \
+	VPERMT2B  o3+64(p3)(AX*1), Z29, Z23; \
+	VMOVDQU16 Z21, K4, Z20; \
+	VMOVDQU16 Z23, K4, Z22; \
+	VMOVDQU16 Z22, K5, Z20
 
-#define Q8ROW1(p, f) \
-	LEAQ (p)(AX*1), R13; \
-	Q8UNPACK1(R13, Z8, Y8, Z9, Y9, X9); \
-	Q8DOT(Z8, Z9, Z18, Z16, Z19, f, Z12, Z13)
+// Q8STREAM accumulates into t the partial sums of the Q8_0 group at
+// o(p)(AX*1): the first and second halves of its 4 blocks are gathered
+// into Z9 and Z10 and made unsigned (w+128), and VPDPBUSD adds them times
+// the activations to the corrections.
+#define Q8STREAM(p, o, t) \
+	VMOVDQU8  o(p)(AX*1), Z9; \
+	VPERMT2B  o+64(p)(AX*1), Z30, Z9; \
+	VMOVDQU8  o+8(p)(AX*1), Z10; \
+	VPERMT2B  o+72(p)(AX*1), Z27, Z10; \
+	VPXORD    Z28, Z9, Z9; \
+	VPXORD    Z28, Z10, Z10; \
+	VMOVDQA64 Z18, t; \
+	VPDPBUSD  Z16, Z9, t; \
+	VPDPBUSD  Z17, Z10, t
 
-#define XLOAD3 \
-	VMOVDQU64 (R12), Z16; \
-	VMOVDQU64 64(R12), Z18; \
-	VMOVDQU64 128(R12), Z19
+// Q8TAIL copies the partial group at (p)(AX*1) to o(SP), zero-padded to
+// 192 bytes (K2 and K3: its bytes in the first and second 64).
+#define Q8TAIL(p, o) \
+	VMOVDQU8.Z (p)(AX*1), K2, Z9; \
+	VMOVDQU8.Z 64(p)(AX*1), K3, Z10; \
+	VMOVDQU64  Z9, o(SP); \
+	VMOVDQU64  Z10, o+64(SP); \
+	VMOVDQU64  Z15, o+128(SP)
 
 // func gemv4Q8_0VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
 // As gemv4Q4_0VNNI for Q8_0 weights and activations in layout B.
-TEXT ·gemv4Q8_0VNNI(SB), NOSPLIT, $0-56
-	Q8CONST
-	MOVQ   w+0(FP), R8
-	MOVQ   ldw+8(FP), BX
-	MOVQ   x+16(FP), DI
-	MOVQ   nb+24(FP), CX
-	MOVQ   y+32(FP), DX
-	MOVQ   q+40(FP), R14
-	MOVQ   R14, AX
-	IMULQ  BX, AX
-	LEAQ   (R8)(AX*1), R9
-	LEAQ   (R9)(AX*1), R10
-	LEAQ   (R10)(AX*1), R11
-	MOVQ   R14, SI
-	SHLQ   $2, SI
-	SHRQ   $1, CX
-	IMUL3Q $68, CX, CX // end offset of the whole pairs
-	TESTQ  R14, R14
-	JZ     done
+TEXT ·gemv4Q8_0VNNI(SB), 0, $896-56
+	MOVL         $0x80808080, AX
+	VPBROADCASTD AX, Z28
+	VMOVDQU64    q8aidx<>(SB), Z30
+	VMOVDQU64    q8bidx<>(SB), Z27
+	VMOVDQU64    q8sidx<>(SB), Z29
+	SMASKS
+	MOVQ         nb+24(FP), AX
+	ANDQ         $3, AX
+	IMUL3Q       $34, AX, AX
+	MOVQ         $-1, R13
+	BZHIQ        AX, R13, R12
+	KMOVQ        R12, K2
+	XORQ         R12, R12
+	SUBQ         $64, AX
+	CMOVQLT      R12, AX
+	BZHIQ        AX, R13, R12
+	KMOVQ        R12, K3
+	GEMV4SETUP(136)
+	TESTQ        R14, R14
+	JZ           done
 
 row:
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
+	VXORPS X0, X0, X0
 	XORQ   AX, AX
 	MOVQ   DI, R12
 	TESTQ  CX, CX
 	JZ     part
 
-pair:
+grp:
 	PREFETCHT0 PFD(R8)(AX*1)
+	PREFETCHT0 PFD+64(R8)(AX*1)
 	PREFETCHT0 PFD(R9)(AX*1)
+	PREFETCHT0 PFD+64(R9)(AX*1)
 	PREFETCHT0 PFD(R10)(AX*1)
+	PREFETCHT0 PFD+64(R10)(AX*1)
 	PREFETCHT0 PFD(R11)(AX*1)
-	XLOAD3
-	Q8ROW(R8, Z0)
-	Q8ROW(R9, Z1)
-	Q8ROW(R10, Z2)
-	Q8ROW(R11, Z3)
-	ADDQ $68, AX
-	ADDQ $192, R12
-	CMPQ AX, CX
-	JB   pair
+	PREFETCHT0 PFD+64(R11)(AX*1)
+	XLOAD4
+	Q8STREAM(R8, 0, Z4)
+	Q8STREAM(R9, 0, Z5)
+	Q8STREAM(R10, 0, Z6)
+	Q8STREAM(R11, 0, Z7)
+	Q8SCALES(R8, 0, R9, 0, R10, 0, R11, 0)
+	REDUCE4I(Z4, Z5, Z6, Z7)
+	CHAIN4
+	ADDQ       $136, AX
+	ADDQ       $256, R12
+	CMPQ       AX, CX
+	JB         grp
 
 part:
-	MOVQ nb+24(FP), R13
-	ANDQ $1, R13
-	JZ   fin
-	XLOAD3
-	Q8ROW1(R8, Z0)
-	Q8ROW1(R9, Z1)
-	Q8ROW1(R10, Z2)
-	Q8ROW1(R11, Z3)
+	MOVQ   nb+24(FP), R13
+	ANDQ   $3, R13
+	JZ     fin
+	VPXORD Z15, Z15, Z15
+	Q8TAIL(R8, 128)
+	Q8TAIL(R9, 320)
+	Q8TAIL(R10, 512)
+	Q8TAIL(R11, 704)
+	LEAQ   128(SP), R13
+	XORQ   AX, AX
+	XLOAD4
+	Q8STREAM(R13, 0, Z4)
+	Q8STREAM(R13, 192, Z5)
+	Q8STREAM(R13, 384, Z6)
+	Q8STREAM(R13, 576, Z7)
+	Q8SCALES(R13, 0, R13, 192, R13, 384, R13, 576)
+	REDUCE4I(Z4, Z5, Z6, Z7)
+	CHAIN4
 
 fin:
-	REDUCE4X(Z0, Z1, Z2, Z3, Y0, Y1, Y2, Y3, X0, X1, Y20)
-	LEAQ      (DX)(SI*2), R13
-	CMPQ      acc+48(FP), $0
-	JEQ       store
-	VMOVSS    (DX), X4
-	VINSERTPS $0x10, (DX)(SI*1), X4, X4
-	VINSERTPS $0x20, (R13), X4, X4
-	VINSERTPS $0x30, (R13)(SI*1), X4, X4
-	VADDPS    X4, X0, X0
-
-store:
-	GEMV4STORE
+	GEMV4FIN
 	DECQ R14
 	JNZ  row
 

@@ -493,6 +493,26 @@ func DotQ8_0Q8_0(w, act []byte, n int) float32 {
 	return sumf
 }
 
-// fmaf returns a·b + c rounded once to float32, as C's fmaf does (up to a
-// double rounding through float64 that needs an exact float64 tie).
-func fmaf(a, b, c float32) float32 { return float32(math.FMA(float64(a), float64(b), float64(c))) }
+// fmaf returns a·b + c rounded once to float32 (to nearest, ties to even),
+// as C's fmaf does.
+func fmaf(a, b, c float32) float32 {
+	p, q := float64(a)*float64(b), float64(c) // p is exact (24+24 bits)
+	r := p + q
+	f := float32(r)
+	if float64(f) == r || math.IsInf(r, 0) || math.IsNaN(r) {
+		return f
+	}
+	// Rounding to float64 first changes the result only when r is exactly
+	// halfway between two float32s while p + q is not: then the rounding
+	// error of r (exact, by Knuth's TwoSum) picks the side.
+	g := math.Nextafter32(f, float32(math.Copysign(math.Inf(1), r-float64(f))))
+	if (float64(f)+float64(g))/2 != r {
+		return f
+	}
+	v := r - p
+	e := (p - (r - v)) + (q - v)
+	if e == 0 || (e > 0) != (g > f) {
+		return f
+	}
+	return g
+}
