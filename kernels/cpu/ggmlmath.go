@@ -1,6 +1,10 @@
 package cpu
 
-import "math"
+import (
+	"math"
+
+	"github.com/weftrun/weft/kernels/quant"
+)
 
 // Scalar arithmetic in ggml's CPU order. llama.cpp quantizes activations
 // to 8 bits before every weight matmul, which turns a difference in the
@@ -10,12 +14,8 @@ import "math"
 // weft and llama.cpp agree bit for bit where the rest of the arithmetic
 // does.
 
-// fmaf returns a·b + c rounded once to float32, as C's fmaf does (through
-// float64: the result can differ only where the exact value lies within
-// 2⁻⁵³ of a float32 rounding boundary without being on it).
-func fmaf(a, b, c float32) float32 {
-	return float32(math.FMA(float64(a), float64(b), float64(c)))
-}
+// fmaf returns a·b + c rounded once to float32, as C's fmaf does.
+func fmaf(a, b, c float32) float32 { return quant.FMA32(a, b, c) }
 
 // expf returns e^x with ggml's vectorised exponential (ggml_v_expf): x is
 // split as n·ln2 + b with n an integer (ln2 in two parts), e^b comes from

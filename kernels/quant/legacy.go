@@ -355,7 +355,7 @@ func DotQ4_0Q8_0(w, act []byte, n int) float32 {
 			s0 += (int32(x[2+j]&0x0f) - 8) * int32(int8(y[2+j]))
 			s1 += (int32(x[2+j]>>4) - 8) * int32(int8(y[2+qk/2+j]))
 		}
-		sumf = fmaf(float32(s0+s1), float32(f16(x)*f16(y)), sumf)
+		sumf = FMA32(float32(s0+s1), float32(f16(x)*f16(y)), sumf)
 	}
 	return sumf
 }
@@ -488,14 +488,14 @@ func DotQ8_0Q8_0(w, act []byte, n int) float32 {
 		for j := range qk {
 			s += int32(int8(x[2+j])) * int32(int8(y[2+j]))
 		}
-		sumf = fmaf(float32(s), float32(f16(x)*f16(y)), sumf)
+		sumf = FMA32(float32(s), float32(f16(x)*f16(y)), sumf)
 	}
 	return sumf
 }
 
-// fmaf returns a·b + c rounded once to float32 (to nearest, ties to even),
-// as C's fmaf does.
-func fmaf(a, b, c float32) float32 {
+// FMA32 returns a·b + c rounded once to float32 (to nearest, ties to
+// even), as C's fmaf does.
+func FMA32(a, b, c float32) float32 {
 	p, q := float64(a)*float64(b), float64(c) // p is exact (24+24 bits)
 	r := p + q
 	f := float32(r)
