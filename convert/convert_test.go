@@ -35,11 +35,11 @@ func greedyTokens(t *testing.T, opt model.Options, cases []testdata.Case) [][]in
 		t.Fatal(err)
 	}
 	defer m.Close()
-	eng, pool, err := m.NewEngine(2, 64)
+	eng, err := m.NewEngine(model.EngineOptions{Threads: 2, MaxTokens: 64})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer pool.Close()
+	defer eng.Close()
 	var out [][]int
 	for _, c := range cases {
 		ids, err := m.Tokenizer.Encode(c.Prompt, tokenizer.EncodeOptions{AddSpecial: true})

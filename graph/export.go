@@ -41,6 +41,7 @@ type JSONNode struct {
 	Block   string         `json:"block,omitempty"`
 	Fused   []string       `json:"fused,omitempty"`
 	Source  string         `json:"source"` // spec file:line:col
+	Device  string         `json:"device,omitempty"` // where the scheduler placed it (--devices)
 }
 
 // ToJSON converts g to its export form.
@@ -82,7 +83,7 @@ func (g *Graph) ToJSON() *JSONGraph {
 	}
 	for _, n := range g.Nodes {
 		jn := JSONNode{ID: n.ID, Op: n.Op.Name, Plugin: n.Op.Plugin, Name: n.Name, Attrs: map[string]any(n.Attrs),
-			Layer: n.Layer, Block: n.Block, Fused: n.Fused, Source: n.Pos.String()}
+			Layer: n.Layer, Block: n.Block, Fused: n.Fused, Source: n.Pos.String(), Device: n.Device}
 		for _, v := range n.Inputs {
 			if v == nil {
 				jn.Inputs = append(jn.Inputs, nil)
@@ -139,12 +140,18 @@ func (g *Graph) WriteDOT(w io.Writer) error {
 			}
 		}
 		label := n.Label()
+		if n.Device != "" {
+			label += " @" + n.Device
+		}
 		if at := attrText(n); at != "" {
 			label += "\n" + at
 		}
-		style := "shape=box, style=\"rounded,filled\", fillcolor=\"#f4f4f4\""
+		style := "shape=box, style=\"rounded,filled\", fillcolor=\"" + deviceColor(n) + "\""
 		if n.Op.Plugin != "" {
 			style = "shape=box, style=\"rounded,filled\", fillcolor=\"#ffe6b3\""
+		}
+		if n.Op.Name == "copy" || n.Op.Name == "all_reduce" {
+			style = "shape=hexagon, style=filled, fillcolor=\"#ffd6d6\""
 		}
 		fmt.Fprintf(&b, "  n%d [label=%q, %s];\n", n.ID, label, style)
 	}
@@ -194,7 +201,11 @@ func (g *Graph) WriteMermaid(w io.Writer) error {
 				fmt.Fprintf(&b, "  subgraph layer%d[\"layer %d\"]\n", layer, layer)
 			}
 		}
-		fmt.Fprintf(&b, "  n%d[\"%s\"]\n", n.ID, strings.ReplaceAll(n.Label(), "\"", "'"))
+		label := n.Label()
+		if n.Device != "" {
+			label += " @" + n.Device
+		}
+		fmt.Fprintf(&b, "  n%d[\"%s\"]\n", n.ID, strings.ReplaceAll(label, "\"", "'"))
 		if n.Op.Plugin != "" {
 			fmt.Fprintf(&b, "  style n%d fill:#ffe6b3\n", n.ID)
 		}
@@ -223,4 +234,20 @@ func (g *Graph) WriteMermaid(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// deviceColors tell devices apart in DOT drawings.
+var deviceColors = []string{"#f4f4f4", "#e3f2fd", "#e8f5e9", "#fff8e1", "#f3e5f5", "#e0f7fa", "#fbe9e7", "#ede7f6"}
+
+// deviceColor returns the fill colour of n's device (cpu:N → colour N).
+func deviceColor(n *Node) string {
+	i := strings.LastIndexByte(n.Device, ':')
+	if i < 0 || strings.Contains(n.Device, "&") {
+		return deviceColors[0]
+	}
+	k := 0
+	for _, c := range n.Device[i+1:] {
+		k = k*10 + int(c-'0')
+	}
+	return deviceColors[k%len(deviceColors)]
 }

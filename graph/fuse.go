@@ -13,10 +13,31 @@ import (
 //   - add(r, linear(a, W)) → linear(a, W, residual=r) (residual epilogue).
 //
 // A llama layer goes from 15 kernels to 7.
-func Fuse(g *Graph, reg *ops.Registry) error {
-	for _, f := range []func(*Graph, *ops.Registry) error{fuseRoPEAttention, fuseGatedFFN, fuseLinearMulti, fuseResidual} {
-		if err := f(g, reg); err != nil {
-			return err
+func Fuse(g *Graph, reg *ops.Registry) error { return RunPasses(g, reg, Fusions()) }
+
+// Pass is a graph rewrite. A backend lists the passes whose resulting ops
+// its kernels implement (backend.Backend.Passes).
+type Pass struct {
+	Name string // the op a fusion produces, or the pass's job
+	Run  func(*Graph, *ops.Registry) error
+}
+
+// Fusions returns the fusion passes, in the order they must run, each
+// named after the fused op it produces.
+func Fusions() []Pass {
+	return []Pass{
+		{"rope_attention", fuseRoPEAttention},
+		{"gated_ffn", fuseGatedFFN},
+		{"linear_multi", fuseLinearMulti},
+		{"linear+residual", fuseResidual},
+	}
+}
+
+// RunPasses runs passes in order, dropping dead nodes after each.
+func RunPasses(g *Graph, reg *ops.Registry, passes []Pass) error {
+	for _, p := range passes {
+		if err := p.Run(g, reg); err != nil {
+			return fmt.Errorf("pass %s: %w", p.Name, err)
 		}
 		g.removeDead()
 	}

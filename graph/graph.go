@@ -62,6 +62,9 @@ type Node struct {
 	Block   string // the spec block it came from ("" at top level)
 	// Fused lists the ops a fusion pass folded into this node.
 	Fused []string
+	// Device is where the scheduler placed the node ("cpu:1"; devices
+	// joined by & for a collective); "" before placement.
+	Device string
 }
 
 // Label is a short description: op name, plus plugin.

@@ -29,7 +29,7 @@ body{font:13px system-ui,sans-serif;margin:0;display:flex;height:100vh}
 .layer>summary{cursor:pointer;padding:4px 8px;background:#f4f4f4}
 .node{padding:3px 10px;border-top:1px solid #eee;cursor:pointer}
 .node:hover{background:#eef5ff}.plugin{background:#fff3d6}
-.op{font-weight:600}.shape{color:#555;font-family:monospace}
+.op{font-weight:600}.dev{color:#06c}.shape{color:#555;font-family:monospace}
 #detail pre{white-space:pre-wrap;font-size:12px}
 input{width:100%;box-sizing:border-box;padding:4px}
 </style></head><body>
@@ -53,6 +53,7 @@ function render(f){
   sel.forEach(n=>{const e=el('div','node'+(n.plugin?' plugin':''));
    e.appendChild(el('span','op',n.op+(n.plugin?' ['+n.plugin+']':'')));
    e.appendChild(document.createTextNode(' '+n.name+' '));
+   if(n.device)e.appendChild(el('span','dev','@'+n.device+' '));
    e.appendChild(el('span','shape',n.outputs.map(sh).join(', ')));
    e.onclick=()=>{const det=document.getElementById('detail');det.replaceChildren(el('pre','',JSON.stringify(Object.assign({},n,{inputs:n.inputs.map(sh),outputs:n.outputs.map(sh),weights:n.inputs.filter(i=>i!==null&&V[i].tensor).map(i=>V[i].tensor)}),null,1)))};
    d.appendChild(e)});

@@ -8,6 +8,8 @@ import (
 
 	"github.com/weftrun/weft/graph"
 	"github.com/weftrun/weft/internal/randweights"
+	"github.com/weftrun/weft/backend"
+	"github.com/weftrun/weft/backend/cpudev"
 	"github.com/weftrun/weft/kernels/cpu"
 	"github.com/weftrun/weft/ops"
 	"github.com/weftrun/weft/scheduler"
@@ -41,15 +43,19 @@ func forward(t *testing.T, src string, set map[string]any, passes bool) [][]floa
 			t.Fatal(err)
 		}
 	}
-	plan, err := scheduler.NewPlan(g, 8)
+	dev := cpudev.New("cpu:0", 2, cpu.Kernels{})
+	defer dev.Close()
+	plan, err := scheduler.NewPlan(g, scheduler.PlanOptions{MaxTokens: 8, Backends: []backend.Backend{dev}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pool := cpu.NewPool(2)
-	defer pool.Close()
-	st := &ops.Step{Tokens: []int32{1, 2, 3, 4, 5}, Pos: []int32{0, 1, 2, 3, 4}, Seq: []int32{0, 0, 0, 0, 0},
-		Keep: []int32{0, 1, 2, 3, 4}, KV: scheduler.NewKVCache(plan.SlotDims(), 64)}
-	outs, err := plan.Run(t.Context(), pool, st, nil)
+	kv, err := plan.NewKV(64, backend.KVF32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &backend.Step{Tokens: []int32{1, 2, 3, 4, 5}, Pos: []int32{0, 1, 2, 3, 4}, Seq: []int32{0, 0, 0, 0, 0},
+		Keep: []int32{0, 1, 2, 3, 4}}
+	outs, err := plan.Run(t.Context(), st, kv, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +177,9 @@ graph:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := scheduler.NewPlan(g, 4); err != nil {
+	dev := cpudev.New("cpu:0", 1, cpu.Kernels{})
+	defer dev.Close()
+	if _, err := scheduler.NewPlan(g, scheduler.PlanOptions{MaxTokens: 4, Backends: []backend.Backend{dev}}); err != nil {
 		t.Fatal(err)
 	}
 	// Run it and compare with the math: the first node's dead output must

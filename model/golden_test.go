@@ -24,11 +24,11 @@ func generate(t *testing.T, m *model.Model, c testdata.Case) (free []int, logits
 	if !slices.Equal(ids, c.PromptTokens) {
 		t.Fatalf("prompt %q: tokens %v, golden %v", c.Prompt, ids, c.PromptTokens)
 	}
-	eng, pool, err := m.NewEngine(2, 64)
+	eng, err := m.NewEngine(model.EngineOptions{Threads: 2, MaxTokens: 64})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer pool.Close()
+	defer eng.Close()
 	s, _ := sampling.New(sampling.Config{})
 	ctx := context.Background()
 	free, err = eng.Generate(ctx, scheduler.Request{Prompt: ids, MaxTokens: len(c.Steps), Sampler: s}, nil)

@@ -7,6 +7,10 @@ import (
 	"os"
 	"path/filepath"
 
+	"runtime"
+
+	"github.com/weftrun/weft/backend"
+	"github.com/weftrun/weft/backend/cpudev"
 	"github.com/weftrun/weft/checkpoint"
 	"github.com/weftrun/weft/gguf"
 	"github.com/weftrun/weft/graph"
@@ -211,37 +215,30 @@ func (m *Model) Context() int {
 	return 4096
 }
 
-// NewEngine compiles the graph into a plan holding up to maxTokens tokens
-// per step and returns an engine on a pool of threads workers, with the
-// model's default KV cache type (DefaultKVType).
-func (m *Model) NewEngine(threads, maxTokens int) (*scheduler.Engine, *cpu.Pool, error) {
-	return m.NewEngineWith(EngineOptions{Threads: threads, MaxTokens: maxTokens})
-}
-
-// NewEngineContext is NewEngine with a context size of ctx positions per
-// sequence.
-func (m *Model) NewEngineContext(threads, maxTokens, ctx int) (*scheduler.Engine, *cpu.Pool, error) {
-	return m.NewEngineWith(EngineOptions{Threads: threads, MaxTokens: maxTokens, Context: ctx})
-}
-
-// EngineOptions configures NewEngineWith.
+// EngineOptions configures NewEngine.
 type EngineOptions struct {
-	Threads   int // pool workers (0: all cores)
+	Threads   int // worker threads over all devices (0: all cores)
 	MaxTokens int // tokens per step
 	Context   int // positions per sequence (0: the model's context)
 	// KVType is the KV cache element type: "f32", "f16", or "auto" (or
 	// empty) for DefaultKVType.
 	KVType string
+	// Devices places the model (--devices, see scheduler.ParseDevices);
+	// "" is one CPU device.
+	Devices string
+	// Kernels forces a CPU kernel set (the zero value: the best the
+	// machine has).
+	Kernels cpu.Kernels
 }
 
-// NewEngineWith compiles the graph into a plan and returns an engine on a
-// new pool, as opt says.
-func (m *Model) NewEngineWith(opt EngineOptions) (*scheduler.Engine, *cpu.Pool, error) {
+// NewEngine places the graph on the devices opt names, compiles it and
+// returns an engine that owns the devices' workers (close it).
+func (m *Model) NewEngine(opt EngineOptions) (*scheduler.Engine, error) {
 	kvt := m.DefaultKVType()
 	if opt.KVType != "" && opt.KVType != "auto" {
-		t, err := scheduler.ParseKVType(opt.KVType)
+		t, err := backend.ParseKVType(opt.KVType)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		kvt = t
 	}
@@ -249,29 +246,46 @@ func (m *Model) NewEngineWith(opt EngineOptions) (*scheduler.Engine, *cpu.Pool, 
 	if ctx <= 0 {
 		ctx = m.Context()
 	}
-	plan, err := scheduler.NewPlan(m.Graph, opt.MaxTokens)
+	devs, err := scheduler.ParseDevices(opt.Devices)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	pool := cpu.NewPool(opt.Threads)
-	e, err := scheduler.NewEngineKV(plan, pool, ctx, kvt)
+	threads := opt.Threads
+	if threads <= 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	var backends []backend.Backend
+	closeAll := func() {
+		for _, b := range backends {
+			b.Close()
+		}
+	}
+	for i, name := range devs.Names() {
+		backends = append(backends, cpudev.New(name, devs.Threads(threads)[i], opt.Kernels))
+	}
+	plan, err := scheduler.NewPlan(m.Graph, scheduler.PlanOptions{MaxTokens: opt.MaxTokens, Devices: devs, Backends: backends, Registry: m.Registry})
 	if err != nil {
-		pool.Close()
-		return nil, nil, err
+		closeAll()
+		return nil, err
 	}
-	return e, pool, nil
+	e, err := scheduler.NewEngine(plan, scheduler.Options{Context: ctx, KVType: kvt})
+	if err != nil {
+		closeAll()
+		return nil, err
+	}
+	return e, nil
 }
 
 // DefaultKVType returns llama.cpp's default KV cache type for the model:
 // f16, unless every 2-D weight the graph reads is float32 (a float32
 // model keeps the whole computation in float32).
-func (m *Model) DefaultKVType() scheduler.KVType {
+func (m *Model) DefaultKVType() backend.KVType {
 	for _, v := range m.Graph.Params() {
 		if t := v.Param.Tensor; t != nil && len(t.Shape) == 2 && t.DType != tensor.F32 {
-			return scheduler.KVF16
+			return backend.KVF16
 		}
 	}
-	return scheduler.KVF32
+	return backend.KVF32
 }
 
 // WeightBytes returns the bytes of the weights the graph reads, each

@@ -1,8 +1,9 @@
 // Package ops defines weft's operator registry. An op is defined once, in
-// one place: its name, inputs, outputs, typed attributes with defaults, a
-// shape function and kernels per device. Built-in ops and ops served by
-// out-of-process plugins register into the same Registry, and the graph,
-// the passes, the scheduler and the exporters treat them alike.
+// one place: its name, inputs, outputs, typed attributes with defaults and
+// a shape function. Built-in ops and ops served by out-of-process plugins
+// register into the same Registry, and the graph, the passes, the
+// scheduler and the exporters treat them alike. Where and how an op runs
+// is a backend's business (package backend): ops knows no device.
 package ops
 
 import (
@@ -11,7 +12,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/weftrun/weft/kernels/cpu"
 	"github.com/weftrun/weft/tensor"
 )
 
@@ -123,14 +123,22 @@ type Port struct {
 // optional input) and attributes.
 type ShapeFunc func(in []*Type, a Attrs) ([]Type, error)
 
-// Kernel runs an op on one device.
-type Kernel func(c *Call) error
+// HostFunc computes an op on tensors in host memory. It is how an op
+// served from outside weft's backends (a plugin) runs: every backend that
+// can reach host memory calls it, and the others copy its inputs to the
+// host and its outputs back.
+type HostFunc func(c *HostCall) error
 
-// Device names.
-const (
-	CPU  = "cpu"
-	CUDA = "cuda"
-)
+// HostCall is one invocation of a HostFunc. Activations are F32 tensors
+// whose leading dimension is the step's row count; weights keep their
+// stored type.
+type HostCall struct {
+	Ctx   context.Context
+	Name  string // node name, for errors
+	In    []*tensor.Tensor
+	Out   []*tensor.Tensor
+	Attrs Attrs
+}
 
 // Def is an op definition.
 type Def struct {
@@ -140,9 +148,12 @@ type Def struct {
 	Outputs []Port
 	Attrs   []AttrDef
 	Shape   ShapeFunc
-	Kernels map[string]Kernel
 	// Plugin names the plugin that serves the op ("" for built-ins).
 	Plugin string
+	// Host computes the op on host memory for an op served from outside
+	// the backends (a plugin's); nil for built-ins, whose kernels the
+	// backends own.
+	Host HostFunc
 	// Stateful ops keep per-sequence state between steps (the KV cache);
 	// the scheduler gives each stateful node its own cache slot.
 	Stateful bool
@@ -306,48 +317,6 @@ func Coerce(ad AttrDef, v any) (any, error) {
 	return nil, fmt.Errorf("attribute %s: want %s, got %T (%v)", ad.Name, ad.Type, v, v)
 }
 
-// Step describes the tokens of one scheduler step. Positions and sequence
-// ids are per token, so one step may carry many sequences (continuous
-// batching) at different positions.
-type Step struct {
-	Tokens []int32
-	Pos    []int32
-	Seq    []int32
-	// Keep lists the rows (token indices) whose outputs are wanted; ops
-	// after gather_rows see only those rows.
-	Keep []int32
-	KV   KVStore
-}
-
-// KVStore is the key/value cache as the attention kernels see it.
-type KVStore interface {
-	// Write stores the key and value rows of sequence seq at position pos
-	// in cache slot slot (one slot per attention node).
-	Write(slot, seq, pos int, k, v []float32) error
-	// View fills kv with the first n positions of seq in slot.
-	View(slot, seq, n int, kv *cpu.KV) error
-}
-
-// Call is one op invocation. Activations are F32 tensors whose leading
-// dimension is the step's row count; weights keep their stored type.
-type Call struct {
-	Ctx   context.Context
-	Name  string // node name, for errors
-	In    []*tensor.Tensor
-	Out   []*tensor.Tensor
-	Attrs Attrs
-	Step  *Step
-	Pool  *cpu.Pool
-	Slot  int // cache slot of a stateful node
-	// Scratch is working memory owned by this call site, reused across
-	// steps.
-	Scratch []float32
-	// State is a kernel's own per-call-site state (prepared tasks,
-	// buffers), created on the first call and reused, so that steady-state
-	// steps allocate nothing.
-	State any
-}
-
 // Rows returns the number of rows of activation tensor t (its leading
 // dimension, or 1 for a vector).
 func Rows(t *tensor.Tensor) int {
@@ -355,4 +324,13 @@ func Rows(t *tensor.Tensor) int {
 		return 1
 	}
 	return t.Shape[0]
+}
+
+// KVHeads returns an attention op's kv_heads attribute, defaulting to
+// heads.
+func KVHeads(a Attrs) int {
+	if k := a.Int("kv_heads"); k > 0 {
+		return k
+	}
+	return a.Int("heads")
 }

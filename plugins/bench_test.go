@@ -15,16 +15,16 @@ import (
 
 // benchCall returns a call of example.misbehave (identity) on a rows×cols
 // tensor.
-func benchCall(b *testing.B, h *Host, rows, cols int) (ops.Kernel, *ops.Call) {
+func benchCall(b *testing.B, h *Host, rows, cols int) (ops.HostFunc, *ops.HostCall) {
 	def, _ := load(b, h, "misbehave").Lookup("example.misbehave")
 	x := tensor.NewF32("x", rows, cols)
 	xs := x.F32()
 	for i := range xs {
 		xs[i] = float32(i % 1000)
 	}
-	c := &ops.Call{Ctx: context.Background(), Name: "bench", In: []*tensor.Tensor{x},
+	c := &ops.HostCall{Ctx: context.Background(), Name: "bench", In: []*tensor.Tensor{x},
 		Out: []*tensor.Tensor{tensor.NewF32("out", rows, cols)}, Attrs: attrsFor(b, def, nil)}
-	k := def.Kernels[ops.CPU]
+	k := def.Host
 	if err := k(c); err != nil { // warm up: start, map segments
 		b.Fatal(err)
 	}
@@ -106,11 +106,11 @@ func BenchmarkDecodeStories260K(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer m.Close()
-			eng, pool, err := m.NewEngine(1, 64)
+			eng, err := m.NewEngine(model.EngineOptions{Threads: 1, MaxTokens: 64})
 			if err != nil {
 				b.Fatal(err)
 			}
-			defer pool.Close()
+			defer eng.Close()
 			prompt := []int{1, 403, 407, 261, 378}
 			var decode time.Duration
 			tokens := 0

@@ -29,7 +29,7 @@ func (p *proc) def(s *opSchema) *ops.Def {
 		Plugin:  p.name,
 		RowWise: s.pb.GetRowWise(),
 		Shape:   func(in []*ops.Type, a ops.Attrs) ([]ops.Type, error) { return p.shape(s, in, a) },
-		Kernels: map[string]ops.Kernel{ops.CPU: func(c *ops.Call) error { return p.execute(s, c) }},
+		Host:    func(c *ops.HostCall) error { return p.execute(s, c) },
 	}
 }
 
@@ -228,7 +228,7 @@ func (p *proc) putScratch(s *shm.Segment, reuse bool) {
 }
 
 // execute is the CPU kernel of a plugin op.
-func (p *proc) execute(s *opSchema, c *ops.Call) error {
+func (p *proc) execute(s *opSchema, c *ops.HostCall) error {
 	ctx := c.Ctx
 	if ctx == nil {
 		ctx = context.Background()
@@ -350,7 +350,7 @@ func (p *proc) execute(s *opSchema, c *ops.Call) error {
 
 // readOutputs checks the plugin's outputs against the node's and copies
 // them into place.
-func (p *proc) readOutputs(s *opSchema, c *ops.Call, resp *pluginpb.ExecuteResponse, scratch *shm.Segment) error {
+func (p *proc) readOutputs(s *opSchema, c *ops.HostCall, resp *pluginpb.ExecuteResponse, scratch *shm.Segment) error {
 	if len(resp.GetOutputs()) != len(c.Out) {
 		return fmt.Errorf("the plugin returned %d outputs, want %d", len(resp.GetOutputs()), len(c.Out))
 	}

@@ -32,8 +32,8 @@ func TestLoadRegistersSchema(t *testing.T) {
 	if !ok {
 		t.Fatal("example.rms_norm not registered")
 	}
-	if def.Plugin != "rmsnorm" || !def.RowWise || def.Kernels[ops.CPU] == nil {
-		t.Errorf("def = plugin %q, row-wise %v, cpu kernel %v", def.Plugin, def.RowWise, def.Kernels[ops.CPU] != nil)
+	if def.Plugin != "rmsnorm" || !def.RowWise || def.Host == nil {
+		t.Errorf("def = plugin %q, row-wise %v, cpu kernel %v", def.Plugin, def.RowWise, def.Host != nil)
 	}
 	builtin, _ := reg.Lookup("rms_norm")
 	if len(def.Inputs) != len(builtin.Inputs) {
@@ -128,11 +128,11 @@ func TestRMSNormKernel(t *testing.T) {
 				in[1] = tensor.FromF32("w", w, tc.d)
 			}
 			out := tensor.NewF32("out", tc.rows, tc.d)
-			c := &ops.Call{Ctx: context.Background(), Name: "h", In: in, Out: []*tensor.Tensor{out},
+			c := &ops.HostCall{Ctx: context.Background(), Name: "h", In: in, Out: []*tensor.Tensor{out},
 				Attrs: attrsFor(t, def, ops.Attrs{"eps": tc.eps})}
 			for range 2 { // the second call reuses the cached weight and scratch memory
 				clear(out.Data)
-				if err := def.Kernels[ops.CPU](c); err != nil {
+				if err := def.Host(c); err != nil {
 					t.Fatal(err)
 				}
 				want := refRMSNorm(x, w, tc.d, tc.eps)
@@ -202,7 +202,7 @@ func misbehaveCall(t *testing.T, def *ops.Def, ctx context.Context, node string,
 		x[i] = float32(i) * 0.5
 	}
 	out := tensor.NewF32("out", rows, cols)
-	err := def.Kernels[ops.CPU](&ops.Call{Ctx: ctx, Name: node, In: []*tensor.Tensor{tensor.FromF32("x", x, rows, cols)},
+	err := def.Host(&ops.HostCall{Ctx: ctx, Name: node, In: []*tensor.Tensor{tensor.FromF32("x", x, rows, cols)},
 		Out: []*tensor.Tensor{out}, Attrs: attrsFor(t, def, set)})
 	return out, x, err
 }
@@ -589,7 +589,7 @@ func TestDynamicShape(t *testing.T) {
 	}
 	in := tensor.FromF32("x", []float32{1, 2, 3, 4, 5, 6}, 2, 3)
 	out := tensor.NewF32("out", 2, 6)
-	if err := def.Kernels[ops.CPU](&ops.Call{Ctx: context.Background(), Name: "t", In: []*tensor.Tensor{in}, Out: []*tensor.Tensor{out}, Attrs: ops.Attrs{"times": int64(2)}}); err != nil {
+	if err := def.Host(&ops.HostCall{Ctx: context.Background(), Name: "t", In: []*tensor.Tensor{in}, Out: []*tensor.Tensor{out}, Attrs: ops.Attrs{"times": int64(2)}}); err != nil {
 		t.Fatal(err)
 	}
 	want := []float32{1, 2, 3, 1, 2, 3, 4, 5, 6, 4, 5, 6}

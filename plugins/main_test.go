@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/weftrun/weft/kernels/cpu"
 	"github.com/weftrun/weft/ops"
 	"github.com/weftrun/weft/specs"
 )
@@ -213,4 +212,3 @@ func readLine(r *bufio.Reader, d time.Duration) (string, error) {
 
 func itoa(n int) string { return fmt.Sprint(n) }
 
-func newPool() *cpu.Pool { return cpu.NewPool(1) }

@@ -12,7 +12,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/weftrun/weft/backend"
+	"github.com/weftrun/weft/backend/cpudev"
 	"github.com/weftrun/weft/graph"
+	"github.com/weftrun/weft/kernels/cpu"
 	"github.com/weftrun/weft/model"
 	"github.com/weftrun/weft/ops"
 	"github.com/weftrun/weft/scheduler"
@@ -118,11 +121,11 @@ func TestLlamaPluginNormGolden(t *testing.T) {
 		if got := pluginNodes(m.Graph, "rmsnorm"); got != want {
 			t.Fatalf("spec %q: %d nodes served by the plugin, want %d", spec, got, want)
 		}
-		eng, pool, err := m.NewEngine(1, 64)
+		eng, err := m.NewEngine(model.EngineOptions{Threads: 1, MaxTokens: 64})
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer pool.Close()
+		defer eng.Close()
 		var out [][]int
 		for _, g := range golden {
 			ids, err := m.Tokenizer.Encode(g.Prompt, tokenizer.EncodeOptions{AddSpecial: true, ParseSpecial: true})
@@ -206,7 +209,7 @@ func randomWeights(g *graph.Graph, seed uint64) mapSource {
 func refDyT(reg *ops.Registry, pluginDef *ops.Def) error {
 	d := *pluginDef
 	d.Plugin = ""
-	d.Kernels = map[string]ops.Kernel{ops.CPU: func(c *ops.Call) error {
+	d.Host = func(c *ops.HostCall) error {
 		x, out := c.In[0].F32(), c.Out[0].F32()
 		alpha, gamma, beta := float64(c.In[1].F32()[0]), c.In[2].F32(), c.In[3].F32()
 		n := len(gamma)
@@ -214,7 +217,7 @@ func refDyT(reg *ops.Registry, pluginDef *ops.Def) error {
 			out[i] = float32(float64(gamma[i%n])*math.Tanh(alpha*float64(x[i])) + float64(beta[i%n]))
 		}
 		return nil
-	}}
+	}
 	return reg.Register(&d)
 }
 
@@ -241,16 +244,15 @@ func TestDyTSpec(t *testing.T) {
 		if err := graph.Optimize(g, reg); err != nil {
 			t.Fatal(err)
 		}
-		plan, err := scheduler.NewPlan(g, 16)
+		plan, err := scheduler.NewPlan(g, scheduler.PlanOptions{MaxTokens: 16, Backends: []backend.Backend{cpudev.New("cpu:0", 1, cpu.Kernels{})}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		pool := newPool()
-		defer pool.Close()
-		eng, err := scheduler.NewEngine(plan, pool, 64)
+		eng, err := scheduler.NewEngine(plan, scheduler.Options{Context: 64})
 		if err != nil {
 			t.Fatal(err)
 		}
+		defer eng.Close()
 		var logits [][]float32
 		toks, err := eng.Generate(context.Background(), scheduler.Request{Prompt: prompt, MaxTokens: 12, Sampler: greedy{}, KeepLogits: true},
 			func(ev scheduler.TokenEvent) { logits = append(logits, append([]float32{}, ev.Logits...)) })

@@ -21,11 +21,11 @@ func TestDecodeStepAllocs(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer m.Close()
-			eng, pool, err := m.NewEngine(2, 16)
+			eng, err := m.NewEngine(model.EngineOptions{Threads: 2, MaxTokens: 16})
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer pool.Close()
+			defer eng.Close()
 			s, _ := sampling.New(sampling.Config{})
 			if _, err := eng.AddQuery(scheduler.Request{Prompt: []int{1, 2, 3}, MaxTokens: 100, Sampler: s}); err != nil {
 				t.Fatal(err)

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/weftrun/weft/kernels/cpu"
+	"github.com/weftrun/weft/backend"
 	"github.com/weftrun/weft/ops"
 	"github.com/weftrun/weft/tensor"
 )
@@ -51,47 +51,63 @@ type query struct {
 
 // Engine runs many queries over one plan with continuous batching: each
 // Infer call advances every active query by one step, packing prompt
-// chunks and decode tokens of different sequences into one batch.
+// chunks and decode tokens of different sequences into one batch. The
+// engine owns its plan's backends: Close releases them.
 type Engine struct {
 	plan    *Plan
-	pool    *cpu.Pool
-	kv      *KVCache
+	kv      *KV
 	vocab   int
 	queries []*query
 	nextID  int
-	step    ops.Step
+	step    backend.Step
 	rowQ    []*query
 	stepQ   []*query // queries with tokens in the current step
 	events  []TokenEvent
 	Profile *Profile
 }
 
-// NewEngine makes an engine for plan with a float32 KV cache. ctx bounds
-// the cached positions of one sequence. The engine owns pool while it
-// runs.
-func NewEngine(plan *Plan, pool *cpu.Pool, ctx int) (*Engine, error) {
-	return NewEngineKV(plan, pool, ctx, KVF32)
+// Options configures NewEngine.
+type Options struct {
+	// Context bounds the cached positions of one sequence (0: no limit).
+	Context int
+	// KVType is the KV cache's element type.
+	KVType backend.KVType
 }
 
-// NewEngineKV is NewEngine with a KV cache of element type kv.
-func NewEngineKV(plan *Plan, pool *cpu.Pool, ctx int, kv KVType) (*Engine, error) {
-	if len(plan.outputs) == 0 {
+// NewEngine makes an engine running plan, which it owns from then on,
+// with KV stores on the plan's devices as opt says.
+func NewEngine(plan *Plan, opt Options) (*Engine, error) {
+	if len(plan.outTs) == 0 {
 		return nil, errors.New("engine: the graph has no output")
 	}
-	if kv != KVF32 && kv != KVF16 {
-		return nil, fmt.Errorf("engine: unknown KV cache type %v", kv)
+	kv, err := plan.NewKV(opt.Context, opt.KVType)
+	if err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
 	}
-	out := plan.outputs[0]
-	e := &Engine{plan: plan, pool: pool, kv: NewKVCacheType(plan.SlotDims(), ctx, kv), vocab: out.cols}
-	e.step.KV = e.kv
-	return e, nil
+	out := plan.outTs[0]
+	return &Engine{plan: plan, kv: kv, vocab: out.Shape[len(out.Shape)-1]}, nil
 }
+
+// Close releases the plan's backends (their worker threads). The engine
+// must not be used afterwards.
+func (e *Engine) Close() error {
+	var first error
+	for _, b := range e.plan.backends {
+		if err := b.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// Plan returns the engine's plan.
+func (e *Engine) Plan() *Plan { return e.plan }
 
 // Vocab returns the width of the first output (logits).
 func (e *Engine) Vocab() int { return e.vocab }
 
 // KV returns the engine's cache.
-func (e *Engine) KV() *KVCache { return e.kv }
+func (e *Engine) KV() *KV { return e.kv }
 
 // AddQuery queues a request and returns its id.
 func (e *Engine) AddQuery(r Request) (int, error) {
@@ -104,7 +120,7 @@ func (e *Engine) AddQuery(r Request) (int, error) {
 	if r.Sampler == nil && len(r.Force) < r.MaxTokens {
 		return 0, errors.New("add query: no sampler")
 	}
-	if lim := e.kv.limit; lim > 0 && len(r.Prompt)+r.MaxTokens > lim {
+	if lim := e.kv.Limit(); lim > 0 && len(r.Prompt)+r.MaxTokens > lim {
 		return 0, fmt.Errorf("add query: %d prompt + %d new tokens exceed the context of %d", len(r.Prompt), r.MaxTokens, lim)
 	}
 	for _, t := range r.Prompt {
@@ -182,7 +198,7 @@ func (e *Engine) Infer(ctx context.Context) ([]TokenEvent, error) {
 			e.rowQ = append(e.rowQ, q)
 		}
 	}
-	outs, err := e.plan.Run(ctx, e.pool, st, e.Profile)
+	outs, err := e.plan.Run(ctx, st, e.kv, e.Profile)
 	if err != nil {
 		// The step failed as a whole: end every query that had tokens in
 		// it (their cache is incomplete), keep the engine and the others.

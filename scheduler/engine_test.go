@@ -24,11 +24,11 @@ func TestContinuousBatching(t *testing.T) {
 	}
 	defer m.Close()
 	cases := testdata.Golden(t, shared, "stories260K")
-	eng, pool, err := m.NewEngine(2, 8) // 8 tokens per step: prompts span several steps
+	eng, err := m.NewEngine(model.EngineOptions{Threads: 2, MaxTokens: 8}) // 8 tokens per step: prompts span several steps
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer pool.Close()
+	defer eng.Close()
 	want := map[int][]int{}
 	got := map[int][]int{}
 	add := func(c testdata.Case, n int) {
@@ -80,11 +80,11 @@ func TestAddQueryErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	eng, pool, err := m.NewEngine(1, 16)
+	eng, err := m.NewEngine(model.EngineOptions{Threads: 1, MaxTokens: 16})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer pool.Close()
+	defer eng.Close()
 	s, _ := sampling.New(sampling.Config{})
 	for _, r := range []scheduler.Request{
 		{Prompt: nil, MaxTokens: 1, Sampler: s},

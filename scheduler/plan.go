@@ -1,261 +1,402 @@
-// Package scheduler turns a graph into an executable plan and runs it:
-// buffers preallocated and reused by liveness, a segment KV cache, and an
-// engine that batches many queries per step (continuous batching).
+// Package scheduler turns a graph into an executable plan over one or
+// more devices and runs it: placement of layers and tensor shards on the
+// devices (--devices), copies and all-reduces between them, KV stores per
+// device, and an engine that batches many queries per step (continuous
+// batching).
 package scheduler
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync"
 
+	"github.com/weftrun/weft/backend"
 	"github.com/weftrun/weft/graph"
-	"github.com/weftrun/weft/kernels/cpu"
 	"github.com/weftrun/weft/ops"
 	"github.com/weftrun/weft/tensor"
 )
 
-// maxBuffer bounds one activation buffer (floats): 8 GiB.
-const maxBuffer = 1 << 31
+// PlanOptions configures NewPlan.
+type PlanOptions struct {
+	// MaxTokens bounds the tokens of one step.
+	MaxTokens int
+	// Devices places the graph; the zero value is the first backend alone.
+	Devices Devices
+	// Backends run the devices, one per name in Devices.Names() order.
+	Backends []backend.Backend
+	// Registry holds the copy and all_reduce ops placement inserts (nil:
+	// the built-ins).
+	Registry *ops.Registry
+}
 
-// Plan is a graph compiled for one device: nodes in topological order,
-// each with its kernel and preallocated argument tensors.
+// Plan is a graph placed on devices and compiled: a list of splits, each
+// a run of nodes on one device, with the splits it waits for.
 type Plan struct {
+	// Graph is the placed graph: every node has its Device, with the
+	// copies and all-reduces placement inserted.
 	Graph     *graph.Graph
 	MaxTokens int
-	steps     []planStep
-	acts      []*actTensor // every activation tensor, resized per step
+	Devices   Devices
+	backends  []backend.Backend
+	splits    []split
 	inputs    map[string]*tensor.Tensor
-	outputs   []*actTensor
 	outTs     []*tensor.Tensor
-	slotDims  []int
-	arena     [][]float32
-	ArenaSize int64 // bytes of activation buffers
+	slotDims  [][]int // per device: K/V row width of each attention slot
+	weights   []int64 // per device: bytes of weights it reads
+	arena     int64
 }
 
-type planStep struct {
-	node   *graph.Node
-	kernel ops.Kernel
-	call   ops.Call
+type split struct {
+	dev    int
+	runner backend.Runner
+	nodes  []*graph.Node
+	deps   []int // earlier splits it reads from
 }
 
-// actTensor is an activation whose leading dimension follows the step.
-type actTensor struct {
-	t    *tensor.Tensor
-	buf  []float32
-	sym  string // "T", "K" or "" (constant rows)
-	rows int    // constant rows
-	cols int
-}
-
-// NewPlan compiles g for the CPU with room for maxTokens tokens per step.
-func NewPlan(g *graph.Graph, maxTokens int) (*Plan, error) {
-	if maxTokens < 1 || maxTokens > 1<<20 {
-		return nil, fmt.Errorf("plan: %d tokens per step (1 to %d)", maxTokens, 1<<20)
+// NewPlan places g on the devices and compiles one runner per split.
+func NewPlan(g *graph.Graph, opt PlanOptions) (*Plan, error) {
+	if opt.MaxTokens < 1 || opt.MaxTokens > 1<<20 {
+		return nil, fmt.Errorf("plan: %d tokens per step (1 to %d)", opt.MaxTokens, 1<<20)
 	}
-	p := &Plan{Graph: g, MaxTokens: maxTokens, inputs: map[string]*tensor.Tensor{}}
-	last := map[int]int{} // value ID → index of last reading node
-	for i, n := range g.Nodes {
-		for _, v := range n.Inputs {
-			if v != nil {
-				last[v.ID] = i
-			}
+	if len(opt.Backends) == 0 {
+		return nil, errors.New("plan: no backend")
+	}
+	devs := opt.Devices
+	if len(devs.Groups) == 0 {
+		devs = Devices{Groups: []DeviceGroup{{Devices: []string{opt.Backends[0].Device()}}}}
+	}
+	names := devs.Names()
+	if len(names) != len(opt.Backends) {
+		return nil, fmt.Errorf("plan: %d devices (%s) but %d backends", len(names), devs, len(opt.Backends))
+	}
+	for i, b := range opt.Backends {
+		if b.Device() != names[i] {
+			return nil, fmt.Errorf("plan: backend %d is %s, the devices list %s", i, b.Device(), names[i])
 		}
-	}
-	for _, v := range g.Outputs {
-		last[v.ID] = len(g.Nodes)
-	}
-	tensors := map[int]*tensor.Tensor{}
-	for _, v := range g.Inputs {
-		t := &tensor.Tensor{Name: v.Name, DType: v.Type.DType, Shape: []int{maxTokens}, Data: make([]byte, 4*maxTokens)}
-		tensors[v.ID] = t
-		p.inputs[v.Name] = t
 	}
 	for _, v := range g.Params() {
 		if v.Param.Tensor == nil {
 			return nil, fmt.Errorf("plan: weight %s (%s) is not bound to a tensor", v.Name, v.Param.Source)
 		}
-		tensors[v.ID] = v.Param.Tensor
 	}
-	// Buffers by liveness: a free list of arena buffers, best fit.
-	type buf struct {
-		data []float32
-		free bool
+	reg := opt.Registry
+	if reg == nil {
+		reg = ops.Builtins()
 	}
-	var bufs []*buf
-	owner := map[int]*buf{}
-	acts := map[int]*actTensor{}
-	alloc := func(n int) *buf {
-		if n < 0 || n > maxBuffer {
-			return nil
+	pl, err := place(g, reg, devs)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{Graph: pl.g, MaxTokens: opt.MaxTokens, Devices: devs, backends: opt.Backends, inputs: map[string]*tensor.Tensor{},
+		slotDims: make([][]int, len(names)), weights: make([]int64, len(names))}
+	for _, n := range pl.g.Nodes {
+		if b := opt.Backends[pl.exec[n]]; !b.Supports(n.Op) {
+			return nil, fmt.Errorf("%s: op %s (node %q) cannot run on %s", n.Pos, n.Op.Name, n.Name, b.Device())
 		}
-		var best *buf
-		for _, b := range bufs {
-			if b.free && len(b.data) >= n && (best == nil || len(b.data) < len(best.data)) {
-				best = b
+	}
+	// Splits: the earliest node not yet in a split starts one on its
+	// device, which takes that device's following nodes for as long as
+	// their inputs are computed by earlier splits or by itself.
+	splitOf := map[int]int{} // value ID → split computing it
+	done := make([]bool, len(pl.g.Nodes))
+	for i := range pl.g.Nodes {
+		if done[i] {
+			continue
+		}
+		dev := pl.exec[pl.g.Nodes[i]]
+		s := split{dev: dev}
+		ready := func(n *graph.Node) bool {
+			for _, v := range n.Inputs {
+				if v != nil && v.Producer != nil {
+					if _, ok := splitOf[v.ID]; !ok {
+						return false
+					}
+				}
 			}
+			return true
 		}
-		if best == nil {
-			best = &buf{data: make([]float32, n)}
-			bufs = append(bufs, best)
-			p.ArenaSize += int64(n) * 4
-		}
-		best.free = false
-		return best
-	}
-	slot := 0
-	for i, n := range g.Nodes {
-		kernel := n.Op.Kernels[ops.CPU]
-		if kernel == nil {
-			return nil, fmt.Errorf("%s: op %s has no CPU kernel", n.Pos, n.Op.Name)
-		}
-		st := planStep{node: n, kernel: kernel}
-		st.call.Name = n.Name
-		st.call.Attrs = n.Attrs
-		st.call.Slot = -1
-		if n.Op.Stateful {
-			st.call.Slot = slot
-			slot++
-			kd := 0
-			if len(n.Inputs) > 1 && n.Inputs[1] != nil {
-				kd = n.Inputs[1].Type.Shape.Last()
-			}
-			p.slotDims = append(p.slotDims, kd)
-		}
-		for _, v := range n.Inputs {
-			if v == nil {
-				st.call.In = append(st.call.In, nil)
+		deps := map[int]bool{}
+		for j := i; j < len(pl.g.Nodes); j++ {
+			n := pl.g.Nodes[j]
+			if done[j] || pl.exec[n] != dev {
 				continue
 			}
-			t, ok := tensors[v.ID]
-			if !ok {
-				return nil, fmt.Errorf("%s: %s: input %s has no buffer", n.Pos, n.Name, v.Name)
+			if !ready(n) {
+				break
 			}
-			st.call.In = append(st.call.In, t)
-		}
-		for _, v := range n.Outputs {
-			if v.Type.DType != tensor.F32 {
-				return nil, fmt.Errorf("%s: %s: output %s is %s; activations must be f32", n.Pos, n.Name, v.Name, v.Type.DType)
-			}
-			a := &actTensor{cols: v.Type.Shape.Last()}
-			rows := 1
-			if len(v.Type.Shape) >= 2 {
-				d := v.Type.Shape[0]
-				if d.Sym != "" {
-					a.sym = d.Sym
-					rows = maxTokens
-				} else {
-					a.rows, rows = d.N, d.N
-				}
-			} else {
-				a.rows = 1
-			}
-			if a.cols <= 0 || rows > maxBuffer/max(a.cols, 1) {
-				return nil, fmt.Errorf("%s: %s: output %s of %d×%d floats is too large", n.Pos, n.Name, v.Name, rows, a.cols)
-			}
-			b := alloc(rows * a.cols)
-			if b == nil {
-				return nil, fmt.Errorf("%s: %s: output %s of %d×%d floats is too large", n.Pos, n.Name, v.Name, rows, a.cols)
-			}
-			owner[v.ID] = b
-			a.buf = b.data
-			shape := []int{rows, a.cols}
-			if len(v.Type.Shape) == 1 {
-				shape = []int{a.cols}
-			}
-			a.t = &tensor.Tensor{Name: v.Name, DType: tensor.F32, Shape: shape, Data: tensor.F32ToBytes(a.buf[:rows*a.cols])}
-			acts[v.ID] = a
-			p.acts = append(p.acts, a)
-			tensors[v.ID] = a.t
-			st.call.Out = append(st.call.Out, a.t)
-		}
-		// Buffers are released only after all of a node's outputs are
-		// allocated, so no two outputs (nor an output and an input) of one
-		// node share memory.
-		for _, v := range n.Outputs {
-			if _, used := last[v.ID]; !used {
-				owner[v.ID].free = true // dead output: reusable after this node
-			}
-		}
-		for _, v := range n.Inputs {
-			if v != nil && last[v.ID] == i {
-				if b, ok := owner[v.ID]; ok {
-					b.free = true
+			for _, v := range n.Inputs {
+				if v != nil && v.Producer != nil && splitOf[v.ID] != len(p.splits) {
+					deps[splitOf[v.ID]] = true
 				}
 			}
+			s.nodes = append(s.nodes, n)
+			done[j] = true
+			for _, o := range n.Outputs {
+				splitOf[o.ID] = len(p.splits)
+			}
 		}
-		p.steps = append(p.steps, st)
+		for d := range deps {
+			s.deps = append(s.deps, d)
+		}
+		p.splits = append(p.splits, s)
 	}
-	for _, v := range g.Outputs {
-		a, ok := acts[v.ID]
-		if !ok {
+	// Bindings: graph inputs in host memory, weights placed on each device.
+	bind := map[int]*tensor.Tensor{}
+	for _, v := range pl.g.Inputs {
+		t := &tensor.Tensor{Name: v.Name, DType: v.Type.DType, Shape: []int{opt.MaxTokens}, Data: make([]byte, 4*opt.MaxTokens)}
+		bind[v.ID] = t
+		p.inputs[v.Name] = t
+	}
+	keep := map[int]bool{}
+	for _, v := range pl.g.Outputs {
+		keep[v.ID] = true
+	}
+	for si, s := range p.splits {
+		for _, n := range s.nodes {
+			for _, v := range n.Inputs {
+				if v != nil && v.Producer != nil && splitOf[v.ID] != si {
+					keep[v.ID] = true
+				}
+			}
+		}
+	}
+	counted := make([]map[*tensor.Tensor]bool, len(names))
+	slots := map[*graph.Node]int{}
+	for si := range p.splits {
+		s := &p.splits[si]
+		b := opt.Backends[s.dev]
+		if counted[s.dev] == nil {
+			counted[s.dev] = map[*tensor.Tensor]bool{}
+		}
+		for _, n := range s.nodes {
+			for _, v := range n.Inputs {
+				if v == nil || v.Param == nil {
+					continue
+				}
+				if !counted[s.dev][v.Param.Tensor] {
+					counted[s.dev][v.Param.Tensor] = true
+					p.weights[s.dev] += int64(len(v.Param.Tensor.Data))
+				}
+				if _, ok := bind[v.ID]; !ok {
+					wt, err := b.Weight(v.Param.Tensor)
+					if err != nil {
+						return nil, fmt.Errorf("%s: weight %s: %w", b.Device(), v.Param.Source, err)
+					}
+					bind[v.ID] = wt
+				}
+			}
+			if n.Op.Stateful {
+				slots[n] = len(p.slotDims[s.dev])
+				kd := 0
+				if len(n.Inputs) > 1 && n.Inputs[1] != nil {
+					kd = n.Inputs[1].Type.Shape.Last()
+				}
+				p.slotDims[s.dev] = append(p.slotDims[s.dev], kd)
+			}
+		}
+		r, err := b.Compile(s.nodes, backend.CompileOptions{MaxTokens: opt.MaxTokens, Bind: bind, Keep: keep, Slots: slots})
+		if err != nil {
+			return nil, err
+		}
+		s.runner = r
+		p.arena += r.ArenaBytes()
+	}
+	for _, v := range pl.g.Outputs {
+		t, ok := bind[v.ID]
+		if !ok || v.Producer == nil {
 			return nil, fmt.Errorf("plan: output %s is not computed by an op", v.Name)
 		}
-		p.outputs = append(p.outputs, a)
-	}
-	for _, b := range bufs {
-		p.arena = append(p.arena, b.data)
-	}
-	for _, a := range p.outputs {
-		p.outTs = append(p.outTs, a.t)
+		p.outTs = append(p.outTs, t)
 	}
 	return p, nil
 }
 
-// SlotDims returns the K/V row width of each attention slot.
-func (p *Plan) SlotDims() []int { return p.slotDims }
-
 // Kernels returns the number of kernel launches per step.
-func (p *Plan) Kernels() int { return len(p.steps) }
+func (p *Plan) Kernels() int { return len(p.Graph.Nodes) }
+
+// Splits returns the number of device splits per step.
+func (p *Plan) Splits() int { return len(p.splits) }
+
+// ArenaBytes returns the bytes of activation buffers over all devices.
+func (p *Plan) ArenaBytes() int64 { return p.arena }
+
+// Backends returns the plan's backends, in Devices.Names() order.
+func (p *Plan) Backends() []backend.Backend { return p.backends }
+
+// WeightBytes returns the bytes of weights each device reads, in
+// Devices.Names() order; a tensor split holds only its shard.
+func (p *Plan) WeightBytes() []int64 { return p.weights }
+
+// NewKV makes the KV stores of every device for sequences of at most
+// maxPositions positions (0: no limit).
+func (p *Plan) NewKV(maxPositions int, typ backend.KVType) (*KV, error) {
+	kv := &KV{limit: maxPositions, typ: typ}
+	for i, b := range p.backends {
+		s, err := b.NewKVStore(p.slotDims[i], maxPositions, typ)
+		if err != nil {
+			return nil, err
+		}
+		kv.stores = append(kv.stores, s)
+	}
+	return kv, nil
+}
 
 // Run executes one step over the tokens in st and returns the graph
-// outputs (views valid until the next Run).
-func (p *Plan) Run(ctx context.Context, pool *cpu.Pool, st *ops.Step, prof *Profile) ([]*tensor.Tensor, error) {
+// outputs (views valid until the next Run). The splits of different
+// devices run concurrently as far as their dependencies allow.
+func (p *Plan) Run(ctx context.Context, st *backend.Step, kv *KV, prof *Profile) ([]*tensor.Tensor, error) {
 	n := len(st.Tokens)
 	if n == 0 || n > p.MaxTokens {
 		return nil, fmt.Errorf("step of %d tokens (plan holds 1..%d)", n, p.MaxTokens)
 	}
+	if len(kv.stores) != len(p.backends) {
+		return nil, fmt.Errorf("plan: KV stores for %d devices, the plan has %d", len(kv.stores), len(p.backends))
+	}
 	if tok, ok := p.inputs["tokens"]; ok {
 		copy(tensor.BytesToI32(tok.Data), st.Tokens)
-		tok.Shape[0] = n
 	}
 	if pos, ok := p.inputs["pos"]; ok {
 		copy(tensor.BytesToI32(pos.Data), st.Pos)
-		pos.Shape[0] = n
 	}
 	for _, t := range p.inputs {
 		t.Shape[0] = n
 	}
-	keep := len(st.Keep)
-	for _, a := range p.acts {
-		rows := a.rows
-		switch a.sym {
-		case "T":
-			rows = n
-		case "K":
-			rows = keep
-		}
-		if len(a.t.Shape) == 2 {
-			a.t.Shape[0] = rows
-		}
-		a.t.Data = tensor.F32ToBytes(a.buf[:max(rows, 1)*a.cols])
+	var pr backend.Profiler
+	if prof != nil {
+		pr = prof
 	}
-	for i := range p.steps {
-		s := &p.steps[i]
-		s.call.Ctx = ctx
-		s.call.Step = st
-		s.call.Pool = pool
-		var t0 int64
-		if prof != nil {
-			t0 = nanotime()
+	if len(p.splits) == 1 {
+		s := &p.splits[0]
+		if err := s.runner.Run(ctx, st, kv.stores[s.dev], pr); err != nil {
+			return nil, err
 		}
-		if err := s.kernel(&s.call); err != nil {
-			return nil, fmt.Errorf("%s: %s %q: %w", s.node.Pos, s.node.Op.Name, s.node.Name, err)
-		}
-		if prof != nil {
-			prof.add(s.node, nanotime()-t0)
-		}
+	} else if err := p.runSplits(ctx, st, kv, pr); err != nil {
+		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	return p.outTs, nil
+}
+
+// runSplits runs each device's splits in order on a goroutine of its own;
+// a split starts once the splits it reads from are done. The first error
+// stops the rest.
+func (p *Plan) runSplits(ctx context.Context, st *backend.Step, kv *KV, pr backend.Profiler) error {
+	var (
+		mu       sync.Mutex
+		cond     = sync.NewCond(&mu)
+		finished = make([]bool, len(p.splits))
+		firstErr error
+		wg       sync.WaitGroup
+	)
+	for dev := range p.backends {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for si := range p.splits {
+				s := &p.splits[si]
+				if s.dev != dev {
+					continue
+				}
+				mu.Lock()
+				for {
+					ok := firstErr == nil
+					for _, d := range s.deps {
+						ok = ok && finished[d]
+					}
+					if ok || firstErr != nil {
+						break
+					}
+					cond.Wait()
+				}
+				stop := firstErr != nil
+				mu.Unlock()
+				if stop {
+					return
+				}
+				err := s.runner.Run(ctx, st, kv.stores[dev], pr)
+				mu.Lock()
+				if err != nil && firstErr == nil {
+					firstErr = err
+				}
+				finished[si] = true
+				cond.Broadcast()
+				mu.Unlock()
+				if err != nil {
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return firstErr
+}
+
+// KV is the KV cache of a plan: one store per device, holding that
+// device's attention slots. Sequences are managed on all stores at once.
+type KV struct {
+	stores []backend.KVStore
+	limit  int
+	typ    backend.KVType
+}
+
+// Type returns the element type.
+func (c *KV) Type() backend.KVType { return c.typ }
+
+// Limit returns the most positions a sequence may hold (0: no limit).
+func (c *KV) Limit() int { return c.limit }
+
+// Reserve sizes the next segment of seq for n more positions.
+func (c *KV) Reserve(seq, n int) {
+	for _, s := range c.stores {
+		s.Reserve(seq, n)
+	}
+}
+
+// Len returns the positions cached for seq.
+func (c *KV) Len(seq int) int { return c.stores[0].Len(seq) }
+
+// Fork makes child share parent's cached positions.
+func (c *KV) Fork(parent, child int) error {
+	for _, s := range c.stores {
+		if err := s.Fork(parent, child); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Truncate drops positions ≥ n of seq.
+func (c *KV) Truncate(seq, n int) {
+	for _, s := range c.stores {
+		s.Truncate(seq, n)
+	}
+}
+
+// Drop forgets seq.
+func (c *KV) Drop(seq int) {
+	for _, s := range c.stores {
+		s.Drop(seq)
+	}
+}
+
+// Bytes returns the memory held by cached positions on all devices.
+func (c *KV) Bytes() int64 {
+	var n int64
+	for _, s := range c.stores {
+		n += s.Bytes()
+	}
+	return n
+}
+
+// PositionBytes returns the memory one position of one sequence takes,
+// over all devices.
+func (c *KV) PositionBytes() int64 {
+	var n int64
+	for _, s := range c.stores {
+		n += s.PositionBytes()
+	}
+	return n
 }

@@ -4,35 +4,42 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/weftrun/weft/graph"
 )
 
-var start = time.Now()
-
-func nanotime() int64 { return int64(time.Since(start)) }
-
-// Profile accumulates time per op kind and per layer.
+// Profile accumulates time per op kind, per layer and per device. It is
+// safe for the concurrent splits of several devices.
 type Profile struct {
-	ByOp    map[string]time.Duration
-	ByLayer map[int]time.Duration
-	Calls   map[string]int
+	mu       sync.Mutex
+	ByOp     map[string]time.Duration
+	ByLayer  map[int]time.Duration
+	ByDevice map[string]time.Duration
+	Calls    map[string]int
 }
 
 // NewProfile returns an empty profile.
 func NewProfile() *Profile {
-	return &Profile{ByOp: map[string]time.Duration{}, ByLayer: map[int]time.Duration{}, Calls: map[string]int{}}
+	return &Profile{ByOp: map[string]time.Duration{}, ByLayer: map[int]time.Duration{}, ByDevice: map[string]time.Duration{}, Calls: map[string]int{}}
 }
 
-func (p *Profile) add(n *graph.Node, ns int64) {
+// Add records that node n ran for ns nanoseconds (backend.Profiler).
+func (p *Profile) Add(n *graph.Node, ns int64) {
+	p.mu.Lock()
 	p.ByOp[n.Op.Name] += time.Duration(ns)
 	p.ByLayer[n.Layer] += time.Duration(ns)
+	p.ByDevice[n.Device] += time.Duration(ns)
 	p.Calls[n.Op.Name]++
+	p.mu.Unlock()
 }
 
-// Write prints the profile as two tables.
+// Write prints the profile as tables: per op, per layer, and per device
+// when there are several.
 func (p *Profile) Write(w io.Writer) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	var total time.Duration
 	type row struct {
 		k string
@@ -61,5 +68,16 @@ func (p *Profile) Write(w io.Writer) {
 		}
 		d := p.ByLayer[l]
 		fmt.Fprintf(w, "%-16s %10s %6.1f%%\n", name, d.Round(time.Microsecond), 100*float64(d)/float64(total))
+	}
+	if len(p.ByDevice) > 1 {
+		var devs []string
+		for d := range p.ByDevice {
+			devs = append(devs, d)
+		}
+		sort.Strings(devs)
+		fmt.Fprintf(w, "\n%-16s %10s %7s\n", "device", "time", "share")
+		for _, d := range devs {
+			fmt.Fprintf(w, "%-16s %10s %6.1f%%\n", d, p.ByDevice[d].Round(time.Microsecond), 100*float64(p.ByDevice[d])/float64(total))
+		}
 	}
 }

@@ -8,6 +8,8 @@ import (
 
 	"github.com/weftrun/weft/graph"
 	"github.com/weftrun/weft/internal/randweights"
+	"github.com/weftrun/weft/backend"
+	"github.com/weftrun/weft/backend/cpudev"
 	"github.com/weftrun/weft/kernels/cpu"
 	"github.com/weftrun/weft/ops"
 	"github.com/weftrun/weft/scheduler"
@@ -108,12 +110,17 @@ func runBatch(t *testing.T, g *graph.Graph, seqs [][]int, out int) [][][]float32
 		n += len(s)
 		longest = max(longest, len(s))
 	}
-	plan, err := scheduler.NewPlan(g, n)
+	dev := cpudev.New("cpu:0", 1, cpu.Kernels{})
+	defer dev.Close()
+	plan, err := scheduler.NewPlan(g, scheduler.PlanOptions{MaxTokens: n, Backends: []backend.Backend{dev}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	kv := scheduler.NewKVCache(plan.SlotDims(), longest)
-	st := &ops.Step{KV: kv}
+	kv, err := plan.NewKV(longest, backend.KVF32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &backend.Step{}
 	for s, toks := range seqs {
 		kv.Reserve(s, len(toks))
 		for i, tok := range toks {
@@ -123,9 +130,7 @@ func runBatch(t *testing.T, g *graph.Graph, seqs [][]int, out int) [][][]float32
 			st.Seq = append(st.Seq, int32(s))
 		}
 	}
-	pool := cpu.NewPool(1)
-	defer pool.Close()
-	outs, err := plan.Run(context.Background(), pool, st, nil)
+	outs, err := plan.Run(context.Background(), st, kv, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,16 +171,15 @@ func generate(t *testing.T, g *graph.Graph, prompt []int, n, ctx int) ([]int, []
 	if err := graph.Optimize(g, ops.Builtins()); err != nil {
 		t.Fatal(err)
 	}
-	plan, err := scheduler.NewPlan(g, 8)
+	plan, err := scheduler.NewPlan(g, scheduler.PlanOptions{MaxTokens: 8, Backends: []backend.Backend{cpudev.New("cpu:0", 2, cpu.Kernels{})}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pool := cpu.NewPool(2)
-	defer pool.Close()
-	e, err := scheduler.NewEngine(plan, pool, ctx)
+	e, err := scheduler.NewEngine(plan, scheduler.Options{Context: ctx})
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer e.Close()
 	var rows [][]float32
 	toks, err := e.Generate(context.Background(), scheduler.Request{Prompt: prompt, MaxTokens: n, Sampler: greedy{}, KeepLogits: true},
 		func(ev scheduler.TokenEvent) { rows = append(rows, ev.Logits) })

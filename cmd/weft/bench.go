@@ -10,6 +10,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/weftrun/weft/backend/cpudev"
 	"github.com/weftrun/weft/kernels/cpu"
 	"github.com/weftrun/weft/model"
 	"github.com/weftrun/weft/sampling"
@@ -18,20 +19,28 @@ import (
 
 // benchResult is the --json output of weft bench.
 type benchResult struct {
-	Model         string    `json:"model"`
-	Threads       int       `json:"threads"`
-	PromptTokens  int       `json:"n_prompt"`
-	GenTokens     int       `json:"n_gen"`
-	PPTokS        float64   `json:"pp_tok_s"`
-	TGTokS        float64   `json:"tg_tok_s"`
-	PPRuns        []float64 `json:"pp_runs,omitempty"`
-	TGRuns        []float64 `json:"tg_runs,omitempty"`
-	ModelBytes    int64     `json:"model_bytes"`
-	MembwBytesS   float64   `json:"membw_bytes_s"`
-	RooflineRatio float64   `json:"roofline_ratio"`
-	Kernels       string    `json:"kernels"`
-	KVType        string    `json:"kv_type,omitempty"`
-	KVPosBytes    int64     `json:"kv_bytes_per_pos,omitempty"`
+	Model         string        `json:"model"`
+	Threads       int           `json:"threads"`
+	PromptTokens  int           `json:"n_prompt"`
+	GenTokens     int           `json:"n_gen"`
+	PPTokS        float64       `json:"pp_tok_s"`
+	TGTokS        float64       `json:"tg_tok_s"`
+	PPRuns        []float64     `json:"pp_runs,omitempty"`
+	TGRuns        []float64     `json:"tg_runs,omitempty"`
+	ModelBytes    int64         `json:"model_bytes"`
+	MembwBytesS   float64       `json:"membw_bytes_s"`
+	RooflineRatio float64       `json:"roofline_ratio"`
+	Kernels       string        `json:"kernels"`
+	KVType        string        `json:"kv_type,omitempty"`
+	KVPosBytes    int64         `json:"kv_bytes_per_pos,omitempty"`
+	Devices       []benchDevice `json:"devices"`
+}
+
+// benchDevice is one device's share of a bench run.
+type benchDevice struct {
+	Name        string `json:"name"`
+	Threads     int    `json:"threads"`
+	WeightBytes int64  `json:"weight_bytes"`
 }
 
 func median(x []float64) float64 {
@@ -59,6 +68,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	membwMiB := fs.Int("membw-mib", 1024, "buffer size for the bandwidth measurement, MiB")
 	profile := fs.Bool("profile", false, "print time per op kind and per layer (decode)")
 	kvType := fs.String("kv-type", "auto", kvTypeUsage)
+	devices := fs.String("devices", "", devicesUsage)
 	pluginDir := fs.String("plugin-dir", "", pluginDirUsage)
 	set := setFlags{}
 	fs.Var(set, "set", "override a spec param: key=value (repeatable)")
@@ -69,6 +79,9 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%w: -r, -t must be ≥ 1 and -p, -n ≥ 0", errUsage)
 	}
 	if err := checkKVType(*kvType); err != nil {
+		return err
+	}
+	if err := checkDevices(*devices); err != nil {
 		return err
 	}
 	res := benchResult{Threads: *threads, PromptTokens: *nPrompt, GenTokens: *nGen}
@@ -108,12 +121,17 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	res.ModelBytes = m.WeightBytes()
 	batch := max(*nPrompt, 1)
 	// Like llama-bench, size the context to the test, not the model.
-	eng, pool, err := m.NewEngineWith(model.EngineOptions{Threads: *threads, MaxTokens: batch,
-		Context: max(*nPrompt, 1) + *nGen + 1, KVType: *kvType})
+	eng, err := m.NewEngine(model.EngineOptions{Threads: *threads, MaxTokens: batch,
+		Context: max(*nPrompt, 1) + *nGen + 1, KVType: *kvType, Devices: *devices})
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
+	defer eng.Close()
+	plan := eng.Plan()
+	for i, b := range plan.Backends() {
+		res.Devices = append(res.Devices, benchDevice{Name: b.Device(), Threads: b.Threads(), WeightBytes: plan.WeightBytes()[i]})
+	}
+	pool := plan.Backends()[0].(*cpudev.Backend).Pool()
 	res.Kernels = pool.Kernels().String()
 	res.KVType, res.KVPosBytes = eng.KV().Type().String(), eng.KV().PositionBytes()
 	vocab := eng.Vocab()
@@ -193,6 +211,11 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "model      %s (%.1f MiB of weights), %d threads, kernels %s\n", *modelPath, float64(res.ModelBytes)/(1<<20), *threads, res.Kernels)
 	fmt.Fprintf(stdout, "kv cache   %s, %.1f KiB per position\n", res.KVType, float64(res.KVPosBytes)/(1<<10))
+	if len(res.Devices) > 1 {
+		for _, d := range res.Devices {
+			fmt.Fprintf(stdout, "device     %-8s %d threads, %.1f MiB of weights\n", d.Name, d.Threads, float64(d.WeightBytes)/(1<<20))
+		}
+	}
 	if *nPrompt > 0 {
 		fmt.Fprintf(stdout, "pp%-6d   %8.1f tok/s %s\n", *nPrompt, res.PPTokS, spread(res.PPRuns))
 	}

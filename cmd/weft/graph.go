@@ -10,6 +10,7 @@ import (
 	"github.com/weftrun/weft/graph"
 	"github.com/weftrun/weft/model"
 	"github.com/weftrun/weft/ops"
+	"github.com/weftrun/weft/scheduler"
 	"github.com/weftrun/weft/specs"
 )
 
@@ -42,11 +43,16 @@ func cmdGraph(args []string, stdout, stderr io.Writer) error {
 	format := fs.String("format", "dot", "dot, mermaid, json or html")
 	outPath := fs.String("o", "", "write to this file instead of stdout")
 	noPasses := fs.Bool("no-passes", false, "show the graph as the spec wrote it, before fusion")
+	devices := fs.String("devices", "", devicesUsage+"; shows each node's device and the copies and all-reduces")
 	pluginDir := fs.String("plugin-dir", "", pluginDirUsage)
 	set := setFlags{}
 	fs.Var(set, "set", "override a spec param: key=value (repeatable)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	devs, err := scheduler.ParseDevices(*devices)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	host, err := pluginHost(*pluginDir, stderr)
 	if err != nil {
@@ -54,10 +60,11 @@ func cmdGraph(args []string, stdout, stderr io.Writer) error {
 	}
 	defer host.Close()
 	host.SetSpecDir(specDir(*specPath))
+	reg := ops.Builtins()
 	var g *graph.Graph
 	switch {
 	case *modelPath != "":
-		m, err := model.Load(model.Options{Path: *modelPath, Spec: *specPath, Set: overrides(set), NoPasses: *noPasses, Plugins: host})
+		m, err := model.Load(model.Options{Path: *modelPath, Spec: *specPath, Set: overrides(set), NoPasses: *noPasses, Plugins: host, Registry: reg})
 		if err != nil {
 			return err
 		}
@@ -65,11 +72,16 @@ func cmdGraph(args []string, stdout, stderr io.Writer) error {
 		g = m.Graph
 	case *specPath != "":
 		var err error
-		if g, err = specGraph(*specPath, set, ops.Builtins(), host, !*noPasses); err != nil {
+		if g, err = specGraph(*specPath, set, reg, host, !*noPasses); err != nil {
 			return err
 		}
 	default:
 		return fmt.Errorf("%w: give -m MODEL or -s SPEC", errUsage)
+	}
+	if *devices != "" {
+		if g, err = scheduler.Place(g, reg, devs); err != nil {
+			return err
+		}
 	}
 	write := map[string]func(io.Writer) error{"dot": g.WriteDOT, "mermaid": g.WriteMermaid, "json": g.WriteJSON, "html": g.WriteHTML}[*format]
 	if write == nil {

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/weftrun/weft/backend"
 	"github.com/weftrun/weft/model"
 	"github.com/weftrun/weft/sampling"
 	"github.com/weftrun/weft/scheduler"
@@ -56,6 +57,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	force := fs.String("force-tokens", "", "comma-separated token ids to feed instead of sampling (teacher forcing)")
 	noBOS := fs.Bool("no-bos", false, "do not add BOS even if the model asks for it")
 	kvType := fs.String("kv-type", "auto", kvTypeUsage)
+	devices := fs.String("devices", "", devicesUsage)
 	pluginDir := fs.String("plugin-dir", "", pluginDirUsage)
 	set := setFlags{}
 	fs.Var(set, "set", "override a spec param: key=value (repeatable)")
@@ -72,6 +74,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%w: --batch %d (1 to 65536)", errUsage, *batch)
 	}
 	if err := checkKVType(*kvType); err != nil {
+		return err
+	}
+	if err := checkDevices(*devices); err != nil {
 		return err
 	}
 	forced, err := parseIDs(*force)
@@ -119,11 +124,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "weft run: generating %d tokens, not %d: the context holds %d\n", room, *n, m.Context())
 		*n = room
 	}
-	eng, pool, err := m.NewEngineWith(model.EngineOptions{Threads: *threads, MaxTokens: min(*batch, m.Context()), KVType: *kvType})
+	eng, err := m.NewEngine(model.EngineOptions{Threads: *threads, MaxTokens: min(*batch, m.Context()), KVType: *kvType, Devices: *devices})
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
+	defer eng.Close()
 
 	var logitsFile *os.File
 	if *logitsOut != "" {
@@ -192,6 +197,16 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
+const devicesUsage = "devices to run on: ';' separates layer groups (pipeline), '&' splits each layer's tensors (e.g. cpu:0;cpu:1, cpu:0&cpu:1, cpu:0&cpu:1;cpu:2&cpu:3, cpu:0=8;cpu:1); -t is shared among them"
+
+// checkDevices validates a --devices value before the model loads.
+func checkDevices(s string) error {
+	if _, err := scheduler.ParseDevices(s); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	return nil
+}
+
 const kvTypeUsage = "KV cache element type: auto (f16, or f32 for a model whose 2-D weights are all f32, as llama.cpp), f32 or f16"
 
 // checkKVType validates a --kv-type value before the model loads.
@@ -199,7 +214,7 @@ func checkKVType(s string) error {
 	if s == "auto" {
 		return nil
 	}
-	if _, err := scheduler.ParseKVType(s); err != nil {
+	if _, err := backend.ParseKVType(s); err != nil {
 		return fmt.Errorf("%w: --kv-type: %v", errUsage, err)
 	}
 	return nil

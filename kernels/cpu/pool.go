@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -70,6 +71,10 @@ type Pool struct {
 	closed atomic.Bool
 
 	workers []*worker
+
+	// panicked holds the first panic of the current dispatch's chunks,
+	// re-raised on the dispatching goroutine once every chunk is done.
+	panicked atomic.Pointer[workerPanic]
 
 	// mm holds MatMul's reusable state (task values, scratch buffers);
 	// used only while mu is held.
@@ -167,8 +172,8 @@ func (p *Pool) Run(n, grain int, t Task) {
 		t.Run(0, n)
 		return
 	}
+	defer p.mu.Unlock() // also when dispatch re-raises a worker's panic
 	p.dispatch(t, n, per*grain, nch, false)
-	p.mu.Unlock()
 }
 
 // runLocked is Run for a caller that holds p.mu.
@@ -250,6 +255,35 @@ func (p *Pool) dispatch(t Task, items, chunk, nchunks int, guided bool) {
 			runtime.Gosched()
 		}
 	}
+	if wp := p.panicked.Swap(nil); wp != nil {
+		panic(wp)
+	}
+}
+
+// workerPanic is a panic raised by a chunk of a dispatched task. It is
+// re-raised on the goroutine that dispatched the task, after every chunk
+// has finished, so that a caller that recovers (the backend's runner) gets
+// it as an error and the pool stays usable.
+type workerPanic struct {
+	value  any
+	thread int
+}
+
+func (w *workerPanic) String() string { return fmt.Sprintf("%v (pool thread %d)", w.value, w.thread) }
+
+// runChunk runs one chunk, turning a panic into the dispatch's recorded
+// panic.
+func (p *Pool) runChunk(wt workerTask, w, lo, hi int) {
+	defer func() {
+		if v := recover(); v != nil {
+			p.panicked.CompareAndSwap(nil, &workerPanic{value: v, thread: w})
+		}
+	}()
+	if wt != nil {
+		wt.runWorker(w, lo, hi)
+	} else {
+		p.task.Run(lo, hi)
+	}
 }
 
 // work claims and runs chunks of the current dispatch until none is left.
@@ -267,11 +301,7 @@ func (p *Pool) work(w int) {
 			lo = int(c) * p.chunk
 			hi = min(lo+p.chunk, p.items)
 		}
-		if wt != nil {
-			wt.runWorker(w, lo, hi)
-		} else {
-			p.task.Run(lo, hi)
-		}
+		p.runChunk(wt, w, lo, hi)
 		p.done.Add(1)
 	}
 }

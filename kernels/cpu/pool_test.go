@@ -1,7 +1,9 @@
 package cpu
 
 import (
+	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -237,6 +239,33 @@ func TestNoAllocations(t *testing.T) {
 	} {
 		if a := testing.AllocsPerRun(20, f); a != 0 {
 			t.Errorf("%s: %v allocations per call", name, a)
+		}
+	}
+}
+
+// TestPoolPanic: a panic in a chunk run by a worker reaches the
+// dispatching goroutine, after every chunk has finished, and the pool
+// keeps working.
+func TestPoolPanic(t *testing.T) {
+	p := NewPool(2)
+	defer p.Close()
+	for _, where := range []int{0, 999} { // the caller's first chunk, a late chunk
+		var recovered any
+		func() {
+			defer func() { recovered = recover() }()
+			p.Parallel(1000, 1, func(lo, hi int) {
+				if lo <= where && where < hi {
+					panic("boom")
+				}
+			})
+		}()
+		if recovered == nil || !strings.Contains(fmt.Sprint(recovered), "boom") {
+			t.Fatalf("panic at item %d: recovered %v, want boom", where, recovered)
+		}
+		var sum atomic.Int64
+		p.Parallel(1000, 1, func(lo, hi int) { sum.Add(int64(hi - lo)) })
+		if sum.Load() != 1000 {
+			t.Fatalf("after a panic the pool covered %d of 1000 items", sum.Load())
 		}
 	}
 }

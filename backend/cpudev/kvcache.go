@@ -1,8 +1,9 @@
-package scheduler
+package cpudev
 
 import (
 	"fmt"
 
+	"github.com/weftrun/weft/backend"
 	"github.com/weftrun/weft/kernels/cpu"
 )
 
@@ -11,46 +12,13 @@ import (
 const BlockRows = 16
 
 // KVType is the element type a KVCache stores.
-type KVType uint8
+type KVType = backend.KVType
 
+// The element types.
 const (
-	// KVF32 stores keys and values as float32.
-	KVF32 KVType = iota
-	// KVF16 stores them in IEEE half precision, rounded to nearest even
-	// on write: half the memory of KVF32, and llama.cpp's default. The
-	// attention over it follows ggml's f16 arithmetic (see cpu.Attend).
-	KVF16
+	KVF32 = backend.KVF32
+	KVF16 = backend.KVF16
 )
-
-// String returns "f32" or "f16".
-func (t KVType) String() string {
-	switch t {
-	case KVF32:
-		return "f32"
-	case KVF16:
-		return "f16"
-	}
-	return fmt.Sprintf("KVType(%d)", uint8(t))
-}
-
-// ParseKVType parses a cache element type as String writes it.
-func ParseKVType(s string) (KVType, error) {
-	switch s {
-	case "f32":
-		return KVF32, nil
-	case "f16":
-		return KVF16, nil
-	}
-	return 0, fmt.Errorf("unknown KV cache type %q (want f32 or f16)", s)
-}
-
-// ElemSize returns the bytes one cached key or value element takes.
-func (t KVType) ElemSize() int {
-	if t == KVF16 {
-		return 2
-	}
-	return 4
-}
 
 // segment is a run of cached positions for one slot, stored in k and v
 // (f32 cache) or k16 and v16 (f16 cache). A segment reachable from two
@@ -81,15 +49,10 @@ type KVCache struct {
 	limit int          // max positions per sequence
 }
 
-// NewKVCache makes a float32 cache for slots whose rows have the given
-// widths, holding at most maxPositions positions per sequence (0: no
-// limit).
-func NewKVCache(dims []int, maxPositions int) *KVCache {
-	return NewKVCacheType(dims, maxPositions, KVF32)
-}
-
-// NewKVCacheType is NewKVCache for elements of type typ.
-func NewKVCacheType(dims []int, maxPositions int, typ KVType) *KVCache {
+// NewKVCache makes a cache of elements of type typ for slots whose rows
+// have the given widths, holding at most maxPositions positions per
+// sequence (0: no limit).
+func NewKVCache(dims []int, maxPositions int, typ KVType) *KVCache {
 	return &KVCache{typ: typ, dims: dims, seqs: map[int]*seqState{}, free: make([][]*segment, len(dims)), limit: maxPositions}
 }
 
@@ -159,7 +122,7 @@ func (c *KVCache) Len(id int) int {
 	return 0
 }
 
-// Write implements ops.KVStore. Positions are appended in order; a write
+// Write stores a key and value row for the attention kernels. Positions are appended in order; a write
 // at an earlier position (a step re-run) overwrites in place.
 func (c *KVCache) Write(slot, id, pos int, k, v []float32) error {
 	if slot < 0 || slot >= len(c.dims) {
@@ -218,7 +181,8 @@ func locate(segs []*segment, pos int) (*segment, int) {
 	return nil, 0
 }
 
-// View implements ops.KVStore.
+// View fills kv with the first n positions of seq in slot, for the
+// attention kernels.
 func (c *KVCache) View(slot, id, n int, kv *cpu.KV) error {
 	s, ok := c.seqs[id]
 	if !ok || slot >= len(s.slots) {

@@ -1,10 +1,11 @@
-package scheduler
+package cpudev
 
 import (
 	"fmt"
 	"math"
 	"testing"
 
+	"github.com/weftrun/weft/backend"
 	"github.com/weftrun/weft/kernels/cpu"
 	"github.com/weftrun/weft/kernels/quant"
 )
@@ -58,7 +59,7 @@ func positions(t *testing.T, c *KVCache, seq, n int) []float32 {
 func TestKVCacheSegments(t *testing.T) {
 	for _, typ := range kvTypes {
 		t.Run(typ.String(), func(t *testing.T) {
-			c := NewKVCacheType([]int{2}, 100, typ)
+			c := NewKVCache([]int{2}, 100, typ)
 			c.Reserve(0, 5) // a prompt of 5 in one segment
 			for p := 0; p < 5+BlockRows+3; p++ {
 				if err := c.Write(0, 0, p, row(2, float32(p)), row(2, float32(-p))); err != nil {
@@ -101,7 +102,7 @@ func TestKVCacheSegments(t *testing.T) {
 func TestKVCacheForkShares(t *testing.T) {
 	for _, typ := range kvTypes {
 		t.Run(typ.String(), func(t *testing.T) {
-			c := NewKVCacheType([]int{2}, 100, typ)
+			c := NewKVCache([]int{2}, 100, typ)
 			c.Reserve(0, 4)
 			for p := 0; p < 4; p++ {
 				c.Write(0, 0, p, row(2, float32(p)), row(2, 0))
@@ -167,7 +168,7 @@ func TestKVCacheF16(t *testing.T) {
 	// half of it).
 	want := []float32{1, 1 + 1.0/512, float32(math.Ldexp(1638, -14)), -2048, float32(math.Inf(1)), float32(math.Ldexp(1, -24))}
 	d := len(in)
-	c := NewKVCacheType([]int{d}, 0, KVF16)
+	c := NewKVCache([]int{d}, 0, KVF16)
 	c.Reserve(0, 1)
 	neg := make([]float32, d)
 	for i, v := range in {
@@ -187,7 +188,7 @@ func TestKVCacheF16(t *testing.T) {
 	dims := []int{64, 64, 128}
 	var bytes [2]int64
 	for i, typ := range kvTypes {
-		c := NewKVCacheType(dims, 0, typ)
+		c := NewKVCache(dims, 0, typ)
 		c.Reserve(0, 7)
 		for p := range 7 + BlockRows + 1 {
 			for slot, w := range dims {
@@ -208,13 +209,13 @@ func TestKVCacheF16(t *testing.T) {
 
 func TestParseKVType(t *testing.T) {
 	for _, typ := range kvTypes {
-		if got, err := ParseKVType(typ.String()); err != nil || got != typ {
-			t.Errorf("ParseKVType(%q) = %v, %v", typ, got, err)
+		if got, err := backend.ParseKVType(typ.String()); err != nil || got != typ {
+			t.Errorf("backend.ParseKVType(%q) = %v, %v", typ, got, err)
 		}
 	}
 	for _, s := range []string{"", "auto", "F16", "q8_0"} {
-		if _, err := ParseKVType(s); err == nil {
-			t.Errorf("ParseKVType(%q) succeeded", s)
+		if _, err := backend.ParseKVType(s); err == nil {
+			t.Errorf("backend.ParseKVType(%q) succeeded", s)
 		}
 	}
 	if s := fmt.Sprint(KVType(9)); s != "KVType(9)" {

@@ -1,0 +1,162 @@
+// Package cpudev is weft's CPU backend: a device is a worker pool with
+// its own threads (kernels/cpu), the kernels of every built-in op, a KV
+// store in host memory, and the fusion passes its kernels implement.
+package cpudev
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/weftrun/weft/backend"
+	"github.com/weftrun/weft/graph"
+	"github.com/weftrun/weft/kernels/cpu"
+	"github.com/weftrun/weft/ops"
+	"github.com/weftrun/weft/tensor"
+)
+
+// Call is one kernel invocation. Activations are F32 tensors whose leading
+// dimension is the step's row count; weights keep their stored type.
+type Call struct {
+	Ctx   context.Context
+	Name  string // node name, for errors
+	In    []*tensor.Tensor
+	Out   []*tensor.Tensor
+	Attrs ops.Attrs
+	Step  *backend.Step
+	KV    *KVCache
+	Pool  *cpu.Pool
+	Slot  int // cache slot of a stateful node
+	// Scratch is working memory owned by this call site, reused across
+	// steps.
+	Scratch []float32
+	// State is a kernel's own per-call-site state (prepared tasks,
+	// buffers), created on the first call and reused, so that
+	// steady-state steps allocate nothing.
+	State any
+}
+
+// Kernel runs an op on the CPU.
+type Kernel func(c *Call) error
+
+// kernels is the CPU kernel of every built-in op, by op name. A plugin op
+// runs through its Def.Host function instead.
+var kernels = map[string]Kernel{
+	"embedding":      kEmbedding,
+	"linear":         kLinear,
+	"rms_norm":       kRMSNorm,
+	"layer_norm":     kLayerNorm,
+	"rope":           kRoPE,
+	"attention":      kAttention,
+	"silu":           unaryKernel(cpu.SiLU),
+	"gelu":           unaryKernel(cpu.GELU),
+	"gelu_tanh":      unaryKernel(cpu.GELUTanh),
+	"relu":           unaryKernel(cpu.ReLU),
+	"softmax":        unaryKernel(cpu.Softmax),
+	"add":            binaryKernel(cpu.Add),
+	"mul":            binaryKernel(cpu.Mul),
+	"swiglu":         binaryKernel(cpu.SwiGLU),
+	"geglu":          binaryKernel(geglu),
+	"split":          kSplit,
+	"take":           kTake,
+	"sinusoidal":     kSinusoidal,
+	"moe":            kMoE,
+	"gather_rows":    kGather,
+	"linear_multi":   kLinearMulti,
+	"gated_ffn":      kGatedFFN,
+	"rope_attention": kRoPEAttention,
+	"copy":           kCopy,
+	"all_reduce":     kAllReduce,
+}
+
+// KernelFor returns the kernel that runs op on the CPU: the built-in
+// kernel, or a call of the op's host function.
+func KernelFor(op *ops.Def) (Kernel, bool) {
+	if op.Host != nil {
+		h := op.Host
+		return func(c *Call) error {
+			return h(&ops.HostCall{Ctx: c.Ctx, Name: c.Name, In: c.In, Out: c.Out, Attrs: c.Attrs})
+		}, true
+	}
+	if op.Plugin != "" {
+		return nil, false
+	}
+	k, ok := kernels[op.Name]
+	return k, ok
+}
+
+// geglu writes dst = gelu(g) ⊙ u; dst must not alias u.
+func geglu(dst, g, u []float32) {
+	copy(dst, g)
+	cpu.GELU(dst[:len(g)])
+	cpu.Mul(dst, dst[:len(g)], u)
+}
+
+// Backend is one CPU device.
+type Backend struct {
+	name string
+	pool *cpu.Pool
+}
+
+// New returns the CPU device called name (as --devices names it, "cpu:0")
+// computing with threads worker threads (≤ 0: all cores) and the kernel
+// set k (the zero value: the best the machine has, cpu.Detect()).
+func New(name string, threads int, k cpu.Kernels) *Backend {
+	if k == (cpu.Kernels{}) {
+		k = cpu.Detect()
+	}
+	return &Backend{name: name, pool: cpu.NewPoolKernels(threads, k)}
+}
+
+// Device implements backend.Backend.
+func (b *Backend) Device() string { return b.name }
+
+// Threads implements backend.Backend.
+func (b *Backend) Threads() int { return b.pool.Threads() }
+
+// Pool returns the device's worker pool.
+func (b *Backend) Pool() *cpu.Pool { return b.pool }
+
+// Supports implements backend.Backend.
+func (b *Backend) Supports(op *ops.Def) bool { _, ok := KernelFor(op); return ok }
+
+// Passes implements backend.Backend: the fusions whose fused ops have CPU
+// kernels.
+func (b *Backend) Passes() []graph.Pass { return graph.Fusions() }
+
+// Weight implements backend.Backend: host tensors are used in place.
+func (b *Backend) Weight(t *tensor.Tensor) (*tensor.Tensor, error) { return t, nil }
+
+// NewKVStore implements backend.Backend.
+func (b *Backend) NewKVStore(dims []int, maxPositions int, typ backend.KVType) (backend.KVStore, error) {
+	if typ != KVF32 && typ != KVF16 {
+		return nil, fmt.Errorf("%s: unknown KV cache type %v", b.name, typ)
+	}
+	return NewKVCache(dims, maxPositions, typ), nil
+}
+
+// Close implements backend.Backend.
+func (b *Backend) Close() error {
+	b.pool.Close()
+	return nil
+}
+
+func kCopy(c *Call) error {
+	n := ops.Rows(c.In[0]) * c.In[0].Shape[len(c.In[0].Shape)-1]
+	copy(f32(c.Out[0])[:n], f32(c.In[0])[:n])
+	return nil
+}
+
+// kAllReduce sums the inputs in their order into the first output and
+// copies the sum to the others, so every device reads the same bits.
+func kAllReduce(c *Call) error {
+	n := ops.Rows(c.In[0]) * c.In[0].Shape[len(c.In[0].Shape)-1]
+	sum := f32(c.Out[0])[:n]
+	cpu.Add(sum, f32(c.In[0])[:n], f32(c.In[1])[:n])
+	for _, in := range c.In[2:] {
+		cpu.Add(sum, sum, f32(in)[:n])
+	}
+	for _, o := range c.Out[1:] {
+		copy(f32(o)[:n], sum)
+	}
+	return nil
+}

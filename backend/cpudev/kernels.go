@@ -1,0 +1,541 @@
+package cpudev
+
+import (
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/weftrun/weft/backend"
+	"github.com/weftrun/weft/kernels/cpu"
+	"github.com/weftrun/weft/ops"
+	"github.com/weftrun/weft/tensor"
+)
+
+// ---- CPU kernels ----
+
+func f32(t *tensor.Tensor) []float32 { return tensor.BytesToF32(t.Data) }
+
+func i32(t *tensor.Tensor) []int32 { return tensor.BytesToI32(t.Data) }
+
+func unaryKernel(f func([]float32)) Kernel {
+	return func(c *Call) error {
+		x, out := f32(c.In[0]), f32(c.Out[0])
+		cols := c.In[0].Shape[len(c.In[0].Shape)-1]
+		n := ops.Rows(c.In[0]) * cols
+		copy(out[:n], x[:n])
+		for r := 0; r < n; r += cols {
+			f(out[r : r+cols])
+		}
+		return nil
+	}
+}
+
+func binaryKernel(f func(dst, a, b []float32)) Kernel {
+	return func(c *Call) error {
+		a, b, out := f32(c.In[0]), f32(c.In[1]), f32(c.Out[0])
+		cols := c.In[0].Shape[len(c.In[0].Shape)-1]
+		n := ops.Rows(c.In[0]) * cols
+		if len(c.In[1].Shape) == 1 { // broadcast a vector over rows
+			for r := 0; r < n; r += cols {
+				f(out[r:r+cols], a[r:r+cols], b[:cols])
+			}
+			return nil
+		}
+		f(out[:n], a[:n], b[:n])
+		return nil
+	}
+}
+
+func kEmbedding(c *Call) error {
+	m, err := cpu.MatrixOf(c.In[0])
+	if err != nil {
+		return err
+	}
+	ids, out := i32(c.In[1]), f32(c.Out[0])
+	for t := 0; t < ops.Rows(c.Out[0]); t++ {
+		id := int(ids[t])
+		if id < 0 || id >= m.Rows {
+			return fmt.Errorf("token id %d out of range [0, %d)", id, m.Rows)
+		}
+		if err := cpu.DequantizeRow(out[t*m.Cols:(t+1)*m.Cols], m, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func kLinear(c *Call) error {
+	w, err := cpu.MatrixOf(c.In[1])
+	if err != nil {
+		return err
+	}
+	n := ops.Rows(c.In[0])
+	out := f32(c.Out[0])
+	if len(c.In) > 3 && c.In[3] != nil {
+		copy(out[:n*w.Rows], f32(c.In[3])[:n*w.Rows])
+		if err := cpu.MatMulAcc(c.Pool, out, w, f32(c.In[0]), n); err != nil {
+			return err
+		}
+	} else if err := cpu.MatMul(c.Pool, out, w, f32(c.In[0]), n); err != nil {
+		return err
+	}
+	if len(c.In) > 2 && c.In[2] != nil {
+		b := f32(c.In[2])
+		for t := 0; t < n; t++ {
+			cpu.Add(out[t*w.Rows:(t+1)*w.Rows], out[t*w.Rows:(t+1)*w.Rows], b)
+		}
+	}
+	return nil
+}
+
+func optF32(c *Call, i int) []float32 {
+	if i < len(c.In) && c.In[i] != nil {
+		return f32(c.In[i])
+	}
+	return nil
+}
+
+func kRMSNorm(c *Call) error {
+	x, out, w := f32(c.In[0]), f32(c.Out[0]), optF32(c, 1)
+	d := c.In[0].Shape[1]
+	eps := float32(c.Attrs.Float("eps"))
+	for t := 0; t < ops.Rows(c.In[0]); t++ {
+		cpu.RMSNorm(out[t*d:(t+1)*d], x[t*d:(t+1)*d], w, eps)
+	}
+	return nil
+}
+
+func kLayerNorm(c *Call) error {
+	x, out, w, b := f32(c.In[0]), f32(c.Out[0]), optF32(c, 1), optF32(c, 2)
+	d := c.In[0].Shape[1]
+	eps := float32(c.Attrs.Float("eps"))
+	for t := 0; t < ops.Rows(c.In[0]); t++ {
+		cpu.LayerNorm(out[t*d:(t+1)*d], x[t*d:(t+1)*d], w, b, eps)
+	}
+	return nil
+}
+
+// ropeSpec is RoPE's configuration decoded from attributes.
+type ropeSpec struct {
+	headDim, dim int
+	base         float32
+	pairing      int
+}
+
+// ropeOf decodes rope attributes (named dimKey and baseKey: "dim"/"base"
+// on rope, "rope_dim"/"rope_base" on rope_attention) for heads of headDim.
+func ropeOf(a ops.Attrs, headDim int, dimKey, baseKey string) ropeSpec {
+	r := ropeSpec{headDim: headDim, dim: a.Int(dimKey), base: float32(a.Float(baseKey)), pairing: cpu.RoPEAdjacent}
+	if r.dim == 0 {
+		r.dim = headDim
+	}
+	if a.String("pairing") == "rotate_half" {
+		r.pairing = cpu.RoPERotateHalf
+	}
+	return r
+}
+
+// apply rotates the n rows of x (heads×headDim each) at their positions.
+func (r ropeSpec) apply(x []float32, n, heads int, pos []int32) {
+	d := heads * r.headDim
+	for t := 0; t < n; t++ {
+		cpu.RoPE(x[t*d:(t+1)*d], int(pos[t]), heads, r.headDim, r.dim, r.base, r.pairing)
+	}
+}
+
+func kRoPE(c *Call) error {
+	x, out := f32(c.In[0]), f32(c.Out[0])
+	d := c.In[0].Shape[1]
+	heads := c.Attrs.Int("heads")
+	n := ops.Rows(c.In[0])
+	copy(out[:n*d], x[:n*d])
+	ropeOf(c.Attrs, d/heads, "dim", "base").apply(out, n, heads, i32(c.In[1]))
+	return nil
+}
+
+func kAttention(c *Call) error {
+	return attend(c, f32(c.In[0]), f32(c.In[1]), f32(c.In[2]), c.In[0].Shape[1], c.In[1].Shape[1])
+}
+
+// attend appends k and v to the cache and attends q over each token's
+// sequence; qd and kd are the q and k row widths.
+func attend(c *Call, q, k, v []float32, qd, kd int) error {
+	st, kv := c.Step, c.KV
+	if st == nil || kv == nil {
+		return fmt.Errorf("attention needs a KV cache")
+	}
+	n := ops.Rows(c.Out[0])
+	for t := 0; t < n; t++ {
+		if err := kv.Write(c.Slot, int(st.Seq[t]), int(st.Pos[t]), k[t*kd:(t+1)*kd], v[t*kd:(t+1)*kd]); err != nil {
+			return err
+		}
+	}
+	task, ok := c.State.(*attnTask)
+	if !ok {
+		task = newAttnTask(c.Attrs, qd)
+		c.State = task
+	}
+	task.step, task.kv, task.slot, task.q, task.out, task.err = st, kv, c.Slot, q, f32(c.Out[0]), nil
+	task.seqLen = task.seqLen[:0]
+	if !task.causal {
+		// Bidirectional attention sees every position of the sequence in this step.
+		for t := 0; t < n; t++ {
+			task.noteLen(st.Seq[t], int(st.Pos[t])+1)
+		}
+	}
+	// Few tokens (decode): split each token's heads over the threads too.
+	task.parts = 1
+	if th := c.Pool.Threads(); n < th {
+		task.parts = min(task.p.Heads, 2*th)
+	}
+	c.Pool.Run(n*task.parts, 1, task)
+	return task.err
+}
+
+// attnTask is the prepared, reusable work of one attention call site.
+type attnTask struct {
+	p      cpu.AttendParams
+	qd     int
+	causal bool
+	step   *backend.Step
+	kv     *KVCache
+	slot   int
+	parts  int // head ranges per token
+	q, out []float32
+	seqLen []seqCount
+	mu     sync.Mutex
+	free   []*attnScratch
+	err    error
+}
+
+type seqCount struct {
+	seq int32
+	n   int
+}
+
+type attnScratch struct {
+	kv cpu.KV
+	s  []float32
+}
+
+func newAttnTask(a ops.Attrs, qd int) *attnTask {
+	heads, kvh := a.Int("heads"), ops.KVHeads(a)
+	hd := qd / heads
+	scale := float32(a.Float("scale"))
+	if scale == 0 {
+		scale = float32(1 / math.Sqrt(float64(hd)))
+	}
+	t := &attnTask{qd: qd, causal: a.Bool("causal"),
+		p: cpu.AttendParams{Heads: heads, KVHeads: kvh, HeadDim: hd, Scale: scale, Sink: a.Int("sinks"), Window: a.Int("window")}}
+	if a.Bool("alibi") {
+		t.p.Slopes = alibiSlopes(heads)
+	}
+	return t
+}
+
+func (t *attnTask) noteLen(seq int32, n int) {
+	for i := range t.seqLen {
+		if t.seqLen[i].seq == seq {
+			t.seqLen[i].n = max(t.seqLen[i].n, n)
+			return
+		}
+	}
+	t.seqLen = append(t.seqLen, seqCount{seq, n})
+}
+
+func (t *attnTask) lenOf(seq int32) int {
+	for _, s := range t.seqLen {
+		if s.seq == seq {
+			return s.n
+		}
+	}
+	return 0
+}
+
+func (t *attnTask) scratch() *attnScratch {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if n := len(t.free); n > 0 {
+		s := t.free[n-1]
+		t.free = t.free[:n-1]
+		return s
+	}
+	return &attnScratch{}
+}
+
+func (t *attnTask) release(s *attnScratch, err error) {
+	t.mu.Lock()
+	t.free = append(t.free, s)
+	if err != nil && t.err == nil {
+		t.err = err
+	}
+	t.mu.Unlock()
+}
+
+// Run attends items [lo, hi): item k is head range k%parts of token
+// k/parts.
+func (t *attnTask) Run(lo, hi int) {
+	sc := t.scratch()
+	var err error
+	st := t.step
+	for k := lo; k < hi; k++ {
+		i, part := k/t.parts, k%t.parts
+		cnt := int(st.Pos[i]) + 1
+		if !t.causal {
+			cnt = t.lenOf(st.Seq[i])
+		}
+		if err = t.kv.View(t.slot, int(st.Seq[i]), cnt, &sc.kv); err != nil {
+			break
+		}
+		p := t.p
+		p.N = cnt
+		p.Batched = len(st.Pos) > 1
+		if need := cpu.AttendScratch(p); cap(sc.s) < need {
+			sc.s = make([]float32, need+256)
+		}
+		h0, h1 := part*p.Heads/t.parts, (part+1)*p.Heads/t.parts
+		cpu.AttendHeads(t.out[i*t.qd:(i+1)*t.qd], t.q[i*t.qd:(i+1)*t.qd], &sc.kv, p, sc.s, h0, h1)
+	}
+	t.release(sc, err)
+}
+
+// alibiSlopes returns the ALiBi head slopes of Press et al. (2022).
+func alibiSlopes(heads int) []float32 {
+	n := 1
+	for n*2 <= heads {
+		n *= 2
+	}
+	m0 := math.Pow(2, -8/float64(n))
+	m1 := math.Pow(2, -4/float64(n))
+	s := make([]float32, heads)
+	for h := 0; h < heads; h++ {
+		if h < n {
+			s[h] = float32(math.Pow(m0, float64(h+1)))
+		} else {
+			s[h] = float32(math.Pow(m1, float64(2*(h-n)+1)))
+		}
+	}
+	return s
+}
+
+func kSplit(c *Call) error {
+	x := f32(c.In[0])
+	d := c.In[0].Shape[1]
+	n := ops.Rows(c.In[0])
+	off := 0
+	for _, o := range c.Out {
+		od := o.Shape[1]
+		out := f32(o)
+		for t := 0; t < n; t++ {
+			copy(out[t*od:(t+1)*od], x[t*d+off:t*d+off+od])
+		}
+		off += od
+	}
+	return nil
+}
+
+func kTake(c *Call) error {
+	m, err := cpu.MatrixOf(c.In[0])
+	if err != nil {
+		return err
+	}
+	return cpu.DequantizeRow(f32(c.Out[0]), m, c.Attrs.Int("index"))
+}
+
+func kSinusoidal(c *Call) error {
+	pos, out := i32(c.In[0]), f32(c.Out[0])
+	d := c.Attrs.Int("dim")
+	base := c.Attrs.Float("base")
+	for t := 0; t < ops.Rows(c.Out[0]); t++ {
+		for j := 0; j < d/2; j++ {
+			ang := float64(pos[t]) / math.Pow(base, float64(2*j)/float64(d))
+			out[t*d+2*j] = float32(math.Sin(ang))
+			out[t*d+2*j+1] = float32(math.Cos(ang))
+		}
+	}
+	return nil
+}
+
+func expertMatrix(t *tensor.Tensor, e int) (cpu.Matrix, error) {
+	rows, cols := t.Shape[1], t.Shape[2]
+	rb, err := t.DType.RowBytes(cols)
+	if err != nil {
+		return cpu.Matrix{}, err
+	}
+	sz := rb * rows
+	return cpu.Matrix{DType: t.DType, Rows: rows, Cols: cols, Data: t.Data[e*sz : (e+1)*sz]}, nil
+}
+
+func kMoE(c *Call) error {
+	x, out := f32(c.In[0]), f32(c.Out[0])
+	router, err := cpu.MatrixOf(c.In[1])
+	if err != nil {
+		return err
+	}
+	hidden := router.Cols
+	experts := router.Rows
+	ffn := c.In[2].Shape[1]
+	topK := c.Attrs.Int("top_k")
+	actFn := map[string]func([]float32){"silu": cpu.SiLU, "gelu": cpu.GELU, "gelu_tanh": cpu.GELUTanh, "relu": cpu.ReLU}[c.Attrs.String("act")]
+	logits := make([]float32, experts)
+	g := make([]float32, ffn)
+	u := make([]float32, ffn)
+	y := make([]float32, hidden)
+	for t := 0; t < ops.Rows(c.In[0]); t++ {
+		xt := x[t*hidden : (t+1)*hidden]
+		if err := cpu.MatMul(c.Pool, logits, router, xt, 1); err != nil {
+			return err
+		}
+		chosen := topIndices(logits, topK)
+		// softmax over the chosen experts' logits
+		ws := make([]float32, len(chosen))
+		for i, e := range chosen {
+			ws[i] = logits[e]
+		}
+		cpu.Softmax(ws)
+		ot := out[t*hidden : (t+1)*hidden]
+		for i := range ot {
+			ot[i] = 0
+		}
+		for i, e := range chosen {
+			gm, err := expertMatrix(c.In[2], e)
+			if err != nil {
+				return err
+			}
+			um, _ := expertMatrix(c.In[3], e)
+			dm, _ := expertMatrix(c.In[4], e)
+			if err := cpu.MatMul(c.Pool, g, gm, xt, 1); err != nil {
+				return err
+			}
+			if err := cpu.MatMul(c.Pool, u, um, xt, 1); err != nil {
+				return err
+			}
+			actFn(g)
+			cpu.Mul(g, g, u)
+			if err := cpu.MatMul(c.Pool, y, dm, g, 1); err != nil {
+				return err
+			}
+			for j := range ot {
+				ot[j] += ws[i] * y[j]
+			}
+		}
+	}
+	return nil
+}
+
+// topIndices returns the indices of the k largest values, largest first.
+func topIndices(v []float32, k int) []int {
+	idx := make([]int, 0, k)
+	used := make([]bool, len(v))
+	for len(idx) < k {
+		best := -1
+		for i, x := range v {
+			if !used[i] && (best < 0 || x > v[best]) {
+				best = i
+			}
+		}
+		used[best] = true
+		idx = append(idx, best)
+	}
+	return idx
+}
+
+func kGather(c *Call) error {
+	x, out := f32(c.In[0]), f32(c.Out[0])
+	d := c.In[0].Shape[1]
+	for i, r := range c.Step.Keep {
+		copy(out[i*d:(i+1)*d], x[int(r)*d:(int(r)+1)*d])
+	}
+	return nil
+}
+
+func matrices(ts []*tensor.Tensor) ([]cpu.Matrix, error) {
+	ms := make([]cpu.Matrix, len(ts))
+	for i, t := range ts {
+		m, err := cpu.MatrixOf(t)
+		if err != nil {
+			return nil, err
+		}
+		ms[i] = m
+	}
+	return ms, nil
+}
+
+// multiState caches the weight views and output slices of a multi-matmul
+// call site.
+type multiState struct {
+	ws   []cpu.Matrix
+	dsts [][]float32
+}
+
+func multi(c *Call, weights []*tensor.Tensor, outs int) (*multiState, error) {
+	if s, ok := c.State.(*multiState); ok {
+		return s, nil
+	}
+	ws, err := matrices(weights)
+	if err != nil {
+		return nil, err
+	}
+	s := &multiState{ws: ws, dsts: make([][]float32, outs)}
+	c.State = s
+	return s, nil
+}
+
+func kLinearMulti(c *Call) error {
+	s, err := multi(c, c.In[1:], len(c.Out))
+	if err != nil {
+		return err
+	}
+	for i, o := range c.Out {
+		s.dsts[i] = f32(o)
+	}
+	return cpu.MatMulMulti(c.Pool, s.dsts, s.ws, f32(c.In[0]), ops.Rows(c.In[0]))
+}
+
+func kGatedFFN(c *Call) error {
+	s, err := multi(c, c.In[1:3], 2)
+	if err != nil {
+		return err
+	}
+	n := ops.Rows(c.In[0])
+	out := f32(c.Out[0])
+	// The up projection goes to the output; the gate to scratch.
+	gate := c.scratch(n * s.ws[0].Rows)
+	s.dsts[0], s.dsts[1] = gate, out
+	if err := cpu.MatMulMulti(c.Pool, s.dsts, s.ws, f32(c.In[0]), n); err != nil {
+		return err
+	}
+	m := n * s.ws[0].Rows
+	if c.Attrs.String("act") == "gelu" {
+		// out holds up: GELU the gate (scratch) in place, then multiply.
+		cpu.GELU(gate[:m])
+		cpu.Mul(out[:m], gate[:m], out[:m])
+	} else {
+		cpu.SwiGLU(out[:m], gate[:m], out[:m])
+	}
+	return nil
+}
+
+func kRoPEAttention(c *Call) error {
+	// Rotate q and k in scratch copies, then attend.
+	qd, kd := c.In[0].Shape[1], c.In[1].Shape[1]
+	n := ops.Rows(c.In[0])
+	buf := c.scratch(n * (qd + kd))
+	q, k := buf[:n*qd], buf[n*qd:n*(qd+kd)]
+	copy(q, f32(c.In[0])[:n*qd])
+	copy(k, f32(c.In[1])[:n*kd])
+	pos := i32(c.In[3])
+	heads := c.Attrs.Int("heads")
+	r := ropeOf(c.Attrs, qd/heads, "rope_dim", "rope_base")
+	r.apply(q, n, heads, pos)
+	r.apply(k, n, ops.KVHeads(c.Attrs), pos)
+	return attend(c, q, k, f32(c.In[2]), qd, kd)
+}
+
+// scratch returns a float buffer owned by the call, grown as needed.
+func (c *Call) scratch(n int) []float32 {
+	if cap(c.Scratch) < n {
+		c.Scratch = make([]float32, n)
+	}
+	return c.Scratch[:n]
+}
