@@ -40,7 +40,7 @@ type JSONNode struct {
 	Layer   int            `json:"layer"`
 	Block   string         `json:"block,omitempty"`
 	Fused   []string       `json:"fused,omitempty"`
-	Source  string         `json:"source"` // spec file:line:col
+	Source  string         `json:"source"`           // spec file:line:col
 	Device  string         `json:"device,omitempty"` // where the scheduler placed it (--devices)
 }
 

@@ -211,4 +211,3 @@ func readLine(r *bufio.Reader, d time.Duration) (string, error) {
 }
 
 func itoa(n int) string { return fmt.Sprint(n) }
-

@@ -6,10 +6,10 @@ import (
 	"math"
 	"testing"
 
-	"github.com/weftrun/weft/graph"
-	"github.com/weftrun/weft/internal/randweights"
 	"github.com/weftrun/weft/backend"
 	"github.com/weftrun/weft/backend/cpudev"
+	"github.com/weftrun/weft/graph"
+	"github.com/weftrun/weft/internal/randweights"
 	"github.com/weftrun/weft/kernels/cpu"
 	"github.com/weftrun/weft/ops"
 	"github.com/weftrun/weft/scheduler"

@@ -369,4 +369,3 @@ func TestMoE(t *testing.T) {
 	}
 	near(t, "moe", out.F32(), want, 1e-4)
 }
-
