@@ -91,6 +91,7 @@ func NewEngine(plan *Plan, opt Options) (*Engine, error) {
 // Close releases the plan's backends (their worker threads). The engine
 // must not be used afterwards.
 func (e *Engine) Close() error {
+	e.plan.Close()
 	var first error
 	for _, b := range e.plan.backends {
 		if err := b.Close(); err != nil && first == nil {

@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/weftrun/weft/backend"
 	"github.com/weftrun/weft/graph"
@@ -45,6 +44,7 @@ type Plan struct {
 	slotDims  [][]int // per device: K/V row width of each attention slot
 	weights   []int64 // per device: bytes of weights it reads
 	arena     int64
+	exec      *executor // runs several devices' splits; made on first use
 }
 
 type split struct {
@@ -271,8 +271,13 @@ func (p *Plan) Run(ctx context.Context, st *backend.Step, kv *KV, prof *Profile)
 		if err := s.runner.Run(ctx, st, kv.stores[s.dev], pr); err != nil {
 			return nil, err
 		}
-	} else if err := p.runSplits(ctx, st, kv, pr); err != nil {
-		return nil, err
+	} else {
+		if p.exec == nil {
+			p.exec = newExecutor(p)
+		}
+		if err := p.exec.run(ctx, st, kv, pr); err != nil {
+			return nil, err
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -280,58 +285,13 @@ func (p *Plan) Run(ctx context.Context, st *backend.Step, kv *KV, prof *Profile)
 	return p.outTs, nil
 }
 
-// runSplits runs each device's splits in order on a goroutine of its own;
-// a split starts once the splits it reads from are done. The first error
-// stops the rest.
-func (p *Plan) runSplits(ctx context.Context, st *backend.Step, kv *KV, pr backend.Profiler) error {
-	var (
-		mu       sync.Mutex
-		cond     = sync.NewCond(&mu)
-		finished = make([]bool, len(p.splits))
-		firstErr error
-		wg       sync.WaitGroup
-	)
-	for dev := range p.backends {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for si := range p.splits {
-				s := &p.splits[si]
-				if s.dev != dev {
-					continue
-				}
-				mu.Lock()
-				for {
-					ok := firstErr == nil
-					for _, d := range s.deps {
-						ok = ok && finished[d]
-					}
-					if ok || firstErr != nil {
-						break
-					}
-					cond.Wait()
-				}
-				stop := firstErr != nil
-				mu.Unlock()
-				if stop {
-					return
-				}
-				err := s.runner.Run(ctx, st, kv.stores[dev], pr)
-				mu.Lock()
-				if err != nil && firstErr == nil {
-					firstErr = err
-				}
-				finished[si] = true
-				cond.Broadcast()
-				mu.Unlock()
-				if err != nil {
-					return
-				}
-			}
-		}()
+// Close stops the goroutines that run the devices' splits. The plan's
+// backends stay open: their owner closes them.
+func (p *Plan) Close() {
+	if p.exec != nil {
+		p.exec.close()
+		p.exec = nil
 	}
-	wg.Wait()
-	return firstErr
 }
 
 // KV is the KV cache of a plan: one store per device, holding that
