@@ -104,6 +104,7 @@ func (g *Graph) ToJSON() *JSONGraph {
 func (g *Graph) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", " ")
+	enc.SetEscapeHTML(false) // "cpu:0&cpu:1" stays readable
 	return enc.Encode(g.ToJSON())
 }
 

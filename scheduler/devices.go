@@ -102,15 +102,17 @@ func (d Devices) String() string {
 }
 
 // Threads splits total worker threads across the devices, in Names
-// order: an even share each, the remainder to the first, at least 1 each.
+// order: an even share each, the remainder to the first; every device
+// gets at least 1, even when there are more devices than threads.
 func (d Devices) Threads(total int) []int {
 	n := len(d.Names())
 	out := make([]int, n)
 	for i := range out {
-		out[i] = max(1, total/n)
+		out[i] = total / n
 		if i < total%n {
 			out[i]++
 		}
+		out[i] = max(out[i], 1)
 	}
 	return out
 }

@@ -127,6 +127,11 @@ func TestErrors(t *testing.T) {
 		{"unknown command", []string{"frobnicate"}, 2, []string{"frobnicate"}},
 		{"bad graph format", []string{"graph", "-s", "llama", "--format", "png"}, 2, []string{"png"}},
 		{"shape mismatch", []string{"run", "-m", gg, "-p", "x", "--set", "ffn=100"}, 1, []string{"llama.yaml:", "ffn_gate.weight", "[172 64]", "[100 64]"}},
+		{"unknown device", []string{"run", "-m", gg, "-p", "x", "--devices", "tpu:0"}, 2, []string{"--devices", `unknown device "tpu:0"`}},
+		{"device twice", []string{"bench", "-m", gg, "--devices", "cpu:0;cpu:1&cpu:0"}, 2, []string{"--devices", "cpu:0 is listed twice"}},
+		{"more groups than layers", []string{"run", "-m", gg, "-p", "x", "--devices", "cpu:0;cpu:1;cpu:2;cpu:3;cpu:4;cpu:5"}, 1, []string{"--devices", "6 layer groups for a model of 5 layers"}},
+		{"heads not divisible", []string{"run", "-m", gg, "-p", "x", "--devices", "cpu:0&cpu:1&cpu:2"}, 1, []string{"--devices", "8 heads and 4 KV heads", "3-way tensor split"}},
+		{"layer counts", []string{"graph", "-m", gg, "--devices", "cpu:0=4;cpu:1=4"}, 1, []string{"--devices", "add up to 8", "5 layers"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, errOut := weft(tc.args...)
@@ -170,6 +175,69 @@ func TestGraphExports(t *testing.T) {
 				t.Errorf("%s %s: malformed output:\n%.300s", name, format, out)
 			}
 		}
+	}
+}
+
+// TestGraphDevices: weft graph --devices shows each node's device, and
+// the copies and all-reduces as nodes, in every format.
+func TestGraphDevices(t *testing.T) {
+	for _, format := range []string{"json", "dot", "html", "mermaid"} {
+		code, out, errOut := weft("graph", "-s", "llama", "--set", "layers=4", "--devices", "cpu:0&cpu:1;cpu:2&cpu:3", "--format", format)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", format, code, errOut)
+		}
+		for _, want := range []string{"all_reduce", "copy", "cpu:0&cpu:1", "cpu:3"} {
+			if !strings.Contains(strings.ReplaceAll(out, `\u0026`, "&"), want) {
+				t.Errorf("%s: output lacks %q", format, want)
+			}
+		}
+		if format != "json" {
+			continue
+		}
+		var j struct {
+			Nodes []struct{ Op, Device string }
+		}
+		if err := json.Unmarshal([]byte(out), &j); err != nil {
+			t.Fatal(err)
+		}
+		count := map[string]int{}
+		for _, n := range j.Nodes {
+			if n.Device == "" {
+				t.Errorf("node %s has no device", n.Op)
+			}
+			count[n.Op]++
+		}
+		if count["all_reduce"] != 8 || count["copy"] != 2 {
+			t.Errorf("%d all_reduce and %d copy nodes, want 8 and 2", count["all_reduce"], count["copy"])
+		}
+	}
+}
+
+// TestBenchDevices: weft bench --devices --json reports each device's
+// weight bytes, which add up to more than the model's (replicated norms
+// and embedding) while each split device holds less than the whole.
+func TestBenchDevices(t *testing.T) {
+	m := filepath.Join(testdata.Shared(t), "models", "mini-llama", "mini-llama-Q4_0.gguf")
+	code, out, errOut := weft("bench", "-m", m, "-p", "8", "-n", "4", "-r", "1", "-t", "2", "--devices", "cpu:0&cpu:1", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var res benchResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Devices) != 2 || res.PPTokS <= 0 || res.TGTokS <= 0 {
+		t.Fatalf("bench result %+v", res)
+	}
+	var sum int64
+	for _, d := range res.Devices {
+		if d.WeightBytes <= 0 || d.WeightBytes >= res.ModelBytes || d.Threads != 1 {
+			t.Errorf("device %+v of a %d-byte model", d, res.ModelBytes)
+		}
+		sum += d.WeightBytes
+	}
+	if sum <= res.ModelBytes {
+		t.Errorf("devices hold %d bytes together, the model %d", sum, res.ModelBytes)
 	}
 }
 
