@@ -226,6 +226,9 @@ type EngineOptions struct {
 	// Devices places the model (--devices, see scheduler.ParseDevices);
 	// "" is one CPU device.
 	Devices string
+	// MicroBatches overlaps the layer groups of a pipeline (see
+	// scheduler.PlanOptions.MicroBatches); 0 or 1: steps run whole.
+	MicroBatches int
 	// Kernels forces a CPU kernel set (the zero value: the best the
 	// machine has).
 	Kernels cpu.Kernels
@@ -263,7 +266,7 @@ func (m *Model) NewEngine(opt EngineOptions) (*scheduler.Engine, error) {
 	for i, name := range devs.Names() {
 		backends = append(backends, cpudev.New(name, devs.Threads(threads)[i], opt.Kernels))
 	}
-	plan, err := scheduler.NewPlan(m.Graph, scheduler.PlanOptions{MaxTokens: opt.MaxTokens, Devices: devs, Backends: backends, Registry: m.Registry})
+	plan, err := scheduler.NewPlan(m.Graph, scheduler.PlanOptions{MaxTokens: opt.MaxTokens, Devices: devs, Backends: backends, Registry: m.Registry, MicroBatches: opt.MicroBatches})
 	if err != nil {
 		closeAll()
 		return nil, err

@@ -86,6 +86,11 @@ func randomLlama(t *testing.T, set map[string]any) *graph.Graph {
 // forcedLogits runs a teacher-forced generation on devs and returns each
 // step's logits.
 func forcedLogits(t *testing.T, g *graph.Graph, spec string, prompt, force []int) [][]float32 {
+	return forcedMB(t, g, spec, 0, prompt, force)
+}
+
+// forcedMB is forcedLogits with steps cut into micro-batches.
+func forcedMB(t *testing.T, g *graph.Graph, spec string, micro int, prompt, force []int) [][]float32 {
 	t.Helper()
 	devs, err := scheduler.ParseDevices(spec)
 	if err != nil {
@@ -95,7 +100,7 @@ func forcedLogits(t *testing.T, g *graph.Graph, spec string, prompt, force []int
 	for _, n := range devs.Names() {
 		bs = append(bs, cpudev.New(n, 1, cpu.Kernels{}))
 	}
-	plan, err := scheduler.NewPlan(g, scheduler.PlanOptions{MaxTokens: 8, Devices: devs, Backends: bs})
+	plan, err := scheduler.NewPlan(g, scheduler.PlanOptions{MaxTokens: 8, Devices: devs, Backends: bs, MicroBatches: micro})
 	if err != nil {
 		t.Fatalf("%s: %v", spec, err)
 	}
@@ -141,6 +146,27 @@ func TestDevicesRandomWeights(t *testing.T) {
 			}
 			if c := cosine(got[r], ref[r]); c < 0.99999 {
 				t.Errorf("%s: step %d cosine %.7f", spec, r, c)
+			}
+		}
+	}
+}
+
+// TestMicroBatches: a pipeline that overlaps its groups on micro-batches
+// gives the one-device logits up to the last bits of kernels that see
+// fewer rows at a time; decode steps of one token stay whole.
+func TestMicroBatches(t *testing.T) {
+	g := randomLlama(t, map[string]any{"hidden": 64, "layers": 4, "heads": 8, "kv_heads": 4, "ffn": 96, "vocab": 97, "ctx": 64})
+	prompt := []int{1, 5, 9, 14, 3, 27, 41, 8, 2, 60, 33}
+	force := []int{4, 18, 77, 5}
+	ref := forcedLogits(t, g, "", prompt, force)
+	for _, tc := range []struct {
+		spec  string
+		micro int
+	}{{"cpu:0;cpu:1", 2}, {"cpu:0;cpu:1;cpu:2;cpu:3", 4}, {"cpu:0;cpu:1", 8}, {"cpu:0&cpu:1;cpu:2&cpu:3", 3}} {
+		got := forcedMB(t, g, tc.spec, tc.micro, prompt, force)
+		for r := range ref {
+			if c := cosine(got[r], ref[r]); c < 0.99999 {
+				t.Errorf("%s ×%d: step %d cosine %.7f", tc.spec, tc.micro, r, c)
 			}
 		}
 	}

@@ -22,7 +22,7 @@ const idleSpin = 50 * time.Microsecond
 type executor struct {
 	p        *Plan
 	gen      atomic.Uint64   // the step being run
-	finished []atomic.Uint64 // per split: the last step it finished
+	finished []atomic.Uint64 // per split and micro-batch: the last step it finished
 	devDone  []atomic.Uint64 // per device: the last step it finished
 	wake     []chan struct{}
 	sleeping []atomic.Bool
@@ -31,7 +31,7 @@ type executor struct {
 
 	// The current step's arguments, written before gen is advanced.
 	ctx  context.Context
-	st   *backend.Step
+	subs []backend.Step // the step's micro-batches
 	kv   *KV
 	prof backend.Profiler
 
@@ -41,7 +41,7 @@ type executor struct {
 }
 
 func newExecutor(p *Plan) *executor {
-	e := &executor{p: p, finished: make([]atomic.Uint64, len(p.splits)), devDone: make([]atomic.Uint64, len(p.backends)),
+	e := &executor{p: p, finished: make([]atomic.Uint64, len(p.splits)*p.mb), devDone: make([]atomic.Uint64, len(p.backends)),
 		wake: make([]chan struct{}, len(p.backends)), sleeping: make([]atomic.Bool, len(p.backends))}
 	for d := 1; d < len(p.backends); d++ {
 		e.wake[d] = make(chan struct{}, 1)
@@ -51,9 +51,10 @@ func newExecutor(p *Plan) *executor {
 	return e
 }
 
-// run executes one step over every device and waits for all of them.
-func (e *executor) run(ctx context.Context, st *backend.Step, kv *KV, prof backend.Profiler) error {
-	e.ctx, e.st, e.kv, e.prof = ctx, st, kv, prof
+// run executes one step, cut into micro-batches, over every device and
+// waits for all of them.
+func (e *executor) run(ctx context.Context, subs []backend.Step, kv *KV, prof backend.Profiler) error {
+	e.ctx, e.subs, e.kv, e.prof = ctx, subs, kv, prof
 	e.err = nil
 	e.abort.Store(false)
 	g := e.gen.Add(1)
@@ -96,29 +97,34 @@ func (e *executor) loop(d int) {
 	}
 }
 
-// device runs device d's splits of step g in order.
+// device runs device d's splits of step g: each micro-batch in turn, its
+// splits in order, so that a device hands a micro-batch on to the next
+// layer group and starts the next one.
 func (e *executor) device(d int, g uint64) {
-	for si := range e.p.splits {
-		s := &e.p.splits[si]
-		if s.dev != d {
-			continue
-		}
-		for _, dep := range s.deps {
-			for i := 0; e.finished[dep].Load() != g; i++ {
-				backoff(i)
+	mb := e.p.mb
+	for m := range e.subs {
+		for si := range e.p.splits {
+			s := &e.p.splits[si]
+			if s.dev != d {
+				continue
 			}
-		}
-		if !e.abort.Load() {
-			if err := s.runner.Run(e.ctx, e.st, e.kv.stores[d], e.prof); err != nil {
-				e.errMu.Lock()
-				if e.err == nil {
-					e.err = err
+			for _, dep := range s.deps {
+				for i := 0; e.finished[dep*mb+m].Load() != g; i++ {
+					backoff(i)
 				}
-				e.errMu.Unlock()
-				e.abort.Store(true)
 			}
+			if !e.abort.Load() {
+				if err := s.runners[m].Run(e.ctx, &e.subs[m], e.kv.stores[d], e.prof); err != nil {
+					e.errMu.Lock()
+					if e.err == nil {
+						e.err = err
+					}
+					e.errMu.Unlock()
+					e.abort.Store(true)
+				}
+			}
+			e.finished[si*mb+m].Store(g)
 		}
-		e.finished[si].Store(g)
 	}
 	e.devDone[d].Store(g)
 }

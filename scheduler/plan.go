@@ -27,6 +27,12 @@ type PlanOptions struct {
 	// Registry holds the copy and all_reduce ops placement inserts (nil:
 	// the built-ins).
 	Registry *ops.Registry
+	// MicroBatches overlaps the layer groups of a pipeline: a step of
+	// several tokens is cut into up to this many token ranges that follow
+	// each other through the groups (0 or 1: steps run whole). The
+	// kernels then see fewer rows at a time, which can change the last
+	// bits of a result; steps run whole give the one-device bits.
+	MicroBatches int
 }
 
 // Plan is a graph placed on devices and compiled: a list of splits, each
@@ -39,8 +45,16 @@ type Plan struct {
 	Devices   Devices
 	backends  []backend.Backend
 	splits    []split
-	inputs    map[string]*tensor.Tensor
+	// Micro-batches (PlanOptions.MicroBatches): with several layer
+	// groups, a step of several tokens is cut into up to mb token ranges
+	// that flow through the groups one after another, so that group g
+	// works on range i while group g+1 works on range i-1. Each range has its own runners (activation
+	// buffers), inputs and outputs; outTs joins the outputs' rows.
+	mb        int
+	inputs    []map[string]*tensor.Tensor
+	mbOuts    [][]*tensor.Tensor
 	outTs     []*tensor.Tensor
+	sub       []backend.Step
 	slotDims  [][]int // per device: K/V row width of each attention slot
 	weights   []int64 // per device: bytes of weights it reads
 	arena     int64
@@ -48,9 +62,9 @@ type Plan struct {
 }
 
 type split struct {
-	dev    int
-	runner backend.Runner
-	nodes  []*graph.Node
+	dev     int
+	runners []backend.Runner // one per micro-batch
+	nodes   []*graph.Node
 	deps   []int // earlier splits it reads from
 }
 
@@ -88,8 +102,14 @@ func NewPlan(g *graph.Graph, opt PlanOptions) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{Graph: pl.g, MaxTokens: opt.MaxTokens, Devices: devs, backends: opt.Backends, inputs: map[string]*tensor.Tensor{},
-		slotDims: make([][]int, len(names)), weights: make([]int64, len(names))}
+	p := &Plan{Graph: pl.g, MaxTokens: opt.MaxTokens, Devices: devs, backends: opt.Backends,
+		slotDims: make([][]int, len(names)), weights: make([]int64, len(names)), mb: 1}
+	if opt.MicroBatches < 0 || opt.MicroBatches > 64 {
+		return nil, fmt.Errorf("plan: %d micro-batches (0 to 64)", opt.MicroBatches)
+	}
+	if len(devs.Groups) > 1 && opt.MaxTokens > 1 && opt.MicroBatches > 1 {
+		p.mb = opt.MicroBatches
+	}
 	for _, n := range pl.g.Nodes {
 		if b := opt.Backends[pl.exec[n]]; !b.Supports(n.Op) {
 			return nil, fmt.Errorf("%s: op %s (node %q) cannot run on %s", n.Pos, n.Op.Name, n.Name, b.Device())
@@ -141,13 +161,20 @@ func NewPlan(g *graph.Graph, opt PlanOptions) (*Plan, error) {
 		}
 		p.splits = append(p.splits, s)
 	}
-	// Bindings: graph inputs in host memory, weights placed on each device.
-	bind := map[int]*tensor.Tensor{}
-	for _, v := range pl.g.Inputs {
-		t := &tensor.Tensor{Name: v.Name, DType: v.Type.DType, Shape: []int{opt.MaxTokens}, Data: make([]byte, 4*opt.MaxTokens)}
-		bind[v.ID] = t
-		p.inputs[v.Name] = t
+	// Bindings: graph inputs in host memory (one set per micro-batch),
+	// weights placed on each device.
+	binds := make([]map[int]*tensor.Tensor, p.mb)
+	for m := range binds {
+		binds[m] = map[int]*tensor.Tensor{}
+		in := map[string]*tensor.Tensor{}
+		for _, v := range pl.g.Inputs {
+			t := &tensor.Tensor{Name: v.Name, DType: v.Type.DType, Shape: []int{opt.MaxTokens}, Data: make([]byte, 4*opt.MaxTokens)}
+			binds[m][v.ID] = t
+			in[v.Name] = t
+		}
+		p.inputs = append(p.inputs, in)
 	}
+	bind := binds[0]
 	keep := map[int]bool{}
 	for _, v := range pl.g.Outputs {
 		keep[v.ID] = true
@@ -183,7 +210,9 @@ func NewPlan(g *graph.Graph, opt PlanOptions) (*Plan, error) {
 					if err != nil {
 						return nil, fmt.Errorf("%s: weight %s: %w", b.Device(), v.Param.Source, err)
 					}
-					bind[v.ID] = wt
+					for _, bd := range binds {
+						bd[v.ID] = wt
+					}
 				}
 			}
 			if n.Op.Stateful {
@@ -195,19 +224,36 @@ func NewPlan(g *graph.Graph, opt PlanOptions) (*Plan, error) {
 				p.slotDims[s.dev] = append(p.slotDims[s.dev], kd)
 			}
 		}
-		r, err := b.Compile(s.nodes, backend.CompileOptions{MaxTokens: opt.MaxTokens, Bind: bind, Keep: keep, Slots: slots})
-		if err != nil {
-			return nil, err
+		for _, bd := range binds {
+			r, err := b.Compile(s.nodes, backend.CompileOptions{MaxTokens: opt.MaxTokens, Bind: bd, Keep: keep, Slots: slots})
+			if err != nil {
+				return nil, err
+			}
+			s.runners = append(s.runners, r)
+			p.arena += r.ArenaBytes()
 		}
-		s.runner = r
-		p.arena += r.ArenaBytes()
 	}
-	for _, v := range pl.g.Outputs {
-		t, ok := bind[v.ID]
-		if !ok || v.Producer == nil {
-			return nil, fmt.Errorf("plan: output %s is not computed by an op", v.Name)
+	for _, bd := range binds {
+		var outs []*tensor.Tensor
+		for _, v := range pl.g.Outputs {
+			t, ok := bd[v.ID]
+			if !ok || v.Producer == nil {
+				return nil, fmt.Errorf("plan: output %s is not computed by an op", v.Name)
+			}
+			outs = append(outs, t)
 		}
-		p.outTs = append(p.outTs, t)
+		p.mbOuts = append(p.mbOuts, outs)
+	}
+	p.outTs = p.mbOuts[0]
+	if p.mb > 1 {
+		// The joined outputs: as many rows as the step has, at most.
+		p.outTs = nil
+		for _, t := range p.mbOuts[0] {
+			cols := t.Shape[len(t.Shape)-1]
+			p.outTs = append(p.outTs, &tensor.Tensor{Name: t.Name, DType: t.DType, Shape: append([]int(nil), t.Shape...),
+				Data: make([]byte, 4*cols*opt.MaxTokens)})
+		}
+		p.sub = make([]backend.Step, p.mb)
 	}
 	return p, nil
 }
@@ -253,36 +299,98 @@ func (p *Plan) Run(ctx context.Context, st *backend.Step, kv *KV, prof *Profile)
 	if len(kv.stores) != len(p.backends) {
 		return nil, fmt.Errorf("plan: KV stores for %d devices, the plan has %d", len(kv.stores), len(p.backends))
 	}
-	if tok, ok := p.inputs["tokens"]; ok {
-		copy(tensor.BytesToI32(tok.Data), st.Tokens)
-	}
-	if pos, ok := p.inputs["pos"]; ok {
-		copy(tensor.BytesToI32(pos.Data), st.Pos)
-	}
-	for _, t := range p.inputs {
-		t.Shape[0] = n
-	}
 	var pr backend.Profiler
 	if prof != nil {
 		pr = prof
 	}
 	if len(p.splits) == 1 {
+		p.setInputs(0, st)
 		s := &p.splits[0]
-		if err := s.runner.Run(ctx, st, kv.stores[s.dev], pr); err != nil {
+		if err := s.runners[0].Run(ctx, st, kv.stores[s.dev], pr); err != nil {
 			return nil, err
 		}
-	} else {
-		if p.exec == nil {
-			p.exec = newExecutor(p)
-		}
-		if err := p.exec.run(ctx, st, kv, pr); err != nil {
+		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		return p.outTs, nil
+	}
+	if p.exec == nil {
+		p.exec = newExecutor(p)
+	}
+	subs := p.microBatches(st)
+	for m := range subs {
+		p.setInputs(m, &subs[m])
+	}
+	if err := p.exec.run(ctx, subs, kv, pr); err != nil {
+		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if p.mb == 1 {
+		return p.outTs, nil
+	}
+	// Join the micro-batches' output rows, in step order.
+	for o, t := range p.outTs {
+		off, rows := 0, 0
+		for m := range subs {
+			mt := p.mbOuts[m][o]
+			n := len(mt.Data)
+			if len(mt.Shape) == 2 {
+				rows += mt.Shape[0]
+				n = mt.Shape[0] * mt.Shape[1] * 4
+			}
+			copy(t.Data[off:], mt.Data[:n])
+			off += n
+		}
+		if len(t.Shape) == 2 {
+			t.Shape[0] = rows
+		}
+	}
 	return p.outTs, nil
+}
+
+// setInputs writes the tokens and positions of st into micro-batch m's
+// input tensors.
+func (p *Plan) setInputs(m int, st *backend.Step) {
+	in := p.inputs[m]
+	if tok, ok := in["tokens"]; ok {
+		copy(tensor.BytesToI32(tok.Data), st.Tokens)
+	}
+	if pos, ok := in["pos"]; ok {
+		copy(tensor.BytesToI32(pos.Data), st.Pos)
+	}
+	for _, t := range in {
+		t.Shape[0] = len(st.Tokens)
+	}
+}
+
+// microBatches cuts st into up to p.mb contiguous token ranges (fewer
+// when the step has fewer tokens), each with the rows it keeps
+// renumbered from its start.
+func (p *Plan) microBatches(st *backend.Step) []backend.Step {
+	n := len(st.Tokens)
+	m := min(p.mb, n)
+	if m <= 1 {
+		if p.sub == nil {
+			return []backend.Step{*st}
+		}
+		p.sub[0] = *st
+		return p.sub[:1]
+	}
+	subs := p.sub[:m]
+	k := 0
+	for i := range subs {
+		lo, hi := n*i/m, n*(i+1)/m
+		sb := &subs[i]
+		sb.Tokens, sb.Pos, sb.Seq = st.Tokens[lo:hi], st.Pos[lo:hi], st.Seq[lo:hi]
+		sb.Keep = sb.Keep[:0]
+		for k < len(st.Keep) && int(st.Keep[k]) < hi {
+			sb.Keep = append(sb.Keep, st.Keep[k]-int32(lo))
+			k++
+		}
+	}
+	return subs
 }
 
 // Close stops the goroutines that run the devices' splits. The plan's

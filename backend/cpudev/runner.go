@@ -27,6 +27,7 @@ type runStep struct {
 	node   *graph.Node
 	kernel Kernel
 	call   Call
+	kept   bool // its outputs have a row per kept token: nothing to do when none is
 }
 
 // actTensor is an activation whose leading dimension follows the step.
@@ -114,6 +115,7 @@ func (b *Backend) Compile(nodes []*graph.Node, opt backend.CompileOptions) (back
 				d := v.Type.Shape[0]
 				if d.Sym != "" {
 					a.sym = d.Sym
+					st.kept = d.Sym == "K"
 					rows = maxTokens
 				} else {
 					a.rows, rows = d.N, d.N
@@ -199,6 +201,9 @@ func (r *runner) Run(ctx context.Context, st *backend.Step, kv backend.KVStore, 
 	for i := range r.steps {
 		cur = i
 		s := &r.steps[i]
+		if s.kept && keep == 0 {
+			continue // a micro-batch whose rows are all dropped
+		}
 		s.call.Ctx = ctx
 		s.call.Step = st
 		s.call.KV = cache

@@ -69,6 +69,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	profile := fs.Bool("profile", false, "print time per op kind and per layer (decode)")
 	kvType := fs.String("kv-type", "auto", kvTypeUsage)
 	devices := fs.String("devices", "", devicesUsage)
+	microBatches := fs.Int("micro-batches", 1, microBatchesUsage)
 	pluginDir := fs.String("plugin-dir", "", pluginDirUsage)
 	set := setFlags{}
 	fs.Var(set, "set", "override a spec param: key=value (repeatable)")
@@ -122,7 +123,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	batch := max(*nPrompt, 1)
 	// Like llama-bench, size the context to the test, not the model.
 	eng, err := m.NewEngine(model.EngineOptions{Threads: *threads, MaxTokens: batch,
-		Context: max(*nPrompt, 1) + *nGen + 1, KVType: *kvType, Devices: *devices})
+		Context: max(*nPrompt, 1) + *nGen + 1, KVType: *kvType, Devices: *devices, MicroBatches: *microBatches})
 	if err != nil {
 		return err
 	}

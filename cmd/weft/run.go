@@ -58,6 +58,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	noBOS := fs.Bool("no-bos", false, "do not add BOS even if the model asks for it")
 	kvType := fs.String("kv-type", "auto", kvTypeUsage)
 	devices := fs.String("devices", "", devicesUsage)
+	microBatches := fs.Int("micro-batches", 1, microBatchesUsage)
 	pluginDir := fs.String("plugin-dir", "", pluginDirUsage)
 	set := setFlags{}
 	fs.Var(set, "set", "override a spec param: key=value (repeatable)")
@@ -124,7 +125,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "weft run: generating %d tokens, not %d: the context holds %d\n", room, *n, m.Context())
 		*n = room
 	}
-	eng, err := m.NewEngine(model.EngineOptions{Threads: *threads, MaxTokens: min(*batch, m.Context()), KVType: *kvType, Devices: *devices})
+	eng, err := m.NewEngine(model.EngineOptions{Threads: *threads, MaxTokens: min(*batch, m.Context()), KVType: *kvType, Devices: *devices, MicroBatches: *microBatches})
 	if err != nil {
 		return err
 	}
@@ -198,6 +199,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 }
 
 const devicesUsage = "devices to run on: ';' separates layer groups (pipeline), '&' splits each layer's tensors (e.g. cpu:0;cpu:1, cpu:0&cpu:1, cpu:0&cpu:1;cpu:2&cpu:3, cpu:0=8;cpu:1); -t is shared among them"
+
+const microBatchesUsage = "with layer groups (--devices a;b), cut each step into up to N token ranges that overlap in the pipeline (1: steps run whole, with one device's exact bits)"
 
 // checkDevices validates a --devices value before the model loads.
 func checkDevices(s string) error {
