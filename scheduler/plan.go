@@ -50,22 +50,22 @@ type Plan struct {
 	// that flow through the groups one after another, so that group g
 	// works on range i while group g+1 works on range i-1. Each range has its own runners (activation
 	// buffers), inputs and outputs; outTs joins the outputs' rows.
-	mb        int
-	inputs    []map[string]*tensor.Tensor
-	mbOuts    [][]*tensor.Tensor
-	outTs     []*tensor.Tensor
-	sub       []backend.Step
-	slotDims  [][]int // per device: K/V row width of each attention slot
-	weights   []int64 // per device: bytes of weights it reads
-	arena     int64
-	exec      *executor // runs several devices' splits; made on first use
+	mb       int
+	inputs   []map[string]*tensor.Tensor
+	mbOuts   [][]*tensor.Tensor
+	outTs    []*tensor.Tensor
+	sub      []backend.Step
+	slotDims [][]int // per device: K/V row width of each attention slot
+	weights  []int64 // per device: bytes of weights it reads
+	arena    int64
+	exec     *executor // runs several devices' splits; made on first use
 }
 
 type split struct {
 	dev     int
 	runners []backend.Runner // one per micro-batch
 	nodes   []*graph.Node
-	deps   []int // earlier splits it reads from
+	deps    []int // earlier splits it reads from
 }
 
 // NewPlan places g on the devices and compiles one runner per split.
