@@ -795,3 +795,34 @@ func cmpFloat(a, b float64) int {
 	}
 	return 0
 }
+
+// TestInferflowQ4_B32T1IsPermutedQ4_1 checks that Q4_B32T1's default rule
+// is ggml's Q4_1 reference quantizer: the blocks differ only in the order
+// of the header fields (base, scale against d, m) and of the nibbles
+// (consecutive values against j and j+16), on every block whose scale is at
+// least 1e-5.
+func TestInferflowQ4_B32T1IsPermutedQ4_1(t *testing.T) {
+	for name, x := range testData(4096) {
+		a, b := make([]byte, 4096/32*20), make([]byte, 4096/32*20)
+		QuantizeRowQ4_B32T1(a, x)
+		QuantizeRowQ4_1(b, x)
+		for blk := range len(a) / 20 {
+			st := stats(x[32*blk : 32*blk+32])
+			if (st.hi-st.lo)/15 < ifMinScale {
+				continue
+			}
+			ya := a[20*blk : 20*blk+20]
+			perm := make([]byte, 20)
+			copy(perm, ya[2:4]) // d = scale
+			copy(perm[2:], ya[0:2])
+			for j := range 16 {
+				lo := ya[4+j/2] >> (4 * (j % 2)) & 15
+				hi := ya[4+(j+16)/2] >> (4 * (j % 2)) & 15
+				perm[4+j] = lo | hi<<4
+			}
+			if yb := b[20*blk : 20*blk+20]; string(perm) != string(yb) {
+				t.Errorf("%s block %d: permuted q4_b32t1\n% x\nq4_1\n% x", name, blk, perm, yb)
+			}
+		}
+	}
+}
