@@ -2,9 +2,12 @@ package quant
 
 import (
 	"encoding/binary"
+	"encoding/hex"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -823,6 +826,136 @@ func TestInferflowQ4_B32T1IsPermutedQ4_1(t *testing.T) {
 			if yb := b[20*blk : 20*blk+20]; string(perm) != string(yb) {
 				t.Errorf("%s block %d: permuted q4_b32t1\n% x\nq4_1\n% x", name, blk, perm, yb)
 			}
+		}
+	}
+}
+
+// inferflowGoldenInput returns the 768 values the golden file was made
+// from: twelve chunks of 64 shaped from a xorshift32 stream u in [0, 1)
+// (multiples of 2⁻²⁴).
+func inferflowGoldenInput() []float32 {
+	s := uint32(2463534242)
+	u := func() float32 {
+		s ^= s << 13
+		s ^= s >> 17
+		s ^= s << 5
+		return float32(s>>8) * 0x1p-24
+	}
+	x := make([]float32, 12*64)
+	for c := range 12 {
+		for i := range 64 {
+			v := u()
+			var r float32
+			switch c {
+			case 1:
+				r = v + 1 // one-sided
+			case 2:
+				r = -(v * v) // negative, skewed
+			case 3:
+				r = (v - 0.5) * 0.01 // small values and one outlier
+				if i == 5 {
+					r = 3
+				}
+			case 4:
+				r = 0
+			case 5:
+				r = float32(1e-6) * (v - 0.5) // below the 1e-5 scale threshold
+			case 6:
+				r = 0.7 // constant
+			case 7:
+				r = float32(math.Ldexp(float64(v-0.5), i%8-4)) // mixed scales
+			case 8:
+				r = float32(i%31) * 0.5 // on the levels and halfway between
+			case 9:
+				r = (v - 0.5) * 0.05 // LLM-sized weights
+			case 10, 11:
+				// Multiples of Q3_B32T1's and Q2_B32T1's steps, some of
+				// which land an ulp below a bin edge: the 0.0001 fudge
+				// of the mid-rise rule decides them.
+				k, steps, span := float32(i%9), float32(8), float32(0.21)
+				if c == 11 {
+					k, steps, span = float32(i%5), 4, 0.21
+				}
+				r = k * (span / steps)
+			default:
+				r = (v - 0.5) * 2
+			}
+			x[64*c+i] = r
+		}
+	}
+	return x
+}
+
+// TestInferflowMatchesInferflow compares every quantizer and decoder with
+// the output of Inferflow's own C++ code (testdata/inferflow_golden.txt):
+// the blocks byte for byte and the decoded values bit for bit.
+func TestInferflowMatchesInferflow(t *testing.T) {
+	golden, err := os.ReadFile("testdata/inferflow_golden.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type section struct {
+		blocks []byte
+		fnv    string
+	}
+	sections := map[string]*section{}
+	var cur *section
+	for _, line := range strings.Split(string(golden), "\n") {
+		switch {
+		case line == "" || strings.HasPrefix(line, "#"):
+		case strings.HasPrefix(line, "dequant fnv "):
+			cur.fnv = strings.TrimPrefix(line, "dequant fnv ")
+		case strings.HasPrefix(line, "q"):
+			cur = &section{}
+			sections[line] = cur
+		default:
+			b, err := hex.DecodeString(line)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cur.blocks = append(cur.blocks, b...)
+		}
+	}
+	x := inferflowGoldenInput()
+	for _, tt := range []struct {
+		name string
+		dt   tensor.DType
+		fn   func([]byte, []float32)
+	}{
+		{"q8_b32t2", Q8_B32T2, QuantizeRowQ8_B32T2},
+		{"q6_b64t1", Q6_B64T1, QuantizeRowQ6_B64T1},
+		{"q5_b64t1", Q5_B64T1, QuantizeRowQ5_B64T1},
+		{"q4_b32t1", Q4_B32T1, QuantizeRowQ4_B32T1},
+		{"q4_b32t1b", Q4_B32T1, QuantizeRowQ4_B32T1B},
+		{"q4_b64t1", Q4_B64T1, QuantizeRowQ4_B64T1},
+		{"q3h_b64t1", Q3H_B64T1, QuantizeRowQ3H_B64T1},
+		{"q3_b32t1", Q3_B32T1, QuantizeRowQ3_B32T1},
+		{"q3_b32t1a", Q3_B32T1, QuantizeRowQ3_B32T1A},
+		{"q2_b32t1", Q2_B32T1, QuantizeRowQ2_B32T1},
+		{"q2_b32t1a", Q2_B32T1, QuantizeRowQ2_B32T1A},
+	} {
+		want := sections[tt.name]
+		if want == nil {
+			t.Errorf("%s: not in the golden file", tt.name)
+			continue
+		}
+		f := mustInferflow(t, tt.dt)
+		got := make([]byte, len(x)/f.BlockElems*f.BlockBytes)
+		tt.fn(got, x)
+		if len(want.blocks) != len(got) {
+			t.Fatalf("%s: golden has %d bytes, want %d", tt.name, len(want.blocks), len(got))
+		}
+		for b := 0; b < len(got); b += f.BlockBytes {
+			if g, w := got[b:b+f.BlockBytes], want.blocks[b:b+f.BlockBytes]; string(g) != string(w) {
+				t.Errorf("%s block %d (values %d..):\n got % x\nwant % x", tt.name, b/f.BlockBytes, b/f.BlockBytes*f.BlockElems, g, w)
+			}
+		}
+		y := make([]float32, len(x))
+		f.Dequantize(y, want.blocks)
+		h := fnv.New64a()
+		h.Write(tensor.F32ToBytes(y))
+		if sum := fmt.Sprintf("%016x", h.Sum64()); sum != want.fnv {
+			t.Errorf("%s: decoded values hash to %s, Inferflow's to %s", tt.name, sum, want.fnv)
 		}
 	}
 }
