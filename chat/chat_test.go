@@ -411,6 +411,14 @@ func TestErrors(t *testing.T) {
 		t.Errorf("error text %q, want %q", err, want)
 	}
 
+	// From inside a macro, a loop and a filter block too.
+	tmpl = parse(t, "{% macro check(m) %}{% if m.role == 'tool' %}{{ raise_exception('no tools') }}{% endif %}{% endmacro %}"+
+		"{% for m in messages %}{% filter upper %}{{ check(m) }}{% endfilter %}{% endfor %}")
+	_, err = tmpl.Render([]Message{{Role: "user"}, {Role: "tool"}}, Options{})
+	if !errors.As(err, &re) || re.Message != "no tools" {
+		t.Errorf("nested raise_exception: error %v", err)
+	}
+
 	tmpl = parse(t, "{{ 'x' | no_such_filter }}")
 	_, err = tmpl.Render(nil, Options{})
 	if err == nil || errors.As(err, &re) {
