@@ -1,14 +1,15 @@
 module github.com/weftrun/weft
 
-go 1.26
+go 1.26.0
 
 require (
+	github.com/ardanlabs/jinja v1.8.0
 	github.com/dlclark/regexp2 v1.12.0
 	github.com/google/cel-go v0.31.0
 	github.com/hashicorp/go-hclog v1.6.3
 	github.com/hashicorp/go-plugin v1.8.0
 	github.com/x448/float16 v0.8.4
-	golang.org/x/sys v0.31.0
+	golang.org/x/sys v0.43.0
 	golang.org/x/text v0.23.0
 	google.golang.org/grpc v1.65.0
 	google.golang.org/protobuf v1.36.10
