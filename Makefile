@@ -30,6 +30,7 @@ test: build plugins
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 10s ./gguf
 	$(GO) test -run '^$$' -fuzz FuzzSafetensorsHeader -fuzztime 10s ./checkpoint
+	$(GO) test -run '^$$' -fuzz FuzzRender -fuzztime 10s ./chat
 
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
