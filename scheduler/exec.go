@@ -2,18 +2,18 @@ package scheduler
 
 import (
 	"context"
-	"runtime"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/weftrun/weft/backend"
 )
 
-// idleSpin is how long a device goroutine polls for the next step before
-// it parks; waits between the splits of one step are far shorter and are
-// spent polling (yielding the processor between polls).
-const idleSpin = 50 * time.Microsecond
+// spinTurns is how many times a waiting device polls before it parks.
+// Polling answers within a cache-line transfer when another device is
+// about to finish (an all-reduce between sub-layers); parking leaves the
+// processor to the devices that work, which matters when devices share
+// cores with each other or with other programs.
+const spinTurns = 2000
 
 // executor runs the splits of a plan placed on several devices: one
 // long-lived goroutine per device after the first (the caller runs the
@@ -24,7 +24,7 @@ type executor struct {
 	gen      atomic.Uint64   // the step being run
 	finished []atomic.Uint64 // per split and micro-batch: the last step it finished
 	devDone  []atomic.Uint64 // per device: the last step it finished
-	wake     []chan struct{}
+	wake     []chan struct{} // per device: a token when something it may wait for happened
 	sleeping []atomic.Bool
 	closed   atomic.Bool
 	wg       sync.WaitGroup
@@ -41,14 +41,40 @@ type executor struct {
 }
 
 func newExecutor(p *Plan) *executor {
-	e := &executor{p: p, finished: make([]atomic.Uint64, len(p.splits)*p.mb), devDone: make([]atomic.Uint64, len(p.backends)),
-		wake: make([]chan struct{}, len(p.backends)), sleeping: make([]atomic.Bool, len(p.backends))}
-	for d := 1; d < len(p.backends); d++ {
+	n := len(p.backends)
+	e := &executor{p: p, finished: make([]atomic.Uint64, len(p.splits)*p.mb), devDone: make([]atomic.Uint64, n),
+		wake: make([]chan struct{}, n), sleeping: make([]atomic.Bool, n)}
+	for d := range e.wake {
 		e.wake[d] = make(chan struct{}, 1)
+	}
+	for d := 1; d < n; d++ {
 		e.wg.Add(1)
 		go e.loop(d)
 	}
 	return e
+}
+
+// park blocks device d until notify, unless ready already holds after d
+// announced itself (so no notification is lost).
+func (e *executor) park(d int, ready func() bool) {
+	e.sleeping[d].Store(true)
+	if ready() {
+		e.sleeping[d].Store(false)
+		return
+	}
+	<-e.wake[d]
+}
+
+// notify wakes every parked device to look again.
+func (e *executor) notify() {
+	for d := range e.sleeping {
+		if e.sleeping[d].Load() && e.sleeping[d].CompareAndSwap(true, false) {
+			select {
+			case e.wake[d] <- struct{}{}:
+			default: // a token is already waiting: it wakes d just as well
+			}
+		}
+	}
 }
 
 // run executes one step, cut into micro-batches, over every device and
@@ -58,18 +84,22 @@ func (e *executor) run(ctx context.Context, subs []backend.Step, kv *KV, prof ba
 	e.err = nil
 	e.abort.Store(false)
 	g := e.gen.Add(1)
-	for d := 1; d < len(e.wake); d++ {
-		if e.sleeping[d].CompareAndSwap(true, false) {
-			e.wake[d] <- struct{}{}
-		}
-	}
+	e.notify()
 	e.device(0, g)
 	for d := 1; d < len(e.devDone); d++ {
-		for i := 0; e.devDone[d].Load() != g; i++ {
-			backoff(i)
-		}
+		e.await(0, &e.devDone[d], g)
 	}
 	return e.err
+}
+
+// await makes device d wait until *v reaches g.
+func (e *executor) await(d int, v *atomic.Uint64, g uint64) {
+	for i := 0; v.Load() != g; i++ {
+		if i >= spinTurns {
+			e.park(d, func() bool { return v.Load() == g })
+			i = 0
+		}
+	}
 }
 
 // loop is device d's goroutine.
@@ -77,17 +107,11 @@ func (e *executor) loop(d int) {
 	defer e.wg.Done()
 	var last uint64
 	for {
-		start := time.Now()
 		for i := 0; e.gen.Load() == last && !e.closed.Load(); i++ {
-			if i%64 == 63 && time.Since(start) > idleSpin {
-				e.sleeping[d].Store(true)
-				if e.gen.Load() == last && !e.closed.Load() {
-					<-e.wake[d]
-				}
-				e.sleeping[d].Store(false)
-				start = time.Now()
+			if i >= spinTurns {
+				e.park(d, func() bool { return e.gen.Load() != last || e.closed.Load() })
+				i = 0
 			}
-			backoff(i)
 		}
 		if e.closed.Load() {
 			return
@@ -109,9 +133,7 @@ func (e *executor) device(d int, g uint64) {
 				continue
 			}
 			for _, dep := range s.deps {
-				for i := 0; e.finished[dep*mb+m].Load() != g; i++ {
-					backoff(i)
-				}
+				e.await(d, &e.finished[dep*mb+m], g)
 			}
 			if !e.abort.Load() {
 				if err := s.runners[m].Run(e.ctx, &e.subs[m], e.kv.stores[d], e.prof); err != nil {
@@ -124,26 +146,16 @@ func (e *executor) device(d int, g uint64) {
 				}
 			}
 			e.finished[si*mb+m].Store(g)
+			e.notify()
 		}
 	}
 	e.devDone[d].Store(g)
+	e.notify()
 }
 
 // close stops the device goroutines.
 func (e *executor) close() {
 	e.closed.Store(true)
-	for d := 1; d < len(e.wake); d++ {
-		if e.sleeping[d].CompareAndSwap(true, false) {
-			e.wake[d] <- struct{}{}
-		}
-	}
+	e.notify()
 	e.wg.Wait()
-}
-
-// backoff waits a little in a polling loop: a few empty turns, then it
-// yields the processor so that a device sharing it can finish.
-func backoff(i int) {
-	if i > 16 {
-		runtime.Gosched()
-	}
 }
