@@ -58,7 +58,7 @@ func TestParseDevices(t *testing.T) {
 
 // randomLlama builds the shipped llama spec with random weights, passes
 // applied as model.Load applies them.
-func randomLlama(t *testing.T, set map[string]any) *graph.Graph {
+func randomLlama(t testing.TB, set map[string]any) *graph.Graph {
 	t.Helper()
 	sp, err := specs.Open("llama")
 	if err != nil {
@@ -227,3 +227,57 @@ func TestPlaceGraph(t *testing.T) {
 	}
 
 }
+
+// BenchmarkSplitStep times one decode step of a small random-weight
+// llama (8 layers, hidden 64: the kernels are cheap, so the step's time
+// is mostly the devices' hand-offs) on one device and on two devices
+// split by layer and by tensor; each device has one thread. The
+// difference per layer is what a split costs beyond its kernels: one
+// hand-off per layer group, or two all-reduces per layer.
+func BenchmarkSplitStep(b *testing.B) {
+	g := randomLlama(b, map[string]any{"hidden": 64, "layers": 8, "heads": 8, "kv_heads": 4, "ffn": 128, "vocab": 256, "ctx": 4096})
+	for _, spec := range []string{"cpu:0", "cpu:0;cpu:1", "cpu:0&cpu:1"} {
+		b.Run(spec, func(b *testing.B) {
+			devs, _ := scheduler.ParseDevices(spec)
+			var bs []backend.Backend
+			for _, n := range devs.Names() {
+				bs = append(bs, cpudev.New(n, 1, cpu.Kernels{}))
+			}
+			plan, err := scheduler.NewPlan(g, scheduler.PlanOptions{MaxTokens: 1, Devices: devs, Backends: bs})
+			if err != nil {
+				b.Fatal(err)
+			}
+			eng, err := scheduler.NewEngine(plan, scheduler.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer eng.Close()
+			ctx := context.Background()
+			// A query of 64 steps at a time keeps attention short: the
+			// steps measure the matmuls and the hand-offs.
+			id, steps := -1, 0
+			for b.Loop() {
+				if steps%64 == 0 {
+					b.StopTimer()
+					eng.Cancel(id)
+					if id, err = eng.AddQuery(scheduler.Request{Prompt: []int{1}, MaxTokens: 1 << 20, Sampler: firstToken{}}); err != nil {
+						b.Fatal(err)
+					}
+					if _, err := eng.Infer(ctx); err != nil {
+						b.Fatal(err)
+					}
+					b.StartTimer()
+				}
+				steps++
+				if _, err := eng.Infer(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// firstToken always picks token 0 (a sampler for benchmarks).
+type firstToken struct{}
+
+func (firstToken) Sample([]float32) int { return 0 }
