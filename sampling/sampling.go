@@ -448,20 +448,30 @@ func (s *Sampler) Choose(logits []float32) int {
 	if s.greedyOnly() {
 		return Greedy(logits)
 	}
+	w := s.run(logits)
+	switch s.cfg.Mirostat {
+	case 1:
+		return s.mirostat1(w, len(logits))
+	case 2:
+		return s.mirostat2(w)
+	}
+	return w.draw(s.rng)
+}
+
+// run applies everything before the draw: logit bias, then the chain (or
+// the temperature, before mirostat).
+func (s *Sampler) run(logits []float32) *work {
 	w := &s.w
 	w.reset(logits)
 	s.applyBias(w)
 	if s.cfg.Mirostat != 0 {
 		w.temperature(float32(s.cfg.Temperature))
-		if s.cfg.Mirostat == 1 {
-			return s.mirostat1(w, len(logits))
-		}
-		return s.mirostat2(w)
+		return w
 	}
 	for _, o := range s.ops {
 		s.apply(o, w)
 	}
-	return w.draw(s.rng)
+	return w
 }
 
 // greedyOnly reports that the chain reduces to Greedy: temperature 0 and

@@ -34,7 +34,8 @@ type work struct {
 	hasP    bool // c[i].p is the softmax of the current logits of c
 }
 
-var negInf = float32(math.Inf(-1))
+// ninf is float32 -inf.
+func ninf() float32 { return float32(math.Inf(-1)) }
 
 func (w *work) reset(logits []float32) {
 	w.vocab = len(logits)
@@ -45,7 +46,7 @@ func (w *work) reset(logits []float32) {
 			d := w.writable()
 			for i, v := range d {
 				if v != v {
-					d[i] = negInf
+					d[i] = ninf()
 				}
 			}
 			break
@@ -108,9 +109,16 @@ func (w *work) softmax() {
 	if w.hasP {
 		return
 	}
-	maxL := negInf
+	maxL := ninf()
 	for i := range w.c {
 		maxL = max(maxL, w.c[i].logit)
+	}
+	if maxL == ninf() { // every logit -inf: treat them as equal
+		for i := range w.c {
+			w.c[i].p = 1 / float64(len(w.c))
+		}
+		w.hasP = true
+		return
 	}
 	var z float64
 	for i := range w.c {
@@ -166,7 +174,7 @@ func (w *work) topNSigma(n float64) {
 		lim := sigmaLimit(w.dense, n)
 		for i, v := range w.dense {
 			if v < lim {
-				w.writable()[i] = negInf
+				w.writable()[i] = ninf()
 			}
 		}
 		return
@@ -182,7 +190,7 @@ func (w *work) topNSigma(n float64) {
 	lim := sigmaLimit(l, n)
 	for i := range c {
 		if c[i].logit < lim {
-			c[i].logit = negInf
+			c[i].logit = ninf()
 		}
 	}
 	w.hasP = false // the order stays descending: masked tokens were the smallest
@@ -194,7 +202,7 @@ func sigmaLimit(l []float32, n float64) float32 {
 	var sum float64
 	cnt := 0
 	for _, v := range l {
-		if v == negInf {
+		if v == ninf() {
 			continue
 		}
 		maxL = max(maxL, v)
@@ -202,12 +210,12 @@ func sigmaLimit(l []float32, n float64) float32 {
 		cnt++
 	}
 	if cnt == 0 {
-		return negInf
+		return ninf()
 	}
 	mean := sum / float64(cnt)
 	var acc float64
 	for _, v := range l {
-		if v != negInf {
+		if v != ninf() {
 			d := float64(v) - mean
 			acc += d * d
 		}
@@ -363,7 +371,7 @@ func (w *work) minP(p float64) {
 		return
 	}
 	if w.isDense {
-		maxL := negInf
+		maxL := ninf()
 		for _, v := range w.dense {
 			maxL = max(maxL, v)
 		}
@@ -378,7 +386,7 @@ func (w *work) minP(p float64) {
 		w.c, w.isDense, w.nSorted, w.hasP = c, false, 0, false
 		return
 	}
-	maxL := negInf
+	maxL := ninf()
 	for i := range w.c {
 		maxL = max(maxL, w.c[i].logit)
 	}
@@ -486,9 +494,12 @@ func (w *work) temperature(t float32) {
 func (w *work) draw(rng interface{ Float64() float64 }) int {
 	if w.isDense {
 		d := w.dense
-		maxL := negInf
+		maxL := ninf()
 		for _, v := range d {
 			maxL = max(maxL, v)
+		}
+		if maxL == ninf() { // every logit -inf: treat them as equal
+			return min(int(rng.Float64()*float64(len(d))), len(d)-1)
 		}
 		if cap(w.pbuf) < len(d) {
 			w.pbuf = make([]float64, len(d))
