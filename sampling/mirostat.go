@@ -54,8 +54,13 @@ func (s *Sampler) mirostat2(w *work) int {
 	w.softmax()
 	c := w.c
 	kept := 0
+	// −log₂ p ≤ μ ⇔ p ≥ 2^−μ; log₂ only near that line, where float32
+	// rounding decides as in llama.cpp.
+	lim := math.Exp2(-float64(s.mu))
+	hi, lo := lim*(1+1e-5), lim*(1-1e-5)
 	for i := range c {
-		if -log2f(c[i].p) <= s.mu {
+		p := c[i].p
+		if p >= hi || p > lo && -log2f(p) <= s.mu {
 			c[kept] = c[i]
 			kept++
 		}

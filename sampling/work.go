@@ -27,12 +27,19 @@ type work struct {
 	buf     []float32 // dense copy
 	pbuf    []float64 // dense probabilities for the draw
 	tmp     []float32 // scratch
+	heap    []cand    // scratch
 
 	all     []cand // list storage
 	c       []cand // the candidates, a window of all
 	nSorted int
 	hasP    bool // c[i].p is the softmax of the current logits of c
+	// With hasP: ln c[i].p = (c[i].logit − maxL) − lnZ, no log needed.
+	maxL float32
+	lnZ  float64
 }
+
+// lnP returns ln p of a candidate (valid with hasP).
+func (w *work) lnP(x *cand) float64 { return float64(x.logit-w.maxL) - w.lnZ }
 
 // ninf is float32 -inf.
 func ninf() float32 { return float32(math.Inf(-1)) }
@@ -109,15 +116,12 @@ func (w *work) softmax() {
 	if w.hasP {
 		return
 	}
-	maxL := ninf()
-	for i := range w.c {
-		maxL = max(maxL, w.c[i].logit)
-	}
+	maxL := maxLogit(w.c)
 	if maxL == ninf() { // every logit -inf: treat them as equal
 		for i := range w.c {
 			w.c[i].p = 1 / float64(len(w.c))
 		}
-		w.hasP = true
+		w.hasP, w.maxL, w.lnZ = true, 0, math.Log(float64(len(w.c)))
 		return
 	}
 	var z float64
@@ -129,7 +133,7 @@ func (w *work) softmax() {
 	for i := range w.c {
 		w.c[i].p /= z
 	}
-	w.hasP = true
+	w.hasP, w.maxL, w.lnZ = true, maxL, math.Log(z)
 }
 
 // sortTo makes c[:m] the m largest in order.
@@ -138,7 +142,23 @@ func (w *work) sortTo(m int) {
 	if m <= w.nSorted {
 		return
 	}
-	sortTop(w.c, w.nSorted, m, byLogit)
+	rest, k := w.c[w.nSorted:], m-w.nSorted
+	if k <= len(rest)/8 {
+		// A short head of a long list: find the k-th best with a heap
+		// (mostly one comparison per token), pull the k to the front.
+		w.heap = heapTopCands(w.heap[:0], rest, k)
+		kth := w.heap[0]
+		j := 0
+		for i := range rest {
+			if !better(&kth, &rest[i]) {
+				rest[i], rest[j] = rest[j], rest[i]
+				j++
+			}
+		}
+		slices.SortFunc(rest[:k], cmpLogit)
+	} else {
+		sortTop(w.c, w.nSorted, m, byLogit)
+	}
 	w.nSorted = m
 }
 
@@ -172,9 +192,10 @@ func (w *work) topNSigma(n float64) {
 	}
 	if w.isDense {
 		lim := sigmaLimit(w.dense, n)
-		for i, v := range w.dense {
+		d := w.writable()
+		for i, v := range d {
 			if v < lim {
-				w.writable()[i] = ninf()
+				d[i] = ninf()
 			}
 		}
 		return
@@ -196,31 +217,85 @@ func (w *work) topNSigma(n float64) {
 	w.hasP = false // the order stays descending: masked tokens were the smallest
 }
 
-// sigmaLimit returns max - n·σ over the finite values of l.
+// sigmaLimit returns max - n·σ over the finite values of l. One pass with
+// four accumulators of Σx and Σx² (float64: the cancellation in
+// Σx²/N − mean² costs nothing at logit scales) instead of llama.cpp's two.
 func sigmaLimit(l []float32, n float64) float32 {
-	maxL := l[0]
-	var sum float64
-	cnt := 0
-	for _, v := range l {
-		if v == ninf() {
+	inf := ninf()
+	maxL := inf
+	var s0, s1, s2, s3, q0, q1, q2, q3 float64
+	cnt := len(l)
+	one := func(v float32) {
+		if v == inf {
+			cnt--
+			return
+		}
+		if v > maxL {
+			maxL = v
+		}
+		x := float64(v)
+		s0 += x
+		q0 += x * x
+	}
+	i := 0
+	for ; i+4 <= len(l); i += 4 {
+		a, b, c, d := l[i], l[i+1], l[i+2], l[i+3]
+		if a == inf || b == inf || c == inf || d == inf {
+			one(a)
+			one(b)
+			one(c)
+			one(d)
 			continue
 		}
-		maxL = max(maxL, v)
-		sum += float64(v)
-		cnt++
+		if a > maxL {
+			maxL = a
+		}
+		if b > maxL {
+			maxL = b
+		}
+		if c > maxL {
+			maxL = c
+		}
+		if d > maxL {
+			maxL = d
+		}
+		x0, x1, x2, x3 := float64(a), float64(b), float64(c), float64(d)
+		s0, s1, s2, s3 = s0+x0, s1+x1, s2+x2, s3+x3
+		q0, q1, q2, q3 = q0+x0*x0, q1+x1*x1, q2+x2*x2, q3+x3*x3
+	}
+	for ; i < len(l); i++ {
+		one(l[i])
 	}
 	if cnt == 0 {
-		return ninf()
+		return inf
 	}
-	mean := sum / float64(cnt)
-	var acc float64
+	mean := (s0 + s1 + s2 + s3) / float64(cnt)
+	variance := max(0, (q0+q1+q2+q3)/float64(cnt)-mean*mean)
+	return float32(float64(maxL) - n*math.Sqrt(variance))
+}
+
+// maxOf returns the largest of l (-inf if empty). The builtin max costs
+// ten times more on float32: it orders NaN and signed zeros, which
+// reset has already ruled out.
+func maxOf(l []float32) float32 {
+	m := ninf()
 	for _, v := range l {
-		if v != ninf() {
-			d := float64(v) - mean
-			acc += d * d
+		if v > m {
+			m = v
 		}
 	}
-	return float32(float64(maxL) - n*math.Sqrt(acc/float64(cnt)))
+	return m
+}
+
+// maxLogit returns the largest logit of c (-inf if empty).
+func maxLogit(c []cand) float32 {
+	m := ninf()
+	for i := range c {
+		if c[i].logit > m {
+			m = c[i].logit
+		}
+	}
+	return m
 }
 
 // topK keeps the k largest logits; k ≤ 0 is off.
@@ -278,6 +353,44 @@ func heapTopK(c []cand, dense []float32, k int) []cand {
 	return c
 }
 
+// heapTopCands is heapTopK over candidates.
+func heapTopCands(h []cand, c []cand, k int) []cand {
+	for i := range c {
+		x := &c[i]
+		if len(h) < k {
+			h = append(h, *x)
+			for j := len(h) - 1; j > 0; { // sift up
+				p := (j - 1) / 2
+				if !better(&h[p], &h[j]) {
+					break
+				}
+				h[p], h[j] = h[j], h[p]
+				j = p
+			}
+			continue
+		}
+		if !better(x, &h[0]) {
+			continue
+		}
+		h[0] = *x
+		for j := 0; ; { // sift down
+			l, r, m := 2*j+1, 2*j+2, j
+			if l < k && better(&h[m], &h[l]) {
+				m = l
+			}
+			if r < k && better(&h[m], &h[r]) {
+				m = r
+			}
+			if m == j {
+				break
+			}
+			h[j], h[m] = h[m], h[j]
+			j = m
+		}
+	}
+	return h
+}
+
 // tailFree is llama.cpp's tail-free sampling (as of its removal, with
 // min_keep 1): on the sorted probabilities, the absolute second
 // differences are normalised to sum to one (uniform if their sum is at
@@ -325,13 +438,14 @@ func (w *work) typical(p float64) {
 	c := w.c
 	var h float64
 	for i := range c {
+		c[i].key = w.lnP(&c[i])
 		if c[i].p > 0 { // llama.cpp gets NaN from a -inf logit here
-			h -= c[i].p * math.Log(c[i].p)
+			h -= c[i].p * c[i].key
 		}
 	}
 	for i := range c {
 		if c[i].p > 0 {
-			c[i].key = math.Abs(-math.Log(c[i].p) - h)
+			c[i].key = math.Abs(-c[i].key - h)
 		} else {
 			c[i].key = math.Inf(1)
 		}
@@ -371,11 +485,7 @@ func (w *work) minP(p float64) {
 		return
 	}
 	if w.isDense {
-		maxL := ninf()
-		for _, v := range w.dense {
-			maxL = max(maxL, v)
-		}
-		lim := maxL + float32(math.Log(float64(float32(p))))
+		lim := maxOf(w.dense) + float32(math.Log(float64(float32(p))))
 		w.grow(len(w.dense))
 		c := w.all[:0]
 		for i, v := range w.dense {
@@ -386,11 +496,7 @@ func (w *work) minP(p float64) {
 		w.c, w.isDense, w.nSorted, w.hasP = c, false, 0, false
 		return
 	}
-	maxL := ninf()
-	for i := range w.c {
-		maxL = max(maxL, w.c[i].logit)
-	}
-	lim := maxL + float32(math.Log(float64(float32(p))))
+	lim := maxLogit(w.c) + float32(math.Log(float64(float32(p))))
 	kept, sorted := 0, 0
 	for i := range w.c {
 		if w.c[i].logit >= lim {
@@ -452,7 +558,7 @@ func (w *work) dynatemp(t, delta, exponent float64) {
 	var h float64
 	for i := range w.c {
 		if p := w.c[i].p; p > 0 {
-			h -= p * math.Log(p)
+			h -= p * w.lnP(&w.c[i])
 		}
 	}
 	norm := h / maxH
@@ -494,10 +600,7 @@ func (w *work) temperature(t float32) {
 func (w *work) draw(rng interface{ Float64() float64 }) int {
 	if w.isDense {
 		d := w.dense
-		maxL := ninf()
-		for _, v := range d {
-			maxL = max(maxL, v)
-		}
+		maxL := maxOf(d)
 		if maxL == ninf() { // every logit -inf: treat them as equal
 			return min(int(rng.Float64()*float64(len(d))), len(d)-1)
 		}
