@@ -28,7 +28,9 @@ import (
 // names the command-line flag (llama.cpp's spelling) that sets it.
 type Config struct {
 	// Temperature (--temp) divides the logits before the draw; 0 means
-	// greedy: the surviving token with the largest logit is chosen.
+	// greedy: the surviving token with the largest logit is chosen. In the
+	// FSD modes it is the temperature of FSD's softmax, floored at 0.001 as
+	// in Inferflow (whose default is 1).
 	Temperature float64
 	// TopK (--top-k) keeps the k largest logits; 0: off.
 	TopK int
@@ -38,7 +40,9 @@ type Config struct {
 	// MinP (--min-p) keeps tokens whose probability is at least p times the
 	// largest; 0: off.
 	MinP float64
-	// Seed (--seed) seeds every random draw.
+	// Seed (--seed) seeds every random draw: the final draw and mirostat's,
+	// XTC's coin (its own stream, as in llama.cpp) and randomized FSD's
+	// generator (Inferflow's, seeded the same way).
 	Seed uint64
 
 	// TypicalP (--typical) is locally typical sampling's mass p; 0 or 1: off.
@@ -109,11 +113,14 @@ type Config struct {
 	EOS []int
 
 	// Samplers (--samplers) is the chain's order; nil means
-	// DefaultSamplers. ParseSamplers reads the flag's "a;b;c" syntax.
+	// DefaultSamplers, an empty chain draws from the softmax of the biased
+	// logits. A sampler that is off does nothing wherever it stands.
+	// ParseSamplers reads the flag's "a;b;c" syntax.
 	Samplers []Stage
 
 	// Mode (--sampler) chooses llama.cpp's chain (the zero value), "fsd" or
-	// "random-fsd".
+	// "random-fsd". The FSD modes use LogitBias, IgnoreEOS, Temperature and
+	// the FSD fields; the chain's samplers and Mirostat do not apply.
 	Mode Mode
 	// FSDAlpha (--fsd-alpha) weighs the anti-LM penalty against the
 	// probability (Inferflow: 0.5).
@@ -409,10 +416,13 @@ func (s *Sampler) Mu() float64 { return float64(s.mu) }
 
 // Greedy returns the index of the largest logit (the lowest index on ties).
 func Greedy(logits []float32) int {
-	best := 0
+	if len(logits) == 0 {
+		return 0
+	}
+	best, bv := 0, logits[0]
 	for i, v := range logits {
-		if v > logits[best] {
-			best = i
+		if v > bv {
+			best, bv = i, v
 		}
 	}
 	return best

@@ -317,7 +317,11 @@ func (w *work) topK(k int) {
 // heapTopK appends the k best of dense to c (unordered) with a min-heap
 // whose root is the worst kept token.
 func heapTopK(c []cand, dense []float32, k int) []cand {
+	floor := ninf() // the worst kept logit once the heap is full
 	for i, v := range dense {
+		if len(c) == k && v <= floor { // ties keep the lower id, seen first
+			continue
+		}
 		x := cand{id: int32(i), logit: v}
 		if len(c) < k {
 			c = append(c, x)
@@ -329,9 +333,7 @@ func heapTopK(c []cand, dense []float32, k int) []cand {
 				c[p], c[j] = c[j], c[p]
 				j = p
 			}
-			continue
-		}
-		if v <= c[0].logit { // ties keep the lower id, seen first
+			floor = c[0].logit
 			continue
 		}
 		c[0] = x
@@ -349,6 +351,7 @@ func heapTopK(c []cand, dense []float32, k int) []cand {
 			c[j], c[m] = c[m], c[j]
 			j = m
 		}
+		floor = c[0].logit
 	}
 	return c
 }
