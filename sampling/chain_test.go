@@ -114,6 +114,7 @@ func TestSamplers(t *testing.T) {
 		{"top-n-sigma 1", Config{Temperature: 1, TopNSigma: 1}, []float32{3, 2, 1, 0, -1}, []float64{0.7310585786, 0.2689414214, 0, 0, 0}},
 		// 3 − 2√2 = 0.172 keeps 3 2 1: e⁰, e⁻¹, e⁻² normalised
 		{"top-n-sigma 2", Config{Temperature: 1, TopNSigma: 2}, []float32{3, 2, 1, 0, -1}, []float64{0.6652409558, 0.2447284711, 0.0900305732, 0, 0}},
+		{"top-n-sigma on a list (after min-p)", Config{Temperature: 1, TopNSigma: 1, MinP: 0.001, Samplers: only(StageMinP, StageTopNSigma)}, []float32{3, 2, 1, 0, -1}, []float64{0.7310585786, 0.2689414214, 0, 0, 0}},
 		{"top-n-sigma ignores -inf", Config{Temperature: 1, TopNSigma: 1}, []float32{3, 2, 1, 0, -1, ninf()}, []float64{0.7310585786, 0.2689414214, 0, 0, 0, 0}},
 		// tokens with p ≥ .25: 0 and 1; all but the least likely go
 		{"xtc threshold .25", Config{Temperature: 1, XTCProbability: 1, XTCThreshold: 0.25}, t4, []float64{0, 0.5, 1.0 / 3, 1.0 / 6}},

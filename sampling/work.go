@@ -212,9 +212,12 @@ func (w *work) topNSigma(n float64) {
 	for i := range c {
 		if c[i].logit < lim {
 			c[i].logit = ninf()
+			if i < w.nSorted { // masked tokens end the sorted head
+				w.nSorted = i
+			}
 		}
 	}
-	w.hasP = false // the order stays descending: masked tokens were the smallest
+	w.hasP = false
 }
 
 // sigmaLimit returns max - n·σ over the finite values of l. One pass with
