@@ -98,6 +98,9 @@ func TestFSDByHand(t *testing.T) {
 		{[]int{2}, fsdConfig(3), 3}, // shorter than n−1: no penalty, the most likely
 		{hist, func() Config { c := fsdConfig(3); c.FSDAlpha = 0; return c }(), 3},
 		{hist, func() Config { c := fsdConfig(3); c.IgnoreEOS, c.EOS = true, []int{5}; return c }(), 3},
+		// temperature 0 is floored at 0.001: p(3) ≈ 1, the others ≈ 0, and
+		// .5 − .165625 beats every −α·penalty
+		{hist, func() Config { c := fsdConfig(3); c.Temperature = 0; return c }(), 3},
 	} {
 		got, err := FSDChoice(logits, tc.hist, tc.cfg)
 		if err != nil || got != tc.want {
