@@ -116,63 +116,64 @@ func nth(c []cand, k int, o order) {
 	}
 }
 
-// headByMass rearranges c so that c[:n] is the shortest head of c under o
-// whose probability mass reaches target (exceeds it if strict), and
-// returns n (len(c) if the whole mass falls short). It is a quickselect
-// weighted by probability: O(len(c)) expected, with no sort — what top-p
-// and typical need without ordering the vocabulary.
-func headByMass(c []cand, target float64, o order, strict bool) int {
+// headByKey rearranges c so that c[:n] is the shortest head of c in byKey
+// order whose probability mass reaches target (exceeds it if strict), and
+// returns n (len(c) if the whole mass falls short). Keys must be ≥ 0 (or
+// +inf). Instead of sorting, it spreads the tokens over buckets of key
+// width 1/8 by one pass, finds the bucket where the running mass crosses
+// the target, and sorts that bucket only: O(len(c)) — what top-p (key:
+// distance to the largest logit) and typical need without ordering the
+// vocabulary.
+func headByKey(c []cand, target float64, strict bool) int {
+	const nb, scale = 256, 8 // keys [0, 32) in steps of 1/8; the rest share the last
+	bucket := func(k float64) int {
+		if k = k * scale; k < nb-1 {
+			return int(k)
+		}
+		return nb - 1 // also +inf and NaN
+	}
 	reached := func(m float64) bool {
 		if strict {
 			return m > target
 		}
 		return m >= target
 	}
-	lo, hi := 0, len(c)
-	var acc float64 // mass of c[:lo], all in the head
-	for hi-lo > 16 {
-		mid, last := lo+(hi-lo)/2, hi-1
-		if o.less(&c[mid], &c[lo]) {
-			c[mid], c[lo] = c[lo], c[mid]
+	var mass [nb]float64
+	for i := range c {
+		mass[bucket(c[i].key)] += c[i].p
+	}
+	var acc float64
+	cross := -1
+	for b := range mass {
+		if reached(acc + mass[b]) {
+			cross = b
+			break
 		}
-		if o.less(&c[last], &c[mid]) {
-			c[last], c[mid] = c[mid], c[last]
-			if o.less(&c[mid], &c[lo]) {
-				c[mid], c[lo] = c[lo], c[mid]
-			}
-		}
-		c[mid], c[last] = c[last], c[mid] // the median waits at the end
-		pivot := c[last]
-		i := lo
-		var mass float64
-		for j := lo; j < last; j++ {
-			if o.less(&c[j], &pivot) {
-				mass += c[j].p
-				c[i], c[j] = c[j], c[i]
-				i++
-			}
-		}
-		c[i], c[last] = c[last], c[i]
-		switch {
-		case reached(acc + mass):
-			hi = i
-		case reached(acc + mass + c[i].p):
-			return i + 1
-		default:
-			acc += mass + c[i].p
-			lo = i + 1
+		acc += mass[b]
+	}
+	if cross < 0 {
+		return len(c)
+	}
+	j := 0 // c[:j]: buckets before cross, then c[j:k]: bucket cross
+	for i := range c {
+		if bucket(c[i].key) < cross {
+			c[i], c[j] = c[j], c[i]
+			j++
 		}
 	}
-	if o == byKey {
-		slices.SortFunc(c[lo:hi], cmpKey)
-	} else {
-		slices.SortFunc(c[lo:hi], cmpLogit)
+	k := j
+	for i := j; i < len(c); i++ {
+		if bucket(c[i].key) == cross {
+			c[i], c[k] = c[k], c[i]
+			k++
+		}
 	}
-	for i := lo; i < hi; i++ {
+	slices.SortFunc(c[j:k], cmpKey)
+	for i := j; i < k; i++ {
 		acc += c[i].p
 		if reached(acc) {
 			return i + 1
 		}
 	}
-	return len(c)
+	return k
 }

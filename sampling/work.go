@@ -456,7 +456,7 @@ func (w *work) typical(p float64) {
 			c[i].key = math.Inf(1)
 		}
 	}
-	w.c = c[:headByMass(c, p, byKey, true)]
+	w.c = c[:headByKey(c, p, true)]
 	w.nSorted, w.hasP = 0, false
 }
 
@@ -479,7 +479,10 @@ func (w *work) topP(p float64) {
 		}
 		return
 	}
-	n := headByMass(w.c, p, byLogit, false)
+	for i := range w.c { // byKey on this key is byLogit
+		w.c[i].key = float64(w.maxL) - float64(w.c[i].logit)
+	}
+	n := headByKey(w.c, p, false)
 	w.c = w.c[:n]
 	w.nSorted, w.hasP = 0, false
 }
