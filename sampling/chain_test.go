@@ -606,3 +606,84 @@ func BenchmarkChain(b *testing.B) {
 		})
 	}
 }
+
+// top-p and typical on a large vocabulary keep what a full sort and a
+// running sum keep (the definition, done the slow way).
+func TestHeadsMatchFullSort(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	logits := make([]float32, 5000)
+	for trial := range 20 {
+		for i := range logits {
+			logits[i] = float32(r.NormFloat64() * (0.5 + float64(trial%4)))
+		}
+		logits[r.IntN(len(logits))] = ninf()
+		p := 0.05 + 0.9*r.Float64()
+		// the definition: probabilities, then the order, then the cut
+		maxL := slices.Max(logits)
+		probs := make([]float64, len(logits))
+		var z float64
+		for i, l := range logits {
+			probs[i] = math.Exp(float64(l - maxL))
+			z += probs[i]
+		}
+		var h float64
+		for i := range probs {
+			probs[i] /= z
+			if probs[i] > 0 {
+				h -= probs[i] * math.Log(probs[i])
+			}
+		}
+		ids := make([]int, len(logits))
+		for i := range ids {
+			ids[i] = i
+		}
+		cut := func(less func(a, b int) bool, strict bool) []int {
+			order := slices.Clone(ids)
+			slices.SortStableFunc(order, func(a, b int) int {
+				switch {
+				case less(a, b):
+					return -1
+				case less(b, a):
+					return 1
+				}
+				return a - b
+			})
+			var cum float64
+			for i, id := range order {
+				cum += probs[id]
+				if cum > p || !strict && cum >= p {
+					order = order[:i+1]
+					break
+				}
+			}
+			slices.Sort(order)
+			return order
+		}
+		surprise := func(i int) float64 {
+			if probs[i] == 0 {
+				return math.Inf(1)
+			}
+			return math.Abs(-math.Log(probs[i]) - h)
+		}
+		wantP := cut(func(a, b int) bool { return logits[a] > logits[b] }, false)
+		wantT := cut(func(a, b int) bool { return surprise(a) < surprise(b) }, true)
+		for _, tc := range []struct {
+			cfg  Config
+			want []int
+		}{
+			{Config{Temperature: 1, TopP: p}, wantP},
+			{Config{Temperature: 1, TypicalP: p}, wantT},
+		} {
+			got := probsAfter(t, tc.cfg, logits, nil)
+			var kept []int
+			for i, q := range got {
+				if q > 0 {
+					kept = append(kept, i)
+				}
+			}
+			if !slices.Equal(kept, tc.want) {
+				t.Errorf("trial %d, %+v: kept %d tokens, the definition %d", trial, tc.cfg, len(kept), len(tc.want))
+			}
+		}
+	}
+}
