@@ -143,7 +143,7 @@ func (w *work) sortTo(m int) {
 		return
 	}
 	rest, k := w.c[w.nSorted:], m-w.nSorted
-	if k <= len(rest)/8 {
+	if k <= len(rest)/64 {
 		// A short head of a long list: find the k-th best with a heap
 		// (mostly one comparison per token), pull the k to the front.
 		w.heap = heapTopCands(w.heap[:0], rest, k)
