@@ -30,6 +30,39 @@ type Step struct {
 	// Keep lists the rows (token indices) whose outputs are wanted; ops
 	// after gather_rows see only those rows.
 	Keep []int32
+
+	// KV addressing, filled by the scheduler's block manager. Every
+	// attention slot of every device uses the same block ids.
+	//
+	// Loc is, per token, the block and row its key and value go to.
+	Loc []KVLoc
+	// View is, per token, the index in Views of the history it attends
+	// over, and Len how many rows of that history it sees (a causal
+	// token: the rows up to and including its own; a bidirectional
+	// attention takes the most any token of the same view sees).
+	View []int32
+	Len  []int32
+	// Views are histories: runs of cached rows in position order. A
+	// beam's history is the shared prompt's blocks followed by the rows
+	// its ancestors wrote, one run per row (the beam index-select, read
+	// in place by the attention kernel).
+	Views [][]KVRun
+	// Shift lists rotations to apply to cached keys before the step's
+	// attention (StreamingLLM's context shift), once per slot.
+	Shift []KVShift
+}
+
+// KVLoc is one row of a KV block.
+type KVLoc struct{ Block, Row int32 }
+
+// KVRun is N consecutive rows of a KV block, from Row.
+type KVRun struct{ Block, Row, N int32 }
+
+// KVShift moves the keys of Runs by Delta positions: attention ops that
+// apply RoPE themselves re-rotate them by Delta (negative: back).
+type KVShift struct {
+	Runs  []KVRun
+	Delta int32
 }
 
 // Backend runs graph splits on one device.
@@ -50,7 +83,7 @@ type Backend interface {
 	Compile(nodes []*graph.Node, opt CompileOptions) (Runner, error)
 	// NewKVStore makes the device's KV storage for attention slots whose
 	// key and value rows are dims[i] wide.
-	NewKVStore(dims []int, maxPositions int, typ KVType) (KVStore, error)
+	NewKVStore(dims []int, typ KVType) (KVStore, error)
 	// Threads returns the worker threads the device computes with.
 	Threads() int
 	// Close releases the device's workers and memory.
@@ -89,24 +122,19 @@ type Profiler interface {
 	Add(n *graph.Node, ns int64)
 }
 
-// KVStore is a device's key/value cache as the scheduler manages it:
-// sequences are reserved, forked, truncated and dropped on every device
-// alike. The attention kernels of the same backend read and write it
-// through the backend's own concrete type.
+// KVStore is a device's KV storage: blocks of positions for every
+// attention slot the device holds, by the ids the scheduler's block
+// manager hands out. The attention kernels of the same backend read and
+// write it through the backend's own concrete type.
 type KVStore interface {
-	// Reserve sizes the next segment of seq for n more positions.
-	Reserve(seq, n int)
-	// Len returns the positions cached for seq.
-	Len(seq int) int
-	// Fork makes child share all of parent's cached positions.
-	Fork(parent, child int) error
-	// Truncate drops positions ≥ n of seq.
-	Truncate(seq, n int)
-	// Drop forgets seq.
-	Drop(seq int)
-	// Bytes returns the memory held by cached positions.
-	Bytes() int64
-	// PositionBytes returns the memory one position of one sequence takes.
+	// SetBlock gives block id room for rows positions in every slot.
+	SetBlock(id, rows int)
+	// FreeBlock releases block id's memory.
+	FreeBlock(id int)
+	// CopyRows copies n rows from block src (from srcRow) to block dst
+	// (from dstRow) in every slot: copy-on-write of a shared block.
+	CopyRows(dst, dstRow, src, srcRow, n int)
+	// PositionBytes returns the memory one position takes in every slot.
 	PositionBytes() int64
 }
 

@@ -49,12 +49,15 @@ func forward(t *testing.T, src string, set map[string]any, passes bool) [][]floa
 	if err != nil {
 		t.Fatal(err)
 	}
-	kv, err := plan.NewKV(64, backend.KVF32)
+	kv, err := plan.NewKV(0, backend.KVF32)
 	if err != nil {
 		t.Fatal(err)
 	}
 	st := &backend.Step{Tokens: []int32{1, 2, 3, 4, 5}, Pos: []int32{0, 1, 2, 3, 4}, Seq: []int32{0, 0, 0, 0, 0},
 		Keep: []int32{0, 1, 2, 3, 4}}
+	if err := kv.AddressWhole(st); err != nil {
+		t.Fatal(err)
+	}
 	outs, err := plan.Run(t.Context(), st, kv, nil)
 	if err != nil {
 		t.Fatal(err)

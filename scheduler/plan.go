@@ -274,18 +274,18 @@ func (p *Plan) Backends() []backend.Backend { return p.backends }
 // Devices.Names() order; a tensor split holds only its shard.
 func (p *Plan) WeightBytes() []int64 { return p.weights }
 
-// NewKV makes the KV stores of every device for sequences of at most
-// maxPositions positions (0: no limit).
-func (p *Plan) NewKV(maxPositions int, typ backend.KVType) (*KV, error) {
-	kv := &KV{limit: maxPositions, typ: typ}
+// NewKV makes the KV stores of every device and the block manager over
+// them, holding at most budget bytes (0: no limit).
+func (p *Plan) NewKV(budget int64, typ backend.KVType) (*KV, error) {
+	var stores []backend.KVStore
 	for i, b := range p.backends {
-		s, err := b.NewKVStore(p.slotDims[i], maxPositions, typ)
+		s, err := b.NewKVStore(p.slotDims[i], typ)
 		if err != nil {
 			return nil, err
 		}
-		kv.stores = append(kv.stores, s)
+		stores = append(stores, s)
 	}
-	return kv, nil
+	return newKV(stores, typ, budget), nil
 }
 
 // Run executes one step over the tokens in st and returns the graph
@@ -384,6 +384,11 @@ func (p *Plan) microBatches(st *backend.Step) []backend.Step {
 		lo, hi := n*i/m, n*(i+1)/m
 		sb := &subs[i]
 		sb.Tokens, sb.Pos, sb.Seq = st.Tokens[lo:hi], st.Pos[lo:hi], st.Seq[lo:hi]
+		sb.Loc, sb.View, sb.Len, sb.Views = st.Loc[lo:hi], st.View[lo:hi], st.Len[lo:hi], st.Views
+		sb.Shift = nil
+		if i == 0 {
+			sb.Shift = st.Shift // applied once, before any range attends
+		}
 		sb.Keep = sb.Keep[:0]
 		for k < len(st.Keep) && int(st.Keep[k]) < hi {
 			sb.Keep = append(sb.Keep, st.Keep[k]-int32(lo))
@@ -402,69 +407,3 @@ func (p *Plan) Close() {
 	}
 }
 
-// KV is the KV cache of a plan: one store per device, holding that
-// device's attention slots. Sequences are managed on all stores at once.
-type KV struct {
-	stores []backend.KVStore
-	limit  int
-	typ    backend.KVType
-}
-
-// Type returns the element type.
-func (c *KV) Type() backend.KVType { return c.typ }
-
-// Limit returns the most positions a sequence may hold (0: no limit).
-func (c *KV) Limit() int { return c.limit }
-
-// Reserve sizes the next segment of seq for n more positions.
-func (c *KV) Reserve(seq, n int) {
-	for _, s := range c.stores {
-		s.Reserve(seq, n)
-	}
-}
-
-// Len returns the positions cached for seq.
-func (c *KV) Len(seq int) int { return c.stores[0].Len(seq) }
-
-// Fork makes child share parent's cached positions.
-func (c *KV) Fork(parent, child int) error {
-	for _, s := range c.stores {
-		if err := s.Fork(parent, child); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// Truncate drops positions ≥ n of seq.
-func (c *KV) Truncate(seq, n int) {
-	for _, s := range c.stores {
-		s.Truncate(seq, n)
-	}
-}
-
-// Drop forgets seq.
-func (c *KV) Drop(seq int) {
-	for _, s := range c.stores {
-		s.Drop(seq)
-	}
-}
-
-// Bytes returns the memory held by cached positions on all devices.
-func (c *KV) Bytes() int64 {
-	var n int64
-	for _, s := range c.stores {
-		n += s.Bytes()
-	}
-	return n
-}
-
-// PositionBytes returns the memory one position of one sequence takes,
-// over all devices.
-func (c *KV) PositionBytes() int64 {
-	var n int64
-	for _, s := range c.stores {
-		n += s.PositionBytes()
-	}
-	return n
-}

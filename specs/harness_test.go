@@ -105,10 +105,9 @@ func runSeq(t *testing.T, g *graph.Graph, tokens []int, out int) [][]float32 {
 // and returns the rows of output out for each sequence.
 func runBatch(t *testing.T, g *graph.Graph, seqs [][]int, out int) [][][]float32 {
 	t.Helper()
-	n, longest := 0, 0
+	n := 0
 	for _, s := range seqs {
 		n += len(s)
-		longest = max(longest, len(s))
 	}
 	dev := cpudev.New("cpu:0", 1, cpu.Kernels{})
 	defer dev.Close()
@@ -116,19 +115,21 @@ func runBatch(t *testing.T, g *graph.Graph, seqs [][]int, out int) [][][]float32
 	if err != nil {
 		t.Fatal(err)
 	}
-	kv, err := plan.NewKV(longest, backend.KVF32)
+	kv, err := plan.NewKV(0, backend.KVF32)
 	if err != nil {
 		t.Fatal(err)
 	}
 	st := &backend.Step{}
 	for s, toks := range seqs {
-		kv.Reserve(s, len(toks))
 		for i, tok := range toks {
 			st.Keep = append(st.Keep, int32(len(st.Tokens)))
 			st.Tokens = append(st.Tokens, int32(tok))
 			st.Pos = append(st.Pos, int32(i))
 			st.Seq = append(st.Seq, int32(s))
 		}
+	}
+	if err := kv.AddressWhole(st); err != nil {
+		t.Fatal(err)
 	}
 	outs, err := plan.Run(context.Background(), st, kv, nil)
 	if err != nil {

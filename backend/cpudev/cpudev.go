@@ -127,11 +127,11 @@ func (b *Backend) Passes() []graph.Pass { return graph.Fusions() }
 func (b *Backend) Weight(t *tensor.Tensor) (*tensor.Tensor, error) { return t, nil }
 
 // NewKVStore implements backend.Backend.
-func (b *Backend) NewKVStore(dims []int, maxPositions int, typ backend.KVType) (backend.KVStore, error) {
+func (b *Backend) NewKVStore(dims []int, typ backend.KVType) (backend.KVStore, error) {
 	if typ != KVF32 && typ != KVF16 {
 		return nil, fmt.Errorf("%s: unknown KV cache type %v", b.name, typ)
 	}
-	return NewKVCache(dims, maxPositions, typ), nil
+	return NewKVCache(dims, typ), nil
 }
 
 // Close implements backend.Backend.

@@ -154,6 +154,9 @@ func kRoPE(c *Call) error {
 }
 
 func kAttention(c *Call) error {
+	if c.Step != nil && len(c.Step.Shift) > 0 {
+		return fmt.Errorf("a context shift needs attention that applies RoPE itself (rope_attention, the fused graph)")
+	}
 	return attend(c, f32(c.In[0]), f32(c.In[1]), f32(c.In[2]), c.In[0].Shape[1], c.In[1].Shape[1])
 }
 
@@ -165,8 +168,11 @@ func attend(c *Call, q, k, v []float32, qd, kd int) error {
 		return fmt.Errorf("attention needs a KV cache")
 	}
 	n := ops.Rows(c.Out[0])
+	if len(st.Loc) < n || len(st.View) < n || len(st.Len) < n {
+		return fmt.Errorf("attention: the step addresses %d of its %d tokens in the KV cache", min(len(st.Loc), len(st.View), len(st.Len)), n)
+	}
 	for t := 0; t < n; t++ {
-		if err := kv.Write(c.Slot, int(st.Seq[t]), int(st.Pos[t]), k[t*kd:(t+1)*kd], v[t*kd:(t+1)*kd]); err != nil {
+		if err := kv.Write(c.Slot, st.Loc[t], k[t*kd:(t+1)*kd], v[t*kd:(t+1)*kd]); err != nil {
 			return err
 		}
 	}
@@ -178,9 +184,9 @@ func attend(c *Call, q, k, v []float32, qd, kd int) error {
 	task.step, task.kv, task.slot, task.q, task.out, task.err = st, kv, c.Slot, q, f32(c.Out[0]), nil
 	task.seqLen = task.seqLen[:0]
 	if !task.causal {
-		// Bidirectional attention sees every position of the sequence in this step.
+		// Bidirectional attention sees every row of its view in this step.
 		for t := 0; t < n; t++ {
-			task.noteLen(st.Seq[t], int(st.Pos[t])+1)
+			task.noteLen(st.View[t], int(st.Len[t]))
 		}
 	}
 	// Few tokens (decode): split each token's heads over the threads too.
@@ -209,8 +215,8 @@ type attnTask struct {
 }
 
 type seqCount struct {
-	seq int32
-	n   int
+	view int32
+	n    int
 }
 
 type attnScratch struct {
@@ -233,19 +239,19 @@ func newAttnTask(a ops.Attrs, qd int) *attnTask {
 	return t
 }
 
-func (t *attnTask) noteLen(seq int32, n int) {
+func (t *attnTask) noteLen(view int32, n int) {
 	for i := range t.seqLen {
-		if t.seqLen[i].seq == seq {
+		if t.seqLen[i].view == view {
 			t.seqLen[i].n = max(t.seqLen[i].n, n)
 			return
 		}
 	}
-	t.seqLen = append(t.seqLen, seqCount{seq, n})
+	t.seqLen = append(t.seqLen, seqCount{view, n})
 }
 
-func (t *attnTask) lenOf(seq int32) int {
+func (t *attnTask) lenOf(view int32) int {
 	for _, s := range t.seqLen {
-		if s.seq == seq {
+		if s.view == view {
 			return s.n
 		}
 	}
@@ -280,11 +286,11 @@ func (t *attnTask) Run(lo, hi int) {
 	st := t.step
 	for k := lo; k < hi; k++ {
 		i, part := k/t.parts, k%t.parts
-		cnt := int(st.Pos[i]) + 1
+		cnt := int(st.Len[i])
 		if !t.causal {
-			cnt = t.lenOf(st.Seq[i])
+			cnt = t.lenOf(st.View[i])
 		}
-		if err = t.kv.View(t.slot, int(st.Seq[i]), cnt, &sc.kv); err != nil {
+		if err = t.kv.View(t.slot, st.Views[st.View[i]], cnt, &sc.kv); err != nil {
 			break
 		}
 		p := t.p
@@ -529,6 +535,11 @@ func kRoPEAttention(c *Call) error {
 	r := ropeOf(c.Attrs, qd/heads, "rope_dim", "rope_base")
 	r.apply(q, n, heads, pos)
 	r.apply(k, n, ops.KVHeads(c.Attrs), pos)
+	if c.Step != nil && c.KV != nil && len(c.Step.Shift) > 0 {
+		if err := c.KV.shiftKeys(c.Slot, c.Step.Shift, r, ops.KVHeads(c.Attrs)); err != nil {
+			return err
+		}
+	}
 	return attend(c, q, k, f32(c.In[2]), qd, kd)
 }
 

@@ -263,7 +263,16 @@ func TestAttention(t *testing.T) {
 	n := len(seqs)
 	q, k, v := randVec(r, n*heads*hd), randVec(r, n*kvh*hd), randVec(r, n*kvh*hd)
 	for _, alibi := range []bool{false, true} {
-		step := &kvStep{Step: backend.Step{Seq: seqs, Pos: poss}, kv: NewKVCache([]int{kvh * hd}, 0, KVF32)}
+		// Sequence s's positions go to block s; each token sees its
+		// sequence's rows up to its own.
+		cache := NewKVCache([]int{kvh * hd}, KVF32)
+		step := &kvStep{Step: backend.Step{Seq: seqs, Pos: poss, Views: [][]backend.KVRun{{{Block: 0, N: 3}}, {{Block: 1, N: 2}}}}, kv: cache}
+		for i := range seqs {
+			cache.SetBlock(int(seqs[i]), 16)
+			step.Loc = append(step.Loc, backend.KVLoc{Block: seqs[i], Row: poss[i]})
+			step.View = append(step.View, seqs[i])
+			step.Len = append(step.Len, poss[i]+1)
+		}
 		out := tensor.NewF32("out", n, heads*hd)
 		run(t, reg, "attention", step, ops.Attrs{"heads": int64(heads), "kv_heads": int64(kvh), "alibi": alibi}, []*tensor.Tensor{out},
 			act2("q", n, heads*hd, q), act2("k", n, kvh*hd, k), act2("v", n, kvh*hd, v))

@@ -20,27 +20,21 @@ func row(d int, v float32) []float32 {
 	return r
 }
 
-// rowsAt reads back element i of every cached key and value of seq, as
-// float32 whatever the cache's element type.
-func rowsAt(t *testing.T, c *KVCache, seq, n, i int) (keys, vals []float32) {
+// rowsAt reads back element i of every key and value of a view's first n
+// rows, as float32 whatever the cache's element type.
+func rowsAt(t *testing.T, c *KVCache, runs []backend.KVRun, n, i int) (keys, vals []float32) {
 	t.Helper()
 	var kv cpu.KV
-	if err := c.View(0, seq, n, &kv); err != nil {
+	if err := c.View(0, runs, n, &kv); err != nil {
 		t.Fatal(err)
 	}
 	d := c.dims[0]
 	for s := range kv.Len {
 		for r := 0; r < kv.Len[s]; r++ {
 			if c.typ == KVF16 {
-				if len(kv.K) != 0 || len(kv.V) != 0 {
-					t.Fatal("an f16 view has float32 segments")
-				}
 				keys = append(keys, quant.FromF16(kv.K16[s][r*d+i]))
 				vals = append(vals, quant.FromF16(kv.V16[s][r*d+i]))
 			} else {
-				if len(kv.K16) != 0 || len(kv.V16) != 0 {
-					t.Fatal("an f32 view has f16 segments")
-				}
 				keys = append(keys, kv.K[s][r*d+i])
 				vals = append(vals, kv.V[s][r*d+i])
 			}
@@ -49,116 +43,47 @@ func rowsAt(t *testing.T, c *KVCache, seq, n, i int) (keys, vals []float32) {
 	return keys, vals
 }
 
-// positions reads back the first element of every cached key of seq.
-func positions(t *testing.T, c *KVCache, seq, n int) []float32 {
-	t.Helper()
-	k, _ := rowsAt(t, c, seq, n, 0)
-	return k
-}
-
-func TestKVCacheSegments(t *testing.T) {
+// TestKVCacheBlocks writes rows into blocks and reads them back through
+// views that skip and reorder rows (a beam's history), and checks that a
+// copy-on-write copies the rows it names.
+func TestKVCacheBlocks(t *testing.T) {
 	for _, typ := range kvTypes {
-		t.Run(typ.String(), func(t *testing.T) {
-			c := NewKVCache([]int{2}, 100, typ)
-			c.Reserve(0, 5) // a prompt of 5 in one segment
-			for p := 0; p < 5+BlockRows+3; p++ {
-				if err := c.Write(0, 0, p, row(2, float32(p)), row(2, float32(-p))); err != nil {
-					t.Fatal(err)
-				}
-			}
-			s := c.seqs[0]
-			if got := len(s.slots[0]); got != 3 {
-				t.Fatalf("segments = %d, want prompt + 2 blocks", got)
-			}
-			if s.slots[0][0].cap != 5 || s.slots[0][1].cap != BlockRows {
-				t.Errorf("segment capacities %d, %d", s.slots[0][0].cap, s.slots[0][1].cap)
-			}
-			keys, vals := rowsAt(t, c, 0, 5+BlockRows+3, 1)
-			for i := range keys {
-				if keys[i] != float32(i) || vals[i] != float32(-i) {
-					t.Fatalf("position %d holds %v/%v", i, keys[i], vals[i])
-				}
-			}
-			// A re-run step overwrites in place.
-			if err := c.Write(0, 0, 3, row(2, 33), row(2, -33)); err != nil {
+		c := NewKVCache([]int{2}, typ)
+		c.SetBlock(0, 16)
+		c.SetBlock(1, 3)
+		for r := 0; r < 16; r++ {
+			if err := c.Write(0, backend.KVLoc{Block: 0, Row: int32(r)}, row(2, float32(r)), row(2, float32(-r))); err != nil {
 				t.Fatal(err)
 			}
-			if got := positions(t, c, 0, 5); got[3] != 33 {
-				t.Errorf("overwritten position 3 holds %v", got[3])
-			}
-			if err := c.Write(0, 0, 30, row(2, 0), row(2, 0)); err == nil {
-				t.Error("a write past the next position was accepted")
-			}
-			if err := c.Write(0, 0, 100, row(2, 0), row(2, 0)); err == nil {
-				t.Error("a write past the context was accepted")
-			}
-			if err := c.Write(0, 0, 24, row(3, 0), row(3, 0)); err == nil {
-				t.Error("a row of the wrong width was accepted")
-			}
-		})
+		}
+		for r := 0; r < 3; r++ {
+			c.Write(0, backend.KVLoc{Block: 1, Row: int32(r)}, row(2, float32(100+r)), row(2, 0))
+		}
+		view := []backend.KVRun{{Block: 1, Row: 0, N: 3}, {Block: 0, Row: 4, N: 2}, {Block: 0, Row: 9, N: 1}}
+		k, v := rowsAt(t, c, view, 6, 1)
+		if fmt.Sprint(k) != "[100 101 102 4 5 9]" || fmt.Sprint(v) != "[0 0 0 -4 -5 -9]" {
+			t.Errorf("%s: view reads keys %v values %v", typ, k, v)
+		}
+		if k, _ := rowsAt(t, c, view, 4, 0); fmt.Sprint(k) != "[100 101 102 4]" {
+			t.Errorf("%s: the first 4 rows of the view are %v", typ, k)
+		}
+		var kv cpu.KV
+		if err := c.View(0, view, 7, &kv); err == nil {
+			t.Errorf("%s: a view of 6 rows gave 7", typ)
+		}
+		if err := c.Write(0, backend.KVLoc{Block: 1, Row: 3}, row(2, 0), row(2, 0)); err == nil {
+			t.Errorf("%s: a write past a block's rows succeeded", typ)
+		}
+		c.SetBlock(2, 16)
+		c.CopyRows(2, 0, 0, 8, 4)
+		if k, _ := rowsAt(t, c, []backend.KVRun{{Block: 2, N: 4}}, 4, 0); fmt.Sprint(k) != "[8 9 10 11]" {
+			t.Errorf("%s: copied rows read %v", typ, k)
+		}
 	}
 }
 
-func TestKVCacheForkShares(t *testing.T) {
-	for _, typ := range kvTypes {
-		t.Run(typ.String(), func(t *testing.T) {
-			c := NewKVCache([]int{2}, 100, typ)
-			c.Reserve(0, 4)
-			for p := 0; p < 4; p++ {
-				c.Write(0, 0, p, row(2, float32(p)), row(2, 0))
-			}
-			if err := c.Fork(0, 1); err != nil {
-				t.Fatal(err)
-			}
-			before := c.Bytes()
-			if want := int64(2 * 2 * 4 * typ.ElemSize()); before != want {
-				t.Errorf("a 4-position prompt of 2-wide rows takes %d bytes, want %d", before, want)
-			}
-			// Each beam continues on its own.
-			c.Write(0, 0, 4, row(2, 40), row(2, 0))
-			c.Write(0, 1, 4, row(2, 41), row(2, 0))
-			if a, b := positions(t, c, 0, 5), positions(t, c, 1, 5); a[4] != 40 || b[4] != 41 || a[0] != 0 || b[3] != 3 {
-				t.Errorf("beams read %v and %v", a, b)
-			}
-			// The prompt is stored once: forking added only the two new blocks.
-			if grown, want := c.Bytes()-before, int64(2*2*BlockRows*2*typ.ElemSize()); grown != want {
-				t.Errorf("fork + 2 writes grew the cache by %d bytes, want %d", grown, want)
-			}
-			if err := c.Write(0, 1, 2, row(2, 9), row(2, 9)); err == nil {
-				t.Error("overwriting a shared prompt position was accepted")
-			}
-			c.Truncate(1, 2)
-			if got := positions(t, c, 1, 2); len(got) != 2 || got[1] != 1 {
-				t.Errorf("after truncate: %v", got)
-			}
-			if got := positions(t, c, 0, 5); got[4] != 40 {
-				t.Errorf("truncating a beam changed its sibling: %v", got)
-			}
-			// The truncated beam continues past its private copy.
-			if err := c.Write(0, 1, 2, row(2, 22), row(2, 0)); err != nil {
-				t.Fatal(err)
-			}
-			if got := positions(t, c, 1, 3); got[2] != 22 || got[1] != 1 {
-				t.Errorf("after truncate and write: %v", got)
-			}
-			// Dropping both recycles the private blocks: a new sequence
-			// reuses them, with nothing left of the old rows.
-			c.Drop(0)
-			c.Drop(1)
-			if c.Bytes() != 0 {
-				t.Errorf("dropped sequences leave %d bytes", c.Bytes())
-			}
-			c.Write(0, 7, 0, row(2, 5), row(2, 6))
-			if got := positions(t, c, 7, 1); len(got) != 1 || got[0] != 5 {
-				t.Errorf("a recycled block reads %v", got)
-			}
-		})
-	}
-}
-
-// TestKVCacheF16 checks what an f16 cache stores: each element rounded
-// to the nearest half (ties to even), ±Inf beyond the half range; and
-// that it takes half the memory of an f32 cache.
+// TestKVCacheF16 checks that an f16 cache rounds to the nearest half
+// (ties to even), ±Inf beyond the half range, and takes half the memory.
 func TestKVCacheF16(t *testing.T) {
 	in := []float32{1 + 1.0/4096, 1 + 3.0/2048, 0.1, -2049, 70000, 3e-8}
 	// The nearest halves, worked out by hand: 1+2⁻¹² is below half a step
@@ -168,42 +93,60 @@ func TestKVCacheF16(t *testing.T) {
 	// half of it).
 	want := []float32{1, 1 + 1.0/512, float32(math.Ldexp(1638, -14)), -2048, float32(math.Inf(1)), float32(math.Ldexp(1, -24))}
 	d := len(in)
-	c := NewKVCache([]int{d}, 0, KVF16)
-	c.Reserve(0, 1)
+	c := NewKVCache([]int{d}, KVF16)
+	c.SetBlock(0, 1)
 	neg := make([]float32, d)
 	for i, v := range in {
 		neg[i] = -v
 	}
-	if err := c.Write(0, 0, 0, in, neg); err != nil {
+	if err := c.Write(0, backend.KVLoc{}, in, neg); err != nil {
 		t.Fatal(err)
 	}
 	for i := range in {
-		k, v := rowsAt(t, c, 0, 1, i)
+		k, v := rowsAt(t, c, []backend.KVRun{{N: 1}}, 1, i)
 		if k[0] != want[i] || v[0] != -want[i] {
 			t.Errorf("%v is stored as %v/%v, want %v", in[i], k[0], v[0], want[i])
 		}
 	}
-
-	// Memory: the same positions take half the bytes.
 	dims := []int{64, 64, 128}
-	var bytes [2]int64
-	for i, typ := range kvTypes {
-		c := NewKVCache(dims, 0, typ)
-		c.Reserve(0, 7)
-		for p := range 7 + BlockRows + 1 {
-			for slot, w := range dims {
-				if err := c.Write(slot, 0, p, row(w, 1), row(w, 2)); err != nil {
-					t.Fatal(err)
-				}
+	f32, f16 := NewKVCache(dims, KVF32), NewKVCache(dims, KVF16)
+	if f32.PositionBytes() != 2*4*256 || f16.PositionBytes() != 2*2*256 {
+		t.Errorf("a position takes %d (f32) and %d (f16) bytes, want %d and %d", f32.PositionBytes(), f16.PositionBytes(), 2*4*256, 2*2*256)
+	}
+}
+
+// TestShiftKeys: re-rotating a key cached at position p by Δ gives the
+// key rotated at p+Δ (RoPE's angles add), for both element types.
+func TestShiftKeys(t *testing.T) {
+	const heads, hd = 2, 8
+	r := ropeSpec{headDim: hd, dim: hd, base: 10000, pairing: cpu.RoPEAdjacent}
+	for _, typ := range kvTypes {
+		c := NewKVCache([]int{heads * hd}, typ)
+		c.SetBlock(0, 16)
+		raw := make([]float32, heads*hd)
+		for i := range raw {
+			raw[i] = float32(i%5) - 1.5
+		}
+		at := func(p int32) []float32 {
+			x := append([]float32(nil), raw...)
+			r.apply(x, 1, heads, []int32{p})
+			return x
+		}
+		c.Write(0, backend.KVLoc{Row: 5}, at(40), row(heads*hd, 0))
+		if err := c.shiftKeys(0, []backend.KVShift{{Runs: []backend.KVRun{{Row: 5, N: 1}}, Delta: -17}}, r, heads); err != nil {
+			t.Fatal(err)
+		}
+		want := at(23)
+		tol := 1e-5
+		if typ == KVF16 {
+			tol = 4e-3 // two f16 roundings of values below 4
+		}
+		for i := range want {
+			k, _ := rowsAt(t, c, []backend.KVRun{{Row: 5, N: 1}}, 1, i)
+			if math.Abs(float64(k[0]-want[i])) > tol {
+				t.Errorf("%s: element %d after the shift is %v, at position 23 %v", typ, i, k[0], want[i])
 			}
 		}
-		bytes[i] = c.Bytes()
-		if want := (7 + 2*BlockRows) * c.PositionBytes(); bytes[i] != int64(want) {
-			t.Errorf("%s: %d bytes, want %d", typ, bytes[i], want)
-		}
-	}
-	if bytes[1]*2 != bytes[0] {
-		t.Errorf("f16 cache %d bytes, f32 %d: not half", bytes[1], bytes[0])
 	}
 }
 

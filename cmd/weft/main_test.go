@@ -122,7 +122,7 @@ func TestErrors(t *testing.T) {
 		{"unknown spec key", []string{"graph", "-s", badSpec}, 1, []string{"bad.yaml:4:1", `unknown key "colour"`}},
 		{"param cycle", []string{"graph", "-s", cycle}, 1, []string{"cycle.yaml:", "cycle"}},
 		{"unknown --set", []string{"run", "-m", gg, "-p", "x", "--set", "hiddn=3"}, 1, []string{"hiddn"}},
-		{"bad temperature", []string{"run", "-m", gg, "-p", "x", "--temp", "-1"}, 2, []string{"temperature"}},
+		{"bad temperature", []string{"run", "-m", gg, "-p", "x", "--temp", "-1"}, 2, []string{"--temp -1"}},
 		{"no model", []string{"run", "-p", "x"}, 2, []string{"-m MODEL"}},
 		{"unknown command", []string{"frobnicate"}, 2, []string{"frobnicate"}},
 		{"bad graph format", []string{"graph", "-s", "llama", "--format", "png"}, 2, []string{"png"}},
