@@ -110,23 +110,25 @@ type seqState struct {
 }
 
 type query struct {
-	id      int
-	req     Request
-	w       int // sequences
-	beam    bool
-	prompt  []int // tokens to prefill
-	fed     int   // of them processed
-	pblocks []int32
-	hashes  []uint64 // of the full prompt blocks
-	rblocks []int32  // response blocks, BlockRows positions of each sequence
-	parent  [][]int32
-	seqs    []seqState
-	t       int // response rows written per sequence
-	pos     int // the next position (RoPE) of the query's sequences
-	hyps    []Beam
-	started bool // decoding (the prompt is processed)
-	done    bool
-	order   int // admission order, for preemption
+	id        int
+	req       Request
+	w         int // sequences
+	beam      bool
+	prompt    []int // tokens to prefill
+	fed       int   // of them processed
+	pblocks   []int32
+	hashes    []uint64 // of the full prompt blocks
+	rblocks   []int32  // response blocks, BlockRows positions of each sequence
+	parent    [][]int32
+	seqs      []seqState
+	t         int // response rows written per sequence
+	pos       int // the next position (RoPE) of the query's sequences
+	hyps      []Beam
+	started   bool // decoding (the prompt is processed)
+	admitted  bool // its prefill has begun
+	recompute bool // preempted while decoding: prefill again, then go on
+	done      bool
+	order     int // admission order, for preemption
 }
 
 // Engine runs many queries over one plan with continuous batching: each
@@ -146,7 +148,11 @@ type Engine struct {
 	events  []TokenEvent
 	views   [][]backend.KVRun
 	probs   []float64
-	Profile *Profile
+	// pressure is set when a query was preempted for memory, and cleared
+	// when a query ends: meanwhile no new prompt is started, so that the
+	// running queries can finish.
+	pressure bool
+	Profile  *Profile
 }
 
 // rowRef names the sequence a kept row belongs to (seq -1: the last
@@ -281,7 +287,6 @@ func (e *Engine) AddQuery(r Request) (int, error) {
 			q.seqs[i].picker = r.Pickers[i]
 		}
 	}
-	e.usePrefix(q)
 	e.queries = append(e.queries, q)
 	return q.id, nil
 }
@@ -339,7 +344,7 @@ func (e *Engine) releaseBlocks(q *query) {
 		}
 	}
 	for id, n := range seen {
-		for ; n > 0; n-- {
+		for ; n > 0 && id >= 0; n-- {
 			e.kv.release(id)
 		}
 	}
@@ -458,19 +463,34 @@ func (e *Engine) Infer(ctx context.Context) ([]TokenEvent, error) {
 		if !q.started || q.done || budget < q.live() {
 			continue
 		}
-		if err := e.decodeTokens(q); err != nil {
-			if errors.Is(err, errNoBlock) && e.preempt(q) {
-				continue // q itself was preempted, or a newer query made room next step
+		for {
+			err := e.decodeTokens(q)
+			if err == nil {
+				budget = e.plan.MaxTokens - len(st.Tokens)
+				e.stepQ = append(e.stepQ, q)
+				break
+			}
+			if errors.Is(err, errNoBlock) {
+				if v := e.preempt(q); v == q {
+					break // q itself waits to be recomputed
+				} else if v != nil {
+					continue // room was made: try again
+				}
 			}
 			events = e.fail(events, q, err)
-			continue
+			break
 		}
-		budget = e.plan.MaxTokens - len(st.Tokens)
-		e.stepQ = append(e.stepQ, q)
 	}
 	for _, q := range e.queries {
 		if q.started || q.done || budget == 0 {
 			continue
+		}
+		if !q.admitted {
+			if e.pressure {
+				continue // memory is short: no new prompt starts until a query ends
+			}
+			e.usePrefix(q)
+			q.admitted = true
 		}
 		n := min(len(q.prompt)-q.fed, budget)
 		view := e.view()
@@ -570,7 +590,7 @@ func (e *Engine) decodeTokens(q *query) error {
 		}
 		view := e.view()
 		v := st.Views[view]
-		if q.w == 1 {
+		if q.w == 1 && !q.beam {
 			sq.hist = appendRun(sq.hist, loc)
 			v = append(v, sq.hist...)
 		} else {
@@ -722,11 +742,11 @@ func (e *Engine) replaceBlock(q *query, old, nb int32) {
 // holds blocks and has no tokens in the step being built (needy itself,
 // if it is the newest) gives its blocks back and will be recomputed: its
 // prompt and generated tokens are prefilled again, and it goes on from
-// the token it had chosen. It reports whether anything was preempted.
-func (e *Engine) preempt(needy *query) bool {
+// the token it had chosen. It returns the query preempted, or nil.
+func (e *Engine) preempt(needy *query) *query {
 	var victim *query
 	for _, q := range e.queries {
-		if q.done || q.w > 1 || len(q.pblocks)+len(q.rblocks) == 0 || slices.Contains(e.stepQ, q) {
+		if q.done || q.w > 1 || q.beam || len(q.pblocks)+len(q.rblocks) == 0 || slices.Contains(e.stepQ, q) {
 			continue
 		}
 		if victim == nil || q.order > victim.order {
@@ -734,20 +754,20 @@ func (e *Engine) preempt(needy *query) bool {
 		}
 	}
 	if victim == nil || (victim == needy && len(e.queries) == 1) {
-		return false
+		return nil
 	}
+	e.pressure = true
 	e.releaseBlocks(victim)
 	sq := &victim.seqs[0]
 	if victim.started {
 		// Recompute: the prompt and every generated token but the last
 		// (which the next decode step feeds) become the prompt.
 		victim.prompt = append(append([]int(nil), victim.req.Prompt...), sq.tokens[:len(sq.tokens)-1]...)
-		victim.started = false
+		victim.started, victim.recompute = false, true
 	}
-	victim.fed, victim.t = 0, 0
+	victim.fed, victim.t, victim.admitted = 0, 0, false
 	victim.pblocks, victim.rblocks, victim.parent = nil, nil, nil
-	e.usePrefix(victim)
-	return true
+	return victim
 }
 
 // fail ends q with an error event.
@@ -763,6 +783,7 @@ func (e *Engine) reap() {
 	for _, q := range e.queries {
 		if q.done {
 			e.releaseBlocks(q)
+			e.pressure = false
 			continue
 		}
 		live = append(live, q)
@@ -821,8 +842,9 @@ func (e *Engine) advance(events []TokenEvent, q *query, i, j int, rowOf func(int
 		// The prompt is done: every sequence starts from its last row.
 		q.started = true
 		q.pos = len(q.prompt)
-		if len(q.prompt) > len(q.req.Prompt) {
+		if q.recompute {
 			// A recomputed query: its next token is known already.
+			q.recompute = false
 			sq := &q.seqs[0]
 			q.pos = len(q.prompt)
 			sq.hist = promptRuns(nil, q, len(q.prompt))

@@ -406,4 +406,3 @@ func (p *Plan) Close() {
 		p.exec = nil
 	}
 }
-
