@@ -226,6 +226,8 @@ type EngineOptions struct {
 	// Devices places the model (--devices, see scheduler.ParseDevices);
 	// "" is one CPU device.
 	Devices string
+	// KVBudget bounds the KV cache's bytes (0: no limit).
+	KVBudget int64
 	// MicroBatches overlaps the layer groups of a pipeline (see
 	// scheduler.PlanOptions.MicroBatches); 0 or 1: steps run whole.
 	MicroBatches int
@@ -271,7 +273,7 @@ func (m *Model) NewEngine(opt EngineOptions) (*scheduler.Engine, error) {
 		closeAll()
 		return nil, err
 	}
-	e, err := scheduler.NewEngine(plan, scheduler.Options{Context: ctx, KVType: kvt})
+	e, err := scheduler.NewEngine(plan, scheduler.Options{Context: ctx, KVType: kvt, KVBudget: opt.KVBudget})
 	if err != nil {
 		closeAll()
 		return nil, err

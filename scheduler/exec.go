@@ -4,16 +4,18 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/weftrun/weft/backend"
 )
 
-// spinTurns is how many times a waiting device polls before it parks.
-// Polling answers within a cache-line transfer when another device is
-// about to finish (an all-reduce between sub-layers); parking leaves the
-// processor to the devices that work, which matters when devices share
-// cores with each other or with other programs.
-const spinTurns = 2000
+// spinFor is how long a waiting device polls before it parks. Polling
+// answers within a cache-line transfer when another device is about to
+// finish (the devices of a tensor split reach each all-reduce at about
+// the same time); parking leaves the processor to the devices that work,
+// which matters when devices share cores with each other or with other
+// programs. Waking a parked goroutine costs tens of microseconds.
+const spinFor = 50 * time.Microsecond
 
 // executor runs the splits of a plan placed on several devices: one
 // long-lived goroutine per device after the first (the caller runs the
@@ -94,10 +96,14 @@ func (e *executor) run(ctx context.Context, subs []backend.Step, kv *KV, prof ba
 
 // await makes device d wait until *v reaches g.
 func (e *executor) await(d int, v *atomic.Uint64, g uint64) {
-	for i := 0; v.Load() != g; i++ {
-		if i >= spinTurns {
+	if v.Load() == g {
+		return
+	}
+	start := time.Now()
+	for i := 1; v.Load() != g; i++ {
+		if i%64 == 0 && time.Since(start) > spinFor {
 			e.park(d, func() bool { return v.Load() == g })
-			i = 0
+			start = time.Now()
 		}
 	}
 }
@@ -107,10 +113,11 @@ func (e *executor) loop(d int) {
 	defer e.wg.Done()
 	var last uint64
 	for {
-		for i := 0; e.gen.Load() == last && !e.closed.Load(); i++ {
-			if i >= spinTurns {
+		start := time.Now()
+		for i := 1; e.gen.Load() == last && !e.closed.Load(); i++ {
+			if i%64 == 0 && time.Since(start) > spinFor {
 				e.park(d, func() bool { return e.gen.Load() != last || e.closed.Load() })
-				i = 0
+				start = time.Now()
 			}
 		}
 		if e.closed.Load() {

@@ -38,7 +38,15 @@ type KV struct {
 	// Prefix-cache counters.
 	lookups, hits int64 // prompt blocks looked up, and found
 	saved         int64 // prompt tokens not prefilled thanks to hits
+	peak          int64 // the most bytes in use since ResetPeak
 }
+
+// PeakBytes returns the most memory blocks in use held at once since the
+// last ResetPeak (cached prompt blocks no sequence holds not counted).
+func (c *KV) PeakBytes() int64 { return c.peak }
+
+// ResetPeak starts a new PeakBytes measurement.
+func (c *KV) ResetPeak() { c.peak = c.Bytes() }
 
 func newKV(stores []backend.KVStore, typ backend.KVType, budget int64) *KV {
 	c := &KV{stores: stores, typ: typ, budget: budget, byHash: map[uint64]int32{}, head: -1, tail: -1}
@@ -109,6 +117,7 @@ func (c *KV) alloc(rows int) (int32, bool) {
 	}
 	c.rows[id], c.ref[id] = int32(rows), 1
 	c.held += need
+	c.peak = max(c.peak, c.Bytes())
 	for _, s := range c.stores {
 		s.SetBlock(int(id), rows)
 	}

@@ -23,11 +23,27 @@ import (
 )
 
 type runResult struct {
-	PromptTokens []int   `json:"prompt_tokens"`
-	Tokens       []int   `json:"tokens"`
-	Text         string  `json:"text"`
-	PrefillTokS  float64 `json:"prefill_tok_s"`
-	DecodeTokS   float64 `json:"decode_tok_s"`
+	PromptTokens []int        `json:"prompt_tokens"`
+	Tokens       []int        `json:"tokens"`
+	Text         string       `json:"text"`
+	PrefillTokS  float64      `json:"prefill_tok_s"`
+	DecodeTokS   float64      `json:"decode_tok_s"`
+	Beams        []beamResult `json:"beams,omitempty"`
+	Choices      []choice     `json:"choices,omitempty"`
+	KVBytes      int64        `json:"kv_bytes"` // the KV cache's bytes in use at the end of generation
+}
+
+// beamResult is one beam of --beams, best first.
+type beamResult struct {
+	Tokens  []int   `json:"tokens"`
+	Text    string  `json:"text"`
+	Logprob float64 `json:"logprob"` // the sum of its tokens' log-probabilities under the raw softmax
+}
+
+// choice is one sample of --choices.
+type choice struct {
+	Tokens []int  `json:"tokens"`
+	Text   string `json:"text"`
 }
 
 func overrides(set setFlags) map[string]any {
@@ -59,6 +75,13 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	kvType := fs.String("kv-type", "auto", kvTypeUsage)
 	devices := fs.String("devices", "", devicesUsage)
 	microBatches := fs.Int("micro-batches", 1, microBatchesUsage)
+	ctxSize := fs.Int("c", 0, "context size in positions per sequence (0: the model's)")
+	fs.IntVar(ctxSize, "ctx-size", 0, "same as -c")
+	beams := fs.Int("beams", 0, "beam search of this width (HF num_beams); prints \"beams\" with --json")
+	lengthPenalty := fs.Float64("length-penalty", 1, "beam search length penalty (HF length_penalty): score = logprob / length^X")
+	choices := fs.Int("choices", 1, "independent samples of the prompt (sharing its KV cache); prints \"choices\" with --json")
+	keep := fs.Int("keep", -1, "when the context fills, keep the first N positions (attention sinks), drop half of the rest and go on (StreamingLLM; -1: stop at the context)")
+	kvBudget := fs.String("kv-budget", "auto", kvBudgetUsage)
 	pluginDir := fs.String("plugin-dir", "", pluginDirUsage)
 	set := setFlags{}
 	fs.Var(set, "set", "override a spec param: key=value (repeatable)")
@@ -70,6 +93,26 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	}
 	if *n < 0 {
 		return fmt.Errorf("%w: -n %d", errUsage, *n)
+	}
+	switch {
+	case *ctxSize < 0:
+		return fmt.Errorf("%w: -c %d: the context size must be ≥ 0", errUsage, *ctxSize)
+	case *beams < 0 || *beams > 256:
+		return fmt.Errorf("%w: --beams %d (0 to 256)", errUsage, *beams)
+	case *choices < 1 || *choices > 256:
+		return fmt.Errorf("%w: --choices %d (1 to 256)", errUsage, *choices)
+	case *beams > 0 && *choices > 1:
+		return fmt.Errorf("%w: --beams and --choices cannot be combined", errUsage)
+	case *keep < -1:
+		return fmt.Errorf("%w: --keep %d (-1 or a count of positions)", errUsage, *keep)
+	case *keep >= 0 && (*beams > 0 || *choices > 1):
+		return fmt.Errorf("%w: --keep serves a single sequence, not --beams or --choices", errUsage)
+	case math.IsNaN(*lengthPenalty) || math.IsInf(*lengthPenalty, 0):
+		return fmt.Errorf("%w: --length-penalty %v", errUsage, *lengthPenalty)
+	}
+	budget, err := parseBytes(*kvBudget)
+	if err != nil {
+		return fmt.Errorf("%w: --kv-budget: %v", errUsage, err)
 	}
 	if *batch < 1 || *batch > 1<<16 {
 		return fmt.Errorf("%w: --batch %d (1 to 65536)", errUsage, *batch)
@@ -118,14 +161,25 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if len(ids) == 0 {
 		return fmt.Errorf("%w: the prompt is empty and the model adds no BOS", errUsage)
 	}
-	if room := m.Context() - len(ids); *n > room {
+	ctxLen := *ctxSize
+	if ctxLen == 0 {
+		ctxLen = m.Context()
+	}
+	if len(ids) > ctxLen {
+		return fmt.Errorf("the prompt's %d tokens exceed the context of %d (-c)", len(ids), ctxLen)
+	}
+	if room := ctxLen - len(ids); *n > room && *keep < 0 {
 		if room <= 0 {
-			return fmt.Errorf("the prompt's %d tokens fill the model's context of %d", len(ids), m.Context())
+			return fmt.Errorf("the prompt's %d tokens fill the context of %d", len(ids), ctxLen)
 		}
-		fmt.Fprintf(stderr, "weft run: generating %d tokens, not %d: the context holds %d\n", room, *n, m.Context())
+		fmt.Fprintf(stderr, "weft run: generating %d tokens, not %d: the context holds %d (--keep N goes on past it)\n", room, *n, ctxLen)
 		*n = room
 	}
-	eng, err := m.NewEngine(model.EngineOptions{Threads: *threads, MaxTokens: min(*batch, m.Context()), KVType: *kvType, Devices: *devices, MicroBatches: *microBatches})
+	if *keep >= 0 && *keep > ctxLen-3 {
+		return fmt.Errorf("%w: --keep %d leaves no room to shift in a context of %d", errUsage, *keep, ctxLen)
+	}
+	eng, err := m.NewEngine(model.EngineOptions{Threads: *threads, MaxTokens: min(*batch, ctxLen), Context: ctxLen, KVType: *kvType,
+		Devices: *devices, MicroBatches: *microBatches, KVBudget: budget})
 	if err != nil {
 		return err
 	}
@@ -151,10 +205,40 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	var firstAt time.Time
 	var writeErr error
 	req := scheduler.Request{Prompt: ids, MaxTokens: *n, Sampler: sampler, Force: forced, KeepLogits: logitsFile != nil,
-		Stop: func(t int) bool { return len(forced) == 0 && m.Tokenizer.IsEOG(t) }}
+		Stop:  func(t int) bool { return len(forced) == 0 && m.Tokenizer.IsEOG(t) },
+		Beams: *beams, LengthPenalty: *lengthPenalty, Shift: *keep >= 0, Keep: *keep}
+	if *choices > 1 {
+		req.N = *choices
+		for i := 0; i < *choices; i++ {
+			p, err := sampling.New(sampling.Config{Temperature: *temp, TopK: *topK, TopP: *topP, MinP: *minP, Seed: s + uint64(i)})
+			if err != nil {
+				return fmt.Errorf("%w: %v", errUsage, err)
+			}
+			req.Pickers = append(req.Pickers, p)
+		}
+		res.Choices = make([]choice, *choices)
+	}
+	eng.KV().ResetPeak()
+	var kvAtEnd int64
 	_, genErr := eng.Generate(ctx, req, func(ev scheduler.TokenEvent) {
-		if ev.Index == 0 {
+		if firstAt.IsZero() {
 			firstAt = time.Now()
+		}
+		if ev.Beams != nil {
+			for _, b := range ev.Beams {
+				res.Beams = append(res.Beams, beamResult{Tokens: b.Tokens, Text: m.Tokenizer.Decode(b.Tokens), Logprob: b.Logprob})
+			}
+			return
+		}
+		if ev.Reason == "error" {
+			return
+		}
+		if !ev.Done {
+			kvAtEnd = eng.KV().Bytes()
+		}
+		if req.N > 1 {
+			res.Choices[ev.Seq].Tokens = append(res.Choices[ev.Seq].Tokens, ev.Token)
+			return
 		}
 		res.Tokens = append(res.Tokens, ev.Token)
 		piece := dec.Push(ev.Token)
@@ -167,13 +251,39 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		}
 	})
 	end := time.Now()
+	// The bytes in use at the end of generation: a query's blocks only
+	// grow (a context shift frees whole blocks as it goes), so the peak
+	// over the run unless a shift freed some.
+	res.KVBytes = eng.KV().PeakBytes()
+	if *keep >= 0 {
+		res.KVBytes = kvAtEnd
+	}
+	for i := range res.Choices {
+		res.Choices[i].Text = m.Tokenizer.Decode(res.Choices[i].Tokens)
+		if res.Choices[i].Tokens == nil {
+			res.Choices[i].Tokens = []int{}
+		}
+	}
+	if len(res.Beams) > 0 {
+		res.Tokens, res.Text = res.Beams[0].Tokens, res.Beams[0].Text
+		if !*jsonOut {
+			fmt.Fprint(stdout, res.Text)
+		}
+	}
+	if len(res.Choices) > 0 && !*jsonOut {
+		for i, c := range res.Choices {
+			fmt.Fprintf(stdout, "\n--- choice %d ---\n%s%s", i, *prompt, c.Text)
+		}
+	}
 	if rest := dec.Flush(); rest != "" {
 		text.WriteString(rest)
 		if !*jsonOut {
 			fmt.Fprint(stdout, rest)
 		}
 	}
-	res.Text = text.String()
+	if len(res.Beams) == 0 {
+		res.Text = text.String()
+	}
 	if !firstAt.IsZero() {
 		res.PrefillTokS = rate(len(ids), firstAt.Sub(start))
 		if len(res.Tokens) > 1 {
@@ -208,6 +318,48 @@ func checkDevices(s string) error {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	return nil
+}
+
+const kvBudgetUsage = "KV cache memory: bytes (K, M, G suffixes allowed), or auto (half of the memory available now); when it runs out new requests wait and the newest is recomputed later"
+
+// parseBytes parses a byte count with an optional K, M or G suffix
+// (powers of 1024), or "auto": half of the memory available now.
+func parseBytes(s string) (int64, error) {
+	if s == "auto" {
+		return availableMemory() / 2, nil
+	}
+	mult := int64(1)
+	switch {
+	case strings.HasSuffix(s, "K"):
+		mult, s = 1<<10, strings.TrimSuffix(s, "K")
+	case strings.HasSuffix(s, "M"):
+		mult, s = 1<<20, strings.TrimSuffix(s, "M")
+	case strings.HasSuffix(s, "G"):
+		mult, s = 1<<30, strings.TrimSuffix(s, "G")
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 || n > (1<<62)/mult {
+		return 0, fmt.Errorf("%q is not a byte count (e.g. 512M, 4G, auto)", s)
+	}
+	return n * mult, nil
+}
+
+// availableMemory returns /proc/meminfo's MemAvailable in bytes (0, no
+// limit, where it cannot be read).
+func availableMemory() int64 {
+	data, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "MemAvailable:" {
+			kb, err := strconv.ParseInt(f[1], 10, 64)
+			if err == nil {
+				return kb << 10
+			}
+		}
+	}
+	return 0
 }
 
 const kvTypeUsage = "KV cache element type: auto (f16, or f32 for a model whose 2-D weights are all f32, as llama.cpp), f32 or f16"
