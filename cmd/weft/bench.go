@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sort"
 	"time"
 
@@ -34,6 +35,16 @@ type benchResult struct {
 	KVType        string        `json:"kv_type,omitempty"`
 	KVPosBytes    int64         `json:"kv_bytes_per_pos,omitempty"`
 	Devices       []benchDevice `json:"devices"`
+	Batch         []benchBatch  `json:"batch,omitempty"`
+}
+
+// benchBatch is one batch size of --batch: B prompts of -p tokens
+// prefilled together, then -n steps of B sequences decoding together,
+// as llama-batched-bench measures them (aggregate tok/s).
+type benchBatch struct {
+	B      int     `json:"b"`
+	PPTokS float64 `json:"pp_tok_s"` // B·p / the time to the last first token
+	TGTokS float64 `json:"tg_tok_s"` // B·n / the time of the n decode steps
 }
 
 // benchDevice is one device's share of a bench run.
@@ -69,6 +80,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	profile := fs.Bool("profile", false, "print time per op kind and per layer (decode)")
 	kvType := fs.String("kv-type", "auto", kvTypeUsage)
 	devices := fs.String("devices", "", devicesUsage)
+	batchList := fs.String("batch", "", "comma-separated batch sizes B (e.g. 1,4,8,16): B sequences prefill and decode together; aggregate tok/s per B")
 	microBatches := fs.Int("micro-batches", 1, microBatchesUsage)
 	pluginDir := fs.String("plugin-dir", "", pluginDirUsage)
 	set := setFlags{}
@@ -84,6 +96,15 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	}
 	if err := checkDevices(*devices); err != nil {
 		return err
+	}
+	batches, err := parseIDs(*batchList)
+	if err != nil {
+		return fmt.Errorf("%w: --batch: %v", errUsage, err)
+	}
+	for _, b := range batches {
+		if b < 1 || b > 256 {
+			return fmt.Errorf("%w: --batch %d (1 to 256)", errUsage, b)
+		}
 	}
 	res := benchResult{Threads: *threads, PromptTokens: *nPrompt, GenTokens: *nGen}
 	measureBW := func(pool *cpu.Pool) {
@@ -121,6 +142,9 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	res.Model = *modelPath
 	res.ModelBytes = m.WeightBytes()
 	batch := max(*nPrompt, 1)
+	if len(batches) > 0 {
+		batch = max(512, slices.Max(batches)) // llama.cpp's micro-batch
+	}
 	// Like llama-bench, size the context to the test, not the model.
 	eng, err := m.NewEngine(model.EngineOptions{Threads: *threads, MaxTokens: batch,
 		Context: max(*nPrompt, 1) + *nGen + 1, KVType: *kvType, Devices: *devices, MicroBatches: *microBatches})
@@ -164,6 +188,29 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 			tgRate = float64(gen) / end.Sub(first).Seconds()
 		}
 		return ppRate, tgRate, nil
+	}
+	if len(batches) > 0 {
+		for _, b := range batches {
+			var pps, tgs []float64
+			for r := 0; r <= *reps; r++ { // the first round warms up
+				pp, tg, err := runBatch(ctx, eng, rng, b, max(*nPrompt, 1), *nGen)
+				if err != nil {
+					return err
+				}
+				if r > 0 {
+					pps, tgs = append(pps, pp), append(tgs, tg)
+				}
+			}
+			res.Batch = append(res.Batch, benchBatch{B: b, PPTokS: median(pps), TGTokS: median(tgs)})
+		}
+		if *jsonOut {
+			return json.NewEncoder(stdout).Encode(res)
+		}
+		fmt.Fprintf(stdout, "%4s %12s %12s   (p=%d, n=%d, %d threads)\n", "B", "pp tok/s", "tg tok/s", *nPrompt, *nGen, *threads)
+		for _, b := range res.Batch {
+			fmt.Fprintf(stdout, "%4d %12.1f %12.1f\n", b.B, b.PPTokS, b.TGTokS)
+		}
+		return nil
 	}
 	if *nPrompt > 0 {
 		if _, _, err := run(*nPrompt, 0, nil); err != nil {
@@ -230,4 +277,45 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		prof.Write(stdout)
 	}
 	return nil
+}
+
+// runBatch prefills b random prompts of p tokens together, then decodes n
+// tokens of each together, and returns the aggregate prefill and decode
+// rates.
+func runBatch(ctx context.Context, eng *scheduler.Engine, rng *rand.Rand, b, p, n int) (pp, tg float64, err error) {
+	greedy, _ := sampling.New(sampling.Config{})
+	for i := 0; i < b; i++ {
+		ids := make([]int, p)
+		for j := range ids {
+			ids[j] = rng.IntN(eng.Vocab())
+		}
+		if _, err := eng.AddQuery(scheduler.Request{Prompt: ids, MaxTokens: n + 1, Sampler: greedy}); err != nil {
+			return 0, 0, err
+		}
+	}
+	start := time.Now()
+	var prefilled time.Time
+	firsts := 0
+	for eng.Active() > 0 {
+		evs, err := eng.Infer(ctx)
+		if err != nil {
+			return 0, 0, err
+		}
+		for _, ev := range evs {
+			if ev.Err != nil {
+				return 0, 0, ev.Err
+			}
+			if ev.Index == 0 {
+				if firsts++; firsts == b {
+					prefilled = time.Now()
+				}
+			}
+		}
+	}
+	end := time.Now()
+	pp = float64(b*p) / prefilled.Sub(start).Seconds()
+	if n > 0 {
+		tg = float64(b*n) / end.Sub(prefilled).Seconds()
+	}
+	return pp, tg, nil
 }
