@@ -1,0 +1,468 @@
+package grammar
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/bits"
+	"slices"
+)
+
+// A Matcher follows one generation under a grammar: it masks the tokens
+// that may come next and advances on the token that was chosen.
+//
+// Its state is a set of parse stacks (a pushdown automaton over code
+// points) plus any unfinished UTF-8 sequence. Sets of stacks are interned,
+// and the transition of each (set, byte) pair is computed once and cached,
+// so masking is a walk over the vocabulary's prefix tree with a table look-up
+// per tree node, skipping every subtree whose prefix the grammar rejects.
+//
+// A Matcher is not safe for concurrent use.
+type Matcher struct {
+	g *Grammar
+	v *Vocab
+
+	// Interned stacks: node i is the stack with elems[pos] on top and
+	// stack parent below; node 0 is the empty stack.
+	nodes   []snode
+	nodeIdx map[uint64]int32
+	mark    []uint32
+	gen     uint32
+
+	// Interned states of the lazily built byte automaton; 0 is dead.
+	states   []*dstate
+	stateIdx map[string]uint32
+	cur      uint32
+	finished bool
+
+	out  []int32  // closure output
+	key  []byte   // state key scratch
+	walk []uint32 // state per tree depth during a mask walk
+}
+
+type snode struct{ pos, parent int32 }
+
+type dstate struct {
+	stacks []int32 // sorted; 0 (the empty stack) means the input may end
+	val    uint32  // bits of an unfinished UTF-8 sequence
+	need   uint8   // continuation bytes still needed
+	total  uint8   // length of that sequence
+	accept bool    // a complete sentence: need == 0 and stacks has 0
+	final  bool    // nothing can follow: stacks == [0]
+	next   *[256]uint32
+}
+
+// Caches are dropped (keeping the current state) past these sizes.
+const (
+	maxStates = 1 << 13
+	maxNodes  = 1 << 21
+)
+
+// NewMatcher returns a Matcher at the start of g over vocabulary v.
+func (g *Grammar) NewMatcher(v *Vocab) *Matcher {
+	m := &Matcher{g: g, v: v}
+	m.clearCaches()
+	m.cur = m.initial()
+	return m
+}
+
+func (m *Matcher) clearCaches() {
+	m.nodes = append(m.nodes[:0], snode{-1, -1})
+	m.mark = append(m.mark[:0], 0)
+	m.nodeIdx = make(map[uint64]int32)
+	m.states = append(m.states[:0], &dstate{})
+	m.stateIdx = make(map[string]uint32)
+}
+
+// initial returns the start state.
+func (m *Matcher) initial() uint32 {
+	m.gen++
+	m.out = m.out[:0]
+	for _, a := range m.g.rules[m.g.root].alts {
+		m.close(a, 0)
+	}
+	return m.state(m.sortOut(), 0, 0, 0)
+}
+
+// Reset puts m back at the start of the grammar; caches are kept.
+func (m *Matcher) Reset() {
+	m.finished = false
+	m.cur = m.initial()
+}
+
+func (m *Matcher) intern(pos, parent int32) int32 {
+	k := uint64(uint32(pos))<<32 | uint64(uint32(parent))
+	if id, ok := m.nodeIdx[k]; ok {
+		return id
+	}
+	id := int32(len(m.nodes))
+	m.nodes = append(m.nodes, snode{pos, parent})
+	m.mark = append(m.mark, 0)
+	m.nodeIdx[k] = id
+	return id
+}
+
+// close adds to m.out every stack that the stack (pos over parent) can
+// become without consuming input and that has a terminal on top (or is
+// empty). Nodes are visited once per generation m.gen; left recursion was
+// rejected at compile time, so this terminates.
+func (m *Matcher) close(pos, parent int32) {
+	el := m.g.elems
+	for el[pos].kind == kEnd {
+		if parent == 0 {
+			m.out = append(m.out, 0)
+			return
+		}
+		pos, parent = m.nodes[parent].pos, m.nodes[parent].parent
+	}
+	id := m.intern(pos, parent)
+	if m.mark[id] == m.gen {
+		return
+	}
+	m.mark[id] = m.gen
+	e := el[pos]
+	if e.kind == kTerm {
+		m.out = append(m.out, id)
+		return
+	}
+	cont := parent
+	if el[pos+1].kind != kEnd {
+		cont = m.intern(pos+1, parent)
+	}
+	for _, a := range m.g.rules[e.arg].alts {
+		m.close(a, cont)
+	}
+}
+
+func (m *Matcher) sortOut() []int32 {
+	slices.Sort(m.out)
+	return slices.Compact(m.out)
+}
+
+// advance computes into m.out the stacks after code point c.
+func (m *Matcher) advance(stacks []int32, c rune) []int32 {
+	m.gen++
+	m.out = m.out[:0]
+	for _, id := range stacks {
+		if id == 0 {
+			continue
+		}
+		n := m.nodes[id]
+		if m.g.classes[m.g.elems[n.pos].arg].has(c) {
+			m.close(n.pos+1, n.parent)
+		}
+	}
+	return m.sortOut()
+}
+
+// state interns a state; stacks may be scratch.
+func (m *Matcher) state(stacks []int32, val uint32, need, total uint8) uint32 {
+	if len(stacks) == 0 {
+		return 0
+	}
+	k := binary.LittleEndian.AppendUint32(m.key[:0], val)
+	k = append(k, need, total)
+	for _, s := range stacks {
+		k = binary.LittleEndian.AppendUint32(k, uint32(s))
+	}
+	m.key = k
+	if id, ok := m.stateIdx[string(k)]; ok {
+		return id
+	}
+	id := uint32(len(m.states))
+	st := &dstate{stacks: slices.Clone(stacks), val: val, need: need, total: total}
+	st.accept = need == 0 && stacks[0] == 0
+	st.final = st.accept && len(stacks) == 1
+	m.states = append(m.states, st)
+	m.stateIdx[string(k)] = id
+	return id
+}
+
+// step returns the state after byte b from state s (0: rejected).
+func (m *Matcher) step(s uint32, b byte) uint32 {
+	st := m.states[s]
+	if st.next == nil {
+		if s == 0 {
+			return 0
+		}
+		st.next = new([256]uint32)
+	} else if t := st.next[b]; t != 0 {
+		return t - 1
+	}
+	t := m.computeStep(st, b)
+	st.next[b] = t + 1
+	return t
+}
+
+var utf8Min = [5]rune{0, 0, 0x80, 0x800, 0x10000}
+var utf8Max = [5]rune{0, 0x7f, 0x7ff, 0xffff, 0x10ffff}
+
+func (m *Matcher) computeStep(st *dstate, b byte) uint32 {
+	var val uint32
+	var need, total uint8
+	switch {
+	case st.need > 0:
+		if b&0xc0 != 0x80 {
+			return 0
+		}
+		val, need, total = st.val<<6|uint32(b&0x3f), st.need-1, st.total
+		if need == 0 {
+			c := rune(val)
+			if c < utf8Min[total] || c > maxRune || (0xd800 <= c && c <= 0xdfff) {
+				return 0
+			}
+			return m.state(m.advance(st.stacks, c), 0, 0, 0)
+		}
+	case b < 0x80:
+		return m.state(m.advance(st.stacks, rune(b)), 0, 0, 0)
+	case b&0xe0 == 0xc0:
+		val, need, total = uint32(b&0x1f), 1, 2
+	case b&0xf0 == 0xe0:
+		val, need, total = uint32(b&0x0f), 2, 3
+	case b&0xf8 == 0xf0:
+		val, need, total = uint32(b&0x07), 3, 4
+	default:
+		return 0
+	}
+	// An unfinished sequence: keep the state only if some code point it
+	// can still complete to is valid and matched by a stack.
+	sh := 6 * uint(need)
+	lo := max(rune(val<<sh), utf8Min[total])
+	hi := min(rune(val<<sh|(1<<sh-1)), utf8Max[total])
+	if lo > hi || !m.anyMatch(st.stacks, lo, hi) {
+		return 0
+	}
+	return m.state(st.stacks, val, need, total)
+}
+
+// anyMatch reports whether a stack's terminal matches a code point in
+// [lo, hi] that is not a surrogate.
+func (m *Matcher) anyMatch(stacks []int32, lo, hi rune) bool {
+	for _, id := range stacks {
+		if id == 0 {
+			continue
+		}
+		c := &m.g.classes[m.g.elems[m.nodes[id].pos].arg]
+		if lo <= 0xd7ff && c.intersects(lo, min(hi, 0xd7ff)) ||
+			hi >= 0xe000 && c.intersects(max(lo, 0xe000), hi) {
+			return true
+		}
+	}
+	return false
+}
+
+// maybeCompact drops the caches when they have grown too large, keeping the
+// current state. Called only between operations.
+func (m *Matcher) maybeCompact() {
+	if len(m.states) <= maxStates && len(m.nodes) <= maxNodes {
+		return
+	}
+	old := m.states[m.cur]
+	oldNodes := m.nodes
+	m.clearCaches()
+	var copyNode func(id int32) int32
+	copyNode = func(id int32) int32 {
+		if id == 0 {
+			return 0
+		}
+		n := oldNodes[id]
+		return m.intern(n.pos, copyNode(n.parent))
+	}
+	stacks := make([]int32, len(old.stacks))
+	for i, id := range old.stacks {
+		stacks[i] = copyNode(id)
+	}
+	slices.Sort(stacks)
+	m.cur = m.state(stacks, old.val, old.need, old.total)
+}
+
+// FillMask sets bit id%64 of mask[id/64] for every token id that may come
+// next and clears the others; mask needs (v.Size()+63)/64 words. It returns
+// the number of allowed tokens. When none is allowed and the output is
+// incomplete it returns an error wrapping ErrDeadEnd; when the output is
+// complete and no token (nor end-of-generation id) can follow it returns 0
+// and no error, and Done reports true.
+func (m *Matcher) FillMask(mask []uint64) (int, error) {
+	if need := (m.v.size + 63) / 64; len(mask) < need {
+		return 0, fmt.Errorf("grammar: mask has %d words, vocabulary needs %d", len(mask), need)
+	}
+	clear(mask)
+	if m.finished {
+		return 0, ErrFinished
+	}
+	m.maybeCompact()
+	n := 0
+	st := m.states[m.cur]
+	if st.accept {
+		for _, id := range m.v.eogs {
+			mask[id>>6] |= 1 << (id & 63)
+			n++
+		}
+	}
+	if !st.final {
+		n += m.walkTree(func(lo, hi int32) {
+			for _, id := range m.v.toks[lo:hi] {
+				mask[id>>6] |= 1 << (id & 63)
+			}
+		})
+	}
+	if n == 0 && !st.accept {
+		return 0, ErrDeadEnd
+	}
+	return n, nil
+}
+
+// Mask is FillMask into a slice of bools: dst[id] tells whether token id
+// may come next. dst needs v.Size() entries.
+func (m *Matcher) Mask(dst []bool) (int, error) {
+	if len(dst) < m.v.size {
+		return 0, fmt.Errorf("grammar: mask has %d entries, vocabulary has %d", len(dst), m.v.size)
+	}
+	clear(dst)
+	if m.finished {
+		return 0, ErrFinished
+	}
+	m.maybeCompact()
+	n := 0
+	st := m.states[m.cur]
+	if st.accept {
+		for _, id := range m.v.eogs {
+			dst[id] = true
+			n++
+		}
+	}
+	if !st.final {
+		n += m.walkTree(func(lo, hi int32) {
+			for _, id := range m.v.toks[lo:hi] {
+				dst[id] = true
+			}
+		})
+	}
+	if n == 0 && !st.accept {
+		return 0, ErrDeadEnd
+	}
+	return n, nil
+}
+
+// walkTree visits the prefix tree from the current state, calling set for
+// the tokens of every node whose bytes the grammar accepts, and returns how
+// many tokens it set.
+func (m *Matcher) walkTree(set func(lo, hi int32)) int {
+	nodes := m.v.nodes
+	if cap(m.walk) < m.v.depth+1 {
+		m.walk = make([]uint32, m.v.depth+1)
+	}
+	walk := m.walk[:m.v.depth+1]
+	walk[0] = m.cur
+	n := 0
+	for i := 1; i < len(nodes); {
+		nd := &nodes[i]
+		t := m.step(walk[nd.depth-1], nd.b)
+		if t == 0 {
+			i = int(nd.skip)
+			continue
+		}
+		walk[nd.depth] = t
+		if nd.tokHi > nd.tokLo {
+			set(nd.tokLo, nd.tokHi)
+			n += int(nd.tokHi - nd.tokLo)
+		}
+		i++
+	}
+	return n
+}
+
+// Allows reports whether token id may come next. It is cheaper than a mask
+// when only the sampled token needs checking.
+func (m *Matcher) Allows(id int) bool {
+	if m.finished || id < 0 || id >= m.v.size {
+		return false
+	}
+	if m.v.eog[id] {
+		return m.states[m.cur].accept
+	}
+	t := m.v.bytes[id]
+	if t == nil {
+		return false
+	}
+	s := m.cur
+	for _, b := range t {
+		if s = m.step(s, b); s == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// Accept advances past token id. A token the grammar does not allow gives
+// an error wrapping ErrRejected and leaves m unchanged; an
+// end-of-generation id is allowed only where the output is complete and
+// finishes the matcher.
+func (m *Matcher) Accept(id int) error {
+	if m.finished {
+		return ErrFinished
+	}
+	if id < 0 || id >= m.v.size {
+		return fmt.Errorf("grammar: token %d out of range [0, %d)", id, m.v.size)
+	}
+	m.maybeCompact()
+	if m.v.eog[id] {
+		if !m.states[m.cur].accept {
+			return fmt.Errorf("%w: end-of-generation token %d before the output is complete", ErrRejected, id)
+		}
+		m.finished = true
+		return nil
+	}
+	t := m.v.bytes[id]
+	if t == nil {
+		return fmt.Errorf("%w: token %d is special or empty", ErrRejected, id)
+	}
+	s, err := m.run(t)
+	if err != nil {
+		return fmt.Errorf("%w: token %d %q: %v", ErrRejected, id, t, err)
+	}
+	m.cur = s
+	return nil
+}
+
+// AcceptBytes advances past text that is not a token (for example a forced
+// prefix). Like Accept, it leaves m unchanged on error.
+func (m *Matcher) AcceptBytes(text []byte) error {
+	if m.finished {
+		return ErrFinished
+	}
+	m.maybeCompact()
+	s, err := m.run(text)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrRejected, err)
+	}
+	m.cur = s
+	return nil
+}
+
+func (m *Matcher) run(text []byte) (uint32, error) {
+	s := m.cur
+	for i, b := range text {
+		if s = m.step(s, b); s == 0 {
+			return 0, fmt.Errorf("byte %d (%#02x) does not fit the grammar", i, b)
+		}
+	}
+	return s, nil
+}
+
+// CanEnd reports whether the output so far is a complete sentence of the
+// grammar, so that an end-of-generation token is allowed.
+func (m *Matcher) CanEnd() bool { return !m.finished && m.states[m.cur].accept }
+
+// Done reports whether generation is over: an end-of-generation token was
+// accepted, or the output is complete and the grammar allows nothing after
+// it.
+func (m *Matcher) Done() bool { return m.finished || m.states[m.cur].final }
+
+// popcount is used by tests and callers of FillMask.
+func popcount(mask []uint64) int {
+	n := 0
+	for _, w := range mask {
+		n += bits.OnesCount64(w)
+	}
+	return n
+}
