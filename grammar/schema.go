@@ -1,0 +1,857 @@
+package grammar
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// SchemaError is a JSON Schema the compiler cannot turn into a grammar: an
+// unsupported keyword or value, or an invalid schema. Path is a JSONPath to
+// the offending schema ("$.properties.age").
+type SchemaError struct {
+	Path string
+	Msg  string
+}
+
+func (e *SchemaError) Error() string {
+	return fmt.Sprintf("grammar: json schema: %s: %s", e.Path, e.Msg)
+}
+
+// FromJSONSchema compiles a JSON Schema to a grammar for the JSON texts it
+// accepts (SchemaToGBNF, then Parse).
+func FromJSONSchema(schema []byte) (*Grammar, error) {
+	src, err := SchemaToGBNF(schema)
+	if err != nil {
+		return nil, err
+	}
+	g, err := Parse(src)
+	if err != nil {
+		return nil, fmt.Errorf("grammar: json schema: compiled grammar: %w", err)
+	}
+	return g, nil
+}
+
+// SchemaToGBNF compiles a JSON Schema to GBNF source whose sentences are
+// JSON texts valid under the schema.
+//
+// Supported: type (one or a list), properties, required,
+// additionalProperties (false or absent with properties; any schema without
+// properties), items, minItems, maxItems, minLength, maxLength, enum, const,
+// anyOf, oneOf (compiled as anyOf), $ref to "#" and JSON pointers into the
+// document ("#/$defs/X", "#/definitions/X"), boolean schemas true, and
+// annotations (title, description, default, examples, $schema, $id,
+// $comment, deprecated, readOnly, writeOnly). Properties come out in their
+// declared order; optional ones may be left out. Any other keyword is an
+// error naming it and its path. See docs/grammar.md.
+func SchemaToGBNF(schema []byte) (string, error) {
+	root, err := parseJSON(schema)
+	if err != nil {
+		return "", fmt.Errorf("grammar: json schema: %w", err)
+	}
+	c := &schemaCompiler{root: root, names: map[string]bool{}, refs: map[string]string{}, used: map[string]bool{}}
+	for _, r := range jsonRules {
+		c.names[r.name] = true
+	}
+	c.names["root"] = true
+	body, err := c.compile(root, "$")
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "root ::= %s\n", body)
+	for _, r := range c.rules {
+		fmt.Fprintf(&b, "%s ::= %s\n", r.name, r.body)
+	}
+	for _, r := range jsonRules {
+		if c.used[r.name] {
+			fmt.Fprintf(&b, "%s ::= %s\n", r.name, r.body)
+		}
+	}
+	return b.String(), nil
+}
+
+// jv is a JSON value that keeps the order of object members.
+type jv struct {
+	kind byte // 'o' object, 'a' array, 's' string, 'n' number, 'b' bool, 'z' null
+	obj  []member
+	arr  []*jv
+	str  string
+	num  json.Number
+	b    bool
+}
+
+type member struct {
+	key string
+	val *jv
+}
+
+func (v *jv) get(key string) *jv {
+	for _, m := range v.obj {
+		if m.key == key {
+			return m.val
+		}
+	}
+	return nil
+}
+
+func parseJSON(data []byte) (*jv, error) {
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.UseNumber()
+	v, err := decodeValue(d, 0)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return nil, errors.New("invalid JSON: data after the schema")
+	}
+	return v, nil
+}
+
+const maxJSONDepth = 512
+
+func decodeValue(d *json.Decoder, depth int) (*jv, error) {
+	if depth > maxJSONDepth {
+		return nil, fmt.Errorf("invalid JSON: nested deeper than %d", maxJSONDepth)
+	}
+	t, err := d.Token()
+	if err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, fmt.Errorf("invalid JSON: %w", err)
+	}
+	switch t := t.(type) {
+	case json.Delim:
+		switch t {
+		case '{':
+			v := &jv{kind: 'o'}
+			for d.More() {
+				kt, err := d.Token()
+				if err != nil {
+					return nil, fmt.Errorf("invalid JSON: %w", err)
+				}
+				k := kt.(string)
+				if v.get(k) != nil {
+					return nil, fmt.Errorf("invalid JSON: duplicate key %q", k)
+				}
+				val, err := decodeValue(d, depth+1)
+				if err != nil {
+					return nil, err
+				}
+				v.obj = append(v.obj, member{k, val})
+			}
+			if _, err := d.Token(); err != nil {
+				return nil, fmt.Errorf("invalid JSON: %w", err)
+			}
+			return v, nil
+		case '[':
+			v := &jv{kind: 'a'}
+			for d.More() {
+				val, err := decodeValue(d, depth+1)
+				if err != nil {
+					return nil, err
+				}
+				v.arr = append(v.arr, val)
+			}
+			if _, err := d.Token(); err != nil {
+				return nil, fmt.Errorf("invalid JSON: %w", err)
+			}
+			return v, nil
+		}
+		return nil, fmt.Errorf("invalid JSON: unexpected %v", t)
+	case string:
+		return &jv{kind: 's', str: t}, nil
+	case json.Number:
+		return &jv{kind: 'n', num: t}, nil
+	case bool:
+		return &jv{kind: 'b', b: t}, nil
+	case nil:
+		return &jv{kind: 'z'}, nil
+	}
+	return nil, fmt.Errorf("invalid JSON: unexpected token %v", t)
+}
+
+// encode writes v as compact JSON, members in order.
+func (v *jv) encode(b *bytes.Buffer) {
+	switch v.kind {
+	case 'o':
+		b.WriteByte('{')
+		for i, m := range v.obj {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(jsonString(m.key))
+			b.WriteByte(':')
+			m.val.encode(b)
+		}
+		b.WriteByte('}')
+	case 'a':
+		b.WriteByte('[')
+		for i, e := range v.arr {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			e.encode(b)
+		}
+		b.WriteByte(']')
+	case 's':
+		b.WriteString(jsonString(v.str))
+	case 'n':
+		b.WriteString(v.num.String())
+	case 'b':
+		b.WriteString(strconv.FormatBool(v.b))
+	case 'z':
+		b.WriteString("null")
+	}
+}
+
+func jsonString(s string) string {
+	var b bytes.Buffer
+	e := json.NewEncoder(&b)
+	e.SetEscapeHTML(false)
+	_ = e.Encode(s) // a string always encodes
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// gbnfLiteral quotes s as a GBNF string literal.
+func gbnfLiteral(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\x%02X`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+type schemaCompiler struct {
+	root  *jv
+	rules []struct{ name, body string }
+	names map[string]bool
+	refs  map[string]string // $ref -> rule name
+	used  map[string]bool   // built-in JSON rules referenced
+	depth int
+}
+
+// annotations are keywords with no effect on validation.
+var annotations = map[string]bool{
+	"title": true, "description": true, "default": true, "examples": true,
+	"$schema": true, "$id": true, "$comment": true, "deprecated": true,
+	"readOnly": true, "writeOnly": true, "definitions": true, "$defs": true,
+}
+
+// keywords the compiler implements.
+var keywords = map[string]bool{
+	"type": true, "properties": true, "required": true, "additionalProperties": true,
+	"items": true, "minItems": true, "maxItems": true, "minLength": true, "maxLength": true,
+	"enum": true, "const": true, "anyOf": true, "oneOf": true, "$ref": true,
+}
+
+var simpleName = regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$]*$`)
+
+func childPath(path, key string) string {
+	if simpleName.MatchString(key) {
+		return path + "." + key
+	}
+	return path + "[" + jsonString(key) + "]"
+}
+
+func (c *schemaCompiler) use(name string) string {
+	if c.used[name] {
+		return name
+	}
+	c.used[name] = true
+	body, _ := jsonRuleBody(name)
+	// Mark the built-in rules this one refers to.
+	for _, r := range jsonRules {
+		if r.name != name && containsWord(body, r.name) {
+			c.use(r.name)
+		}
+	}
+	return name
+}
+
+func containsWord(s, w string) bool {
+	for i := 0; ; {
+		j := strings.Index(s[i:], w)
+		if j < 0 {
+			return false
+		}
+		j += i
+		end := j + len(w)
+		if (j == 0 || !isNameChar(s[j-1])) && (end == len(s) || !isNameChar(s[end])) {
+			return true
+		}
+		i = end
+	}
+}
+
+// addRule adds a rule with a fresh name derived from base and returns the
+// name.
+func (c *schemaCompiler) addRule(base, body string) string {
+	name := c.freshName(base)
+	c.rules = append(c.rules, struct{ name, body string }{name, body})
+	return name
+}
+
+func (c *schemaCompiler) freshName(base string) string {
+	var b strings.Builder
+	for i := 0; i < len(base); i++ {
+		ch := base[i]
+		if isNameChar(ch) {
+			b.WriteByte(ch)
+		} else if b.Len() > 0 && !strings.HasSuffix(b.String(), "-") {
+			b.WriteByte('-')
+		}
+	}
+	s := strings.Trim(b.String(), "-")
+	if s == "" || strings.HasPrefix(s, "json-") || s == "space" {
+		s = "s-" + s
+		s = strings.TrimSuffix(s, "-")
+	}
+	if len(s) > 48 {
+		s = s[:48]
+	}
+	name := s
+	for i := 1; c.names[name]; i++ {
+		name = fmt.Sprintf("%s-%d", s, i)
+	}
+	c.names[name] = true
+	return name
+}
+
+func errAt(path, format string, args ...any) error {
+	return &SchemaError{Path: path, Msg: fmt.Sprintf(format, args...)}
+}
+
+// ruleBase turns a JSONPath into a rule name stem.
+func ruleBase(path string) string {
+	s := strings.TrimPrefix(path, "$")
+	s = strings.ReplaceAll(s, ".properties", "")
+	return "root" + s
+}
+
+// compile returns a GBNF expression for the values valid under s.
+func (c *schemaCompiler) compile(s *jv, path string) (string, error) {
+	c.depth++
+	defer func() { c.depth-- }()
+	if c.depth > 256 {
+		return "", errAt(path, "schema nested too deeply")
+	}
+	switch s.kind {
+	case 'b':
+		if !s.b {
+			return "", errAt(path, "schema false matches nothing")
+		}
+		return c.use("json-value"), nil
+	case 'o':
+	default:
+		return "", errAt(path, "a schema must be an object or a boolean")
+	}
+	var asserts []string
+	for _, m := range s.obj {
+		switch {
+		case keywords[m.key]:
+			asserts = append(asserts, m.key)
+		case annotations[m.key]:
+		default:
+			return "", errAt(path, "unsupported keyword %q", m.key)
+		}
+	}
+	only := func(kw string, allowed ...string) error {
+		for _, a := range asserts {
+			if a != kw && !contains(allowed, a) {
+				return errAt(path, "unsupported: %q together with %q", kw, a)
+			}
+		}
+		return nil
+	}
+	if ref := s.get("$ref"); ref != nil {
+		if err := only("$ref"); err != nil {
+			return "", err
+		}
+		return c.ref(ref, path+".$ref")
+	}
+	for _, kw := range []string{"anyOf", "oneOf"} {
+		if alts := s.get(kw); alts != nil {
+			if err := only(kw); err != nil {
+				return "", err
+			}
+			if alts.kind != 'a' || len(alts.arr) == 0 {
+				return "", errAt(path+"."+kw, "must be a non-empty array of schemas")
+			}
+			var parts []string
+			for i, a := range alts.arr {
+				e, err := c.compile(a, fmt.Sprintf("%s.%s[%d]", path, kw, i))
+				if err != nil {
+					return "", err
+				}
+				parts = append(parts, e)
+			}
+			return c.addRule(ruleBase(path), strings.Join(parts, " | ")), nil
+		}
+	}
+	types, err := schemaTypes(s, path)
+	if err != nil {
+		return "", err
+	}
+	if v := s.get("const"); v != nil {
+		if err := only("const", "type"); err != nil {
+			return "", err
+		}
+		return c.literals([]*jv{v}, types, path+".const")
+	}
+	if v := s.get("enum"); v != nil {
+		if err := only("enum", "type"); err != nil {
+			return "", err
+		}
+		if v.kind != 'a' || len(v.arr) == 0 {
+			return "", errAt(path+".enum", "must be a non-empty array")
+		}
+		return c.literals(v.arr, types, path+".enum")
+	}
+	if types == nil {
+		// No type: take it from the keywords present, else any value.
+		switch {
+		case s.get("properties") != nil || s.get("required") != nil || s.get("additionalProperties") != nil:
+			types = []string{"object"}
+		case s.get("items") != nil || s.get("minItems") != nil || s.get("maxItems") != nil:
+			types = []string{"array"}
+		case s.get("minLength") != nil || s.get("maxLength") != nil:
+			types = []string{"string"}
+		default:
+			return c.use("json-value"), nil
+		}
+	}
+	var parts []string
+	for _, t := range types {
+		e, err := c.typed(s, t, path)
+		if err != nil {
+			return "", err
+		}
+		parts = append(parts, e)
+	}
+	if len(parts) == 1 {
+		return parts[0], nil
+	}
+	return c.addRule(ruleBase(path), strings.Join(parts, " | ")), nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+var typeNames = []string{"object", "array", "string", "number", "integer", "boolean", "null"}
+
+// schemaTypes returns the types named by "type" (nil if absent).
+func schemaTypes(s *jv, path string) ([]string, error) {
+	t := s.get("type")
+	if t == nil {
+		return nil, nil
+	}
+	var list []*jv
+	switch t.kind {
+	case 's':
+		list = []*jv{t}
+	case 'a':
+		list = t.arr
+		if len(list) == 0 {
+			return nil, errAt(path+".type", "empty list of types")
+		}
+	default:
+		return nil, errAt(path+".type", "must be a string or an array of strings")
+	}
+	var out []string
+	for _, x := range list {
+		if x.kind != 's' || !contains(typeNames, x.str) {
+			var b bytes.Buffer
+			x.encode(&b)
+			return nil, errAt(path+".type", "unknown type %s (want one of %s)", b.String(), strings.Join(typeNames, ", "))
+		}
+		if contains(out, x.str) {
+			return nil, errAt(path+".type", "type %q listed twice", x.str)
+		}
+		out = append(out, x.str)
+	}
+	return out, nil
+}
+
+// literals compiles enum or const values, keeping those of the given types.
+func (c *schemaCompiler) literals(vals []*jv, types []string, path string) (string, error) {
+	var parts []string
+	for _, v := range vals {
+		if types != nil && !contains(types, valueType(v)) &&
+			!(valueType(v) == "integer" && contains(types, "number")) {
+			continue
+		}
+		var b bytes.Buffer
+		v.encode(&b)
+		lit := gbnfLiteral(b.String())
+		if !contains(parts, lit) {
+			parts = append(parts, lit)
+		}
+	}
+	if len(parts) == 0 {
+		return "", errAt(path, "no value of the schema's type")
+	}
+	c.use("space")
+	return c.addRule(ruleBase(strings.TrimSuffix(strings.TrimSuffix(path, ".enum"), ".const")),
+		"("+strings.Join(parts, " | ")+") space"), nil
+}
+
+// valueType is the JSON Schema type of v ("integer" for integral numbers).
+func valueType(v *jv) string {
+	switch v.kind {
+	case 'o':
+		return "object"
+	case 'a':
+		return "array"
+	case 's':
+		return "string"
+	case 'b':
+		return "boolean"
+	case 'z':
+		return "null"
+	}
+	if r, ok := new(big.Rat).SetString(v.num.String()); ok && r.IsInt() {
+		return "integer"
+	}
+	return "number"
+}
+
+// count reads a non-negative integer keyword (def if absent).
+func count(s *jv, key, path string, def int) (int, error) {
+	v := s.get(key)
+	if v == nil {
+		return def, nil
+	}
+	if v.kind != 'n' || valueType(v) != "integer" {
+		return 0, errAt(path+"."+key, "must be a non-negative integer")
+	}
+	r, _ := new(big.Rat).SetString(v.num.String())
+	if r.Sign() < 0 {
+		return 0, errAt(path+"."+key, "must be a non-negative integer")
+	}
+	if !r.Num().IsInt64() || r.Num().Int64() > maxRepeat {
+		return 0, errAt(path+"."+key, "%s is over the supported limit of %d", v.num, maxRepeat)
+	}
+	return int(r.Num().Int64()), nil
+}
+
+// repeatExpr is item repeated min to max times (max -1: no limit),
+// separated by sep.
+func repeatExpr(item, sep string, min, max int) string {
+	switch {
+	case max == 0:
+		return ""
+	case min == 0:
+		rest := repeatExpr(item, sep, 1, max)
+		return "(" + rest + ")?"
+	}
+	more := ""
+	switch {
+	case max < 0 && min == 1:
+		more = "*"
+	case max < 0:
+		more = fmt.Sprintf("{%d,}", min-1)
+	case min == 1 && max == 1:
+		return item
+	case min == max:
+		more = fmt.Sprintf("{%d}", min-1)
+	default:
+		more = fmt.Sprintf("{%d,%d}", min-1, max-1)
+	}
+	return item + " (" + sep + " " + item + ")" + more
+}
+
+func (c *schemaCompiler) typed(s *jv, t, path string) (string, error) {
+	switch t {
+	case "null":
+		return c.use("json-null"), nil
+	case "boolean":
+		return c.use("json-boolean"), nil
+	case "integer":
+		return c.use("json-integer"), nil
+	case "number":
+		return c.use("json-number"), nil
+	case "string":
+		min, err := count(s, "minLength", path, 0)
+		if err != nil {
+			return "", err
+		}
+		max, err := count(s, "maxLength", path, -1)
+		if err != nil {
+			return "", err
+		}
+		if max >= 0 && max < min {
+			return "", errAt(path, "maxLength %d is less than minLength %d", max, min)
+		}
+		if min == 0 && max < 0 {
+			return c.use("json-string"), nil
+		}
+		c.use("json-char")
+		c.use("space")
+		var rep string
+		switch {
+		case max < 0:
+			rep = fmt.Sprintf("{%d,}", min)
+		case min == max:
+			rep = fmt.Sprintf("{%d}", min)
+		default:
+			rep = fmt.Sprintf("{%d,%d}", min, max)
+		}
+		return c.addRule(ruleBase(path), `"\"" json-char`+rep+` "\"" space`), nil
+	case "array":
+		return c.array(s, path)
+	case "object":
+		return c.object(s, path)
+	}
+	return "", errAt(path+".type", "unknown type %q", t)
+}
+
+func (c *schemaCompiler) array(s *jv, path string) (string, error) {
+	min, err := count(s, "minItems", path, 0)
+	if err != nil {
+		return "", err
+	}
+	max, err := count(s, "maxItems", path, -1)
+	if err != nil {
+		return "", err
+	}
+	if max >= 0 && max < min {
+		return "", errAt(path, "maxItems %d is less than minItems %d", max, min)
+	}
+	item := c.use("json-value")
+	if it := s.get("items"); it != nil {
+		switch {
+		case it.kind == 'a':
+			return "", errAt(path+".items", "unsupported: an array of schemas (tuple validation)")
+		case it.kind == 'b' && !it.b:
+			max = 0
+			if min > 0 {
+				return "", errAt(path+".items", "items false allows no item but minItems is %d", min)
+			}
+		default:
+			if item, err = c.compile(it, path+".items"); err != nil {
+				return "", err
+			}
+		}
+	}
+	c.use("space")
+	inner := repeatExpr(item, `"," space`, min, max)
+	return c.addRule(ruleBase(path), `"[" space `+inner+` "]" space`), nil
+}
+
+func (c *schemaCompiler) object(s *jv, path string) (string, error) {
+	c.use("space")
+	props := s.get("properties")
+	if props != nil && props.kind != 'o' {
+		return "", errAt(path+".properties", "must be an object")
+	}
+	addl := s.get("additionalProperties")
+	if addl != nil && addl.kind != 'b' && addl.kind != 'o' {
+		return "", errAt(path+".additionalProperties", "must be a boolean or a schema")
+	}
+	closed := addl != nil && addl.kind == 'b' && !addl.b
+	if props == nil && !closed {
+		// A map: any keys, values under additionalProperties.
+		val := c.use("json-value")
+		if addl != nil && addl.kind == 'o' {
+			var err error
+			if val, err = c.compile(addl, path+".additionalProperties"); err != nil {
+				return "", err
+			}
+		}
+		if s.get("required") != nil {
+			return "", errAt(path+".required", "unsupported: required without properties")
+		}
+		kv := c.use("json-string") + ` ":" space ` + val
+		return c.addRule(ruleBase(path), `"{" space `+repeatExpr(kv, `"," space`, 0, -1)+` "}" space`), nil
+	}
+	if addl != nil && !closed {
+		return "", errAt(path+".additionalProperties", "unsupported: additional properties together with \"properties\" (use false or leave it out)")
+	}
+
+	type prop struct {
+		key  string
+		val  *jv
+		req  bool
+		path string
+	}
+	var list []prop
+	if props != nil {
+		for _, m := range props.obj {
+			list = append(list, prop{key: m.key, val: m.val, path: childPath(path+".properties", m.key)})
+		}
+	}
+	if req := s.get("required"); req != nil {
+		if req.kind != 'a' {
+			return "", errAt(path+".required", "must be an array of strings")
+		}
+		for i, r := range req.arr {
+			if r.kind != 's' {
+				return "", errAt(fmt.Sprintf("%s.required[%d]", path, i), "must be a string")
+			}
+			found := false
+			for j := range list {
+				if list[j].key == r.str {
+					list[j].req, found = true, true
+				}
+			}
+			if !found {
+				if closed {
+					return "", errAt(fmt.Sprintf("%s.required[%d]", path, i), "required property %q is not in properties and additionalProperties is false", r.str)
+				}
+				// Required but undeclared: any value.
+				list = append(list, prop{key: r.str, val: &jv{kind: 'b', b: true}, req: true, path: childPath(path+".properties", r.str)})
+			}
+		}
+	}
+	// false schemas: the property must be absent.
+	kept := list[:0]
+	for _, p := range list {
+		if p.val.kind == 'b' && !p.val.b {
+			if p.req {
+				return "", errAt(p.path, "required property has schema false")
+			}
+			continue
+		}
+		kept = append(kept, p)
+	}
+	list = kept
+	kvs := make([]string, len(list))
+	for i, p := range list {
+		v, err := c.compile(p.val, p.path)
+		if err != nil {
+			return "", err
+		}
+		kvs[i] = gbnfLiteral(jsonString(p.key)) + ` space ":" space ` + v
+	}
+	name := ruleBase(path)
+	n := len(list)
+	allReq := true
+	for _, p := range list {
+		allReq = allReq && p.req
+	}
+	if allReq {
+		var b strings.Builder
+		b.WriteString(`"{" space`)
+		for i, kv := range kvs {
+			if i > 0 {
+				b.WriteString(` "," space`)
+			}
+			b.WriteString(" " + kv)
+		}
+		b.WriteString(` "}" space`)
+		return c.addRule(name, b.String()), nil
+	}
+	// after[i]: members i.. once one member is out (each after a comma);
+	// first[i]: members i.. when none is out yet.
+	after := make([]string, n+1)
+	for i := n - 1; i >= 1; i-- {
+		piece := `"," space ` + kvs[i]
+		if !list[i].req {
+			piece = "(" + piece + ")?"
+		}
+		if after[i+1] != "" {
+			piece += " " + after[i+1]
+		}
+		after[i] = c.addRule(name+"-after", piece)
+	}
+	first := ""
+	for i := n - 1; i >= 0; i-- {
+		body := kvs[i]
+		if after[i+1] != "" {
+			body += " " + after[i+1]
+		}
+		if !list[i].req {
+			if first == "" {
+				body = "(" + body + ")?"
+			} else {
+				body += " | " + first
+			}
+		}
+		first = c.addRule(name+"-first", body)
+	}
+	return c.addRule(name, `"{" space `+first+` "}" space`), nil
+}
+
+// ref compiles a $ref (to "#" or a JSON pointer into the document) as a
+// rule of its own, so that recursive schemas become recursive rules.
+func (c *schemaCompiler) ref(r *jv, path string) (string, error) {
+	if r.kind != 's' {
+		return "", errAt(path, "must be a string")
+	}
+	if name, ok := c.refs[r.str]; ok {
+		return name, nil
+	}
+	if !strings.HasPrefix(r.str, "#") {
+		return "", errAt(path, "unsupported: $ref %q outside this document", r.str)
+	}
+	target := c.root
+	tpath := "$"
+	var last string
+	if ptr := r.str[1:]; ptr != "" {
+		if !strings.HasPrefix(ptr, "/") {
+			return "", errAt(path, "unsupported: $ref %q is not a JSON pointer", r.str)
+		}
+		for _, tok := range strings.Split(ptr[1:], "/") {
+			tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+			last = tok
+			switch target.kind {
+			case 'o':
+				target = target.get(tok)
+				tpath = childPath(tpath, tok)
+			case 'a':
+				i, err := strconv.Atoi(tok)
+				if err != nil || i < 0 || i >= len(target.arr) {
+					target = nil
+					break
+				}
+				target = target.arr[i]
+				tpath = fmt.Sprintf("%s[%d]", tpath, i)
+			default:
+				target = nil
+			}
+			if target == nil {
+				return "", errAt(path, "$ref %q: no such location in the schema", r.str)
+			}
+		}
+	}
+	name := c.freshName("ref-" + last)
+	c.refs[r.str] = name
+	idx := len(c.rules)
+	c.rules = append(c.rules, struct{ name, body string }{name, ""})
+	body, err := c.compile(target, tpath)
+	if err != nil {
+		return "", err
+	}
+	c.rules[idx].body = body
+	return name, nil
+}
