@@ -594,7 +594,7 @@ func (p *parser) compile() (*Grammar, error) {
 			r := p.rules[id]
 			rep = rep || r.what == "repeat"
 			n := p.rules[r.origin].name
-			if len(names) == 0 || names[len(names)-1] != n {
+			if r.what == "" || len(names) == 0 || names[len(names)-1] != n {
 				names = append(names, n)
 			}
 		}
