@@ -36,6 +36,11 @@ var (
 	// ErrRejected means that Accept was given a token the grammar does not
 	// allow at this point; the matcher's state is unchanged.
 	ErrRejected = errors.New("grammar: token not allowed")
+	// ErrTooComplex means that the grammar is so ambiguous that following
+	// it needs more than 16384 parse stacks at once; the mask or token
+	// involved could not be decided. Rewrite the grammar to be less
+	// ambiguous.
+	ErrTooComplex = errors.New("grammar: too ambiguous: too many parse stacks")
 	// ErrFinished means that an end-of-generation token was already
 	// accepted.
 	ErrFinished = errors.New("grammar: generation already finished")

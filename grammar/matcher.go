@@ -3,7 +3,6 @@ package grammar
 import (
 	"encoding/binary"
 	"fmt"
-	"math/bits"
 	"slices"
 )
 
@@ -28,11 +27,18 @@ type Matcher struct {
 	mark    []uint32
 	gen     uint32
 
-	// Interned states of the lazily built byte automaton; 0 is dead.
+	// Interned states of the lazily built byte automaton; 0 is dead, 1
+	// (tooComplex) is where a transition went that needed too many stacks.
 	states   []*dstate
 	stateIdx map[string]uint32
 	cur      uint32
 	finished bool
+
+	// Limits (maxStates, maxNodes, maxStacks; lowered by tests).
+	limStates, limNodes, limStacks int
+	// overflow is set when a transition needed more than limStacks
+	// stacks (see ErrTooComplex).
+	overflow bool
 
 	out  []int32  // closure output
 	key  []byte   // state key scratch
@@ -55,21 +61,29 @@ type dstate struct {
 const (
 	maxStates = 1 << 13
 	maxNodes  = 1 << 21
+	// maxStacks bounds the stacks of one state. Ambiguous grammars can
+	// need a number of stacks exponential in the length of the output
+	// (S ::= "a" S "b" | "a" S "c" | ""); past this the matcher gives
+	// ErrTooComplex instead of slowing down without bound.
+	maxStacks = 1 << 14
 )
+
+const tooComplex = 1
 
 // NewMatcher returns a Matcher at the start of g over vocabulary v.
 func (g *Grammar) NewMatcher(v *Vocab) *Matcher {
-	m := &Matcher{g: g, v: v}
+	m := &Matcher{g: g, v: v, limStates: maxStates, limNodes: maxNodes, limStacks: maxStacks}
 	m.clearCaches()
 	m.cur = m.initial()
 	return m
 }
 
 func (m *Matcher) clearCaches() {
-	m.nodes = append(m.nodes[:0], snode{-1, -1})
-	m.mark = append(m.mark[:0], 0)
+	// New slices: maybeCompact still reads the old ones.
+	m.nodes = []snode{{-1, -1}}
+	m.mark = []uint32{0}
 	m.nodeIdx = make(map[uint64]int32)
-	m.states = append(m.states[:0], &dstate{})
+	m.states = []*dstate{{}, {}}
 	m.stateIdx = make(map[string]uint32)
 }
 
@@ -154,6 +168,15 @@ func (m *Matcher) advance(stacks []int32, c rune) []int32 {
 	return m.sortOut()
 }
 
+// advanceState is the state after code point c, or tooComplex.
+func (m *Matcher) advanceState(stacks []int32, c rune) uint32 {
+	out := m.advance(stacks, c)
+	if len(out) > m.limStacks {
+		return tooComplex
+	}
+	return m.state(out, 0, 0, 0)
+}
+
 // state interns a state; stacks may be scratch.
 func (m *Matcher) state(stacks []int32, val uint32, need, total uint8) uint32 {
 	if len(stacks) == 0 {
@@ -181,8 +204,8 @@ func (m *Matcher) state(stacks []int32, val uint32, need, total uint8) uint32 {
 func (m *Matcher) step(s uint32, b byte) uint32 {
 	st := m.states[s]
 	if st.next == nil {
-		if s == 0 {
-			return 0
+		if s <= tooComplex {
+			return s
 		}
 		st.next = new([256]uint32)
 	} else if t := st.next[b]; t != 0 {
@@ -210,10 +233,10 @@ func (m *Matcher) computeStep(st *dstate, b byte) uint32 {
 			if c < utf8Min[total] || c > maxRune || (0xd800 <= c && c <= 0xdfff) {
 				return 0
 			}
-			return m.state(m.advance(st.stacks, c), 0, 0, 0)
+			return m.advanceState(st.stacks, c)
 		}
 	case b < 0x80:
-		return m.state(m.advance(st.stacks, rune(b)), 0, 0, 0)
+		return m.advanceState(st.stacks, rune(b))
 	case b&0xe0 == 0xc0:
 		val, need, total = uint32(b&0x1f), 1, 2
 	case b&0xf0 == 0xe0:
@@ -253,7 +276,7 @@ func (m *Matcher) anyMatch(stacks []int32, lo, hi rune) bool {
 // maybeCompact drops the caches when they have grown too large, keeping the
 // current state. Called only between operations.
 func (m *Matcher) maybeCompact() {
-	if len(m.states) <= maxStates && len(m.nodes) <= maxNodes {
+	if len(m.states) <= m.limStates && len(m.nodes) <= m.limNodes {
 		return
 	}
 	old := m.states[m.cur]
@@ -280,35 +303,19 @@ func (m *Matcher) maybeCompact() {
 // the number of allowed tokens. When none is allowed and the output is
 // incomplete it returns an error wrapping ErrDeadEnd; when the output is
 // complete and no token (nor end-of-generation id) can follow it returns 0
-// and no error, and Done reports true.
+// and no error, and Done reports true. An error wrapping ErrTooComplex
+// means the grammar was too ambiguous to decide some tokens (they are left
+// out of the mask).
 func (m *Matcher) FillMask(mask []uint64) (int, error) {
 	if need := (m.v.size + 63) / 64; len(mask) < need {
 		return 0, fmt.Errorf("grammar: mask has %d words, vocabulary needs %d", len(mask), need)
 	}
 	clear(mask)
-	if m.finished {
-		return 0, ErrFinished
-	}
-	m.maybeCompact()
-	n := 0
-	st := m.states[m.cur]
-	if st.accept {
-		for _, id := range m.v.eogs {
+	return m.fill(func(lo, hi int32) {
+		for _, id := range m.v.toks[lo:hi] {
 			mask[id>>6] |= 1 << (id & 63)
-			n++
 		}
-	}
-	if !st.final {
-		n += m.walkTree(func(lo, hi int32) {
-			for _, id := range m.v.toks[lo:hi] {
-				mask[id>>6] |= 1 << (id & 63)
-			}
-		})
-	}
-	if n == 0 && !st.accept {
-		return 0, ErrDeadEnd
-	}
-	return n, nil
+	})
 }
 
 // Mask is FillMask into a slice of bools: dst[id] tells whether token id
@@ -318,24 +325,32 @@ func (m *Matcher) Mask(dst []bool) (int, error) {
 		return 0, fmt.Errorf("grammar: mask has %d entries, vocabulary has %d", len(dst), m.v.size)
 	}
 	clear(dst)
+	return m.fill(func(lo, hi int32) {
+		for _, id := range m.v.toks[lo:hi] {
+			dst[id] = true
+		}
+	})
+}
+
+// fill computes the mask through set, which is called with ranges of
+// Vocab.toks; eogs is the range past the end of the prefix tree's tokens.
+func (m *Matcher) fill(set func(lo, hi int32)) (int, error) {
 	if m.finished {
 		return 0, ErrFinished
 	}
 	m.maybeCompact()
 	n := 0
 	st := m.states[m.cur]
-	if st.accept {
-		for _, id := range m.v.eogs {
-			dst[id] = true
-			n++
-		}
+	if st.accept && len(m.v.eogs) > 0 {
+		set(int32(len(m.v.toks)-len(m.v.eogs)), int32(len(m.v.toks)))
+		n += len(m.v.eogs)
 	}
+	m.overflow = false
 	if !st.final {
-		n += m.walkTree(func(lo, hi int32) {
-			for _, id := range m.v.toks[lo:hi] {
-				dst[id] = true
-			}
-		})
+		n += m.walkTree(set)
+	}
+	if m.overflow {
+		return n, fmt.Errorf("%w: mask incomplete", ErrTooComplex)
 	}
 	if n == 0 && !st.accept {
 		return 0, ErrDeadEnd
@@ -357,7 +372,8 @@ func (m *Matcher) walkTree(set func(lo, hi int32)) int {
 	for i := 1; i < len(nodes); {
 		nd := &nodes[i]
 		t := m.step(walk[nd.depth-1], nd.b)
-		if t == 0 {
+		if t <= tooComplex {
+			m.overflow = m.overflow || t == tooComplex
 			i = int(nd.skip)
 			continue
 		}
@@ -386,7 +402,7 @@ func (m *Matcher) Allows(id int) bool {
 	}
 	s := m.cur
 	for _, b := range t {
-		if s = m.step(s, b); s == 0 {
+		if s = m.step(s, b); s <= tooComplex {
 			return false
 		}
 	}
@@ -418,7 +434,7 @@ func (m *Matcher) Accept(id int) error {
 	}
 	s, err := m.run(t)
 	if err != nil {
-		return fmt.Errorf("%w: token %d %q: %v", ErrRejected, id, t, err)
+		return fmt.Errorf("token %d %q: %w", id, t, err)
 	}
 	m.cur = s
 	return nil
@@ -433,7 +449,7 @@ func (m *Matcher) AcceptBytes(text []byte) error {
 	m.maybeCompact()
 	s, err := m.run(text)
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrRejected, err)
+		return err
 	}
 	m.cur = s
 	return nil
@@ -442,8 +458,10 @@ func (m *Matcher) AcceptBytes(text []byte) error {
 func (m *Matcher) run(text []byte) (uint32, error) {
 	s := m.cur
 	for i, b := range text {
-		if s = m.step(s, b); s == 0 {
-			return 0, fmt.Errorf("byte %d (%#02x) does not fit the grammar", i, b)
+		if s = m.step(s, b); s == tooComplex {
+			return 0, fmt.Errorf("%w (at byte %d)", ErrTooComplex, i)
+		} else if s == 0 {
+			return 0, fmt.Errorf("%w: byte %d (%#02x) does not fit the grammar", ErrRejected, i, b)
 		}
 	}
 	return s, nil
@@ -457,12 +475,3 @@ func (m *Matcher) CanEnd() bool { return !m.finished && m.states[m.cur].accept }
 // accepted, or the output is complete and the grammar allows nothing after
 // it.
 func (m *Matcher) Done() bool { return m.finished || m.states[m.cur].final }
-
-// popcount is used by tests and callers of FillMask.
-func popcount(mask []uint64) int {
-	n := 0
-	for _, w := range mask {
-		n += bits.OnesCount64(w)
-	}
-	return n
-}

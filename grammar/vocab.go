@@ -14,7 +14,7 @@ type Vocab struct {
 	eog   []bool   // per id
 	eogs  []int
 	nodes []tnode // preorder; nodes[0] is the root (no byte)
-	toks  []int32 // token ids grouped by the node they end at
+	toks  []int32 // token ids grouped by the node they end at, then eogs
 	depth int     // longest token, in bytes
 }
 
@@ -93,6 +93,11 @@ func NewVocab(tokens [][]byte, eog []int) *Vocab {
 	}
 	for _, i := range path {
 		v.nodes[i].skip = int32(len(v.nodes))
+	}
+	// The end-of-generation ids go last, outside the tree, so that a mask
+	// can set them like any node's tokens.
+	for _, id := range v.eogs {
+		v.toks = append(v.toks, int32(id))
 	}
 	return v
 }
