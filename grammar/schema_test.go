@@ -1,0 +1,599 @@
+package grammar
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/big"
+	"math/rand"
+	"strconv"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestSchemaCompile(t *testing.T) {
+	v := byteVocab()
+	tests := []struct {
+		name   string
+		schema string
+		accept []string
+		reject []string
+	}{
+		{"string", `{"type":"string"}`, []string{`""`, `"a b"`, `"\"\\\/\b\f\n\r\t\u00e9"`, `"é😀"`},
+			[]string{`"a`, `"\x"`, "\"a\nb\"", `"\ud800"`, `1`}},
+		{"string lengths", `{"type":"string","minLength":2,"maxLength":3}`, []string{`"ab"`, `"abc"`, `"é\n"`},
+			[]string{`"a"`, `"abcd"`}},
+		{"integer", `{"type":"integer"}`, []string{`0`, `-12`, `1234567890123456`}, []string{`01`, `1.5`, `1e3`, `-`, `12345678901234567`}},
+		{"number", `{"type":"number"}`, []string{`0`, `-1.25`, `3e10`, `1.5E-3`}, []string{`.5`, `1.`, `+1`, `1e`}},
+		{"boolean null", `{"type":["boolean","null"]}`, []string{`true`, `false`, `null`}, []string{`0`, `"true"`}},
+		{"enum", `{"enum":["a",1,null,[1,{"b":2}]]}`, []string{`"a"`, `1`, `null`, `[1,{"b":2}]`}, []string{`"b"`, `2`, `[1, {"b":2}]`}},
+		{"enum typed", `{"type":"string","enum":["a",1]}`, []string{`"a"`}, []string{`1`}},
+		{"const", `{"const":"x\"y"}`, []string{`"x\"y"`}, []string{`"xy"`}},
+		{"object", `{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"string"}},"required":["a"]}`,
+			[]string{`{"a":1}`, `{ "a": 1, "b": "x" }`, "{\n  \"a\": 1,\n  \"b\": \"\"\n}"},
+			[]string{`{}`, `{"b":"x"}`, `{"b":"x","a":1}`, `{"a":1,"c":2}`, `{"a":1,}`}},
+		{"all optional", `{"properties":{"a":{"const":1},"b":{"const":2},"c":{"const":3}}}`,
+			[]string{`{}`, `{"a":1}`, `{"b":2}`, `{"a":1,"c":3}`, `{"a":1,"b":2,"c":3}`},
+			[]string{`{"c":3,"a":1}`, `{,"b":2}`, `{"a":1,}`}},
+		{"required in the middle", `{"properties":{"a":{"const":1},"b":{"const":2},"c":{"const":3}},"required":["b"]}`,
+			[]string{`{"b":2}`, `{"a":1,"b":2}`, `{"b":2,"c":3}`, `{"a":1,"b":2,"c":3}`},
+			[]string{`{}`, `{"a":1}`, `{"a":1,"c":3}`}},
+		{"closed empty", `{"type":"object","properties":{},"additionalProperties":false}`, []string{`{}`, `{ }`}, []string{`{"a":1}`}},
+		{"any object", `{"type":"object"}`, []string{`{}`, `{"x":[1,{"y":null}]}`}, []string{`[]`}},
+		{"map", `{"type":"object","additionalProperties":{"type":"integer"}}`, []string{`{}`, `{"x":1,"y":2}`}, []string{`{"x":"1"}`}},
+		{"array", `{"type":"array","items":{"type":"integer"}}`, []string{`[]`, `[1]`, `[1, 2,3]`}, []string{`[1,]`, `["a"]`}},
+		{"array bounds", `{"type":"array","minItems":1,"maxItems":2}`, []string{`[1]`, `[1,"a"]`}, []string{`[]`, `[1,2,3]`}},
+		{"array exact", `{"items":{"const":0},"minItems":2,"maxItems":2}`, []string{`[0,0]`}, []string{`[0]`, `[0,0,0]`}},
+		{"array at most", `{"items":{"const":0},"maxItems":2}`, []string{`[]`, `[0]`, `[0,0]`}, []string{`[0,0,0]`}},
+		{"array at least", `{"items":{"const":0},"minItems":2}`, []string{`[0,0]`, `[0,0,0,0]`}, []string{`[0]`}},
+		{"items false", `{"type":"array","items":false}`, []string{`[]`}, []string{`[1]`}},
+		{"anyOf", `{"anyOf":[{"type":"integer"},{"type":"string","maxLength":1}]}`, []string{`1`, `"a"`}, []string{`"ab"`, `null`}},
+		{"oneOf", `{"oneOf":[{"type":"null"},{"type":"boolean"}]}`, []string{`null`, `true`}, []string{`1`}},
+		{"defs ref", `{"$defs":{"P":{"type":"object","properties":{"x":{"type":"integer"}},"required":["x"]}},"type":"array","items":{"$ref":"#/$defs/P"}}`,
+			[]string{`[{"x":1},{"x":2}]`}, []string{`[{}]`}},
+		{"definitions ref", `{"definitions":{"S":{"type":"string"}},"$ref":"#/definitions/S"}`, []string{`"a"`}, []string{`1`}},
+		{"recursive ref", `{"type":"object","properties":{"v":{"type":"integer"},"kids":{"type":"array","items":{"$ref":"#"}}},"required":["v"]}`,
+			[]string{`{"v":1}`, `{"v":1,"kids":[{"v":2,"kids":[]},{"v":3}]}`}, []string{`{"v":1,"kids":[{}]}`}},
+		{"nullable string", `{"type":["string","null"],"maxLength":1}`, []string{`"a"`, `null`}, []string{`"ab"`}},
+		{"true", `true`, []string{`1`, `{"a":[]}`}, []string{`x`}},
+		{"annotations", `{"title":"T","description":"d","default":1,"examples":[1],"$schema":"x","type":"integer"}`, []string{`1`}, nil},
+		{"escaped key", `{"properties":{"a\"b\u00e9":{"type":"null"}},"required":["a\"b\u00e9"]}`, []string{`{"a\"bé":null}`}, []string{`{"a\"b\u00e9":null}`}},
+		{"required undeclared", `{"properties":{"a":{"type":"null"}},"required":["z"]}`, []string{`{"z":[1]}`, `{"a":null,"z":1}`}, []string{`{"a":null}`}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			g, err := FromJSONSchema([]byte(tc.schema))
+			if err != nil {
+				t.Fatalf("FromJSONSchema: %v", err)
+			}
+			for _, s := range tc.accept {
+				if !matches(g, v, s) {
+					src, _ := SchemaToGBNF([]byte(tc.schema))
+					t.Errorf("rejects %s\n%s", s, src)
+				}
+			}
+			for _, s := range tc.reject {
+				if matches(g, v, s) {
+					t.Errorf("accepts %s", s)
+				}
+			}
+		})
+	}
+}
+
+func TestSchemaErrors(t *testing.T) {
+	tests := []struct{ schema, want string }{
+		{`{"properties":{"age":{"type":"integer","pattern":"x"}}}`, `$.properties.age: unsupported keyword "pattern"`},
+		{`{"type":"integer","minimum":0}`, `$: unsupported keyword "minimum"`},
+		{`{"items":[{"type":"string"}]}`, `$.items: unsupported: an array of schemas (tuple validation)`},
+		{`{"anyOf":[{"type":"string"},{"allOf":[]}]}`, `$.anyOf[1]: unsupported keyword "allOf"`},
+		{`{"properties":{"a b":{"format":"date"}}}`, `$.properties["a b"]: unsupported keyword "format"`},
+		{`{"type":"strin"}`, `$.type: unknown type "strin" (want one of object, array, string, number, integer, boolean, null)`},
+		{`{"$ref":"#/$defs/missing"}`, `$.$ref: $ref "#/$defs/missing": no such location in the schema`},
+		{`{"$ref":"http://x/y.json"}`, `$.$ref: unsupported: $ref "http://x/y.json" outside this document`},
+		{`{"type":"array","minItems":3,"maxItems":2}`, `$: maxItems 2 is less than minItems 3`},
+		{`{"type":"array","minItems":-1}`, `$.minItems: must be a non-negative integer`},
+		{`{"type":"string","maxLength":1.5}`, `$.maxLength: must be a non-negative integer`},
+		{`{"type":"array","maxItems":1000000}`, `$.maxItems: 1000000 is over the supported limit of 65536`},
+		{`{"properties":{"a":{}},"additionalProperties":true}`, `$.additionalProperties: unsupported: additional properties together with "properties" (use false or leave it out)`},
+		{`{"properties":{"a":{}},"required":["b"],"additionalProperties":false}`, `$.required[0]: required property "b" is not in properties and additionalProperties is false`},
+		{`{"enum":[]}`, `$.enum: must be a non-empty array`},
+		{`{"type":"string","enum":[1]}`, `$.enum: no value of the schema's type`},
+		{`{"anyOf":[{"type":"string"}],"type":"string"}`, `$: unsupported: "anyOf" together with "type"`},
+		{`false`, `$: schema false matches nothing`},
+		{`{"properties":{"a":false},"required":["a"]}`, `$.properties.a: required property has schema false`},
+		{`{"$defs":{"A":{"$ref":"#/$defs/A"}},"$ref":"#/$defs/A"}`, `left recursion`},
+		{`[1]`, `$: a schema must be an object or a boolean`},
+		{`{"type":`, `invalid JSON: unexpected EOF`},
+		{`{"a":1,"a":2}`, `invalid JSON: duplicate key "a"`},
+		{`{} {}`, `invalid JSON: data after the schema`},
+	}
+	for _, tc := range tests {
+		_, err := FromJSONSchema([]byte(tc.schema))
+		if err == nil {
+			t.Errorf("%s: no error, want %q", tc.schema, tc.want)
+			continue
+		}
+		got := strings.TrimPrefix(err.Error(), "grammar: json schema: ")
+		if !strings.Contains(got, tc.want) {
+			t.Errorf("%s:\n got %s\nwant %s", tc.schema, got, tc.want)
+		}
+		var se *SchemaError
+		if strings.HasPrefix(tc.want, "$") && (!errors.As(err, &se) || !strings.HasPrefix(tc.want, se.Path+":")) {
+			t.Errorf("%s: error %T %v is not a SchemaError at the path", tc.schema, err, err)
+		}
+	}
+}
+
+func TestJSONGrammar(t *testing.T) {
+	g := JSON()
+	v := byteVocab()
+	for _, s := range []string{`0`, `"x"`, `[]`, `{}`, `{"a":[1,2,{"b":null}],"c":true} `, "[\n  1,\n  2\n]", `-0.5e+10`} {
+		if !matches(g, v, s) {
+			t.Errorf("rejects %s", s)
+		}
+	}
+	for _, s := range []string{``, ` 0`, `[1,]`, `{"a"}`, `01`, `nul`, `"\ud800"`, "0\n\n"} {
+		if matches(g, v, s) {
+			t.Errorf("accepts %q", s)
+		}
+	}
+}
+
+// The rest of this file is a validator for the schema subset, written from
+// the JSON Schema specification independently of the compiler, and a
+// property test: random schemas, random walks, validated outputs.
+
+type validator struct{ root any }
+
+func decodeNumbers(data []byte) (any, error) {
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, err
+	}
+	if d.More() {
+		return nil, errors.New("data after the value")
+	}
+	return v, nil
+}
+
+func rat(n json.Number) *big.Rat {
+	r, ok := new(big.Rat).SetString(n.String())
+	if !ok {
+		panic("bad number " + n)
+	}
+	return r
+}
+
+func jsonEqual(a, b any) bool {
+	switch a := a.(type) {
+	case json.Number:
+		b, ok := b.(json.Number)
+		return ok && rat(a).Cmp(rat(b)) == 0
+	case []any:
+		b, ok := b.([]any)
+		if !ok || len(a) != len(b) {
+			return false
+		}
+		for i := range a {
+			if !jsonEqual(a[i], b[i]) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		b, ok := b.(map[string]any)
+		if !ok || len(a) != len(b) {
+			return false
+		}
+		for k, x := range a {
+			y, ok := b[k]
+			if !ok || !jsonEqual(x, y) {
+				return false
+			}
+		}
+		return true
+	}
+	return a == b
+}
+
+func hasType(x any, t string) bool {
+	switch t {
+	case "null":
+		return x == nil
+	case "boolean":
+		_, ok := x.(bool)
+		return ok
+	case "string":
+		_, ok := x.(string)
+		return ok
+	case "number":
+		_, ok := x.(json.Number)
+		return ok
+	case "integer":
+		n, ok := x.(json.Number)
+		return ok && rat(n).IsInt()
+	case "array":
+		_, ok := x.([]any)
+		return ok
+	case "object":
+		_, ok := x.(map[string]any)
+		return ok
+	}
+	return false
+}
+
+func (v *validator) resolve(ref string) any {
+	var cur any = v.root
+	if ref == "#" {
+		return cur
+	}
+	for _, tok := range strings.Split(strings.TrimPrefix(ref, "#/"), "/") {
+		cur = cur.(map[string]any)[tok]
+	}
+	return cur
+}
+
+func num(x any) int {
+	n, _ := strconv.Atoi(string(x.(json.Number)))
+	return n
+}
+
+// validate checks x against schema s (the supported subset; oneOf means
+// exactly one).
+func (v *validator) validate(s, x any) error {
+	if b, ok := s.(bool); ok {
+		if !b {
+			return errors.New("schema false")
+		}
+		return nil
+	}
+	sm := s.(map[string]any)
+	if ref, ok := sm["$ref"]; ok {
+		return v.validate(v.resolve(ref.(string)), x)
+	}
+	if alts, ok := sm["anyOf"]; ok {
+		for _, a := range alts.([]any) {
+			if v.validate(a, x) == nil {
+				return nil
+			}
+		}
+		return errors.New("no anyOf branch matches")
+	}
+	if alts, ok := sm["oneOf"]; ok {
+		n := 0
+		for _, a := range alts.([]any) {
+			if v.validate(a, x) == nil {
+				n++
+			}
+		}
+		if n != 1 {
+			return fmt.Errorf("%d oneOf branches match", n)
+		}
+		return nil
+	}
+	if t, ok := sm["type"]; ok {
+		types, _ := t.([]any)
+		if s, ok := t.(string); ok {
+			types = []any{s}
+		}
+		match := false
+		for _, t := range types {
+			match = match || hasType(x, t.(string))
+		}
+		if !match {
+			return fmt.Errorf("%v is not of type %v", x, t)
+		}
+	}
+	if c, ok := sm["const"]; ok && !jsonEqual(c, x) {
+		return fmt.Errorf("%v is not the const %v", x, c)
+	}
+	if e, ok := sm["enum"]; ok {
+		found := false
+		for _, c := range e.([]any) {
+			found = found || jsonEqual(c, x)
+		}
+		if !found {
+			return fmt.Errorf("%v is not in the enum", x)
+		}
+	}
+	switch x := x.(type) {
+	case string:
+		n := utf8.RuneCountInString(x)
+		if m, ok := sm["minLength"]; ok && n < num(m) {
+			return fmt.Errorf("%q shorter than %v", x, m)
+		}
+		if m, ok := sm["maxLength"]; ok && n > num(m) {
+			return fmt.Errorf("%q longer than %v", x, m)
+		}
+	case []any:
+		if m, ok := sm["minItems"]; ok && len(x) < num(m) {
+			return fmt.Errorf("fewer than %v items", m)
+		}
+		if m, ok := sm["maxItems"]; ok && len(x) > num(m) {
+			return fmt.Errorf("more than %v items", m)
+		}
+		if it, ok := sm["items"]; ok {
+			for i, e := range x {
+				if err := v.validate(it, e); err != nil {
+					return fmt.Errorf("item %d: %w", i, err)
+				}
+			}
+		}
+	case map[string]any:
+		props, _ := sm["properties"].(map[string]any)
+		for k, e := range x {
+			ps, declared := props[k]
+			if !declared {
+				ps, declared = sm["additionalProperties"]
+			}
+			if declared {
+				if err := v.validate(ps, e); err != nil {
+					return fmt.Errorf("property %q: %w", k, err)
+				}
+			}
+		}
+		if req, ok := sm["required"].([]any); ok {
+			for _, r := range req {
+				if _, ok := x[r.(string)]; !ok {
+					return fmt.Errorf("required property %q missing", r)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// ordered is a JSON object that keeps its members' order when marshaled.
+type ordered []struct {
+	k string
+	v any
+}
+
+func (o ordered) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, m := range o {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(m.k)
+		v, err := json.Marshal(m.v)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+func (o *ordered) add(k string, v any) {
+	*o = append(*o, struct {
+		k string
+		v any
+	}{k, v})
+}
+
+type sgen struct {
+	r    *rand.Rand
+	defs []string
+}
+
+var keyAlphabet = []string{"a", "b", "id", "name", "x y", "é", `q"t`, `b\s`, "tab\t", "😀"}
+
+func (g *sgen) literal(depth int) any {
+	switch g.r.Intn(7) {
+	case 0:
+		return keyAlphabet[g.r.Intn(len(keyAlphabet))]
+	case 1:
+		return g.r.Intn(100) - 50
+	case 2:
+		return 1.5
+	case 3:
+		return g.r.Intn(2) == 0
+	case 4:
+		return nil
+	case 5:
+		if depth < 2 {
+			return []any{g.literal(depth + 1), g.literal(depth + 1)}
+		}
+		return "s"
+	default:
+		if depth < 2 {
+			var o ordered
+			o.add(keyAlphabet[g.r.Intn(len(keyAlphabet))], g.literal(depth+1))
+			return o
+		}
+		return 7
+	}
+}
+
+var disjointTypes = []string{"string", "integer", "boolean", "null", "object", "array"}
+
+func (g *sgen) schema(depth int) any {
+	var o ordered
+	k := g.r.Intn(16)
+	if depth > 3 {
+		k = g.r.Intn(6)
+	}
+	switch k {
+	case 0:
+		o.add("type", "string")
+		if g.r.Intn(2) == 0 {
+			o.add("minLength", g.r.Intn(3))
+		}
+		if g.r.Intn(2) == 0 {
+			o.add("maxLength", 3+g.r.Intn(3))
+		}
+	case 1:
+		o.add("type", []string{"integer", "number", "boolean", "null"}[g.r.Intn(4)])
+	case 2:
+		var vals []any
+		for range 1 + g.r.Intn(4) {
+			vals = append(vals, g.literal(0))
+		}
+		o.add("enum", vals)
+	case 3:
+		o.add("const", g.literal(0))
+	case 4:
+		o.add("type", []string{"string", "null"})
+		o.add("title", "nullable")
+	case 5:
+		if len(g.defs) > 0 {
+			o.add("$ref", g.defs[g.r.Intn(len(g.defs))])
+		} else {
+			return true
+		}
+	case 6, 7, 8:
+		o.add("type", "object")
+		var props ordered
+		var req []string
+		for i := range g.r.Intn(5) {
+			key := keyAlphabet[(i*3+g.r.Intn(3))%len(keyAlphabet)]
+			dup := false
+			for _, p := range props {
+				dup = dup || p.k == key
+			}
+			if dup {
+				continue
+			}
+			props.add(key, g.schema(depth+1))
+			if g.r.Intn(2) == 0 {
+				req = append(req, key)
+			}
+		}
+		o.add("properties", props)
+		if len(req) > 0 {
+			o.add("required", req)
+		}
+		if g.r.Intn(2) == 0 {
+			o.add("additionalProperties", false)
+		}
+	case 9:
+		o.add("type", "object")
+		if g.r.Intn(2) == 0 {
+			o.add("additionalProperties", g.schema(depth+1))
+		}
+	case 10, 11:
+		o.add("type", "array")
+		if g.r.Intn(4) != 0 {
+			o.add("items", g.schema(depth+1))
+		}
+		min := 0
+		if g.r.Intn(2) == 0 {
+			min = g.r.Intn(3)
+			o.add("minItems", min)
+		}
+		if g.r.Intn(2) == 0 {
+			o.add("maxItems", min+g.r.Intn(3))
+		}
+	case 12:
+		var alts []any
+		for range 2 + g.r.Intn(2) {
+			alts = append(alts, g.schema(depth+1))
+		}
+		o.add("anyOf", alts)
+	case 13:
+		var alts []any
+		for _, i := range g.r.Perm(len(disjointTypes))[:2+g.r.Intn(2)] {
+			var b ordered
+			b.add("type", disjointTypes[i])
+			alts = append(alts, b)
+		}
+		o.add("oneOf", alts)
+	case 14:
+		return true
+	default:
+		o.add("description", "anything")
+	}
+	return o
+}
+
+// randomSchema returns a schema with up to two $defs, one of them
+// possibly recursive.
+func randomSchema(r *rand.Rand) []byte {
+	g := &sgen{r: r}
+	var defs ordered
+	if r.Intn(2) == 0 {
+		g.defs = append(g.defs, "#/$defs/Tree")
+		var tree, props, kids ordered
+		kids.add("type", "array")
+		kids.add("items", map[string]string{"$ref": "#/$defs/Tree"})
+		kids.add("maxItems", 2)
+		props.add("v", map[string]string{"type": "integer"})
+		props.add("kids", kids)
+		tree.add("type", "object")
+		tree.add("properties", props)
+		tree.add("required", []string{"v"})
+		defs.add("Tree", tree)
+	}
+	if r.Intn(2) == 0 {
+		d := g.schema(2)
+		g.defs = append(g.defs, "#/$defs/D")
+		defs.add("D", d)
+	}
+	root := g.schema(0)
+	if o, ok := root.(ordered); ok && len(defs) > 0 {
+		o.add("$defs", defs)
+		root = o
+	}
+	b, err := json.Marshal(root)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+func TestPropertySchema(t *testing.T) {
+	tv := newTestVocab()
+	n := 300
+	if testing.Short() {
+		n = 50
+	}
+	complete, total := 0, 0
+	for seed := range n {
+		r := rand.New(rand.NewSource(int64(seed)))
+		schema := randomSchema(r)
+		g, err := FromJSONSchema(schema)
+		if err != nil {
+			t.Fatalf("seed %d: %s: %v", seed, schema, err)
+		}
+		root, err := decodeNumbers(schema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		val := &validator{root: root}
+		m := g.NewMatcher(tv.v)
+		for range 6 {
+			m.Reset()
+			w := randomWalk(t, r, m, tv, 400, seed%20 == 0)
+			if w.complex {
+				t.Fatalf("seed %d: %s: too complex", seed, schema)
+			}
+			total++
+			if !w.complete {
+				continue
+			}
+			complete++
+			x, err := decodeNumbers(w.out)
+			if err != nil {
+				t.Fatalf("seed %d: schema %s\noutput %q is not JSON: %v", seed, schema, w.out, err)
+			}
+			if err := val.validate(root, x); err != nil {
+				src, _ := SchemaToGBNF(schema)
+				t.Fatalf("seed %d: schema %s\noutput %s\ninvalid: %v\ngrammar:\n%s", seed, schema, w.out, err, src)
+			}
+		}
+	}
+	t.Logf("%d of %d walks completed and validated", complete, total)
+	if complete < total*3/4 {
+		t.Errorf("only %d of %d walks completed: the test checks too little", complete, total)
+	}
+}
