@@ -53,6 +53,8 @@ const (
 	maxElems = 1 << 20
 	// maxRepeat bounds the numbers in {m,n}.
 	maxRepeat = 1 << 16
+	// maxNesting bounds nested parentheses.
+	maxNesting = 1000
 	maxRune   = utf8.MaxRune
 )
 
@@ -170,33 +172,52 @@ func (c *class) key() string {
 }
 
 // nullable returns, for each rule, whether it can match the empty string.
+// It is a worklist algorithm, linear in the size of the grammar: each
+// alternative counts its elements not yet known to be nullable.
 func (g *Grammar) nullable() []bool {
 	null := make([]bool, len(g.rules))
-	for changed := true; changed; {
-		changed = false
-		for i, r := range g.rules {
-			if null[i] {
-				continue
-			}
-			for _, a := range r.alts {
-				if g.altNullable(a, null) {
-					null[i], changed = true, true
+	type alt struct {
+		rule int32
+		left int // elements not yet known nullable; -1: has a terminal
+	}
+	var alts []alt
+	users := make([][]int32, len(g.rules)) // rule -> alternatives using it, once per use
+	var work []int32
+	for i, r := range g.rules {
+		for _, a := range r.alts {
+			ai := int32(len(alts))
+			x := alt{rule: int32(i)}
+			for p := a; g.elems[p].kind != kEnd; p++ {
+				e := g.elems[p]
+				if e.kind == kTerm {
+					x.left = -1
 					break
 				}
+				x.left++
+				users[e.arg] = append(users[e.arg], ai)
+			}
+			alts = append(alts, x)
+			if x.left == 0 && !null[i] {
+				null[i] = true
+				work = append(work, int32(i))
+			}
+		}
+	}
+	for len(work) > 0 {
+		r := work[len(work)-1]
+		work = work[:len(work)-1]
+		for _, ai := range users[r] {
+			a := &alts[ai]
+			if a.left <= 0 {
+				continue
+			}
+			if a.left--; a.left == 0 && !null[a.rule] {
+				null[a.rule] = true
+				work = append(work, a.rule)
 			}
 		}
 	}
 	return null
-}
-
-func (g *Grammar) altNullable(p int32, null []bool) bool {
-	for ; g.elems[p].kind != kEnd; p++ {
-		e := g.elems[p]
-		if e.kind == kTerm || !null[e.arg] {
-			return false
-		}
-	}
-	return true
 }
 
 // leftCycle finds a rule that can reach itself without consuming input

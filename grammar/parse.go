@@ -76,6 +76,7 @@ type parser struct {
 	classes  []class
 	classIdx map[string]int32
 	size     int // elements so far, for maxElems
+	depth    int // nesting of parentheses
 }
 
 func (p *parser) lineCol(off int) (int, int) {
@@ -351,6 +352,10 @@ func (p *parser) sequence(owner int32, nested bool) ([]elem, error) {
 			last = len(seq)
 			seq = append(seq, elem{kRef, id})
 		case c == '(':
+			if p.depth >= maxNesting {
+				return nil, p.errAt(at, "parentheses nested deeper than %d", maxNesting)
+			}
+			p.depth++
 			p.pos++
 			p.skipSpace(true)
 			id := p.synth(owner, "group")
@@ -364,6 +369,7 @@ func (p *parser) sequence(owner int32, nested bool) ([]elem, error) {
 				return nil, p.expected(fmt.Sprintf(`")" to close "(" at %d:%d`, l, c))
 			}
 			p.pos++
+			p.depth--
 			if err := p.grow(1, at); err != nil {
 				return nil, err
 			}
