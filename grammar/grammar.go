@@ -55,7 +55,7 @@ const (
 	maxRepeat = 1 << 16
 	// maxNesting bounds nested parentheses.
 	maxNesting = 1000
-	maxRune   = utf8.MaxRune
+	maxRune    = utf8.MaxRune
 )
 
 // Grammar is a compiled grammar. It is immutable and safe for concurrent
