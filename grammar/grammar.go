@@ -163,6 +163,13 @@ func (c *class) intersects(lo, hi rune) bool {
 	return i < len(rs) && rs[i].lo <= hi
 }
 
+// covers reports whether c contains every code point in [lo, hi].
+func (c *class) covers(lo, hi rune) bool {
+	rs := c.ranges
+	i := sort.Search(len(rs), func(i int) bool { return rs[i].hi >= lo })
+	return i < len(rs) && rs[i].lo <= lo && hi <= rs[i].hi
+}
+
 func (c *class) key() string {
 	var b strings.Builder
 	for _, r := range c.ranges {

@@ -3,6 +3,7 @@ package grammar
 import (
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"slices"
 )
 
@@ -29,10 +30,13 @@ type Matcher struct {
 
 	// Interned states of the lazily built byte automaton; 0 is dead, 1
 	// (tooComplex) is where a transition went that needed too many stacks.
-	states   []*dstate
-	stateIdx map[string]uint32
-	cur      uint32
-	finished bool
+	// trans[s<<8|b] is the state after byte b from state s, or unknown.
+	states    []*dstate
+	trans     []uint32
+	maskWords int // words held by cached masks
+	stateIdx  map[string]uint32
+	cur       uint32
+	finished  bool
 
 	// Limits (maxStates, maxNodes, maxStacks; lowered by tests).
 	limStates, limNodes, limStacks int
@@ -41,6 +45,7 @@ type Matcher struct {
 	overflow bool
 
 	out  []int32  // closure output
+	bits []uint64 // Mask's bitset
 	key  []byte   // state key scratch
 	walk []uint32 // state per tree depth during a mask walk
 }
@@ -49,12 +54,16 @@ type snode struct{ pos, parent int32 }
 
 type dstate struct {
 	stacks []int32 // sorted; 0 (the empty stack) means the input may end
-	val    uint32  // bits of an unfinished UTF-8 sequence
+	val    uint32  // bits of an unfinished UTF-8 sequence (a representative if shared)
+	shared bool    // val is a representative (see partialState)
 	need   uint8   // continuation bytes still needed
 	total  uint8   // length of that sequence
 	accept bool    // a complete sentence: need == 0 and stacks has 0
 	final  bool    // nothing can follow: stacks == [0]
-	next   *[256]uint32
+	// mask caches this state's mask (nil until computed, or when over
+	// the cache's budget); maskN is its number of allowed tokens.
+	mask  []uint64
+	maskN int
 }
 
 // Caches are dropped (keeping the current state) past these sizes.
@@ -68,7 +77,12 @@ const (
 	maxStacks = 1 << 14
 )
 
-const tooComplex = 1
+const (
+	tooComplex = 1
+	unknown    = ^uint32(0)
+	// maxMaskWords bounds the memory of cached masks (4 MiB).
+	maxMaskWords = 1 << 19
+)
 
 // NewMatcher returns a Matcher at the start of g over vocabulary v.
 func (g *Grammar) NewMatcher(v *Vocab) *Matcher {
@@ -84,7 +98,13 @@ func (m *Matcher) clearCaches() {
 	m.mark = []uint32{0}
 	m.nodeIdx = make(map[uint64]int32)
 	m.states = []*dstate{{}, {}}
+	m.trans = make([]uint32, 512, 64<<8)
+	for i := range 256 {
+		m.trans[i] = 0              // dead stays dead
+		m.trans[256+i] = tooComplex // and so does tooComplex
+	}
 	m.stateIdx = make(map[string]uint32)
+	m.maskWords = 0
 }
 
 // initial returns the start state.
@@ -179,10 +199,20 @@ func (m *Matcher) advanceState(stacks []int32, c rune) uint32 {
 
 // state interns a state; stacks may be scratch.
 func (m *Matcher) state(stacks []int32, val uint32, need, total uint8) uint32 {
+	return m.intern3(stacks, val, val, need, total)
+}
+
+// partialState interns an unfinished UTF-8 sequence whose completions all
+// behave alike: val is a representative, left out of the key.
+func (m *Matcher) partialState(stacks []int32, val uint32, need, total uint8) uint32 {
+	return m.intern3(stacks, ^uint32(0), val, need, total)
+}
+
+func (m *Matcher) intern3(stacks []int32, keyVal, val uint32, need, total uint8) uint32 {
 	if len(stacks) == 0 {
 		return 0
 	}
-	k := binary.LittleEndian.AppendUint32(m.key[:0], val)
+	k := binary.LittleEndian.AppendUint32(m.key[:0], keyVal)
 	k = append(k, need, total)
 	for _, s := range stacks {
 		k = binary.LittleEndian.AppendUint32(k, uint32(s))
@@ -192,27 +222,24 @@ func (m *Matcher) state(stacks []int32, val uint32, need, total uint8) uint32 {
 		return id
 	}
 	id := uint32(len(m.states))
-	st := &dstate{stacks: slices.Clone(stacks), val: val, need: need, total: total}
+	st := &dstate{stacks: slices.Clone(stacks), val: val, need: need, total: total, shared: keyVal != val}
 	st.accept = need == 0 && stacks[0] == 0
 	st.final = st.accept && len(stacks) == 1
 	m.states = append(m.states, st)
+	for range 256 {
+		m.trans = append(m.trans, unknown)
+	}
 	m.stateIdx[string(k)] = id
 	return id
 }
 
 // step returns the state after byte b from state s (0: rejected).
 func (m *Matcher) step(s uint32, b byte) uint32 {
-	st := m.states[s]
-	if st.next == nil {
-		if s <= tooComplex {
-			return s
-		}
-		st.next = new([256]uint32)
-	} else if t := st.next[b]; t != 0 {
-		return t - 1
+	if t := m.trans[s<<8|uint32(b)]; t != unknown {
+		return t
 	}
-	t := m.computeStep(st, b)
-	st.next[b] = t + 1
+	t := m.computeStep(m.states[s], b)
+	m.trans[s<<8|uint32(b)] = t
 	return t
 }
 
@@ -246,31 +273,40 @@ func (m *Matcher) computeStep(st *dstate, b byte) uint32 {
 	default:
 		return 0
 	}
-	// An unfinished sequence: keep the state only if some code point it
-	// can still complete to is valid and matched by a stack.
+	// An unfinished sequence. Keep only the stacks whose terminal matches
+	// a valid code point the sequence can still complete to; none: dead.
 	sh := 6 * uint(need)
-	lo := max(rune(val<<sh), utf8Min[total])
-	hi := min(rune(val<<sh|(1<<sh-1)), utf8Max[total])
-	if lo > hi || !m.anyMatch(st.stacks, lo, hi) {
+	lo0, hi0 := rune(val<<sh), rune(val<<sh|(1<<sh-1))
+	lo, hi := max(lo0, utf8Min[total]), min(hi0, utf8Max[total])
+	if lo > hi {
 		return 0
 	}
-	return m.state(st.stacks, val, need, total)
-}
-
-// anyMatch reports whether a stack's terminal matches a code point in
-// [lo, hi] that is not a surrogate.
-func (m *Matcher) anyMatch(stacks []int32, lo, hi rune) bool {
-	for _, id := range stacks {
+	// uniform: every completion is valid and every kept stack matches all
+	// of them. Then the state does not depend on val: all such sequences
+	// share one state (val is just a representative), which keeps the
+	// number of states down for grammars like JSON strings that accept
+	// any non-ASCII character.
+	uniform := lo == lo0 && hi == hi0 && (hi < 0xd800 || lo > 0xdfff)
+	kept := m.out[:0]
+	for _, id := range st.stacks {
 		if id == 0 {
 			continue
 		}
 		c := &m.g.classes[m.g.elems[m.nodes[id].pos].arg]
 		if lo <= 0xd7ff && c.intersects(lo, min(hi, 0xd7ff)) ||
 			hi >= 0xe000 && c.intersects(max(lo, 0xe000), hi) {
-			return true
+			kept = append(kept, id)
+			uniform = uniform && c.covers(lo, hi)
 		}
 	}
-	return false
+	m.out = kept
+	if len(kept) == 0 {
+		return 0
+	}
+	if uniform {
+		return m.partialState(kept, val, need, total)
+	}
+	return m.state(kept, val, need, total)
 }
 
 // maybeCompact drops the caches when they have grown too large, keeping the
@@ -295,7 +331,11 @@ func (m *Matcher) maybeCompact() {
 		stacks[i] = copyNode(id)
 	}
 	slices.Sort(stacks)
-	m.cur = m.state(stacks, old.val, old.need, old.total)
+	if old.shared {
+		m.cur = m.partialState(stacks, old.val, old.need, old.total)
+	} else {
+		m.cur = m.state(stacks, old.val, old.need, old.total)
+	}
 }
 
 // FillMask sets bit id%64 of mask[id/64] for every token id that may come
@@ -310,12 +350,7 @@ func (m *Matcher) FillMask(mask []uint64) (int, error) {
 	if need := (m.v.size + 63) / 64; len(mask) < need {
 		return 0, fmt.Errorf("grammar: mask has %d words, vocabulary needs %d", len(mask), need)
 	}
-	clear(mask)
-	return m.fill(func(lo, hi int32) {
-		for _, id := range m.v.toks[lo:hi] {
-			mask[id>>6] |= 1 << (id & 63)
-		}
-	})
+	return m.fill(mask[:(m.v.size+63)/64])
 }
 
 // Mask is FillMask into a slice of bools: dst[id] tells whether token id
@@ -324,30 +359,43 @@ func (m *Matcher) Mask(dst []bool) (int, error) {
 	if len(dst) < m.v.size {
 		return 0, fmt.Errorf("grammar: mask has %d entries, vocabulary has %d", len(dst), m.v.size)
 	}
+	if need := (m.v.size + 63) / 64; len(m.bits) < need {
+		m.bits = make([]uint64, need)
+	}
+	n, err := m.fill(m.bits)
 	clear(dst)
-	return m.fill(func(lo, hi int32) {
-		for _, id := range m.v.toks[lo:hi] {
-			dst[id] = true
+	for w, x := range m.bits {
+		for x != 0 {
+			dst[w<<6|bits.TrailingZeros64(x)] = true
+			x &= x - 1
 		}
-	})
+	}
+	return n, err
 }
 
-// fill computes the mask through set, which is called with ranges of
-// Vocab.toks; eogs is the range past the end of the prefix tree's tokens.
-func (m *Matcher) fill(set func(lo, hi int32)) (int, error) {
+// fill computes the mask of the current state into bits, from the state's
+// cached mask when it has one.
+func (m *Matcher) fill(bits []uint64) (int, error) {
+	clear(bits)
 	if m.finished {
 		return 0, ErrFinished
 	}
 	m.maybeCompact()
-	n := 0
 	st := m.states[m.cur]
-	if st.accept && len(m.v.eogs) > 0 {
-		set(int32(len(m.v.toks)-len(m.v.eogs)), int32(len(m.v.toks)))
+	if st.mask != nil {
+		copy(bits, st.mask)
+		return st.maskN, nil
+	}
+	n := 0
+	if st.accept {
+		for _, id := range m.v.eogs {
+			bits[id>>6] |= 1 << (id & 63)
+		}
 		n += len(m.v.eogs)
 	}
 	m.overflow = false
 	if !st.final {
-		n += m.walkTree(set)
+		n += m.walkTree(bits)
 	}
 	if m.overflow {
 		return n, fmt.Errorf("%w: mask incomplete", ErrTooComplex)
@@ -355,34 +403,45 @@ func (m *Matcher) fill(set func(lo, hi int32)) (int, error) {
 	if n == 0 && !st.accept {
 		return 0, ErrDeadEnd
 	}
+	if m.maskWords+len(bits) <= maxMaskWords {
+		st.mask, st.maskN = slices.Clone(bits), n
+		m.maskWords += len(bits)
+	}
 	return n, nil
 }
 
-// walkTree visits the prefix tree from the current state, calling set for
-// the tokens of every node whose bytes the grammar accepts, and returns how
-// many tokens it set.
-func (m *Matcher) walkTree(set func(lo, hi int32)) int {
+// walkTree walks the prefix tree from the current state, setting the bits
+// of the tokens of every node whose bytes the grammar accepts and skipping
+// the subtree of every node it rejects. It returns the number of bits set.
+func (m *Matcher) walkTree(bits []uint64) int {
 	nodes := m.v.nodes
+	toks := m.v.toks
 	if cap(m.walk) < m.v.depth+1 {
 		m.walk = make([]uint32, m.v.depth+1)
 	}
 	walk := m.walk[:m.v.depth+1]
 	walk[0] = m.cur
+	trans := m.trans
 	n := 0
-	for i := 1; i < len(nodes); {
+	for i := 1; i < len(nodes)-1; {
 		nd := &nodes[i]
-		t := m.step(walk[nd.depth-1], nd.b)
+		s := walk[nd.depth-1]
+		t := trans[s<<8|uint32(nd.b)]
+		if t == unknown {
+			t = m.step(s, nd.b)
+			trans = m.trans // step may have grown it
+		}
 		if t <= tooComplex {
 			m.overflow = m.overflow || t == tooComplex
 			i = int(nd.skip)
 			continue
 		}
 		walk[nd.depth] = t
-		if nd.tokHi > nd.tokLo {
-			set(nd.tokLo, nd.tokHi)
-			n += int(nd.tokHi - nd.tokLo)
-		}
 		i++
+		for _, id := range toks[nd.tokLo:nodes[i].tokLo] {
+			bits[id>>6] |= 1 << (id & 63)
+			n++
+		}
 	}
 	return n
 }

@@ -5,6 +5,9 @@ import (
 	"sort"
 )
 
+// maxTokenLen bounds the bytes of a token (longer ones are never allowed).
+const maxTokenLen = 1<<16 - 1
+
 // Vocab is a tokenizer's vocabulary prepared for masking: the bytes of each
 // token id in a prefix tree. Build it once per tokenizer and share it; it is
 // immutable and safe for concurrent use.
@@ -13,19 +16,20 @@ type Vocab struct {
 	bytes [][]byte // per id, nil for a token that is never allowed
 	eog   []bool   // per id
 	eogs  []int
-	nodes []tnode // preorder; nodes[0] is the root (no byte)
-	toks  []int32 // token ids grouped by the node they end at, then eogs
+	nodes []tnode // preorder; nodes[0] is the root (no byte); a sentinel ends it
+	toks  []int32 // token ids grouped by the node they end at
 	depth int     // longest token, in bytes
 }
 
-// tnode is a prefix-tree node: the byte on the edge into it, its depth,
-// the index just past its subtree (to skip it), and the tokens that end at
-// it (toks[tokLo:tokHi]).
+// tnode is a prefix-tree node: the index just past its subtree (to skip
+// it), where its tokens start in toks (they end where the next node's
+// start: tokens are stored in preorder), its depth, and the byte on the
+// edge into it. 12 bytes, so that a walk streams through memory.
 type tnode struct {
-	b            byte
-	depth        int32
-	skip         int32
-	tokLo, tokHi int32
+	skip  int32
+	tokLo int32
+	depth uint16
+	b     byte
 }
 
 // NewVocab indexes a vocabulary. tokens[id] is the text of token id as
@@ -34,7 +38,8 @@ type tnode struct {
 // <0xNN> into the byte). Give nil for special and control tokens: they are
 // never allowed. The ids in eog end generation: they are allowed only
 // where the output is a complete sentence of the grammar, whatever their
-// bytes. Empty tokens are never allowed. NewVocab copies what it keeps.
+// bytes. Empty tokens, and tokens over 65535 bytes, are never allowed.
+// NewVocab copies what it keeps.
 func NewVocab(tokens [][]byte, eog []int) *Vocab {
 	v := &Vocab{size: len(tokens), bytes: make([][]byte, len(tokens)), eog: make([]bool, len(tokens))}
 	for _, id := range eog {
@@ -59,18 +64,24 @@ func NewVocab(tokens [][]byte, eog []int) *Vocab {
 		buf = append(buf, t...)
 		v.bytes[id] = buf[start:len(buf):len(buf)]
 		ids = append(ids, int32(id))
-		v.depth = max(v.depth, len(t))
+		v.depth = max(v.depth, min(len(t), maxTokenLen))
 	}
 	sort.SliceStable(ids, func(i, j int) bool { return bytes.Compare(v.bytes[ids[i]], v.bytes[ids[j]]) < 0 })
 
 	// Build the tree in preorder from the sorted tokens: path holds the
-	// node indices along the current token's prefix.
+	// node indices along the current token's prefix. Tokens equal to a
+	// prefix sort before its extensions, so each node's tokens are added
+	// right after it is created, and the token list follows preorder.
 	v.nodes = append(v.nodes, tnode{})
 	path := []int32{0}
 	var prev []byte
 	v.toks = make([]int32, 0, len(ids))
 	for _, id := range ids {
 		t := v.bytes[id]
+		if len(t) > maxTokenLen {
+			v.bytes[id] = nil // never allowed
+			continue
+		}
 		lcp := 0
 		for lcp < len(prev) && lcp < len(t) && prev[lcp] == t[lcp] {
 			lcp++
@@ -81,24 +92,16 @@ func NewVocab(tokens [][]byte, eog []int) *Vocab {
 		}
 		for d := lcp; d < len(t); d++ {
 			path = append(path, int32(len(v.nodes)))
-			v.nodes = append(v.nodes, tnode{b: t[d], depth: int32(d + 1)})
-		}
-		n := &v.nodes[path[len(path)-1]]
-		if n.tokHi == 0 {
-			n.tokLo = int32(len(v.toks))
+			v.nodes = append(v.nodes, tnode{b: t[d], depth: uint16(d + 1), tokLo: int32(len(v.toks))})
 		}
 		v.toks = append(v.toks, id)
-		n.tokHi = int32(len(v.toks))
 		prev = t
 	}
 	for _, i := range path {
 		v.nodes[i].skip = int32(len(v.nodes))
 	}
-	// The end-of-generation ids go last, outside the tree, so that a mask
-	// can set them like any node's tokens.
-	for _, id := range v.eogs {
-		v.toks = append(v.toks, int32(id))
-	}
+	// A sentinel gives the last node's token end.
+	v.nodes = append(v.nodes, tnode{tokLo: int32(len(v.toks))})
 	return v
 }
 
