@@ -43,8 +43,9 @@ func FromJSONSchema(schema []byte) (*Grammar, error) {
 //
 // Supported: type (one or a list), properties, required,
 // additionalProperties (false or absent with properties; any schema without
-// properties), items, minItems, maxItems, minLength, maxLength, enum, const,
-// anyOf, oneOf (compiled as anyOf), $ref to "#" and JSON pointers into the
+// properties), items, minItems, maxItems, minLength, maxLength, minimum,
+// maximum, exclusiveMinimum and exclusiveMaximum (for integers), enum,
+// const, anyOf, oneOf (compiled as anyOf), $ref to "#" and JSON pointers into the
 // document ("#/$defs/X", "#/definitions/X"), boolean schemas true, and
 // annotations (title, description, default, examples, $schema, $id,
 // $comment, deprecated, readOnly, writeOnly). Properties come out in their
@@ -266,7 +267,11 @@ var keywords = map[string]bool{
 	"type": true, "properties": true, "required": true, "additionalProperties": true,
 	"items": true, "minItems": true, "maxItems": true, "minLength": true, "maxLength": true,
 	"enum": true, "const": true, "anyOf": true, "oneOf": true, "$ref": true,
+	"minimum": true, "maximum": true, "exclusiveMinimum": true, "exclusiveMaximum": true,
 }
+
+// boundKeywords limit numbers; they are supported for integers only.
+var boundKeywords = []string{"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}
 
 var simpleName = regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$]*$`)
 
@@ -430,6 +435,11 @@ func (c *schemaCompiler) compile(s *jv, path string) (string, error) {
 			return "", errAt(path+".enum", "must be a non-empty array")
 		}
 		return c.literals(v.arr, types, path+".enum")
+	}
+	for _, kw := range boundKeywords {
+		if s.get(kw) != nil && (types == nil || contains(types, "number")) {
+			return "", errAt(path, "unsupported: %q on numbers (supported with type integer only)", kw)
+		}
 	}
 	if types == nil {
 		// No type: take it from the keywords present, else any value.
@@ -597,7 +607,7 @@ func (c *schemaCompiler) typed(s *jv, t, path string) (string, error) {
 	case "boolean":
 		return c.use("json-boolean"), nil
 	case "integer":
-		return c.use("json-integer"), nil
+		return c.integer(s, path)
 	case "number":
 		return c.use("json-number"), nil
 	case "string":
@@ -854,4 +864,158 @@ func (c *schemaCompiler) ref(r *jv, path string) (string, error) {
 	}
 	c.rules[idx].body = body
 	return name, nil
+}
+
+// maxInt is the largest magnitude of an integer in the grammar (16 digits).
+const maxInt = 9999999999999999
+
+// integer compiles an integer with optional bounds. minimum, maximum and
+// exclusiveMinimum/exclusiveMaximum may be any numbers (draft 6 and later)
+// or, for the exclusive ones, booleans (draft 4).
+func (c *schemaCompiler) integer(s *jv, path string) (string, error) {
+	lo, hi := big.NewInt(-maxInt), big.NewInt(maxInt)
+	bounded := false
+	// exclusive reports a draft-4 boolean exclusiveMinimum/Maximum.
+	exclusive := func(kw string) bool {
+		v := s.get(kw)
+		return v != nil && v.kind == 'b' && v.b
+	}
+	for _, kw := range boundKeywords {
+		v := s.get(kw)
+		if v == nil || v.kind == 'b' {
+			continue
+		}
+		if v.kind != 'n' {
+			return "", errAt(path+"."+kw, "must be a number")
+		}
+		r, ok := new(big.Rat).SetString(v.num.String())
+		if !ok {
+			return "", errAt(path+"."+kw, "must be a number")
+		}
+		bounded = true
+		// The integer bound: ceil for lower bounds, floor for upper ones,
+		// moved past an exclusive bound that is an integer.
+		q := new(big.Int).Quo(r.Num(), r.Denom()) // truncates toward zero
+		lower := kw == "minimum" || kw == "exclusiveMinimum"
+		excl := kw == "exclusiveMinimum" || kw == "exclusiveMaximum"
+		if kw == "minimum" || kw == "maximum" {
+			excl = exclusive("exclusive" + strings.ToUpper(kw[:1]) + kw[1:])
+		}
+		if lower {
+			if r.IsInt() {
+				if excl {
+					q.Add(q, big.NewInt(1))
+				}
+			} else if r.Sign() > 0 {
+				q.Add(q, big.NewInt(1))
+			}
+			if q.Cmp(lo) > 0 {
+				lo = q
+			}
+		} else {
+			if r.IsInt() {
+				if excl {
+					q.Sub(q, big.NewInt(1))
+				}
+			} else if r.Sign() < 0 {
+				q.Sub(q, big.NewInt(1))
+			}
+			if q.Cmp(hi) < 0 {
+				hi = q
+			}
+		}
+	}
+	if !bounded {
+		return c.use("json-integer"), nil
+	}
+	if lo.Cmp(hi) > 0 {
+		return "", errAt(path, "no integer of at most 16 digits lies between the bounds")
+	}
+	var alts []string
+	if lo.Sign() < 0 {
+		// negative numbers: "-" then magnitudes from max(1, -hi) to -lo
+		mlo := int64(1)
+		if hi.Sign() < 0 {
+			mlo = -hi.Int64()
+		}
+		alts = append(alts, `"-" (`+strings.Join(uintRange(uint64(mlo), uint64(-lo.Int64())), " | ")+")")
+	}
+	if hi.Sign() >= 0 {
+		plo := int64(0)
+		if lo.Sign() > 0 {
+			plo = lo.Int64()
+		}
+		alts = append(alts, uintRange(uint64(plo), uint64(hi.Int64()))...)
+	}
+	c.use("space")
+	return c.addRule(ruleBase(path), "("+strings.Join(alts, " | ")+") space"), nil
+}
+
+// uintRange returns GBNF alternatives for the decimal numerals without
+// leading zeros from lo to hi.
+func uintRange(lo, hi uint64) []string {
+	var alts []string
+	p := uint64(1)
+	for d := 1; d <= 16; d++ {
+		dlo, dhi := p, p*10-1
+		if d == 1 {
+			dlo = 0
+		}
+		p *= 10
+		a, b := max(lo, dlo), min(hi, dhi)
+		if a <= b {
+			alts = append(alts, sameLength(strconv.FormatUint(a, 10), strconv.FormatUint(b, 10))...)
+		}
+	}
+	return alts
+}
+
+// sameLength returns GBNF alternatives for the numerals from lo to hi,
+// which have the same number of digits.
+func sameLength(lo, hi string) []string {
+	if lo == "" {
+		return []string{""}
+	}
+	n := len(lo) - 1
+	digits := func(n int) string {
+		switch n {
+		case 0:
+			return ""
+		case 1:
+			return " [0-9]"
+		}
+		return fmt.Sprintf(" [0-9]{%d}", n)
+	}
+	class := func(a, b byte) string {
+		if a == b {
+			return "[" + string(a) + "]"
+		}
+		return "[" + string(a) + "-" + string(b) + "]"
+	}
+	if lo[0] == hi[0] {
+		var out []string
+		for _, rest := range sameLength(lo[1:], hi[1:]) {
+			out = append(out, strings.TrimSpace(class(lo[0], lo[0])+" "+rest))
+		}
+		return out
+	}
+	var out []string
+	a, b := lo[0], hi[0]
+	if strings.Trim(lo[1:], "0") != "" {
+		for _, rest := range sameLength(lo[1:], strings.Repeat("9", n)) {
+			out = append(out, strings.TrimSpace(class(a, a)+" "+rest))
+		}
+		a++
+	}
+	last := []string(nil)
+	if strings.Trim(hi[1:], "9") != "" {
+		for _, rest := range sameLength(strings.Repeat("0", n), hi[1:]) {
+			last = append(last, strings.TrimSpace(class(b, b)+" "+rest))
+		}
+		b--
+	}
+	if a <= b {
+		out = append(out, class(a, b)+digits(n))
+	}
+	return append(out, last...)
 }

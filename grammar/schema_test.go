@@ -83,10 +83,68 @@ func TestSchemaCompile(t *testing.T) {
 	}
 }
 
+func TestIntegerRanges(t *testing.T) {
+	v := byteVocab()
+	r := rand.New(rand.NewSource(1))
+	for range 40 {
+		lo := r.Intn(1200) - 600
+		hi := lo + r.Intn(1300)
+		var schema string
+		switch r.Intn(3) {
+		case 0:
+			schema = fmt.Sprintf(`{"type":"integer","minimum":%d,"maximum":%d}`, lo, hi)
+		case 1:
+			schema = fmt.Sprintf(`{"type":"integer","exclusiveMinimum":%d,"exclusiveMaximum":%d}`, lo-1, hi+1)
+		default:
+			schema = fmt.Sprintf(`{"type":"integer","minimum":%g,"maximum":%g,"exclusiveMaximum":true}`, float64(lo)-0.5, float64(hi)+0.5)
+		}
+		g, err := FromJSONSchema([]byte(schema))
+		if err != nil {
+			t.Fatalf("%s: %v", schema, err)
+		}
+		m := g.NewMatcher(v)
+		for x := -1400; x <= 1400; x++ {
+			m.Reset()
+			got := m.AcceptBytes([]byte(strconv.Itoa(x))) == nil && m.CanEnd()
+			if want := lo <= x && x <= hi; got != want {
+				src, _ := SchemaToGBNF([]byte(schema))
+				t.Fatalf("%s: %d: got %v, want %v\n%s", schema, x, got, want, src)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		schema    string
+		in, notIn []string
+	}{
+		{`{"type":"integer","minimum":0}`, []string{"0", "7", "9999999999999999"}, []string{"-1", "-0", "00"}},
+		{`{"type":"integer","maximum":-3}`, []string{"-3", "-9999999999999999"}, []string{"-2", "0"}},
+		{`{"type":"integer","minimum":100,"maximum":100}`, []string{"100"}, []string{"10", "101", "1000"}},
+		{`{"type":["integer","null"],"exclusiveMinimum":0}`, []string{"1", "null"}, []string{"0"}},
+	} {
+		g, err := FromJSONSchema([]byte(tc.schema))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.schema, err)
+		}
+		for _, s := range tc.in {
+			if !matches(g, v, s) {
+				t.Errorf("%s rejects %s", tc.schema, s)
+			}
+		}
+		for _, s := range tc.notIn {
+			if matches(g, v, s) {
+				t.Errorf("%s accepts %s", tc.schema, s)
+			}
+		}
+	}
+}
+
 func TestSchemaErrors(t *testing.T) {
 	tests := []struct{ schema, want string }{
 		{`{"properties":{"age":{"type":"integer","pattern":"x"}}}`, `$.properties.age: unsupported keyword "pattern"`},
-		{`{"type":"integer","minimum":0}`, `$: unsupported keyword "minimum"`},
+		{`{"type":"number","minimum":0}`, `$: unsupported: "minimum" on numbers (supported with type integer only)`},
+		{`{"maximum":0}`, `$: unsupported: "maximum" on numbers (supported with type integer only)`},
+		{`{"type":"integer","minimum":5,"maximum":4}`, `$: no integer of at most 16 digits lies between the bounds`},
+		{`{"type":"integer","multipleOf":2}`, `$: unsupported keyword "multipleOf"`},
 		{`{"items":[{"type":"string"}]}`, `$.items: unsupported: an array of schemas (tuple validation)`},
 		{`{"anyOf":[{"type":"string"},{"allOf":[]}]}`, `$.anyOf[1]: unsupported keyword "allOf"`},
 		{`{"properties":{"a b":{"format":"date"}}}`, `$.properties["a b"]: unsupported keyword "format"`},
@@ -302,6 +360,18 @@ func (v *validator) validate(s, x any) error {
 		}
 	}
 	switch x := x.(type) {
+	case json.Number:
+		for _, kw := range []string{"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"} {
+			b, ok := sm[kw].(json.Number)
+			if !ok {
+				continue
+			}
+			c := rat(x).Cmp(rat(b))
+			if kw == "minimum" && c < 0 || kw == "maximum" && c > 0 ||
+				kw == "exclusiveMinimum" && c <= 0 || kw == "exclusiveMaximum" && c >= 0 {
+				return fmt.Errorf("%v violates %s %v", x, kw, b)
+			}
+		}
 	case string:
 		n := utf8.RuneCountInString(x)
 		if m, ok := sm["minLength"]; ok && n < num(m) {
@@ -434,6 +504,13 @@ func (g *sgen) schema(depth int) any {
 		}
 	case 1:
 		o.add("type", []string{"integer", "number", "boolean", "null"}[g.r.Intn(4)])
+		if o[0].v == "integer" && g.r.Intn(2) == 0 {
+			lo := g.r.Intn(200) - 100
+			o.add([]string{"minimum", "exclusiveMinimum"}[g.r.Intn(2)], lo)
+			if g.r.Intn(2) == 0 {
+				o.add("maximum", lo+2+g.r.Intn(300))
+			}
+		}
 	case 2:
 		var vals []any
 		for range 1 + g.r.Intn(4) {
