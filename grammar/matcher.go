@@ -64,6 +64,10 @@ type dstate struct {
 	// the cache's budget); maskN is its number of allowed tokens.
 	mask  []uint64
 	maskN int
+	// loop is the set of ASCII bytes that lead back to this state, once
+	// loopKnown.
+	loop      [2]uint64
+	loopKnown bool
 }
 
 // Caches are dropped (keeping the current state) past these sizes.
@@ -437,13 +441,40 @@ func (m *Matcher) walkTree(bits []uint64) int {
 			continue
 		}
 		walk[nd.depth] = t
-		i++
-		for _, id := range toks[nd.tokLo:nodes[i].tokLo] {
+		next := i + 1
+		// A large subtree whose bytes are all ASCII and all lead t back to
+		// t: every token in it is allowed, no need to walk it.
+		if nd.skip-int32(next) >= minSkip && m.v.high[i>>6]&(1<<(i&63)) == 0 {
+			loop := m.loop(t)
+			trans = m.trans
+			if b := &m.v.below[i]; b[0]&^loop[0] == 0 && b[1]&^loop[1] == 0 {
+				next = int(nd.skip)
+			}
+		}
+		for _, id := range toks[nd.tokLo:nodes[next].tokLo] {
 			bits[id>>6] |= 1 << (id & 63)
 			n++
 		}
+		i = next
 	}
 	return n
+}
+
+// minSkip is the smallest subtree (in nodes) worth checking for a skip.
+const minSkip = 16
+
+// loop returns the ASCII bytes that lead state s back to itself.
+func (m *Matcher) loop(s uint32) [2]uint64 {
+	st := m.states[s]
+	if !st.loopKnown {
+		for b := range 128 {
+			if m.step(s, byte(b)) == s {
+				st.loop[b>>6] |= 1 << (b & 63)
+			}
+		}
+		st.loopKnown = true
+	}
+	return st.loop
 }
 
 // Allows reports whether token id may come next. It is cheaper than a mask

@@ -18,7 +18,12 @@ type Vocab struct {
 	eogs  []int
 	nodes []tnode // preorder; nodes[0] is the root (no byte); a sentinel ends it
 	toks  []int32 // token ids grouped by the node they end at
-	depth int     // longest token, in bytes
+	// below[i] is the set of ASCII bytes on the edges below node i, and
+	// bit i of high is set when a byte >= 0x80 is among them. A walk
+	// skips a subtree whose bytes all lead a state back to itself.
+	below [][2]uint64
+	high  []uint64
+	depth int // longest token, in bytes
 }
 
 // tnode is a prefix-tree node: the index just past its subtree (to skip
@@ -102,6 +107,24 @@ func NewVocab(tokens [][]byte, eog []int) *Vocab {
 	}
 	// A sentinel gives the last node's token end.
 	v.nodes = append(v.nodes, tnode{tokLo: int32(len(v.toks))})
+	v.below = make([][2]uint64, len(v.nodes))
+	v.high = make([]uint64, (len(v.nodes)+63)/64)
+	for i := len(v.nodes) - 2; i >= 0; i-- {
+		for c := int32(i + 1); c < v.nodes[i].skip; c = v.nodes[c].skip {
+			b := v.nodes[c].b
+			v.below[i][0] |= v.below[c][0]
+			v.below[i][1] |= v.below[c][1]
+			hi := v.high[c>>6]&(1<<(c&63)) != 0
+			if b < 128 {
+				v.below[i][b>>6] |= 1 << (b & 63)
+			} else {
+				hi = true
+			}
+			if hi {
+				v.high[i>>6] |= 1 << (i & 63)
+			}
+		}
+	}
 	return v
 }
 
