@@ -40,6 +40,7 @@ type Matcher struct {
 
 	// Limits (maxStates, maxNodes, maxStacks; lowered by tests).
 	limStates, limNodes, limStacks int
+	limSkip                        int32 // minSkip
 	// overflow is set when a transition needed more than limStacks
 	// stacks (see ErrTooComplex).
 	overflow bool
@@ -90,7 +91,7 @@ const (
 
 // NewMatcher returns a Matcher at the start of g over vocabulary v.
 func (g *Grammar) NewMatcher(v *Vocab) *Matcher {
-	m := &Matcher{g: g, v: v, limStates: maxStates, limNodes: maxNodes, limStacks: maxStacks}
+	m := &Matcher{g: g, v: v, limStates: maxStates, limNodes: maxNodes, limStacks: maxStacks, limSkip: minSkip}
 	m.clearCaches()
 	m.cur = m.initial()
 	return m
@@ -444,7 +445,7 @@ func (m *Matcher) walkTree(bits []uint64) int {
 		next := i + 1
 		// A large subtree whose bytes are all ASCII and all lead t back to
 		// t: every token in it is allowed, no need to walk it.
-		if nd.skip-int32(next) >= minSkip && m.v.high[i>>6]&(1<<(i&63)) == 0 {
+		if nd.skip-int32(next) >= m.limSkip && m.v.high[i>>6]&(1<<(i&63)) == 0 {
 			loop := m.loop(t)
 			trans = m.trans
 			if b := &m.v.below[i]; b[0]&^loop[0] == 0 && b[1]&^loop[1] == 0 {

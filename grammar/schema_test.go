@@ -648,6 +648,9 @@ func TestPropertySchema(t *testing.T) {
 		}
 		val := &validator{root: root}
 		m := g.NewMatcher(tv.v)
+		if seed%2 == 0 {
+			m.limSkip = 1
+		}
 		for range 6 {
 			m.Reset()
 			w := randomWalk(t, r, m, tv, 400, seed%20 == 0)
@@ -672,5 +675,33 @@ func TestPropertySchema(t *testing.T) {
 	t.Logf("%d of %d walks completed and validated", complete, total)
 	if complete < total*3/4 {
 		t.Errorf("only %d of %d walks completed: the test checks too little", complete, total)
+	}
+}
+
+// TestMaskLargeVocab checks masks over a 6000-token English-like
+// vocabulary, where the walk skips large subtrees, token by token against
+// Allows, along random walks under random schemas and the JSON grammar.
+func TestMaskLargeVocab(t *testing.T) {
+	toks, eog := englishVocab(6000)
+	tv := &testVocab{toks: toks, eog: eog, v: NewVocab(toks, []int{eog})}
+	n := 40
+	if testing.Short() {
+		n = 8
+	}
+	for seed := range n {
+		r := rand.New(rand.NewSource(int64(seed)))
+		g := JSON()
+		if seed%4 != 0 {
+			var err error
+			if g, err = FromJSONSchema(randomSchema(r)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		m := g.NewMatcher(tv.v)
+		m.limSkip = int32(1 + seed%20)
+		for range 2 {
+			m.Reset()
+			randomWalk(t, r, m, tv, 200, true)
+		}
 	}
 }
