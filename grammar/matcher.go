@@ -464,16 +464,49 @@ func (m *Matcher) walkTree(bits []uint64) int {
 // minSkip is the smallest subtree (in nodes) worth checking for a skip.
 const minSkip = 16
 
-// loop returns the ASCII bytes that lead state s back to itself.
+// loop returns the ASCII bytes that lead state s back to itself. It fills
+// the state's ASCII transitions, computing one transition per set of
+// stacks that match a byte (bytes matched by the same stacks lead to the
+// same state).
 func (m *Matcher) loop(s uint32) [2]uint64 {
 	st := m.states[s]
-	if !st.loopKnown {
-		for b := range 128 {
-			if m.step(s, byte(b)) == s {
-				st.loop[b>>6] |= 1 << (b & 63)
+	if st.loopKnown {
+		return st.loop
+	}
+	st.loopKnown = true
+	if st.need > 0 {
+		return st.loop // ASCII cannot continue a UTF-8 sequence
+	}
+	var seen map[uint64]uint32
+	if len(st.stacks) <= 64 {
+		seen = make(map[uint64]uint32, 8)
+	}
+	for b := range 128 {
+		i := s<<8 | uint32(b)
+		t := m.trans[i]
+		if t == unknown {
+			var sig uint64
+			if seen != nil {
+				for j, id := range st.stacks {
+					if id != 0 && m.g.classes[m.g.elems[m.nodes[id].pos].arg].has(rune(b)) {
+						sig |= 1 << j
+					}
+				}
+				if r, ok := seen[sig]; ok {
+					t = r
+					m.trans[i] = t
+				}
+			}
+			if t == unknown {
+				t = m.step(s, byte(b))
+				if seen != nil {
+					seen[sig] = t
+				}
 			}
 		}
-		st.loopKnown = true
+		if t == s {
+			st.loop[b>>6] |= 1 << (b & 63)
+		}
 	}
 	return st.loop
 }
