@@ -103,7 +103,7 @@ func (m *Matcher) clearCaches() {
 	m.mark = []uint32{0}
 	m.nodeIdx = make(map[uint64]int32)
 	m.states = []*dstate{{}, {}}
-	m.trans = make([]uint32, 512, 64<<8)
+	m.trans = make([]uint32, 512, 256<<8)
 	for i := range 256 {
 		m.trans[i] = 0              // dead stays dead
 		m.trans[256+i] = tooComplex // and so does tooComplex

@@ -184,3 +184,39 @@ func TestMatcherMaskSize(t *testing.T) {
 		t.Error("out-of-range token accepted")
 	}
 }
+
+// TestConcurrentMatchers shares one Grammar and one Vocab among
+// goroutines, each with its own Matcher (run with -race).
+func TestConcurrentMatchers(t *testing.T) {
+	g := JSON()
+	toks, eog := englishVocab(3000)
+	v := NewVocab(toks, []int{eog})
+	ids := tokenize(toks, []byte(benchDoc))
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			m := g.NewMatcher(v)
+			mask := make([]uint64, (len(toks)+63)/64)
+			for _, id := range ids {
+				if _, err := m.FillMask(mask); err != nil {
+					errs <- err
+					return
+				}
+				if err := m.Accept(id); err != nil {
+					errs <- err
+					return
+				}
+			}
+			if !m.CanEnd() {
+				errs <- errors.New("document incomplete")
+				return
+			}
+			errs <- nil
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -781,8 +781,9 @@ func (c *schemaCompiler) object(s *jv, path string) (string, error) {
 		b.WriteString(` "}" space`)
 		return c.addRule(name, b.String()), nil
 	}
-	// after[i]: members i.. once one member is out (each after a comma);
-	// first[i]: members i.. when none is out yet.
+	// after[i]: members i.. once one member is out (each after a comma).
+	// The first member out is any optional one before the first required
+	// one, or that required one.
 	after := make([]string, n+1)
 	for i := n - 1; i >= 1; i-- {
 		piece := `"," space ` + kvs[i]
@@ -794,22 +795,22 @@ func (c *schemaCompiler) object(s *jv, path string) (string, error) {
 		}
 		after[i] = c.addRule(name+"-after", piece)
 	}
-	first := ""
-	for i := n - 1; i >= 0; i-- {
+	var firsts []string
+	for i := 0; i < n; i++ {
 		body := kvs[i]
 		if after[i+1] != "" {
 			body += " " + after[i+1]
 		}
-		if !list[i].req {
-			if first == "" {
-				body = "(" + body + ")?"
-			} else {
-				body += " | " + first
-			}
+		firsts = append(firsts, body)
+		if list[i].req {
+			break
 		}
-		first = c.addRule(name+"-first", body)
 	}
-	return c.addRule(name, `"{" space `+first+` "}" space`), nil
+	inner := "(" + strings.Join(firsts, " | ") + ")"
+	if !list[len(firsts)-1].req {
+		inner += "?" // all optional: may be empty
+	}
+	return c.addRule(name, `"{" space `+inner+` "}" space`), nil
 }
 
 // ref compiles a $ref (to "#" or a JSON pointer into the document) as a
