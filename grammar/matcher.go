@@ -68,13 +68,17 @@ type dstate struct {
 	// loop is the set of ASCII bytes that lead back to this state, once
 	// loopKnown.
 	loop      [2]uint64
+	loopHigh  bool // every non-ASCII character leads back here
 	loopKnown bool
+	// done is, for a shared unfinished sequence, the state once the
+	// character is complete (all completions lead there); 0 until known.
+	done uint32
 }
 
 // Caches are dropped (keeping the current state) past these sizes.
 const (
 	maxStates = 1 << 13
-	maxNodes  = 1 << 21
+	maxNodes  = 1 << 18
 	// maxStacks bounds the stacks of one state. Ambiguous grammars can
 	// need a number of stacks exponential in the length of the output
 	// (S ::= "a" S "b" | "a" S "c" | ""); past this the matcher gives
@@ -427,6 +431,9 @@ func (m *Matcher) walkTree(bits []uint64) int {
 	walk := m.walk[:m.v.depth+1]
 	walk[0] = m.cur
 	trans := m.trans
+	// The tree's byte paths start on a character boundary only when the
+	// current state does (see Vocab.clean).
+	rootBoundary := m.states[m.cur].need == 0
 	n := 0
 	for i := 1; i < len(nodes)-1; {
 		nd := &nodes[i]
@@ -445,11 +452,19 @@ func (m *Matcher) walkTree(bits []uint64) int {
 		next := i + 1
 		// A large subtree whose bytes are all ASCII and all lead t back to
 		// t: every token in it is allowed, no need to walk it.
-		if nd.skip-int32(next) >= m.limSkip && m.v.high[i>>6]&(1<<(i&63)) == 0 {
-			loop := m.loop(t)
-			trans = m.trans
-			if b := &m.v.below[i]; b[0]&^loop[0] == 0 && b[1]&^loop[1] == 0 {
-				next = int(nd.skip)
+		if nd.skip-int32(next) >= m.limSkip {
+			if st := m.looping(t); st != nil {
+				trans = m.trans
+				w, bit := i>>6, uint64(1)<<(i&63)
+				// Inside a character (st is then the state after it), the
+				// bytes below must first finish it: valid UTF-8 is needed
+				// even when they are all ASCII.
+				valid := rootBoundary && m.v.clean[w]&bit != 0
+				high := m.v.high[w]&bit != 0
+				if b := &m.v.below[i]; b[0]&^st.loop[0] == 0 && b[1]&^st.loop[1] == 0 &&
+					(!high || valid && st.loopHigh) && (m.states[t].need == 0 || valid) {
+					next = int(nd.skip)
+				}
 			}
 		}
 		for _, id := range toks[nd.tokLo:nodes[next].tokLo] {
@@ -464,18 +479,45 @@ func (m *Matcher) walkTree(bits []uint64) int {
 // minSkip is the smallest subtree (in nodes) worth checking for a skip.
 const minSkip = 16
 
-// loop returns the ASCII bytes that lead state s back to itself. It fills
-// the state's ASCII transitions, computing one transition per set of
-// stacks that match a byte (bytes matched by the same stacks lead to the
-// same state).
-func (m *Matcher) loop(s uint32) [2]uint64 {
+// looping returns the state whose loops decide whether a subtree below a
+// node in state s can be skipped: s itself on a character boundary; inside
+// a character whose completions all behave alike, the state once it is
+// complete (a subtree of valid UTF-8 then only adds whole characters);
+// otherwise nil.
+func (m *Matcher) looping(s uint32) *dstate {
+	st := m.states[s]
+	if st.need == 0 {
+		return m.loop(s)
+	}
+	if !st.shared {
+		return nil
+	}
+	if st.done == 0 {
+		t := s
+		for m.states[t].need > 0 && t > tooComplex {
+			t = m.step(t, 0x80) // any continuation: all alike
+		}
+		st.done = t
+	}
+	if st.done <= tooComplex {
+		return nil
+	}
+	return m.loop(st.done)
+}
+
+// loop returns state s with its loop fields filled in: the ASCII bytes
+// that lead s back to itself, and whether every non-ASCII character does.
+// It fills the state's ASCII transitions, computing one transition per set
+// of stacks that match a byte (bytes matched by the same stacks lead to
+// the same state).
+func (m *Matcher) loop(s uint32) *dstate {
 	st := m.states[s]
 	if st.loopKnown {
-		return st.loop
+		return st
 	}
 	st.loopKnown = true
 	if st.need > 0 {
-		return st.loop // ASCII cannot continue a UTF-8 sequence
+		return st // no character can start inside a UTF-8 sequence
 	}
 	var seen map[uint64]uint32
 	if len(st.stacks) <= 64 {
@@ -508,7 +550,23 @@ func (m *Matcher) loop(s uint32) [2]uint64 {
 			st.loop[b>>6] |= 1 << (b & 63)
 		}
 	}
-	return st.loop
+	// Non-ASCII: if every stack's class takes all of it or none of it, all
+	// non-ASCII characters lead to one state; see whether it is s.
+	for _, id := range st.stacks {
+		if id == 0 {
+			continue
+		}
+		c := &m.g.classes[m.g.elems[m.nodes[id].pos].arg]
+		all := c.covers(0x80, 0xd7ff) && c.covers(0xe000, maxRune)
+		none := !c.intersects(0x80, 0xd7ff) && !c.intersects(0xe000, maxRune)
+		if !all && !none {
+			return st
+		}
+	}
+	if p := m.step(s, 0xc2); p > tooComplex && m.step(p, 0x80) == s { // U+0080
+		st.loopHigh = true
+	}
+	return st
 }
 
 // Allows reports whether token id may come next. It is cheaper than a mask

@@ -18,11 +18,14 @@ type Vocab struct {
 	eogs  []int
 	nodes []tnode // preorder; nodes[0] is the root (no byte); a sentinel ends it
 	toks  []int32 // token ids grouped by the node they end at
-	// below[i] is the set of ASCII bytes on the edges below node i, and
-	// bit i of high is set when a byte >= 0x80 is among them. A walk
-	// skips a subtree whose bytes all lead a state back to itself.
+	// below[i] is the set of ASCII bytes on the edges below node i; bit i
+	// of high is set when a byte >= 0x80 is among them, and bit i of
+	// clean when every path below node i continues its path as valid
+	// UTF-8 (perhaps ending inside a character). A walk skips a subtree
+	// whose characters all lead a state back to itself.
 	below [][2]uint64
 	high  []uint64
+	clean []uint64
 	depth int // longest token, in bytes
 }
 
@@ -79,6 +82,7 @@ func NewVocab(tokens [][]byte, eog []int) *Vocab {
 	// right after it is created, and the token list follows preorder.
 	v.nodes = append(v.nodes, tnode{})
 	path := []int32{0}
+	dec := []utf8Dec{{}} // decoder state after each node's path
 	var prev []byte
 	v.toks = make([]int32, 0, len(ids))
 	for _, id := range ids {
@@ -96,6 +100,7 @@ func NewVocab(tokens [][]byte, eog []int) *Vocab {
 			path = path[:len(path)-1]
 		}
 		for d := lcp; d < len(t); d++ {
+			dec = append(dec, dec[path[len(path)-1]].next(t[d]))
 			path = append(path, int32(len(v.nodes)))
 			v.nodes = append(v.nodes, tnode{b: t[d], depth: uint16(d + 1), tokLo: int32(len(v.toks))})
 		}
@@ -109,8 +114,14 @@ func NewVocab(tokens [][]byte, eog []int) *Vocab {
 	v.nodes = append(v.nodes, tnode{tokLo: int32(len(v.toks))})
 	v.below = make([][2]uint64, len(v.nodes))
 	v.high = make([]uint64, (len(v.nodes)+63)/64)
+	v.clean = make([]uint64, (len(v.nodes)+63)/64)
+	bad := make([]bool, len(v.nodes)) // an invalid sequence at or below
 	for i := len(v.nodes) - 2; i >= 0; i-- {
+		bad[i] = dec[i].invalid()
+		cleanBelow := true
 		for c := int32(i + 1); c < v.nodes[i].skip; c = v.nodes[c].skip {
+			bad[i] = bad[i] || bad[c]
+			cleanBelow = cleanBelow && !bad[c]
 			b := v.nodes[c].b
 			v.below[i][0] |= v.below[c][0]
 			v.below[i][1] |= v.below[c][1]
@@ -124,9 +135,52 @@ func NewVocab(tokens [][]byte, eog []int) *Vocab {
 				v.high[i>>6] |= 1 << (i & 63)
 			}
 		}
+		if cleanBelow && !dec[i].invalid() {
+			v.clean[i>>6] |= 1 << (i & 63)
+		}
 	}
 	return v
 }
 
 // Size returns the number of token ids.
 func (v *Vocab) Size() int { return v.size }
+
+// utf8Dec is a UTF-8 decoder's state: the continuation bytes still
+// needed, and the range the next one must fall in (which excludes overlong
+// forms, surrogates and values past U+10FFFF). need 0xff: invalid.
+type utf8Dec struct {
+	need   uint8
+	lo, hi byte
+}
+
+func (d utf8Dec) invalid() bool { return d.need == 0xff }
+
+func (d utf8Dec) next(b byte) utf8Dec {
+	bad := utf8Dec{need: 0xff}
+	switch {
+	case d.invalid():
+		return bad
+	case d.need > 0:
+		if b < d.lo || b > d.hi {
+			return bad
+		}
+		return utf8Dec{d.need - 1, 0x80, 0xbf}
+	case b < 0x80:
+		return utf8Dec{}
+	case 0xc2 <= b && b <= 0xdf:
+		return utf8Dec{1, 0x80, 0xbf}
+	case b == 0xe0:
+		return utf8Dec{2, 0xa0, 0xbf}
+	case b == 0xed:
+		return utf8Dec{2, 0x80, 0x9f}
+	case 0xe1 <= b && b <= 0xef:
+		return utf8Dec{2, 0x80, 0xbf}
+	case b == 0xf0:
+		return utf8Dec{3, 0x90, 0xbf}
+	case b == 0xf4:
+		return utf8Dec{3, 0x80, 0x8f}
+	case 0xf1 <= b && b <= 0xf3:
+		return utf8Dec{3, 0x80, 0xbf}
+	}
+	return bad
+}
