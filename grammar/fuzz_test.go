@@ -11,7 +11,8 @@ func fuzzVocab() *Vocab {
 	for b := range 256 {
 		toks = append(toks, []byte{byte(b)})
 	}
-	for _, s := range []string{`{"`, `":`, `null`, "é", "a\xc3", "\xa9", "  ", "ab"} {
+	for _, s := range []string{`{"`, `":`, `null`, "é", "a\xc3", "\xa9", "  ", "ab", "abc", "ab\"", " a", " ab", " abc",
+		" é", " éa", "éé", "中", "中文", "中\xe6", "\xe4\xb8", "\xe4\xb8\xadx", "\x80a", "0.5", "[1,"} {
 		toks = append(toks, []byte(s))
 	}
 	toks = append(toks, nil)
@@ -23,6 +24,7 @@ func fuzzVocab() *Vocab {
 func exercise(t *testing.T, g *Grammar, v *Vocab, input []byte) {
 	m := g.NewMatcher(v)
 	m.limStacks = 512
+	m.limSkip = 1 // check every subtree skip against Allows
 	mask := make([]bool, v.Size())
 	for i := 0; i < len(input) && i < 64; i++ {
 		n, err := m.Mask(mask)
@@ -37,6 +39,11 @@ func exercise(t *testing.T, g *Grammar, v *Vocab, input []byte) {
 				t.Fatal("no token allowed, no error, not done")
 			}
 			return
+		}
+		for id, ok := range mask {
+			if ok != m.Allows(id) {
+				t.Fatalf("token %d: mask %v, Allows %v", id, ok, !ok)
+			}
 		}
 		// Take the input byte's token if allowed, else the first allowed.
 		id := int(input[i])
