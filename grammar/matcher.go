@@ -107,7 +107,10 @@ func (m *Matcher) clearCaches() {
 	m.mark = []uint32{0}
 	m.nodeIdx = make(map[uint64]int32)
 	m.states = []*dstate{{}, {}}
-	m.trans = make([]uint32, 512, 256<<8)
+	if m.trans == nil {
+		m.trans = make([]uint32, 512, 128<<8)
+	}
+	m.trans = m.trans[:512] // maybeCompact needs the old states, not these
 	for i := range 256 {
 		m.trans[i] = 0              // dead stays dead
 		m.trans[256+i] = tooComplex // and so does tooComplex
