@@ -67,8 +67,6 @@ type Grammar struct {
 	rules   []crule
 	classes []class
 	root    int32
-	// size is the number of elements before flattening (for tests).
-	nrules int
 }
 
 type elemKind uint8

@@ -578,7 +578,7 @@ func quoteRune(r rune) string {
 
 // compile flattens the rules into the program and checks left recursion.
 func (p *parser) compile() (*Grammar, error) {
-	g := &Grammar{classes: p.classes, root: p.byName["root"], nrules: len(p.rules)}
+	g := &Grammar{classes: p.classes, root: p.byName["root"]}
 	g.elems = make([]elem, 0, p.size+len(p.rules)*2)
 	g.rules = make([]crule, len(p.rules))
 	for i, r := range p.rules {

@@ -43,7 +43,8 @@ func FromJSONSchema(schema []byte) (*Grammar, error) {
 //
 // Supported: type (one or a list), properties, required,
 // additionalProperties (false or absent with properties; any schema without
-// properties), items, minItems, maxItems, minLength, maxLength, minimum,
+// properties), items, minItems, maxItems, minLength, maxLength, format
+// (date, time, date-time, uuid), minimum,
 // maximum, exclusiveMinimum and exclusiveMaximum (for integers), enum,
 // const, anyOf, oneOf (compiled as anyOf), $ref to "#" and JSON pointers into the
 // document ("#/$defs/X", "#/definitions/X"), boolean schemas true, and
@@ -60,6 +61,9 @@ func SchemaToGBNF(schema []byte) (string, error) {
 	for _, r := range jsonRules {
 		c.names[r.name] = true
 	}
+	for _, r := range formatRules {
+		c.names[r.name] = true
+	}
 	c.names["root"] = true
 	body, err := c.compile(root, "$")
 	if err != nil {
@@ -71,6 +75,11 @@ func SchemaToGBNF(schema []byte) (string, error) {
 		fmt.Fprintf(&b, "%s ::= %s\n", r.name, r.body)
 	}
 	for _, r := range jsonRules {
+		if c.used[r.name] {
+			fmt.Fprintf(&b, "%s ::= %s\n", r.name, r.body)
+		}
+	}
+	for _, r := range formatRules {
 		if c.used[r.name] {
 			fmt.Fprintf(&b, "%s ::= %s\n", r.name, r.body)
 		}
@@ -265,7 +274,7 @@ var annotations = map[string]bool{
 // keywords the compiler implements.
 var keywords = map[string]bool{
 	"type": true, "properties": true, "required": true, "additionalProperties": true,
-	"items": true, "minItems": true, "maxItems": true, "minLength": true, "maxLength": true,
+	"items": true, "minItems": true, "maxItems": true, "minLength": true, "maxLength": true, "format": true,
 	"enum": true, "const": true, "anyOf": true, "oneOf": true, "$ref": true,
 	"minimum": true, "maximum": true, "exclusiveMinimum": true, "exclusiveMaximum": true,
 }
@@ -331,7 +340,7 @@ func (c *schemaCompiler) freshName(base string) string {
 		}
 	}
 	s := strings.Trim(b.String(), "-")
-	if s == "" || strings.HasPrefix(s, "json-") || s == "space" {
+	if s == "" || strings.HasPrefix(s, "json-") || strings.HasPrefix(s, "fmt-") || s == "space" {
 		s = "s-" + s
 		s = strings.TrimSuffix(s, "-")
 	}
@@ -448,7 +457,7 @@ func (c *schemaCompiler) compile(s *jv, path string) (string, error) {
 			types = []string{"object"}
 		case s.get("items") != nil || s.get("minItems") != nil || s.get("maxItems") != nil:
 			types = []string{"array"}
-		case s.get("minLength") != nil || s.get("maxLength") != nil:
+		case s.get("minLength") != nil || s.get("maxLength") != nil || s.get("format") != nil:
 			types = []string{"string"}
 		default:
 			return c.use("json-value"), nil
@@ -611,6 +620,9 @@ func (c *schemaCompiler) typed(s *jv, t, path string) (string, error) {
 	case "number":
 		return c.use("json-number"), nil
 	case "string":
+		if f := s.get("format"); f != nil {
+			return c.format(s, f, path)
+		}
 		min, err := count(s, "minLength", path, 0)
 		if err != nil {
 			return "", err
@@ -1019,4 +1031,52 @@ func sameLength(lo, hi string) []string {
 		out = append(out, class(a, b)+digits(n))
 	}
 	return append(out, last...)
+}
+
+// formatRules are the string formats supported, as GBNF for the text
+// between the quotes. Dates are valid calendar dates except February 29
+// (which needs a leap year); times have no leap second.
+var formatRules = []struct{ format, name, body string }{
+	{"date", "fmt-date", `[0-9]{4} "-" (("0" [13578] | "1" [02]) "-" ("0" [1-9] | [12] [0-9] | "3" [01]) | ("0" [469] | "11") "-" ("0" [1-9] | [12] [0-9] | "30") | "02-" ("0" [1-9] | "1" [0-9] | "2" [0-8]))`},
+	{"time", "fmt-time", `([01] [0-9] | "2" [0-3]) ":" [0-5] [0-9] ":" [0-5] [0-9] ("." [0-9]{1,9})? ("Z" | [+-] ([01] [0-9] | "2" [0-3]) ":" [0-5] [0-9])`},
+	{"date-time", "fmt-date-time", `fmt-date "T" fmt-time`},
+	{"uuid", "fmt-uuid", `[0-9a-fA-F]{8} "-" [0-9a-fA-F]{4} "-" [0-9a-fA-F]{4} "-" [0-9a-fA-F]{4} "-" [0-9a-fA-F]{12}`},
+}
+
+// format compiles a string with a format.
+func (c *schemaCompiler) format(s, f *jv, path string) (string, error) {
+	if f.kind != 's' {
+		return "", errAt(path+".format", "must be a string")
+	}
+	for _, kw := range []string{"minLength", "maxLength"} {
+		if s.get(kw) != nil {
+			return "", errAt(path, "unsupported: %q together with \"format\"", kw)
+		}
+	}
+	var names []string
+	for _, r := range formatRules {
+		names = append(names, r.format)
+		if r.format == f.str {
+			c.useFormat(r.name)
+			c.use("space")
+			return c.addRule(ruleBase(path), `"\"" `+r.name+` "\"" space`), nil
+		}
+	}
+	return "", errAt(path+".format", "unsupported format %q (supported: %s)", f.str, strings.Join(names, ", "))
+}
+
+func (c *schemaCompiler) useFormat(name string) {
+	if c.used[name] {
+		return
+	}
+	c.used[name] = true
+	for _, r := range formatRules {
+		if r.name == name {
+			for _, d := range formatRules {
+				if d.name != name && containsWord(r.body, d.name) {
+					c.useFormat(d.name)
+				}
+			}
+		}
+	}
 }

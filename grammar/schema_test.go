@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"math/big"
 	"math/rand"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 )
 
@@ -60,6 +62,11 @@ func TestSchemaCompile(t *testing.T) {
 		{"true", `true`, []string{`1`, `{"a":[]}`}, []string{`x`}},
 		{"annotations", `{"title":"T","description":"d","default":1,"examples":[1],"$schema":"x","type":"integer"}`, []string{`1`}, nil},
 		{"escaped key", `{"properties":{"a\"b\u00e9":{"type":"null"}},"required":["a\"b\u00e9"]}`, []string{`{"a\"bé":null}`}, []string{`{"a\"b\u00e9":null}`}},
+		{"date", `{"type":"string","format":"date"}`, []string{`"2024-01-31"`, `"0000-12-01"`, `"1999-02-28"`, `"2023-04-30"`},
+			[]string{`"2024-1-31"`, `"2024-13-01"`, `"2024-04-31"`, `"2024-02-30"`, `"2024-00-10"`, `"2024-01-00"`}},
+		{"time", `{"format":"time"}`, []string{`"23:59:59Z"`, `"00:00:00.123+05:30"`}, []string{`"24:00:00Z"`, `"12:00:00"`, `"12:60:00Z"`}},
+		{"date-time", `{"type":"string","format":"date-time"}`, []string{`"2024-05-06T07:08:09.5-01:00"`}, []string{`"2024-05-06 07:08:09Z"`}},
+		{"uuid", `{"type":"string","format":"uuid"}`, []string{`"123e4567-e89b-12d3-a456-426614174000"`}, []string{`"123e4567e89b12d3a456426614174000"`}},
 		{"required undeclared", `{"properties":{"a":{"type":"null"}},"required":["z"]}`, []string{`{"z":[1]}`, `{"a":null,"z":1}`}, []string{`{"a":null}`}},
 	}
 	for _, tc := range tests {
@@ -147,7 +154,9 @@ func TestSchemaErrors(t *testing.T) {
 		{`{"type":"integer","multipleOf":2}`, `$: unsupported keyword "multipleOf"`},
 		{`{"items":[{"type":"string"}]}`, `$.items: unsupported: an array of schemas (tuple validation)`},
 		{`{"anyOf":[{"type":"string"},{"allOf":[]}]}`, `$.anyOf[1]: unsupported keyword "allOf"`},
-		{`{"properties":{"a b":{"format":"date"}}}`, `$.properties["a b"]: unsupported keyword "format"`},
+		{`{"properties":{"a b":{"pattern":"x"}}}`, `$.properties["a b"]: unsupported keyword "pattern"`},
+		{`{"type":"string","format":"email"}`, `$.format: unsupported format "email" (supported: date, time, date-time, uuid)`},
+		{`{"type":"string","format":"date","maxLength":5}`, `$: unsupported: "maxLength" together with "format"`},
 		{`{"type":"strin"}`, `$.type: unknown type "strin" (want one of object, array, string, number, integer, boolean, null)`},
 		{`{"$ref":"#/$defs/missing"}`, `$.$ref: $ref "#/$defs/missing": no such location in the schema`},
 		{`{"$ref":"http://x/y.json"}`, `$.$ref: unsupported: $ref "http://x/y.json" outside this document`},
@@ -373,6 +382,11 @@ func (v *validator) validate(s, x any) error {
 			}
 		}
 	case string:
+		if f, ok := sm["format"].(string); ok {
+			if err := checkFormat(f, x); err != nil {
+				return err
+			}
+		}
 		n := utf8.RuneCountInString(x)
 		if m, ok := sm["minLength"]; ok && n < num(m) {
 			return fmt.Errorf("%q shorter than %v", x, m)
@@ -414,6 +428,32 @@ func (v *validator) validate(s, x any) error {
 				}
 			}
 		}
+	}
+	return nil
+}
+
+var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+
+// checkFormat validates the string formats of RFC 3339 (through the time
+// package's parser) and RFC 4122.
+func checkFormat(f, s string) error {
+	var err error
+	switch f {
+	case "date":
+		_, err = time.Parse("2006-01-02", s)
+	case "time":
+		_, err = time.Parse(time.RFC3339Nano, "2000-01-01T"+s)
+	case "date-time":
+		_, err = time.Parse(time.RFC3339Nano, s)
+	case "uuid":
+		if !uuidRE.MatchString(s) {
+			err = errors.New("not a uuid")
+		}
+	default:
+		err = fmt.Errorf("unknown format %q", f)
+	}
+	if err != nil {
+		return fmt.Errorf("%q is not a %s: %w", s, f, err)
 	}
 	return nil
 }
@@ -520,6 +560,11 @@ func (g *sgen) schema(depth int) any {
 	case 3:
 		o.add("const", g.literal(0))
 	case 4:
+		if g.r.Intn(2) == 0 {
+			o.add("type", "string")
+			o.add("format", []string{"date", "time", "date-time", "uuid"}[g.r.Intn(4)])
+			break
+		}
 		o.add("type", []string{"string", "null"})
 		o.add("title", "nullable")
 	case 5:
