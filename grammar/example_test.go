@@ -57,14 +57,14 @@ func ExampleFromJSONSchema() {
 	// The schema's own rules come first, then the shared JSON rules.
 	fmt.Print(src[:strings.Index(src, "space ::=")])
 
-	_, err = grammar.FromJSONSchema([]byte(`{"properties": {"age": {"type": "integer", "pattern": "[0-9]+"}}}`))
+	_, err = grammar.FromJSONSchema([]byte(`{"properties": {"age": {"type": "integer", "multipleOf": 5}}}`))
 	fmt.Println(err)
 	// Output:
 	// root ::= root-1
 	// root-age ::= ([0-9] | [1-9] [0-9] | [1] [0-4] [0-9] | [1] [5] [0]) space
 	// root-after ::= ("," space "\"age\"" space ":" space root-age)?
 	// root-1 ::= "{" space ("\"name\"" space ":" space json-string root-after) "}" space
-	// grammar: json schema: $.properties.age: unsupported keyword "pattern"
+	// grammar: json schema: $.properties.age: unsupported keyword "multipleOf"
 }
 
 func ExampleParse_error() {

@@ -95,6 +95,8 @@ func FuzzJSONSchema(f *testing.F) {
 		`{"anyOf":[{"type":["string","null"],"maxLength":3},{"const":{"a":[1.5]}}]}`,
 		`{"type":"object","additionalProperties":{"type":"boolean"}}`,
 		`true`,
+		`{"type":"string","pattern":"^(?:[a-c\\d]+|x{2,3}\\.)*$"}`,
+		`{"type":"object","properties":{"d":{"format":"date-time"},"n":{"type":"integer","minimum":-5,"exclusiveMaximum":300}}}`,
 	} {
 		f.Add([]byte(s), []byte(`{"a":1}`))
 	}

@@ -44,7 +44,8 @@ func FromJSONSchema(schema []byte) (*Grammar, error) {
 // Supported: type (one or a list), properties, required,
 // additionalProperties (false or absent with properties; any schema without
 // properties), items, minItems, maxItems, minLength, maxLength, format
-// (date, time, date-time, uuid), minimum,
+// (date, time, date-time, uuid), pattern (a regular expression subset, see
+// docs/grammar.md), minimum,
 // maximum, exclusiveMinimum and exclusiveMaximum (for integers), enum,
 // const, anyOf, oneOf (compiled as anyOf), $ref to "#" and JSON pointers into the
 // document ("#/$defs/X", "#/definitions/X"), boolean schemas true, and
@@ -274,7 +275,7 @@ var annotations = map[string]bool{
 // keywords the compiler implements.
 var keywords = map[string]bool{
 	"type": true, "properties": true, "required": true, "additionalProperties": true,
-	"items": true, "minItems": true, "maxItems": true, "minLength": true, "maxLength": true, "format": true,
+	"items": true, "minItems": true, "maxItems": true, "minLength": true, "maxLength": true, "format": true, "pattern": true,
 	"enum": true, "const": true, "anyOf": true, "oneOf": true, "$ref": true,
 	"minimum": true, "maximum": true, "exclusiveMinimum": true, "exclusiveMaximum": true,
 }
@@ -457,7 +458,7 @@ func (c *schemaCompiler) compile(s *jv, path string) (string, error) {
 			types = []string{"object"}
 		case s.get("items") != nil || s.get("minItems") != nil || s.get("maxItems") != nil:
 			types = []string{"array"}
-		case s.get("minLength") != nil || s.get("maxLength") != nil || s.get("format") != nil:
+		case s.get("minLength") != nil || s.get("maxLength") != nil || s.get("format") != nil || s.get("pattern") != nil:
 			types = []string{"string"}
 		default:
 			return c.use("json-value"), nil
@@ -621,7 +622,13 @@ func (c *schemaCompiler) typed(s *jv, t, path string) (string, error) {
 		return c.use("json-number"), nil
 	case "string":
 		if f := s.get("format"); f != nil {
+			if s.get("pattern") != nil {
+				return "", errAt(path, `unsupported: "pattern" together with "format"`)
+			}
 			return c.format(s, f, path)
+		}
+		if re := s.get("pattern"); re != nil {
+			return c.pattern(s, re, path)
 		}
 		min, err := count(s, "minLength", path, 0)
 		if err != nil {
@@ -1079,4 +1086,25 @@ func (c *schemaCompiler) useFormat(name string) {
 			}
 		}
 	}
+}
+
+// pattern compiles a string with a pattern (see patternGBNF).
+func (c *schemaCompiler) pattern(s, re *jv, path string) (string, error) {
+	if re.kind != 's' {
+		return "", errAt(path+".pattern", "must be a string")
+	}
+	for _, kw := range []string{"minLength", "maxLength"} {
+		if s.get(kw) != nil {
+			return "", errAt(path, "unsupported: %q together with \"pattern\"", kw)
+		}
+	}
+	body, err := patternGBNF(re.str)
+	if err != nil {
+		return "", errAt(path+".pattern", "%v", err)
+	}
+	if containsWord(body, "json-char") {
+		c.use("json-char")
+	}
+	c.use("space")
+	return c.addRule(ruleBase(path), `"\"" `+body+` "\"" space`), nil
 }

@@ -147,14 +147,15 @@ func TestIntegerRanges(t *testing.T) {
 
 func TestSchemaErrors(t *testing.T) {
 	tests := []struct{ schema, want string }{
-		{`{"properties":{"age":{"type":"integer","pattern":"x"}}}`, `$.properties.age: unsupported keyword "pattern"`},
+		{`{"properties":{"age":{"type":"integer","multipleOf":5}}}`, `$.properties.age: unsupported keyword "multipleOf"`},
 		{`{"type":"number","minimum":0}`, `$: unsupported: "minimum" on numbers (supported with type integer only)`},
 		{`{"maximum":0}`, `$: unsupported: "maximum" on numbers (supported with type integer only)`},
 		{`{"type":"integer","minimum":5,"maximum":4}`, `$: no integer of at most 16 digits lies between the bounds`},
-		{`{"type":"integer","multipleOf":2}`, `$: unsupported keyword "multipleOf"`},
+		{`{"type":"array","contains":{}}`, `$: unsupported keyword "contains"`},
 		{`{"items":[{"type":"string"}]}`, `$.items: unsupported: an array of schemas (tuple validation)`},
 		{`{"anyOf":[{"type":"string"},{"allOf":[]}]}`, `$.anyOf[1]: unsupported keyword "allOf"`},
-		{`{"properties":{"a b":{"pattern":"x"}}}`, `$.properties["a b"]: unsupported keyword "pattern"`},
+		{`{"properties":{"a b":{"uniqueItems":true}}}`, `$.properties["a b"]: unsupported keyword "uniqueItems"`},
+		{`{"type":"string","pattern":"a(?!b)"}`, `$.pattern: at offset 2: unsupported group (lookaround or named group)`},
 		{`{"type":"string","format":"email"}`, `$.format: unsupported format "email" (supported: date, time, date-time, uuid)`},
 		{`{"type":"string","format":"date","maxLength":5}`, `$: unsupported: "maxLength" together with "format"`},
 		{`{"type":"strin"}`, `$.type: unknown type "strin" (want one of object, array, string, number, integer, boolean, null)`},
@@ -382,6 +383,9 @@ func (v *validator) validate(s, x any) error {
 			}
 		}
 	case string:
+		if re, ok := sm["pattern"].(string); ok && !regexp.MustCompile(re).MatchString(x) {
+			return fmt.Errorf("%q does not match %q", x, re)
+		}
 		if f, ok := sm["format"].(string); ok {
 			if err := checkFormat(f, x); err != nil {
 				return err
@@ -560,6 +564,10 @@ func (g *sgen) schema(depth int) any {
 	case 3:
 		o.add("const", g.literal(0))
 	case 4:
+		if g.r.Intn(3) == 0 {
+			o.add("pattern", []string{`^\d{3}-\d{4}$`, `^[a-z]+$`, `a"b`, `^(?:x|y\\z)+$`, `é.`, `^[^"]{2}$`, `\t`}[g.r.Intn(7)])
+			break
+		}
 		if g.r.Intn(2) == 0 {
 			o.add("type", "string")
 			o.add("format", []string{"date", "time", "date-time", "uuid"}[g.r.Intn(4)])
@@ -749,4 +757,148 @@ func TestMaskLargeVocab(t *testing.T) {
 			randomWalk(t, r, m, tv, 200, true)
 		}
 	}
+}
+
+func TestSchemaPattern(t *testing.T) {
+	v := byteVocab()
+	for _, tc := range []struct {
+		pattern        string
+		accept, reject []string
+	}{
+		{`^\d{3}-[A-Z]+$`, []string{`"123-AB"`}, []string{`"12-AB"`, `"123-ab"`, `"x123-AB"`}},
+		{`ab`, []string{`"ab"`, `"xaby"`}, []string{`"a"`, `"ba"`}},
+		{`^a"b\\c$`, []string{`"a\"b\\c"`}, []string{`"a"b\\c"`, `"a\"bc"`}},
+		{`^(?:foo|ba[rz])*?$`, []string{`""`, `"foobaz"`, `"barbar"`}, []string{`"fo"`, `"bax"`}},
+		{`^[^a]$`, []string{`"b"`, `"\""`, `"\n"`, `"\u0001"`, `"é"`}, []string{`"a"`, `"bb"`, `"\u0061"`}},
+		{`^.$`, []string{`"x"`, `"\t"`}, []string{`"\n"`, `"\r"`}},
+		{`^\s\S$`, []string{"\"\u00a0x\"", `"\tx"`}, []string{`"x "`}},
+		{`^\w+@\w+\.com$`, []string{`"a_1@b.com"`}, []string{`"a@b.org"`, `"a@bxcom"`}},
+		{`^x{2,3}y?$`, []string{`"xx"`, `"xxxy"`}, []string{`"x"`, `"xxxx"`}},
+		{`^[\x41-\x43\u00e9]$`, []string{`"B"`, `"é"`}, []string{`"D"`}},
+		{`^[a\-z]$`, []string{`"-"`, `"z"`}, []string{`"b"`}},
+	} {
+		schema := fmt.Sprintf(`{"type":"string","pattern":%s}`, jsonString(tc.pattern))
+		g, err := FromJSONSchema([]byte(schema))
+		if err != nil {
+			t.Errorf("%s: %v", schema, err)
+			continue
+		}
+		for _, s := range tc.accept {
+			if !matches(g, v, s) {
+				t.Errorf("%s rejects %s", tc.pattern, s)
+			}
+		}
+		for _, s := range tc.reject {
+			if matches(g, v, s) {
+				t.Errorf("%s accepts %s", tc.pattern, s)
+			}
+		}
+	}
+	for _, tc := range []struct{ pattern, want string }{
+		{`a(?=b)`, `$.pattern: at offset 2: unsupported group (lookaround or named group)`},
+		{`(a)\1`, `$.pattern: at offset 5: unsupported backreference`},
+		{`\bword`, `$.pattern: at offset 2: unsupported word boundary \b`},
+		{`a^b`, `$.pattern: at offset 2: unsupported anchor '^' inside the pattern`},
+		{`^a|b$`, `$.pattern: anchors around a top-level alternation are ambiguous: write ^(a|b)$`},
+		{`(ab`, `$.pattern: at offset 3: missing )`},
+		{`*a`, `$.pattern: at offset 1: nothing to repeat before '*'`},
+		{`[^\s\S]`, `$.pattern: a character class matches nothing`},
+	} {
+		schema := fmt.Sprintf(`{"type":"string","pattern":%s}`, jsonString(tc.pattern))
+		_, err := FromJSONSchema([]byte(schema))
+		if err == nil || !strings.HasSuffix(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want %s", tc.pattern, err, tc.want)
+		}
+	}
+}
+
+// TestPropertyPattern generates regular expressions, walks their
+// grammars and checks each completed string, decoded, with Go's regexp
+// (the generated subset means the same in RE2 and ECMA-262).
+func TestPropertyPattern(t *testing.T) {
+	tv := newTestVocab()
+	n := 150
+	if testing.Short() {
+		n = 30
+	}
+	complete, total := 0, 0
+	for seed := range n {
+		r := rand.New(rand.NewSource(int64(seed)))
+		re := randomRegex(r, 0)
+		if r.Intn(2) == 0 {
+			re = "^" + re
+		}
+		if r.Intn(2) == 0 {
+			re += "$"
+		}
+		if strings.Contains(re, "|") && (strings.HasPrefix(re, "^") || strings.HasSuffix(re, "$")) {
+			re = "^(?:" + strings.Trim(re, "^$") + ")$"
+		}
+		goRE, err := regexp.Compile(re)
+		if err != nil {
+			t.Fatalf("seed %d: Go cannot compile %q: %v", seed, re, err)
+		}
+		g, err := FromJSONSchema([]byte(fmt.Sprintf(`{"type":"string","pattern":%s}`, jsonString(re))))
+		if err != nil {
+			t.Fatalf("seed %d: %q: %v", seed, re, err)
+		}
+		m := g.NewMatcher(tv.v)
+		m.limSkip = 1
+		for range 4 {
+			m.Reset()
+			w := randomWalk(t, r, m, tv, 300, false)
+			if w.complex {
+				t.Fatalf("seed %d: %q: too complex", seed, re)
+			}
+			total++
+			if !w.complete {
+				continue
+			}
+			complete++
+			x, err := decodeNumbers(w.out)
+			if err != nil {
+				t.Fatalf("seed %d: %q: output %q is not JSON: %v", seed, re, w.out, err)
+			}
+			if s, ok := x.(string); !ok || !goRE.MatchString(s) {
+				t.Fatalf("seed %d: output %s does not match %q", seed, w.out, re)
+			}
+		}
+	}
+	t.Logf("%d of %d walks completed and matched", complete, total)
+	if complete < total/2 {
+		t.Errorf("only %d of %d walks completed", complete, total)
+	}
+}
+
+var regexAtoms = []string{`a`, `b`, `é`, `\"`, `"`, `\\`, `\n`, `\t`, `.`, `\d`, `\w`, `\W`, `\D`, `\S`,
+	`[abc]`, `[^a"]`, `[a-c\d]`, `[\x00-\x1f]`, `\.`, `\x41`, `[é-ê]`, `-`, `/`}
+
+func randomRegex(r *rand.Rand, depth int) string {
+	var b strings.Builder
+	for range 1 + r.Intn(3) {
+		switch k := r.Intn(8); {
+		case k < 5 || depth > 2:
+			b.WriteString(regexAtoms[r.Intn(len(regexAtoms))])
+		case k == 5:
+			b.WriteString("(?:" + randomRegex(r, depth+1) + "|" + randomRegex(r, depth+1) + ")")
+		default:
+			b.WriteString("(" + randomRegex(r, depth+1) + ")")
+		}
+		switch r.Intn(8) {
+		case 0:
+			b.WriteString("*")
+		case 1:
+			b.WriteString("+")
+		case 2:
+			b.WriteString("?")
+		case 3:
+			fmt.Fprintf(&b, "{%d,%d}", r.Intn(2), 1+r.Intn(3))
+		case 4:
+			fmt.Fprintf(&b, "{%d}", 1+r.Intn(2))
+		}
+	}
+	if depth == 0 && r.Intn(4) == 0 {
+		return b.String() + "|" + randomRegex(r, 1)
+	}
+	return b.String()
 }
