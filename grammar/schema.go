@@ -42,13 +42,14 @@ func FromJSONSchema(schema []byte) (*Grammar, error) {
 // JSON texts valid under the schema.
 //
 // Supported: type (one or a list), properties, required,
-// additionalProperties (false or absent with properties; any schema without
-// properties), items, minItems, maxItems, minLength, maxLength, format
-// (date, time, date-time, uuid), pattern (a regular expression subset, see
-// docs/grammar.md), minimum,
-// maximum, exclusiveMinimum and exclusiveMaximum (for integers), enum,
-// const, anyOf, oneOf (compiled as anyOf), $ref to "#" and JSON pointers into the
-// document ("#/$defs/X", "#/definitions/X"), boolean schemas true, and
+// additionalProperties (false or absent with properties; any schema
+// without), items, prefixItems (and items as an array, with
+// additionalItems), minItems, maxItems, minLength, maxLength, pattern (a
+// regular expression subset), format (date, time, date-time, uuid),
+// minimum, maximum, exclusiveMinimum and exclusiveMaximum (for integers),
+// enum, const, anyOf, oneOf (compiled as anyOf), allOf with one
+// constraining subschema, $ref to "#" and JSON pointers into the document
+// ("#/$defs/X", "#/definitions/X"), the boolean schema true, and
 // annotations (title, description, default, examples, $schema, $id,
 // $comment, deprecated, readOnly, writeOnly). Properties come out in their
 // declared order; optional ones may be left out. Any other keyword is an
@@ -278,6 +279,7 @@ var keywords = map[string]bool{
 	"items": true, "minItems": true, "maxItems": true, "minLength": true, "maxLength": true, "format": true, "pattern": true,
 	"enum": true, "const": true, "anyOf": true, "oneOf": true, "$ref": true,
 	"minimum": true, "maximum": true, "exclusiveMinimum": true, "exclusiveMaximum": true,
+	"allOf": true, "prefixItems": true, "additionalItems": true,
 }
 
 // boundKeywords limit numbers; they are supported for integers only.
@@ -408,6 +410,30 @@ func (c *schemaCompiler) compile(s *jv, path string) (string, error) {
 		}
 		return c.ref(ref, path+".$ref")
 	}
+	if all := s.get("allOf"); all != nil {
+		if err := only("allOf"); err != nil {
+			return "", err
+		}
+		if all.kind != 'a' || len(all.arr) == 0 {
+			return "", errAt(path+".allOf", "must be a non-empty array of schemas")
+		}
+		// Only one subschema may constrain (Pydantic wraps a $ref in allOf
+		// to give it a description); the rest must be true or annotations.
+		pick := -1
+		for i, a := range all.arr {
+			if trivialSchema(a) {
+				continue
+			}
+			if pick >= 0 {
+				return "", errAt(fmt.Sprintf("%s.allOf[%d]", path, i), "unsupported: allOf with more than one constraining schema")
+			}
+			pick = i
+		}
+		if pick < 0 {
+			return c.use("json-value"), nil
+		}
+		return c.compile(all.arr[pick], fmt.Sprintf("%s.allOf[%d]", path, pick))
+	}
 	for _, kw := range []string{"anyOf", "oneOf"} {
 		if alts := s.get(kw); alts != nil {
 			if err := only(kw); err != nil {
@@ -456,7 +482,7 @@ func (c *schemaCompiler) compile(s *jv, path string) (string, error) {
 		switch {
 		case s.get("properties") != nil || s.get("required") != nil || s.get("additionalProperties") != nil:
 			types = []string{"object"}
-		case s.get("items") != nil || s.get("minItems") != nil || s.get("maxItems") != nil:
+		case s.get("items") != nil || s.get("prefixItems") != nil || s.get("minItems") != nil || s.get("maxItems") != nil:
 			types = []string{"array"}
 		case s.get("minLength") != nil || s.get("maxLength") != nil || s.get("format") != nil || s.get("pattern") != nil:
 			types = []string{"string"}
@@ -665,36 +691,118 @@ func (c *schemaCompiler) typed(s *jv, t, path string) (string, error) {
 }
 
 func (c *schemaCompiler) array(s *jv, path string) (string, error) {
-	min, err := count(s, "minItems", path, 0)
+	minN, err := count(s, "minItems", path, 0)
 	if err != nil {
 		return "", err
 	}
-	max, err := count(s, "maxItems", path, -1)
+	maxN, err := count(s, "maxItems", path, -1)
 	if err != nil {
 		return "", err
 	}
-	if max >= 0 && max < min {
-		return "", errAt(path, "maxItems %d is less than minItems %d", max, min)
+	if maxN >= 0 && maxN < minN {
+		return "", errAt(path, "maxItems %d is less than minItems %d", maxN, minN)
+	}
+	// Tuples: prefixItems (2020-12), or items as an array with
+	// additionalItems (earlier drafts), then the other items.
+	var prefix []*jv
+	prefixPath := path + ".prefixItems"
+	rest, restPath := s.get("items"), path+".items"
+	if p := s.get("prefixItems"); p != nil {
+		if p.kind != 'a' {
+			return "", errAt(prefixPath, "must be an array of schemas")
+		}
+		if rest != nil && rest.kind == 'a' {
+			return "", errAt(restPath, "must be a schema when prefixItems is given")
+		}
+		prefix = p.arr
+	} else if rest != nil && rest.kind == 'a' {
+		prefix, prefixPath = rest.arr, restPath
+		rest, restPath = s.get("additionalItems"), path+".additionalItems"
+	}
+	if rest != nil && rest.kind != 'o' && rest.kind != 'b' {
+		return "", errAt(restPath, "must be a schema")
 	}
 	item := c.use("json-value")
-	if it := s.get("items"); it != nil {
-		switch {
-		case it.kind == 'a':
-			return "", errAt(path+".items", "unsupported: an array of schemas (tuple validation)")
-		case it.kind == 'b' && !it.b:
-			max = 0
-			if min > 0 {
-				return "", errAt(path+".items", "items false allows no item but minItems is %d", min)
-			}
-		default:
-			if item, err = c.compile(it, path+".items"); err != nil {
-				return "", err
-			}
+	restMax := -1 // items after the prefix
+	if maxN >= 0 {
+		restMax = max(0, maxN-len(prefix))
+	}
+	restMin := max(0, minN-len(prefix))
+	switch {
+	case rest == nil || rest.kind == 'b' && rest.b:
+	case rest.kind == 'b':
+		restMax = 0
+		if restMin > 0 {
+			return "", errAt(restPath, "allows no more items but minItems is %d", minN)
+		}
+	default:
+		if item, err = c.compile(rest, restPath); err != nil {
+			return "", err
 		}
 	}
 	c.use("space")
-	inner := repeatExpr(item, `"," space`, min, max)
-	return c.addRule(ruleBase(path), `"[" space `+inner+` "]" space`), nil
+	if len(prefix) == 0 {
+		return c.addRule(ruleBase(path), `"[" space `+repeatExpr(item, `"," space`, minN, restMax)+` "]" space`), nil
+	}
+	ps := make([]string, len(prefix))
+	for i, p := range prefix {
+		if ps[i], err = c.compile(p, fmt.Sprintf("%s[%d]", prefixPath, i)); err != nil {
+			return "", err
+		}
+	}
+	// tail is what follows the first i items: item i (required below
+	// minItems) and its tail, or, past the prefix, the other items.
+	var tail func(i int) string
+	tail = func(i int) string {
+		if maxN >= 0 && i >= maxN {
+			return ""
+		}
+		if i == len(ps) {
+			if restMax == 0 {
+				return ""
+			}
+			one := `("," space ` + item + ")"
+			switch {
+			case restMax < 0 && restMin == 0:
+				return one + "*"
+			case restMax < 0:
+				return fmt.Sprintf("%s{%d,}", one, restMin)
+			case restMin == restMax:
+				return fmt.Sprintf("%s{%d}", one, restMin)
+			}
+			return fmt.Sprintf("%s{%d,%d}", one, restMin, restMax)
+		}
+		e := strings.TrimSpace(`"," space ` + ps[i] + " " + tail(i+1))
+		if i >= minN {
+			e = "(" + e + ")?"
+		}
+		return e
+	}
+	inner := ""
+	if maxN != 0 {
+		inner = strings.TrimSpace(ps[0] + " " + tail(1))
+		if minN == 0 {
+			inner = "(" + inner + ")?"
+		}
+	}
+	return c.addRule(ruleBase(path), strings.TrimSpace(`"[" space `+inner)+` "]" space`), nil
+}
+
+// trivialSchema reports whether s accepts everything: true, or an object
+// of annotations only.
+func trivialSchema(s *jv) bool {
+	if s.kind == 'b' {
+		return s.b
+	}
+	if s.kind != 'o' {
+		return false
+	}
+	for _, m := range s.obj {
+		if !annotations[m.key] {
+			return false
+		}
+	}
+	return true
 }
 
 func (c *schemaCompiler) object(s *jv, path string) (string, error) {

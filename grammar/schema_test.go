@@ -67,6 +67,14 @@ func TestSchemaCompile(t *testing.T) {
 		{"time", `{"format":"time"}`, []string{`"23:59:59Z"`, `"00:00:00.123+05:30"`}, []string{`"24:00:00Z"`, `"12:00:00"`, `"12:60:00Z"`}},
 		{"date-time", `{"type":"string","format":"date-time"}`, []string{`"2024-05-06T07:08:09.5-01:00"`}, []string{`"2024-05-06 07:08:09Z"`}},
 		{"uuid", `{"type":"string","format":"uuid"}`, []string{`"123e4567-e89b-12d3-a456-426614174000"`}, []string{`"123e4567e89b12d3a456426614174000"`}},
+		{"allOf wrapper", `{"allOf":[{"$ref":"#/$defs/A"},{"description":"x"}],"$defs":{"A":{"type":"integer"}}}`, []string{`1`}, []string{`"1"`}},
+		{"prefixItems", `{"type":"array","prefixItems":[{"type":"integer"},{"type":"string"}],"items":false}`,
+			[]string{`[]`, `[1]`, `[1,"a"]`}, []string{`["a"]`, `[1,"a",2]`, `[1,2]`}},
+		{"prefixItems bounded", `{"prefixItems":[{"const":1},{"const":2}],"items":{"const":0},"minItems":2,"maxItems":4}`,
+			[]string{`[1,2]`, `[1,2,0]`, `[1,2,0,0]`}, []string{`[1]`, `[1,2,0,0,0]`, `[1,2,1]`}},
+		{"prefixItems cut", `{"prefixItems":[{"const":1},{"const":2},{"const":3}],"maxItems":2}`, []string{`[1,2]`, `[1]`, `[]`}, []string{`[1,2,3]`}},
+		{"tuple items", `{"items":[{"type":"null"},{"type":"boolean"}],"additionalItems":{"type":"integer"},"minItems":2}`,
+			[]string{`[null,true]`, `[null,false,3,4]`}, []string{`[null]`, `[null,true,"x"]`}},
 		{"required undeclared", `{"properties":{"a":{"type":"null"}},"required":["z"]}`, []string{`{"z":[1]}`, `{"a":null,"z":1}`}, []string{`{"a":null}`}},
 	}
 	for _, tc := range tests {
@@ -152,8 +160,11 @@ func TestSchemaErrors(t *testing.T) {
 		{`{"maximum":0}`, `$: unsupported: "maximum" on numbers (supported with type integer only)`},
 		{`{"type":"integer","minimum":5,"maximum":4}`, `$: no integer of at most 16 digits lies between the bounds`},
 		{`{"type":"array","contains":{}}`, `$: unsupported keyword "contains"`},
-		{`{"items":[{"type":"string"}]}`, `$.items: unsupported: an array of schemas (tuple validation)`},
-		{`{"anyOf":[{"type":"string"},{"allOf":[]}]}`, `$.anyOf[1]: unsupported keyword "allOf"`},
+		{`{"allOf":[{"type":"string"},{"maxLength":3}]}`, `$.allOf[1]: unsupported: allOf with more than one constraining schema`},
+		{`{"prefixItems":[{}],"items":[{}]}`, `$.items: must be a schema when prefixItems is given`},
+		{`{"prefixItems":[{}],"items":false,"minItems":2}`, `$.items: allows no more items but minItems is 2`},
+		{`{"anyOf":[{"type":"string"},{"not":{}}]}`, `$.anyOf[1]: unsupported keyword "not"`},
+		{`{"allOf":[]}`, `$.allOf: must be a non-empty array of schemas`},
 		{`{"properties":{"a b":{"uniqueItems":true}}}`, `$.properties["a b"]: unsupported keyword "uniqueItems"`},
 		{`{"type":"string","pattern":"a(?!b)"}`, `$.pattern: at offset 2: unsupported group (lookaround or named group)`},
 		{`{"type":"string","format":"email"}`, `$.format: unsupported format "email" (supported: date, time, date-time, uuid)`},
@@ -324,6 +335,13 @@ func (v *validator) validate(s, x any) error {
 	if ref, ok := sm["$ref"]; ok {
 		return v.validate(v.resolve(ref.(string)), x)
 	}
+	if all, ok := sm["allOf"]; ok {
+		for _, a := range all.([]any) {
+			if err := v.validate(a, x); err != nil {
+				return fmt.Errorf("allOf: %w", err)
+			}
+		}
+	}
 	if alts, ok := sm["anyOf"]; ok {
 		for _, a := range alts.([]any) {
 			if v.validate(a, x) == nil {
@@ -405,11 +423,24 @@ func (v *validator) validate(s, x any) error {
 		if m, ok := sm["maxItems"]; ok && len(x) > num(m) {
 			return fmt.Errorf("more than %v items", m)
 		}
-		if it, ok := sm["items"]; ok {
-			for i, e := range x {
-				if err := v.validate(it, e); err != nil {
-					return fmt.Errorf("item %d: %w", i, err)
-				}
+		var prefix []any
+		rest, hasRest := sm["items"]
+		if p, ok := sm["prefixItems"].([]any); ok {
+			prefix = p
+		} else if p, ok := rest.([]any); ok {
+			prefix = p
+			rest, hasRest = sm["additionalItems"]
+		}
+		for i, e := range x {
+			var err error
+			switch {
+			case i < len(prefix):
+				err = v.validate(prefix[i], e)
+			case hasRest:
+				err = v.validate(rest, e)
+			}
+			if err != nil {
+				return fmt.Errorf("item %d: %w", i, err)
 			}
 		}
 	case map[string]any:
@@ -625,6 +656,24 @@ func (g *sgen) schema(depth int) any {
 			o.add("maxItems", min+g.r.Intn(3))
 		}
 	case 12:
+		if g.r.Intn(3) == 0 {
+			o.add("allOf", []any{g.schema(depth + 1), map[string]string{"description": "wrapped"}})
+			break
+		}
+		if g.r.Intn(2) == 0 {
+			o.add("type", "array")
+			o.add("prefixItems", []any{g.schema(depth + 1), g.schema(depth + 1)})
+			switch g.r.Intn(3) {
+			case 0:
+				o.add("items", false)
+			case 1:
+				o.add("items", g.schema(depth+1))
+			}
+			if g.r.Intn(2) == 0 {
+				o.add("minItems", g.r.Intn(3))
+			}
+			break
+		}
 		var alts []any
 		for range 2 + g.r.Intn(2) {
 			alts = append(alts, g.schema(depth+1))
