@@ -118,7 +118,7 @@ const benchDoc = `{
 const benchSchema = `{"type":"object","properties":{
   "name":{"type":"string"},"born":{"type":"integer"},
   "tags":{"type":"array","items":{"type":"string"},"maxItems":8},
-  "notes":{"type":"string"},
+  "notes":{"type":"string","maxLength":400},
   "works":{"type":"array","items":{"type":"object","properties":{"title":{"type":"string"},"year":{"type":"integer"},"pages":{"type":["integer","null"]}},"required":["title","year"]}},
   "score":{"type":"number"},"alive":{"type":"boolean"}},
   "required":["name","born","tags","notes","works","score","alive"]}`

@@ -65,9 +65,12 @@ type dstate struct {
 	// the cache's budget); maskN is its number of allowed tokens.
 	mask  []uint64
 	maskN int
-	// loop is the set of ASCII bytes that lead back to this state, once
-	// loopKnown.
+	// Once loopKnown: loop is the set of ASCII bytes that lead back to
+	// this state; uni the set of those that lead to succ, the live state
+	// most ASCII bytes lead to (this one if it is among the most).
 	loop      [2]uint64
+	uni       [2]uint64
+	succ      uint32
 	loopHigh  bool // every non-ASCII character leads back here
 	loopKnown bool
 	// done is, for a shared unfinished sequence, the state once the
@@ -453,23 +456,12 @@ func (m *Matcher) walkTree(bits []uint64) int {
 		}
 		walk[nd.depth] = t
 		next := i + 1
-		// A large subtree whose bytes are all ASCII and all lead t back to
-		// t: every token in it is allowed, no need to walk it.
-		if nd.skip-int32(next) >= m.limSkip {
-			if st := m.looping(t); st != nil {
-				trans = m.trans
-				w, bit := i>>6, uint64(1)<<(i&63)
-				// Inside a character (st is then the state after it), the
-				// bytes below must first finish it: valid UTF-8 is needed
-				// even when they are all ASCII.
-				valid := rootBoundary && m.v.clean[w]&bit != 0
-				high := m.v.high[w]&bit != 0
-				if b := &m.v.below[i]; b[0]&^st.loop[0] == 0 && b[1]&^st.loop[1] == 0 &&
-					(!high || valid && st.loopHigh) && (m.states[t].need == 0 || valid) {
-					next = int(nd.skip)
-				}
-			}
+		// A large subtree that the grammar surely accepts whole: every
+		// token in it is allowed, no need to walk it.
+		if nd.skip-int32(next) >= m.limSkip && m.acceptsSubtree(t, i, rootBoundary) {
+			next = int(nd.skip)
 		}
+		trans = m.trans
 		for _, id := range toks[nd.tokLo:nodes[next].tokLo] {
 			bits[id>>6] |= 1 << (id & 63)
 			n++
@@ -481,6 +473,46 @@ func (m *Matcher) walkTree(bits []uint64) int {
 
 // minSkip is the smallest subtree (in nodes) worth checking for a skip.
 const minSkip = 16
+
+// acceptsSubtree reports whether every path below tree node i, read from
+// state t, stays alive, so that all of the subtree's tokens are allowed.
+// It holds when
+//   - the bytes below are ASCII and, from t, lead each time to one live
+//     state (for as many bytes as the subtree is deep): inside a JSON
+//     string every ordinary character leads back to the same state, and
+//     inside a string with a maximum length to the state one character
+//     further;
+//   - or the bytes below are valid UTF-8 whose ASCII bytes and whole
+//     non-ASCII characters all lead the state back to itself (t, or inside
+//     a character whose completions behave alike, the state once the
+//     character is complete).
+func (m *Matcher) acceptsSubtree(t uint32, i int, rootBoundary bool) bool {
+	st := m.looping(t)
+	if st == nil {
+		return false
+	}
+	b := m.v.below[i]
+	w, bit := i>>6, uint64(1)<<(i&63)
+	if m.v.high[w]&bit == 0 && m.states[t].need == 0 {
+		// ASCII only: follow the uniform successors.
+		s := t
+		for h := int(m.v.height[i]); h > 0; h-- {
+			if b[0]&^st.uni[0] != 0 || b[1]&^st.uni[1] != 0 {
+				return false
+			}
+			if st.succ == s {
+				return true // loops from here on
+			}
+			s = st.succ
+			st = m.loop(s)
+		}
+		return true
+	}
+	// Bytes below must be valid UTF-8, read from a character boundary (the
+	// tree's paths start on one only when the current state does).
+	valid := rootBoundary && m.v.clean[w]&bit != 0
+	return valid && st.loopHigh && b[0]&^st.loop[0] == 0 && b[1]&^st.loop[1] == 0
+}
 
 // looping returns the state whose loops decide whether a subtree below a
 // node in state s can be skipped: s itself on a character boundary; inside
@@ -526,6 +558,7 @@ func (m *Matcher) loop(s uint32) *dstate {
 	if len(st.stacks) <= 64 {
 		seen = make(map[uint64]uint32, 8)
 	}
+	var counts []struct{ t, n uint32 }
 	for b := range 128 {
 		i := s<<8 | uint32(b)
 		t := m.trans[i]
@@ -551,6 +584,27 @@ func (m *Matcher) loop(s uint32) *dstate {
 		}
 		if t == s {
 			st.loop[b>>6] |= 1 << (b & 63)
+		}
+		if t > tooComplex {
+			k := 0
+			for k < len(counts) && counts[k].t != t {
+				k++
+			}
+			if k == len(counts) {
+				counts = append(counts, struct{ t, n uint32 }{t, 0})
+			}
+			counts[k].n++
+		}
+	}
+	best := uint32(0)
+	for _, c := range counts {
+		if c.n > best || c.n == best && c.t == s {
+			best, st.succ = c.n, c.t
+		}
+	}
+	for b := range 128 {
+		if best > 0 && m.trans[s<<8|uint32(b)] == st.succ {
+			st.uni[b>>6] |= 1 << (b & 63)
 		}
 	}
 	// Non-ASCII: if every stack's class takes all of it or none of it, all

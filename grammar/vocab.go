@@ -23,10 +23,11 @@ type Vocab struct {
 	// clean when every path below node i continues its path as valid
 	// UTF-8 (perhaps ending inside a character). A walk skips a subtree
 	// whose characters all lead a state back to itself.
-	below [][2]uint64
-	high  []uint64
-	clean []uint64
-	depth int // longest token, in bytes
+	below  [][2]uint64
+	high   []uint64
+	clean  []uint64
+	height []uint16 // bytes on the longest path below node i
+	depth  int      // longest token, in bytes
 }
 
 // tnode is a prefix-tree node: the index just past its subtree (to skip
@@ -113,6 +114,7 @@ func NewVocab(tokens [][]byte, eog []int) *Vocab {
 	// A sentinel gives the last node's token end.
 	v.nodes = append(v.nodes, tnode{tokLo: int32(len(v.toks))})
 	v.below = make([][2]uint64, len(v.nodes))
+	v.height = make([]uint16, len(v.nodes))
 	v.high = make([]uint64, (len(v.nodes)+63)/64)
 	v.clean = make([]uint64, (len(v.nodes)+63)/64)
 	bad := make([]bool, len(v.nodes)) // an invalid sequence at or below
@@ -122,6 +124,7 @@ func NewVocab(tokens [][]byte, eog []int) *Vocab {
 		for c := int32(i + 1); c < v.nodes[i].skip; c = v.nodes[c].skip {
 			bad[i] = bad[i] || bad[c]
 			cleanBelow = cleanBelow && !bad[c]
+			v.height[i] = max(v.height[i], v.height[c]+1)
 			b := v.nodes[c].b
 			v.below[i][0] |= v.below[c][0]
 			v.below[i][1] |= v.below[c][1]
