@@ -46,7 +46,8 @@ func FromJSONSchema(schema []byte) (*Grammar, error) {
 // without), items, prefixItems (and items as an array, with
 // additionalItems), minItems, maxItems, minLength, maxLength, pattern (a
 // regular expression subset), format (date, time, date-time, uuid),
-// minimum, maximum, exclusiveMinimum and exclusiveMaximum (for integers),
+// minimum, maximum, exclusiveMinimum and exclusiveMaximum (any for integers,
+// integer bounds for numbers),
 // enum, const, anyOf, oneOf (compiled as anyOf), allOf with one
 // constraining subschema, $ref to "#" and JSON pointers into the document
 // ("#/$defs/X", "#/definitions/X"), the boolean schema true, and
@@ -472,9 +473,11 @@ func (c *schemaCompiler) compile(s *jv, path string) (string, error) {
 		}
 		return c.literals(v.arr, types, path+".enum")
 	}
-	for _, kw := range boundKeywords {
-		if s.get(kw) != nil && (types == nil || contains(types, "number")) {
-			return "", errAt(path, "unsupported: %q on numbers (supported with type integer only)", kw)
+	if types == nil {
+		for _, kw := range boundKeywords {
+			if s.get(kw) != nil {
+				types = []string{"number"} // bounds only constrain numbers
+			}
 		}
 	}
 	if types == nil {
@@ -645,7 +648,7 @@ func (c *schemaCompiler) typed(s *jv, t, path string) (string, error) {
 	case "integer":
 		return c.integer(s, path)
 	case "number":
-		return c.use("json-number"), nil
+		return c.number(s, path)
 	case "string":
 		if f := s.get("format"); f != nil {
 			if s.get("pattern") != nil {
@@ -1215,4 +1218,135 @@ func (c *schemaCompiler) pattern(s, re *jv, path string) (string, error) {
 	}
 	c.use("space")
 	return c.addRule(ruleBase(path), `"\"" `+body+` "\"" space`), nil
+}
+
+// numBound is a bound on a number: its value (an integer), whether it is
+// exclusive, and whether it is set.
+type numBound struct {
+	v        int64
+	excl, ok bool
+}
+
+// numberBounds reads minimum/maximum/exclusiveMinimum/exclusiveMaximum for
+// type number; they must be integers. Bounds beyond 16 digits are dropped
+// (the grammar's numbers cannot reach them) or make the range empty.
+func numberBounds(s *jv, path string) (lo, hi numBound, err error) {
+	for _, kw := range boundKeywords {
+		v := s.get(kw)
+		if v == nil || v.kind == 'b' {
+			continue
+		}
+		r, ok := new(big.Rat).SetString(v.num.String())
+		if v.kind != 'n' || !ok {
+			return lo, hi, errAt(path+"."+kw, "must be a number")
+		}
+		if !r.IsInt() {
+			return lo, hi, errAt(path+"."+kw, "unsupported: a bound on a number that is not an integer (%s)", v.num)
+		}
+		lower := kw == "minimum" || kw == "exclusiveMinimum"
+		excl := kw == "exclusiveMinimum" || kw == "exclusiveMaximum"
+		if kw == "minimum" || kw == "maximum" {
+			x := s.get("exclusive" + strings.ToUpper(kw[:1]) + kw[1:])
+			excl = x != nil && x.kind == 'b' && x.b
+		}
+		n := r.Num()
+		switch {
+		case n.CmpAbs(big.NewInt(maxInt)) > 0 && (n.Sign() < 0) == lower:
+			continue // beyond every number of the grammar: no constraint
+		case n.CmpAbs(big.NewInt(maxInt)) > 0:
+			return lo, hi, errAt(path, "no number of at most 16 integer digits lies between the bounds")
+		}
+		b := numBound{n.Int64(), excl, true}
+		// keep the tighter bound
+		if lower && (!lo.ok || b.v > lo.v || b.v == lo.v && b.excl) {
+			lo = b
+		}
+		if !lower && (!hi.ok || b.v < hi.v || b.v == hi.v && b.excl) {
+			hi = b
+		}
+	}
+	return lo, hi, nil
+}
+
+// number compiles a number, with bounds if any. Bounded numbers are
+// written without an exponent.
+func (c *schemaCompiler) number(s *jv, path string) (string, error) {
+	lo, hi, err := numberBounds(s, path)
+	if err != nil {
+		return "", err
+	}
+	if !lo.ok && !hi.ok {
+		return c.use("json-number"), nil
+	}
+	var alts []string
+	// x >= 0
+	if !(hi.ok && (hi.v < 0 || hi.v == 0 && hi.excl)) {
+		a, aStrict := int64(0), false
+		if lo.ok && lo.v >= 0 {
+			a, aStrict = lo.v, lo.excl
+		}
+		b, bStrict, capped := int64(maxInt), false, true
+		if hi.ok {
+			b, bStrict, capped = hi.v, hi.excl, false
+		}
+		alts = append(alts, magnitudes(a, aStrict, b, bStrict, capped)...)
+	}
+	// x < 0, as "-" and a magnitude m = -x > 0
+	if !(lo.ok && lo.v >= 0) {
+		a, aStrict := int64(0), true
+		if hi.ok && hi.v < 0 {
+			a, aStrict = -hi.v, hi.excl
+		}
+		b, bStrict, capped := int64(maxInt), false, true
+		if lo.ok {
+			b, bStrict, capped = -lo.v, lo.excl, false
+		}
+		if m := magnitudes(a, aStrict, b, bStrict, capped); len(m) > 0 {
+			alts = append(alts, `"-" (`+strings.Join(m, " | ")+")")
+		}
+	}
+	if len(alts) == 0 {
+		return "", errAt(path, "no number lies between the bounds")
+	}
+	c.use("space")
+	return c.addRule(ruleBase(path), "("+strings.Join(alts, " | ")+") space"), nil
+}
+
+// magnitudes returns GBNF alternatives for decimals m (integer part up to
+// 16 digits, fraction up to 16) with a <= m <= b, or a < m and m < b for
+// strict bounds; capped means b is only the digit limit.
+func magnitudes(a int64, aStrict bool, b int64, bStrict, capped bool) []string {
+	const (
+		anyFrac     = `("." [0-9]{1,16})?`
+		zeroFrac    = `("." [0]{1,16})?`
+		nonzeroFrac = `"." [0]{0,14} [1-9] [0-9]{0,14}`
+	)
+	var out []string
+	add := func(lo, hi int64, frac string) {
+		if lo <= hi {
+			out = append(out, "("+strings.Join(uintRange(uint64(lo), uint64(hi)), " | ")+") "+frac)
+		}
+	}
+	switch {
+	case a > b:
+		return nil
+	case a == b: // integer part a, and m = a exactly
+		if !aStrict && !bStrict {
+			add(a, a, zeroFrac)
+		}
+		return out
+	}
+	if aStrict {
+		add(a, a, nonzeroFrac)
+	} else {
+		add(a, a, anyFrac)
+	}
+	add(a+1, b-1, anyFrac)
+	switch {
+	case capped:
+		add(b, b, anyFrac)
+	case !bStrict:
+		add(b, b, zeroFrac)
+	}
+	return out
 }

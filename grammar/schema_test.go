@@ -153,11 +153,68 @@ func TestIntegerRanges(t *testing.T) {
 	}
 }
 
+func TestNumberRanges(t *testing.T) {
+	v := byteVocab()
+	r := rand.New(rand.NewSource(2))
+	for range 40 {
+		var parts []string
+		var lo, hi *big.Rat
+		loEx, hiEx := false, false
+		if r.Intn(4) != 0 {
+			x := r.Intn(21) - 10
+			lo = big.NewRat(int64(x), 1)
+			loEx = r.Intn(2) == 0
+			parts = append(parts, fmt.Sprintf(`"%s":%d`, map[bool]string{false: "minimum", true: "exclusiveMinimum"}[loEx], x))
+		}
+		if r.Intn(4) != 0 {
+			x := r.Intn(21) - 5
+			hi = big.NewRat(int64(x), 1)
+			hiEx = r.Intn(2) == 0
+			parts = append(parts, fmt.Sprintf(`"%s":%d`, map[bool]string{false: "maximum", true: "exclusiveMaximum"}[hiEx], x))
+		}
+		schema := `{"type":"number"` + strings.Join(append([]string{""}, parts...), ",") + `}`
+		in := func(x *big.Rat) bool {
+			if lo != nil && (x.Cmp(lo) < 0 || loEx && x.Cmp(lo) == 0) {
+				return false
+			}
+			return hi == nil || x.Cmp(hi) < 0 || !hiEx && x.Cmp(hi) == 0
+		}
+		g, err := FromJSONSchema([]byte(schema))
+		if err != nil {
+			// only an empty range may fail
+			for x := -60; x <= 60; x++ {
+				if in(big.NewRat(int64(x), 4)) {
+					t.Fatalf("%s: %v", schema, err)
+				}
+			}
+			continue
+		}
+		m := g.NewMatcher(v)
+		for x := -60; x <= 60; x++ {
+			for _, text := range []string{
+				fmt.Sprintf("%g", float64(x)/4),
+				fmt.Sprintf("%.2f", float64(x)/4),
+				fmt.Sprintf("%.3f", float64(x)/4+0.001),
+			} {
+				val, _ := new(big.Rat).SetString(text)
+				m.Reset()
+				got := m.AcceptBytes([]byte(text)) == nil && m.CanEnd()
+				// negative zero is never written
+				want := in(val) && !(strings.HasPrefix(text, "-") && val.Sign() == 0)
+				if got != want {
+					src, _ := SchemaToGBNF([]byte(schema))
+					t.Fatalf("%s: %s: got %v, want %v\n%s", schema, text, got, want, src)
+				}
+			}
+		}
+	}
+}
+
 func TestSchemaErrors(t *testing.T) {
 	tests := []struct{ schema, want string }{
 		{`{"properties":{"age":{"type":"integer","multipleOf":5}}}`, `$.properties.age: unsupported keyword "multipleOf"`},
-		{`{"type":"number","minimum":0}`, `$: unsupported: "minimum" on numbers (supported with type integer only)`},
-		{`{"maximum":0}`, `$: unsupported: "maximum" on numbers (supported with type integer only)`},
+		{`{"type":"number","minimum":0.5}`, `$.minimum: unsupported: a bound on a number that is not an integer (0.5)`},
+		{`{"type":"number","minimum":3,"exclusiveMaximum":3}`, `$: no number lies between the bounds`},
 		{`{"type":"integer","minimum":5,"maximum":4}`, `$: no integer of at most 16 digits lies between the bounds`},
 		{`{"type":"array","contains":{}}`, `$: unsupported keyword "contains"`},
 		{`{"allOf":[{"type":"string"},{"maxLength":3}]}`, `$.allOf[1]: unsupported: allOf with more than one constraining schema`},
@@ -579,6 +636,13 @@ func (g *sgen) schema(depth int) any {
 		}
 	case 1:
 		o.add("type", []string{"integer", "number", "boolean", "null"}[g.r.Intn(4)])
+		if o[0].v == "number" && g.r.Intn(2) == 0 {
+			lo := g.r.Intn(20) - 10
+			o.add([]string{"minimum", "exclusiveMinimum"}[g.r.Intn(2)], lo)
+			if g.r.Intn(2) == 0 {
+				o.add([]string{"maximum", "exclusiveMaximum"}[g.r.Intn(2)], lo+1+g.r.Intn(30))
+			}
+		}
 		if o[0].v == "integer" && g.r.Intn(2) == 0 {
 			lo := g.r.Intn(200) - 100
 			o.add([]string{"minimum", "exclusiveMinimum"}[g.r.Intn(2)], lo)
