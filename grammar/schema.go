@@ -834,8 +834,33 @@ func (c *schemaCompiler) object(s *jv, path string) (string, error) {
 		kv := c.use("json-string") + ` ":" space ` + val
 		return c.addRule(ruleBase(path), `"{" space `+repeatExpr(kv, `"," space`, 0, -1)+` "}" space`), nil
 	}
+	// Other members, when allowed: keys none of the declared ones (so
+	// that no member is judged by the wrong schema), values under
+	// additionalProperties.
+	extra := ""
+	extraVal := &jv{kind: 'b', b: true}
 	if addl != nil && !closed {
-		return "", errAt(path+".additionalProperties", "unsupported: additional properties together with \"properties\" (use false or leave it out)")
+		if addl.kind == 'o' {
+			extraVal = addl
+		}
+		v, err := c.compile(extraVal, path+".additionalProperties")
+		if err != nil {
+			return "", err
+		}
+		var keys []string
+		if props != nil {
+			for _, m := range props.obj {
+				keys = append(keys, m.key)
+			}
+		}
+		if req := s.get("required"); req != nil && req.kind == 'a' {
+			for _, r := range req.arr {
+				if r.kind == 's' {
+					keys = append(keys, r.str)
+				}
+			}
+		}
+		extra = c.otherKey(keys, ruleBase(path)+"-other") + ` ":" space ` + v
 	}
 
 	type prop struct {
@@ -868,8 +893,8 @@ func (c *schemaCompiler) object(s *jv, path string) (string, error) {
 				if closed {
 					return "", errAt(fmt.Sprintf("%s.required[%d]", path, i), "required property %q is not in properties and additionalProperties is false", r.str)
 				}
-				// Required but undeclared: any value.
-				list = append(list, prop{key: r.str, val: &jv{kind: 'b', b: true}, req: true, path: childPath(path+".properties", r.str)})
+				// Required but undeclared: under additionalProperties.
+				list = append(list, prop{key: r.str, val: extraVal, req: true, path: childPath(path+".properties", r.str)})
 			}
 		}
 	}
@@ -899,17 +924,34 @@ func (c *schemaCompiler) object(s *jv, path string) (string, error) {
 	for _, p := range list {
 		allReq = allReq && p.req
 	}
+	// withExtra wraps the declared members' expression (nonEmpty: it
+	// always writes one; optional: it may write none) with the others.
+	withExtra := func(declared string, optional bool) string {
+		if extra == "" {
+			if optional {
+				declared = "(" + declared + ")?"
+			}
+			return c.addRule(name, strings.TrimSpace(`"{" space `+declared)+` "}" space`)
+		}
+		more := `("," space ` + extra + ")*"
+		content := declared + " " + more
+		if optional {
+			content = "(" + declared + " " + more + " | " + extra + " " + more + ")?"
+		}
+		if declared == "" {
+			content = "(" + extra + " " + more + ")?"
+		}
+		return c.addRule(name, `"{" space `+content+` "}" space`)
+	}
 	if allReq {
 		var b strings.Builder
-		b.WriteString(`"{" space`)
 		for i, kv := range kvs {
 			if i > 0 {
-				b.WriteString(` "," space`)
+				b.WriteString(` "," space `)
 			}
-			b.WriteString(" " + kv)
+			b.WriteString(kv)
 		}
-		b.WriteString(` "}" space`)
-		return c.addRule(name, b.String()), nil
+		return withExtra(b.String(), false), nil
 	}
 	// after[i]: members i.. once one member is out (each after a comma).
 	// The first member out is any optional one before the first required
@@ -936,11 +978,54 @@ func (c *schemaCompiler) object(s *jv, path string) (string, error) {
 			break
 		}
 	}
-	inner := "(" + strings.Join(firsts, " | ") + ")"
-	if !list[len(firsts)-1].req {
-		inner += "?" // all optional: may be empty
+	// All optional: the members may be left out altogether.
+	return withExtra("("+strings.Join(firsts, " | ")+")", !list[len(firsts)-1].req), nil
+}
+
+// otherKey returns a rule for a JSON object key (with the space after it)
+// that is none of keys. Such keys are written without escapes, so only
+// declared keys that can be written so need excluding: the rule follows a
+// prefix tree of them, allowing any character off the tree, and the end
+// of the key only where no declared key ends.
+func (c *schemaCompiler) otherKey(keys []string, base string) string {
+	type node struct {
+		next map[rune]*node
+		seq  []rune
+		end  bool
 	}
-	return c.addRule(name, `"{" space `+inner+` "}" space`), nil
+	root := &node{next: map[rune]*node{}}
+	for _, k := range keys {
+		if strings.ContainsAny(k, "\"\\\x7f") || strings.IndexFunc(k, func(r rune) bool { return r < 0x20 }) >= 0 {
+			continue // never written without escapes
+		}
+		n := root
+		for _, r := range k {
+			if n.next[r] == nil {
+				n.next[r] = &node{next: map[rune]*node{}}
+				n.seq = append(n.seq, r)
+			}
+			n = n.next[r]
+		}
+		n.end = true
+	}
+	const keyChars = `\"\\\x00-\x1F\x7F`
+	var rule func(n *node) string
+	rule = func(n *node) string {
+		var alts []string
+		if !n.end {
+			alts = append(alts, `""`)
+		}
+		var off strings.Builder
+		for _, r := range n.seq {
+			off.WriteString(gbnfClassChar(r))
+		}
+		alts = append(alts, "[^"+off.String()+keyChars+"] [^"+keyChars+"]*")
+		for _, r := range n.seq {
+			alts = append(alts, gbnfLiteral(string(r))+" "+rule(n.next[r]))
+		}
+		return c.addRule(base, strings.Join(alts, " | "))
+	}
+	return `"\"" ` + rule(root) + ` "\"" space`
 }
 
 // ref compiles a $ref (to "#" or a JSON pointer into the document) as a

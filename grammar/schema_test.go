@@ -67,6 +67,14 @@ func TestSchemaCompile(t *testing.T) {
 		{"time", `{"format":"time"}`, []string{`"23:59:59Z"`, `"00:00:00.123+05:30"`}, []string{`"24:00:00Z"`, `"12:00:00"`, `"12:60:00Z"`}},
 		{"date-time", `{"type":"string","format":"date-time"}`, []string{`"2024-05-06T07:08:09.5-01:00"`}, []string{`"2024-05-06 07:08:09Z"`}},
 		{"uuid", `{"type":"string","format":"uuid"}`, []string{`"123e4567-e89b-12d3-a456-426614174000"`}, []string{`"123e4567e89b12d3a456426614174000"`}},
+		{"other members", `{"properties":{"a":{"type":"integer"},"ab":{"const":0}},"required":["a"],"additionalProperties":true}`,
+			[]string{`{"a":1}`, `{"a":1,"b":[2]}`, `{"a":1,"ab":0,"abc":2,"":3,"x":{}}`, `{"a":1,"aa":2,"é":3}`},
+			[]string{`{"a":1,"a":2}`, `{"b":1}`, `{"a":1,"ab":1}`, `{"a":1,"b":1,"ab":0}`, `{"a":1,"q\"":2}`}},
+		{"other members optional", `{"properties":{"a":{"const":1}},"additionalProperties":{"type":"string"}}`,
+			[]string{`{}`, `{"a":1}`, `{"x":"y"}`, `{"a":1,"x":"y"}`, `{"x":"y","z":""}`},
+			[]string{`{"x":1}`, `{"a":2}`, `{"x":"y","a":1}`, `{"a":"s"}`, `{,"x":"y"}`}},
+		{"other members empty key", `{"properties":{"":{"const":0}},"additionalProperties":true}`,
+			[]string{`{"":0}`, `{"x":1}`}, []string{`{"":1}`}},
 		{"allOf wrapper", `{"allOf":[{"$ref":"#/$defs/A"},{"description":"x"}],"$defs":{"A":{"type":"integer"}}}`, []string{`1`}, []string{`"1"`}},
 		{"prefixItems", `{"type":"array","prefixItems":[{"type":"integer"},{"type":"string"}],"items":false}`,
 			[]string{`[]`, `[1]`, `[1,"a"]`}, []string{`["a"]`, `[1,"a",2]`, `[1,2]`}},
@@ -233,7 +241,6 @@ func TestSchemaErrors(t *testing.T) {
 		{`{"type":"array","minItems":-1}`, `$.minItems: must be a non-negative integer`},
 		{`{"type":"string","maxLength":1.5}`, `$.maxLength: must be a non-negative integer`},
 		{`{"type":"array","maxItems":1000000}`, `$.maxItems: 1000000 is over the supported limit of 65536`},
-		{`{"properties":{"a":{}},"additionalProperties":true}`, `$.additionalProperties: unsupported: additional properties together with "properties" (use false or leave it out)`},
 		{`{"properties":{"a":{}},"required":["b"],"additionalProperties":false}`, `$.required[0]: required property "b" is not in properties and additionalProperties is false`},
 		{`{"enum":[]}`, `$.enum: must be a non-empty array`},
 		{`{"type":"string","enum":[1]}`, `$.enum: no value of the schema's type`},
@@ -698,8 +705,15 @@ func (g *sgen) schema(depth int) any {
 		if len(req) > 0 {
 			o.add("required", req)
 		}
-		if g.r.Intn(2) == 0 {
+		switch g.r.Intn(4) {
+		case 0, 1:
 			o.add("additionalProperties", false)
+		case 2:
+			if g.r.Intn(2) == 0 {
+				o.add("additionalProperties", true)
+			} else {
+				o.add("additionalProperties", g.schema(depth+1))
+			}
 		}
 	case 9:
 		o.add("type", "object")
