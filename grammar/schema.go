@@ -52,7 +52,8 @@ func FromJSONSchema(schema []byte) (*Grammar, error) {
 // constraining subschema, $ref to "#" and JSON pointers into the document
 // ("#/$defs/X", "#/definitions/X"), the boolean schema true, and
 // annotations (title, description, default, examples, $schema, $id,
-// $comment, deprecated, readOnly, writeOnly). Properties come out in their
+// $comment, deprecated, readOnly, writeOnly, content*, discriminator,
+// x-*). Properties come out in their
 // declared order; optional ones may be left out. Any other keyword is an
 // error naming it and its path. See docs/grammar.md.
 func SchemaToGBNF(schema []byte) (string, error) {
@@ -272,6 +273,8 @@ var annotations = map[string]bool{
 	"title": true, "description": true, "default": true, "examples": true,
 	"$schema": true, "$id": true, "$comment": true, "deprecated": true,
 	"readOnly": true, "writeOnly": true, "definitions": true, "$defs": true,
+	"contentEncoding": true, "contentMediaType": true, "contentSchema": true,
+	"discriminator": true, // OpenAPI's hint for oneOf, as Pydantic writes it
 }
 
 // keywords the compiler implements.
@@ -392,7 +395,7 @@ func (c *schemaCompiler) compile(s *jv, path string) (string, error) {
 		switch {
 		case keywords[m.key]:
 			asserts = append(asserts, m.key)
-		case annotations[m.key]:
+		case annotations[m.key] || strings.HasPrefix(m.key, "x-"):
 		default:
 			return "", errAt(path, "unsupported keyword %q", m.key)
 		}

@@ -1031,3 +1031,66 @@ func randomRegex(r *rand.Rand, depth int) string {
 	}
 	return b.String()
 }
+
+// TestRealisticSchemas compiles schemas shaped like those Pydantic and
+// OpenAI tool definitions produce, and validates random outputs.
+func TestRealisticSchemas(t *testing.T) {
+	schemas := []string{
+		// A Pydantic v2 model with a nested model, an optional field, an
+		// enum, a tagged union and a description on a $ref.
+		`{"$defs":{"Color":{"enum":["red","green","blue"],"title":"Color","type":"string"},
+		  "Cat":{"properties":{"kind":{"const":"cat","title":"Kind"},"lives":{"maximum":9,"minimum":0,"title":"Lives","type":"integer"}},"required":["kind","lives"],"title":"Cat","type":"object"},
+		  "Dog":{"properties":{"kind":{"const":"dog","title":"Kind"},"good":{"default":true,"title":"Good","type":"boolean"}},"required":["kind"],"title":"Dog","type":"object"}},
+		 "properties":{"name":{"title":"Name","type":"string","minLength":1,"maxLength":20},
+		  "color":{"allOf":[{"$ref":"#/$defs/Color"}],"description":"favourite colour"},
+		  "nickname":{"anyOf":[{"type":"string"},{"type":"null"}],"default":null,"title":"Nickname"},
+		  "pet":{"discriminator":{"mapping":{"cat":"#/$defs/Cat","dog":"#/$defs/Dog"},"propertyName":"kind"},"oneOf":[{"$ref":"#/$defs/Cat"},{"$ref":"#/$defs/Dog"}],"title":"Pet"},
+		  "scores":{"items":{"type":"number","minimum":0,"maximum":100},"title":"Scores","type":"array","maxItems":5},
+		  "born":{"format":"date","type":"string"},
+		  "id":{"format":"uuid","type":"string"},
+		  "extra":{"additionalProperties":{"type":"integer"},"type":"object"}},
+		 "required":["name","color","pet"],"title":"Person","type":"object"}`,
+		// An OpenAI-style strict tool schema.
+		`{"type":"object","properties":{"location":{"type":"string","description":"City and country"},
+		  "unit":{"type":["string","null"],"enum":["celsius","fahrenheit",null]},
+		  "days":{"type":"integer","minimum":1,"maximum":14}},
+		 "required":["location","unit","days"],"additionalProperties":false}`,
+		// llama.cpp's README example: an array of 10 to 100 {name, age}.
+		`{"type":"array","items":{"type":"object","properties":{"name":{"type":"string","minLength":1,"maxLength":100},
+		  "age":{"type":"integer","minimum":0,"maximum":150}},"required":["name","age"],"additionalProperties":false},
+		 "minItems":10,"maxItems":100}`,
+	}
+	tv := newTestVocab()
+	for i, schema := range schemas {
+		g, err := FromJSONSchema([]byte(schema))
+		if err != nil {
+			t.Fatalf("schema %d: %v", i, err)
+		}
+		root, err := decodeNumbers([]byte(schema))
+		if err != nil {
+			t.Fatal(err)
+		}
+		val := &validator{root: root}
+		r := rand.New(rand.NewSource(int64(i)))
+		m := g.NewMatcher(tv.v)
+		done := 0
+		for range 20 {
+			m.Reset()
+			w := randomWalk(t, r, m, tv, 3000, false)
+			if !w.complete {
+				continue
+			}
+			done++
+			x, err := decodeNumbers(w.out)
+			if err != nil {
+				t.Fatalf("schema %d: %q is not JSON: %v", i, w.out, err)
+			}
+			if err := val.validate(root, x); err != nil {
+				t.Fatalf("schema %d: %s: %v", i, w.out, err)
+			}
+		}
+		if done == 0 {
+			t.Errorf("schema %d: no walk completed", i)
+		}
+	}
+}
