@@ -885,6 +885,13 @@ func TestMaskLargeVocab(t *testing.T) {
 			m.Reset()
 			randomWalk(t, r, m, tv, 200, true)
 		}
+		// and a random GBNF grammar (negated classes, '.', counters)
+		_, src := randomGrammar(r)
+		if g, err := Parse(src); err == nil {
+			m := g.NewMatcher(tv.v)
+			m.limSkip, m.limStacks = int32(1+seed%20), 256
+			randomWalk(t, r, m, tv, 100, true)
+		}
 	}
 }
 
