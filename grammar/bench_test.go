@@ -172,6 +172,14 @@ func BenchmarkMaskJSON(b *testing.B) {
 	b.Run("cold", func(b *testing.B) { benchMaskPerToken(b, JSON(), toks, eog, false) })
 }
 
+// BenchmarkMaskJSON150k: the same over a 150000-token synthetic vocabulary
+// (the size of Llama 3's or Qwen's).
+func BenchmarkMaskJSON150k(b *testing.B) {
+	toks, eog := englishVocab(150000)
+	b.Run("warm", func(b *testing.B) { benchMaskPerToken(b, JSON(), toks, eog, true) })
+	b.Run("cold", func(b *testing.B) { benchMaskPerToken(b, JSON(), toks, eog, false) })
+}
+
 // BenchmarkMaskSchema: the same document under a schema's grammar.
 func BenchmarkMaskSchema(b *testing.B) {
 	toks, eog := englishVocab(32000)
