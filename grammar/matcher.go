@@ -14,7 +14,10 @@ import (
 // points) plus any unfinished UTF-8 sequence. Sets of stacks are interned,
 // and the transition of each (set, byte) pair is computed once and cached,
 // so masking is a walk over the vocabulary's prefix tree with a table look-up
-// per tree node, skipping every subtree whose prefix the grammar rejects.
+// per tree node, skipping every subtree whose prefix the grammar rejects and
+// taking whole every subtree it surely accepts; each state's mask is cached.
+// Caches are bounded: past their limits they are dropped, keeping the
+// current state.
 //
 // A Matcher is not safe for concurrent use.
 type Matcher struct {
