@@ -2,7 +2,9 @@ package grammar
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"math"
 	"math/bits"
 	"slices"
 )
@@ -386,6 +388,36 @@ func (m *Matcher) Mask(dst []bool) (int, error) {
 		for x != 0 {
 			dst[w<<6|bits.TrailingZeros64(x)] = true
 			x &= x - 1
+		}
+	}
+	return n, err
+}
+
+// MaskLogits sets logits[id] to -Inf for every token id that may not come
+// next, leaving the others, so that any sampler picks an allowed token.
+// logits needs v.Size() entries. It returns what FillMask returns; on
+// ErrDeadEnd every logit is -Inf.
+func (m *Matcher) MaskLogits(logits []float32) (int, error) {
+	if len(logits) < m.v.size {
+		return 0, fmt.Errorf("grammar: %d logits, vocabulary has %d", len(logits), m.v.size)
+	}
+	if need := (m.v.size + 63) / 64; len(m.bits) < need {
+		m.bits = make([]uint64, need)
+	}
+	n, err := m.fill(m.bits)
+	if err != nil && !errors.Is(err, ErrDeadEnd) && !errors.Is(err, ErrTooComplex) {
+		return n, err
+	}
+	inf := float32(math.Inf(-1))
+	for w, x := range m.bits {
+		base := w << 6
+		if x == ^uint64(0) {
+			continue
+		}
+		for j := 0; j < 64 && base+j < m.v.size; j++ {
+			if x&(1<<j) == 0 {
+				logits[base+j] = inf
+			}
 		}
 	}
 	return n, err

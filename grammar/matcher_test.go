@@ -2,6 +2,7 @@ package grammar
 
 import (
 	"errors"
+	"math"
 	"testing"
 )
 
@@ -218,5 +219,27 @@ func TestConcurrentMatchers(t *testing.T) {
 		if err := <-errs; err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+func TestMaskLogits(t *testing.T) {
+	toks := [][]byte{[]byte("a"), []byte("b"), nil, []byte("</s>")}
+	m := mustParse(t, `root ::= "a"+`).NewMatcher(NewVocab(toks, []int{3}))
+	logits := []float32{1, 2, 3, 4}
+	if n, err := m.MaskLogits(logits); n != 1 || err != nil {
+		t.Fatalf("MaskLogits = %d, %v", n, err)
+	}
+	if logits[0] != 1 || !math.IsInf(float64(logits[1]), -1) || !math.IsInf(float64(logits[2]), -1) || !math.IsInf(float64(logits[3]), -1) {
+		t.Fatalf("logits %v", logits)
+	}
+	if err := m.Accept(0); err != nil {
+		t.Fatal(err)
+	}
+	logits = []float32{1, 2, 3, 4}
+	if n, _ := m.MaskLogits(logits); n != 2 || logits[0] != 1 || logits[3] != 4 || !math.IsInf(float64(logits[1]), -1) {
+		t.Fatalf("after a: %d %v", n, logits)
+	}
+	if _, err := m.MaskLogits(make([]float32, 2)); err == nil {
+		t.Error("short logits accepted")
 	}
 }
