@@ -243,3 +243,40 @@ func TestMaskLogits(t *testing.T) {
 		t.Error("short logits accepted")
 	}
 }
+
+func TestPool(t *testing.T) {
+	toks, eog := englishVocab(2000)
+	v := NewVocab(toks, []int{eog})
+	p := NewPool(JSON(), v)
+	ids := tokenize(toks, []byte(benchDoc))
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			for range 3 {
+				m := p.Get()
+				if m.CanEnd() || m.Done() {
+					errs <- errors.New("pooled matcher not at the start")
+					return
+				}
+				for _, id := range ids {
+					if err := m.Accept(id); err != nil {
+						errs <- err
+						return
+					}
+				}
+				if err := m.Accept(eog); err != nil {
+					errs <- err
+					return
+				}
+				p.Put(m)
+			}
+			errs <- nil
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.Put(JSON().NewMatcher(v)) // another grammar: dropped
+}
