@@ -31,6 +31,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 10s ./gguf
 	$(GO) test -run '^$$' -fuzz FuzzSafetensorsHeader -fuzztime 10s ./checkpoint
 	$(GO) test -run '^$$' -fuzz FuzzRender -fuzztime 10s ./chat
+	$(GO) test -run '^$$' -fuzz FuzzParseGBNF -fuzztime 10s ./grammar
+	$(GO) test -run '^$$' -fuzz FuzzJSONSchema -fuzztime 10s ./grammar
 
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
