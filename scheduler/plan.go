@@ -118,6 +118,17 @@ func NewPlan(g *graph.Graph, opt PlanOptions) (*Plan, error) {
 	// Splits: the earliest node not yet in a split starts one on its
 	// device, which takes that device's following nodes for as long as
 	// their inputs are computed by earlier splits or by itself.
+	// A node that another device reads ends its split (an all-reduce, or
+	// the last node of a layer group), so that the reader waits for it
+	// and not for whatever its own device does next.
+	crossReads := map[*graph.Node]bool{}
+	for _, n := range pl.g.Nodes {
+		for _, v := range n.Inputs {
+			if v != nil && v.Producer != nil && pl.exec[v.Producer] != pl.exec[n] {
+				crossReads[v.Producer] = true
+			}
+		}
+	}
 	splitOf := map[int]int{} // value ID → split computing it
 	done := make([]bool, len(pl.g.Nodes))
 	for i := range pl.g.Nodes {
@@ -154,6 +165,9 @@ func NewPlan(g *graph.Graph, opt PlanOptions) (*Plan, error) {
 			done[j] = true
 			for _, o := range n.Outputs {
 				splitOf[o.ID] = len(p.splits)
+			}
+			if crossReads[n] {
+				break // another device waits for this node: let it start now
 			}
 		}
 		for d := range deps {

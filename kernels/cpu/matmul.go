@@ -298,7 +298,7 @@ func (p *Pool) matmul(op string, dsts [][]float32, ws []Matrix, x []float32, n i
 		j.w, j.dst = ws[i], dsts[i]
 		j.rb = ws[i].RowBytes()
 		j.kind, j.ft, j.af = k.classify(ws[i].DType)
-		if n > 1 && (j.kind == wkQ4_0 || j.kind == wkQ8_0) && k.hasQ8Unpacked() {
+		if n >= q8TileMinTokens && (j.kind == wkQ4_0 || j.kind == wkQ8_0) && k.hasQ8Unpacked() {
 			j.af = afQ8C // prefill tiles on interleaved blocks
 		}
 		j.dot = nil
@@ -416,6 +416,13 @@ func (p *Pool) matmul(op string, dsts [][]float32, ws []Matrix, x []float32, n i
 	}
 	return nil
 }
+
+// q8TileMinTokens is the fewest tokens for which Q4_0/Q8_0 matmuls use
+// the 16-token tiles: below it (a decode step of a few sequences) each
+// token's matrix-vector product runs over rows that stay in cache, which
+// reads the weights once without computing a padded tile of 16 tokens.
+// Both paths give ggml's bits.
+var q8TileMinTokens = 8
 
 // alignedBytes returns n bytes of b starting at a 64-byte boundary; b must
 // have 64 bytes to spare.
