@@ -36,6 +36,16 @@ type benchResult struct {
 	KVPosBytes    int64         `json:"kv_bytes_per_pos,omitempty"`
 	Devices       []benchDevice `json:"devices"`
 	Batch         []benchBatch  `json:"batch,omitempty"`
+	Prefix        *benchPrefix  `json:"prefix,omitempty"`
+}
+
+// benchPrefix is --prefix-hit: the time to the first token of a -p token
+// prompt, cold and with its first N tokens in the prefix cache.
+type benchPrefix struct {
+	Cached     int     `json:"cached_tokens"`
+	ColdTTFTMs float64 `json:"cold_ttft_ms"`
+	WarmTTFTMs float64 `json:"warm_ttft_ms"`
+	Saved      int64   `json:"prefill_tokens_saved"`
 }
 
 // benchBatch is one batch size of --batch: B prompts of -p tokens
@@ -80,6 +90,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	profile := fs.Bool("profile", false, "print time per op kind and per layer (decode)")
 	kvType := fs.String("kv-type", "auto", kvTypeUsage)
 	devices := fs.String("devices", "", devicesUsage)
+	prefixHit := fs.Int("prefix-hit", 0, "time to first token of a -p token prompt cold, then with its first N tokens cached (the prefix cache)")
 	batchList := fs.String("batch", "", "comma-separated batch sizes B (e.g. 1,4,8,16): B sequences prefill and decode together; aggregate tok/s per B")
 	microBatches := fs.Int("micro-batches", 1, microBatchesUsage)
 	pluginDir := fs.String("plugin-dir", "", pluginDirUsage)
@@ -142,6 +153,9 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	res.Model = *modelPath
 	res.ModelBytes = m.WeightBytes()
 	batch := max(*nPrompt, 1)
+	if *prefixHit > 0 {
+		batch = min(batch, 512)
+	}
 	if len(batches) > 0 {
 		batch = max(512, slices.Max(batches)) // llama.cpp's micro-batch
 	}
@@ -188,6 +202,49 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 			tgRate = float64(gen) / end.Sub(first).Seconds()
 		}
 		return ppRate, tgRate, nil
+	}
+	if *prefixHit > 0 {
+		if *prefixHit >= *nPrompt {
+			return fmt.Errorf("%w: --prefix-hit %d must be below -p %d", errUsage, *prefixHit, *nPrompt)
+		}
+		ttft := func(ids []int) (float64, error) {
+			start := time.Now()
+			var first time.Duration
+			_, err := eng.Generate(ctx, scheduler.Request{Prompt: ids, MaxTokens: 1, Sampler: greedy}, func(scheduler.TokenEvent) { first = time.Since(start) })
+			return float64(first) / 1e6, err
+		}
+		pr := &benchPrefix{Cached: *prefixHit}
+		var colds, warms []float64
+		for r := 0; r < *reps; r++ {
+			ids := make([]int, *nPrompt)
+			for i := range ids {
+				ids[i] = rng.IntN(vocab)
+			}
+			other := append([]int(nil), ids...)
+			for i := *prefixHit; i < len(other); i++ {
+				other[i] = rng.IntN(vocab)
+			}
+			cold, err := ttft(ids)
+			if err != nil {
+				return err
+			}
+			_, _, saved0 := eng.KV().PrefixStats()
+			warm, err := ttft(other)
+			if err != nil {
+				return err
+			}
+			_, _, saved1 := eng.KV().PrefixStats()
+			colds, warms = append(colds, cold), append(warms, warm)
+			pr.Saved = saved1 - saved0
+		}
+		pr.ColdTTFTMs, pr.WarmTTFTMs = median(colds), median(warms)
+		res.Prefix = pr
+		if *jsonOut {
+			return json.NewEncoder(stdout).Encode(res)
+		}
+		fmt.Fprintf(stdout, "time to first token, %d-token prompt: cold %.1f ms; with %d tokens cached %.1f ms (%d prefill tokens saved)\n",
+			*nPrompt, pr.ColdTTFTMs, *prefixHit, pr.WarmTTFTMs, pr.Saved)
+		return nil
 	}
 	if len(batches) > 0 {
 		for _, b := range batches {
