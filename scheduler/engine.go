@@ -524,6 +524,9 @@ func (e *Engine) Infer(ctx context.Context) ([]TokenEvent, error) {
 		}
 		return events, nil
 	}
+	for i, v := range st.Views {
+		e.views[i] = v // keep the grown histories' memory for the next step
+	}
 	outs, err := e.plan.Run(ctx, st, e.kv, e.Profile)
 	if err != nil {
 		// The step failed as a whole: end every query that had tokens in
