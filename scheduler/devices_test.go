@@ -2,7 +2,6 @@ package scheduler_test
 
 import (
 	"context"
-	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +10,7 @@ import (
 	"github.com/weftrun/weft/backend/cpudev"
 	"github.com/weftrun/weft/graph"
 	"github.com/weftrun/weft/internal/randweights"
+	"github.com/weftrun/weft/internal/testdata"
 	"github.com/weftrun/weft/kernels/cpu"
 	"github.com/weftrun/weft/ops"
 	"github.com/weftrun/weft/scheduler"
@@ -118,15 +118,6 @@ func forcedMB(t *testing.T, g *graph.Graph, spec string, micro int, prompt, forc
 	return rows
 }
 
-func cosine(a, b []float32) float64 {
-	var ab, aa, bb float64
-	for i := range a {
-		ab += float64(a[i]) * float64(b[i])
-		aa += float64(a[i]) * float64(a[i])
-		bb += float64(b[i]) * float64(b[i])
-	}
-	return ab / math.Sqrt(aa*bb)
-}
 
 // TestDevicesRandomWeights: on a random-weight llama (no ../shared), a
 // split by layer gives the one-device logits bit for bit, and splits by
@@ -144,7 +135,7 @@ func TestDevicesRandomWeights(t *testing.T) {
 			if exact && !slices.Equal(got[r], ref[r]) {
 				t.Errorf("%s: step %d differs from one device", spec, r)
 			}
-			if c := cosine(got[r], ref[r]); c < 0.99999 {
+			if c := testdata.Cosine(got[r], ref[r]); c < 0.99999 {
 				t.Errorf("%s: step %d cosine %.7f", spec, r, c)
 			}
 		}
@@ -165,7 +156,7 @@ func TestMicroBatches(t *testing.T) {
 	}{{"cpu:0;cpu:1", 2}, {"cpu:0;cpu:1;cpu:2;cpu:3", 4}, {"cpu:0;cpu:1", 8}, {"cpu:0&cpu:1;cpu:2&cpu:3", 3}} {
 		got := forcedMB(t, g, tc.spec, tc.micro, prompt, force)
 		for r := range ref {
-			if c := cosine(got[r], ref[r]); c < 0.99999 {
+			if c := testdata.Cosine(got[r], ref[r]); c < 0.99999 {
 				t.Errorf("%s ×%d: step %d cosine %.7f", tc.spec, tc.micro, r, c)
 			}
 		}
