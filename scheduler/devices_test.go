@@ -118,7 +118,6 @@ func forcedMB(t *testing.T, g *graph.Graph, spec string, micro int, prompt, forc
 	return rows
 }
 
-
 // TestDevicesRandomWeights: on a random-weight llama (no ../shared), a
 // split by layer gives the one-device logits bit for bit, and splits by
 // tensor agree to cosine ≥ 0.99999, whether the prompt spans several

@@ -111,6 +111,9 @@ func (e *executor) await(d int, v *atomic.Uint64, g uint64) {
 // loop is device d's goroutine.
 func (e *executor) loop(d int) {
 	defer e.wg.Done()
+	if p, ok := e.p.backends[d].(interface{ PinThread() }); ok {
+		p.PinThread() // a device on a NUMA node of its own computes there
+	}
 	var last uint64
 	for {
 		start := time.Now()

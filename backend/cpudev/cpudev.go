@@ -95,16 +95,31 @@ func geglu(dst, g, u []float32) {
 type Backend struct {
 	name string
 	pool *cpu.Pool
+	cpus []int // its NUMA node's CPUs, on a machine of several nodes
 }
 
 // New returns the CPU device called name (as --devices names it, "cpu:0")
 // computing with threads worker threads (≤ 0: all cores) and the kernel
-// set k (the zero value: the best the machine has, cpu.Detect()).
+// set k (the zero value: the best the machine has, cpu.Detect()). On a
+// machine of several NUMA nodes, device cpu:N lives on node N (modulo the
+// nodes): its threads are pinned there and its weights copied into that
+// node's memory, as Intel's LLM runtime does for multi-socket tensor
+// parallelism.
 func New(name string, threads int, k cpu.Kernels) *Backend {
 	if k == (cpu.Kernels{}) {
 		k = cpu.Detect()
 	}
-	return &Backend{name: name, pool: cpu.NewPoolKernels(threads, k)}
+	nodes, _ := numaNodes("/sys/devices/system/node") // none: not pinned
+	cpus := nodeCPUs(name, nodes)
+	return &Backend{name: name, pool: cpu.NewPoolOn(threads, k, cpus), cpus: cpus}
+}
+
+// PinThread pins the calling goroutine's thread to the device's node,
+// for the scheduler's goroutine that runs the device's splits.
+func (b *Backend) PinThread() {
+	if len(b.cpus) > 0 {
+		cpu.PinThread(b.cpus)
+	}
 }
 
 // Device implements backend.Backend.
@@ -123,8 +138,23 @@ func (b *Backend) Supports(op *ops.Def) bool { _, ok := KernelFor(op); return ok
 // kernels.
 func (b *Backend) Passes() []graph.Pass { return graph.Fusions() }
 
-// Weight implements backend.Backend: host tensors are used in place.
-func (b *Backend) Weight(t *tensor.Tensor) (*tensor.Tensor, error) { return t, nil }
+// Weight implements backend.Backend: host tensors are used in place, or,
+// on a device pinned to a NUMA node, copied by a thread of that node so
+// that their pages are allocated there (Linux's first-touch policy).
+func (b *Backend) Weight(t *tensor.Tensor) (*tensor.Tensor, error) {
+	if len(b.cpus) == 0 {
+		return t, nil
+	}
+	c := *t
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		cpu.PinThread(b.cpus)
+		c.Data = append([]byte(nil), t.Data...)
+	}() // the goroutine exits with its thread locked: Go ends that thread
+	<-done
+	return &c, nil
+}
 
 // NewKVStore implements backend.Backend.
 func (b *Backend) NewKVStore(dims []int, typ backend.KVType) (backend.KVStore, error) {

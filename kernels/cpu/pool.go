@@ -71,6 +71,7 @@ type Pool struct {
 	closed atomic.Bool
 
 	workers []*worker
+	cpus    []int // the CPUs worker threads are pinned to (nil: any)
 
 	// panicked holds the first panic of the current dispatch's chunks,
 	// re-raised on the dispatching goroutine once every chunk is done.
@@ -92,11 +93,16 @@ func NewPool(n int) *Pool { return NewPoolKernels(n, Detect()) }
 
 // NewPoolKernels starts a pool of n threads (n <= 0 means GOMAXPROCS) that
 // runs its kernels with the set k.
-func NewPoolKernels(n int, k Kernels) *Pool {
+func NewPoolKernels(n int, k Kernels) *Pool { return NewPoolOn(n, k, nil) }
+
+// NewPoolOn is NewPoolKernels with every worker thread pinned to the
+// given CPUs (nil: not pinned), such as one NUMA node's; the caller's
+// thread is left alone (see PinThread).
+func NewPoolOn(n int, k Kernels, cpus []int) *Pool {
 	if n <= 0 {
 		n = runtime.GOMAXPROCS(0)
 	}
-	p := &Pool{k: k, n: n, spin: runtime.GOMAXPROCS(0) > 1}
+	p := &Pool{k: k, n: n, spin: runtime.GOMAXPROCS(0) > 1, cpus: cpus}
 	for i := 1; i < n; i++ {
 		w := &worker{wake: make(chan struct{}, 1)}
 		p.workers = append(p.workers, w)
@@ -308,6 +314,9 @@ func (p *Pool) work(w int) {
 
 // loop is a worker goroutine.
 func (p *Pool) loop(w *worker, id int) {
+	if len(p.cpus) > 0 {
+		PinThread(p.cpus) // best effort: an unpinned worker still computes
+	}
 	var last uint32
 	for {
 		s := p.wait(w, last)
