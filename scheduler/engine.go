@@ -18,6 +18,14 @@ type Picker interface {
 	Sample(logits []float32) int
 }
 
+// historyPicker is a Picker whose choices depend on the tokens so far
+// (penalties, DRY, FSD's n-grams): the engine gives it the prompt when the
+// query is added, and the tokens it did not choose itself (forced ones).
+type historyPicker interface {
+	AcceptPrompt(tokens []int)
+	Accept(token int)
+}
+
 // EarlyStopping is beam search's stopping rule, as HF transformers'
 // early_stopping.
 type EarlyStopping int
@@ -285,6 +293,9 @@ func (e *Engine) AddQuery(r Request) (int, error) {
 		q.seqs[i].picker = r.Sampler
 		if len(r.Pickers) > 0 {
 			q.seqs[i].picker = r.Pickers[i]
+		}
+		if h, ok := q.seqs[i].picker.(historyPicker); ok && (i == 0 || len(r.Pickers) > 0) {
+			h.AcceptPrompt(r.Prompt)
 		}
 	}
 	e.queries = append(e.queries, q)
@@ -897,6 +908,9 @@ func (e *Engine) pick(events []TokenEvent, q *query, s int, row []float32) []Tok
 	var tok int
 	if k := len(sq.tokens); k < len(q.req.Force) {
 		tok = q.req.Force[k]
+		if h, ok := sq.picker.(historyPicker); ok {
+			h.Accept(tok)
+		}
 	} else {
 		tok = sq.picker.Sample(row)
 		if tok < 0 || tok >= e.vocab {

@@ -385,3 +385,34 @@ func TestContextShift(t *testing.T) {
 		t.Errorf("peak KV %d bytes > %d", peak, bound)
 	}
 }
+
+// TestPickerSeesPrompt: a repetition penalty applies to the prompt's
+// tokens too (the engine hands the prompt to the sampler), as in
+// llama.cpp: with the greedy token of the first step in the prompt and a
+// crushing penalty, the first token differs from plain greedy.
+func TestPickerSeesPrompt(t *testing.T) {
+	g := testLlama(t)
+	p := prompt(12, 9)
+	gen, err := newEngine(t, g, 16, scheduler.Options{}).Generate(context.Background(), scheduler.Request{Prompt: p, MaxTokens: 60, Sampler: greedy()}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first step whose greedy token repeats an earlier one: with
+	// everything before it as the prompt, greedy would repeat.
+	k := 0
+	for k < len(gen) && !slices.Contains(append(append([]int(nil), p...), gen[:k]...), gen[k]) {
+		k++
+	}
+	if k == len(gen) {
+		t.Fatal("test premise: greedy never repeats a token in 60 steps")
+	}
+	withTok := append(append([]int(nil), p...), gen[:k]...)
+	pen, _ := sampling.New(sampling.Config{RepeatPenalty: 1e6, RepeatLastN: 128})
+	got, err := newEngine(t, g, 16, scheduler.Options{}).Generate(context.Background(), scheduler.Request{Prompt: withTok, MaxTokens: 1, Sampler: pen}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(withTok, got[0]) {
+		t.Errorf("with a crushing repetition penalty the first token %d repeats the prompt (plain greedy: %d)", got[0], gen[k])
+	}
+}
