@@ -20,14 +20,15 @@ type command struct {
 
 func commands() map[string]command {
 	return map[string]command{
-		"run":      {cmdRun, "generate text: weft run -m MODEL -p PROMPT [-n N] [--temp T] [--json]"},
-		"graph":    {cmdGraph, "export a model's graph: weft graph (-m MODEL | -s SPEC) --format dot|mermaid|json|html"},
-		"inspect":  {cmdInspect, "print a checkpoint's metadata and tensor table: weft inspect -m MODEL"},
-		"tokenize": {cmdTokenize, "tokenize text: weft tokenize -m MODEL_OR_VOCAB -p TEXT [--no-bos] [--special] [--json]"},
-		"bench":    {cmdBench, "measure prefill/decode tok/s and the memory roofline: weft bench -m MODEL [-p 128] [-n 32] [-t N] [-r 5] [--json] [--membw] [--profile]"},
-		"synth":    {cmdSynth, "write a random-weight GGUF for a spec: weft synth -s SPEC [--set k=v] --dtype T --seed N -o OUT.gguf"},
-		"quantize": {cmdQuantize, "re-quantize a GGUF: weft quantize IN.gguf OUT.gguf TYPE"},
-		"convert":  {cmdConvert, "convert a checkpoint (HF folder, safetensors, PyTorch, llama2.c) to GGUF: weft convert IN OUT.gguf"},
+		"run":        {cmdRun, "generate text: weft run -m MODEL -p PROMPT [-n N] [--temp T] [--json]"},
+		"graph":      {cmdGraph, "export a model's graph: weft graph (-m MODEL | -s SPEC) --format dot|mermaid|json|html"},
+		"inspect":    {cmdInspect, "print a checkpoint's metadata and tensor table: weft inspect -m MODEL"},
+		"tokenize":   {cmdTokenize, "tokenize text: weft tokenize -m MODEL_OR_VOCAB -p TEXT [--no-bos] [--special] [--json]"},
+		"bench":      {cmdBench, "measure prefill/decode tok/s and the memory roofline: weft bench -m MODEL [-p 128] [-n 32] [-t N] [-r 5] [--json] [--membw] [--profile]"},
+		"synth":      {cmdSynth, "write a random-weight GGUF for a spec: weft synth -s SPEC [--set k=v] --dtype T --seed N -o OUT.gguf"},
+		"quantize":   {cmdQuantize, "re-quantize a GGUF: weft quantize IN.gguf OUT.gguf TYPE"},
+		"perplexity": {cmdPerplexity, "score a text as llama-perplexity does: weft perplexity -m MODEL -f TEXT [-c 512] [--json]"},
+		"convert":    {cmdConvert, "convert a checkpoint (HF folder, safetensors, PyTorch, llama2.c) to GGUF: weft convert IN OUT.gguf"},
 	}
 }
 
