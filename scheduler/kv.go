@@ -22,6 +22,7 @@ type KV struct {
 	posBytes int64 // one position over every slot of every device
 	budget   int64 // bytes (0: no limit)
 	held     int64 // bytes of blocks with memory (in use or cached)
+	cached   int64 // bytes of cached blocks no sequence holds
 
 	rows []int32 // capacity per block id; 0: a free id
 	ref  []int32
@@ -65,7 +66,7 @@ func (c *KV) PositionBytes() int64 { return c.posBytes }
 
 // Bytes returns the memory held by blocks in use (not counting cached
 // prompt blocks no sequence holds).
-func (c *KV) Bytes() int64 { return c.held - c.cachedBytes() }
+func (c *KV) Bytes() int64 { return c.held - c.cached }
 
 // HeldBytes returns all the memory the cache holds, cached blocks too.
 func (c *KV) HeldBytes() int64 { return c.held }
@@ -73,23 +74,9 @@ func (c *KV) HeldBytes() int64 { return c.held }
 // Budget returns the byte budget (0: no limit).
 func (c *KV) Budget() int64 { return c.budget }
 
-func (c *KV) cachedBytes() int64 {
-	var n int64
-	for id := c.head; id >= 0; id = c.next[id] {
-		n += int64(c.rows[id]) * c.posBytes
-	}
-	return n
-}
-
 // PrefixStats reports the prefix cache: prompt blocks looked up and found,
 // and prompt tokens whose prefill the hits saved.
 func (c *KV) PrefixStats() (lookups, hits, savedTokens int64) { return c.lookups, c.hits, c.saved }
-
-// fits reports whether rows more positions fit the budget once every
-// cached block is evicted.
-func (c *KV) fits(rows int) bool {
-	return c.budget == 0 || c.held-c.cachedBytes()+int64(rows)*c.posBytes <= c.budget
-}
 
 // alloc returns a new block of rows positions with one reference, evicting
 // cached blocks as the budget requires; ok is false when it cannot fit.
@@ -163,6 +150,7 @@ func (c *KV) evict(id int32) {
 }
 
 func (c *KV) pushLRU(id int32) {
+	c.cached += int64(c.rows[id]) * c.posBytes
 	c.prev[id], c.next[id] = c.tail, -1
 	if c.tail >= 0 {
 		c.next[c.tail] = id
@@ -173,9 +161,10 @@ func (c *KV) pushLRU(id int32) {
 }
 
 func (c *KV) unlink(id int32) {
-	if !c.hashed[id] {
-		return
+	if !c.hashed[id] || c.ref[id] > 0 {
+		return // not on the LRU list
 	}
+	c.cached -= int64(c.rows[id]) * c.posBytes
 	p, n := c.prev[id], c.next[id]
 	if p >= 0 {
 		c.next[p] = n
