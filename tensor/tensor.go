@@ -37,6 +37,22 @@ const (
 	I64  DType = 27
 	F64  DType = 28
 	BF16 DType = 30
+	// IQ4_NL is ggml's 4-bit non-linear type (blocks of 32).
+	IQ4_NL DType = 20
+)
+
+// Inferflow's block formats, under weft's own GGUF type ids (from 4096,
+// clear of ggml's and its forks' ids; llama.cpp cannot read files that
+// hold them). See kernels/quant's package comment and docs/quantization.md.
+const (
+	Q8_B32T2  DType = 4096
+	Q6_B64T1  DType = 4097
+	Q5_B64T1  DType = 4098
+	Q4_B32T1  DType = 4099
+	Q4_B64T1  DType = 4100
+	Q3H_B64T1 DType = 4101
+	Q3_B32T1  DType = 4102
+	Q2_B32T1  DType = 4103
 )
 
 type typeInfo struct {
@@ -66,6 +82,17 @@ var typeTable = map[DType]typeInfo{
 	Q5_K: {"q5_k", 256, 176},
 	Q6_K: {"q6_k", 256, 210},
 	Q8_K: {"q8_k", 256, 292},
+
+	IQ4_NL: {"iq4_nl", 32, 18},
+
+	Q8_B32T2:  {"q8_b32t2", 32, 34},
+	Q6_B64T1:  {"q6_b64t1", 64, 52},
+	Q5_B64T1:  {"q5_b64t1", 64, 44},
+	Q4_B32T1:  {"q4_b32t1", 32, 20},
+	Q4_B64T1:  {"q4_b64t1", 64, 36},
+	Q3H_B64T1: {"q3h_b64t1", 64, 32},
+	Q3_B32T1:  {"q3_b32t1", 32, 16},
+	Q2_B32T1:  {"q2_b32t1", 32, 12},
 }
 
 // Known reports whether d is a type weft knows the layout of.

@@ -68,3 +68,30 @@ func TestPerplexityErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestQ3HBeatsQ3: Inferflow's 3.5-bit Q3H_B64T1 and its 3-bit Q3_B32T1
+// take the same bits per weight; on stories260K and the shipped text Q3H
+// has the lower perplexity (Inferflow's Table 3 shows the same order).
+func TestQ3HBeatsQ3(t *testing.T) {
+	m := filepath.Join(testdata.Shared(t), "models", "stories260K", "stories260K.gguf")
+	text := filepath.Join("..", "..", "testdata", "english.txt")
+	ppl := map[string]float64{}
+	for _, typ := range []string{"q3h_b64t1", "q3_b32t1"} {
+		out := filepath.Join(t.TempDir(), typ+".gguf")
+		if code, _, errOut := weft("quantize", m, out, typ); code != 0 {
+			t.Fatalf("quantize %s: %s", typ, errOut)
+		}
+		code, stdout, errOut := weft("perplexity", "-m", out, "-f", text, "-c", "128", "--json")
+		if code != 0 {
+			t.Fatalf("perplexity %s: %s", typ, errOut)
+		}
+		var res pplResult
+		if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+			t.Fatal(err)
+		}
+		ppl[typ] = res.Perplexity
+	}
+	if !(ppl["q3h_b64t1"] < ppl["q3_b32t1"]) {
+		t.Errorf("perplexity Q3H %.4f, Q3_B32 %.4f: Q3H should be lower", ppl["q3h_b64t1"], ppl["q3_b32t1"])
+	}
+}

@@ -46,22 +46,22 @@ import (
 // by llama.cpp should store them as Q8_0 (id 8) instead.
 const (
 	// Q8_B32T2: 32 values, f16 scale, int8 quants (8.5 bits per weight).
-	Q8_B32T2 tensor.DType = 4096
+	Q8_B32T2 = tensor.Q8_B32T2
 	// Q6_B64T1: 64 values, f16 base and scale, 6-bit quants (6.5 bits per weight).
-	Q6_B64T1 tensor.DType = 4097
+	Q6_B64T1 = tensor.Q6_B64T1
 	// Q5_B64T1: 64 values, f16 base and scale, 5-bit quants (5.5 bits per weight).
-	Q5_B64T1 tensor.DType = 4098
+	Q5_B64T1 = tensor.Q5_B64T1
 	// Q4_B32T1: 32 values, f16 base and scale, 4-bit quants (5 bits per weight).
-	Q4_B32T1 tensor.DType = 4099
+	Q4_B32T1 = tensor.Q4_B32T1
 	// Q4_B64T1: 64 values, f16 base and scale, 4-bit quants (4.5 bits per weight).
-	Q4_B64T1 tensor.DType = 4100
+	Q4_B64T1 = tensor.Q4_B64T1
 	// Q3H_B64T1: Inferflow's "3.5-bit" format: 64 values, f16 base and
 	// scale, 11 levels, two values per 7-bit code (4 bits per weight).
-	Q3H_B64T1 tensor.DType = 4101
+	Q3H_B64T1 = tensor.Q3H_B64T1
 	// Q3_B32T1: 32 values, f16 base and scale, 3-bit quants (4 bits per weight).
-	Q3_B32T1 tensor.DType = 4102
+	Q3_B32T1 = tensor.Q3_B32T1
 	// Q2_B32T1: 32 values, f16 base and scale, 2-bit quants (3 bits per weight).
-	Q2_B32T1 tensor.DType = 4103
+	Q2_B32T1 = tensor.Q2_B32T1
 )
 
 // Block sizes in bytes of Inferflow's formats.
@@ -89,13 +89,6 @@ type ifRule struct {
 	qmax    int
 	midRise bool
 }
-
-// ifPacker stores the quants q[0:elems] into a block's bytes after the
-// 4-byte header; ifUnpacker reads them back.
-type (
-	ifPacker   func(b []byte, q *[64]uint8)
-	ifUnpacker func(q *[64]uint8, b []byte)
-)
 
 // ifRange returns the min and max of x as Inferflow's GetValueRange finds
 // them: by float comparisons from x[0], so a NaN is skipped unless it is
@@ -136,7 +129,7 @@ func ifTrunc(v, add float32, qmax int) uint8 {
 
 // ifQuantizeRow quantizes src (whole blocks of elems values) with an
 // asymmetric rule into blocks of size bytes.
-func ifQuantizeRow(dst []byte, src []float32, elems, size int, rule ifRule, pack ifPacker) {
+func ifQuantizeRow(dst []byte, src []float32, elems, size int, rule ifRule, kind tensor.DType) {
 	nb := len(src) / elems
 	dst = dst[:nb*size]
 	var q [64]uint8
@@ -156,13 +149,13 @@ func ifQuantizeRow(dst []byte, src []float32, elems, size int, rule ifRule, pack
 			q[j] = ifTrunc(float32(float32(v-mn)*inv), add, rule.qmax)
 		}
 		clear(y[4:])
-		pack(y, &q)
+		ifPack(kind, y, &q)
 	}
 }
 
 // ifDequantizeRow expands len(dst) values from asymmetric blocks:
 // q·scale + base, the product rounded before the sum.
-func ifDequantizeRow(dst []float32, src []byte, elems, size int, unpack ifUnpacker) {
+func ifDequantizeRow(dst []float32, src []byte, elems, size int, kind tensor.DType) {
 	nb := len(dst) / elems
 	src = src[:nb*size]
 	var q [64]uint8
@@ -170,7 +163,7 @@ func ifDequantizeRow(dst []float32, src []byte, elems, size int, unpack ifUnpack
 		x := src[i*size : i*size+size]
 		y := dst[i*elems : i*elems+elems]
 		base, scale := f16(x), f16(x[2:])
-		unpack(&q, x)
+		ifUnpack(kind, &q, x)
 		for j := range y {
 			y[j] = float32(float32(q[j])*scale) + base
 		}
@@ -181,7 +174,7 @@ func ifDequantizeRow(dst []float32, src []byte, elems, size int, unpack ifUnpack
 // and a little-endian F32 activation row: each weight decoded as
 // DequantizeRow does, each product rounded to float32 and accumulated in
 // float64.
-func ifDotF32(w, act []byte, n, elems, size int, unpack ifUnpacker) float32 {
+func ifDotF32(w, act []byte, n, elems, size int, kind tensor.DType) float32 {
 	nb := n / elems
 	w = w[:nb*size]
 	act = act[:4*nb*elems]
@@ -191,7 +184,7 @@ func ifDotF32(w, act []byte, n, elems, size int, unpack ifUnpacker) float32 {
 		x := w[i*size : i*size+size]
 		a := act[4*i*elems:]
 		base, scale := f16(x), f16(x[2:])
-		unpack(&q, x)
+		ifUnpack(kind, &q, x)
 		for j := range elems {
 			wv := float32(float32(q[j])*scale) + base
 			av := math.Float32frombits(binary.LittleEndian.Uint32(a[4*j:]))
@@ -207,7 +200,7 @@ func ifDotF32(w, act []byte, n, elems, size int, unpack ifUnpacker) float32 {
 // 32-value activation block with scale dy, the exact sums S = Σq·qy and
 // Y = Σqy give (scale·dy)·S + base·(Y·dy). A 64-value weight block spans
 // two activation blocks.
-func ifDotQ8_0(w, act []byte, n, elems, size int, unpack ifUnpacker) float32 {
+func ifDotQ8_0(w, act []byte, n, elems, size int, kind tensor.DType) float32 {
 	nb := n / elems
 	w = w[:nb*size]
 	act = act[:n/qk*blockQ8_0]
@@ -216,7 +209,7 @@ func ifDotQ8_0(w, act []byte, n, elems, size int, unpack ifUnpacker) float32 {
 	for i := range nb {
 		x := w[i*size : i*size+size]
 		base, scale := f16(x), f16(x[2:])
-		unpack(&q, x)
+		ifUnpack(kind, &q, x)
 		for h := 0; h < elems; h += qk {
 			ab := (i*elems + h) / qk
 			y := act[ab*blockQ8_0 : ab*blockQ8_0+blockQ8_0]
@@ -429,25 +422,25 @@ const (
 // blocks: base = min, scale = (max−min)/62, 6-bit q rounded half up and
 // clamped to 63 (reached only by rounding overshoot).
 func QuantizeRowQ6_B64T1(dst []byte, src []float32) {
-	ifQuantizeRow(dst, src, 64, blockQ6_B64T1, ifRule{div: ifQ6Div, qmax: ifQ6Max}, packQ6_B64T1)
+	ifQuantizeRow(dst, src, 64, blockQ6_B64T1, ifRule{div: ifQ6Div, qmax: ifQ6Max}, Q6_B64T1)
 }
 
 // DequantizeRowQ6_B64T1 expands len(dst) values (a multiple of 64) from
 // Q6_B64T1 blocks.
 func DequantizeRowQ6_B64T1(dst []float32, src []byte) {
-	ifDequantizeRow(dst, src, 64, blockQ6_B64T1, unpackQ6_B64T1)
+	ifDequantizeRow(dst, src, 64, blockQ6_B64T1, Q6_B64T1)
 }
 
 // DotQ6_B64T1F32 returns the dot product of n values of a Q6_B64T1 weight
 // row and a little-endian F32 activation row.
 func DotQ6_B64T1F32(w, act []byte, n int) float32 {
-	return ifDotF32(w, act, n, 64, blockQ6_B64T1, unpackQ6_B64T1)
+	return ifDotF32(w, act, n, 64, blockQ6_B64T1, Q6_B64T1)
 }
 
 // DotQ6_B64T1Q8_0 returns the dot product of n values of a Q6_B64T1 weight
 // row and a Q8_0 activation row.
 func DotQ6_B64T1Q8_0(w, act []byte, n int) float32 {
-	return ifDotQ8_0(w, act, n, 64, blockQ6_B64T1, unpackQ6_B64T1)
+	return ifDotQ8_0(w, act, n, 64, blockQ6_B64T1, Q6_B64T1)
 }
 
 // Q5_B64T1
@@ -456,24 +449,24 @@ func DotQ6_B64T1Q8_0(w, act []byte, n int) float32 {
 // blocks: base = min, scale = (max−min)/30, 5-bit q rounded half up and
 // clamped to 31.
 func QuantizeRowQ5_B64T1(dst []byte, src []float32) {
-	ifQuantizeRow(dst, src, 64, blockQ5_B64T1, ifRule{div: ifQ5Div, qmax: ifQ5Max}, packQ5_B64T1)
+	ifQuantizeRow(dst, src, 64, blockQ5_B64T1, ifRule{div: ifQ5Div, qmax: ifQ5Max}, Q5_B64T1)
 }
 
 // DequantizeRowQ5_B64T1 expands len(dst) values from Q5_B64T1 blocks.
 func DequantizeRowQ5_B64T1(dst []float32, src []byte) {
-	ifDequantizeRow(dst, src, 64, blockQ5_B64T1, unpackQ5_B64T1)
+	ifDequantizeRow(dst, src, 64, blockQ5_B64T1, Q5_B64T1)
 }
 
 // DotQ5_B64T1F32 returns the dot product of n values of a Q5_B64T1 weight
 // row and a little-endian F32 activation row.
 func DotQ5_B64T1F32(w, act []byte, n int) float32 {
-	return ifDotF32(w, act, n, 64, blockQ5_B64T1, unpackQ5_B64T1)
+	return ifDotF32(w, act, n, 64, blockQ5_B64T1, Q5_B64T1)
 }
 
 // DotQ5_B64T1Q8_0 returns the dot product of n values of a Q5_B64T1 weight
 // row and a Q8_0 activation row.
 func DotQ5_B64T1Q8_0(w, act []byte, n int) float32 {
-	return ifDotQ8_0(w, act, n, 64, blockQ5_B64T1, unpackQ5_B64T1)
+	return ifDotQ8_0(w, act, n, 64, blockQ5_B64T1, Q5_B64T1)
 }
 
 // Q4_B32T1
@@ -483,32 +476,32 @@ func DotQ5_B64T1Q8_0(w, act []byte, n int) float32 {
 // and "q4_b32t1"): base = min, scale = (max−min)/15, 4-bit q rounded half
 // up.
 func QuantizeRowQ4_B32T1(dst []byte, src []float32) {
-	ifQuantizeRow(dst, src, 32, blockQ4_B32T1, ifRule{div: 15, qmax: 15}, packQ4_B32T1)
+	ifQuantizeRow(dst, src, 32, blockQ4_B32T1, ifRule{div: 15, qmax: 15}, Q4_B32T1)
 }
 
 // QuantizeRowQ4_B32T1B quantizes src to Q4_B32T1 blocks with Inferflow's
 // mid-rise rule "B" ("q4_b32t1b"): scale = (max−min)/16, base = min +
 // scale/2, q = trunc((x−min)/scale + 0.0001) clamped to 15.
 func QuantizeRowQ4_B32T1B(dst []byte, src []float32) {
-	ifQuantizeRow(dst, src, 32, blockQ4_B32T1, ifRule{div: 16, qmax: 15, midRise: true}, packQ4_B32T1)
+	ifQuantizeRow(dst, src, 32, blockQ4_B32T1, ifRule{div: 16, qmax: 15, midRise: true}, Q4_B32T1)
 }
 
 // DequantizeRowQ4_B32T1 expands len(dst) values (a multiple of 32) from
 // Q4_B32T1 blocks.
 func DequantizeRowQ4_B32T1(dst []float32, src []byte) {
-	ifDequantizeRow(dst, src, 32, blockQ4_B32T1, unpackQ4_B32T1)
+	ifDequantizeRow(dst, src, 32, blockQ4_B32T1, Q4_B32T1)
 }
 
 // DotQ4_B32T1F32 returns the dot product of n values of a Q4_B32T1 weight
 // row and a little-endian F32 activation row.
 func DotQ4_B32T1F32(w, act []byte, n int) float32 {
-	return ifDotF32(w, act, n, 32, blockQ4_B32T1, unpackQ4_B32T1)
+	return ifDotF32(w, act, n, 32, blockQ4_B32T1, Q4_B32T1)
 }
 
 // DotQ4_B32T1Q8_0 returns the dot product of n values of a Q4_B32T1 weight
 // row and a Q8_0 activation row.
 func DotQ4_B32T1Q8_0(w, act []byte, n int) float32 {
-	return ifDotQ8_0(w, act, n, 32, blockQ4_B32T1, unpackQ4_B32T1)
+	return ifDotQ8_0(w, act, n, 32, blockQ4_B32T1, Q4_B32T1)
 }
 
 // Q4_B64T1
@@ -517,24 +510,24 @@ func DotQ4_B32T1Q8_0(w, act []byte, n int) float32 {
 // blocks: base = min, scale = (max−min)/14, 4-bit q rounded half up and
 // clamped to 15; 15 levels are used.
 func QuantizeRowQ4_B64T1(dst []byte, src []float32) {
-	ifQuantizeRow(dst, src, 64, blockQ4_B64T1, ifRule{div: ifQ4B64Div, qmax: ifQ4B64Max}, packQ4_B64T1)
+	ifQuantizeRow(dst, src, 64, blockQ4_B64T1, ifRule{div: ifQ4B64Div, qmax: ifQ4B64Max}, Q4_B64T1)
 }
 
 // DequantizeRowQ4_B64T1 expands len(dst) values from Q4_B64T1 blocks.
 func DequantizeRowQ4_B64T1(dst []float32, src []byte) {
-	ifDequantizeRow(dst, src, 64, blockQ4_B64T1, unpackQ4_B64T1)
+	ifDequantizeRow(dst, src, 64, blockQ4_B64T1, Q4_B64T1)
 }
 
 // DotQ4_B64T1F32 returns the dot product of n values of a Q4_B64T1 weight
 // row and a little-endian F32 activation row.
 func DotQ4_B64T1F32(w, act []byte, n int) float32 {
-	return ifDotF32(w, act, n, 64, blockQ4_B64T1, unpackQ4_B64T1)
+	return ifDotF32(w, act, n, 64, blockQ4_B64T1, Q4_B64T1)
 }
 
 // DotQ4_B64T1Q8_0 returns the dot product of n values of a Q4_B64T1 weight
 // row and a Q8_0 activation row.
 func DotQ4_B64T1Q8_0(w, act []byte, n int) float32 {
-	return ifDotQ8_0(w, act, n, 64, blockQ4_B64T1, unpackQ4_B64T1)
+	return ifDotQ8_0(w, act, n, 64, blockQ4_B64T1, Q4_B64T1)
 }
 
 // Q3H_B64T1
@@ -545,24 +538,24 @@ func DotQ4_B64T1Q8_0(w, act []byte, n int) float32 {
 // packQ3H_B64T1): log2(11) ≈ 3.46 bits of information in 3.5 bits, 4 bits
 // per weight with the header.
 func QuantizeRowQ3H_B64T1(dst []byte, src []float32) {
-	ifQuantizeRow(dst, src, 64, blockQ3H_B64T1, ifRule{div: ifQ3HDiv, qmax: ifQ3HMax}, packQ3H_B64T1)
+	ifQuantizeRow(dst, src, 64, blockQ3H_B64T1, ifRule{div: ifQ3HDiv, qmax: ifQ3HMax}, Q3H_B64T1)
 }
 
 // DequantizeRowQ3H_B64T1 expands len(dst) values from Q3H_B64T1 blocks.
 func DequantizeRowQ3H_B64T1(dst []float32, src []byte) {
-	ifDequantizeRow(dst, src, 64, blockQ3H_B64T1, unpackQ3H_B64T1)
+	ifDequantizeRow(dst, src, 64, blockQ3H_B64T1, Q3H_B64T1)
 }
 
 // DotQ3H_B64T1F32 returns the dot product of n values of a Q3H_B64T1
 // weight row and a little-endian F32 activation row.
 func DotQ3H_B64T1F32(w, act []byte, n int) float32 {
-	return ifDotF32(w, act, n, 64, blockQ3H_B64T1, unpackQ3H_B64T1)
+	return ifDotF32(w, act, n, 64, blockQ3H_B64T1, Q3H_B64T1)
 }
 
 // DotQ3H_B64T1Q8_0 returns the dot product of n values of a Q3H_B64T1
 // weight row and a Q8_0 activation row.
 func DotQ3H_B64T1Q8_0(w, act []byte, n int) float32 {
-	return ifDotQ8_0(w, act, n, 64, blockQ3H_B64T1, unpackQ3H_B64T1)
+	return ifDotQ8_0(w, act, n, 64, blockQ3H_B64T1, Q3H_B64T1)
 }
 
 // Q3_B32T1
@@ -572,31 +565,31 @@ func DotQ3H_B64T1Q8_0(w, act []byte, n int) float32 {
 // and "q3_b32t1"): scale = (max−min)/8, base = min + scale/2,
 // q = trunc((x−min)/scale + 0.0001) clamped to 7.
 func QuantizeRowQ3_B32T1(dst []byte, src []float32) {
-	ifQuantizeRow(dst, src, 32, blockQ3_B32T1, ifRule{div: 8, qmax: 7, midRise: true}, packQ3_B32T1)
+	ifQuantizeRow(dst, src, 32, blockQ3_B32T1, ifRule{div: 8, qmax: 7, midRise: true}, Q3_B32T1)
 }
 
 // QuantizeRowQ3_B32T1A quantizes src to Q3_B32T1 blocks with Inferflow's
 // rule "A" ("q3_b32t1a"): base = min, scale = (max−min)/7, q rounded half
 // up.
 func QuantizeRowQ3_B32T1A(dst []byte, src []float32) {
-	ifQuantizeRow(dst, src, 32, blockQ3_B32T1, ifRule{div: 7, qmax: 7}, packQ3_B32T1)
+	ifQuantizeRow(dst, src, 32, blockQ3_B32T1, ifRule{div: 7, qmax: 7}, Q3_B32T1)
 }
 
 // DequantizeRowQ3_B32T1 expands len(dst) values from Q3_B32T1 blocks.
 func DequantizeRowQ3_B32T1(dst []float32, src []byte) {
-	ifDequantizeRow(dst, src, 32, blockQ3_B32T1, unpackQ3_B32T1)
+	ifDequantizeRow(dst, src, 32, blockQ3_B32T1, Q3_B32T1)
 }
 
 // DotQ3_B32T1F32 returns the dot product of n values of a Q3_B32T1 weight
 // row and a little-endian F32 activation row.
 func DotQ3_B32T1F32(w, act []byte, n int) float32 {
-	return ifDotF32(w, act, n, 32, blockQ3_B32T1, unpackQ3_B32T1)
+	return ifDotF32(w, act, n, 32, blockQ3_B32T1, Q3_B32T1)
 }
 
 // DotQ3_B32T1Q8_0 returns the dot product of n values of a Q3_B32T1 weight
 // row and a Q8_0 activation row.
 func DotQ3_B32T1Q8_0(w, act []byte, n int) float32 {
-	return ifDotQ8_0(w, act, n, 32, blockQ3_B32T1, unpackQ3_B32T1)
+	return ifDotQ8_0(w, act, n, 32, blockQ3_B32T1, Q3_B32T1)
 }
 
 // Q2_B32T1
@@ -606,31 +599,31 @@ func DotQ3_B32T1Q8_0(w, act []byte, n int) float32 {
 // and "q2_b32t1"): scale = (max−min)/4, base = min + scale/2,
 // q = trunc((x−min)/scale + 0.0001) clamped to 3.
 func QuantizeRowQ2_B32T1(dst []byte, src []float32) {
-	ifQuantizeRow(dst, src, 32, blockQ2_B32T1, ifRule{div: 4, qmax: 3, midRise: true}, packQ2_B32T1)
+	ifQuantizeRow(dst, src, 32, blockQ2_B32T1, ifRule{div: 4, qmax: 3, midRise: true}, Q2_B32T1)
 }
 
 // QuantizeRowQ2_B32T1A quantizes src to Q2_B32T1 blocks with Inferflow's
 // rule "A" ("q2_b32t1a"): base = min, scale = (max−min)/3, q rounded half
 // up.
 func QuantizeRowQ2_B32T1A(dst []byte, src []float32) {
-	ifQuantizeRow(dst, src, 32, blockQ2_B32T1, ifRule{div: 3, qmax: 3}, packQ2_B32T1)
+	ifQuantizeRow(dst, src, 32, blockQ2_B32T1, ifRule{div: 3, qmax: 3}, Q2_B32T1)
 }
 
 // DequantizeRowQ2_B32T1 expands len(dst) values from Q2_B32T1 blocks.
 func DequantizeRowQ2_B32T1(dst []float32, src []byte) {
-	ifDequantizeRow(dst, src, 32, blockQ2_B32T1, unpackQ2_B32T1)
+	ifDequantizeRow(dst, src, 32, blockQ2_B32T1, Q2_B32T1)
 }
 
 // DotQ2_B32T1F32 returns the dot product of n values of a Q2_B32T1 weight
 // row and a little-endian F32 activation row.
 func DotQ2_B32T1F32(w, act []byte, n int) float32 {
-	return ifDotF32(w, act, n, 32, blockQ2_B32T1, unpackQ2_B32T1)
+	return ifDotF32(w, act, n, 32, blockQ2_B32T1, Q2_B32T1)
 }
 
 // DotQ2_B32T1Q8_0 returns the dot product of n values of a Q2_B32T1 weight
 // row and a Q8_0 activation row.
 func DotQ2_B32T1Q8_0(w, act []byte, n int) float32 {
-	return ifDotQ8_0(w, act, n, 32, blockQ2_B32T1, unpackQ2_B32T1)
+	return ifDotQ8_0(w, act, n, 32, blockQ2_B32T1, Q2_B32T1)
 }
 
 // InferflowFormat describes one of Inferflow's block formats and its
@@ -757,4 +750,44 @@ func DequantizeInferflow(dt tensor.DType, dst []float32, src []byte) error {
 	}
 	f.Dequantize(dst, src)
 	return nil
+}
+
+// ifPack and ifUnpack dispatch on the format with static calls, so that
+// the block scratch of the row functions stays on the stack.
+func ifPack(kind tensor.DType, b []byte, q *[64]uint8) {
+	switch kind {
+	case Q6_B64T1:
+		packQ6_B64T1(b, q)
+	case Q5_B64T1:
+		packQ5_B64T1(b, q)
+	case Q4_B32T1:
+		packQ4_B32T1(b, q)
+	case Q4_B64T1:
+		packQ4_B64T1(b, q)
+	case Q3H_B64T1:
+		packQ3H_B64T1(b, q)
+	case Q3_B32T1:
+		packQ3_B32T1(b, q)
+	case Q2_B32T1:
+		packQ2_B32T1(b, q)
+	}
+}
+
+func ifUnpack(kind tensor.DType, q *[64]uint8, b []byte) {
+	switch kind {
+	case Q6_B64T1:
+		unpackQ6_B64T1(q, b)
+	case Q5_B64T1:
+		unpackQ5_B64T1(q, b)
+	case Q4_B32T1:
+		unpackQ4_B32T1(q, b)
+	case Q4_B64T1:
+		unpackQ4_B64T1(q, b)
+	case Q3H_B64T1:
+		unpackQ3H_B64T1(q, b)
+	case Q3_B32T1:
+		unpackQ3_B32T1(q, b)
+	case Q2_B32T1:
+		unpackQ2_B32T1(q, b)
+	}
 }

@@ -169,8 +169,9 @@ func TestInferflowLayout(t *testing.T) {
 			t.Errorf("format %d = %s %d values %d bytes %.4g bpw, want %s %d %d %.4g",
 				i, f.Name, f.BlockElems, f.BlockBytes, f.BitsPerWeight(), w.name, w.elems, w.bytes, w.bitsPerWeight)
 		}
-		if f.Type.Known() || f.Type < 4096 {
-			t.Errorf("%s: type id %d collides with a ggml id or a type tensor knows", f.Name, uint32(f.Type))
+		// weft's ids, from 4096 up, known to tensor with the same layout.
+		if f.Type < 4096 || f.Type.String() != f.Name || f.Type.BlockSize() != f.BlockElems || f.Type.TypeSize() != f.BlockBytes {
+			t.Errorf("%s: type id %d is %s with blocks of %d values in %d bytes", f.Name, uint32(f.Type), f.Type, f.Type.BlockSize(), f.Type.TypeSize())
 		}
 		if g, ok := LookupInferflow(f.Type); !ok || g.Name != f.Name {
 			t.Errorf("LookupInferflow(%d) = %v, %v", uint32(f.Type), g.Name, ok)

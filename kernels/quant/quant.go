@@ -30,6 +30,17 @@ var formats = map[tensor.DType]rowFuncs{
 	tensor.Q4_K: {QuantizeRowQ4_K, DequantizeRowQ4_K},
 	tensor.Q5_K: {QuantizeRowQ5_K, DequantizeRowQ5_K},
 	tensor.Q6_K: {QuantizeRowQ6_K, DequantizeRowQ6_K},
+
+	tensor.IQ4_NL: {QuantizeRowIQ4_NL, DequantizeRowIQ4_NL},
+
+	tensor.Q8_B32T2:  {QuantizeRowQ8_B32T2, DequantizeRowQ8_B32T2},
+	tensor.Q6_B64T1:  {QuantizeRowQ6_B64T1, DequantizeRowQ6_B64T1},
+	tensor.Q5_B64T1:  {QuantizeRowQ5_B64T1, DequantizeRowQ5_B64T1},
+	tensor.Q4_B32T1:  {QuantizeRowQ4_B32T1, DequantizeRowQ4_B32T1},
+	tensor.Q4_B64T1:  {QuantizeRowQ4_B64T1, DequantizeRowQ4_B64T1},
+	tensor.Q3H_B64T1: {QuantizeRowQ3H_B64T1, DequantizeRowQ3H_B64T1},
+	tensor.Q3_B32T1:  {QuantizeRowQ3_B32T1, DequantizeRowQ3_B32T1},
+	tensor.Q2_B32T1:  {QuantizeRowQ2_B32T1, DequantizeRowQ2_B32T1},
 }
 
 func quantizeF32(dst []byte, src []float32) {
@@ -113,8 +124,11 @@ func QuantizeActivation(dt tensor.DType, dst []byte, src []float32) error {
 // product (DotFor reports which have one).
 func ActivationType(w tensor.DType) tensor.DType {
 	switch w {
-	case tensor.Q4_0, tensor.Q4_1, tensor.Q5_0, tensor.Q5_1, tensor.Q8_0:
+	case tensor.Q4_0, tensor.Q4_1, tensor.Q5_0, tensor.Q5_1, tensor.Q8_0, tensor.IQ4_NL:
 		return tensor.Q8_0
+	case tensor.Q8_B32T2, tensor.Q6_B64T1, tensor.Q5_B64T1, tensor.Q4_B32T1, tensor.Q4_B64T1,
+		tensor.Q3H_B64T1, tensor.Q3_B32T1, tensor.Q2_B32T1:
+		return tensor.Q8_0 // Inferflow's integer path
 	case tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K:
 		return tensor.Q8_K
 	}
@@ -155,6 +169,11 @@ func DotFor(w tensor.DType) (DotFunc, bool) {
 		return DotQ5_KQ8_K, true
 	case tensor.Q6_K:
 		return DotQ6_KQ8_K, true
+	case tensor.IQ4_NL:
+		return DotIQ4_NLQ8_0, true
+	}
+	if f, ok := LookupInferflow(w); ok {
+		return f.DotQ8_0, true
 	}
 	return nil, false
 }
