@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/weftrun/weft/convert"
@@ -120,25 +121,60 @@ func cmdSynth(args []string, stdout, stderr io.Writer) error {
 	})
 }
 
+// quantTypes are the types weft quantize writes, in the order its help
+// lists them.
+var quantTypes = []tensor.DType{
+	tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0, tensor.Q5_1, tensor.Q5_0, tensor.Q4_1, tensor.Q4_0,
+	tensor.Q6_K, tensor.Q5_K, tensor.Q4_K, tensor.Q3_K, tensor.Q2_K, tensor.IQ4_NL,
+	tensor.Q8_B32T2, tensor.Q6_B64T1, tensor.Q5_B64T1, tensor.Q4_B32T1, tensor.Q4_B64T1, tensor.Q3H_B64T1, tensor.Q3_B32T1, tensor.Q2_B32T1,
+}
+
 func cmdQuantize(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("quantize", stderr)
+	requant := fs.Bool("allow-requantize", false, "allow an input whose weights are already quantized (quality suffers)")
+	fs.Usage = func() {
+		w := fs.Output()
+		fmt.Fprintln(w, "usage: weft quantize [--allow-requantize] IN.gguf OUT.gguf TYPE")
+		fmt.Fprintln(w, "\nTYPE (names as llama.cpp writes them, any case), bits per weight:")
+		for _, dt := range quantTypes {
+			note := ""
+			if dt >= tensor.Q8_B32T2 {
+				note = "  Inferflow's format; llama.cpp cannot read the file"
+			}
+			fmt.Fprintf(w, "  %-10s %6.3f%s\n", strings.ToUpper(dt.String()), float64(8*dt.TypeSize())/float64(dt.BlockSize()), note)
+		}
+		fmt.Fprintln(w)
+		fs.PrintDefaults()
+	}
 	pos, err := parsePositional(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 3 {
-		return fmt.Errorf("%w: weft quantize IN.gguf OUT.gguf TYPE", errUsage)
+		return fmt.Errorf("%w: weft quantize [--allow-requantize] IN.gguf OUT.gguf TYPE (weft quantize --help lists the types)", errUsage)
 	}
 	in, outPath, typ := pos[0], pos[1], pos[2]
 	dt, err := tensor.ParseDType(typ)
-	if err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+	if err != nil || !slices.Contains(quantTypes, dt) {
+		return fmt.Errorf("%w: %q is not a type weft quantize writes (weft quantize --help lists them)", errUsage, typ)
+	}
+	if a, err := os.Stat(in); err == nil {
+		if b, err := os.Stat(outPath); err == nil && os.SameFile(a, b) {
+			return fmt.Errorf("%w: %s is the input: weft quantize does not overwrite its input", errUsage, outPath)
+		}
 	}
 	f, err := gguf.Open(in)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
+	if !*requant {
+		for _, ti := range f.Tensors {
+			if len(ti.Shape) == 2 && ti.DType.Quantized() {
+				return fmt.Errorf("%w: %s: tensor %s is already %s; re-quantizing loses quality (--allow-requantize to go on)", errUsage, in, ti.Name, ti.DType)
+			}
+		}
+	}
 	prog, done := progressTo(stderr, "quantize "+filepath.Base(outPath))
 	defer done()
 	return createAtomic(outPath, func(w io.Writer) error { return convert.Quantize(w, f, dt, prog) })

@@ -132,8 +132,16 @@ func TestErrors(t *testing.T) {
 		{"more groups than layers", []string{"run", "-m", gg, "-p", "x", "--devices", "cpu:0;cpu:1;cpu:2;cpu:3;cpu:4;cpu:5"}, 1, []string{"--devices", "6 layer groups for a model of 5 layers"}},
 		{"heads not divisible", []string{"run", "-m", gg, "-p", "x", "--devices", "cpu:0&cpu:1&cpu:2"}, 1, []string{"--devices", "8 heads and 4 KV heads", "3-way tensor split"}},
 		{"layer counts", []string{"graph", "-m", gg, "--devices", "cpu:0=4;cpu:1=4"}, 1, []string{"--devices", "add up to 8", "5 layers"}},
+		{"quantize over its input", []string{"quantize", copyOf(t, gg), "SAME", "q4_0"}, 2, []string{"does not overwrite its input"}},
+		{"re-quantize", []string{"quantize", filepath.Join(shared, "models", "mini-llama", "mini-llama-Q4_0.gguf"), filepath.Join(dir, "r.gguf"), "q8_0"}, 2, []string{"already q6_k", "--allow-requantize"}},
+		{"unknown quant type", []string{"quantize", gg, filepath.Join(dir, "x.gguf"), "Q4_K_M"}, 2, []string{`"Q4_K_M" is not a type`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			for i, a := range tc.args {
+				if a == "SAME" {
+					tc.args[i] = tc.args[i-1] // the output path names the input
+				}
+			}
 			code, _, errOut := weft(tc.args...)
 			if code != tc.code {
 				t.Errorf("exit %d, want %d (stderr: %s)", code, tc.code, errOut)
@@ -316,6 +324,32 @@ graph:
 	for _, b := range []string{"0", "-3", "100000000000"} {
 		if code, _, errOut := weft("run", "-m", gg, "-p", "hi", "--batch", b); code != 2 {
 			t.Errorf("--batch %s: exit %d (%s), want a usage error", b, code, errOut)
+		}
+	}
+}
+
+// copyOf copies a file into the test's temporary directory.
+func copyOf(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), filepath.Base(path))
+	if err := os.WriteFile(out, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestQuantizeHelpListsTypes: weft quantize --help lists every type it
+// writes with its bits per weight.
+func TestQuantizeHelpListsTypes(t *testing.T) {
+	_, stdout, stderr := weft("quantize", "--help")
+	out := stdout + stderr
+	for _, want := range []string{"Q4_0        4.500", "Q8_0        8.500", "Q6_K        6.562", "Q3H_B64T1   4.000", "IQ4_NL      4.500", "--allow-requantize"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("quantize --help lacks %q:\n%s", want, out)
 		}
 	}
 }
