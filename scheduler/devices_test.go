@@ -271,3 +271,37 @@ func BenchmarkSplitStep(b *testing.B) {
 type firstToken struct{}
 
 func (firstToken) Sample([]float32) int { return 0 }
+
+// TestSplitDecodeAllocs: a decode step over several devices allocates
+// nothing either (the device goroutines, their waits and the step's
+// micro-batch views are reused).
+func TestSplitDecodeAllocs(t *testing.T) {
+	g := randomLlama(t, map[string]any{"hidden": 64, "layers": 4, "heads": 8, "kv_heads": 4, "ffn": 96, "vocab": 97, "ctx": 512})
+	for _, spec := range []string{"cpu:0;cpu:1", "cpu:0&cpu:1"} {
+		devs, _ := scheduler.ParseDevices(spec)
+		var bs []backend.Backend
+		for _, n := range devs.Names() {
+			bs = append(bs, cpudev.New(n, 1, cpu.Kernels{}))
+		}
+		plan, err := scheduler.NewPlan(g, scheduler.PlanOptions{MaxTokens: 16, Devices: devs, Backends: bs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		eng, err := scheduler.NewEngine(plan, scheduler.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := eng.AddQuery(scheduler.Request{Prompt: []int{1, 2, 3}, MaxTokens: 400, Sampler: firstToken{}}); err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		for i := 0; i < 20; i++ {
+			eng.Infer(ctx)
+		}
+		allocs := testing.AllocsPerRun(10, func() { eng.Infer(ctx) })
+		if allocs > 1 {
+			t.Errorf("%s: a decode step allocates %.1f times", spec, allocs)
+		}
+		eng.Close()
+	}
+}

@@ -267,8 +267,8 @@ func NewPlan(g *graph.Graph, opt PlanOptions) (*Plan, error) {
 			p.outTs = append(p.outTs, &tensor.Tensor{Name: t.Name, DType: t.DType, Shape: append([]int(nil), t.Shape...),
 				Data: make([]byte, 4*cols*opt.MaxTokens)})
 		}
-		p.sub = make([]backend.Step, p.mb)
 	}
+	p.sub = make([]backend.Step, p.mb)
 	return p, nil
 }
 
@@ -386,9 +386,6 @@ func (p *Plan) microBatches(st *backend.Step) []backend.Step {
 	n := len(st.Tokens)
 	m := min(p.mb, n)
 	if m <= 1 {
-		if p.sub == nil {
-			return []backend.Step{*st}
-		}
 		p.sub[0] = *st
 		return p.sub[:1]
 	}
