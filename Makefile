@@ -34,7 +34,6 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzLlama2C$$' -fuzztime 10s ./checkpoint
 	$(GO) test -run '^$$' -fuzz FuzzHFTokenizer -fuzztime 10s ./tokenizer
 	$(GO) test -run '^$$' -fuzz FuzzLlama2CTokenizer -fuzztime 10s ./tokenizer
-	$(GO) test -run '^$$' -fuzz FuzzSpec -fuzztime 10s ./specs
 	$(GO) test -run '^$$' -fuzz FuzzRender -fuzztime 10s ./chat
 	$(GO) test -run '^$$' -fuzz FuzzParseGBNF -fuzztime 10s ./grammar
 	$(GO) test -run '^$$' -fuzz FuzzJSONSchema -fuzztime 10s ./grammar

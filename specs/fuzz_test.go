@@ -1,9 +1,11 @@
 package specs
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/weftrun/weft/ops"
 )
@@ -24,6 +26,8 @@ func FuzzSpec(f *testing.F) {
 		if len(data) > 1<<16 {
 			return
 		}
+		stop := time.AfterFunc(5*time.Second, func() { panic(fmt.Sprintf("spec took over 5 s: %q", data)) })
+		defer stop.Stop()
 		sp, err := Parse("fuzz.yaml", data)
 		if err != nil {
 			return
