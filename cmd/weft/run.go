@@ -281,7 +281,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprint(stdout, rest)
 		}
 	}
-	if len(res.Beams) == 0 {
+	switch {
+	case len(res.Choices) > 0:
+		res.Tokens, res.Text = res.Choices[0].Tokens, res.Choices[0].Text // the first choice, as with one
+	case len(res.Beams) == 0:
 		res.Text = text.String()
 	}
 	if !firstAt.IsZero() {
