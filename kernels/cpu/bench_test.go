@@ -278,3 +278,38 @@ func BenchmarkSmallOps(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkSmallBatch measures decode steps of a few sequences (n tokens)
+// on Q4_0 and Q8_0 weights through each path: per-token matrix-vector
+// products over cached rows ("gemv") and the unpacked 16-token tiles
+// ("tile"). It reports the weight bytes per second times n (token-rows).
+func BenchmarkSmallBatch(b *testing.B) {
+	for _, dt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0} {
+		w := benchMatrix(b, dt, 5632, 2048)
+		for _, n := range []int{1, 2, 3, 4, 6, 8, 12, 16} {
+			x := make([]float32, n*w.Cols)
+			for i := range x {
+				x[i] = float32(i%7) - 3
+			}
+			dst := make([]float32, n*w.Rows)
+			for _, path := range []struct {
+				name string
+				min  int
+			}{{"gemv", 1 << 30}, {"tile", 1}} {
+				b.Run(fmt.Sprintf("%s/n=%d/%s", dt, n, path.name), func(b *testing.B) {
+					old := q8TileMinTokens
+					q8TileMinTokens = path.min
+					defer func() { q8TileMinTokens = old }()
+					p := NewPool(0)
+					defer p.Close()
+					b.SetBytes(int64(len(w.Data) * n))
+					for b.Loop() {
+						if err := MatMul(p, dst, w, x, n); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
+		}
+	}
+}

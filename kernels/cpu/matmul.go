@@ -418,11 +418,13 @@ func (p *Pool) matmul(op string, dsts [][]float32, ws []Matrix, x []float32, n i
 }
 
 // q8TileMinTokens is the fewest tokens for which Q4_0/Q8_0 matmuls use
-// the 16-token tiles: below it (a decode step of a few sequences) each
-// token's matrix-vector product runs over rows that stay in cache, which
-// reads the weights once without computing a padded tile of 16 tokens.
-// Both paths give ggml's bits.
-var q8TileMinTokens = 8
+// the 16-row tiles on unpacked strips. Unpacking a strip costs about as
+// much as two tokens' matrix-vector products (BenchmarkSmallBatch), after
+// which each token costs a small fraction of one, so from 3 tokens (a
+// decode step of a few sequences) the tiles win; below, each token's
+// matrix-vector product runs over rows that stay in cache. Both paths give
+// ggml's bits.
+var q8TileMinTokens = 3
 
 // alignedBytes returns n bytes of b starting at a 64-byte boundary; b must
 // have 64 bytes to spare.

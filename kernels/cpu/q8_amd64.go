@@ -162,6 +162,15 @@ func unpackS16Q4_0Z(dst *byte, w unsafe.Pointer, ldw uintptr, nrows, nb int)
 //go:noescape
 func unpackS16Q8_0Z(dst *byte, w unsafe.Pointer, ldw uintptr, nrows, nb int)
 
+// Whole strips of 16 rows, without gathers for the quants
+// (q8unpack_amd64.s).
+
+//go:noescape
+func unpack16Q4_0Z(dst *byte, w unsafe.Pointer, ldw uintptr, nb int)
+
+//go:noescape
+func unpack16Q8_0Z(dst *byte, w unsafe.Pointer, ldw uintptr, nb int)
+
 //go:noescape
 func tile16Q4Z(wu *byte, x *byte, nb int, dst *float32, ldd uintptr, rmask int, nt int, acc int)
 
@@ -207,9 +216,14 @@ func (k Kernels) q8UnpackStrip(kind wkind, dst []byte, w []byte, ldw, nrows, nb 
 	if ldw > (1<<31-1)/q8Strip {
 		panic("cpu: weight rows too long for the Q8 prefill gathers")
 	}
-	if kind == wkQ8_0 {
+	switch {
+	case nrows == q8Strip && kind == wkQ8_0:
+		unpack16Q8_0Z(&dst[0], unsafe.Pointer(&w[0]), uintptr(ldw), nb)
+	case nrows == q8Strip:
+		unpack16Q4_0Z(&dst[0], unsafe.Pointer(&w[0]), uintptr(ldw), nb)
+	case kind == wkQ8_0:
 		unpackS16Q8_0Z(&dst[0], unsafe.Pointer(&w[0]), uintptr(ldw), nrows, nb)
-	} else {
+	default:
 		unpackS16Q4_0Z(&dst[0], unsafe.Pointer(&w[0]), uintptr(ldw), nrows, nb)
 	}
 }
