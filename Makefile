@@ -4,7 +4,7 @@ SHARED ?= ../shared
 STORIES := $(SHARED)/models/stories260K/stories260K.gguf
 BIN := bin
 
-.PHONY: all build demo test test-noasm fuzz lint plugins proto clean
+.PHONY: all build demo test test-noasm fuzz lint plugins proto clean gen-check
 
 all: build
 
@@ -24,7 +24,13 @@ test: build plugins
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
 	$(GO) test -count=1 -tags noasm ./kernels/...
+	$(MAKE) gen-check
 	$(MAKE) fuzz
+
+# The generated amd64 kernels are what their avo generators write
+# (kernels/cpu/_gen, its own module; `go run .` there regenerates them).
+gen-check:
+	cd kernels/cpu/_gen && $(GO) run . -check
 
 # Each fuzzer runs briefly: long enough to catch regressions in CI.
 fuzz:
