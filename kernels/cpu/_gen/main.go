@@ -34,6 +34,7 @@ type file struct {
 
 var files = []file{
 	{"q8ilv_amd64.s", q8ilv},
+	{"q8unpack_amd64.s", q8unpack},
 }
 
 func main() {
