@@ -15,13 +15,15 @@ import (
 // asm is an avo context with the helpers the generators share.
 type asm struct {
 	*build.Context
-	pkg *types.Package
+	pkg    *types.Package
+	nlabel int // labels made up in the current function
 }
 
 // text starts the function name with the Go signature sig ("func(...)") and
 // the doc lines, printed as comments at its top.
 func (a *asm) text(name string, attrs attr.Attribute, sig string, doc ...string) {
 	a.Function(name)
+	a.nlabel = 0
 	a.Attributes(attrs)
 	s, err := gotypes.ParseSignatureInPackage(a.pkg, sig)
 	if err != nil {

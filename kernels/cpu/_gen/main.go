@@ -35,6 +35,7 @@ type file struct {
 var files = []file{
 	{"q8ilv_amd64.s", q8ilv},
 	{"q8unpack_amd64.s", q8unpack},
+	{"floatz_amd64.s", floatz},
 }
 
 func main() {
