@@ -36,6 +36,7 @@ var files = []file{
 	{"q8ilv_amd64.s", q8ilv},
 	{"q8unpack_amd64.s", q8unpack},
 	{"floatz_amd64.s", floatz},
+	{"floaty_amd64.s", floaty},
 }
 
 func main() {
