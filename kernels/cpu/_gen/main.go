@@ -37,6 +37,7 @@ var files = []file{
 	{"q8unpack_amd64.s", q8unpack},
 	{"floatz_amd64.s", floatz},
 	{"floaty_amd64.s", floaty},
+	{"widenz_amd64.s", widenz},
 }
 
 func main() {
