@@ -38,6 +38,7 @@ var files = []file{
 	{"floatz_amd64.s", floatz},
 	{"floaty_amd64.s", floaty},
 	{"widenz_amd64.s", widenz},
+	{"rowsew_amd64.s", rowsew},
 }
 
 func main() {
