@@ -1,5 +1,7 @@
 //go:build amd64 && !noasm
 
+// Hand-written: the exp/activation/conversion row kernels, each one of a kind; the element-wise ones are generated (rowsew_amd64.s).
+
 #include "textflag.h"
 
 // Row kernels and conversions, AVX2 + FMA + F16C. They process n rounded

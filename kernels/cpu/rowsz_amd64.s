@@ -1,5 +1,7 @@
 //go:build amd64 && !noasm
 
+// Hand-written: the exp/activation/attention row kernels, each one of a kind; the element-wise ones are generated (rowsew_amd64.s).
+
 #include "textflag.h"
 #include "simd_amd64.h"
 
