@@ -39,6 +39,7 @@ var files = []file{
 	{"floaty_amd64.s", floaty},
 	{"widenz_amd64.s", widenz},
 	{"rowsew_amd64.s", rowsew},
+	{"q8avx2_amd64.s", q8avx2},
 }
 
 func main() {
