@@ -40,6 +40,7 @@ var files = []file{
 	{"widenz_amd64.s", widenz},
 	{"rowsew_amd64.s", rowsew},
 	{"q8avx2_amd64.s", q8avx2},
+	{"q8vnni_amd64.s", q8vnni},
 }
 
 func main() {
