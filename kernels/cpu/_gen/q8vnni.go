@@ -73,7 +73,7 @@ func (a *asm) VGF2P8AFFINEQB(imm, m, src, dst operand.Op) {
 }
 
 // gemv4Setup loads the arguments into the registers above; gb is the bytes
-// of a group of 4 blocks.
+// of a group of 4 blocks (0: CX keeps nb).
 func (a *asm) gemv4Setup(gb int) {
 	a.load("w", reg.R8)
 	a.load("ldw", reg.RBX)
@@ -88,6 +88,9 @@ func (a *asm) gemv4Setup(gb int) {
 	a.LEAQ(operand.Mem{Base: reg.R10, Index: reg.RAX, Scale: 1}, reg.R11)
 	a.MOVQ(reg.R14, reg.RSI)
 	a.SHLQ(operand.U8(2), reg.RSI)
+	if gb == 0 {
+		return // CX stays the count of blocks
+	}
 	a.SHRQ(operand.U8(2), reg.RCX)
 	a.IMUL3Q(operand.U8(gb), reg.RCX, reg.RCX)
 }
