@@ -26,6 +26,14 @@ type historyPicker interface {
 	Accept(token int)
 }
 
+// Finisher is a Picker that may end its sequence instead of choosing a
+// token (a grammar that allows no token, grammar.Constrained): after a
+// Sample, a non-empty Finish ends the sequence with that reason (for
+// example "dead_end") in a Done event that carries no token (Token -1).
+type Finisher interface {
+	Finish() string
+}
+
 // EarlyStopping is beam search's stopping rule, as HF transformers'
 // early_stopping.
 type EarlyStopping int
@@ -80,7 +88,7 @@ type Request struct {
 
 // TokenLogprob is a token with its log-probability.
 type TokenLogprob struct {
-	Token   int
+	Token   int // -1 in the Done event of a Finisher that picked nothing
 	Logprob float64
 }
 
@@ -96,13 +104,13 @@ type Beam struct {
 type TokenEvent struct {
 	Query   int
 	Seq     int // the sequence's index among the query's choices
-	Token   int
+	Token   int // -1 in the Done event of a Finisher that picked nothing
 	Index   int // 0-based index among the sequence's generated tokens
 	Logprob float64
 	Top     []TokenLogprob
 	Logits  []float32 // the row the token was chosen from (KeepLogits)
 	Done    bool      // the sequence (for a beam search: the query) ended
-	Reason  string    // "length", "stop" or "error" when Done
+	Reason  string    // "length", "stop", "error" or a Finisher's reason when Done
 	Err     error     // why, when Reason is "error"
 	Beams   []Beam    // a beam search's hypotheses, best first, in its Done event
 }
@@ -913,6 +921,15 @@ func (e *Engine) pick(events []TokenEvent, q *query, s int, row []float32) []Tok
 		}
 	} else {
 		tok = sq.picker.Sample(row)
+		if f, ok := sq.picker.(Finisher); ok {
+			if r := f.Finish(); r != "" {
+				sq.done = true
+				if q.live() == 0 {
+					q.done = true
+				}
+				return append(events, TokenEvent{Query: q.id, Seq: s, Token: -1, Index: len(sq.tokens), Done: true, Reason: r})
+			}
+		}
 		if tok < 0 || tok >= e.vocab {
 			sq.done = true
 			if q.live() == 0 {
@@ -1098,7 +1115,7 @@ func (e *Engine) Generate(ctx context.Context, r Request, onToken func(TokenEven
 			}
 			if ev.Beams != nil && len(ev.Beams) > 0 {
 				out = append(out[:0], ev.Beams[0].Tokens...)
-			} else if ev.Seq == 0 && ev.Reason != "error" && !(ev.Done && ev.Beams != nil) {
+			} else if ev.Seq == 0 && ev.Reason != "error" && ev.Token >= 0 && !(ev.Done && ev.Beams != nil) {
 				out = append(out, ev.Token)
 			}
 			if onToken != nil {
