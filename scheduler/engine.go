@@ -84,6 +84,13 @@ type Request struct {
 	// Without it the context bounds the query.
 	Shift bool
 	Keep  int
+	// Draft turns on speculative decoding for a single sequence (not with
+	// N, Beams, Force or Shift): each decode step feeds the last token and
+	// up to DraftMax drafted ones in one batch, and keeps the drafts the
+	// target's own choices agree with (the tokens are those of plain
+	// decoding). Fewer than DraftMin drafted tokens: a plain step.
+	Draft              Drafter
+	DraftMax, DraftMin int
 }
 
 // TokenLogprob is a token with its log-probability.
@@ -113,6 +120,9 @@ type TokenEvent struct {
 	Reason  string    // "length", "stop", "error" or a Finisher's reason when Done
 	Err     error     // why, when Reason is "error"
 	Beams   []Beam    // a beam search's hypotheses, best first, in its Done event
+	// Drafted and Accepted count a speculative sequence's drafted tokens
+	// and those the target kept, in its Done event.
+	Drafted, Accepted int
 }
 
 // seqState is one sequence of a query.
@@ -145,6 +155,10 @@ type query struct {
 	recompute bool // preempted while decoding: prefill again, then go on
 	done      bool
 	order     int // admission order, for preemption
+	// speculative decoding: this step's drafts, the sequence so far (for
+	// the drafter) and the totals
+	draft, seqBuf     []int
+	drafted, accepted int
 }
 
 // Engine runs many queries over one plan with continuous batching: each
@@ -259,6 +273,18 @@ func (e *Engine) AddQuery(r Request) (int, error) {
 	}
 	if r.LengthPenalty == 0 {
 		r.LengthPenalty = 1
+	}
+	if r.Draft != nil {
+		switch {
+		case w > 1 || r.Beams > 0:
+			return 0, errors.New("add query: speculative decoding serves a single sequence, not choices or beams")
+		case r.Shift:
+			return 0, errors.New("add query: speculative decoding and context shift cannot be combined")
+		case len(r.Force) > 0:
+			return 0, errors.New("add query: speculative decoding and forced tokens cannot be combined")
+		case r.DraftMax < 1 || r.DraftMin < 0 || r.DraftMin > r.DraftMax:
+			return 0, fmt.Errorf("add query: draft max %d, min %d (1 ≤ max, 0 ≤ min ≤ max)", r.DraftMax, r.DraftMin)
+		}
 	}
 	if r.Shift && (w > 1 || e.ctx == 0) {
 		r.Shift = false // context shift serves single sequences in a bounded context
@@ -599,6 +625,9 @@ func (e *Engine) decodeTokens(q *query) error {
 			return err
 		}
 	}
+	if q.req.Draft != nil {
+		return e.speculate(q)
+	}
 	mark := len(st.Tokens)
 	for s := range q.seqs {
 		sq := &q.seqs[s]
@@ -886,6 +915,9 @@ func (e *Engine) advance(events []TokenEvent, q *query, i, j int, rowOf func(int
 		}
 		return events
 	}
+	if q.req.Draft != nil {
+		return e.verify(events, q, i, j, rowOf)
+	}
 	q.t++
 	q.pos++
 	if q.beam {
@@ -964,6 +996,7 @@ func (e *Engine) pick(events []TokenEvent, q *query, s int, row []float32) []Tok
 		if q.live() == 0 {
 			q.done = true
 		}
+		ev.Drafted, ev.Accepted = q.drafted, q.accepted
 	}
 	return append(events, ev)
 }
