@@ -31,6 +31,15 @@ type runResult struct {
 	Choices      []choice     `json:"choices,omitempty"`
 	KVBytes      int64        `json:"kv_bytes"`                // the KV cache's bytes in use at the end of generation
 	FinishReason string       `json:"finish_reason,omitempty"` // length, stop, or dead_end (a grammar allows no token)
+	Spec         *specResult  `json:"speculative,omitempty"`   // --spec-ngram, --model-draft
+}
+
+// specResult reports speculative decoding: drafted tokens, those the
+// model kept, and their ratio.
+type specResult struct {
+	Drafted    int     `json:"drafted"`
+	Accepted   int     `json:"accepted"`
+	AcceptRate float64 `json:"accept_rate"`
 }
 
 // beamResult is one beam of --beams, best first.
@@ -62,6 +71,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	prompt := fs.String("p", "", "prompt")
 	n := fs.Int("n", 128, "tokens to generate")
 	sf := addSampleFlags(fs)
+	spf := addSpecFlags(fs)
 	seed := fs.Int64("seed", -1, "sampling seed (-1: random)")
 	threads := fs.Int("threads", 0, "CPU threads (0: all cores)")
 	batch := fs.Int("batch", 256, "tokens per prefill step")
@@ -136,6 +146,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if err := sf.check(); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
+	if err := spf.check(*beams, *choices, *keep, len(forced) > 0); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
 	host, err := pluginHost(*pluginDir, stderr)
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
@@ -179,12 +192,18 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	sampler := pickers[0]
-	eng, err := m.NewEngine(model.EngineOptions{Threads: *threads, MaxTokens: min(*batch, ctxLen), Context: ctxLen, KVType: *kvType,
-		Devices: *devices, MicroBatches: *microBatches, KVBudget: budget})
+	engOpt := model.EngineOptions{Threads: *threads, MaxTokens: min(*batch, ctxLen), Context: ctxLen, KVType: *kvType,
+		Devices: *devices, MicroBatches: *microBatches, KVBudget: budget}
+	eng, err := m.NewEngine(engOpt)
 	if err != nil {
 		return err
 	}
 	defer eng.Close()
+	drafter, closeDrafter, err := spf.drafter(m, engOpt)
+	if err != nil {
+		return err
+	}
+	defer closeDrafter()
 
 	var logitsFile *os.File
 	if *logitsOut != "" {
@@ -208,6 +227,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	req := scheduler.Request{Prompt: ids, MaxTokens: *n, Sampler: sampler, Force: forced, KeepLogits: logitsFile != nil,
 		Stop:  func(t int) bool { return len(forced) == 0 && m.Tokenizer.IsEOG(t) },
 		Beams: *beams, LengthPenalty: *lengthPenalty, Shift: *keep >= 0, Keep: *keep}
+	if drafter != nil {
+		req.Draft, req.DraftMax, req.DraftMin = drafter, spf.max, spf.min
+	}
 	if *choices > 1 {
 		req.N = *choices
 		for _, p := range pickers {
@@ -229,6 +251,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		}
 		if ev.Done && req.N <= 1 {
 			res.FinishReason = ev.Reason
+			if drafter != nil {
+				res.Spec = &specResult{Drafted: ev.Drafted, Accepted: ev.Accepted}
+			}
 		}
 		if ev.Reason == "error" || ev.Token < 0 {
 			return
@@ -293,6 +318,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 			res.DecodeTokS = rate(len(res.Tokens)-1, end.Sub(firstAt))
 		}
 	}
+	if res.Spec != nil && res.Spec.Drafted > 0 {
+		res.Spec.AcceptRate = math.Round(float64(res.Spec.Accepted)/float64(res.Spec.Drafted)*1000) / 1000
+	}
 	if *jsonOut {
 		enc := json.NewEncoder(stdout)
 		if err := enc.Encode(res); err != nil {
@@ -301,6 +329,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	} else {
 		fmt.Fprintln(stdout)
 		fmt.Fprintf(stderr, "prompt %d tokens, %.1f tok/s; generated %d tokens, %.1f tok/s\n", len(ids), res.PrefillTokS, len(res.Tokens), res.DecodeTokS)
+		if res.Spec != nil {
+			fmt.Fprintf(stderr, "speculative: %d drafted, %d accepted (%.1f%%)\n", res.Spec.Drafted, res.Spec.Accepted, 100*res.Spec.AcceptRate)
+		}
 	}
 	if genErr != nil {
 		return genErr
