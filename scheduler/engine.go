@@ -159,6 +159,9 @@ type query struct {
 	// the drafter) and the totals
 	draft, seqBuf     []int
 	drafted, accepted int
+	// the draft length of the next step, the plain steps left before the
+	// next draft, and the steps in a row whose drafts all failed
+	draftLen, skip, misses int
 }
 
 // Engine runs many queries over one plan with continuous batching: each

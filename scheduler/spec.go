@@ -132,6 +132,31 @@ func AcceptDraft(p, q []float64, x int, rng *rand.Rand) (int, bool) {
 	return last, false
 }
 
+// adapt sets the next step's draft length from this one's outcome, kept
+// of drafted: a step whose drafts were all kept drafts twice as many next
+// time (up to DraftMax), one that kept some drafts one more than it kept,
+// and one that kept none makes the next 1, 3, 7, … 31 steps (after 1, 2,
+// 3, … such steps in a row) plain ones. The tokens do not depend on it,
+// only the work wasted on drafts the target rejects: a verify step of k
+// tokens costs up to k times a plain one on a CPU (docs/performance.md).
+func (q *query) adapt(kept, drafted int) {
+	switch {
+	case drafted == 0:
+		return
+	case kept == drafted:
+		q.draftLen = min(2*q.draftLen, q.req.DraftMax)
+		q.misses = 0
+	case kept > 0:
+		q.draftLen = kept + 1
+		q.misses = 0
+	default:
+		q.draftLen = max(1, q.draftLen/2)
+		q.misses++
+		q.skip = 1<<min(q.misses, 5) - 1
+	}
+	q.draftLen = max(q.draftLen, q.req.DraftMin, 1) // shorter drafts would never run
+}
+
 // truncRuns drops the last n rows of a history.
 func truncRuns(h []backend.KVRun, n int) []backend.KVRun {
 	for n > 0 && len(h) > 0 {
@@ -156,7 +181,14 @@ func (e *Engine) speculate(q *query) error {
 	if sq.done {
 		return nil
 	}
-	k := min(q.req.DraftMax, q.req.MaxTokens-len(sq.tokens)-1, e.plan.MaxTokens-len(st.Tokens)-1)
+	if q.draftLen == 0 {
+		q.draftLen = q.req.DraftMax
+	}
+	k := min(q.draftLen, q.req.MaxTokens-len(sq.tokens)-1, e.plan.MaxTokens-len(st.Tokens)-1)
+	if q.skip > 0 {
+		q.skip--
+		k = 0
+	}
 	if e.ctx > 0 {
 		k = min(k, e.ctx-q.pos-1)
 	}
@@ -235,6 +267,7 @@ func (e *Engine) verify(events []TokenEvent, q *query, i, j int, rowOf func(int)
 	q.t += n
 	q.pos += n
 	sq.hist = truncRuns(sq.hist, j-i-n)
+	q.adapt(n-1, len(q.draft))
 	if sq.done && len(events) > 0 {
 		events[len(events)-1].Drafted, events[len(events)-1].Accepted = q.drafted, q.accepted
 	}
