@@ -17,11 +17,13 @@ type specFlags struct {
 	max, min   int
 }
 
-// Speculation defaults: off unless asked for (a verify step of k tokens
-// costs more than one token on a CPU; see docs/performance.md), and a
-// draft length that paid off in those measurements.
+// Speculation defaults: off unless asked for (on the 2-core machine of
+// docs/performance.md a verify step of k tokens costs nearly k plain
+// steps, and no drafter made decoding faster), and when asked for, the
+// draft length that lost least there (4), which the engine shortens
+// further after rejections.
 const (
-	defaultDraftMax = 8
+	defaultDraftMax = 4
 	defaultDraftMin = 1
 )
 
