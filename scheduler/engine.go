@@ -88,7 +88,9 @@ type Request struct {
 	// N, Beams, Force or Shift): each decode step feeds the last token and
 	// up to DraftMax drafted ones in one batch, and keeps the drafts the
 	// target's own choices agree with (the tokens are those of plain
-	// decoding). Fewer than DraftMin drafted tokens: a plain step.
+	// decoding, bit for bit with an F32 KV cache; over an F16 one a step
+	// of several tokens sums attention in batched order, docs/decoding.md).
+	// Fewer than DraftMin drafted tokens: a plain step.
 	Draft              Drafter
 	DraftMax, DraftMin int
 }
