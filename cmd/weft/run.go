@@ -143,7 +143,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if *seed < 0 {
 		s = uint64(time.Now().UnixNano())
 	}
-	if err := sf.check(); err != nil {
+	if err := sf.check(*beams); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	if err := spf.check(*beams, *choices, *keep, len(forced) > 0); err != nil {

@@ -117,12 +117,23 @@ func (f *sampleFlags) config(seed uint64, eos []int) (sampling.Config, error) {
 
 // check validates the flags before the model loads: the sampling values
 // and the grammar or schema (a syntax error names its line and column).
-func (f *sampleFlags) check() error {
+// Beam search picks by log-probability alone: it takes no sampler and no
+// grammar.
+func (f *sampleFlags) check(beams int) error {
 	if _, err := f.config(0, nil); err != nil {
 		return err
 	}
-	_, err := f.compileGrammar()
-	return err
+	g, err := f.compileGrammar()
+	if err != nil {
+		return err
+	}
+	if beams > 0 && g != nil {
+		return errors.New("--beams cannot follow a grammar or JSON schema (beam search takes no sampler)")
+	}
+	if beams > 0 && f.mode != "chain" {
+		return fmt.Errorf("--beams and --sampler %s both choose the tokens: pick one", f.mode)
+	}
+	return nil
 }
 
 // compileGrammar returns the grammar of --grammar, --grammar-file,

@@ -238,6 +238,8 @@ func TestRunSampleFlagErrors(t *testing.T) {
 		{[]string{"--json-schema", `{"type":"object","patternProperties":{}}`}, "patternProperties"},
 		{[]string{"--json-schema", `{"type":`}, "--json-schema"},
 		{[]string{"--grammar", "root ::= \"a\"", "--json-schema", "{}"}, "exclusive"},
+		{[]string{"--grammar", "root ::= \"a\"", "--beams", "2"}, "--beams cannot follow a grammar"},
+		{[]string{"--sampler", "fsd", "--beams", "2"}, "--beams and --sampler fsd"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			code, _, errOut := weft(append([]string{"run", "-m", m, "-p", "Hi", "-n", "2"}, tc.args...)...)
