@@ -266,3 +266,91 @@ func TestAcceptDraftChiSquare(t *testing.T) {
 		t.Errorf("χ² against the draft model = %.2f: the test cannot tell p from q", chiQ)
 	}
 }
+
+// top3 returns the three largest logits' ids and their softmax (top-k 3,
+// temperature 1: the sampler's distribution, written out).
+func top3(row []float32) ([3]int, [3]float64) {
+	var ids [3]int
+	var ps [3]float64
+	used := map[int]bool{}
+	for i := range ids {
+		best := -1
+		for j, v := range row {
+			if !used[j] && (best < 0 || v > row[best]) {
+				best = j
+			}
+		}
+		ids[i], used[best] = best, true
+	}
+	var sum float64
+	for i, id := range ids {
+		ps[i] = math.Exp(float64(row[id] - row[ids[0]]))
+		sum += ps[i]
+	}
+	for i := range ps {
+		ps[i] /= sum
+	}
+	return ids, ps
+}
+
+// TestSpeculativeChiSquare: sampled generations of three tokens (top-k 3,
+// temperature 1) with the target itself as greedy draft model, over many
+// seeds, follow the target's joint distribution of the three tokens,
+// computed from teacher-forced rows (χ² over the 27 cells, 26 degrees of
+// freedom: 54.05 is the 0.1% point); most second and third tokens come
+// from verify steps.
+func TestSpeculativeChiSquare(t *testing.T) {
+	g := testLlama(t)
+	p := prompt(9, 6)
+	// The exact joint distribution.
+	exact := map[[3]int]float64{}
+	ids1, ps1 := top3(forcedRow(t, g, p, nil))
+	for a := range 3 {
+		ids2, ps2 := top3(forcedRow(t, g, p, []int{ids1[a]}))
+		for b := range 3 {
+			ids3, ps3 := top3(forcedRow(t, g, p, []int{ids1[a], ids2[b]}))
+			for c := range 3 {
+				exact[[3]int{ids1[a], ids2[b], ids3[c]}] = ps1[a] * ps2[b] * ps3[c]
+			}
+		}
+	}
+	n := 2000
+	if testing.Short() {
+		n = 1000
+	}
+	e := newEngine(t, g, 64, scheduler.Options{})
+	d := &scheduler.ModelDrafter{Engine: newEngine(t, g, 64, scheduler.Options{})}
+	counts := map[[3]int]int{}
+	drafted, accepted := 0, 0
+	for seed := range n {
+		s, _ := sampling.New(sampling.Config{Temperature: 1, TopK: 3, Seed: uint64(seed)})
+		toks, done := generate(t, e, scheduler.Request{Prompt: p, MaxTokens: 3, Sampler: s, Draft: d, DraftMax: 2})
+		var key [3]int
+		copy(key[:], toks)
+		if _, ok := exact[key]; !ok {
+			t.Fatalf("seed %d: tokens %v outside the top-3 tree", seed, toks)
+		}
+		counts[key]++
+		drafted += done.Drafted
+		accepted += done.Accepted
+	}
+	var chi, chiU float64
+	for k, pr := range exact {
+		ex := float64(n) * pr
+		d := float64(counts[k]) - ex
+		chi += d * d / ex
+		eu := float64(n) / 27
+		du := float64(counts[k]) - eu
+		chiU += du * du / eu
+	}
+	t.Logf("χ² = %.2f over 27 cells; %d of %d drafts accepted", chi, accepted, drafted)
+	if chi > 54.05 {
+		t.Errorf("χ² = %.2f > 54.05: speculative sampling does not follow the target", chi)
+	}
+	if chiU < 54.05 {
+		t.Errorf("χ² against uniform cells = %.2f: the test cannot tell distributions apart", chiU)
+	}
+	if accepted < n/4 {
+		t.Errorf("only %d drafts accepted in %d generations: verification is hardly exercised", accepted, n)
+	}
+}
