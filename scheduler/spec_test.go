@@ -354,3 +354,49 @@ func TestSpeculativeChiSquare(t *testing.T) {
 		t.Errorf("only %d drafts accepted in %d generations: verification is hardly exercised", accepted, n)
 	}
 }
+
+// TestSpeculativeKVBudget: speculative queries under a KV budget that
+// forces preemption and recompute still give their plain greedy tokens,
+// within the budget.
+func TestSpeculativeKVBudget(t *testing.T) {
+	g := testLlama(t)
+	want := map[int][]int{}
+	ps := map[int][]int{}
+	for i := range 5 {
+		ps[i] = append(prompt(10, 20+i), prompt(10, 20+i)...)
+		want[i], _ = generate(t, newEngine(t, g, 32, scheduler.Options{}), scheduler.Request{Prompt: ps[i], MaxTokens: 40, Sampler: greedy()})
+	}
+	probe := newEngine(t, g, 32, scheduler.Options{})
+	budget := 2 * (20 + 48) * probe.KV().PositionBytes()
+	e := newEngine(t, g, 32, scheduler.Options{KVBudget: budget})
+	ids := map[int]int{}
+	for i := range 5 {
+		id, err := e.AddQuery(scheduler.Request{Prompt: ps[i], MaxTokens: 40, Sampler: greedy(), Draft: scheduler.NGramDrafter{N: 2}, DraftMax: 6})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[id] = i
+	}
+	var peak int64
+	got := run(t, e, func() { peak = max(peak, e.KV().HeldBytes()) })
+	accepted := 0
+	for id, i := range ids {
+		var toks []int
+		for _, ev := range got[id] {
+			if ev.Err != nil {
+				t.Fatalf("query %d: %v", i, ev.Err)
+			}
+			toks = append(toks, ev.Token)
+			accepted += ev.Accepted
+		}
+		if !slices.Equal(toks, want[i]) {
+			t.Errorf("query %d under the budget: %v\nalone: %v", i, toks, want[i])
+		}
+	}
+	if peak > budget {
+		t.Errorf("the cache held %d bytes, over its budget of %d", peak, budget)
+	}
+	if accepted == 0 {
+		t.Error("no draft accepted: speculation was not exercised")
+	}
+}
