@@ -203,6 +203,9 @@ func fuseGatedFFN(g *Graph, reg *ops.Registry) error {
 		if act == "" {
 			continue
 		}
+		if act == "gelu" && n.Attrs.String("gelu") == "tanh" {
+			act = "gelu_tanh"
+		}
 		gv, uv := n.Inputs[0], n.Inputs[1]
 		if !isOp(gv, "linear") || !isOp(uv, "linear") || !single(users, gv) || !single(users, uv) {
 			continue

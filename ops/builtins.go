@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/weftrun/weft/tensor"
 )
@@ -48,7 +49,7 @@ func builtinDefs() []*Def {
 				{Name: "dim", Type: AttrInt, Default: int64(0), Doc: "rotated features per head (0: the whole head)"},
 				{Name: "base", Type: AttrFloat, Default: 10000.0, Doc: "frequency base θ"},
 				{Name: "pairing", Type: AttrString, Default: "adjacent", Enum: []string{"adjacent", "rotate_half"},
-					Doc: "adjacent pairs (x[2j], x[2j+1]) as in GGUF/llama2.c, or (x[j], x[j+d/2]) as in HF"},
+					Doc: "adjacent pairs (x[2j], x[2j+1]): llama.cpp's NORM rope (llama, mistral, mixtral GGUFs, llama2.c); or (x[j], x[j+d/2]): HF's rotate-half, kept by every HF checkpoint and by the GGUFs of NEOX-rope architectures (qwen2, phi2/3, falcon, gemma, gptneox, stablelm...)"},
 			},
 			Shape: shapeRoPE},
 		{Name: "attention", Doc: "Scaled dot-product attention with grouped KV heads; appends k/v to the KV cache and attends over each token's sequence.",
@@ -71,7 +72,12 @@ func builtinDefs() []*Def {
 			Shape: shapeSame2},
 		{Name: "geglu", Doc: "Gated activation gelu(gate) ⊙ up.",
 			Inputs: []Port{{Name: "gate"}, {Name: "up"}}, Outputs: outPort, RowWise: true,
+			Attrs: []AttrDef{{Name: "gelu", Type: AttrString, Default: "erf", Enum: []string{"erf", "tanh"}, Doc: "GELU form: exact (erf) or the tanh approximation (gemma's gelu_pytorch_tanh)"}},
 			Shape: shapeSame2},
+		{Name: "scale", Doc: "Multiplies every element by a constant: out = x · by (e.g. gemma's embedding scale √hidden).",
+			Inputs: x1("x"), Outputs: outPort, RowWise: true,
+			Attrs: []AttrDef{{Name: "by", Type: AttrFloat, Required: true, Doc: "the constant factor"}},
+			Shape: shapeScale},
 		{Name: "split", Doc: "Splits the last dimension into pieces of the given sizes (e.g. a fused QKV projection).",
 			Inputs: x1("x"), RowWise: true,
 			Attrs: []AttrDef{{Name: "sizes", Type: AttrInts, Required: true, Doc: "piece sizes, summing to the last dimension"}},
@@ -103,6 +109,7 @@ var attentionAttrs = []AttrDef{
 	{Name: "causal", Type: AttrBool, Default: true, Doc: "attend only to earlier positions"},
 	{Name: "scale", Type: AttrFloat, Default: 0.0, Doc: "score scale (0: 1/sqrt(head_dim))"},
 	{Name: "alibi", Type: AttrBool, Default: false, Doc: "add ALiBi linear position biases"},
+	{Name: "max_bias", Type: AttrFloat, Default: 8.0, Doc: "ALiBi's largest slope exponent: head h of n (n rounded down to a power of two p) has slope 2^(-max_bias·(h+1)/p), the rest interleave at 2^(-max_bias·(2(h-p)+1)/(2p))"},
 	{Name: "sinks", Type: AttrInt, Default: int64(0), Doc: "StreamingLLM attention-sink positions kept with window"},
 	{Name: "window", Type: AttrInt, Default: int64(0), Doc: "sliding-window size (0: unlimited)"},
 }
@@ -185,10 +192,13 @@ func shapeLinear(in []*Type, _ Attrs) ([]Type, error) {
 	return []Type{out}, nil
 }
 
-func shapeNorm(in []*Type, _ Attrs) ([]Type, error) {
+func shapeNorm(in []*Type, a Attrs) ([]Type, error) {
 	x, err := need(in, 0, "x")
 	if err != nil {
 		return nil, err
+	}
+	if eps := a.Float("eps"); !(eps > 0) || math.IsInf(eps, 0) {
+		return nil, fmt.Errorf("eps=%g must be a positive number", eps)
 	}
 	if err := act(x, "x"); err != nil {
 		return nil, err
@@ -210,6 +220,13 @@ func positions(t *Type) error {
 		return fmt.Errorf("pos must be the i32 [T] token positions, got %s", t)
 	}
 	return nil
+}
+
+func shapeScale(in []*Type, a Attrs) ([]Type, error) {
+	if by := a.Float("by"); math.IsNaN(by) || math.IsInf(by, 0) {
+		return nil, fmt.Errorf("by=%g must be a finite number", by)
+	}
+	return sameAsFirst(in, a)
 }
 
 func shapeRoPE(in []*Type, a Attrs) ([]Type, error) {

@@ -68,7 +68,11 @@ func (s *Spec) Build(opt BuildOptions) (*graph.Graph, error) {
 	}
 	b := &builder{s: s, opt: opt, g: graph.New(s.Name), weights: map[string]*graph.Value{}, inputs: map[string]*graph.Value{}, active: map[string]bool{}}
 	for _, in := range s.Inputs {
-		b.inputs[in] = b.g.AddInput(in, ops.Type{DType: tensor.I32, Shape: ops.Shape{ops.Tokens}})
+		si, ok := ops.LookupStepInput(in)
+		if !ok {
+			return nil, fmt.Errorf("%s: unknown step input %q (known: %s)", s.File, in, strings.Join(ops.StepInputNames(), ", "))
+		}
+		b.inputs[in] = b.g.AddInput(in, si.Type)
 	}
 	top := &env{vals: map[string]*graph.Value{}, vars: map[string]any{}, layer: -1}
 	if err := b.stmts(s.Graph, top); err != nil {
@@ -430,6 +434,11 @@ func (b *builder) lookup(name string, e *env, pos graph.Pos) (*graph.Value, erro
 	}
 	if w, ok := b.s.Weights[name]; ok {
 		return b.weight(w, e)
+	}
+	if si, ok := ops.LookupStepInput(name); ok {
+		v := b.g.AddInput(name, si.Type)
+		b.inputs[name] = v
+		return v, nil
 	}
 	return nil, &Error{Pos: pos, Msg: fmt.Sprintf("unknown value or weight %q", name)}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/cel-go/cel"
 	"github.com/weftrun/weft/graph"
+	"github.com/weftrun/weft/ops"
 	"gopkg.in/yaml.v3"
 )
 
@@ -37,7 +38,9 @@ type Spec struct {
 	Graph         []*Stmt
 	Outputs       []string
 	Plugins       []*PluginDecl
-	Inputs        []string
+	// Inputs are the step inputs (ops.StepInputs) the graph always has;
+	// any other step input the graph names is added when it is used.
+	Inputs []string
 	// Detect, when set, decides whether the spec serves a checkpoint of
 	// one of its architectures (CEL over arch and meta).
 	Detect     *celExpr
@@ -202,6 +205,11 @@ func Parse(name string, data []byte) (*Spec, error) {
 	if kv, ok := nodes["inputs"]; ok {
 		if s.Inputs, err = p.strList(kv.v, "inputs"); err != nil {
 			return nil, err
+		}
+		for i, in := range s.Inputs {
+			if _, ok := ops.LookupStepInput(in); !ok {
+				return nil, p.errf(kv.v.Content[i], "inputs: unknown step input %q (known: %s)", in, strings.Join(ops.StepInputNames(), ", "))
+			}
 		}
 	}
 	if kv, ok := nodes["outputs"]; ok {

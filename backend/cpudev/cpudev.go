@@ -55,7 +55,8 @@ var kernels = map[string]Kernel{
 	"add":            binaryKernel(cpu.Add),
 	"mul":            binaryKernel(cpu.Mul),
 	"swiglu":         binaryKernel(cpu.SwiGLU),
-	"geglu":          binaryKernel(geglu),
+	"geglu":          kGeGLU,
+	"scale":          kScale,
 	"split":          kSplit,
 	"take":           kTake,
 	"sinusoidal":     kSinusoidal,
@@ -84,11 +85,29 @@ func KernelFor(op *ops.Def) (Kernel, bool) {
 	return k, ok
 }
 
-// geglu writes dst = gelu(g) ⊙ u; dst must not alias u.
-func geglu(dst, g, u []float32) {
-	copy(dst, g)
-	cpu.GELU(dst[:len(g)])
-	cpu.Mul(dst, dst[:len(g)], u)
+// kGeGLU writes out = gelu(gate) ⊙ up, with the erf or tanh GELU.
+func kGeGLU(c *Call) error {
+	g, u, out := f32(c.In[0]), f32(c.In[1]), f32(c.Out[0])
+	n := ops.Rows(c.In[0]) * c.In[0].Shape[len(c.In[0].Shape)-1]
+	copy(out[:n], g[:n])
+	if c.Attrs.String("gelu") == "tanh" {
+		cpu.GELUTanh(out[:n])
+	} else {
+		cpu.GELU(out[:n])
+	}
+	cpu.Mul(out[:n], out[:n], u[:n])
+	return nil
+}
+
+// kScale writes out = x · by.
+func kScale(c *Call) error {
+	x, out := f32(c.In[0]), f32(c.Out[0])
+	n := ops.Rows(c.In[0]) * c.In[0].Shape[len(c.In[0].Shape)-1]
+	by := float32(c.Attrs.Float("by"))
+	for i, v := range x[:n] {
+		out[i] = v * by
+	}
+	return nil
 }
 
 // Backend is one CPU device.

@@ -234,7 +234,7 @@ func newAttnTask(a ops.Attrs, qd int) *attnTask {
 	t := &attnTask{qd: qd, causal: a.Bool("causal"),
 		p: cpu.AttendParams{Heads: heads, KVHeads: kvh, HeadDim: hd, Scale: scale, Sink: a.Int("sinks"), Window: a.Int("window")}}
 	if a.Bool("alibi") {
-		t.p.Slopes = alibiSlopes(heads)
+		t.p.Slopes = alibiSlopes(heads, a.Float("max_bias"))
 	}
 	return t
 }
@@ -305,14 +305,17 @@ func (t *attnTask) Run(lo, hi int) {
 	t.release(sc, err)
 }
 
-// alibiSlopes returns the ALiBi head slopes of Press et al. (2022).
-func alibiSlopes(heads int) []float32 {
+// alibiSlopes returns the ALiBi head slopes of Press et al. (2022) with
+// the largest exponent maxBias (8 in the paper): with n the largest power
+// of two ≤ heads, head h < n has slope 2^(-maxBias(h+1)/n) and the others
+// take the odd powers of 2^(-maxBias/(2n)), interleaving between them.
+func alibiSlopes(heads int, maxBias float64) []float32 {
 	n := 1
 	for n*2 <= heads {
 		n *= 2
 	}
-	m0 := math.Pow(2, -8/float64(n))
-	m1 := math.Pow(2, -4/float64(n))
+	m0 := math.Pow(2, -maxBias/float64(n))
+	m1 := math.Pow(2, -maxBias/2/float64(n))
 	s := make([]float32, heads)
 	for h := 0; h < heads; h++ {
 		if h < n {
@@ -512,11 +515,15 @@ func kGatedFFN(c *Call) error {
 		return err
 	}
 	m := n * s.ws[0].Rows
-	if c.Attrs.String("act") == "gelu" {
+	switch c.Attrs.String("act") {
+	case "gelu":
 		// out holds up: GELU the gate (scratch) in place, then multiply.
 		cpu.GELU(gate[:m])
 		cpu.Mul(out[:m], gate[:m], out[:m])
-	} else {
+	case "gelu_tanh":
+		cpu.GELUTanh(gate[:m])
+		cpu.Mul(out[:m], gate[:m], out[:m])
+	default:
 		cpu.SwiGLU(out[:m], gate[:m], out[:m])
 	}
 	return nil

@@ -1,6 +1,7 @@
 package cpudev
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -83,29 +84,33 @@ func TestElementwiseOps(t *testing.T) {
 	const rows, cols = 3, 7
 	a, b := randVec(r, rows*cols), randVec(r, rows*cols)
 	sig := func(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
+	gtanh := func(x float64) float64 { return 0.5 * x * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(x+0.044715*x*x*x))) }
 	for _, tc := range []struct {
-		op   string
-		two  bool
-		want func(x, y float64) float64
+		op    string
+		two   bool
+		want  func(x, y float64) float64
+		attrs ops.Attrs
 	}{
-		{"silu", false, func(x, _ float64) float64 { return x * sig(x) }},
-		{"gelu", false, func(x, _ float64) float64 { return 0.5 * x * (1 + math.Erf(x/math.Sqrt2)) }},
+		{"silu", false, func(x, _ float64) float64 { return x * sig(x) }, nil},
+		{"gelu", false, func(x, _ float64) float64 { return 0.5 * x * (1 + math.Erf(x/math.Sqrt2)) }, nil},
 		{"gelu_tanh", false, func(x, _ float64) float64 {
 			return 0.5 * x * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(x+0.044715*x*x*x)))
-		}},
-		{"relu", false, func(x, _ float64) float64 { return math.Max(0, x) }},
-		{"add", true, func(x, y float64) float64 { return x + y }},
-		{"mul", true, func(x, y float64) float64 { return x * y }},
-		{"swiglu", true, func(x, y float64) float64 { return x * sig(x) * y }},
-		{"geglu", true, func(x, y float64) float64 { return 0.5 * x * (1 + math.Erf(x/math.Sqrt2)) * y }},
+		}, nil},
+		{"relu", false, func(x, _ float64) float64 { return math.Max(0, x) }, nil},
+		{"add", true, func(x, y float64) float64 { return x + y }, nil},
+		{"mul", true, func(x, y float64) float64 { return x * y }, nil},
+		{"swiglu", true, func(x, y float64) float64 { return x * sig(x) * y }, nil},
+		{"geglu", true, func(x, y float64) float64 { return 0.5 * x * (1 + math.Erf(x/math.Sqrt2)) * y }, nil},
+		{"geglu", true, func(x, y float64) float64 { return gtanh(x) * y }, ops.Attrs{"gelu": "tanh"}},
+		{"scale", false, func(x, _ float64) float64 { return x * -2.5 }, ops.Attrs{"by": -2.5}},
 	} {
-		t.Run(tc.op, func(t *testing.T) {
+		t.Run(fmt.Sprint(tc.op, tc.attrs), func(t *testing.T) {
 			out := tensor.NewF32("out", rows, cols)
 			ins := []*tensor.Tensor{act2("a", rows, cols, a)}
 			if tc.two {
 				ins = append(ins, act2("b", rows, cols, b))
 			}
-			run(t, reg, tc.op, nil, nil, []*tensor.Tensor{out}, ins...)
+			run(t, reg, tc.op, nil, tc.attrs, []*tensor.Tensor{out}, ins...)
 			want := make([]float32, rows*cols)
 			for i := range want {
 				want[i] = float32(tc.want(float64(a[i]), float64(b[i])))
@@ -276,7 +281,7 @@ func TestAttention(t *testing.T) {
 		out := tensor.NewF32("out", n, heads*hd)
 		run(t, reg, "attention", step, ops.Attrs{"heads": int64(heads), "kv_heads": int64(kvh), "alibi": alibi}, []*tensor.Tensor{out},
 			act2("q", n, heads*hd, q), act2("k", n, kvh*hd, k), act2("v", n, kvh*hd, v))
-		slopes := alibiSlopes(heads)
+		slopes := alibiSlopes(heads, 8)
 		want := make([]float32, n*heads*hd)
 		for ti := 0; ti < n; ti++ {
 			for h := 0; h < heads; h++ {
@@ -317,9 +322,39 @@ func TestAttention(t *testing.T) {
 		near(t, "attention", out.F32(), want, 1e-5)
 	}
 	// ALiBi slopes for 8 heads are 2^-1 ... 2^-8 (Press et al.).
-	for h, s := range alibiSlopes(8) {
-		if w := math.Pow(2, -float64(h+1)); math.Abs(float64(s)-w) > 1e-7 {
-			t.Errorf("alibi slope %d = %v, want %v", h, s, w)
+}
+
+// TestALiBiSlopes checks the slopes against Press et al.'s published
+// recipe (their get_slopes): 2^(-8/n·(h+1)) for a power of two n; for
+// other counts, the slopes of the largest power of two below, then every
+// other slope of twice that count. max_bias replaces the 8 (MPT's
+// alibi_bias_max, BLOOM's and llama.cpp's max_bias).
+func TestALiBiSlopes(t *testing.T) {
+	p := func(e ...float64) []float64 {
+		out := make([]float64, len(e))
+		for i, x := range e {
+			out[i] = math.Pow(2, x)
+		}
+		return out
+	}
+	cases := []struct {
+		heads   int
+		maxBias float64
+		want    []float64
+	}{
+		{8, 8, p(-1, -2, -3, -4, -5, -6, -7, -8)},
+		{4, 8, p(-2, -4, -6, -8)},
+		{12, 8, p(-1, -2, -3, -4, -5, -6, -7, -8, -0.5, -1.5, -2.5, -3.5)},
+		{6, 8, p(-2, -4, -6, -8, -1, -3)},
+		{4, 16, p(-4, -8, -12, -16)},
+		{3, 8, p(-4, -8, -2)},
+	}
+	for _, c := range cases {
+		got := alibiSlopes(c.heads, c.maxBias)
+		for h := range c.want {
+			if math.Abs(float64(got[h])-c.want[h]) > 1e-7*c.want[h] {
+				t.Errorf("heads=%d max_bias=%g: slope %d = %v, want %v", c.heads, c.maxBias, h, got[h], c.want[h])
+			}
 		}
 	}
 }
