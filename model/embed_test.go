@@ -22,14 +22,8 @@ import (
 // embedGolden is testdata/bert-embed.json: llama-embedding's output
 // (--embd-normalize -1) on a random-weight BERT that `weft synth` makes.
 type embedGolden struct {
-	Synth struct {
-		Spec  string         `json:"spec"`
-		Seed  uint64         `json:"seed"`
-		DType string         `json:"dtype"`
-		Vocab string         `json:"vocab"` // under ../shared
-		Set   map[string]any `json:"set"`
-	} `json:"synth"`
-	SHA256 string `json:"sha256"`
+	Synth  synthRecipe `json:"synth"`
+	SHA256 string      `json:"sha256"`
 	Cases  []struct {
 		Text   string      `json:"text"`
 		Tokens []int       `json:"tokens"`
@@ -39,11 +33,25 @@ type embedGolden struct {
 	} `json:"cases"`
 }
 
-// synthGolden rebuilds the golden's model (as `weft synth` does) in a
+// synthRecipe is how a reference's random-weight model was made: the
+// arguments of `weft synth`.
+type synthRecipe struct {
+	Spec  string         `json:"spec"`
+	Seed  uint64         `json:"seed"`
+	DType string         `json:"dtype"`
+	Vocab string         `json:"vocab"` // under ../shared; "" for synth's own
+	Set   map[string]any `json:"set"`
+}
+
+// synthGolden rebuilds a reference's model (as `weft synth` does) in a
 // temporary folder and checks that it is byte for byte the file llama.cpp
-// ran.
-func synthGolden(t *testing.T, g *embedGolden) string {
+// ran (sha256).
+func synthGolden(t *testing.T, r synthRecipe, sha string) string {
 	t.Helper()
+	g := struct {
+		Synth  synthRecipe
+		SHA256 string
+	}{r, sha}
 	sp, err := specs.LoadBuiltin(g.Synth.Spec)
 	if err != nil {
 		t.Fatal(err)
@@ -128,7 +136,7 @@ func TestEmbedMatchesLlamaCpp(t *testing.T) {
 	if err := json.Unmarshal(data, &g); err != nil {
 		t.Fatal(err)
 	}
-	path := synthGolden(t, &g)
+	path := synthGolden(t, g.Synth, g.SHA256)
 	m, err := model.Load(model.Options{Path: path})
 	if err != nil {
 		t.Fatal(err)
