@@ -54,7 +54,13 @@ func TestArchitecturesMatchLlamaCpp(t *testing.T) {
 			if m.Spec.Name != g.Synth.Spec {
 				t.Fatalf("picked spec %s for architecture %s, want %s", m.Spec.Name, m.Checkpoint.Arch(), g.Synth.Spec)
 			}
-			closeVecs(t, name+" logits", teacherForced(t, m, g.Tokens), g.Logits, 1e-4)
+			got := teacherForced(t, m, g.Tokens)
+			for i := range got {
+				if i < len(g.Logits) && len(g.Logits[i]) < len(got[i]) {
+					got[i] = got[i][:len(g.Logits[i])] // a large vocabulary's reference keeps the first columns
+				}
+			}
+			closeVecs(t, name+" logits", got, g.Logits, 1e-4)
 		})
 	}
 }
