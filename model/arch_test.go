@@ -13,6 +13,7 @@ import (
 	"github.com/weftrun/weft/kernels/cpu"
 	"github.com/weftrun/weft/model"
 	"github.com/weftrun/weft/scheduler"
+	"github.com/weftrun/weft/specs"
 )
 
 // archGolden is one file of testdata/arch: llama.cpp's teacher-forced
@@ -50,7 +51,20 @@ func TestArchitecturesMatchLlamaCpp(t *testing.T) {
 				t.Fatal(err)
 			}
 			path := synthGolden(t, g.Synth, g.SHA256)
-			m, err := model.Load(model.Options{Path: path})
+			// Structure choices are not in the GGUF's metadata (llama.cpp
+			// looks for optional tensors): pass them as `weft run --set`
+			// would. Params come from the metadata.
+			sp, err := specs.LoadBuiltin(g.Synth.Spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			set := map[string]any{}
+			for _, c := range sp.Structure {
+				if v, ok := g.Synth.Set[c.Name]; ok {
+					set[c.Name] = v
+				}
+			}
+			m, err := model.Load(model.Options{Path: path, Set: set})
 			if err != nil {
 				t.Fatal(err)
 			}

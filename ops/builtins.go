@@ -36,11 +36,11 @@ func builtinDefs() []*Def {
 			RowWise: true, Shape: shapeLinear},
 		{Name: "rms_norm", Doc: "RMSNorm: x / sqrt(mean(x²) + eps) ⊙ w.",
 			Inputs: []Port{{Name: "x"}, {Name: "w", Weight: true, Optional: true}}, Outputs: outPort, RowWise: true,
-			Attrs: []AttrDef{{Name: "eps", Type: AttrFloat, Default: 1e-5, Doc: "added to the mean square"}},
+			Attrs: []AttrDef{{Name: "eps", Type: AttrFloat, Default: 1e-5, Doc: "added to the mean square"}, normGroups},
 			Shape: shapeNorm},
 		{Name: "layer_norm", Doc: "LayerNorm: (x - mean) / sqrt(var + eps) ⊙ w + b.",
 			Inputs: []Port{{Name: "x"}, {Name: "w", Weight: true, Optional: true}, {Name: "b", Weight: true, Optional: true}}, Outputs: outPort, RowWise: true,
-			Attrs: []AttrDef{{Name: "eps", Type: AttrFloat, Default: 1e-5, Doc: "added to the variance"}},
+			Attrs: []AttrDef{{Name: "eps", Type: AttrFloat, Default: 1e-5, Doc: "added to the variance"}, normGroups},
 			Shape: shapeNorm},
 		{Name: "rope", Doc: "Rotary position embedding applied per head at each token's position.",
 			Inputs: []Port{{Name: "x"}, {Name: "pos"}}, Outputs: outPort,
@@ -102,6 +102,11 @@ func builtinDefs() []*Def {
 			Shape: shapeGather},
 	}
 }
+
+// normGroups makes a norm per head: each row is cut into groups equal
+// slices, each normalised on its own (QK-norm per head).
+var normGroups = AttrDef{Name: "groups", Type: AttrInt, Default: int64(1),
+	Doc: "normalise each of this many equal slices of a row on its own (per-head QK-norm); the weight is [features], [groups, features/groups] or one [features/groups] slice shared by every group"}
 
 var attentionAttrs = []AttrDef{
 	{Name: "heads", Type: AttrInt, Required: true, Doc: "query heads"},
@@ -203,12 +208,23 @@ func shapeNorm(in []*Type, a Attrs) ([]Type, error) {
 	if err := act(x, "x"); err != nil {
 		return nil, err
 	}
+	f := x.Shape.Last()
+	g := a.Int("groups")
+	if g < 1 || f%g != 0 {
+		return nil, fmt.Errorf("groups=%d does not divide the %d features", g, f)
+	}
 	for i := 1; i < len(in); i++ {
-		if in[i] == nil {
+		w := in[i]
+		if w == nil {
 			continue
 		}
-		if len(in[i].Shape) != 1 || in[i].Shape[0] != x.Shape[1] || in[i].DType != tensor.F32 {
-			return nil, fmt.Errorf("norm weight %d is %s, want f32[%s]", i, in[i], x.Shape[1])
+		ok := w.DType == tensor.F32 && (len(w.Shape) == 1 && (w.Shape[0].N == f || w.Shape[0].N == f/g) ||
+			len(w.Shape) == 2 && w.Shape[0].N == g && w.Shape[1].N == f/g)
+		if !ok {
+			if g == 1 {
+				return nil, fmt.Errorf("norm weight %d is %s, want f32[%s]", i, w, x.Shape[1])
+			}
+			return nil, fmt.Errorf("norm weight %d is %s, want f32[%d], f32[%d %d] or f32[%d]", i, w, f, g, f/g, f/g)
 		}
 	}
 	return []Type{*x}, nil

@@ -97,22 +97,38 @@ func optF32(c *Call, i int) []float32 {
 
 func kRMSNorm(c *Call) error {
 	x, out, w := f32(c.In[0]), f32(c.Out[0]), optF32(c, 1)
-	d := c.In[0].Shape[1]
+	d, g := normSlices(c)
 	eps := float32(c.Attrs.Float("eps"))
-	for t := 0; t < ops.Rows(c.In[0]); t++ {
-		cpu.RMSNorm(out[t*d:(t+1)*d], x[t*d:(t+1)*d], w, eps)
+	for r := 0; r < ops.Rows(c.In[0])*g; r++ {
+		cpu.RMSNorm(out[r*d:(r+1)*d], x[r*d:(r+1)*d], groupSlice(w, r%g, d), eps)
 	}
 	return nil
 }
 
 func kLayerNorm(c *Call) error {
 	x, out, w, b := f32(c.In[0]), f32(c.Out[0]), optF32(c, 1), optF32(c, 2)
-	d := c.In[0].Shape[1]
+	d, g := normSlices(c)
 	eps := float32(c.Attrs.Float("eps"))
-	for t := 0; t < ops.Rows(c.In[0]); t++ {
-		cpu.LayerNorm(out[t*d:(t+1)*d], x[t*d:(t+1)*d], w, b, eps)
+	for r := 0; r < ops.Rows(c.In[0])*g; r++ {
+		cpu.LayerNorm(out[r*d:(r+1)*d], x[r*d:(r+1)*d], groupSlice(w, r%g, d), groupSlice(b, r%g, d), eps)
 	}
 	return nil
+}
+
+// normSlices returns the width of the slices a norm normalises and how
+// many there are per row (the groups attribute; 1: the whole row).
+func normSlices(c *Call) (width, groups int) {
+	g := max(c.Attrs.Int("groups"), 1)
+	return c.In[0].Shape[1] / g, g
+}
+
+// groupSlice returns group i's d weights: its slice of a per-group weight,
+// or the whole of a weight shared by every group (nil stays nil).
+func groupSlice(w []float32, i, d int) []float32 {
+	if w == nil || len(w) == d {
+		return w
+	}
+	return w[i*d : (i+1)*d]
 }
 
 // ropeSpec is RoPE's configuration decoded from attributes.

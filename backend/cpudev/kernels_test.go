@@ -175,6 +175,57 @@ func TestNorms(t *testing.T) {
 	near(t, "layer_norm", out.F32(), want, 1e-5)
 }
 
+// TestGroupedNorms: with groups=G each of a row's G slices is normalised
+// on its own (per-head QK-norm), by a per-group or a shared weight.
+func TestGroupedNorms(t *testing.T) {
+	reg := ops.Builtins()
+	r := rand.New(rand.NewPCG(13, 14))
+	const rows, g, hd = 3, 4, 8
+	const d = g * hd
+	x, wAll, wShared, b := randVec(r, rows*d), randVec(r, d), randVec(r, hd), randVec(r, d)
+	eps := 1e-6
+	for _, tc := range []struct {
+		op     string
+		w      *tensor.Tensor
+		weight func(j int) float64
+	}{
+		{"rms_norm", tensor.FromF32("w", wAll, g, hd), func(j int) float64 { return float64(wAll[j]) }},
+		{"rms_norm", tensor.FromF32("w", wShared, hd), func(j int) float64 { return float64(wShared[j%hd]) }},
+		{"layer_norm", tensor.FromF32("w", wAll, d), func(j int) float64 { return float64(wAll[j]) }},
+	} {
+		out := tensor.NewF32("out", rows, d)
+		ins := []*tensor.Tensor{act2("x", rows, d, x), tc.w}
+		if tc.op == "layer_norm" {
+			ins = append(ins, tensor.FromF32("b", b, d))
+		}
+		run(t, reg, tc.op, nil, ops.Attrs{"eps": eps, "groups": int64(g)}, []*tensor.Tensor{out}, ins...)
+		want := make([]float32, rows*d)
+		for row := 0; row < rows; row++ {
+			for h := 0; h < g; h++ {
+				seg := x[row*d+h*hd : row*d+(h+1)*hd]
+				var mean, ss float64
+				if tc.op == "layer_norm" {
+					for _, v := range seg {
+						mean += float64(v) / hd
+					}
+				}
+				for _, v := range seg {
+					ss += (float64(v) - mean) * (float64(v) - mean) / hd
+				}
+				for j, v := range seg {
+					k := h*hd + j
+					y := (float64(v) - mean) / math.Sqrt(ss+eps) * tc.weight(k)
+					if tc.op == "layer_norm" {
+						y += float64(b[k])
+					}
+					want[row*d+k] = float32(y)
+				}
+			}
+		}
+		near(t, fmt.Sprint(tc.op, tc.w.Shape), out.F32(), want, 1e-5)
+	}
+}
+
 func TestLinear(t *testing.T) {
 	reg := ops.Builtins()
 	r := rand.New(rand.NewPCG(5, 6))
