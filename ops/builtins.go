@@ -74,6 +74,10 @@ func builtinDefs() []*Def {
 			Inputs: []Port{{Name: "gate"}, {Name: "up"}}, Outputs: outPort, RowWise: true,
 			Attrs: []AttrDef{{Name: "gelu", Type: AttrString, Default: "erf", Enum: []string{"erf", "tanh"}, Doc: "GELU form: exact (erf) or the tanh approximation (gemma's gelu_pytorch_tanh)"}},
 			Shape: shapeSame2},
+		{Name: "clamp", Doc: "Limits every element to [-limit, limit] (MPT's clamp_kqv; 0: no limit).",
+			Inputs: x1("x"), Outputs: outPort, RowWise: true,
+			Attrs: []AttrDef{{Name: "limit", Type: AttrFloat, Required: true, Doc: "the bound; 0 leaves x unchanged"}},
+			Shape: shapeClamp},
 		{Name: "scale", Doc: "Multiplies every element by a constant: out = x · by (e.g. gemma's embedding scale √hidden).",
 			Inputs: x1("x"), Outputs: outPort, RowWise: true,
 			Attrs: []AttrDef{{Name: "by", Type: AttrFloat, Required: true, Doc: "the constant factor"}},
@@ -241,6 +245,13 @@ func positions(t *Type) error {
 func shapeScale(in []*Type, a Attrs) ([]Type, error) {
 	if by := a.Float("by"); math.IsNaN(by) || math.IsInf(by, 0) {
 		return nil, fmt.Errorf("by=%g must be a finite number", by)
+	}
+	return sameAsFirst(in, a)
+}
+
+func shapeClamp(in []*Type, a Attrs) ([]Type, error) {
+	if l := a.Float("limit"); !(l >= 0) || math.IsInf(l, 0) {
+		return nil, fmt.Errorf("limit=%g must be a finite number ≥ 0", l)
 	}
 	return sameAsFirst(in, a)
 }

@@ -57,6 +57,7 @@ var kernels = map[string]Kernel{
 	"swiglu":         binaryKernel(cpu.SwiGLU),
 	"geglu":          kGeGLU,
 	"scale":          kScale,
+	"clamp":          kClamp,
 	"split":          kSplit,
 	"take":           kTake,
 	"sinusoidal":     kSinusoidal,
@@ -96,6 +97,21 @@ func kGeGLU(c *Call) error {
 		cpu.GELU(out[:n])
 	}
 	cpu.Mul(out[:n], out[:n], u[:n])
+	return nil
+}
+
+// kClamp writes out = min(max(x, -limit), limit); limit 0 copies x.
+func kClamp(c *Call) error {
+	x, out := f32(c.In[0]), f32(c.Out[0])
+	n := ops.Rows(c.In[0]) * c.In[0].Shape[len(c.In[0].Shape)-1]
+	l := float32(c.Attrs.Float("limit"))
+	if l == 0 {
+		copy(out[:n], x[:n])
+		return nil
+	}
+	for i, v := range x[:n] {
+		out[i] = min(max(v, -l), l)
+	}
 	return nil
 }
 

@@ -103,6 +103,8 @@ func TestElementwiseOps(t *testing.T) {
 		{"geglu", true, func(x, y float64) float64 { return 0.5 * x * (1 + math.Erf(x/math.Sqrt2)) * y }, nil},
 		{"geglu", true, func(x, y float64) float64 { return gtanh(x) * y }, ops.Attrs{"gelu": "tanh"}},
 		{"scale", false, func(x, _ float64) float64 { return x * -2.5 }, ops.Attrs{"by": -2.5}},
+		{"clamp", false, func(x, _ float64) float64 { return math.Min(math.Max(x, -0.5), 0.5) }, ops.Attrs{"limit": 0.5}},
+		{"clamp", false, func(x, _ float64) float64 { return x }, ops.Attrs{"limit": 0.0}},
 	} {
 		t.Run(fmt.Sprint(tc.op, tc.attrs), func(t *testing.T) {
 			out := tensor.NewF32("out", rows, cols)
