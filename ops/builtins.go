@@ -99,8 +99,13 @@ func builtinDefs() []*Def {
 			Inputs: []Port{{Name: "x"}, {Name: "router", Weight: true}, {Name: "gate", Weight: true},
 				{Name: "up", Weight: true}, {Name: "down", Weight: true}}, Outputs: outPort, RowWise: true,
 			Attrs: []AttrDef{{Name: "top_k", Type: AttrInt, Default: int64(2), Doc: "experts per token"},
-				{Name: "act", Type: AttrString, Default: "silu", Enum: []string{"silu", "gelu", "gelu_tanh", "relu"}, Doc: "gate activation"}},
+				{Name: "act", Type: AttrString, Default: "silu", Enum: []string{"silu", "gelu", "gelu_tanh", "relu"}, Doc: "gate activation"},
+				{Name: "gating", Type: AttrString, Default: "softmax", Enum: []string{"softmax", "sigmoid"}, Doc: "router probabilities: softmax over all experts, or a sigmoid per expert"},
+				{Name: "norm", Type: AttrBool, Default: true, Doc: "rescale the chosen experts' probabilities to sum to 1 (Mixtral); false keeps them (Qwen2-MoE)"}},
 			Shape: shapeMoE},
+		{Name: "sigmoid_gate", Doc: "Scales each row of x by a learned scalar gate: out[t] = x[t] · σ(h[t] · w) (Qwen2-MoE's shared expert).",
+			Inputs: []Port{{Name: "x"}, {Name: "h"}, {Name: "w", Weight: true}}, Outputs: outPort, RowWise: true,
+			Shape: shapeSigmoidGate},
 		{Name: "gather_rows", Doc: "Keeps the rows whose outputs the step wants (inserted by the output-pruning pass).",
 			Inputs: x1("x"), Outputs: outPort,
 			Shape: shapeGather},
@@ -437,6 +442,34 @@ func shapeMoE(in []*Type, a Attrs) ([]Type, error) {
 	}
 	if k := a.Int("top_k"); k < 1 || k > e {
 		return nil, fmt.Errorf("top_k=%d must be in [1, %d]", k, e)
+	}
+	return []Type{*x}, nil
+}
+
+func shapeSigmoidGate(in []*Type, _ Attrs) ([]Type, error) {
+	x, err := need(in, 0, "x")
+	if err != nil {
+		return nil, err
+	}
+	h, err := need(in, 1, "h")
+	if err != nil {
+		return nil, err
+	}
+	w, err := need(in, 2, "w")
+	if err != nil {
+		return nil, err
+	}
+	if err := act(x, "x"); err != nil {
+		return nil, err
+	}
+	if err := act(h, "h"); err != nil {
+		return nil, err
+	}
+	if x.Shape[0] != h.Shape[0] {
+		return nil, fmt.Errorf("x has %s rows, h %s", x.Shape[0], h.Shape[0])
+	}
+	if w.DType != tensor.F32 || len(w.Shape) != 1 || w.Shape[0] != h.Shape[1] {
+		return nil, fmt.Errorf("w is %s, want f32[%s]", w, h.Shape[1])
 	}
 	return []Type{*x}, nil
 }

@@ -133,7 +133,7 @@ func TestErrors(t *testing.T) {
 		{name: "zero eps", src: badBase + "  - x: embedding(emb, tokens)\n  - logits: rms_norm(x, eps=0)\n", pos: "bad.yaml:7:13: ", msg: "logits: rms_norm: eps=0 must be a positive number"},
 		{name: "negative eps", src: badBase + "  - x: embedding(emb, tokens)\n  - logits: layer_norm(x, eps=-1e-6)\n", pos: "bad.yaml:7:13: ", msg: "logits: layer_norm: eps=-1e-06 must be a positive number"},
 		{name: "CEL comment", src: "name: t\nparams:\n  hidden: 8\n  heads: 2\n  hd: hidden // heads\ngraph: []\n", pos: "bad.yaml:5:7: ", msg: `params.hd: "hidden // heads": "//" starts a CEL comment`},
-		{name: "unknown attribute", src: badBase + "  - x: embedding(emb, tokens)\n  - logits: rms_norm(x, epss=1e-5)\n", pos: "bad.yaml:7:25: ", msg: `rms_norm: unknown attribute "epss" (known: eps)`},
+		{name: "unknown attribute", src: badBase + "  - x: embedding(emb, tokens)\n  - logits: rms_norm(x, epss=1e-5)\n", pos: "bad.yaml:7:25: ", msg: `rms_norm: unknown attribute "epss" (known: eps, groups)`},
 		{name: "attribute of wrong type", src: badBase + "  - x: embedding(emb, tokens)\n  - logits: attention(x, x, x, heads=\"four\")\n", pos: "bad.yaml:7:32: ", msg: "attention: attribute heads: want int, got string (four)"},
 		{name: "bool attribute given an int", src: badBase + "  - x: embedding(emb, tokens)\n  - logits: attention(x, x, x, heads=2, causal=1)\n", pos: "bad.yaml:7:41: ", msg: "attention: attribute causal: want bool, got int64 (1)"},
 		{name: "enum attribute", src: badBase + "  - x: embedding(emb, tokens)\n  - logits: rope(x, pos, heads=2, pairing=sideways)\n", pos: "bad.yaml:7:35: ", msg: `rope: attribute pairing = sideways: unknown name "sideways"`},

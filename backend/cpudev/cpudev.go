@@ -58,6 +58,7 @@ var kernels = map[string]Kernel{
 	"geglu":          kGeGLU,
 	"scale":          kScale,
 	"clamp":          kClamp,
+	"sigmoid_gate":   kSigmoidGate,
 	"split":          kSplit,
 	"take":           kTake,
 	"sinusoidal":     kSinusoidal,

@@ -402,7 +402,9 @@ func kMoE(c *Call) error {
 	ffn := c.In[2].Shape[1]
 	topK := c.Attrs.Int("top_k")
 	actFn := map[string]func([]float32){"silu": cpu.SiLU, "gelu": cpu.GELU, "gelu_tanh": cpu.GELUTanh, "relu": cpu.ReLU}[c.Attrs.String("act")]
+	sigmoid, renorm := c.Attrs.String("gating") == "sigmoid", c.Attrs.Bool("norm")
 	logits := make([]float32, experts)
+	ws := make([]float32, topK)
 	g := make([]float32, ffn)
 	u := make([]float32, ffn)
 	y := make([]float32, hidden)
@@ -411,13 +413,26 @@ func kMoE(c *Call) error {
 		if err := cpu.MatMul(c.Pool, logits, router, xt, 1); err != nil {
 			return err
 		}
+		// Router probabilities, the top_k experts by probability, and
+		// their weights (rescaled to sum to 1 with norm).
+		if sigmoid {
+			for i, v := range logits {
+				logits[i] = float32(1 / (1 + math.Exp(-float64(v))))
+			}
+		} else {
+			cpu.Softmax(logits)
+		}
 		chosen := topIndices(logits, topK)
-		// softmax over the chosen experts' logits
-		ws := make([]float32, len(chosen))
+		var sum float32
 		for i, e := range chosen {
 			ws[i] = logits[e]
+			sum += ws[i]
 		}
-		cpu.Softmax(ws)
+		if renorm {
+			for i := range ws {
+				ws[i] /= sum
+			}
+		}
 		ot := out[t*hidden : (t+1)*hidden]
 		for i := range ot {
 			ot[i] = 0
@@ -443,6 +458,23 @@ func kMoE(c *Call) error {
 			for j := range ot {
 				ot[j] += ws[i] * y[j]
 			}
+		}
+	}
+	return nil
+}
+
+// kSigmoidGate writes out[t] = x[t] · σ(h[t] · w).
+func kSigmoidGate(c *Call) error {
+	x, h, w, out := f32(c.In[0]), f32(c.In[1]), f32(c.In[2]), f32(c.Out[0])
+	d, hd := c.In[0].Shape[1], c.In[1].Shape[1]
+	for t := 0; t < ops.Rows(c.In[0]); t++ {
+		var z float64
+		for j, v := range h[t*hd : (t+1)*hd] {
+			z += float64(v) * float64(w[j])
+		}
+		gate := float32(1 / (1 + math.Exp(-z)))
+		for j, v := range x[t*d : (t+1)*d] {
+			out[t*d+j] = v * gate
 		}
 	}
 	return nil

@@ -412,6 +412,10 @@ func TestALiBiSlopes(t *testing.T) {
 	}
 }
 
+// TestMoE checks the mixture against the routing written out: router
+// probabilities by softmax over all experts or a sigmoid each, the two
+// most probable experts, their probabilities rescaled to sum to 1 (norm)
+// or kept as they are.
 func TestMoE(t *testing.T) {
 	reg := ops.Builtins()
 	r := rand.New(rand.NewPCG(11, 12))
@@ -419,10 +423,6 @@ func TestMoE(t *testing.T) {
 	x := randVec(r, hidden)
 	router := randVec(r, experts*hidden)
 	gate, up, down := randVec(r, experts*ffn*hidden), randVec(r, experts*ffn*hidden), randVec(r, experts*hidden*ffn)
-	out := tensor.NewF32("out", 1, hidden)
-	run(t, reg, "moe", nil, ops.Attrs{"top_k": int64(topK)}, []*tensor.Tensor{out}, act2("x", 1, hidden, x),
-		tensor.FromF32("router", router, experts, hidden), tensor.FromF32("gate", gate, experts, ffn, hidden),
-		tensor.FromF32("up", up, experts, ffn, hidden), tensor.FromF32("down", down, experts, hidden, ffn))
 	logit := make([]float64, experts)
 	for e := range logit {
 		for i := 0; i < hidden; i++ {
@@ -441,28 +441,67 @@ func TestMoE(t *testing.T) {
 			e2 = e
 		}
 	}
-	w1 := 1 / (1 + math.Exp(logit[e2]-logit[e1]))
-	want := make([]float32, hidden)
-	for _, c := range []struct {
-		e int
-		w float64
-	}{{e1, w1}, {e2, 1 - w1}} {
-		h := make([]float64, ffn)
-		for f := 0; f < ffn; f++ {
-			var g, u float64
-			for i := 0; i < hidden; i++ {
-				g += float64(gate[(c.e*ffn+f)*hidden+i]) * float64(x[i])
-				u += float64(up[(c.e*ffn+f)*hidden+i]) * float64(x[i])
-			}
-			h[f] = g / (1 + math.Exp(-g)) * u
-		}
-		for o := 0; o < hidden; o++ {
-			var s float64
+	var z float64
+	for _, l := range logit {
+		z += math.Exp(l)
+	}
+	sig := func(v float64) float64 { return 1 / (1 + math.Exp(-v)) }
+	for _, tc := range []struct {
+		gating string
+		norm   bool
+		w1, w2 float64
+	}{
+		{"softmax", true, math.Exp(logit[e1]) / (math.Exp(logit[e1]) + math.Exp(logit[e2])), math.Exp(logit[e2]) / (math.Exp(logit[e1]) + math.Exp(logit[e2]))},
+		{"softmax", false, math.Exp(logit[e1]) / z, math.Exp(logit[e2]) / z},
+		{"sigmoid", false, sig(logit[e1]), sig(logit[e2])},
+		{"sigmoid", true, sig(logit[e1]) / (sig(logit[e1]) + sig(logit[e2])), sig(logit[e2]) / (sig(logit[e1]) + sig(logit[e2]))},
+	} {
+		out := tensor.NewF32("out", 1, hidden)
+		run(t, reg, "moe", nil, ops.Attrs{"top_k": int64(topK), "gating": tc.gating, "norm": tc.norm}, []*tensor.Tensor{out}, act2("x", 1, hidden, x),
+			tensor.FromF32("router", router, experts, hidden), tensor.FromF32("gate", gate, experts, ffn, hidden),
+			tensor.FromF32("up", up, experts, ffn, hidden), tensor.FromF32("down", down, experts, hidden, ffn))
+		want := make([]float32, hidden)
+		for _, c := range []struct {
+			e int
+			w float64
+		}{{e1, tc.w1}, {e2, tc.w2}} {
+			h := make([]float64, ffn)
 			for f := 0; f < ffn; f++ {
-				s += float64(down[(c.e*hidden+o)*ffn+f]) * h[f]
+				var g, u float64
+				for i := 0; i < hidden; i++ {
+					g += float64(gate[(c.e*ffn+f)*hidden+i]) * float64(x[i])
+					u += float64(up[(c.e*ffn+f)*hidden+i]) * float64(x[i])
+				}
+				h[f] = g / (1 + math.Exp(-g)) * u
 			}
-			want[o] += float32(c.w * s)
+			for o := 0; o < hidden; o++ {
+				var s float64
+				for f := 0; f < ffn; f++ {
+					s += float64(down[(c.e*hidden+o)*ffn+f]) * h[f]
+				}
+				want[o] += float32(c.w * s)
+			}
+		}
+		near(t, fmt.Sprintf("moe gating=%s norm=%v", tc.gating, tc.norm), out.F32(), want, 1e-4)
+	}
+}
+
+// TestSigmoidGate: out[t] = x[t] · σ(h[t] · w), written out.
+func TestSigmoidGate(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	const rows, d, hd = 3, 5, 4
+	x, h, w := randVec(r, rows*d), randVec(r, rows*hd), randVec(r, hd)
+	out := tensor.NewF32("out", rows, d)
+	run(t, ops.Builtins(), "sigmoid_gate", nil, nil, []*tensor.Tensor{out}, act2("x", rows, d, x), act2("h", rows, hd, h), tensor.FromF32("w", w, hd))
+	want := make([]float32, rows*d)
+	for row := 0; row < rows; row++ {
+		var z float64
+		for j := 0; j < hd; j++ {
+			z += float64(h[row*hd+j]) * float64(w[j])
+		}
+		for j := 0; j < d; j++ {
+			want[row*d+j] = float32(float64(x[row*d+j]) / (1 + math.Exp(-z)))
 		}
 	}
-	near(t, "moe", out.F32(), want, 1e-4)
+	near(t, "sigmoid_gate", out.F32(), want, 1e-6)
 }
