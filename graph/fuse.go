@@ -163,6 +163,9 @@ func fuseRoPEAttention(g *Graph, reg *ops.Registry) error {
 			continue
 		}
 		rq, rk := q.Producer, k.Producer
+		if scaledRoPE(rq) || scaledRoPE(rk) {
+			continue // rope_attention has plain RoPE only
+		}
 		if rq.Inputs[1] != rk.Inputs[1] || rq.Attrs.Int("dim") != rk.Attrs.Int("dim") ||
 			rq.Attrs.Float("base") != rk.Attrs.Float("base") || rq.Attrs.String("pairing") != rk.Attrs.String("pairing") {
 			continue
@@ -190,6 +193,18 @@ func fuseRoPEAttention(g *Graph, reg *ops.Registry) error {
 		g.replaceUses(n.Outputs[0], nn.Outputs[0])
 	}
 	return nil
+}
+
+// scaledRoPE reports whether a rope node scales its angles (factors or
+// non-default scaling attributes).
+func scaledRoPE(n *Node) bool {
+	if len(n.Inputs) > 2 && n.Inputs[2] != nil {
+		return true
+	}
+	a := n.Attrs
+	has := func(k string) bool { _, ok := a[k]; return ok }
+	return has("freq_scale") && a.Float("freq_scale") != 1 || has("ext_factor") && a.Float("ext_factor") != 0 ||
+		has("attn_factor") && a.Float("attn_factor") != 1
 }
 
 func fuseGatedFFN(g *Graph, reg *ops.Registry) error {

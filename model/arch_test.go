@@ -2,7 +2,6 @@ package model_test
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,7 +46,7 @@ func TestArchitecturesMatchLlamaCpp(t *testing.T) {
 				t.Fatal(err)
 			}
 			var g archGolden
-			if err := json.Unmarshal(data, &g); err != nil {
+			if err := decodeGolden(data, &g); err != nil {
 				t.Fatal(err)
 			}
 			path := synthGolden(t, g.Synth, g.SHA256)

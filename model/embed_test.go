@@ -1,6 +1,7 @@
 package model_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -58,8 +59,12 @@ func synthGolden(t *testing.T, r synthRecipe, sha string) string {
 	}
 	set := map[string]any{}
 	for k, v := range g.Synth.Set {
-		if f, ok := v.(float64); ok && f == math.Trunc(f) {
-			v = int64(f)
+		if n, ok := v.(json.Number); ok { // 4 is an int, 4.0 a float, as `weft synth --set` reads them
+			if i, err := n.Int64(); err == nil {
+				v = i
+			} else if v, err = n.Float64(); err != nil {
+				t.Fatalf("set %s: %v", k, err)
+			}
 		}
 		set[k] = v
 	}
@@ -133,7 +138,7 @@ func TestEmbedMatchesLlamaCpp(t *testing.T) {
 		t.Fatal(err)
 	}
 	var g embedGolden
-	if err := json.Unmarshal(data, &g); err != nil {
+	if err := decodeGolden(data, &g); err != nil {
 		t.Fatal(err)
 	}
 	path := synthGolden(t, g.Synth, g.SHA256)
@@ -213,4 +218,12 @@ func equalInts(a, b []int) bool {
 		}
 	}
 	return true
+}
+
+// decodeGolden reads a reference file, keeping the synth recipe's numbers
+// as written (json.Number).
+func decodeGolden(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	return dec.Decode(v)
 }

@@ -43,13 +43,19 @@ func builtinDefs() []*Def {
 			Attrs: []AttrDef{{Name: "eps", Type: AttrFloat, Default: 1e-5, Doc: "added to the variance"}, normGroups},
 			Shape: shapeNorm},
 		{Name: "rope", Doc: "Rotary position embedding applied per head at each token's position.",
-			Inputs: []Port{{Name: "x"}, {Name: "pos"}}, Outputs: outPort,
+			Inputs: []Port{{Name: "x"}, {Name: "pos"}, {Name: "factors", Weight: true, Optional: true, Doc: "per-pair frequency divisors, f32[dim/2] (Llama 3.1's rope_freqs)"}}, Outputs: outPort,
 			Attrs: []AttrDef{
 				{Name: "heads", Type: AttrInt, Required: true, Doc: "heads packed in the row"},
 				{Name: "dim", Type: AttrInt, Default: int64(0), Doc: "rotated features per head (0: the whole head)"},
 				{Name: "base", Type: AttrFloat, Default: 10000.0, Doc: "frequency base θ"},
 				{Name: "pairing", Type: AttrString, Default: "adjacent", Enum: []string{"adjacent", "rotate_half"},
 					Doc: "adjacent pairs (x[2j], x[2j+1]): llama.cpp's NORM rope (llama, mistral, mixtral GGUFs, llama2.c); or (x[j], x[j+d/2]): HF's rotate-half, kept by every HF checkpoint and by the GGUFs of NEOX-rope architectures (qwen2, phi2/3, falcon, gemma, gptneox, stablelm...)"},
+				{Name: "freq_scale", Type: AttrFloat, Default: 1.0, Doc: "multiplies every angle: 1/factor for linear scaling and YaRN"},
+				{Name: "ext_factor", Type: AttrFloat, Default: 0.0, Doc: "YaRN's ramp back to the unscaled angle for high frequencies (0: off, 1: YaRN)"},
+				{Name: "attn_factor", Type: AttrFloat, Default: 1.0, Doc: "scales cos and sin (YaRN multiplies in 1 + 0.1 ln(1/freq_scale) when ext_factor ≠ 0)"},
+				{Name: "beta_fast", Type: AttrFloat, Default: 32.0, Doc: "YaRN: rotations over orig_ctx where the ramp starts"},
+				{Name: "beta_slow", Type: AttrFloat, Default: 1.0, Doc: "YaRN: rotations over orig_ctx where the ramp ends"},
+				{Name: "orig_ctx", Type: AttrInt, Default: int64(0), Doc: "YaRN: the context the model was trained on"},
 			},
 			Shape: shapeRoPE},
 		{Name: "attention", Doc: "Scaled dot-product attention with grouped KV heads; appends k/v to the KV cache and attends over each token's sequence.",
@@ -281,8 +287,23 @@ func shapeRoPE(in []*Type, a Attrs) ([]Type, error) {
 		return nil, fmt.Errorf("heads=%d does not divide the %d features", h, x.Shape.Last())
 	}
 	hd := x.Shape.Last() / h
-	if d := a.Int("dim"); d < 0 || d > hd || d%2 != 0 {
+	d := a.Int("dim")
+	if d < 0 || d > hd || d%2 != 0 {
 		return nil, fmt.Errorf("dim=%d must be even and at most the head size %d", d, hd)
+	}
+	if d == 0 {
+		d = hd
+	}
+	if len(in) > 2 && in[2] != nil {
+		if f := in[2]; f.DType != tensor.F32 || len(f.Shape) != 1 || f.Shape[0].N != d/2 {
+			return nil, fmt.Errorf("factors is %s, want f32[%d] (one per rotated pair)", f, d/2)
+		}
+	}
+	if fs := a.Float("freq_scale"); !(fs > 0) || math.IsInf(fs, 0) {
+		return nil, fmt.Errorf("freq_scale=%g must be a positive number", fs)
+	}
+	if a.Float("ext_factor") != 0 && a.Int("orig_ctx") <= 0 {
+		return nil, fmt.Errorf("YaRN (ext_factor=%g) needs orig_ctx, the trained context", a.Float("ext_factor"))
 	}
 	return []Type{*x}, nil
 }

@@ -136,6 +136,7 @@ type ropeSpec struct {
 	headDim, dim int
 	base         float32
 	pairing      int
+	scaling      *cpu.RoPEScaling // nil: plain RoPE
 }
 
 // ropeOf decodes rope attributes (named dimKey and baseKey: "dim"/"base"
@@ -155,6 +156,10 @@ func ropeOf(a ops.Attrs, headDim int, dimKey, baseKey string) ropeSpec {
 func (r ropeSpec) apply(x []float32, n, heads int, pos []int32) {
 	d := heads * r.headDim
 	for t := 0; t < n; t++ {
+		if r.scaling != nil {
+			cpu.RoPEExt(x[t*d:(t+1)*d], int(pos[t]), heads, r.headDim, r.dim, r.base, r.pairing, r.scaling)
+			continue
+		}
 		cpu.RoPE(x[t*d:(t+1)*d], int(pos[t]), heads, r.headDim, r.dim, r.base, r.pairing)
 	}
 }
@@ -165,7 +170,19 @@ func kRoPE(c *Call) error {
 	heads := c.Attrs.Int("heads")
 	n := ops.Rows(c.In[0])
 	copy(out[:n*d], x[:n*d])
-	ropeOf(c.Attrs, d/heads, "dim", "base").apply(out, n, heads, i32(c.In[1]))
+	r := ropeOf(c.Attrs, d/heads, "dim", "base")
+	a := c.Attrs
+	if f := optF32(c, 2); f != nil || a.Float("freq_scale") != 1 || a.Float("ext_factor") != 0 || a.Float("attn_factor") != 1 {
+		if c.State == nil {
+			c.State = &cpu.RoPEScaling{}
+		}
+		s := c.State.(*cpu.RoPEScaling)
+		*s = cpu.RoPEScaling{FreqScale: float32(a.Float("freq_scale")), ExtFactor: float32(a.Float("ext_factor")),
+			AttnFactor: float32(a.Float("attn_factor")), BetaFast: float32(a.Float("beta_fast")), BetaSlow: float32(a.Float("beta_slow")),
+			OrigCtx: a.Int("orig_ctx"), Factors: f}
+		r.scaling = s
+	}
+	r.apply(out, n, heads, i32(c.In[1]))
 	return nil
 }
 
