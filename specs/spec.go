@@ -79,6 +79,10 @@ type WeightDecl struct {
 type NameRule struct {
 	tmpl       *template
 	Transforms []*Transform
+	// Stack, when set, is a count n: the name (a template over e) is read
+	// for e = 0..n-1, each tensor transformed, and the n tensors stacked
+	// along a new first dimension (HF's per-expert MoE weights).
+	Stack *celExpr
 }
 
 // Transform is a load-time rewrite of a checkpoint tensor.
@@ -342,6 +346,7 @@ func collectLoopVars(nodes map[string]pair, names map[string]bool) {
 		}
 	}
 	names["i"] = true
+	names["e"] = true // the expert index of a stacked weight's name
 }
 
 func (p *parser) param(env *cel.Env, pp pair) (*ParamDecl, error) {
@@ -450,7 +455,7 @@ func (p *parser) nameRules(env *cel.Env, n *yaml.Node, what string) ([]*NameRule
 		}
 		return []*NameRule{{tmpl: t}}, nil
 	case yaml.MappingNode:
-		fields, err := p.mapping(n, what, "name", "transform")
+		fields, err := p.mapping(n, what, "name", "transform", "stack")
 		if err != nil {
 			return nil, err
 		}
@@ -463,6 +468,13 @@ func (p *parser) nameRules(env *cel.Env, n *yaml.Node, what string) ([]*NameRule
 					return nil, err
 				}
 				if r.tmpl, err = compileTemplate(env, s, p.pos(f.v), what); err != nil {
+					return nil, err
+				}
+			case "stack":
+				if f.v.Kind != yaml.ScalarNode {
+					return nil, p.errf(f.v, "%s.stack: want a count, got %s", what, kindName(f.v))
+				}
+				if r.Stack, err = compile(env, f.v.Value, p.pos(f.v), what+".stack"); err != nil {
 					return nil, err
 				}
 			case "transform":
