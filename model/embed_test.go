@@ -42,6 +42,8 @@ type synthRecipe struct {
 	DType string         `json:"dtype"`
 	Vocab string         `json:"vocab"` // under ../shared; "" for synth's own
 	Set   map[string]any `json:"set"`
+	// RandomVectors is --random-vectors: 1-D weights are noisy too.
+	RandomVectors bool `json:"random_vectors"`
 }
 
 // synthGolden rebuilds a reference's model (as `weft synth` does) in a
@@ -76,7 +78,7 @@ func synthGolden(t *testing.T, r synthRecipe, sha string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opt := convert.SynthOptions{DType: dt, Seed: g.Synth.Seed}
+	opt := convert.SynthOptions{DType: dt, Seed: g.Synth.Seed, RandomVectors: g.Synth.RandomVectors}
 	if g.Synth.Vocab != "" {
 		f, err := gguf.Open(filepath.Join(testdata.Shared(t), g.Synth.Vocab))
 		if err != nil {
