@@ -80,6 +80,10 @@ func builtinDefs() []*Def {
 			Inputs: []Port{{Name: "gate"}, {Name: "up"}}, Outputs: outPort, RowWise: true,
 			Attrs: []AttrDef{{Name: "gelu", Type: AttrString, Default: "erf", Enum: []string{"erf", "tanh"}, Doc: "GELU form: exact (erf) or the tanh approximation (gemma's gelu_pytorch_tanh)"}},
 			Shape: shapeSame2},
+		{Name: "softcap", Doc: "Soft-capping: out = cap · tanh(x / cap) (Gemma 2's final logits).",
+			Inputs: x1("x"), Outputs: outPort, RowWise: true,
+			Attrs: []AttrDef{{Name: "cap", Type: AttrFloat, Required: true, Doc: "the bound approached by large values"}},
+			Shape: shapeSoftCap},
 		{Name: "clamp", Doc: "Limits every element to [-limit, limit] (MPT's clamp_kqv; 0: no limit).",
 			Inputs: x1("x"), Outputs: outPort, RowWise: true,
 			Attrs: []AttrDef{{Name: "limit", Type: AttrFloat, Required: true, Doc: "the bound; 0 leaves x unchanged"}},
@@ -132,6 +136,7 @@ var attentionAttrs = []AttrDef{
 	{Name: "max_bias", Type: AttrFloat, Default: 8.0, Doc: "ALiBi's largest slope exponent: head h of n (n rounded down to a power of two p) has slope 2^(-max_bias·(h+1)/p), the rest interleave at 2^(-max_bias·(2(h-p)+1)/(2p))"},
 	{Name: "sinks", Type: AttrInt, Default: int64(0), Doc: "StreamingLLM attention-sink positions kept with window"},
 	{Name: "window", Type: AttrInt, Default: int64(0), Doc: "sliding-window size (0: unlimited)"},
+	{Name: "softcap", Type: AttrFloat, Default: 0.0, Doc: "soft-cap the scaled scores: s → softcap·tanh(s/softcap) (Gemma 2; 0: off)"},
 }
 
 // ---- shape functions ----
@@ -260,6 +265,13 @@ func shapeScale(in []*Type, a Attrs) ([]Type, error) {
 	return sameAsFirst(in, a)
 }
 
+func shapeSoftCap(in []*Type, a Attrs) ([]Type, error) {
+	if c := a.Float("cap"); !(c > 0) || math.IsInf(c, 0) {
+		return nil, fmt.Errorf("cap=%g must be a positive number", c)
+	}
+	return sameAsFirst(in, a)
+}
+
 func shapeClamp(in []*Type, a Attrs) ([]Type, error) {
 	if l := a.Float("limit"); !(l >= 0) || math.IsInf(l, 0) {
 		return nil, fmt.Errorf("limit=%g must be a finite number ≥ 0", l)
@@ -327,6 +339,9 @@ func shapeAttention(in []*Type, a Attrs) ([]Type, error) {
 		}
 	}
 	h, kvh := a.Int("heads"), KVHeads(a)
+	if c := a.Float("softcap"); !(c >= 0) || math.IsInf(c, 0) {
+		return nil, fmt.Errorf("softcap=%g must be a finite number ≥ 0", c)
+	}
 	if h <= 0 || q.Shape.Last()%h != 0 {
 		return nil, fmt.Errorf("heads=%d does not divide q's %d features", h, q.Shape.Last())
 	}

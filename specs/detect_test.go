@@ -24,6 +24,7 @@ func TestForCheckpoint(t *testing.T) {
 		{"qwen2", nil, "qwen2"},
 		{"qwen2moe", nil, "qwen2moe"},
 		{"gemma", nil, "gemma"},
+		{"gemma2", nil, "gemma2"},
 		{"phi2", nil, "phi2"},
 		{"phi3", nil, "phi3"},
 		{"falcon", nil, "falcon"},

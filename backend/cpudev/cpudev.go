@@ -6,6 +6,7 @@ package cpudev
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/weftrun/weft/backend"
 	"github.com/weftrun/weft/graph"
@@ -58,6 +59,7 @@ var kernels = map[string]Kernel{
 	"geglu":          kGeGLU,
 	"scale":          kScale,
 	"clamp":          kClamp,
+	"softcap":        kSoftCap,
 	"sigmoid_gate":   kSigmoidGate,
 	"split":          kSplit,
 	"take":           kTake,
@@ -112,6 +114,17 @@ func kClamp(c *Call) error {
 	}
 	for i, v := range x[:n] {
 		out[i] = min(max(v, -l), l)
+	}
+	return nil
+}
+
+// kSoftCap writes out = cap · tanh(x / cap).
+func kSoftCap(c *Call) error {
+	x, out := f32(c.In[0]), f32(c.Out[0])
+	n := ops.Rows(c.In[0]) * c.In[0].Shape[len(c.In[0].Shape)-1]
+	k := c.Attrs.Float("cap")
+	for i, v := range x[:n] {
+		out[i] = float32(k * math.Tanh(float64(v)/k))
 	}
 	return nil
 }

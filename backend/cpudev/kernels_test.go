@@ -320,7 +320,11 @@ func TestAttention(t *testing.T) {
 	poss := []int32{0, 1, 2, 0, 1}
 	n := len(seqs)
 	q, k, v := randVec(r, n*heads*hd), randVec(r, n*kvh*hd), randVec(r, n*kvh*hd)
-	for _, alibi := range []bool{false, true} {
+	for _, tc := range []struct {
+		alibi   bool
+		softcap float64
+	}{{false, 0}, {true, 0}, {false, 0.3}, {true, 0.3}} {
+		alibi := tc.alibi
 		// Sequence s's positions go to block s; each token sees its
 		// sequence's rows up to its own.
 		cache := NewKVCache([]int{kvh * hd}, KVF32)
@@ -332,7 +336,7 @@ func TestAttention(t *testing.T) {
 			step.Len = append(step.Len, poss[i]+1)
 		}
 		out := tensor.NewF32("out", n, heads*hd)
-		run(t, reg, "attention", step, ops.Attrs{"heads": int64(heads), "kv_heads": int64(kvh), "alibi": alibi}, []*tensor.Tensor{out},
+		run(t, reg, "attention", step, ops.Attrs{"heads": int64(heads), "kv_heads": int64(kvh), "alibi": alibi, "softcap": tc.softcap}, []*tensor.Tensor{out},
 			act2("q", n, heads*hd, q), act2("k", n, kvh*hd, k), act2("v", n, kvh*hd, v))
 		slopes := alibiSlopes(heads, 8)
 		want := make([]float32, n*heads*hd)
@@ -353,6 +357,9 @@ func TestAttention(t *testing.T) {
 						s += float64(q[ti*heads*hd+h*hd+d]) * float64(k[tj*kvh*hd+kh*hd+d])
 					}
 					sc[a] = s / math.Sqrt(hd)
+					if tc.softcap > 0 {
+						sc[a] = tc.softcap * math.Tanh(sc[a]/tc.softcap)
+					}
 					if alibi {
 						sc[a] -= float64(slopes[h]) * float64(poss[ti]-poss[tj])
 					}
