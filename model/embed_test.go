@@ -130,12 +130,23 @@ func closeVecs(t *testing.T, what string, got, want [][]float32, tol float64) {
 	}
 }
 
-// TestEmbedMatchesLlamaCpp: weft's embeddings of a random-weight BERT
-// (picked by its architecture, tokenized by its own WordPiece vocabulary)
-// equal llama-embedding's for cls, mean and none pooling, within f32
-// rounding (llama.cpp prints 7 decimals).
+// TestEmbedMatchesLlamaCpp: weft's embeddings of random-weight encoders
+// (testdata/embed: BERT and nomic-bert, picked by their architecture and
+// tokenized by their own WordPiece vocabulary) equal llama-embedding's for
+// cls, mean and none pooling, within f32 rounding (llama.cpp prints 7
+// decimals).
 func TestEmbedMatchesLlamaCpp(t *testing.T) {
-	data, err := os.ReadFile("testdata/bert-embed.json")
+	files, err := filepath.Glob("testdata/embed/*.json")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no references in testdata/embed: %v", err)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) { checkEmbed(t, f) })
+	}
+}
+
+func checkEmbed(t *testing.T, file string) {
+	data, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,11 +160,12 @@ func TestEmbedMatchesLlamaCpp(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	if m.Spec.Name != "bert" {
-		t.Fatalf("detected spec %s, want bert", m.Spec.Name)
+	if m.Spec.Name != g.Synth.Spec {
+		t.Fatalf("detected spec %s, want %s", m.Spec.Name, g.Synth.Spec)
 	}
-	if p, err := m.DefaultPooling(); err != nil || p != model.PoolCLS {
-		t.Fatalf("default pooling %v, %v; want cls (the GGUF's pooling_type 2)", p, err)
+	want := map[string]model.Pooling{"bert": model.PoolCLS, "nomic-bert": model.PoolMean}[g.Synth.Spec]
+	if p, err := m.DefaultPooling(); err != nil || p != want {
+		t.Fatalf("default pooling %v, %v; want %v (the GGUF's pooling_type)", p, err, want)
 	}
 	e, err := m.NewEmbedder(model.EngineOptions{Threads: 1})
 	if err != nil {

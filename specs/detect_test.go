@@ -34,6 +34,7 @@ func TestForCheckpoint(t *testing.T) {
 		{"starcoder2", nil, "starcoder2"},
 		{"stablelm", nil, "stablelm"},
 		{"olmo2", nil, "olmo2"},
+		{"nomic-bert", nil, "nomic-bert"},
 	} {
 		s, err := ForCheckpoint(tc.arch, tc.meta)
 		if err != nil {
