@@ -23,6 +23,8 @@ func TestForCheckpoint(t *testing.T) {
 		{"bert", nil, "bert"},
 		{"qwen2", nil, "qwen2"},
 		{"qwen2moe", nil, "qwen2moe"},
+		{"qwen3", nil, "qwen3"},
+		{"qwen3moe", nil, "qwen3"},
 		{"gemma", nil, "gemma"},
 		{"gemma2", nil, "gemma2"},
 		{"phi2", nil, "phi2"},
