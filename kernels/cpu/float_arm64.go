@@ -40,14 +40,16 @@ func (k Kernels) floatGemv4(dt floatType, w []byte, ldw int, x []float32, y *[4]
 	}
 	es := dt.size()
 	_ = w[3*ldw+n*es-1]
-	gemv := gemv4F32NEON
+	// Direct calls: through a func value, y would escape (and allocate).
+	wp := (*byte)(unsafe.Pointer(&w[0]))
 	switch dt {
 	case ftF16:
-		gemv = gemv4F16NEON
+		gemv4F16NEON(wp, uintptr(ldw), &x[0], m, y)
 	case ftBF16:
-		gemv = gemv4BF16NEON
+		gemv4BF16NEON(wp, uintptr(ldw), &x[0], m, y)
+	default:
+		gemv4F32NEON(wp, uintptr(ldw), &x[0], m, y)
 	}
-	gemv((*byte)(unsafe.Pointer(&w[0])), uintptr(ldw), &x[0], m, y)
 	if m < n {
 		for r := range 4 {
 			y[r] += floatDotGo(dt, w[r*ldw+m*es:], x[m:])

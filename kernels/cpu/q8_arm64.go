@@ -18,6 +18,12 @@ func gemvQ8_0Dot(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *flo
 //go:noescape
 func gemvQ8_0NEON(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, groups int, acc int)
 
+//go:noescape
+func gemv4x2Q4_0Dot(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, groups int, acc int)
+
+//go:noescape
+func gemv4x2Q8_0Dot(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, groups int, acc int)
+
 // hasQ8 reports SIMD kernels for Q4_0 and Q8_0 weights. On arm64 they read
 // activation layouts A (Q4_0) and B (Q8_0), as classify picks for levels
 // above AVX512VNNI.
@@ -34,16 +40,8 @@ func (k Kernels) q8Gemv(kind wkind, w []byte, ldw int, a []byte, nb int, dst []f
 		return
 	}
 	bb := 18
-	gemv := gemvQ4_0NEON
 	if kind == wkQ8_0 {
 		bb = 34
-		gemv = gemvQ8_0NEON
-	}
-	if k.level >= DotProd {
-		gemv = gemvQ4_0Dot
-		if kind == wkQ8_0 {
-			gemv = gemvQ8_0Dot
-		}
 	}
 	_ = w[(rows-1)*ldw+nb*bb-1]
 	_ = a[(nb+3)/4*q8aGroup-1]
@@ -56,12 +54,62 @@ func (k Kernels) q8Gemv(kind wkind, w []byte, ldw int, a []byte, nb int, dst []f
 	// of the row).
 	g := rows / 4
 	if g > 0 {
-		gemv(unsafe.Pointer(&w[0]), uintptr(ldw), ap, nb, &dst[0], g, ac)
+		k.gemv4(kind, unsafe.Pointer(&w[0]), uintptr(ldw), ap, nb, &dst[0], g, ac)
 	}
 	for r := 4 * g; r < rows; r++ {
 		var y [4]float32
-		gemv(unsafe.Pointer(&w[r*ldw]), 0, ap, nb, &y[0], 1, 0)
+		k.gemv4(kind, unsafe.Pointer(&w[r*ldw]), 0, ap, nb, &y[0], 1, 0)
 		put(dst, r, y[0], acc)
+	}
+}
+
+// gemv4 calls the set's kernel for kind directly: through a func value,
+// y would escape (and allocate).
+func (k Kernels) gemv4(kind wkind, w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, groups, acc int) {
+	switch {
+	case kind == wkQ8_0 && k.level >= DotProd:
+		gemvQ8_0Dot(w, ldw, x, nb, y, groups, acc)
+	case kind == wkQ8_0:
+		gemvQ8_0NEON(w, ldw, x, nb, y, groups, acc)
+	case k.level >= DotProd:
+		gemvQ4_0Dot(w, ldw, x, nb, y, groups, acc)
+	default:
+		gemvQ4_0NEON(w, ldw, x, nb, y, groups, acc)
+	}
+}
+
+// q8GemvN computes dst[t·ldd+r] (+)= w_r·a_t for rows rows and nt tokens,
+// their activations lda bytes apart. With dotprod, pairs of tokens share
+// each load of the weights (gemv4x2); each output is the same chain as
+// q8Gemv's.
+func (k Kernels) q8GemvN(kind wkind, w []byte, ldw int, a []byte, lda, nb int, dst []float32, ldd, rows, nt int, acc bool) {
+	t := 0
+	if g := rows / 4; k.level >= DotProd && g > 0 && nb > 0 {
+		bb := 18
+		if kind == wkQ8_0 {
+			bb = 34
+		}
+		_ = w[(rows-1)*ldw+nb*bb-1]
+		ac := 0
+		if acc {
+			ac = 1
+		}
+		for ; t+2 <= nt; t += 2 {
+			_ = a[(t+1)*lda+(nb+3)/4*q8aGroup-1]
+			_ = dst[(t+1)*ldd+rows-1]
+			wp, ap, yp := unsafe.Pointer(&w[0]), unsafe.Pointer(&a[t*lda]), &dst[t*ldd]
+			if kind == wkQ8_0 {
+				gemv4x2Q8_0Dot(wp, uintptr(ldw), ap, uintptr(lda), nb, yp, uintptr(4*ldd), g, ac)
+			} else {
+				gemv4x2Q4_0Dot(wp, uintptr(ldw), ap, uintptr(lda), nb, yp, uintptr(4*ldd), g, ac)
+			}
+			for u := t; u < t+2; u++ {
+				k.q8Gemv(kind, w[4*g*ldw:], ldw, a[u*lda:(u+1)*lda], nb, dst[u*ldd+4*g:u*ldd+rows], acc)
+			}
+		}
+	}
+	for ; t < nt; t++ {
+		k.q8Gemv(kind, w, ldw, a[t*lda:(t+1)*lda], nb, dst[t*ldd:t*ldd+rows], acc)
 	}
 }
 
