@@ -34,3 +34,9 @@
 #define FMUL(vd, vn, vm) WORD $(0x6e20dc00 | (vm)<<16 | (vn)<<5 | (vd))
 #define FADD(vd, vn, vm) WORD $(0x4e20d400 | (vm)<<16 | (vn)<<5 | (vd))
 #define FADDP(vd, vn, vm) WORD $(0x6e20d400 | (vm)<<16 | (vn)<<5 | (vd))
+
+// FCVTL Vd.2D, Vn.2S and FCVTL2 Vd.2D, Vn.4S: float32 lanes (lower,
+// upper half) to float64, exactly; FADD Vd.2D, Vn.2D, Vm.2D.
+#define FCVTLD(vd, vn) WORD $(0x0e617800 | (vn)<<5 | (vd))
+#define FCVTL2D(vd, vn) WORD $(0x4e617800 | (vn)<<5 | (vd))
+#define FADDD(vd, vn, vm) WORD $(0x4e60d400 | (vm)<<16 | (vn)<<5 | (vd))
