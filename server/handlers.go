@@ -111,7 +111,7 @@ func errorBody(err error) (int, apiError) {
 // writeError answers err in OpenAI's error shape.
 func writeError(w http.ResponseWriter, err error) {
 	status, body := errorBody(err)
-	if status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable {
+	if (status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable) && w.Header().Get("Retry-After") == "" {
 		w.Header().Set("Retry-After", "1")
 	}
 	writeJSON(w, status, body)
