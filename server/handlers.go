@@ -147,11 +147,7 @@ type genParams struct {
 // build validates the sampling fields and makes the engine request for
 // prompt.
 func (s *Server) build(m *Model, f *samplingFields, prompt []int) (*genParams, error) {
-	if f.Model != "" && f.Model != s.opt.ModelName {
-		// Like llama-server and vLLM's single-model mode, any name is
-		// served by the one model; an unknown one is not an error.
-		_ = f.Model
-	}
+	// Like llama-server, any model name is served by the one model.
 	limitPrompt := m.Context
 	if s.opt.MaxPromptTokens > 0 {
 		limitPrompt = min(limitPrompt, s.opt.MaxPromptTokens)
