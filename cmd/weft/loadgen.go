@@ -22,6 +22,7 @@ type loadResult struct {
 	Concurrency int     `json:"concurrency"`
 	Requests    int     `json:"requests"`
 	Failed      int     `json:"failed"`
+	FirstError  string  `json:"first_error,omitempty"`
 	Tokens      int     `json:"tokens"`
 	Seconds     float64 `json:"seconds"`
 	TokS        float64 `json:"tok_s"` // generated tokens per second, all clients
@@ -75,6 +76,9 @@ func cmdLoadgen(args []string, stdout, stderr io.Writer) error {
 			continue
 		}
 		fmt.Fprintf(stdout, "%-11d %8d %6d %9.1f %8.1fms %8.1fms %7.2fms %7.2fms\n", r.Concurrency, r.Requests, r.Failed, r.TokS, r.TTFTp50, r.TTFTp99, r.ITLp50, r.ITLp99)
+		if r.FirstError != "" {
+			fmt.Fprintf(stderr, "weft loadgen: concurrency %d: first failure: %s\n", c, r.FirstError)
+		}
 	}
 	return nil
 }
@@ -93,6 +97,9 @@ func runLevel(client *http.Client, url string, body func() []byte, c, n int) loa
 				mu.Lock()
 				res.Requests++
 				if err != nil {
+					if res.Failed == 0 {
+						res.FirstError = err.Error()
+					}
 					res.Failed++
 				} else {
 					res.Tokens += toks
