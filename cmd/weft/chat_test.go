@@ -22,7 +22,9 @@ func TestChatMatchesLlamaServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	var cases []struct {
-		Request struct{ Messages []struct{ Role, Content string } }
+		Request struct {
+			Messages []struct{ Role, Content string }
+		}
 		Content string
 	}
 	if err := json.Unmarshal(data, &cases); err != nil {
