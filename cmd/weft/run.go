@@ -16,7 +16,6 @@ import (
 
 	"github.com/weftrun/weft/backend"
 	"github.com/weftrun/weft/model"
-	"github.com/weftrun/weft/sampling"
 	"github.com/weftrun/weft/scheduler"
 	"github.com/weftrun/weft/specs"
 	"github.com/weftrun/weft/tokenizer"
@@ -30,7 +29,17 @@ type runResult struct {
 	DecodeTokS   float64      `json:"decode_tok_s"`
 	Beams        []beamResult `json:"beams,omitempty"`
 	Choices      []choice     `json:"choices,omitempty"`
-	KVBytes      int64        `json:"kv_bytes"` // the KV cache's bytes in use at the end of generation
+	KVBytes      int64        `json:"kv_bytes"`                // the KV cache's bytes in use at the end of generation
+	FinishReason string       `json:"finish_reason,omitempty"` // length, stop, or dead_end (a grammar allows no token)
+	Spec         *specResult  `json:"speculative,omitempty"`   // --spec-ngram, --model-draft
+}
+
+// specResult reports speculative decoding: drafted tokens, those the
+// model kept, and their ratio.
+type specResult struct {
+	Drafted    int     `json:"drafted"`
+	Accepted   int     `json:"accepted"`
+	AcceptRate float64 `json:"accept_rate"`
 }
 
 // beamResult is one beam of --beams, best first.
@@ -61,10 +70,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	tokPath := fs.String("tokenizer", "", "tokenizer file (llama2.c tokenizer.bin, tokenizer.json, vocab GGUF)")
 	prompt := fs.String("p", "", "prompt")
 	n := fs.Int("n", 128, "tokens to generate")
-	temp := fs.Float64("temp", 0.8, "temperature (0: greedy)")
-	topK := fs.Int("top-k", 40, "top-k (0: off)")
-	topP := fs.Float64("top-p", 0.95, "top-p (1: off)")
-	minP := fs.Float64("min-p", 0.05, "min-p (0: off)")
+	sf := addSampleFlags(fs)
+	spf := addSpecFlags(fs)
 	seed := fs.Int64("seed", -1, "sampling seed (-1: random)")
 	threads := fs.Int("threads", 0, "CPU threads (0: all cores)")
 	batch := fs.Int("batch", 256, "tokens per prefill step")
@@ -136,8 +143,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if *seed < 0 {
 		s = uint64(time.Now().UnixNano())
 	}
-	sampler, err := sampling.New(sampling.Config{Temperature: *temp, TopK: *topK, TopP: *topP, MinP: *minP, Seed: s})
-	if err != nil {
+	if err := sf.check(*beams); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if err := spf.check(*beams, *choices, *keep, len(forced) > 0); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	host, err := pluginHost(*pluginDir, stderr)
@@ -178,12 +187,23 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if *keep >= 0 && *keep > ctxLen-3 {
 		return fmt.Errorf("%w: --keep %d leaves no room to shift in a context of %d", errUsage, *keep, ctxLen)
 	}
-	eng, err := m.NewEngine(model.EngineOptions{Threads: *threads, MaxTokens: min(*batch, ctxLen), Context: ctxLen, KVType: *kvType,
-		Devices: *devices, MicroBatches: *microBatches, KVBudget: budget})
+	pickers, err := sf.pickers(*choices, s, m.Tokenizer)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	sampler := pickers[0]
+	engOpt := model.EngineOptions{Threads: *threads, MaxTokens: min(*batch, ctxLen), Context: ctxLen, KVType: *kvType,
+		Devices: *devices, MicroBatches: *microBatches, KVBudget: budget}
+	eng, err := m.NewEngine(engOpt)
 	if err != nil {
 		return err
 	}
 	defer eng.Close()
+	drafter, closeDrafter, err := spf.drafter(m, engOpt)
+	if err != nil {
+		return err
+	}
+	defer closeDrafter()
 
 	var logitsFile *os.File
 	if *logitsOut != "" {
@@ -207,13 +227,12 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	req := scheduler.Request{Prompt: ids, MaxTokens: *n, Sampler: sampler, Force: forced, KeepLogits: logitsFile != nil,
 		Stop:  func(t int) bool { return len(forced) == 0 && m.Tokenizer.IsEOG(t) },
 		Beams: *beams, LengthPenalty: *lengthPenalty, Shift: *keep >= 0, Keep: *keep}
+	if drafter != nil {
+		req.Draft, req.DraftMax, req.DraftMin = drafter, spf.max, spf.min
+	}
 	if *choices > 1 {
 		req.N = *choices
-		for i := 0; i < *choices; i++ {
-			p, err := sampling.New(sampling.Config{Temperature: *temp, TopK: *topK, TopP: *topP, MinP: *minP, Seed: s + uint64(i)})
-			if err != nil {
-				return fmt.Errorf("%w: %v", errUsage, err)
-			}
+		for _, p := range pickers {
 			req.Pickers = append(req.Pickers, p)
 		}
 		res.Choices = make([]choice, *choices)
@@ -230,7 +249,13 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 			}
 			return
 		}
-		if ev.Reason == "error" {
+		if ev.Done && req.N <= 1 {
+			res.FinishReason = ev.Reason
+			if drafter != nil {
+				res.Spec = &specResult{Drafted: ev.Drafted, Accepted: ev.Accepted}
+			}
+		}
+		if ev.Reason == "error" || ev.Token < 0 {
 			return
 		}
 		if !ev.Done {
@@ -293,6 +318,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 			res.DecodeTokS = rate(len(res.Tokens)-1, end.Sub(firstAt))
 		}
 	}
+	if res.Spec != nil && res.Spec.Drafted > 0 {
+		res.Spec.AcceptRate = math.Round(float64(res.Spec.Accepted)/float64(res.Spec.Drafted)*1000) / 1000
+	}
 	if *jsonOut {
 		enc := json.NewEncoder(stdout)
 		if err := enc.Encode(res); err != nil {
@@ -301,6 +329,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	} else {
 		fmt.Fprintln(stdout)
 		fmt.Fprintf(stderr, "prompt %d tokens, %.1f tok/s; generated %d tokens, %.1f tok/s\n", len(ids), res.PrefillTokS, len(res.Tokens), res.DecodeTokS)
+		if res.Spec != nil {
+			fmt.Fprintf(stderr, "speculative: %d drafted, %d accepted (%.1f%%)\n", res.Spec.Drafted, res.Spec.Accepted, 100*res.Spec.AcceptRate)
+		}
 	}
 	if genErr != nil {
 		return genErr
