@@ -11,7 +11,9 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -218,8 +220,19 @@ func cmdServe(args []string, stdout, stderr io.Writer) error {
 	if b := l.eng.KV().Budget(); b > 0 {
 		numBlocks = int(b / (scheduler.BlockRows * l.eng.KV().PositionBytes()))
 	}
-	if err := srv.Start(&server.Model{Engine: l.eng, Tokenizer: l.m.Tokenizer, Template: l.tmpl, Context: l.ctx,
-		BOS: l.bos, EOS: l.eos, NumBlocks: numBlocks}); err != nil {
+	sm := &server.Model{Engine: l.eng, Tokenizer: l.m.Tokenizer, Template: l.tmpl, Context: l.ctx,
+		BOS: l.bos, EOS: l.eos, NumBlocks: numBlocks}
+	if slices.Contains(l.m.Spec.Outputs, "hidden") {
+		// A spec that names its final hidden states serves /v1/embeddings.
+		emb, err := newServeEmbedder(l.m, *mf.threads, l.ctx)
+		if err != nil {
+			hs.Close()
+			return err
+		}
+		defer emb.close()
+		sm.Embedder = emb
+	}
+	if err := srv.Start(sm); err != nil {
 		hs.Close()
 		return err
 	}
@@ -254,3 +267,46 @@ func cmdServe(args []string, stdout, stderr io.Writer) error {
 	}
 	return nil
 }
+
+// serveEmbedder serves /v1/embeddings with a model.Embedder, one input at
+// a time (the embedder reuses its step), pooled as the model says (mean
+// where it says none) and scaled to unit length, as OpenAI's are.
+type serveEmbedder struct {
+	mu  sync.Mutex
+	e   *model.Embedder
+	opt model.EmbedOptions
+}
+
+func newServeEmbedder(m *model.Model, threads, ctx int) (*serveEmbedder, error) {
+	pool, err := m.DefaultPooling()
+	if err != nil {
+		return nil, err
+	}
+	if pool == model.PoolNone {
+		pool = model.PoolMean
+	}
+	e, err := m.NewEmbedder(model.EngineOptions{Threads: threads, MaxTokens: ctx})
+	if err != nil {
+		return nil, err
+	}
+	return &serveEmbedder{e: e, opt: model.EmbedOptions{Pooling: pool, Normalize: true}}, nil
+}
+
+// Embed implements server.Embedder.
+func (s *serveEmbedder) Embed(ctx context.Context, tokens []int) ([]float32, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(tokens) > s.e.MaxTokens() {
+		return nil, fmt.Errorf("embed: %d tokens, at most %d", len(tokens), s.e.MaxTokens())
+	}
+	v, err := s.e.Embed(ctx, tokens, nil, s.opt)
+	if err != nil {
+		return nil, err
+	}
+	if len(v) != 1 {
+		return nil, fmt.Errorf("embed: %d vectors for one pooled input", len(v))
+	}
+	return v[0], nil
+}
+
+func (s *serveEmbedder) close() { s.e.Close() }
