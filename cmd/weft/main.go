@@ -29,6 +29,9 @@ func commands() map[string]command {
 		"synth":      {cmdSynth, "write a random-weight GGUF for a spec: weft synth -s SPEC [--set k=v] --dtype T --seed N -o OUT.gguf"},
 		"quantize":   {cmdQuantize, "re-quantize a GGUF: weft quantize IN.gguf OUT.gguf TYPE"},
 		"perplexity": {cmdPerplexity, "score a text as llama-perplexity does: weft perplexity -m MODEL -f TEXT [-c 512] [--json]"},
+		"serve":      {cmdServe, "serve the OpenAI API: weft serve -m MODEL [--host 127.0.0.1] [--port 8080] [-np 4] [--chat-template FILE|NAME]"},
+		"chat":       {cmdChat, "chat with a model in the terminal: weft chat -m MODEL [--system TEXT] [--chat-template FILE|NAME] [--temp T]"},
+		"loadgen":    {cmdLoadgen, "load an OpenAI-compatible server with streaming clients: weft loadgen [--url URL] [-c 1,4,8,16] [-r 4] [-n 64] [--json]"},
 		"convert":    {cmdConvert, "convert a checkpoint (HF folder, safetensors, PyTorch, llama2.c) to GGUF: weft convert IN OUT.gguf"},
 	}
 }
