@@ -221,7 +221,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) error {
 		numBlocks = int(b / (scheduler.BlockRows * l.eng.KV().PositionBytes()))
 	}
 	sm := &server.Model{Engine: l.eng, Tokenizer: l.m.Tokenizer, Template: l.tmpl, Context: l.ctx,
-		BOS: l.bos, EOS: l.eos, NumBlocks: numBlocks}
+		BOS: l.bos, EOS: l.eos, NumBlocks: numBlocks, Constrainer: newFormatConstrainer(l.m.Tokenizer)}
 	if slices.Contains(l.m.Spec.Outputs, "hidden") {
 		// A spec that names its final hidden states serves /v1/embeddings.
 		emb, err := newServeEmbedder(l.m, *mf.threads, l.ctx)
