@@ -93,7 +93,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	prefixHit := fs.Int("prefix-hit", 0, "time to first token of a -p token prompt cold, then with its first N tokens cached (the prefix cache)")
 	batchList := fs.String("batch", "", "comma-separated batch sizes B (e.g. 1,4,8,16): B sequences prefill and decode together; aggregate tok/s per B")
 	microBatches := fs.Int("micro-batches", 1, microBatchesUsage)
-	pluginDir := fs.String("plugin-dir", "", pluginDirUsage)
+	pf := addPluginFlags(fs, true)
 	set := setFlags{}
 	fs.Var(set, "set", "override a spec param: key=value (repeatable)")
 	if err := parseFlags(fs, args); err != nil {
@@ -139,12 +139,11 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	if *modelPath == "" {
 		return fmt.Errorf("%w: -m MODEL is required", errUsage)
 	}
-	host, err := pluginHost(*pluginDir, stderr)
+	host, err := pf.host(*specPath, stderr)
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	defer host.Close()
-	host.SetSpecDir(specDir(*specPath))
 	m, err := model.Load(model.Options{Path: *modelPath, Spec: *specPath, Set: overrides(set), Plugins: host})
 	if err != nil {
 		return err

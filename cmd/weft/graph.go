@@ -44,7 +44,7 @@ func cmdGraph(args []string, stdout, stderr io.Writer) error {
 	outPath := fs.String("o", "", "write to this file instead of stdout")
 	noPasses := fs.Bool("no-passes", false, "show the graph as the spec wrote it, before fusion")
 	devices := fs.String("devices", "", devicesUsage+"; shows each node's device and the copies and all-reduces")
-	pluginDir := fs.String("plugin-dir", "", pluginDirUsage)
+	pf := addPluginFlags(fs, false)
 	set := setFlags{}
 	fs.Var(set, "set", "override a spec param: key=value (repeatable)")
 	if err := parseFlags(fs, args); err != nil {
@@ -54,12 +54,11 @@ func cmdGraph(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
-	host, err := pluginHost(*pluginDir, stderr)
+	host, err := pf.host(*specPath, stderr)
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	defer host.Close()
-	host.SetSpecDir(specDir(*specPath))
 	reg := ops.Builtins()
 	var g *graph.Graph
 	switch {

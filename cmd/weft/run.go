@@ -82,7 +82,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	choices := fs.Int("choices", 1, "independent samples of the prompt (sharing its KV cache); prints \"choices\" with --json")
 	keep := fs.Int("keep", -1, "when the context fills, keep the first N positions (attention sinks), drop half of the rest and go on (StreamingLLM; -1: stop at the context)")
 	kvBudget := fs.String("kv-budget", "auto", kvBudgetUsage)
-	pluginDir := fs.String("plugin-dir", "", pluginDirUsage)
+	pf := addPluginFlags(fs, true)
 	set := setFlags{}
 	fs.Var(set, "set", "override a spec param: key=value (repeatable)")
 	if err := parseFlags(fs, args); err != nil {
@@ -140,12 +140,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
-	host, err := pluginHost(*pluginDir, stderr)
+	host, err := pf.host(*specPath, stderr)
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	defer host.Close()
-	host.SetSpecDir(specDir(*specPath))
 	m, err := model.Load(model.Options{Path: *modelPath, Spec: *specPath, Tokenizer: *tokPath, Set: overrides(set), Plugins: host})
 	if err != nil {
 		return err
