@@ -108,8 +108,14 @@ func (s *source) Has(name string) bool { return s.names[name] }
 // kernels read vectors as F32.
 func (s *source) Tensor(name string) (*tensor.Tensor, error) {
 	t, err := s.ck.Tensor(name)
-	if err != nil || len(t.Shape) != 1 || (t.DType != tensor.F16 && t.DType != tensor.BF16) {
-		return t, err
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckFinite(t); err != nil {
+		return nil, err
+	}
+	if len(t.Shape) != 1 || (t.DType != tensor.F16 && t.DType != tensor.BF16) {
+		return t, nil
 	}
 	out := make([]float32, t.Shape[0])
 	if err := quant.Dequantize(t.DType, out, t.Data); err != nil {
@@ -143,9 +149,16 @@ func load(ck checkpoint.Checkpoint, opt Options) (*Model, error) {
 		return nil, fmt.Errorf("%s: %w", opt.Path, err)
 	}
 	format := NamingScheme(ck.Format())
-	params, err := sp.ResolveParams(&specs.Meta{Format: format, Arch: ck.Arch(), Values: ck.Meta()}, opt.Set)
+	meta := &specs.Meta{Format: format, Arch: ck.Arch(), Values: ck.Meta()}
+	if err := CheckMeta(sp, meta); err != nil {
+		return nil, fmt.Errorf("%s: %w", opt.Path, err)
+	}
+	params, err := sp.ResolveParams(meta, opt.Set)
 	if err != nil {
 		return nil, err
+	}
+	if err := CheckParams(sp, params, opt.Set, meta); err != nil {
+		return nil, fmt.Errorf("%s: %w", opt.Path, err)
 	}
 	src := Source(ck)
 	g, err := sp.Build(specs.BuildOptions{Registry: reg, Params: params, Format: format, Source: src})

@@ -105,6 +105,9 @@ func cmdSynth(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := model.CheckParams(sp, params, overrides(set), nil); err != nil {
+		return err
+	}
 	vm, err := vocabMeta(*vocab)
 	if err != nil {
 		return err

@@ -24,6 +24,9 @@ func specGraph(specPath string, set setFlags, reg *ops.Registry, pl model.Plugin
 	if err != nil {
 		return nil, err
 	}
+	if err := model.CheckParams(sp, params, overrides(set), nil); err != nil {
+		return nil, err
+	}
 	g, err := sp.Build(specs.BuildOptions{Registry: reg, Params: params})
 	if err != nil {
 		return nil, err
