@@ -174,7 +174,46 @@ func load(ck checkpoint.Checkpoint, opt Options) (*Model, error) {
 	if m.Tokenizer, err = LoadTokenizer(ck, opt.Path, opt.Tokenizer, params.Int("vocab")); err != nil {
 		return nil, err
 	}
+	if err := checkVocab(m.Tokenizer, params.Int("vocab"), format, opt); err != nil {
+		return nil, err
+	}
 	return m, nil
+}
+
+// checkVocab checks that the tokenizer and the model agree on the number
+// of token ids. An HF config may round its vocab_size up past the
+// tokenizer's (padding rows nobody emits); GGUF and llama2.c files may not.
+func checkVocab(tok tokenizer.Tokenizer, vocab int, format string, opt Options) error {
+	if tok == nil || vocab <= 0 {
+		return nil
+	}
+	n := tok.VocabSize()
+	if n == vocab || (n < vocab && format == "hf") {
+		return nil
+	}
+	from := "the checkpoint's own tokenizer"
+	if opt.Tokenizer != "" {
+		from = "--tokenizer " + opt.Tokenizer
+	}
+	return fmt.Errorf("%s: %s has %d tokens but the model's vocabulary is %d: the tokenizer does not belong to this model (or is truncated)", opt.Path, from, n, vocab)
+}
+
+// CheckGenerates returns an error unless the model's graph outputs logits
+// over its vocabulary, as text generation needs (an encoder outputs
+// hidden states instead).
+func (m *Model) CheckGenerates() error {
+	if len(m.Graph.Outputs) == 0 {
+		return fmt.Errorf("%s: the graph has no output", m.Spec.File)
+	}
+	out := m.Graph.Outputs[0]
+	width := 0
+	if sh := out.Type.Shape; len(sh) > 0 {
+		width = sh[len(sh)-1].N
+	}
+	if out.Name != "logits" || (m.Params.Int("vocab") > 0 && width != m.Params.Int("vocab")) {
+		return fmt.Errorf("%s outputs %q (width %d), not logits over the vocabulary of %d: it is an encoder or embedding model, which cannot generate text", m.Spec.File, out.Name, width, m.Params.Int("vocab"))
+	}
+	return nil
 }
 
 // LoadTokenizer returns the tokenizer for checkpoint ck opened from path:

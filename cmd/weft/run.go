@@ -150,6 +150,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer m.Close()
+	if err := m.CheckGenerates(); err != nil {
+		return err
+	}
 	if m.Tokenizer == nil {
 		return fmt.Errorf("%s has no tokenizer; pass --tokenizer FILE", *modelPath)
 	}
