@@ -35,6 +35,14 @@ type Options struct {
 	// Plugins registers the ops of the plugins a spec names (its
 	// plugins: section) before the graph is built.
 	Plugins PluginLoader
+	// Progress, when set, is started with the checkpoint's tensor bytes
+	// and told of each weight's bytes as it is bound (a progress line).
+	Progress func(total int64) Progress
+}
+
+// Progress receives the bytes of the weights bound so far.
+type Progress interface {
+	Add(n int64)
 }
 
 // PluginLoader registers out-of-process plugin ops into a registry.
@@ -90,6 +98,7 @@ func NamingScheme(format string) string {
 type source struct {
 	ck    checkpoint.Checkpoint
 	names map[string]bool
+	prog  Progress // nil: none
 }
 
 // Source adapts a checkpoint to the spec builder's tensor source.
@@ -113,6 +122,9 @@ func (s *source) Tensor(name string) (*tensor.Tensor, error) {
 	}
 	if err := CheckFinite(t); err != nil {
 		return nil, err
+	}
+	if s.prog != nil {
+		s.prog.Add(int64(len(t.Data)))
 	}
 	if len(t.Shape) != 1 || (t.DType != tensor.F16 && t.DType != tensor.BF16) {
 		return t, nil
@@ -161,6 +173,19 @@ func load(ck checkpoint.Checkpoint, opt Options) (*Model, error) {
 		return nil, fmt.Errorf("%s: %w", opt.Path, err)
 	}
 	src := Source(ck)
+	if opt.Progress != nil {
+		var total int64
+		for _, in := range ck.Infos() {
+			n := 1
+			for _, d := range in.Shape {
+				n *= d
+			}
+			if rb, err := in.DType.RowBytes(n); err == nil {
+				total += int64(rb)
+			}
+		}
+		src.(*source).prog = opt.Progress(total)
+	}
 	g, err := sp.Build(specs.BuildOptions{Registry: reg, Params: params, Format: format, Source: src})
 	if err != nil {
 		return nil, fmt.Errorf("%s with %s: %w", filepath.Base(opt.Path), sp.File, err)

@@ -76,6 +76,10 @@ type Request struct {
 	// Without it the context bounds the query.
 	Shift bool
 	Keep  int
+	// Prefill, when set, is told before each step that feeds the prompt
+	// how many prompt tokens earlier steps have fed (done) of total, for a
+	// progress line. It runs on the engine's goroutine and must be quick.
+	Prefill func(done, total int)
 }
 
 // TokenLogprob is a token with its log-probability.
@@ -519,6 +523,9 @@ func (e *Engine) Infer(ctx context.Context) ([]TokenEvent, error) {
 			continue
 		}
 		st.Views[view] = promptRuns(st.Views[view], q, q.fed+added)
+		if q.req.Prefill != nil {
+			q.req.Prefill(q.fed, len(q.prompt))
+		}
 		q.fed += added
 		budget -= added
 		e.stepQ = append(e.stepQ, q)
