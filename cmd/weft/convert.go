@@ -12,7 +12,7 @@ import (
 	"github.com/weftrun/weft/convert"
 	"github.com/weftrun/weft/gguf"
 	"github.com/weftrun/weft/model"
-	"github.com/weftrun/weft/specs"
+	"github.com/weftrun/weft/ops"
 	"github.com/weftrun/weft/tensor"
 	"github.com/weftrun/weft/tokenizer"
 )
@@ -85,6 +85,7 @@ func cmdSynth(args []string, stdout, stderr io.Writer) error {
 	seed := fs.Uint64("seed", 1, "random seed")
 	out := fs.String("o", "", "output GGUF")
 	vocab := fs.String("vocab", "", "tokenizer to include: a GGUF, tokenizer.json, vocab.txt or tokenizer.bin (default: a synthetic vocabulary)")
+	pf := addPluginFlags(fs, true)
 	set := setFlags{}
 	fs.Var(set, "set", "override a spec param: key=value (repeatable)")
 	if err := parseFlags(fs, args); err != nil {
@@ -97,7 +98,13 @@ func cmdSynth(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%w: --dtype: %v", errUsage, err)
 	}
-	sp, err := specs.Open(*specPath)
+	host, err := pf.host(*specPath, stderr)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	defer host.Close()
+	reg := ops.Builtins()
+	sp, err := model.Prepare(*specPath, "", nil, reg, host) // a spec's plugins register their ops
 	if err != nil {
 		return err
 	}
@@ -120,7 +127,7 @@ func cmdSynth(args []string, stdout, stderr io.Writer) error {
 	prog, done := progressTo(stderr, "synth "+filepath.Base(*out))
 	defer done()
 	return createAtomic(*out, func(w io.Writer) error {
-		return convert.Synth(w, sp, params, convert.SynthOptions{DType: dt, Seed: *seed, Vocab: vm, Progress: prog})
+		return convert.Synth(w, sp, params, convert.SynthOptions{DType: dt, Seed: *seed, Vocab: vm, Progress: prog, Registry: reg})
 	})
 }
 
@@ -188,6 +195,7 @@ func cmdConvert(args []string, stdout, stderr io.Writer) error {
 	specPath := fs.String("s", "", "spec (default: chosen by the checkpoint's architecture)")
 	dtype := fs.String("dtype", "", "re-encode 2-D weights as this type (default: keep f32/f16/bf16)")
 	vocab := fs.String("vocab", "", "tokenizer to include: a GGUF, tokenizer.json, vocab.txt or tokenizer.bin (default: the checkpoint's own)")
+	pf := addPluginFlags(fs, true)
 	set := setFlags{}
 	fs.Var(set, "set", "override a spec param: key=value (repeatable)")
 	pos, err := parsePositional(fs, args)
@@ -211,7 +219,12 @@ func cmdConvert(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	opt.Vocab = vm
-	m, err := model.Load(model.Options{Path: in, Spec: *specPath, Set: overrides(set), NoPasses: true})
+	host, err := pf.host(*specPath, stderr)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	defer host.Close()
+	m, err := model.Load(model.Options{Path: in, Spec: *specPath, Set: overrides(set), NoPasses: true, Plugins: host})
 	if err != nil {
 		return err
 	}

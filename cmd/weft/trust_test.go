@@ -2,7 +2,9 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -58,5 +60,50 @@ func TestSpecPluginsNeedTrust(t *testing.T) {
 				t.Errorf("the spec's program ran: %v", ran)
 			}
 		})
+	}
+}
+
+// TestSynthAndConvertWithPlugin makes and runs the DyT example from the
+// command line: synth, convert and run load the spec's plugin ops.
+func TestSynthAndConvertWithPlugin(t *testing.T) {
+	root := t.TempDir()
+	specDir := filepath.Join(root, "specs", "examples")
+	binDir := filepath.Join(root, "bin", "plugins")
+	for _, d := range []string{specDir, binDir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if out, err := exec.Command(gobin, "build", "-o", filepath.Join(binDir, "dyt"), "../../plugins/examples/dyt").CombinedOutput(); err != nil {
+		t.Fatalf("build the dyt plugin: %v\n%s", err, out)
+	}
+	data, err := os.ReadFile(filepath.Join("..", "..", "specs", "examples", "llama-dyt.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := filepath.Join(specDir, "llama-dyt.yaml")
+	if err := os.WriteFile(spec, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	model := filepath.Join(root, "dyt.gguf")
+	code, _, errOut := weft("synth", "-s", spec, "--plugin-dir", binDir, "--set", "hidden=64,layers=2,heads=4,kv_heads=2,ffn=96,vocab=512,ctx=64",
+		"--dtype", "f32", "--seed", "1", "-o", model)
+	if code != 0 {
+		t.Fatalf("synth: exit %d: %s", code, errOut)
+	}
+	converted := filepath.Join(root, "dyt-q8.gguf")
+	if code, _, errOut := weft("convert", "-s", spec, "--plugin-dir", binDir, "--dtype", "q8_0", model, converted); code != 0 {
+		t.Fatalf("convert: exit %d: %s", code, errOut)
+	}
+	for _, m := range []string{model, converted} {
+		code, out, errOut := weft("run", "-s", spec, "--plugin-dir", binDir, "-m", m, "-p", "hello", "-n", "4", "--temp", "0", "--json")
+		if code != 0 || !strings.Contains(out, `"tokens":[`) {
+			t.Fatalf("run %s: exit %d: %s%s", filepath.Base(m), code, out, errOut)
+		}
+	}
+	// Without a plugin directory, synth refuses the spec's binary.
+	if code, _, errOut := weft("synth", "-s", spec, "--dtype", "f32", "-o", filepath.Join(root, "x.gguf")); code == 0 || !strings.Contains(errOut, "refusing to start") {
+		t.Fatalf("synth without --plugin-dir: exit %d: %s", code, errOut)
 	}
 }
