@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/weftrun/weft/backend/cpudev"
+	"github.com/weftrun/weft/graph"
 	"github.com/weftrun/weft/kernels/cpu"
 	"github.com/weftrun/weft/model"
 	"github.com/weftrun/weft/sampling"
@@ -92,6 +93,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	membwOnly := fs.Bool("membw", false, "only measure memory read bandwidth (about 15 s) and remember it for later runs' roofline")
 	membwMiB := fs.Int("membw-mib", 1024, "buffer size for the bandwidth measurement, MiB")
 	profile := fs.Bool("profile", false, "print time per op kind and per layer (decode)")
+	profileOut := fs.String("profile-out", "", "write each graph node's decode time to FILE (JSON) for `weft graph --format html --profile FILE`")
 	kvType := fs.String("kv-type", "auto", kvTypeUsage)
 	devices := fs.String("devices", "", devicesUsage)
 	prefixHit := fs.Int("prefix-hit", 0, "time to first token of a -p token prompt cold, then with its first N tokens cached (the prefix cache)")
@@ -289,7 +291,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		res.PPTokS = median(res.PPRuns)
 	}
 	var prof *scheduler.Profile
-	if *profile {
+	if *profile || *profileOut != "" {
 		prof = scheduler.NewProfile()
 	}
 	if *nGen > 0 {
@@ -310,6 +312,18 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	res.MembwBytesS = loadMembw(*threads, *membwMiB)
 	if res.MembwBytesS > 0 {
 		res.RooflineRatio = float64(res.ModelBytes) * res.TGTokS / res.MembwBytesS
+	}
+	if *profileOut != "" && prof != nil {
+		data, err := json.MarshalIndent(graph.Profile{Format: graph.ProfileFormat, Model: *modelPath, Tokens: *reps * *nGen, Nodes: prof.Nodes()}, "", " ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(*profileOut, append(data, '\n'), 0o644); err != nil {
+			return err
+		}
+	}
+	if !*profile {
+		prof = nil
 	}
 	if *jsonOut {
 		return json.NewEncoder(stdout).Encode(res)
