@@ -112,7 +112,9 @@ func TestGraphPage(t *testing.T) {
 		}
 		return int64(v)
 	}
-	labels := func() string { return eval(`[...document.querySelectorAll("g.unit text:first-of-type")].map(t=>t.textContent).join("|")`) }
+	labels := func() string {
+		return eval(`[...document.querySelectorAll("g.unit text:first-of-type")].map(t=>t.textContent).join("|")`)
+	}
 	if err := chromedp.Do(ctx, chromedp.Navigate("file://"+page), chromedp.WaitVisible(chromedp.CSS("g.unit"))); err != nil {
 		t.Fatal(err)
 	}
