@@ -24,12 +24,17 @@ type Cost struct {
 	Params int64 `json:"params"`
 }
 
-// width is the last dimension of v (its features per token), or 0.
+// width is the last dimension of v (its features per token): 1 for a
+// value of one element per token ([T]: token ids, positions), 0 for none.
 func width(v *Value) int64 {
 	if v == nil || len(v.Type.Shape) == 0 {
 		return 0
 	}
-	return int64(v.Type.Shape[len(v.Type.Shape)-1].N)
+	last := v.Type.Shape[len(v.Type.Shape)-1]
+	if last.Sym != "" {
+		return 1
+	}
+	return int64(last.N)
 }
 
 // elements counts the elements of a value with constant dimensions
