@@ -1,0 +1,51 @@
+package testdata
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// handRolled matches a test building the ../shared path itself.
+var handRolled = regexp.MustCompile(`"\.\./shared|"shared"\)|"\.\.", "\.\.", "shared"`)
+
+// TestOneLocator checks that every test finds ../shared through Shared,
+// so that all of them skip, or fail under CI=true, the same way.
+func TestOneLocator(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	self, _ := filepath.Abs("shared.go")
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "bin" || d.Name() == "out" || d.Name() == "testdata" && path != filepath.Dir(self)) {
+			return filepath.SkipDir
+		}
+		if !strings.HasSuffix(path, ".go") || path == self || strings.HasSuffix(path, "locator_test.go") {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for i, line := range strings.Split(string(data), "\n") {
+			if strings.HasPrefix(strings.TrimSpace(line), "//") {
+				continue
+			}
+			if handRolled.MatchString(line) {
+				rel, _ := filepath.Rel(root, path)
+				t.Errorf("%s:%d locates ../shared itself; use internal/testdata.Shared", rel, i+1)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
