@@ -192,7 +192,24 @@ func TestGraphPage(t *testing.T) {
 			t.Errorf("before fusion: no box %q", want)
 		}
 	}
+	// A placement over two devices: colour by device tells them apart.
+	placed := filepath.Join(dir, "placed.html")
+	if code, _, errOut := weft("graph", "-m", m, "--devices", "cpu:0;cpu:1", "--format", "html", "-o", placed); code != 0 {
+		t.Fatalf("graph --devices: %s", errOut)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate("file://"+placed), chromedp.WaitVisible(chromedp.CSS("g.unit"))); err != nil {
+		t.Fatal(err)
+	}
+	do(`document.getElementById("expand").click();const c=document.getElementById("color");c.value="device";c.dispatchEvent(new Event("change"))`)
+	devs := eval(`[...new Set([...document.querySelectorAll("g.unit.node")].map(g=>(g.textContent.match(/@(cpu:\d)/)||[])[1]).filter(Boolean))].sort().join(",")`)
+	fills := count(`g.unit.node rect[fill="` + eval(`document.querySelector("g.unit.node[data-node] rect").getAttribute("fill")`) + `"]`)
+	if devs != "cpu:0,cpu:1" || fills == count("g.unit.node rect") {
+		t.Errorf("--devices cpu:0;cpu:1: boxes on %q, %d of %d in the first box's colour", devs, fills, count("g.unit.node rect"))
+	}
 	if dir := os.Getenv("WEFT_SCREENSHOTS"); dir != "" {
+		if err := chromedp.Do(ctx, chromedp.Navigate("file://"+page), chromedp.WaitVisible(chromedp.CSS("g.unit"))); err != nil {
+			t.Fatal(err)
+		}
 		screenshots(t, ctx, dir)
 	}
 }
