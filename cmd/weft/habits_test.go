@@ -129,7 +129,10 @@ func TestRunHabits(t *testing.T) {
 		if got.Seed != 1234 {
 			t.Errorf("--seed 1234: json seed %d", got.Seed)
 		}
-		random, _ := run(t, "-p", c.Prompt, "-n", "8", "--temp", "1")
+		random, errOut := run(t, "-p", c.Prompt, "-n", "8", "--temp", "1")
+		if !strings.Contains(errOut, "weft run: seed "+itoa(int(random.Seed))) {
+			t.Errorf("--json with a random seed: stderr %q does not report seed %d", errOut, random.Seed)
+		}
 		again, _ := run(t, "-p", c.Prompt, "-n", "8", "--temp", "1", "--seed", itoa(int(random.Seed)))
 		if !slices.Equal(random.Tokens, again.Tokens) {
 			t.Errorf("the reported seed %d does not repeat the sample: %v then %v", random.Seed, random.Tokens, again.Tokens)

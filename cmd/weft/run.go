@@ -143,9 +143,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if *seed < 0 {
 		// A random seed is reported so that a good sample can be redone.
 		s = uint64(time.Now().UnixNano()) & (1<<63 - 1)
-		if !*jsonOut {
-			fmt.Fprintf(stderr, "weft run: seed %d (--seed %d repeats this sample)\n", s, s)
-		}
+		fmt.Fprintf(stderr, "weft run: seed %d (--seed %d repeats this sample)\n", s, s)
 	}
 	sampler, err := sampling.New(sampling.Config{Temperature: *temp, TopK: *topK, TopP: *topP, MinP: *minP, Seed: s})
 	if err != nil {
