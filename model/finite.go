@@ -1,6 +1,7 @@
 package model
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"runtime/debug"
@@ -74,4 +75,5 @@ func CheckFinite(t *tensor.Tensor) (err error) {
 	return nil
 }
 
-var errSkip = fmt.Errorf("skip")
+// errSkip ends a check of a type Dequantize cannot decode.
+var errSkip = errors.New("skip")

@@ -138,16 +138,18 @@ func cmdGraph(args []string, stdout, stderr io.Writer) error {
 		}
 		fn = func(g *graph.Graph, w io.Writer) error { return g.WriteHTMLPage(w, opt) }
 	}
-	w := stdout
-	if *outPath != "" {
-		f, err := os.Create(*outPath)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		w = f
+	if *outPath == "" {
+		return fn(g, stdout)
 	}
-	return fn(g, w)
+	f, err := os.Create(*outPath)
+	if err != nil {
+		return err
+	}
+	if err := fn(g, f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 func cmdInspect(args []string, stdout, stderr io.Writer) error {

@@ -35,7 +35,7 @@ func tour(t *testing.T, readme string) string {
 // would from the repository root, and fails on the first step that fails.
 // The files it writes go to out/ (ignored by git).
 func TestReadmeTour(t *testing.T) {
-	testdata.Shared(t) // the tour uses ../shared's models
+	shared := testdata.Shared(t) // the tour uses ../shared's models
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +47,7 @@ func TestReadmeTour(t *testing.T) {
 	script := "set -euo pipefail\nset -x\n" + tour(t, string(data))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	dir := freshClone(t, ctx, root)
+	dir := freshClone(t, ctx, root, shared)
 	cmd := exec.CommandContext(ctx, "bash", "-c", script)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "PATH="+filepath.Join(runtime.GOROOT(), "bin")+string(os.PathListSeparator)+os.Getenv("PATH"))
@@ -72,7 +72,7 @@ func TestReadmeTour(t *testing.T) {
 // nothing built (about a minute more: every package compiles again).
 // Otherwise, and where the repository is not a git checkout, it returns
 // root itself: CI's checkout is a fresh clone already.
-func freshClone(t *testing.T, ctx context.Context, root string) string {
+func freshClone(t *testing.T, ctx context.Context, root, shared string) string {
 	t.Helper()
 	if os.Getenv("WEFT_TOUR_CLONE") != "1" {
 		return root
@@ -84,11 +84,7 @@ func freshClone(t *testing.T, ctx context.Context, root string) string {
 		return root
 	}
 	base := t.TempDir()
-	shared, err := filepath.Abs(filepath.Join(root, "..", "shared"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(shared, filepath.Join(base, "shared")); err != nil {
+	if err := os.Symlink(shared, filepath.Join(base, filepath.Base(shared))); err != nil {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(base, "weft")
