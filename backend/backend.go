@@ -27,6 +27,9 @@ type Step struct {
 	Tokens []int32
 	Pos    []int32
 	Seq    []int32
+	// Types are the tokens' segments (the token_types step input); nil
+	// means type 0 for every token.
+	Types []int32
 	// Keep lists the rows (token indices) whose outputs are wanted; ops
 	// after gather_rows see only those rows.
 	Keep []int32

@@ -210,6 +210,11 @@ type SynthOptions struct {
 	// Registry holds the ops the spec uses (plugin ops registered); nil:
 	// the built-ins.
 	Registry *ops.Registry
+	// RandomVectors perturbs the 1-D weights too, by seeded N(0, 0.1²)
+	// noise (norm scales 1 + noise, biases noise), so that a comparison
+	// with another engine exercises them; otherwise they are exactly 1
+	// and 0.
+	RandomVectors bool
 }
 
 // Synth writes a GGUF of seeded random weights for a spec.
@@ -251,7 +256,16 @@ func Synth(out io.Writer, sp *specs.Spec, params specs.Params, opt SynthOptions)
 		kind := Init(v.Param.Key, name, shape)
 		idx := i
 		tensors = append(tensors, outTensor{name: name, dtype: TargetType(opt.DType, shape), shape: shape,
-			f32: func() ([]float32, error) { return RandomTensor(kind, tensor.NumElems(shape), opt.Seed, idx), nil }})
+			f32: func() ([]float32, error) {
+				v := RandomTensor(kind, tensor.NumElems(shape), opt.Seed, idx)
+				if opt.RandomVectors && len(shape) == 1 {
+					r := rand.New(rand.NewPCG(opt.Seed^0x5bd1e9955bd1e995, uint64(idx)))
+					for i := range v {
+						v[i] += float32(0.1 * r.NormFloat64())
+					}
+				}
+				return v, nil
+			}})
 	}
 	return write(out, meta, tensors, opt.Progress)
 }

@@ -163,6 +163,9 @@ func fuseRoPEAttention(g *Graph, reg *ops.Registry) error {
 			continue
 		}
 		rq, rk := q.Producer, k.Producer
+		if scaledRoPE(rq) || scaledRoPE(rk) {
+			continue // rope_attention has plain RoPE only
+		}
 		if rq.Inputs[1] != rk.Inputs[1] || rq.Attrs.Int("dim") != rk.Attrs.Int("dim") ||
 			rq.Attrs.Float("base") != rk.Attrs.Float("base") || rq.Attrs.String("pairing") != rk.Attrs.String("pairing") {
 			continue
@@ -192,6 +195,18 @@ func fuseRoPEAttention(g *Graph, reg *ops.Registry) error {
 	return nil
 }
 
+// scaledRoPE reports whether a rope node scales its angles (factors or
+// non-default scaling attributes).
+func scaledRoPE(n *Node) bool {
+	if len(n.Inputs) > 2 && n.Inputs[2] != nil {
+		return true
+	}
+	a := n.Attrs
+	has := func(k string) bool { _, ok := a[k]; return ok }
+	return has("freq_scale") && a.Float("freq_scale") != 1 || has("ext_factor") && a.Float("ext_factor") != 0 ||
+		has("attn_factor") && a.Float("attn_factor") != 1
+}
+
 func fuseGatedFFN(g *Graph, reg *ops.Registry) error {
 	def, err := lookup(reg, "gated_ffn")
 	if err != nil {
@@ -202,6 +217,9 @@ func fuseGatedFFN(g *Graph, reg *ops.Registry) error {
 		act := map[string]string{"swiglu": "silu", "geglu": "gelu"}[n.Op.Name]
 		if act == "" {
 			continue
+		}
+		if act == "gelu" && n.Attrs.String("gelu") == "tanh" {
+			act = "gelu_tanh"
 		}
 		gv, uv := n.Inputs[0], n.Inputs[1]
 		if !isOp(gv, "linear") || !isOp(uv, "linear") || !single(users, gv) || !single(users, uv) {

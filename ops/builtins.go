@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/weftrun/weft/tensor"
 )
@@ -35,20 +36,26 @@ func builtinDefs() []*Def {
 			RowWise: true, Shape: shapeLinear},
 		{Name: "rms_norm", Doc: "RMSNorm: x / sqrt(mean(x²) + eps) ⊙ w.",
 			Inputs: []Port{{Name: "x"}, {Name: "w", Weight: true, Optional: true}}, Outputs: outPort, RowWise: true,
-			Attrs: []AttrDef{{Name: "eps", Type: AttrFloat, Default: 1e-5, Doc: "added to the mean square"}},
+			Attrs: []AttrDef{{Name: "eps", Type: AttrFloat, Default: 1e-5, Doc: "added to the mean square"}, normGroups},
 			Shape: shapeNorm},
 		{Name: "layer_norm", Doc: "LayerNorm: (x - mean) / sqrt(var + eps) ⊙ w + b.",
 			Inputs: []Port{{Name: "x"}, {Name: "w", Weight: true, Optional: true}, {Name: "b", Weight: true, Optional: true}}, Outputs: outPort, RowWise: true,
-			Attrs: []AttrDef{{Name: "eps", Type: AttrFloat, Default: 1e-5, Doc: "added to the variance"}},
+			Attrs: []AttrDef{{Name: "eps", Type: AttrFloat, Default: 1e-5, Doc: "added to the variance"}, normGroups},
 			Shape: shapeNorm},
 		{Name: "rope", Doc: "Rotary position embedding applied per head at each token's position.",
-			Inputs: []Port{{Name: "x"}, {Name: "pos"}}, Outputs: outPort,
+			Inputs: []Port{{Name: "x"}, {Name: "pos"}, {Name: "factors", Weight: true, Optional: true, Doc: "per-pair frequency divisors, f32[dim/2] (Llama 3.1's rope_freqs)"}}, Outputs: outPort,
 			Attrs: []AttrDef{
 				{Name: "heads", Type: AttrInt, Required: true, Doc: "heads packed in the row"},
 				{Name: "dim", Type: AttrInt, Default: int64(0), Doc: "rotated features per head (0: the whole head)"},
 				{Name: "base", Type: AttrFloat, Default: 10000.0, Doc: "frequency base θ"},
 				{Name: "pairing", Type: AttrString, Default: "adjacent", Enum: []string{"adjacent", "rotate_half"},
-					Doc: "adjacent pairs (x[2j], x[2j+1]) as in GGUF/llama2.c, or (x[j], x[j+d/2]) as in HF"},
+					Doc: "adjacent pairs (x[2j], x[2j+1]): llama.cpp's NORM rope (llama, mistral, mixtral GGUFs, llama2.c); or (x[j], x[j+d/2]): HF's rotate-half, kept by every HF checkpoint and by the GGUFs of NEOX-rope architectures (qwen2, phi2/3, falcon, gemma, gptneox, stablelm...)"},
+				{Name: "freq_scale", Type: AttrFloat, Default: 1.0, Doc: "multiplies every angle: 1/factor for linear scaling and YaRN"},
+				{Name: "ext_factor", Type: AttrFloat, Default: 0.0, Doc: "YaRN's ramp back to the unscaled angle for high frequencies (0: off, 1: YaRN)"},
+				{Name: "attn_factor", Type: AttrFloat, Default: 1.0, Doc: "scales cos and sin (YaRN multiplies in 1 + 0.1 ln(1/freq_scale) when ext_factor ≠ 0)"},
+				{Name: "beta_fast", Type: AttrFloat, Default: 32.0, Doc: "YaRN: rotations over orig_ctx where the ramp starts"},
+				{Name: "beta_slow", Type: AttrFloat, Default: 1.0, Doc: "YaRN: rotations over orig_ctx where the ramp ends"},
+				{Name: "orig_ctx", Type: AttrInt, Default: int64(0), Doc: "YaRN: the context the model was trained on"},
 			},
 			Shape: shapeRoPE},
 		{Name: "attention", Doc: "Scaled dot-product attention with grouped KV heads; appends k/v to the KV cache and attends over each token's sequence.",
@@ -71,7 +78,20 @@ func builtinDefs() []*Def {
 			Shape: shapeSame2},
 		{Name: "geglu", Doc: "Gated activation gelu(gate) ⊙ up.",
 			Inputs: []Port{{Name: "gate"}, {Name: "up"}}, Outputs: outPort, RowWise: true,
+			Attrs: []AttrDef{{Name: "gelu", Type: AttrString, Default: "erf", Enum: []string{"erf", "tanh"}, Doc: "GELU form: exact (erf) or the tanh approximation (gemma's gelu_pytorch_tanh)"}},
 			Shape: shapeSame2},
+		{Name: "softcap", Doc: "Soft-capping: out = cap · tanh(x / cap) (Gemma 2's final logits).",
+			Inputs: x1("x"), Outputs: outPort, RowWise: true,
+			Attrs: []AttrDef{{Name: "cap", Type: AttrFloat, Required: true, Doc: "the bound approached by large values"}},
+			Shape: shapeSoftCap},
+		{Name: "clamp", Doc: "Limits every element to [-limit, limit] (MPT's clamp_kqv; 0: no limit).",
+			Inputs: x1("x"), Outputs: outPort, RowWise: true,
+			Attrs: []AttrDef{{Name: "limit", Type: AttrFloat, Required: true, Doc: "the bound; 0 leaves x unchanged"}},
+			Shape: shapeClamp},
+		{Name: "scale", Doc: "Multiplies every element by a constant: out = x · by (e.g. gemma's embedding scale √hidden).",
+			Inputs: x1("x"), Outputs: outPort, RowWise: true,
+			Attrs: []AttrDef{{Name: "by", Type: AttrFloat, Required: true, Doc: "the constant factor"}},
+			Shape: shapeScale},
 		{Name: "split", Doc: "Splits the last dimension into pieces of the given sizes (e.g. a fused QKV projection).",
 			Inputs: x1("x"), RowWise: true,
 			Attrs: []AttrDef{{Name: "sizes", Type: AttrInts, Required: true, Doc: "piece sizes, summing to the last dimension"}},
@@ -89,13 +109,23 @@ func builtinDefs() []*Def {
 			Inputs: []Port{{Name: "x"}, {Name: "router", Weight: true}, {Name: "gate", Weight: true},
 				{Name: "up", Weight: true}, {Name: "down", Weight: true}}, Outputs: outPort, RowWise: true,
 			Attrs: []AttrDef{{Name: "top_k", Type: AttrInt, Default: int64(2), Doc: "experts per token"},
-				{Name: "act", Type: AttrString, Default: "silu", Enum: []string{"silu", "gelu", "gelu_tanh", "relu"}, Doc: "gate activation"}},
+				{Name: "act", Type: AttrString, Default: "silu", Enum: []string{"silu", "gelu", "gelu_tanh", "relu"}, Doc: "gate activation"},
+				{Name: "gating", Type: AttrString, Default: "softmax", Enum: []string{"softmax", "sigmoid"}, Doc: "router probabilities: softmax over all experts, or a sigmoid per expert"},
+				{Name: "norm", Type: AttrBool, Default: true, Doc: "rescale the chosen experts' probabilities to sum to 1 (Mixtral); false keeps them (Qwen2-MoE)"}},
 			Shape: shapeMoE},
+		{Name: "sigmoid_gate", Doc: "Scales each row of x by a learned scalar gate: out[t] = x[t] · σ(h[t] · w) (Qwen2-MoE's shared expert).",
+			Inputs: []Port{{Name: "x"}, {Name: "h"}, {Name: "w", Weight: true}}, Outputs: outPort, RowWise: true,
+			Shape: shapeSigmoidGate},
 		{Name: "gather_rows", Doc: "Keeps the rows whose outputs the step wants (inserted by the output-pruning pass).",
 			Inputs: x1("x"), Outputs: outPort,
 			Shape: shapeGather},
 	}
 }
+
+// normGroups makes a norm per head: each row is cut into groups equal
+// slices, each normalised on its own (QK-norm per head).
+var normGroups = AttrDef{Name: "groups", Type: AttrInt, Default: int64(1),
+	Doc: "normalise each of this many equal slices of a row on its own (per-head QK-norm); the weight is [features], [groups, features/groups] or one [features/groups] slice shared by every group"}
 
 var attentionAttrs = []AttrDef{
 	{Name: "heads", Type: AttrInt, Required: true, Doc: "query heads"},
@@ -103,8 +133,10 @@ var attentionAttrs = []AttrDef{
 	{Name: "causal", Type: AttrBool, Default: true, Doc: "attend only to earlier positions"},
 	{Name: "scale", Type: AttrFloat, Default: 0.0, Doc: "score scale (0: 1/sqrt(head_dim))"},
 	{Name: "alibi", Type: AttrBool, Default: false, Doc: "add ALiBi linear position biases"},
+	{Name: "max_bias", Type: AttrFloat, Default: 8.0, Doc: "ALiBi's largest slope exponent: head h of n (n rounded down to a power of two p) has slope 2^(-max_bias·(h+1)/p), the rest interleave at 2^(-max_bias·(2(h-p)+1)/(2p))"},
 	{Name: "sinks", Type: AttrInt, Default: int64(0), Doc: "StreamingLLM attention-sink positions kept with window"},
 	{Name: "window", Type: AttrInt, Default: int64(0), Doc: "sliding-window size (0: unlimited)"},
+	{Name: "softcap", Type: AttrFloat, Default: 0.0, Doc: "soft-cap the scaled scores: s → softcap·tanh(s/softcap) (Gemma 2; 0: off)"},
 }
 
 // ---- shape functions ----
@@ -185,20 +217,34 @@ func shapeLinear(in []*Type, _ Attrs) ([]Type, error) {
 	return []Type{out}, nil
 }
 
-func shapeNorm(in []*Type, _ Attrs) ([]Type, error) {
+func shapeNorm(in []*Type, a Attrs) ([]Type, error) {
 	x, err := need(in, 0, "x")
 	if err != nil {
 		return nil, err
 	}
+	if eps := a.Float("eps"); !(eps > 0) || math.IsInf(eps, 0) {
+		return nil, fmt.Errorf("eps=%g must be a positive number", eps)
+	}
 	if err := act(x, "x"); err != nil {
 		return nil, err
 	}
+	f := x.Shape.Last()
+	g := a.Int("groups")
+	if g < 1 || f%g != 0 {
+		return nil, fmt.Errorf("groups=%d does not divide the %d features", g, f)
+	}
 	for i := 1; i < len(in); i++ {
-		if in[i] == nil {
+		w := in[i]
+		if w == nil {
 			continue
 		}
-		if len(in[i].Shape) != 1 || in[i].Shape[0] != x.Shape[1] || in[i].DType != tensor.F32 {
-			return nil, fmt.Errorf("norm weight %d is %s, want f32[%s]", i, in[i], x.Shape[1])
+		ok := w.DType == tensor.F32 && (len(w.Shape) == 1 && (w.Shape[0].N == f || w.Shape[0].N == f/g) ||
+			len(w.Shape) == 2 && w.Shape[0].N == g && w.Shape[1].N == f/g)
+		if !ok {
+			if g == 1 {
+				return nil, fmt.Errorf("norm weight %d is %s, want f32[%s]", i, w, x.Shape[1])
+			}
+			return nil, fmt.Errorf("norm weight %d is %s, want f32[%d], f32[%d %d] or f32[%d]", i, w, f, g, f/g, f/g)
 		}
 	}
 	return []Type{*x}, nil
@@ -210,6 +256,27 @@ func positions(t *Type) error {
 		return fmt.Errorf("pos must be the i32 [T] token positions, got %s", t)
 	}
 	return nil
+}
+
+func shapeScale(in []*Type, a Attrs) ([]Type, error) {
+	if by := a.Float("by"); math.IsNaN(by) || math.IsInf(by, 0) {
+		return nil, fmt.Errorf("by=%g must be a finite number", by)
+	}
+	return sameAsFirst(in, a)
+}
+
+func shapeSoftCap(in []*Type, a Attrs) ([]Type, error) {
+	if c := a.Float("cap"); !(c > 0) || math.IsInf(c, 0) {
+		return nil, fmt.Errorf("cap=%g must be a positive number", c)
+	}
+	return sameAsFirst(in, a)
+}
+
+func shapeClamp(in []*Type, a Attrs) ([]Type, error) {
+	if l := a.Float("limit"); !(l >= 0) || math.IsInf(l, 0) {
+		return nil, fmt.Errorf("limit=%g must be a finite number ≥ 0", l)
+	}
+	return sameAsFirst(in, a)
 }
 
 func shapeRoPE(in []*Type, a Attrs) ([]Type, error) {
@@ -232,8 +299,23 @@ func shapeRoPE(in []*Type, a Attrs) ([]Type, error) {
 		return nil, fmt.Errorf("heads=%d does not divide the %d features", h, x.Shape.Last())
 	}
 	hd := x.Shape.Last() / h
-	if d := a.Int("dim"); d < 0 || d > hd || d%2 != 0 {
+	d := a.Int("dim")
+	if d < 0 || d > hd || d%2 != 0 {
 		return nil, fmt.Errorf("dim=%d must be even and at most the head size %d", d, hd)
+	}
+	if d == 0 {
+		d = hd
+	}
+	if len(in) > 2 && in[2] != nil {
+		if f := in[2]; f.DType != tensor.F32 || len(f.Shape) != 1 || f.Shape[0].N != d/2 {
+			return nil, fmt.Errorf("factors is %s, want f32[%d] (one per rotated pair)", f, d/2)
+		}
+	}
+	if fs := a.Float("freq_scale"); !(fs > 0) || math.IsInf(fs, 0) {
+		return nil, fmt.Errorf("freq_scale=%g must be a positive number", fs)
+	}
+	if a.Float("ext_factor") != 0 && a.Int("orig_ctx") <= 0 {
+		return nil, fmt.Errorf("YaRN (ext_factor=%g) needs orig_ctx, the trained context", a.Float("ext_factor"))
 	}
 	return []Type{*x}, nil
 }
@@ -257,6 +339,9 @@ func shapeAttention(in []*Type, a Attrs) ([]Type, error) {
 		}
 	}
 	h, kvh := a.Int("heads"), KVHeads(a)
+	if c := a.Float("softcap"); !(c >= 0) || math.IsInf(c, 0) {
+		return nil, fmt.Errorf("softcap=%g must be a finite number ≥ 0", c)
+	}
 	if h <= 0 || q.Shape.Last()%h != 0 {
 		return nil, fmt.Errorf("heads=%d does not divide q's %d features", h, q.Shape.Last())
 	}
@@ -393,6 +478,34 @@ func shapeMoE(in []*Type, a Attrs) ([]Type, error) {
 	}
 	if k := a.Int("top_k"); k < 1 || k > e {
 		return nil, fmt.Errorf("top_k=%d must be in [1, %d]", k, e)
+	}
+	return []Type{*x}, nil
+}
+
+func shapeSigmoidGate(in []*Type, _ Attrs) ([]Type, error) {
+	x, err := need(in, 0, "x")
+	if err != nil {
+		return nil, err
+	}
+	h, err := need(in, 1, "h")
+	if err != nil {
+		return nil, err
+	}
+	w, err := need(in, 2, "w")
+	if err != nil {
+		return nil, err
+	}
+	if err := act(x, "x"); err != nil {
+		return nil, err
+	}
+	if err := act(h, "h"); err != nil {
+		return nil, err
+	}
+	if x.Shape[0] != h.Shape[0] {
+		return nil, fmt.Errorf("x has %s rows, h %s", x.Shape[0], h.Shape[0])
+	}
+	if w.DType != tensor.F32 || len(w.Shape) != 1 || w.Shape[0] != h.Shape[1] {
+		return nil, fmt.Errorf("w is %s, want f32[%s]", w, h.Shape[1])
 	}
 	return []Type{*x}, nil
 }

@@ -15,7 +15,7 @@ func fusedDefs() []*Def {
 			Shape: shapeLinearMulti},
 		{Name: "gated_ffn", Doc: "Gate and up projections with the gated activation as epilogue: act(x·W_gᵀ) ⊙ (x·W_uᵀ).",
 			Inputs: []Port{{Name: "x"}, {Name: "w_gate", Weight: true}, {Name: "w_up", Weight: true}}, Outputs: outPort, RowWise: true,
-			Attrs: []AttrDef{{Name: "act", Type: AttrString, Default: "silu", Enum: []string{"silu", "gelu"}, Doc: "gate activation: silu (SwiGLU) or gelu (GEGLU)"}},
+			Attrs: []AttrDef{{Name: "act", Type: AttrString, Default: "silu", Enum: []string{"silu", "gelu", "gelu_tanh"}, Doc: "gate activation: silu (SwiGLU), gelu (GEGLU) or gelu_tanh (GEGLU with the tanh GELU)"}},
 			Shape: shapeGatedFFN},
 		{Name: "rope_attention", Doc: "RoPE on q and k, then attention: the fusion of rope, rope and attention.",
 			Inputs: []Port{{Name: "q"}, {Name: "k"}, {Name: "v"}, {Name: "pos"}}, Outputs: outPort, Stateful: true,

@@ -26,6 +26,14 @@ type historyPicker interface {
 	Accept(token int)
 }
 
+// Finisher is a Picker that may end its sequence instead of choosing a
+// token (a grammar that allows no token, grammar.Constrained): after a
+// Sample, a non-empty Finish ends the sequence with that reason (for
+// example "dead_end") in a Done event that carries no token (Token -1).
+type Finisher interface {
+	Finish() string
+}
+
 // EarlyStopping is beam search's stopping rule, as HF transformers'
 // early_stopping.
 type EarlyStopping int
@@ -80,11 +88,20 @@ type Request struct {
 	// how many prompt tokens earlier steps have fed (done) of total, for a
 	// progress line. It runs on the engine's goroutine and must be quick.
 	Prefill func(done, total int)
+	// Draft turns on speculative decoding for a single sequence (not with
+	// N, Beams, Force or Shift): each decode step feeds the last token and
+	// up to DraftMax drafted ones in one batch, and keeps the drafts the
+	// target's own choices agree with (the tokens are those of plain
+	// decoding, bit for bit with an F32 KV cache; over an F16 one a step
+	// of several tokens sums attention in batched order, docs/decoding.md).
+	// Fewer than DraftMin drafted tokens: a plain step.
+	Draft              Drafter
+	DraftMax, DraftMin int
 }
 
 // TokenLogprob is a token with its log-probability.
 type TokenLogprob struct {
-	Token   int
+	Token   int // -1 in the Done event of a Finisher that picked nothing
 	Logprob float64
 }
 
@@ -100,15 +117,18 @@ type Beam struct {
 type TokenEvent struct {
 	Query   int
 	Seq     int // the sequence's index among the query's choices
-	Token   int
+	Token   int // -1 in the Done event of a Finisher that picked nothing
 	Index   int // 0-based index among the sequence's generated tokens
 	Logprob float64
 	Top     []TokenLogprob
 	Logits  []float32 // the row the token was chosen from (KeepLogits)
 	Done    bool      // the sequence (for a beam search: the query) ended
-	Reason  string    // "length", "stop" or "error" when Done
+	Reason  string    // "length", "stop", "error" or a Finisher's reason when Done
 	Err     error     // why, when Reason is "error"
 	Beams   []Beam    // a beam search's hypotheses, best first, in its Done event
+	// Drafted and Accepted count a speculative sequence's drafted tokens
+	// and those the target kept, in its Done event.
+	Drafted, Accepted int
 }
 
 // seqState is one sequence of a query.
@@ -141,6 +161,13 @@ type query struct {
 	recompute bool // preempted while decoding: prefill again, then go on
 	done      bool
 	order     int // admission order, for preemption
+	// speculative decoding: this step's drafts, the sequence so far (for
+	// the drafter) and the totals
+	draft, seqBuf     []int
+	drafted, accepted int
+	// the draft length of the next step, the plain steps left before the
+	// next draft, and the steps in a row whose drafts all failed
+	draftLen, skip, misses int
 }
 
 // Engine runs many queries over one plan with continuous batching: each
@@ -255,6 +282,18 @@ func (e *Engine) AddQuery(r Request) (int, error) {
 	}
 	if r.LengthPenalty == 0 {
 		r.LengthPenalty = 1
+	}
+	if r.Draft != nil {
+		switch {
+		case w > 1 || r.Beams > 0:
+			return 0, errors.New("add query: speculative decoding serves a single sequence, not choices or beams")
+		case r.Shift:
+			return 0, errors.New("add query: speculative decoding and context shift cannot be combined")
+		case len(r.Force) > 0:
+			return 0, errors.New("add query: speculative decoding and forced tokens cannot be combined")
+		case r.DraftMax < 1 || r.DraftMin < 0 || r.DraftMin > r.DraftMax:
+			return 0, fmt.Errorf("add query: draft max %d, min %d (1 ≤ max, 0 ≤ min ≤ max)", r.DraftMax, r.DraftMin)
+		}
 	}
 	if r.Shift && (w > 1 || e.ctx == 0) {
 		r.Shift = false // context shift serves single sequences in a bounded context
@@ -598,6 +637,9 @@ func (e *Engine) decodeTokens(q *query) error {
 			return err
 		}
 	}
+	if q.req.Draft != nil {
+		return e.speculate(q)
+	}
 	mark := len(st.Tokens)
 	for s := range q.seqs {
 		sq := &q.seqs[s]
@@ -885,6 +927,9 @@ func (e *Engine) advance(events []TokenEvent, q *query, i, j int, rowOf func(int
 		}
 		return events
 	}
+	if q.req.Draft != nil {
+		return e.verify(events, q, i, j, rowOf)
+	}
 	q.t++
 	q.pos++
 	if q.beam {
@@ -939,6 +984,15 @@ func (e *Engine) pick(events []TokenEvent, q *query, s int, row []float32) []Tok
 		}
 	} else {
 		tok = sq.picker.Sample(row)
+		if f, ok := sq.picker.(Finisher); ok {
+			if r := f.Finish(); r != "" {
+				sq.done = true
+				if q.live() == 0 {
+					q.done = true
+				}
+				return append(events, TokenEvent{Query: q.id, Seq: s, Token: -1, Index: len(sq.tokens), Done: true, Reason: r})
+			}
+		}
 		if tok < 0 || tok >= e.vocab {
 			sq.done = true
 			if q.live() == 0 {
@@ -973,6 +1027,7 @@ func (e *Engine) pick(events []TokenEvent, q *query, s int, row []float32) []Tok
 		if q.live() == 0 {
 			q.done = true
 		}
+		ev.Drafted, ev.Accepted = q.drafted, q.accepted
 	}
 	return append(events, ev)
 }
@@ -1124,7 +1179,7 @@ func (e *Engine) Generate(ctx context.Context, r Request, onToken func(TokenEven
 			}
 			if ev.Beams != nil && len(ev.Beams) > 0 {
 				out = append(out[:0], ev.Beams[0].Tokens...)
-			} else if ev.Seq == 0 && ev.Reason != "error" && !(ev.Done && ev.Beams != nil) {
+			} else if ev.Seq == 0 && ev.Reason != "error" && ev.Token >= 0 && !(ev.Done && ev.Beams != nil) {
 				out = append(out, ev.Token)
 			}
 			if onToken != nil {

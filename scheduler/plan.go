@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/weftrun/weft/backend"
 	"github.com/weftrun/weft/graph"
@@ -92,6 +93,15 @@ func NewPlan(g *graph.Graph, opt PlanOptions) (*Plan, error) {
 	for _, v := range g.Params() {
 		if v.Param.Tensor == nil {
 			return nil, fmt.Errorf("plan: weight %s (%s) is not bound to a tensor", v.Name, v.Param.Source)
+		}
+	}
+	for _, v := range g.Inputs {
+		si, ok := ops.LookupStepInput(v.Name)
+		if !ok {
+			return nil, fmt.Errorf("plan: graph input %q is not a step input (known: %s)", v.Name, strings.Join(ops.StepInputNames(), ", "))
+		}
+		if v.Type.DType != si.Type.DType || !v.Type.Shape.Equal(si.Type.Shape) {
+			return nil, fmt.Errorf("plan: graph input %s is %s, the step gives %s", v.Name, v.Type, si.Type)
 		}
 	}
 	reg := opt.Registry
@@ -374,6 +384,15 @@ func (p *Plan) setInputs(m int, st *backend.Step) {
 	if pos, ok := in["pos"]; ok {
 		copy(tensor.BytesToI32(pos.Data), st.Pos)
 	}
+	if seq, ok := in["seq"]; ok {
+		copy(tensor.BytesToI32(seq.Data), st.Seq)
+	}
+	if typ, ok := in["token_types"]; ok {
+		d := tensor.BytesToI32(typ.Data)[:len(st.Tokens)]
+		if n := copy(d, st.Types); n < len(d) {
+			clear(d[n:])
+		}
+	}
 	for _, t := range in {
 		t.Shape[0] = len(st.Tokens)
 	}
@@ -395,6 +414,10 @@ func (p *Plan) microBatches(st *backend.Step) []backend.Step {
 		lo, hi := n*i/m, n*(i+1)/m
 		sb := &subs[i]
 		sb.Tokens, sb.Pos, sb.Seq = st.Tokens[lo:hi], st.Pos[lo:hi], st.Seq[lo:hi]
+		sb.Types = nil
+		if len(st.Types) >= hi {
+			sb.Types = st.Types[lo:hi]
+		}
 		sb.Loc, sb.View, sb.Len, sb.Views = st.Loc[lo:hi], st.View[lo:hi], st.Len[lo:hi], st.Views
 		sb.Shift = nil
 		if i == 0 {

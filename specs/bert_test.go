@@ -1,23 +1,31 @@
 package specs_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/weftrun/weft/backend"
+	"github.com/weftrun/weft/backend/cpudev"
 	"github.com/weftrun/weft/graph"
+	"github.com/weftrun/weft/kernels/cpu"
 	"github.com/weftrun/weft/ops"
+	"github.com/weftrun/weft/scheduler"
 	"github.com/weftrun/weft/specs"
 )
 
 var bertSmall = map[string]any{"hidden": int64(32), "layers": int64(2), "heads": int64(4), "ffn": int64(48), "vocab": int64(50), "ctx": int64(16), "types": int64(2)}
 
-// bertRef is BERT's encoder over GGUF-named weights: every token has
-// token type 0; blocks are post-norm with bidirectional attention.
-func bertRef(r ref, p specs.Params, tokens []int) mat {
+// bertRef is BERT's encoder over GGUF-named weights: token i has token
+// type types[i] (0 when types is nil); blocks are post-norm with
+// bidirectional attention.
+func bertRef(r ref, p specs.Params, tokens, types []int) mat {
 	eps := p.Float("norm_eps")
 	pos := make([]int, len(tokens))
-	types := make([]int, len(tokens))
+	if types == nil {
+		types = make([]int, len(tokens))
+	}
 	for i := range pos {
 		pos[i] = i
 	}
@@ -46,7 +54,7 @@ func TestBERT(t *testing.T) {
 	src := randSource(t, sp, p, "gguf")
 	r := ref{t, src}
 	a, b := []int{2, 40, 7, 7, 19, 33}, []int{11, 3, 48}
-	want := bertRef(r, p, a)
+	want := bertRef(r, p, a, nil)
 	got := runSeq(t, build(t, sp, p, "gguf", src), a, 0)
 	spread(t, got)
 	closeRows(t, "hidden states", got, want, 1e-5)
@@ -67,7 +75,49 @@ func TestBERT(t *testing.T) {
 	}
 	both := runBatch(t, g, [][]int{a, b}, 0)
 	closeRows(t, "batched a", both[0], want, 1e-5)
-	closeRows(t, "batched b", both[1], bertRef(r, p, b), 1e-5)
+	closeRows(t, "batched b", both[1], bertRef(r, p, b, nil), 1e-5)
+
+	// A sentence pair: the second segment's tokens have type 1, fed by
+	// the token_types step input.
+	t.Run("token types", func(t *testing.T) {
+		types := []int{0, 0, 0, 1, 1, 1}
+		g := build(t, sp, p, "gguf", src)
+		dev := cpudev.New("cpu:0", 1, cpu.Kernels{})
+		defer dev.Close()
+		plan, err := scheduler.NewPlan(g, scheduler.PlanOptions{MaxTokens: len(a), Backends: []backend.Backend{dev}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		kv, err := plan.NewKV(0, backend.KVF32)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := &backend.Step{}
+		for i, tok := range a {
+			st.Keep = append(st.Keep, int32(i))
+			st.Tokens = append(st.Tokens, int32(tok))
+			st.Pos = append(st.Pos, int32(i))
+			st.Seq = append(st.Seq, 0)
+			st.Types = append(st.Types, int32(types[i]))
+		}
+		if err := kv.AddressWhole(st); err != nil {
+			t.Fatal(err)
+		}
+		outs, err := plan.Run(context.Background(), st, kv, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := outs[0].F32()
+		cols := outs[0].Shape[1]
+		var rows [][]float32
+		for i := range a {
+			rows = append(rows, h[i*cols:(i+1)*cols])
+		}
+		closeRows(t, "typed", rows, bertRef(r, p, a, types), 1e-5)
+		if rows[0][0] == got[0][0] {
+			t.Error("token types left the hidden states unchanged")
+		}
+	})
 
 	// HF names with BertForMaskedLM's "bert." prefix.
 	t.Run("hf names", func(t *testing.T) {

@@ -68,7 +68,11 @@ func (s *Spec) Build(opt BuildOptions) (*graph.Graph, error) {
 	}
 	b := &builder{s: s, opt: opt, g: graph.New(s.Name), weights: map[string]*graph.Value{}, inputs: map[string]*graph.Value{}, active: map[string]bool{}}
 	for _, in := range s.Inputs {
-		b.inputs[in] = b.g.AddInput(in, ops.Type{DType: tensor.I32, Shape: ops.Shape{ops.Tokens}})
+		si, ok := ops.LookupStepInput(in)
+		if !ok {
+			return nil, fmt.Errorf("%s: unknown step input %q (known: %s)", s.File, in, strings.Join(ops.StepInputNames(), ", "))
+		}
+		b.inputs[in] = b.g.AddInput(in, si.Type)
 	}
 	top := &env{vals: map[string]*graph.Value{}, vars: map[string]any{}, layer: -1}
 	if err := b.stmts(s.Graph, top); err != nil {
@@ -431,6 +435,11 @@ func (b *builder) lookup(name string, e *env, pos graph.Pos) (*graph.Value, erro
 	if w, ok := b.s.Weights[name]; ok {
 		return b.weight(w, e)
 	}
+	if si, ok := ops.LookupStepInput(name); ok {
+		v := b.g.AddInput(name, si.Type)
+		b.inputs[name] = v
+		return v, nil
+	}
 	return nil, &Error{Pos: pos, Msg: fmt.Sprintf("unknown value or weight %q", name)}
 }
 
@@ -459,9 +468,16 @@ func (b *builder) weight(w *WeightDecl, e *env) (*graph.Value, error) {
 	if len(rules) == 0 {
 		return nil, &Error{Pos: linePos(w.Pos), Msg: fmt.Sprintf("%s: no tensor name for %s checkpoints", what, b.opt.Format)}
 	}
+	// A stacked rule is known by its first piece's name (e = 0).
+	first := e.child()
+	first.vars["e"] = int64(0)
 	names := make([]string, len(rules))
 	for i, r := range rules {
-		n, err := r.tmpl.eval(act)
+		a := act
+		if r.Stack != nil {
+			a = b.act(first)
+		}
+		n, err := r.tmpl.eval(a)
 		if err != nil {
 			return nil, &Error{Pos: w.Pos, Msg: fmt.Sprintf("%s: %v", what, err)}
 		}
@@ -496,6 +512,18 @@ func (b *builder) weight(w *WeightDecl, e *env) (*graph.Value, error) {
 		}
 		key += fmt.Sprintf("|%s%v", tr.Op, targs[i])
 	}
+	stack := 0
+	if rule.Stack != nil {
+		n, err := b.evalInt(rule.Stack, e, what+": stack")
+		if err != nil {
+			return nil, err
+		}
+		if n < 1 || n > 1<<16 {
+			return nil, &Error{Pos: rule.Stack.Pos, Msg: fmt.Sprintf("%s: stack %s = %d, want 1 to 65536", what, rule.Stack.Src, n)}
+		}
+		stack = n
+		key += fmt.Sprintf("|stack%d", n)
+	}
 	key += fmt.Sprint("|", shape)
 	if v, ok := b.weights[key]; ok {
 		return v, nil
@@ -503,14 +531,42 @@ func (b *builder) weight(w *WeightDecl, e *env) (*graph.Value, error) {
 	param := &graph.Param{Key: w.Key, Layer: e.layer, Vars: e.vars, Pos: w.Pos, Source: names[chosen]}
 	var t *tensor.Tensor
 	if b.opt.Source != nil {
-		var err error
-		t, err = b.opt.Source.Tensor(names[chosen])
-		if err != nil {
-			return nil, &Error{Pos: linePos(w.Pos), Msg: fmt.Sprintf("%s: %v", what, err)}
+		load := func(name string) (*tensor.Tensor, error) {
+			t, err := b.opt.Source.Tensor(name)
+			if err != nil {
+				return nil, &Error{Pos: linePos(w.Pos), Msg: fmt.Sprintf("%s: %v", what, err)}
+			}
+			for i, tr := range rule.Transforms {
+				if t, err = applyTransform(tr.Op, targs[i], t); err != nil {
+					return nil, &Error{Pos: tr.Pos, Msg: fmt.Sprintf("%s: %s: %v", what, tr.Op, err)}
+				}
+			}
+			return t, nil
 		}
-		for i, tr := range rule.Transforms {
-			if t, err = applyTransform(tr.Op, targs[i], t); err != nil {
-				return nil, &Error{Pos: tr.Pos, Msg: fmt.Sprintf("%s: %s: %v", what, tr.Op, err)}
+		if stack == 0 {
+			var err error
+			if t, err = load(names[chosen]); err != nil {
+				return nil, err
+			}
+		} else {
+			pieces := make([]*tensor.Tensor, stack)
+			for k := range pieces {
+				ek := e.child()
+				ek.vars["e"] = int64(k)
+				name, err := rule.tmpl.eval(b.act(ek))
+				if err != nil {
+					return nil, &Error{Pos: w.Pos, Msg: fmt.Sprintf("%s: %v", what, err)}
+				}
+				if !b.opt.Source.Has(name) {
+					return nil, &Error{Pos: linePos(w.Pos), Msg: fmt.Sprintf("%s: checkpoint has no tensor %s (piece %d of %d)", what, name, k, stack)}
+				}
+				if pieces[k], err = load(name); err != nil {
+					return nil, err
+				}
+			}
+			var err error
+			if t, err = Stack(names[chosen], pieces); err != nil {
+				return nil, &Error{Pos: rule.Stack.Pos, Msg: fmt.Sprintf("%s: stack: %v", what, err)}
 			}
 		}
 		if !sameDims(t.Shape, shape) {

@@ -9,6 +9,7 @@ import (
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
+	"github.com/google/cel-go/ext"
 	"github.com/google/cel-go/interpreter"
 	"github.com/weftrun/weft/graph"
 )
@@ -28,11 +29,40 @@ func newEnv(names []string) (*cel.Env, error) {
 	for _, n := range names {
 		opts = append(opts, cel.Variable(n, cel.DynType))
 	}
+	// ext.Math gives math.sqrt, math.pow-free roots, rounding and
+	// min/max (e.g. gemma's scale by math.sqrt(hidden)).
+	opts = append(opts, ext.Math())
 	return cel.NewEnv(opts...)
+}
+
+// commentAt returns the offset of a "//" outside string literals in src,
+// or -1. CEL reads "//" as the start of a comment, so "hidden // heads"
+// would silently mean "hidden".
+func commentAt(src string) int {
+	var quote byte
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		switch {
+		case quote != 0:
+			if c == '\\' {
+				i++
+			} else if c == quote {
+				quote = 0
+			}
+		case c == '"' || c == '\'':
+			quote = c
+		case c == '/' && i+1 < len(src) && src[i+1] == '/':
+			return i
+		}
+	}
+	return -1
 }
 
 // compile compiles src; a failure shows the YAML position and CEL's caret.
 func compile(env *cel.Env, src string, pos graph.Pos, what string) (*celExpr, error) {
+	if i := commentAt(src); i >= 0 {
+		return nil, &Error{Pos: pos, Msg: fmt.Sprintf("%s: %q: \"//\" starts a CEL comment (the rest of the expression would be ignored); integer division is \"/\"", what, src)}
+	}
 	ast, iss := env.Compile(src)
 	if iss != nil && iss.Err() != nil {
 		return nil, &Error{Pos: pos, Msg: fmt.Sprintf("%s: bad expression %q:\n%s", what, src, indent(iss.Err().Error()))}

@@ -21,6 +21,22 @@ func TestForCheckpoint(t *testing.T) {
 		{"mixtral", nil, "mixtral"},
 		{"gpt2", nil, "gpt2"},
 		{"bert", nil, "bert"},
+		{"qwen2", nil, "qwen2"},
+		{"qwen2moe", nil, "qwen2moe"},
+		{"qwen3", nil, "qwen3"},
+		{"qwen3moe", nil, "qwen3"},
+		{"gemma", nil, "gemma"},
+		{"gemma2", nil, "gemma2"},
+		{"phi2", nil, "phi2"},
+		{"phi3", nil, "phi3"},
+		{"falcon", nil, "falcon"},
+		{"bloom", nil, "bloom"},
+		{"mpt", nil, "mpt"},
+		{"gptneox", nil, "gptneox"},
+		{"starcoder2", nil, "starcoder2"},
+		{"stablelm", nil, "stablelm"},
+		{"olmo2", nil, "olmo2"},
+		{"nomic-bert", nil, "nomic-bert"},
 	} {
 		s, err := ForCheckpoint(tc.arch, tc.meta)
 		if err != nil {
@@ -30,7 +46,7 @@ func TestForCheckpoint(t *testing.T) {
 			t.Errorf("%s %v: spec %s, want %s", tc.arch, tc.meta, s.Name, tc.want)
 		}
 	}
-	if _, err := ForCheckpoint("falcon", nil); err == nil || !strings.Contains(err.Error(), "falcon") {
+	if _, err := ForCheckpoint("rwkv6", nil); err == nil || !strings.Contains(err.Error(), "rwkv6") {
 		t.Errorf("unknown architecture: %v", err)
 	}
 }

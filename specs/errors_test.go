@@ -7,7 +7,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/weftrun/weft/backend"
+	"github.com/weftrun/weft/backend/cpudev"
+	"github.com/weftrun/weft/kernels/cpu"
 	"github.com/weftrun/weft/ops"
+	"github.com/weftrun/weft/scheduler"
 	"github.com/weftrun/weft/specs"
 	"github.com/weftrun/weft/tensor"
 )
@@ -125,7 +129,11 @@ func TestErrors(t *testing.T) {
 		{name: "value never assigned", src: badBase + "  - x: embedding(emb, tokens)\n  - logits: add(x, z)\n", pos: "bad.yaml:7:20: ", msg: `unknown value or weight "z"`},
 		{name: "too many inputs", src: badBase + "  - x: embedding(emb, tokens)\n  - logits: add(x, x, x)\n", pos: "bad.yaml:7:13: ", msg: "add takes at most 2 inputs, got 3"},
 		{name: "missing input", src: badBase + "  - x: embedding(emb)\n", pos: "bad.yaml:6:8: ", msg: "embedding: missing input ids"},
-		{name: "unknown attribute", src: badBase + "  - x: embedding(emb, tokens)\n  - logits: rms_norm(x, epss=1e-5)\n", pos: "bad.yaml:7:25: ", msg: `rms_norm: unknown attribute "epss" (known: eps)`},
+		{name: "unknown step input", src: "name: t\ninputs: [tokens, memory]\n" + badBase[len("name: t\n"):] + "  - logits: embedding(emb, tokens)\n", pos: "bad.yaml:2:18: ", msg: `inputs: unknown step input "memory" (known: pos, seq, token_types, tokens)`},
+		{name: "zero eps", src: badBase + "  - x: embedding(emb, tokens)\n  - logits: rms_norm(x, eps=0)\n", pos: "bad.yaml:7:13: ", msg: "logits: rms_norm: eps=0 must be a positive number"},
+		{name: "negative eps", src: badBase + "  - x: embedding(emb, tokens)\n  - logits: layer_norm(x, eps=-1e-6)\n", pos: "bad.yaml:7:13: ", msg: "logits: layer_norm: eps=-1e-06 must be a positive number"},
+		{name: "CEL comment", src: "name: t\nparams:\n  hidden: 8\n  heads: 2\n  hd: hidden // heads\ngraph: []\n", pos: "bad.yaml:5:7: ", msg: `params.hd: "hidden // heads": "//" starts a CEL comment`},
+		{name: "unknown attribute", src: badBase + "  - x: embedding(emb, tokens)\n  - logits: rms_norm(x, epss=1e-5)\n", pos: "bad.yaml:7:25: ", msg: `rms_norm: unknown attribute "epss" (known: eps, groups)`},
 		{name: "attribute of wrong type", src: badBase + "  - x: embedding(emb, tokens)\n  - logits: attention(x, x, x, heads=\"four\")\n", pos: "bad.yaml:7:32: ", msg: "attention: attribute heads: want int, got string (four)"},
 		{name: "bool attribute given an int", src: badBase + "  - x: embedding(emb, tokens)\n  - logits: attention(x, x, x, heads=2, causal=1)\n", pos: "bad.yaml:7:41: ", msg: "attention: attribute causal: want bool, got int64 (1)"},
 		{name: "enum attribute", src: badBase + "  - x: embedding(emb, tokens)\n  - logits: rope(x, pos, heads=2, pairing=sideways)\n", pos: "bad.yaml:7:35: ", msg: `rope: attribute pairing = sideways: unknown name "sideways"`},
@@ -206,4 +214,20 @@ func attempt(t *testing.T, c errCase) error {
 	}
 	_, err = sp.Build(specs.BuildOptions{Registry: ops.Builtins(), Params: p, Format: format, Source: src})
 	return err
+}
+
+// TestPlanRejectsUnknownInput: a graph input the scheduler cannot fill
+// (here one added by hand, past the spec checks) is an error, not a
+// tensor silently left at zero.
+func TestPlanRejectsUnknownInput(t *testing.T) {
+	sp := builtin(t, "bert")
+	p := resolve(t, sp, bertSmall)
+	g := build(t, sp, p, "gguf", randSource(t, sp, p, "gguf"))
+	g.AddInput("memory", ops.Type{DType: tensor.I32, Shape: ops.Shape{ops.Tokens}})
+	dev := cpudev.New("cpu:0", 1, cpu.Kernels{})
+	defer dev.Close()
+	_, err := scheduler.NewPlan(g, scheduler.PlanOptions{MaxTokens: 4, Backends: []backend.Backend{dev}})
+	if err == nil || !strings.Contains(err.Error(), `graph input "memory" is not a step input`) {
+		t.Fatalf("NewPlan: %v, want an unknown-input error", err)
+	}
 }

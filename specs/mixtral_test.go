@@ -1,11 +1,14 @@
 package specs_test
 
 import (
+	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/weftrun/weft/specs"
+	"github.com/weftrun/weft/tensor"
 )
 
 func mixtralSet(extra map[string]any) map[string]any {
@@ -105,10 +108,63 @@ func TestMixtralMeta(t *testing.T) {
 	if p.Int("window") != 0 || p.Int("experts") != 8 {
 		t.Errorf("hf params: window %v experts %v", p["window"], p["experts"])
 	}
-	// The per-expert HF tensors cannot be stacked yet: the error says so.
-	small := resolve(t, sp, mixtralSet(nil))
-	_, err = randSourceErr(sp, small, "hf")
-	if err == nil || !strings.Contains(err.Error(), "mixtral.yaml:") || !strings.Contains(err.Error(), "gate_exps for layer 0: no tensor name for hf checkpoints") {
-		t.Errorf("hf build: %v", err)
+}
+
+// TestMixtralHFExperts: HF Mixtral's per-expert tensors
+// (experts.E.w1/w3/w2) load as the stacked [experts, rows, cols] weights
+// the moe op reads, equal to the GGUF's stacked tensors; a missing expert
+// is an error naming it.
+func TestMixtralHFExperts(t *testing.T) {
+	sp := builtin(t, "mixtral")
+	p := resolve(t, sp, mixtralSet(nil))
+	src := randSource(t, sp, p, "gguf")
+	ren := strings.NewReplacer("token_embd.weight", "model.embed_tokens.weight", "output_norm.weight", "model.norm.weight",
+		"output.weight", "lm_head.weight", "blk.", "model.layers.",
+		".attn_norm.", ".input_layernorm.", ".ffn_norm.", ".post_attention_layernorm.",
+		".attn_q.", ".self_attn.q_proj.", ".attn_k.", ".self_attn.k_proj.", ".attn_v.", ".self_attn.v_proj.",
+		".attn_output.", ".self_attn.o_proj.", ".ffn_gate_inp.", ".block_sparse_moe.gate.")
+	hf := mapSource{}
+	experts := map[string]string{"ffn_gate_exps": "w1", "ffn_up_exps": "w3", "ffn_down_exps": "w2"}
+	for _, n := range src.Names() {
+		tt, err := src.Tensor(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var l int
+		var kind string
+		if _, err := fmt.Sscanf(strings.ReplaceAll(n, ".", " "), "blk %d %s weight", &l, &kind); err == nil && experts[kind] != "" {
+			per := len(tt.Data) / tt.Shape[0]
+			for e := 0; e < tt.Shape[0]; e++ {
+				hf[fmt.Sprintf("model.layers.%d.block_sparse_moe.experts.%d.%s.weight", l, e, experts[kind])] =
+					&tensor.Tensor{Name: "x", DType: tt.DType, Shape: tt.Shape[1:], Data: tt.Data[e*per : (e+1)*per]}
+			}
+			continue
+		}
+		hf[ren.Replace(n)] = tt
+	}
+	g := build(t, sp, p, "hf", hf)
+	seen := 0
+	for _, v := range g.Params() {
+		kind := map[string]string{"gate_exps": "ffn_gate_exps", "up_exps": "ffn_up_exps", "down_exps": "ffn_down_exps"}[v.Param.Key]
+		if kind == "" {
+			continue
+		}
+		want, err := src.Tensor(fmt.Sprintf("blk.%d.%s.weight", v.Param.Layer, kind))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := v.Param.Tensor
+		if !slices.Equal(got.Shape, want.Shape) || !bytes.Equal(got.Data, want.Data) {
+			t.Errorf("%s: stacked %v differs from the GGUF tensor %v", v.Name, got.Shape, want.Shape)
+		}
+		seen++
+	}
+	if seen != 3*p.Int("layers") {
+		t.Errorf("%d stacked expert weights, want %d", seen, 3*p.Int("layers"))
+	}
+	delete(hf, "model.layers.1.block_sparse_moe.experts.2.w3.weight")
+	_, err := sp.Build(specs.BuildOptions{Registry: registry(), Params: p, Format: "hf", Source: hf})
+	if err == nil || !strings.Contains(err.Error(), "up_exps for layer 1: checkpoint has no tensor model.layers.1.block_sparse_moe.experts.2.w3.weight (piece 2 of 4)") {
+		t.Errorf("missing expert: %v", err)
 	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/cel-go/cel"
 	"github.com/weftrun/weft/graph"
+	"github.com/weftrun/weft/ops"
 	"gopkg.in/yaml.v3"
 )
 
@@ -37,7 +38,9 @@ type Spec struct {
 	Graph         []*Stmt
 	Outputs       []string
 	Plugins       []*PluginDecl
-	Inputs        []string
+	// Inputs are the step inputs (ops.StepInputs) the graph always has;
+	// any other step input the graph names is added when it is used.
+	Inputs []string
 	// Detect, when set, decides whether the spec serves a checkpoint of
 	// one of its architectures (CEL over arch and meta).
 	Detect     *celExpr
@@ -76,6 +79,10 @@ type WeightDecl struct {
 type NameRule struct {
 	tmpl       *template
 	Transforms []*Transform
+	// Stack, when set, is a count n: the name (a template over e) is read
+	// for e = 0..n-1, each tensor transformed, and the n tensors stacked
+	// along a new first dimension (HF's per-expert MoE weights).
+	Stack *celExpr
 }
 
 // Transform is a load-time rewrite of a checkpoint tensor.
@@ -202,6 +209,11 @@ func Parse(name string, data []byte) (*Spec, error) {
 	if kv, ok := nodes["inputs"]; ok {
 		if s.Inputs, err = p.strList(kv.v, "inputs"); err != nil {
 			return nil, err
+		}
+		for i, in := range s.Inputs {
+			if _, ok := ops.LookupStepInput(in); !ok {
+				return nil, p.errf(kv.v.Content[i], "inputs: unknown step input %q (known: %s)", in, strings.Join(ops.StepInputNames(), ", "))
+			}
 		}
 	}
 	if kv, ok := nodes["outputs"]; ok {
@@ -334,6 +346,7 @@ func collectLoopVars(nodes map[string]pair, names map[string]bool) {
 		}
 	}
 	names["i"] = true
+	names["e"] = true // the expert index of a stacked weight's name
 }
 
 func (p *parser) param(env *cel.Env, pp pair) (*ParamDecl, error) {
@@ -442,7 +455,7 @@ func (p *parser) nameRules(env *cel.Env, n *yaml.Node, what string) ([]*NameRule
 		}
 		return []*NameRule{{tmpl: t}}, nil
 	case yaml.MappingNode:
-		fields, err := p.mapping(n, what, "name", "transform")
+		fields, err := p.mapping(n, what, "name", "transform", "stack")
 		if err != nil {
 			return nil, err
 		}
@@ -455,6 +468,13 @@ func (p *parser) nameRules(env *cel.Env, n *yaml.Node, what string) ([]*NameRule
 					return nil, err
 				}
 				if r.tmpl, err = compileTemplate(env, s, p.pos(f.v), what); err != nil {
+					return nil, err
+				}
+			case "stack":
+				if f.v.Kind != yaml.ScalarNode {
+					return nil, p.errf(f.v, "%s.stack: want a count, got %s", what, kindName(f.v))
+				}
+				if r.Stack, err = compile(env, f.v.Value, p.pos(f.v), what+".stack"); err != nil {
 					return nil, err
 				}
 			case "transform":

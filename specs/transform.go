@@ -118,3 +118,24 @@ func elements(t *tensor.Tensor, start, count int) (*tensor.Tensor, error) {
 	}
 	return &tensor.Tensor{Name: t.Name, DType: t.DType, Shape: []int{count}, Data: t.Data[start*es : (start+count)*es]}, nil
 }
+
+// Stack joins tensors of one type and shape along a new first dimension:
+// n pieces of shape S give one tensor of shape [n, S...] (HF's per-expert
+// weights as the stacked [experts, rows, cols] tensor moe reads).
+func Stack(name string, pieces []*tensor.Tensor) (*tensor.Tensor, error) {
+	if len(pieces) == 0 {
+		return nil, fmt.Errorf("no tensors to stack")
+	}
+	p0 := pieces[0]
+	size := len(p0.Data)
+	for i, p := range pieces[1:] {
+		if p.DType != p0.DType || !sameDims(p.Shape, p0.Shape) || len(p.Data) != size {
+			return nil, fmt.Errorf("piece %d is %s%v, piece 0 %s%v", i+1, p.DType, p.Shape, p0.DType, p0.Shape)
+		}
+	}
+	data := make([]byte, 0, size*len(pieces))
+	for _, p := range pieces {
+		data = append(data, p.Data...)
+	}
+	return &tensor.Tensor{Name: name, DType: p0.DType, Shape: append([]int{len(pieces)}, p0.Shape...), Data: data}, nil
+}

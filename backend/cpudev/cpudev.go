@@ -6,6 +6,7 @@ package cpudev
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/weftrun/weft/backend"
 	"github.com/weftrun/weft/graph"
@@ -55,7 +56,11 @@ var kernels = map[string]Kernel{
 	"add":            binaryKernel(cpu.Add),
 	"mul":            binaryKernel(cpu.Mul),
 	"swiglu":         binaryKernel(cpu.SwiGLU),
-	"geglu":          binaryKernel(geglu),
+	"geglu":          kGeGLU,
+	"scale":          kScale,
+	"clamp":          kClamp,
+	"softcap":        kSoftCap,
+	"sigmoid_gate":   kSigmoidGate,
 	"split":          kSplit,
 	"take":           kTake,
 	"sinusoidal":     kSinusoidal,
@@ -84,11 +89,55 @@ func KernelFor(op *ops.Def) (Kernel, bool) {
 	return k, ok
 }
 
-// geglu writes dst = gelu(g) ⊙ u; dst must not alias u.
-func geglu(dst, g, u []float32) {
-	copy(dst, g)
-	cpu.GELU(dst[:len(g)])
-	cpu.Mul(dst, dst[:len(g)], u)
+// kGeGLU writes out = gelu(gate) ⊙ up, with the erf or tanh GELU.
+func kGeGLU(c *Call) error {
+	g, u, out := f32(c.In[0]), f32(c.In[1]), f32(c.Out[0])
+	n := ops.Rows(c.In[0]) * c.In[0].Shape[len(c.In[0].Shape)-1]
+	copy(out[:n], g[:n])
+	if c.Attrs.String("gelu") == "tanh" {
+		cpu.GELUTanh(out[:n])
+	} else {
+		cpu.GELU(out[:n])
+	}
+	cpu.Mul(out[:n], out[:n], u[:n])
+	return nil
+}
+
+// kClamp writes out = min(max(x, -limit), limit); limit 0 copies x.
+func kClamp(c *Call) error {
+	x, out := f32(c.In[0]), f32(c.Out[0])
+	n := ops.Rows(c.In[0]) * c.In[0].Shape[len(c.In[0].Shape)-1]
+	l := float32(c.Attrs.Float("limit"))
+	if l == 0 {
+		copy(out[:n], x[:n])
+		return nil
+	}
+	for i, v := range x[:n] {
+		out[i] = min(max(v, -l), l)
+	}
+	return nil
+}
+
+// kSoftCap writes out = cap · tanh(x / cap).
+func kSoftCap(c *Call) error {
+	x, out := f32(c.In[0]), f32(c.Out[0])
+	n := ops.Rows(c.In[0]) * c.In[0].Shape[len(c.In[0].Shape)-1]
+	k := c.Attrs.Float("cap")
+	for i, v := range x[:n] {
+		out[i] = float32(k * math.Tanh(float64(v)/k))
+	}
+	return nil
+}
+
+// kScale writes out = x · by.
+func kScale(c *Call) error {
+	x, out := f32(c.In[0]), f32(c.Out[0])
+	n := ops.Rows(c.In[0]) * c.In[0].Shape[len(c.In[0].Shape)-1]
+	by := float32(c.Attrs.Float("by"))
+	for i, v := range x[:n] {
+		out[i] = v * by
+	}
+	return nil
 }
 
 // Backend is one CPU device.

@@ -97,22 +97,38 @@ func optF32(c *Call, i int) []float32 {
 
 func kRMSNorm(c *Call) error {
 	x, out, w := f32(c.In[0]), f32(c.Out[0]), optF32(c, 1)
-	d := c.In[0].Shape[1]
+	d, g := normSlices(c)
 	eps := float32(c.Attrs.Float("eps"))
-	for t := 0; t < ops.Rows(c.In[0]); t++ {
-		cpu.RMSNorm(out[t*d:(t+1)*d], x[t*d:(t+1)*d], w, eps)
+	for r := 0; r < ops.Rows(c.In[0])*g; r++ {
+		cpu.RMSNorm(out[r*d:(r+1)*d], x[r*d:(r+1)*d], groupSlice(w, r%g, d), eps)
 	}
 	return nil
 }
 
 func kLayerNorm(c *Call) error {
 	x, out, w, b := f32(c.In[0]), f32(c.Out[0]), optF32(c, 1), optF32(c, 2)
-	d := c.In[0].Shape[1]
+	d, g := normSlices(c)
 	eps := float32(c.Attrs.Float("eps"))
-	for t := 0; t < ops.Rows(c.In[0]); t++ {
-		cpu.LayerNorm(out[t*d:(t+1)*d], x[t*d:(t+1)*d], w, b, eps)
+	for r := 0; r < ops.Rows(c.In[0])*g; r++ {
+		cpu.LayerNorm(out[r*d:(r+1)*d], x[r*d:(r+1)*d], groupSlice(w, r%g, d), groupSlice(b, r%g, d), eps)
 	}
 	return nil
+}
+
+// normSlices returns the width of the slices a norm normalises and how
+// many there are per row (the groups attribute; 1: the whole row).
+func normSlices(c *Call) (width, groups int) {
+	g := max(c.Attrs.Int("groups"), 1)
+	return c.In[0].Shape[1] / g, g
+}
+
+// groupSlice returns group i's d weights: its slice of a per-group weight,
+// or the whole of a weight shared by every group (nil stays nil).
+func groupSlice(w []float32, i, d int) []float32 {
+	if w == nil || len(w) == d {
+		return w
+	}
+	return w[i*d : (i+1)*d]
 }
 
 // ropeSpec is RoPE's configuration decoded from attributes.
@@ -120,6 +136,7 @@ type ropeSpec struct {
 	headDim, dim int
 	base         float32
 	pairing      int
+	scaling      *cpu.RoPEScaling // nil: plain RoPE
 }
 
 // ropeOf decodes rope attributes (named dimKey and baseKey: "dim"/"base"
@@ -139,6 +156,10 @@ func ropeOf(a ops.Attrs, headDim int, dimKey, baseKey string) ropeSpec {
 func (r ropeSpec) apply(x []float32, n, heads int, pos []int32) {
 	d := heads * r.headDim
 	for t := 0; t < n; t++ {
+		if r.scaling != nil {
+			cpu.RoPEExt(x[t*d:(t+1)*d], int(pos[t]), heads, r.headDim, r.dim, r.base, r.pairing, r.scaling)
+			continue
+		}
 		cpu.RoPE(x[t*d:(t+1)*d], int(pos[t]), heads, r.headDim, r.dim, r.base, r.pairing)
 	}
 }
@@ -149,7 +170,19 @@ func kRoPE(c *Call) error {
 	heads := c.Attrs.Int("heads")
 	n := ops.Rows(c.In[0])
 	copy(out[:n*d], x[:n*d])
-	ropeOf(c.Attrs, d/heads, "dim", "base").apply(out, n, heads, i32(c.In[1]))
+	r := ropeOf(c.Attrs, d/heads, "dim", "base")
+	a := c.Attrs
+	if f := optF32(c, 2); f != nil || a.Float("freq_scale") != 1 || a.Float("ext_factor") != 0 || a.Float("attn_factor") != 1 {
+		if c.State == nil {
+			c.State = &cpu.RoPEScaling{}
+		}
+		s := c.State.(*cpu.RoPEScaling)
+		*s = cpu.RoPEScaling{FreqScale: float32(a.Float("freq_scale")), ExtFactor: float32(a.Float("ext_factor")),
+			AttnFactor: float32(a.Float("attn_factor")), BetaFast: float32(a.Float("beta_fast")), BetaSlow: float32(a.Float("beta_slow")),
+			OrigCtx: a.Int("orig_ctx"), Factors: f}
+		r.scaling = s
+	}
+	r.apply(out, n, heads, i32(c.In[1]))
 	return nil
 }
 
@@ -200,18 +233,19 @@ func attend(c *Call, q, k, v []float32, qd, kd int) error {
 
 // attnTask is the prepared, reusable work of one attention call site.
 type attnTask struct {
-	p      cpu.AttendParams
-	qd     int
-	causal bool
-	step   *backend.Step
-	kv     *KVCache
-	slot   int
-	parts  int // head ranges per token
-	q, out []float32
-	seqLen []seqCount
-	mu     sync.Mutex
-	free   []*attnScratch
-	err    error
+	p       cpu.AttendParams
+	qd      int
+	causal  bool
+	softcap float32
+	step    *backend.Step
+	kv      *KVCache
+	slot    int
+	parts   int // head ranges per token
+	q, out  []float32
+	seqLen  []seqCount
+	mu      sync.Mutex
+	free    []*attnScratch
+	err     error
 }
 
 type seqCount struct {
@@ -231,10 +265,10 @@ func newAttnTask(a ops.Attrs, qd int) *attnTask {
 	if scale == 0 {
 		scale = float32(1 / math.Sqrt(float64(hd)))
 	}
-	t := &attnTask{qd: qd, causal: a.Bool("causal"),
+	t := &attnTask{qd: qd, causal: a.Bool("causal"), softcap: float32(a.Float("softcap")),
 		p: cpu.AttendParams{Heads: heads, KVHeads: kvh, HeadDim: hd, Scale: scale, Sink: a.Int("sinks"), Window: a.Int("window")}}
 	if a.Bool("alibi") {
-		t.p.Slopes = alibiSlopes(heads)
+		t.p.Slopes = alibiSlopes(heads, a.Float("max_bias"))
 	}
 	return t
 }
@@ -300,19 +334,26 @@ func (t *attnTask) Run(lo, hi int) {
 			sc.s = make([]float32, need+256)
 		}
 		h0, h1 := part*p.Heads/t.parts, (part+1)*p.Heads/t.parts
-		cpu.AttendHeads(t.out[i*t.qd:(i+1)*t.qd], t.q[i*t.qd:(i+1)*t.qd], &sc.kv, p, sc.s, h0, h1)
+		if t.softcap > 0 {
+			cpu.AttendHeadsSoftCap(t.out[i*t.qd:(i+1)*t.qd], t.q[i*t.qd:(i+1)*t.qd], &sc.kv, p, t.softcap, sc.s, h0, h1)
+		} else {
+			cpu.AttendHeads(t.out[i*t.qd:(i+1)*t.qd], t.q[i*t.qd:(i+1)*t.qd], &sc.kv, p, sc.s, h0, h1)
+		}
 	}
 	t.release(sc, err)
 }
 
-// alibiSlopes returns the ALiBi head slopes of Press et al. (2022).
-func alibiSlopes(heads int) []float32 {
+// alibiSlopes returns the ALiBi head slopes of Press et al. (2022) with
+// the largest exponent maxBias (8 in the paper): with n the largest power
+// of two ≤ heads, head h < n has slope 2^(-maxBias(h+1)/n) and the others
+// take the odd powers of 2^(-maxBias/(2n)), interleaving between them.
+func alibiSlopes(heads int, maxBias float64) []float32 {
 	n := 1
 	for n*2 <= heads {
 		n *= 2
 	}
-	m0 := math.Pow(2, -8/float64(n))
-	m1 := math.Pow(2, -4/float64(n))
+	m0 := math.Pow(2, -maxBias/float64(n))
+	m1 := math.Pow(2, -maxBias/2/float64(n))
 	s := make([]float32, heads)
 	for h := 0; h < heads; h++ {
 		if h < n {
@@ -383,7 +424,9 @@ func kMoE(c *Call) error {
 	ffn := c.In[2].Shape[1]
 	topK := c.Attrs.Int("top_k")
 	actFn := map[string]func([]float32){"silu": cpu.SiLU, "gelu": cpu.GELU, "gelu_tanh": cpu.GELUTanh, "relu": cpu.ReLU}[c.Attrs.String("act")]
+	sigmoid, renorm := c.Attrs.String("gating") == "sigmoid", c.Attrs.Bool("norm")
 	logits := make([]float32, experts)
+	ws := make([]float32, topK)
 	g := make([]float32, ffn)
 	u := make([]float32, ffn)
 	y := make([]float32, hidden)
@@ -392,13 +435,26 @@ func kMoE(c *Call) error {
 		if err := cpu.MatMul(c.Pool, logits, router, xt, 1); err != nil {
 			return err
 		}
+		// Router probabilities, the top_k experts by probability, and
+		// their weights (rescaled to sum to 1 with norm).
+		if sigmoid {
+			for i, v := range logits {
+				logits[i] = float32(1 / (1 + math.Exp(-float64(v))))
+			}
+		} else {
+			cpu.Softmax(logits)
+		}
 		chosen := topIndices(logits, topK)
-		// softmax over the chosen experts' logits
-		ws := make([]float32, len(chosen))
+		var sum float32
 		for i, e := range chosen {
 			ws[i] = logits[e]
+			sum += ws[i]
 		}
-		cpu.Softmax(ws)
+		if renorm {
+			for i := range ws {
+				ws[i] /= sum
+			}
+		}
 		ot := out[t*hidden : (t+1)*hidden]
 		for i := range ot {
 			ot[i] = 0
@@ -424,6 +480,23 @@ func kMoE(c *Call) error {
 			for j := range ot {
 				ot[j] += ws[i] * y[j]
 			}
+		}
+	}
+	return nil
+}
+
+// kSigmoidGate writes out[t] = x[t] · σ(h[t] · w).
+func kSigmoidGate(c *Call) error {
+	x, h, w, out := f32(c.In[0]), f32(c.In[1]), f32(c.In[2]), f32(c.Out[0])
+	d, hd := c.In[0].Shape[1], c.In[1].Shape[1]
+	for t := 0; t < ops.Rows(c.In[0]); t++ {
+		var z float64
+		for j, v := range h[t*hd : (t+1)*hd] {
+			z += float64(v) * float64(w[j])
+		}
+		gate := float32(1 / (1 + math.Exp(-z)))
+		for j, v := range x[t*d : (t+1)*d] {
+			out[t*d+j] = v * gate
 		}
 	}
 	return nil
@@ -512,11 +585,15 @@ func kGatedFFN(c *Call) error {
 		return err
 	}
 	m := n * s.ws[0].Rows
-	if c.Attrs.String("act") == "gelu" {
+	switch c.Attrs.String("act") {
+	case "gelu":
 		// out holds up: GELU the gate (scratch) in place, then multiply.
 		cpu.GELU(gate[:m])
 		cpu.Mul(out[:m], gate[:m], out[:m])
-	} else {
+	case "gelu_tanh":
+		cpu.GELUTanh(gate[:m])
+		cpu.Mul(out[:m], gate[:m], out[:m])
+	default:
 		cpu.SwiGLU(out[:m], gate[:m], out[:m])
 	}
 	return nil

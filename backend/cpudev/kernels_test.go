@@ -1,6 +1,7 @@
 package cpudev
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -83,29 +84,35 @@ func TestElementwiseOps(t *testing.T) {
 	const rows, cols = 3, 7
 	a, b := randVec(r, rows*cols), randVec(r, rows*cols)
 	sig := func(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
+	gtanh := func(x float64) float64 { return 0.5 * x * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(x+0.044715*x*x*x))) }
 	for _, tc := range []struct {
-		op   string
-		two  bool
-		want func(x, y float64) float64
+		op    string
+		two   bool
+		want  func(x, y float64) float64
+		attrs ops.Attrs
 	}{
-		{"silu", false, func(x, _ float64) float64 { return x * sig(x) }},
-		{"gelu", false, func(x, _ float64) float64 { return 0.5 * x * (1 + math.Erf(x/math.Sqrt2)) }},
+		{"silu", false, func(x, _ float64) float64 { return x * sig(x) }, nil},
+		{"gelu", false, func(x, _ float64) float64 { return 0.5 * x * (1 + math.Erf(x/math.Sqrt2)) }, nil},
 		{"gelu_tanh", false, func(x, _ float64) float64 {
 			return 0.5 * x * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(x+0.044715*x*x*x)))
-		}},
-		{"relu", false, func(x, _ float64) float64 { return math.Max(0, x) }},
-		{"add", true, func(x, y float64) float64 { return x + y }},
-		{"mul", true, func(x, y float64) float64 { return x * y }},
-		{"swiglu", true, func(x, y float64) float64 { return x * sig(x) * y }},
-		{"geglu", true, func(x, y float64) float64 { return 0.5 * x * (1 + math.Erf(x/math.Sqrt2)) * y }},
+		}, nil},
+		{"relu", false, func(x, _ float64) float64 { return math.Max(0, x) }, nil},
+		{"add", true, func(x, y float64) float64 { return x + y }, nil},
+		{"mul", true, func(x, y float64) float64 { return x * y }, nil},
+		{"swiglu", true, func(x, y float64) float64 { return x * sig(x) * y }, nil},
+		{"geglu", true, func(x, y float64) float64 { return 0.5 * x * (1 + math.Erf(x/math.Sqrt2)) * y }, nil},
+		{"geglu", true, func(x, y float64) float64 { return gtanh(x) * y }, ops.Attrs{"gelu": "tanh"}},
+		{"scale", false, func(x, _ float64) float64 { return x * -2.5 }, ops.Attrs{"by": -2.5}},
+		{"clamp", false, func(x, _ float64) float64 { return math.Min(math.Max(x, -0.5), 0.5) }, ops.Attrs{"limit": 0.5}},
+		{"clamp", false, func(x, _ float64) float64 { return x }, ops.Attrs{"limit": 0.0}},
 	} {
-		t.Run(tc.op, func(t *testing.T) {
+		t.Run(fmt.Sprint(tc.op, tc.attrs), func(t *testing.T) {
 			out := tensor.NewF32("out", rows, cols)
 			ins := []*tensor.Tensor{act2("a", rows, cols, a)}
 			if tc.two {
 				ins = append(ins, act2("b", rows, cols, b))
 			}
-			run(t, reg, tc.op, nil, nil, []*tensor.Tensor{out}, ins...)
+			run(t, reg, tc.op, nil, tc.attrs, []*tensor.Tensor{out}, ins...)
 			want := make([]float32, rows*cols)
 			for i := range want {
 				want[i] = float32(tc.want(float64(a[i]), float64(b[i])))
@@ -168,6 +175,57 @@ func TestNorms(t *testing.T) {
 		}
 	}
 	near(t, "layer_norm", out.F32(), want, 1e-5)
+}
+
+// TestGroupedNorms: with groups=G each of a row's G slices is normalised
+// on its own (per-head QK-norm), by a per-group or a shared weight.
+func TestGroupedNorms(t *testing.T) {
+	reg := ops.Builtins()
+	r := rand.New(rand.NewPCG(13, 14))
+	const rows, g, hd = 3, 4, 8
+	const d = g * hd
+	x, wAll, wShared, b := randVec(r, rows*d), randVec(r, d), randVec(r, hd), randVec(r, d)
+	eps := 1e-6
+	for _, tc := range []struct {
+		op     string
+		w      *tensor.Tensor
+		weight func(j int) float64
+	}{
+		{"rms_norm", tensor.FromF32("w", wAll, g, hd), func(j int) float64 { return float64(wAll[j]) }},
+		{"rms_norm", tensor.FromF32("w", wShared, hd), func(j int) float64 { return float64(wShared[j%hd]) }},
+		{"layer_norm", tensor.FromF32("w", wAll, d), func(j int) float64 { return float64(wAll[j]) }},
+	} {
+		out := tensor.NewF32("out", rows, d)
+		ins := []*tensor.Tensor{act2("x", rows, d, x), tc.w}
+		if tc.op == "layer_norm" {
+			ins = append(ins, tensor.FromF32("b", b, d))
+		}
+		run(t, reg, tc.op, nil, ops.Attrs{"eps": eps, "groups": int64(g)}, []*tensor.Tensor{out}, ins...)
+		want := make([]float32, rows*d)
+		for row := 0; row < rows; row++ {
+			for h := 0; h < g; h++ {
+				seg := x[row*d+h*hd : row*d+(h+1)*hd]
+				var mean, ss float64
+				if tc.op == "layer_norm" {
+					for _, v := range seg {
+						mean += float64(v) / hd
+					}
+				}
+				for _, v := range seg {
+					ss += (float64(v) - mean) * (float64(v) - mean) / hd
+				}
+				for j, v := range seg {
+					k := h*hd + j
+					y := (float64(v) - mean) / math.Sqrt(ss+eps) * tc.weight(k)
+					if tc.op == "layer_norm" {
+						y += float64(b[k])
+					}
+					want[row*d+k] = float32(y)
+				}
+			}
+		}
+		near(t, fmt.Sprint(tc.op, tc.w.Shape), out.F32(), want, 1e-5)
+	}
 }
 
 func TestLinear(t *testing.T) {
@@ -262,7 +320,11 @@ func TestAttention(t *testing.T) {
 	poss := []int32{0, 1, 2, 0, 1}
 	n := len(seqs)
 	q, k, v := randVec(r, n*heads*hd), randVec(r, n*kvh*hd), randVec(r, n*kvh*hd)
-	for _, alibi := range []bool{false, true} {
+	for _, tc := range []struct {
+		alibi   bool
+		softcap float64
+	}{{false, 0}, {true, 0}, {false, 0.3}, {true, 0.3}} {
+		alibi := tc.alibi
 		// Sequence s's positions go to block s; each token sees its
 		// sequence's rows up to its own.
 		cache := NewKVCache([]int{kvh * hd}, KVF32)
@@ -274,9 +336,9 @@ func TestAttention(t *testing.T) {
 			step.Len = append(step.Len, poss[i]+1)
 		}
 		out := tensor.NewF32("out", n, heads*hd)
-		run(t, reg, "attention", step, ops.Attrs{"heads": int64(heads), "kv_heads": int64(kvh), "alibi": alibi}, []*tensor.Tensor{out},
+		run(t, reg, "attention", step, ops.Attrs{"heads": int64(heads), "kv_heads": int64(kvh), "alibi": alibi, "softcap": tc.softcap}, []*tensor.Tensor{out},
 			act2("q", n, heads*hd, q), act2("k", n, kvh*hd, k), act2("v", n, kvh*hd, v))
-		slopes := alibiSlopes(heads)
+		slopes := alibiSlopes(heads, 8)
 		want := make([]float32, n*heads*hd)
 		for ti := 0; ti < n; ti++ {
 			for h := 0; h < heads; h++ {
@@ -295,6 +357,9 @@ func TestAttention(t *testing.T) {
 						s += float64(q[ti*heads*hd+h*hd+d]) * float64(k[tj*kvh*hd+kh*hd+d])
 					}
 					sc[a] = s / math.Sqrt(hd)
+					if tc.softcap > 0 {
+						sc[a] = tc.softcap * math.Tanh(sc[a]/tc.softcap)
+					}
 					if alibi {
 						sc[a] -= float64(slopes[h]) * float64(poss[ti]-poss[tj])
 					}
@@ -317,13 +382,47 @@ func TestAttention(t *testing.T) {
 		near(t, "attention", out.F32(), want, 1e-5)
 	}
 	// ALiBi slopes for 8 heads are 2^-1 ... 2^-8 (Press et al.).
-	for h, s := range alibiSlopes(8) {
-		if w := math.Pow(2, -float64(h+1)); math.Abs(float64(s)-w) > 1e-7 {
-			t.Errorf("alibi slope %d = %v, want %v", h, s, w)
+}
+
+// TestALiBiSlopes checks the slopes against Press et al.'s published
+// recipe (their get_slopes): 2^(-8/n·(h+1)) for a power of two n; for
+// other counts, the slopes of the largest power of two below, then every
+// other slope of twice that count. max_bias replaces the 8 (MPT's
+// alibi_bias_max, BLOOM's and llama.cpp's max_bias).
+func TestALiBiSlopes(t *testing.T) {
+	p := func(e ...float64) []float64 {
+		out := make([]float64, len(e))
+		for i, x := range e {
+			out[i] = math.Pow(2, x)
+		}
+		return out
+	}
+	cases := []struct {
+		heads   int
+		maxBias float64
+		want    []float64
+	}{
+		{8, 8, p(-1, -2, -3, -4, -5, -6, -7, -8)},
+		{4, 8, p(-2, -4, -6, -8)},
+		{12, 8, p(-1, -2, -3, -4, -5, -6, -7, -8, -0.5, -1.5, -2.5, -3.5)},
+		{6, 8, p(-2, -4, -6, -8, -1, -3)},
+		{4, 16, p(-4, -8, -12, -16)},
+		{3, 8, p(-4, -8, -2)},
+	}
+	for _, c := range cases {
+		got := alibiSlopes(c.heads, c.maxBias)
+		for h := range c.want {
+			if math.Abs(float64(got[h])-c.want[h]) > 1e-7*c.want[h] {
+				t.Errorf("heads=%d max_bias=%g: slope %d = %v, want %v", c.heads, c.maxBias, h, got[h], c.want[h])
+			}
 		}
 	}
 }
 
+// TestMoE checks the mixture against the routing written out: router
+// probabilities by softmax over all experts or a sigmoid each, the two
+// most probable experts, their probabilities rescaled to sum to 1 (norm)
+// or kept as they are.
 func TestMoE(t *testing.T) {
 	reg := ops.Builtins()
 	r := rand.New(rand.NewPCG(11, 12))
@@ -331,10 +430,6 @@ func TestMoE(t *testing.T) {
 	x := randVec(r, hidden)
 	router := randVec(r, experts*hidden)
 	gate, up, down := randVec(r, experts*ffn*hidden), randVec(r, experts*ffn*hidden), randVec(r, experts*hidden*ffn)
-	out := tensor.NewF32("out", 1, hidden)
-	run(t, reg, "moe", nil, ops.Attrs{"top_k": int64(topK)}, []*tensor.Tensor{out}, act2("x", 1, hidden, x),
-		tensor.FromF32("router", router, experts, hidden), tensor.FromF32("gate", gate, experts, ffn, hidden),
-		tensor.FromF32("up", up, experts, ffn, hidden), tensor.FromF32("down", down, experts, hidden, ffn))
 	logit := make([]float64, experts)
 	for e := range logit {
 		for i := 0; i < hidden; i++ {
@@ -353,28 +448,67 @@ func TestMoE(t *testing.T) {
 			e2 = e
 		}
 	}
-	w1 := 1 / (1 + math.Exp(logit[e2]-logit[e1]))
-	want := make([]float32, hidden)
-	for _, c := range []struct {
-		e int
-		w float64
-	}{{e1, w1}, {e2, 1 - w1}} {
-		h := make([]float64, ffn)
-		for f := 0; f < ffn; f++ {
-			var g, u float64
-			for i := 0; i < hidden; i++ {
-				g += float64(gate[(c.e*ffn+f)*hidden+i]) * float64(x[i])
-				u += float64(up[(c.e*ffn+f)*hidden+i]) * float64(x[i])
-			}
-			h[f] = g / (1 + math.Exp(-g)) * u
-		}
-		for o := 0; o < hidden; o++ {
-			var s float64
+	var z float64
+	for _, l := range logit {
+		z += math.Exp(l)
+	}
+	sig := func(v float64) float64 { return 1 / (1 + math.Exp(-v)) }
+	for _, tc := range []struct {
+		gating string
+		norm   bool
+		w1, w2 float64
+	}{
+		{"softmax", true, math.Exp(logit[e1]) / (math.Exp(logit[e1]) + math.Exp(logit[e2])), math.Exp(logit[e2]) / (math.Exp(logit[e1]) + math.Exp(logit[e2]))},
+		{"softmax", false, math.Exp(logit[e1]) / z, math.Exp(logit[e2]) / z},
+		{"sigmoid", false, sig(logit[e1]), sig(logit[e2])},
+		{"sigmoid", true, sig(logit[e1]) / (sig(logit[e1]) + sig(logit[e2])), sig(logit[e2]) / (sig(logit[e1]) + sig(logit[e2]))},
+	} {
+		out := tensor.NewF32("out", 1, hidden)
+		run(t, reg, "moe", nil, ops.Attrs{"top_k": int64(topK), "gating": tc.gating, "norm": tc.norm}, []*tensor.Tensor{out}, act2("x", 1, hidden, x),
+			tensor.FromF32("router", router, experts, hidden), tensor.FromF32("gate", gate, experts, ffn, hidden),
+			tensor.FromF32("up", up, experts, ffn, hidden), tensor.FromF32("down", down, experts, hidden, ffn))
+		want := make([]float32, hidden)
+		for _, c := range []struct {
+			e int
+			w float64
+		}{{e1, tc.w1}, {e2, tc.w2}} {
+			h := make([]float64, ffn)
 			for f := 0; f < ffn; f++ {
-				s += float64(down[(c.e*hidden+o)*ffn+f]) * h[f]
+				var g, u float64
+				for i := 0; i < hidden; i++ {
+					g += float64(gate[(c.e*ffn+f)*hidden+i]) * float64(x[i])
+					u += float64(up[(c.e*ffn+f)*hidden+i]) * float64(x[i])
+				}
+				h[f] = g / (1 + math.Exp(-g)) * u
 			}
-			want[o] += float32(c.w * s)
+			for o := 0; o < hidden; o++ {
+				var s float64
+				for f := 0; f < ffn; f++ {
+					s += float64(down[(c.e*hidden+o)*ffn+f]) * h[f]
+				}
+				want[o] += float32(c.w * s)
+			}
+		}
+		near(t, fmt.Sprintf("moe gating=%s norm=%v", tc.gating, tc.norm), out.F32(), want, 1e-4)
+	}
+}
+
+// TestSigmoidGate: out[t] = x[t] · σ(h[t] · w), written out.
+func TestSigmoidGate(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	const rows, d, hd = 3, 5, 4
+	x, h, w := randVec(r, rows*d), randVec(r, rows*hd), randVec(r, hd)
+	out := tensor.NewF32("out", rows, d)
+	run(t, ops.Builtins(), "sigmoid_gate", nil, nil, []*tensor.Tensor{out}, act2("x", rows, d, x), act2("h", rows, hd, h), tensor.FromF32("w", w, hd))
+	want := make([]float32, rows*d)
+	for row := 0; row < rows; row++ {
+		var z float64
+		for j := 0; j < hd; j++ {
+			z += float64(h[row*hd+j]) * float64(w[j])
+		}
+		for j := 0; j < d; j++ {
+			want[row*d+j] = float32(float64(x[row*d+j]) / (1 + math.Exp(-z)))
 		}
 	}
-	near(t, "moe", out.F32(), want, 1e-4)
+	near(t, "sigmoid_gate", out.F32(), want, 1e-6)
 }

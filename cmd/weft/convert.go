@@ -86,6 +86,7 @@ func cmdSynth(args []string, stdout, stderr io.Writer) error {
 	out := fs.String("o", "", "output GGUF")
 	vocab := fs.String("vocab", "", "tokenizer to include: a GGUF, tokenizer.json, vocab.txt or tokenizer.bin (default: a synthetic vocabulary)")
 	pf := addPluginFlags(fs, true)
+	randVec := fs.Bool("random-vectors", false, "perturb 1-D weights (norm scales, biases) by N(0, 0.1²) noise instead of exact ones and zeros")
 	set := setFlags{}
 	fs.Var(set, "set", "override a spec param: key=value (repeatable)")
 	if err := parseFlags(fs, args); err != nil {
@@ -127,7 +128,7 @@ func cmdSynth(args []string, stdout, stderr io.Writer) error {
 	prog, done := progressTo(stderr, "synth "+filepath.Base(*out))
 	defer done()
 	return createAtomic(*out, func(w io.Writer) error {
-		return convert.Synth(w, sp, params, convert.SynthOptions{DType: dt, Seed: *seed, Vocab: vm, Progress: prog, Registry: reg})
+		return convert.Synth(w, sp, params, convert.SynthOptions{DType: dt, Seed: *seed, Vocab: vm, Progress: prog, Registry: reg, RandomVectors: *randVec})
 	})
 }
 

@@ -26,6 +26,7 @@ func commands() map[string]command {
 		"inspect":    {cmdInspect, "print a checkpoint's metadata and tensor table: weft inspect -m MODEL"},
 		"tokenize":   {cmdTokenize, "tokenize text: weft tokenize -m MODEL_OR_VOCAB -p TEXT [--no-bos] [--special] [--json]"},
 		"bench":      {cmdBench, "measure prefill/decode tok/s and the memory roofline: weft bench -m MODEL [-p 128] [-n 32] [-t N] [-r 5] [--json] [--membw] [--profile]"},
+		"embed":      {cmdEmbed, "print text embeddings: weft embed -m MODEL -p TEXT [-f FILE] [--pooling cls|mean|last|none] [--normalize] [--json]"},
 		"synth":      {cmdSynth, "write a random-weight GGUF for a spec: weft synth -s SPEC [--set k=v] --dtype T --seed N -o OUT.gguf"},
 		"quantize":   {cmdQuantize, "re-quantize a GGUF: weft quantize IN.gguf OUT.gguf TYPE"},
 		"perplexity": {cmdPerplexity, "score a text as llama-perplexity does: weft perplexity -m MODEL -f TEXT [-c 512] [--json]"},

@@ -16,7 +16,6 @@ import (
 
 	"github.com/weftrun/weft/backend"
 	"github.com/weftrun/weft/model"
-	"github.com/weftrun/weft/sampling"
 	"github.com/weftrun/weft/scheduler"
 	"github.com/weftrun/weft/specs"
 	"github.com/weftrun/weft/tokenizer"
@@ -30,8 +29,18 @@ type runResult struct {
 	DecodeTokS   float64      `json:"decode_tok_s"`
 	Beams        []beamResult `json:"beams,omitempty"`
 	Choices      []choice     `json:"choices,omitempty"`
-	KVBytes      int64        `json:"kv_bytes"` // the KV cache's bytes in use at the end of generation
-	Seed         uint64       `json:"seed"`     // the sampling seed, drawn at random unless --seed gave it
+	KVBytes      int64        `json:"kv_bytes"`                // the KV cache's bytes in use at the end of generation
+	Seed         uint64       `json:"seed"`                    // the sampling seed, drawn at random unless --seed gave it
+	FinishReason string       `json:"finish_reason,omitempty"` // length, stop, or dead_end (a grammar allows no token)
+	Spec         *specResult  `json:"speculative,omitempty"`   // --spec-ngram, --model-draft
+}
+
+// specResult reports speculative decoding: drafted tokens, those the
+// model kept, and their ratio.
+type specResult struct {
+	Drafted    int     `json:"drafted"`
+	Accepted   int     `json:"accepted"`
+	AcceptRate float64 `json:"accept_rate"`
 }
 
 // beamResult is one beam of --beams, best first.
@@ -64,10 +73,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	promptFile := fs.String("f", "", "read the prompt from FILE (-: standard input)")
 	fs.StringVar(promptFile, "file", "", "same as -f")
 	n := fs.Int("n", 128, "tokens to generate (-1: until end of text or the context is full)")
-	temp := fs.Float64("temp", 0.8, "temperature (0: greedy)")
-	topK := fs.Int("top-k", 40, "top-k (0: off)")
-	topP := fs.Float64("top-p", 0.95, "top-p (1: off)")
-	minP := fs.Float64("min-p", 0.05, "min-p (0: off)")
+	sf := addSampleFlags(fs)
+	spf := addSpecFlags(fs)
 	seed := fs.Int64("seed", -1, "sampling seed (-1: random)")
 	threads := fs.Int("threads", 0, "CPU threads (0: all cores)")
 	fs.IntVar(threads, "t", 0, "same as --threads")
@@ -145,8 +152,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		s = uint64(time.Now().UnixNano()) & (1<<63 - 1)
 		fmt.Fprintf(stderr, "weft run: seed %d (--seed %d repeats this sample)\n", s, s)
 	}
-	sampler, err := sampling.New(sampling.Config{Temperature: *temp, TopK: *topK, TopP: *topP, MinP: *minP, Seed: s})
-	if err != nil {
+	if err := sf.check(*beams); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if err := spf.check(*beams, *choices, *keep, len(forced) > 0); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	host, err := pf.host(*specPath, stderr)
@@ -197,12 +206,23 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if *keep >= 0 && *keep > ctxLen-3 {
 		return fmt.Errorf("%w: --keep %d leaves no room to shift in a context of %d", errUsage, *keep, ctxLen)
 	}
-	eng, err := m.NewEngine(model.EngineOptions{Threads: *threads, MaxTokens: min(*batch, ctxLen), Context: ctxLen, KVType: *kvType,
-		Devices: *devices, MicroBatches: *microBatches, KVBudget: budget})
+	pickers, err := sf.pickers(*choices, s, m.Tokenizer)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	sampler := pickers[0]
+	engOpt := model.EngineOptions{Threads: *threads, MaxTokens: min(*batch, ctxLen), Context: ctxLen, KVType: *kvType,
+		Devices: *devices, MicroBatches: *microBatches, KVBudget: budget}
+	eng, err := m.NewEngine(engOpt)
 	if err != nil {
 		return err
 	}
 	defer eng.Close()
+	drafter, closeDrafter, err := spf.drafter(m, engOpt)
+	if err != nil {
+		return err
+	}
+	defer closeDrafter()
 
 	var logitsFile *os.File
 	if *logitsOut != "" {
@@ -228,13 +248,12 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		Beams: *beams, LengthPenalty: *lengthPenalty, Shift: *keep >= 0, Keep: *keep}
 	prefillReport, prefillDone := prefillProgress(stderr, len(ids), 2*min(*batch, ctxLen))
 	req.Prefill = prefillReport
+	if drafter != nil {
+		req.Draft, req.DraftMax, req.DraftMin = drafter, spf.max, spf.min
+	}
 	if *choices > 1 {
 		req.N = *choices
-		for i := 0; i < *choices; i++ {
-			p, err := sampling.New(sampling.Config{Temperature: *temp, TopK: *topK, TopP: *topP, MinP: *minP, Seed: s + uint64(i)})
-			if err != nil {
-				return fmt.Errorf("%w: %v", errUsage, err)
-			}
+		for _, p := range pickers {
 			req.Pickers = append(req.Pickers, p)
 		}
 		res.Choices = make([]choice, *choices)
@@ -252,7 +271,13 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 			}
 			return
 		}
-		if ev.Reason == "error" {
+		if ev.Done && req.N <= 1 {
+			res.FinishReason = ev.Reason
+			if drafter != nil {
+				res.Spec = &specResult{Drafted: ev.Drafted, Accepted: ev.Accepted}
+			}
+		}
+		if ev.Reason == "error" || ev.Token < 0 {
 			return
 		}
 		if !ev.Done {
@@ -320,6 +345,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 			res.DecodeTokS = rate(len(res.Tokens)-1, end.Sub(firstAt))
 		}
 	}
+	if res.Spec != nil && res.Spec.Drafted > 0 {
+		res.Spec.AcceptRate = math.Round(float64(res.Spec.Accepted)/float64(res.Spec.Drafted)*1000) / 1000
+	}
 	if *jsonOut {
 		enc := json.NewEncoder(stdout)
 		if err := enc.Encode(res); err != nil {
@@ -328,6 +356,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	} else {
 		fmt.Fprintln(stdout)
 		fmt.Fprintf(stderr, "prompt %d tokens, %.1f tok/s; generated %d tokens, %.1f tok/s\n", len(ids), res.PrefillTokS, len(res.Tokens), res.DecodeTokS)
+		if res.Spec != nil {
+			fmt.Fprintf(stderr, "speculative: %d drafted, %d accepted (%.1f%%)\n", res.Spec.Drafted, res.Spec.Accepted, 100*res.Spec.AcceptRate)
+		}
 	}
 	if genErr != nil {
 		return genErr

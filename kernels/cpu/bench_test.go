@@ -3,6 +3,7 @@ package cpu
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/weftrun/weft/kernels/quant"
@@ -277,4 +278,47 @@ func BenchmarkSmallOps(b *testing.B) {
 			Attend(y[:64], x[:64], kv, AttendParams{Heads: 8, KVHeads: 4, HeadDim: 8, Scale: 0.35, N: 256}, sc)
 		}
 	})
+}
+
+// BenchmarkSmallBatch measures decode steps of a few sequences (n tokens)
+// on Q4_0 and Q8_0 weights through each path, on one thread: per-token
+// matrix-vector products over cached rows ("gemv") and the 16-row tiles on
+// unpacked strips ("tile"). Besides wall time it reports the thread's CPU
+// time per product (cpu-µs/op, Linux), which stays meaningful on a
+// machine busy with other work.
+func BenchmarkSmallBatch(b *testing.B) {
+	for _, dt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0} {
+		w := benchMatrix(b, dt, 2048, 2048)
+		for _, n := range []int{1, 2, 3, 4, 6, 8, 9, 12, 16} {
+			x := make([]float32, n*w.Cols)
+			for i := range x {
+				x[i] = float32(i%7) - 3
+			}
+			dst := make([]float32, n*w.Rows)
+			for _, path := range []struct {
+				name string
+				min  int
+			}{{"gemv", 1 << 30}, {"tile", 1}} {
+				b.Run(fmt.Sprintf("%s/n=%d/%s", dt, n, path.name), func(b *testing.B) {
+					runtime.LockOSThread()
+					defer runtime.UnlockOSThread()
+					old4, old8 := q4TileMinTokens, q8TileMinTokens
+					q4TileMinTokens, q8TileMinTokens = path.min, path.min
+					defer func() { q4TileMinTokens, q8TileMinTokens = old4, old8 }()
+					p := NewPool(1)
+					defer p.Close()
+					b.SetBytes(int64(len(w.Data)))
+					c0 := threadCPUTime()
+					for b.Loop() {
+						if err := MatMul(p, dst, w, x, n); err != nil {
+							b.Fatal(err)
+						}
+					}
+					if c0 >= 0 {
+						b.ReportMetric(float64(threadCPUTime()-c0)/float64(b.N)/1e3, "cpu-µs/op")
+					}
+				})
+			}
+		}
+	}
 }

@@ -298,7 +298,7 @@ func (p *Pool) matmul(op string, dsts [][]float32, ws []Matrix, x []float32, n i
 		j.w, j.dst = ws[i], dsts[i]
 		j.rb = ws[i].RowBytes()
 		j.kind, j.ft, j.af = k.classify(ws[i].DType)
-		if n >= q8TileMinTokens && (j.kind == wkQ4_0 || j.kind == wkQ8_0) && k.hasQ8Unpacked() {
+		if (j.kind == wkQ4_0 && n >= q4TileMinTokens || j.kind == wkQ8_0 && n >= q8TileMinTokens) && k.hasQ8Unpacked() {
 			j.af = afQ8C // prefill tiles on interleaved blocks
 		}
 		j.dot = nil
@@ -417,12 +417,18 @@ func (p *Pool) matmul(op string, dsts [][]float32, ws []Matrix, x []float32, n i
 	return nil
 }
 
-// q8TileMinTokens is the fewest tokens for which Q4_0/Q8_0 matmuls use
-// the 16-token tiles: below it (a decode step of a few sequences) each
-// token's matrix-vector product runs over rows that stay in cache, which
-// reads the weights once without computing a padded tile of 16 tokens.
-// Both paths give ggml's bits.
-var q8TileMinTokens = 8
+// q4TileMinTokens and q8TileMinTokens are the fewest tokens for which
+// Q4_0 and Q8_0 matmuls use the 16-row tiles on unpacked strips (up to 8
+// tokens, fused: each block unpacked in registers and used at once).
+// Unpacking costs about as much as two (Q4_0) or one and a half (Q8_0)
+// tokens' matrix-vector products, after which each token costs a small
+// fraction of one (BenchmarkSmallBatch), so a decode step of a few
+// sequences takes the tiles; a single token runs the matrix-vector
+// product over rows that stay in cache. Both paths give ggml's bits.
+var (
+	q4TileMinTokens = 3
+	q8TileMinTokens = 2
+)
 
 // alignedBytes returns n bytes of b starting at a 64-byte boundary; b must
 // have 64 bytes to spare.

@@ -56,6 +56,16 @@ func (t *mmTask) q8Rows(th int, j *mmJob, r0, r1 int) {
 func (t *mmTask) q8RowsC(th int, j *mmJob, r0, r1 int) {
 	k, n, ldd, rb := t.k, t.n, j.w.Rows, j.rb
 	nb := j.w.Cols / 32
+	if n <= q8FusedMaxTokens {
+		// A few tokens: whole strips unpack in registers, fused with the
+		// tiles' step; a last partial strip goes the long way.
+		for ; r0+q8Strip <= r1; r0 += q8Strip {
+			k.q8Fused(j.kind, j.w.Data[r0*rb:], rb, j.act, nb, j.dst[r0:], ldd, n, t.acc)
+		}
+		if r0 == r1 {
+			return
+		}
+	}
 	sb := nb * q8uBlock // bytes per unpacked strip
 	buf := t.scratchFor(th, q8RB/q8Strip*sb)
 	for b0 := r0; b0 < r1; b0 += q8RB {

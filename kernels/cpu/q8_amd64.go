@@ -162,6 +162,30 @@ func unpackS16Q4_0Z(dst *byte, w unsafe.Pointer, ldw uintptr, nrows, nb int)
 //go:noescape
 func unpackS16Q8_0Z(dst *byte, w unsafe.Pointer, ldw uintptr, nrows, nb int)
 
+// Whole strips of 16 rows, without gathers for the quants
+// (q8unpack_amd64.s).
+
+//go:noescape
+func unpack16Q4_0Z(dst *byte, w unsafe.Pointer, ldw uintptr, nb int)
+
+//go:noescape
+func unpack16Q8_0Z(dst *byte, w unsafe.Pointer, ldw uintptr, nb int)
+
+// Unpacking fused with the tiles' step, for up to 8 tokens
+// (q8unpack_amd64.s).
+
+//go:noescape
+func fuse4Q4Z(w unsafe.Pointer, ldw uintptr, x *byte, nb int, dst *float32, ldd uintptr, nt int, acc int)
+
+//go:noescape
+func fuse8Q4Z(w unsafe.Pointer, ldw uintptr, x *byte, nb int, dst *float32, ldd uintptr, nt int, acc int)
+
+//go:noescape
+func fuse4Q8Z(w unsafe.Pointer, ldw uintptr, x *byte, nb int, dst *float32, ldd uintptr, nt int, acc int)
+
+//go:noescape
+func fuse8Q8Z(w unsafe.Pointer, ldw uintptr, x *byte, nb int, dst *float32, ldd uintptr, nt int, acc int)
+
 //go:noescape
 func tile16Q4Z(wu *byte, x *byte, nb int, dst *float32, ldd uintptr, rmask int, nt int, acc int)
 
@@ -207,11 +231,59 @@ func (k Kernels) q8UnpackStrip(kind wkind, dst []byte, w []byte, ldw, nrows, nb 
 	if ldw > (1<<31-1)/q8Strip {
 		panic("cpu: weight rows too long for the Q8 prefill gathers")
 	}
-	if kind == wkQ8_0 {
+	switch {
+	case nrows == q8Strip && kind == wkQ8_0:
+		unpack16Q8_0Z(&dst[0], unsafe.Pointer(&w[0]), uintptr(ldw), nb)
+	case nrows == q8Strip:
+		unpack16Q4_0Z(&dst[0], unsafe.Pointer(&w[0]), uintptr(ldw), nb)
+	case kind == wkQ8_0:
 		unpackS16Q8_0Z(&dst[0], unsafe.Pointer(&w[0]), uintptr(ldw), nrows, nb)
-	} else {
+	default:
 		unpackS16Q4_0Z(&dst[0], unsafe.Pointer(&w[0]), uintptr(ldw), nrows, nb)
 	}
+}
+
+// q8FusedMaxTokens is the most tokens q8Fused takes.
+const q8FusedMaxTokens = 8
+
+// q8Fused computes dst[t*ldd+r] (+)= w_r·a_t for a whole strip of 16 rows
+// of nb blocks at w (ldw bytes apart) and the first nt ≤ q8FusedMaxTokens
+// tokens of a group in layout C, unpacking each block in registers: for a
+// few tokens this beats unpacking the strip into memory first. The results
+// are q8Tile's.
+func (k Kernels) q8Fused(kind wkind, w []byte, ldw int, a []byte, nb int, dst []float32, ldd, nt int, acc bool) {
+	if nt <= 0 || nb == 0 {
+		if nt > 0 && !acc {
+			for t := range nt {
+				clear(dst[t*ldd : t*ldd+q8Strip])
+			}
+		}
+		return
+	}
+	bb := 18
+	if kind == wkQ8_0 {
+		bb = 34
+	}
+	_ = w[(q8Strip-1)*ldw+nb*bb-1]
+	_ = dst[(nt-1)*ldd+q8Strip-1]
+	_ = a[nb*q8cBlock-1]
+	if ldw > (1<<31-1)/q8Strip {
+		panic("cpu: weight rows too long for the Q8 scale gathers")
+	}
+	ac := 0
+	if acc {
+		ac = 1
+	}
+	f := fuse4Q4Z
+	switch {
+	case kind == wkQ8_0 && nt > 4:
+		f = fuse8Q8Z
+	case kind == wkQ8_0:
+		f = fuse4Q8Z
+	case nt > 4:
+		f = fuse8Q4Z
+	}
+	f(unsafe.Pointer(&w[0]), uintptr(ldw), &a[0], nb, &dst[0], uintptr(4*ldd), nt, ac)
 }
 
 // q8Tile computes dst[t*ldd+r] (+)= w_r·a_t for nr ≤ 16 rows of a strip of

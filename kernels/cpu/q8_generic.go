@@ -27,3 +27,9 @@ func (k Kernels) q8UnpackStrip(kind wkind, dst []byte, w []byte, ldw, nrows, nb 
 func (k Kernels) q8Tile(kind wkind, wu, a []byte, nb int, dst []float32, ldd, nr, nt int, acc bool) {
 	panic("cpu: no SIMD Q8 kernels in this build")
 }
+
+const q8FusedMaxTokens = 8
+
+func (k Kernels) q8Fused(kind wkind, w []byte, ldw int, a []byte, nb int, dst []float32, ldd, nt int, acc bool) {
+	panic("cpu: no SIMD Q8 kernels in this build")
+}

@@ -217,9 +217,11 @@ func TestMatMulQ8ExactChain(t *testing.T) {
 		{5, 32}, {17, 64}, {33, 96}, {3, 160}, {16, 288}, {67, 1184},
 		{37, 2048}, {1, 2048}, {21, 5632},
 	}
-	ns := []int{1, 2, 3, 17, 64, 130}
+	// 3..8 tokens take the fused kernels (up to 4, up to 8), 9..16 the
+	// tiles of one group, more several groups.
+	ns := []int{1, 2, 3, 4, 5, 8, 9, 17, 64, 130}
 	if testing.Short() {
-		ns = []int{1, 3, 17}
+		ns = []int{1, 3, 6, 17}
 	}
 	type pools struct {
 		l Level

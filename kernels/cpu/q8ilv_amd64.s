@@ -1,6 +1,7 @@
 //go:build amd64 && !noasm
 
 #include "textflag.h"
+#include "q8tile_amd64.h"
 
 // Prefill for Q4_0 and Q8_0 weights, AVX-512 VNNI: 16 rows × up to 16
 // tokens per tile, each output one chain over the blocks of the row in
@@ -163,23 +164,6 @@ done:
 	VMOVDQU64 384(R8), Z22; \
 	VMOVDQU64 448(R8), Z23; \
 	VMOVUPS   512(R8), Z24
-
-// TOK runs one block of the chain of the token whose record is at o(DI):
-// the integer sums from the correction at corr+o(DI), then
-// acc = fma(float(sum), dw·dx, acc); ti and tm are scratch.
-#define TOK(o, corr, acc, ti, tm) \
-	VPBROADCASTD  corr+o(DI), ti; \
-	VPDPBUSD.BCST o(DI), Z16, ti; \
-	VPDPBUSD.BCST o+4(DI), Z17, ti; \
-	VPDPBUSD.BCST o+8(DI), Z18, ti; \
-	VPDPBUSD.BCST o+12(DI), Z19, ti; \
-	VPDPBUSD.BCST o+16(DI), Z20, ti; \
-	VPDPBUSD.BCST o+20(DI), Z21, ti; \
-	VPDPBUSD.BCST o+24(DI), Z22, ti; \
-	VPDPBUSD.BCST o+28(DI), Z23, ti; \
-	VCVTDQ2PS     ti, ti; \
-	VMULPS.BCST   o+40(DI), Z24, tm; \
-	VFMADD231PS   tm, ti, acc
 
 // ST stores the chain z of the next token (rows K1) at (DX), adding it to
 // what is there if ADD; it returns after nt (CX) tokens.

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/weftrun/weft/model"
+)
+
+// cmdEmbed prints the embeddings of texts: weft embed -m M -p TEXT.
+func cmdEmbed(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("embed", stderr)
+	modelPath := fs.String("m", "", "model: an embedding model (its spec has a `hidden` output, e.g. bert)")
+	specPath := fs.String("s", "", "spec file or built-in name (default: chosen by the checkpoint's architecture)")
+	tokPath := fs.String("tokenizer", "", "tokenizer file (default: the checkpoint's own)")
+	prompt := fs.String("p", "", "text to embed; each line is a separate text")
+	file := fs.String("f", "", "file of texts to embed, one per line")
+	pooling := fs.String("pooling", "", "cls, mean, last or none (one embedding per token); default: the model's pooling_type")
+	norm := fs.Bool("normalize", false, "scale each embedding to unit Euclidean length")
+	threads := fs.Int("threads", 0, "CPU threads (0: all cores)")
+	jsonOut := fs.Bool("json", false, `print {"embedding": [...]} for one pooled text, else {"embeddings": [[...], ...]}`)
+	set := setFlags{}
+	fs.Var(set, "set", "override a spec param: key=value (repeatable)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *modelPath == "" {
+		return fmt.Errorf("%w: -m MODEL is required", errUsage)
+	}
+	var texts []string
+	addLines := func(s string) {
+		for _, l := range strings.Split(s, "\n") {
+			if l = strings.TrimRight(l, "\r"); l != "" {
+				texts = append(texts, l)
+			}
+		}
+	}
+	addLines(*prompt)
+	if *file != "" {
+		data, err := os.ReadFile(*file)
+		if err != nil {
+			return fmt.Errorf("%w: -f: %v", errUsage, err)
+		}
+		addLines(string(data))
+	}
+	if len(texts) == 0 {
+		return fmt.Errorf("%w: nothing to embed: give -p TEXT or -f FILE", errUsage)
+	}
+	var pool model.Pooling
+	if *pooling != "" {
+		var err error
+		if pool, err = model.ParsePooling(*pooling); err != nil {
+			return fmt.Errorf("%w: --pooling: %v", errUsage, err)
+		}
+	}
+	m, err := model.Load(model.Options{Path: *modelPath, Spec: *specPath, Tokenizer: *tokPath, Set: overrides(set)})
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	if m.Tokenizer == nil {
+		return fmt.Errorf("%s has no tokenizer; pass --tokenizer FILE", *modelPath)
+	}
+	if *pooling == "" {
+		if pool, err = m.DefaultPooling(); err != nil {
+			return err
+		}
+	}
+	e, err := m.NewEmbedder(model.EngineOptions{Threads: *threads})
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	var all [][]float32
+	for i, t := range texts {
+		v, err := e.EmbedText(context.Background(), t, model.EmbedOptions{Pooling: pool, Normalize: *norm})
+		if err != nil {
+			return fmt.Errorf("text %d: %w", i+1, err)
+		}
+		all = append(all, v...)
+	}
+	if *jsonOut {
+		if len(all) == 1 && pool != model.PoolNone {
+			return json.NewEncoder(stdout).Encode(struct {
+				Embedding []float32 `json:"embedding"`
+			}{all[0]})
+		}
+		return json.NewEncoder(stdout).Encode(struct {
+			Embeddings [][]float32 `json:"embeddings"`
+		}{all})
+	}
+	var b []byte
+	for _, v := range all {
+		b = b[:0]
+		for j, x := range v {
+			if j > 0 {
+				b = append(b, ' ')
+			}
+			b = strconv.AppendFloat(b, float64(x), 'g', -1, 32)
+		}
+		b = append(b, '\n')
+		if _, err := stdout.Write(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,75 @@
+package cpu
+
+import (
+	"math"
+	"testing"
+)
+
+// TestRoPEExt checks the scaled rotations against properties written out:
+// linear scaling by 4 at position 8 is plain RoPE at position 2
+// (position interpolation); factors divide each pair's angle; YaRN keeps
+// the unscaled angle for the pairs below its ramp, the scaled one above,
+// and multiplies cos and sin by 1 + 0.1·ln 4.
+func TestRoPEExt(t *testing.T) {
+	const heads, hd = 2, 16
+	x := make([]float32, heads*hd)
+	for i := range x {
+		x[i] = float32(math.Sin(float64(i) + 1))
+	}
+	rot := func(pos int, s *RoPEScaling, pairing int) []float32 {
+		y := append([]float32(nil), x...)
+		if s == nil {
+			RoPE(y, pos, heads, hd, hd, 10000, pairing)
+		} else {
+			RoPEExt(y, pos, heads, hd, hd, 10000, pairing, s)
+		}
+		return y
+	}
+	near := func(what string, got, want []float32, tol float64) {
+		t.Helper()
+		for i := range want {
+			if math.Abs(float64(got[i]-want[i])) > tol {
+				t.Fatalf("%s: [%d] = %v, want %v", what, i, got[i], want[i])
+			}
+		}
+	}
+	for _, pairing := range []int{RoPEAdjacent, RoPERotateHalf} {
+		near("no scaling", rot(5, &RoPEScaling{}, pairing), rot(5, nil, pairing), 0)
+		near("linear", rot(8, &RoPEScaling{FreqScale: 0.25}, pairing), rot(2, nil, pairing), 1e-6)
+	}
+	// Factors: pair j's angle pos·θ_j / f_j, written out.
+	f := make([]float32, hd/2)
+	for j := range f {
+		f[j] = float32(j + 1)
+	}
+	got := rot(3, &RoPEScaling{Factors: f}, RoPEAdjacent)
+	want := make([]float32, len(x))
+	for h := 0; h < heads; h++ {
+		for j := 0; j < hd/2; j++ {
+			th := 3 * math.Pow(10000, -2*float64(j)/hd) / float64(f[j])
+			a, b := float64(x[h*hd+2*j]), float64(x[h*hd+2*j+1])
+			want[h*hd+2*j] = float32(a*math.Cos(th) - b*math.Sin(th))
+			want[h*hd+2*j+1] = float32(a*math.Sin(th) + b*math.Cos(th))
+		}
+	}
+	near("factors", got, want, 1e-5)
+	// YaRN with factor 4 over an original context of 64.
+	s := &RoPEScaling{FreqScale: 0.25, ExtFactor: 1, BetaFast: 32, BetaSlow: 1, OrigCtx: 64}
+	lo, hi := yarnCorrDims(hd, 64, 32, 1, 10000)
+	if lo != 0 || hi <= lo || hi > hd-1 {
+		t.Fatalf("corr dims %v..%v", lo, hi)
+	}
+	got = rot(7, s, RoPEAdjacent)
+	m := 1 + 0.1*math.Log(4)
+	for h := 0; h < heads; h++ {
+		for j := 0; j < hd/2; j++ {
+			th := 7 * math.Pow(10000, -2*float64(j)/hd)
+			r := 1 - math.Min(1, math.Max(0, (float64(j)-lo)/(hi-lo)))
+			th = th/4*(1-r) + th*r
+			a, b := float64(x[h*hd+2*j]), float64(x[h*hd+2*j+1])
+			want[h*hd+2*j] = float32(m * (a*math.Cos(th) - b*math.Sin(th)))
+			want[h*hd+2*j+1] = float32(m * (a*math.Sin(th) + b*math.Cos(th)))
+		}
+	}
+	near("yarn", got, want, 1e-5)
+}
