@@ -56,8 +56,8 @@ var knownRanges = map[string]paramRange{
 	"rope_dim":     {integer: true, min: 0, max: 1 << 16},
 	"vocab":        {integer: true, min: 1, max: 1 << 24},
 	"ctx":          {integer: true, min: 1, max: 1 << 24},
-	"experts":      {integer: true, min: 1, max: 1 << 12},
-	"experts_used": {integer: true, min: 1, max: 1 << 12},
+	"experts":      {integer: true, min: 0, max: 1 << 12}, // 0: a dense model
+	"experts_used": {integer: true, min: 0, max: 1 << 12},
 	"window":       {integer: true, min: 0, max: 1 << 24},
 	"types":        {integer: true, min: 0, max: 1 << 16},
 	"norm_eps":     {min: 0, max: 1, open: true},
