@@ -4,7 +4,7 @@ SHARED ?= ../shared
 STORIES := $(SHARED)/models/stories260K/stories260K.gguf
 BIN := bin
 
-.PHONY: all build demo test test-noasm fuzz lint plugins proto clean
+.PHONY: all build demo test test-noasm test-arm64 fuzz lint plugins proto clean gen-check
 
 all: build
 
@@ -23,7 +23,36 @@ demo: build
 test: lint build plugins
 	$(GO) test -count=1 ./...
 	$(GO) test -count=1 -tags noasm ./kernels/...
+	$(MAKE) gen-check
+	$(MAKE) test-arm64
 	$(MAKE) fuzz
+
+# The arm64 kernels under qemu-user (Debian's qemu-user package): the
+# kernel tests, every path against the Go fallback, on a CPU with dotprod
+# and i8mm (-cpu max) and the matmul tests on one without (cortex-a57);
+# then the stories260K and mini-llama goldens. Without qemu it skips,
+# except under CI=true. TestExpfSweep (pure Go, minutes under emulation)
+# runs natively only.
+QEMU_ARM64 ?= qemu-aarch64
+test-arm64:
+	@if ! command -v $(QEMU_ARM64) >/dev/null 2>&1; then \
+		if [ "$$CI" = true ]; then echo "test-arm64: $(QEMU_ARM64) not found: install qemu-user"; exit 1; fi; \
+		echo "test-arm64: $(QEMU_ARM64) not found: skipping the arm64 tests (apt-get install -y qemu-user)"; exit 0; \
+	fi; \
+	set -e; d=$$(mktemp -d); trap 'rm -rf "$$d"' EXIT; \
+	GOARCH=arm64 $(GO) test -c -o "$$d/cpu.test" ./kernels/cpu; \
+	GOARCH=arm64 $(GO) test -c -o "$$d/model.test" ./model; \
+	echo "test-arm64: kernels/cpu, -cpu max"; \
+	(cd kernels/cpu && $(QEMU_ARM64) -cpu max "$$d/cpu.test" -test.short -test.skip '^TestExpfSweep$$'); \
+	echo "test-arm64: kernels/cpu matmuls, -cpu cortex-a57 (no dotprod)"; \
+	(cd kernels/cpu && $(QEMU_ARM64) -cpu cortex-a57 "$$d/cpu.test" -test.short -test.run '^(TestMatMul|TestNoAllocations|TestLevels)'); \
+	echo "test-arm64: model goldens, -cpu max"; \
+	(cd model && $(QEMU_ARM64) -cpu max "$$d/model.test" -test.run '^(TestStoriesGolden|TestMiniLlamaGolden)$$')
+
+# The generated amd64 kernels are what their avo generators write
+# (kernels/cpu/_gen, its own module; `go run .` there regenerates them).
+gen-check:
+	cd kernels/cpu/_gen && $(GO) run . -check
 
 # Each fuzzer runs briefly: long enough to catch regressions in CI.
 fuzz:

@@ -1,5 +1,7 @@
 //go:build amd64 && !noasm
 
+// Hand-written: the AMX instructions are in neither avo's x86 database nor the Go assembler, so they are bytes checked by amx_encoding_test.go; generating them needs an AMX encoder in _gen (not done yet).
+
 #include "textflag.h"
 
 // Prefill GEMM for F16 and BF16 weights on AMX (AMX-BF16 tiles), as exact

@@ -1,5 +1,7 @@
 //go:build amd64 && !noasm
 
+// Hand-written: not moved to the avo generators (_gen) yet: one kernel per function, little repeated between them (issue 18 item 3).
+
 #include "textflag.h"
 #include "simd_amd64.h"
 

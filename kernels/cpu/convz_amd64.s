@@ -1,5 +1,7 @@
 //go:build amd64 && !noasm
 
+// Hand-written: not moved to the avo generators (_gen) yet: one kernel per function, little repeated between them (issue 18 item 3).
+
 #include "textflag.h"
 
 // Element-type conversions, AVX-512 (F16C instructions on zmm).

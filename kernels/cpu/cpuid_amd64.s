@@ -1,5 +1,7 @@
 //go:build amd64 && !noasm
 
+// Hand-written: two tiny wrappers (CPUID, PAUSE), nothing to generate.
+
 #include "textflag.h"
 
 // func cpuid1ecx() uint32

@@ -11,10 +11,11 @@
 // The kernels are Go assembly with pure-Go fallbacks. A Kernels value names
 // the paths a process uses; Detect picks the best one once at start-up from
 // golang.org/x/sys/cpu (and CPUID for F16C): Generic, AVX2 (AVX2+FMA+F16C),
-// AVX512 (F/BW/DQ/VL) or AVX512VNNI (plus VNNI, VBMI and GFNI). Pools
-// carry a Kernels (NewPoolKernels); Kernels.Limit gives a weaker set, which
-// is how the tests run every path on one machine. Builds for other
-// architectures, and builds with the noasm tag, have only the Generic path.
+// AVX512 (F/BW/DQ/VL) or AVX512VNNI (plus VNNI, VBMI and GFNI); on arm64
+// NEON, DotProd (SDOT) or I8MM. Pools carry a Kernels (NewPoolKernels);
+// Kernels.Limit gives a weaker set, which is how the tests run every path
+// on one machine. Builds for other architectures, and builds with the
+// noasm tag, have only the Generic path.
 //
 // # Matrix products
 //

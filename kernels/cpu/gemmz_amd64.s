@@ -1,5 +1,7 @@
 //go:build amd64 && !noasm
 
+// Hand-written: not moved to the avo generators (_gen) yet: one kernel per function, little repeated between them (issue 18 item 3).
+
 #include "textflag.h"
 
 // Prefill GEMM for float32 weights, AVX-512: 12 weight rows × 32 tokens

@@ -23,12 +23,28 @@ const (
 	// operating system's permission to use them: the prefill GEMM of F16
 	// and BF16 weights, exact in float32 (see amx.go).
 	AMX
+
+	// The arm64 levels follow the amd64 ones; a machine has levels of
+	// one architecture only (see Levels).
+
+	// NEON is arm64 Advanced SIMD (every arm64 CPU): integer dot products
+	// of the quantized kernels by widening multiplies.
+	NEON
+	// DotProd adds the SDOT instruction (FEAT_DotProd: Apple M1,
+	// Graviton 2, Ampere Altra and later).
+	DotProd
+	// I8MM adds the SMMLA int8 matrix instructions (FEAT_I8MM: Apple M2,
+	// Graviton 3 and later); its kernels are DotProd's for now.
+	I8MM
 )
 
-var levelNames = [...]string{"generic", "avx2", "avx512", "avx512vnni", "amx"}
+var levelNames = [...]string{"generic", "avx2", "avx512", "avx512vnni", "amx", "neon", "dotprod", "i8mm"}
+
+// isARM64 reports an arm64 level.
+func (l Level) isARM64() bool { return l >= NEON }
 
 // String returns the level's name: "generic", "avx2", "avx512",
-// "avx512vnni" or "amx".
+// "avx512vnni", "amx", "neon", "dotprod" or "i8mm".
 func (l Level) String() string {
 	if int(l) < len(levelNames) {
 		return levelNames[l]
@@ -65,8 +81,12 @@ func Detect() Kernels { return detected }
 func (k Kernels) Level() Level { return k.level }
 
 // Limit returns the set restricted to at most level l. It never raises
-// the level above what the CPU supports.
+// the level above what the CPU supports; a level of another architecture
+// gives the Generic set.
 func (k Kernels) Limit(l Level) Kernels {
+	if l != Generic && l.isARM64() != k.level.isARM64() {
+		l = Generic
+	}
 	if l < k.level {
 		k.level = l
 	}
@@ -77,11 +97,14 @@ func (k Kernels) Limit(l Level) Kernels {
 func (k Kernels) String() string { return k.level.String() }
 
 // Levels returns every level this machine can run, from Generic up to the
-// detected one, for tests and benchmarks that compare paths.
+// detected one (the levels of this machine's architecture), for tests and
+// benchmarks that compare paths.
 func Levels() []Level {
 	ls := make([]Level, 0, int(detected.level)+1)
 	for l := Generic; l <= detected.level; l++ {
-		ls = append(ls, l)
+		if l == Generic || l.isARM64() == detected.level.isARM64() {
+			ls = append(ls, l)
+		}
 	}
 	return ls
 }

@@ -1,5 +1,7 @@
 //go:build amd64 && !noasm
 
+// Hand-written: a bandwidth probe, a few lines with nothing repeated.
+
 #include "textflag.h"
 
 // func xorReadZ(p *byte, n int) uint64

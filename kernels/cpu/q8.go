@@ -43,9 +43,7 @@ func (t *mmTask) q8Rows(th int, j *mmJob, r0, r1 int) {
 	}
 	for b0 := r0; b0 < r1; b0 += step {
 		b1 := min(b0+step, r1)
-		for tok := range n {
-			k.q8Gemv(j.kind, w[b0*rb:b1*rb], rb, j.act[tok*j.ldx:(tok+1)*j.ldx], nb, j.dst[tok*ldd+b0:tok*ldd+b1], t.acc)
-		}
+		k.q8GemvN(j.kind, w[b0*rb:b1*rb], rb, j.act, j.ldx, nb, j.dst[b0:], ldd, b1-b0, n, t.acc)
 	}
 }
 

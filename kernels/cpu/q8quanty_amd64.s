@@ -1,5 +1,7 @@
 //go:build amd64 && !noasm
 
+// Hand-written: not moved to the avo generators (_gen) yet: one kernel per function, little repeated between them (issue 18 item 3).
+
 #include "textflag.h"
 
 // Quantization of float32 activations to ggml Q8_0 blocks, AVX2: bit-exact

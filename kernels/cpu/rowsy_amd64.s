@@ -1,5 +1,7 @@
 //go:build amd64 && !noasm
 
+// Hand-written: the exp/activation/conversion row kernels, each one of a kind; the element-wise ones are generated (rowsew_amd64.s).
+
 #include "textflag.h"
 
 // Row kernels and conversions, AVX2 + FMA + F16C. They process n rounded
@@ -433,115 +435,7 @@ done:
 	VZEROUPPER
 	RET
 
-// func scaleY(dst, x *float32, n int, a float32)
-TEXT ·scaleY(SB), NOSPLIT, $0-28
-	MOVQ         dst+0(FP), DI
-	MOVQ         x+8(FP), SI
-	MOVQ         n+16(FP), CX
-	ANDQ         $-8, CX
-	VBROADCASTSS a+24(FP), Y9
-	XORQ         AX, AX
-	JMP          test
-
-loop:
-	VMULPS  (SI)(AX*4), Y9, Y1
-	VMOVUPS Y1, (DI)(AX*4)
-	ADDQ    $8, AX
-
-test:
-	CMPQ AX, CX
-	JB   loop
-	VZEROUPPER
-	RET
-
-// func scaleMulY(dst, x, w *float32, n int, a float32)
-TEXT ·scaleMulY(SB), NOSPLIT, $0-36
-	MOVQ         dst+0(FP), DI
-	MOVQ         x+8(FP), SI
-	MOVQ         w+16(FP), R8
-	MOVQ         n+24(FP), CX
-	ANDQ         $-8, CX
-	VBROADCASTSS a+32(FP), Y9
-	XORQ         AX, AX
-	JMP          test
-
-loop:
-	VMULPS  (SI)(AX*4), Y9, Y1
-	VMULPS  (R8)(AX*4), Y1, Y1
-	VMOVUPS Y1, (DI)(AX*4)
-	ADDQ    $8, AX
-
-test:
-	CMPQ AX, CX
-	JB   loop
-	VZEROUPPER
-	RET
-
-// func addY(dst, a, b *float32, n int)
-TEXT ·addY(SB), NOSPLIT, $0-32
-	MOVQ dst+0(FP), DI
-	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), R8
-	MOVQ n+24(FP), CX
-	ANDQ $-8, CX
-	XORQ AX, AX
-	JMP  test
-
-loop:
-	VMOVUPS (SI)(AX*4), Y1
-	VADDPS  (R8)(AX*4), Y1, Y1
-	VMOVUPS Y1, (DI)(AX*4)
-	ADDQ    $8, AX
-
-test:
-	CMPQ AX, CX
-	JB   loop
-	VZEROUPPER
-	RET
-
-// func mulY(dst, a, b *float32, n int)
-TEXT ·mulY(SB), NOSPLIT, $0-32
-	MOVQ dst+0(FP), DI
-	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), R8
-	MOVQ n+24(FP), CX
-	ANDQ $-8, CX
-	XORQ AX, AX
-	JMP  test
-
-loop:
-	VMOVUPS (SI)(AX*4), Y1
-	VMULPS  (R8)(AX*4), Y1, Y1
-	VMOVUPS Y1, (DI)(AX*4)
-	ADDQ    $8, AX
-
-test:
-	CMPQ AX, CX
-	JB   loop
-	VZEROUPPER
-	RET
-
-// func axpyY(y, x *float32, n int, a float32)
-TEXT ·axpyY(SB), NOSPLIT, $0-28
-	MOVQ         y+0(FP), DI
-	MOVQ         x+8(FP), SI
-	MOVQ         n+16(FP), CX
-	ANDQ         $-8, CX
-	VBROADCASTSS a+24(FP), Y9
-	XORQ         AX, AX
-	JMP          test
-
-loop:
-	VMOVUPS     (DI)(AX*4), Y1
-	VFMADD231PS (SI)(AX*4), Y9, Y1
-	VMOVUPS     Y1, (DI)(AX*4)
-	ADDQ        $8, AX
-
-test:
-	CMPQ AX, CX
-	JB   loop
-	VZEROUPPER
-	RET
+// scaleY, scaleMulY, addY, mulY and axpyY: generated, in rowsew_amd64.s.
 
 // func axpyRowsY(o, p, v *float32, stride uintptr, n, hd int)
 // o[i] += Σ_{r<n} p[r]·v[r·stride/4 + i] for i < hd rounded down to 8.

@@ -1,5 +1,7 @@
 //go:build amd64 && !noasm
 
+// Hand-written: the exp/activation/attention row kernels, each one of a kind; the element-wise ones are generated (rowsew_amd64.s).
+
 #include "textflag.h"
 #include "simd_amd64.h"
 
@@ -156,69 +158,7 @@ done:
 	MOVSS         X0, ret+16(FP)
 	RET
 
-// func scaleZ(dst, x *float32, n int, a float32)
-// dst[i] = x[i]·a.
-TEXT ·scaleZ(SB), NOSPLIT, $0-28
-	MOVQ         dst+0(FP), DI
-	MOVQ         x+8(FP), SI
-	MOVQ         n+16(FP), CX
-	VBROADCASTSS a+24(FP), Z19
-	XORQ         AX, AX
-
-loop:
-	MOVQ CX, DX
-	SUBQ AX, DX
-	JZ   done
-	CMPQ DX, $16
-	JB   last
-	VMULPS  (SI)(AX*4), Z19, Z1
-	VMOVUPS Z1, (DI)(AX*4)
-	ADDQ    $16, AX
-	JMP     loop
-
-last:
-	TAILMASK
-	VMOVUPS.Z (SI)(AX*4), K1, Z1
-	VMULPS    Z19, Z1, Z1
-	VMOVUPS   Z1, K1, (DI)(AX*4)
-
-done:
-	VZEROUPPER
-	RET
-
-// func scaleMulZ(dst, x, w *float32, n int, a float32)
-// dst[i] = (x[i]·a)·w[i].
-TEXT ·scaleMulZ(SB), NOSPLIT, $0-36
-	MOVQ         dst+0(FP), DI
-	MOVQ         x+8(FP), SI
-	MOVQ         w+16(FP), R8
-	MOVQ         n+24(FP), CX
-	VBROADCASTSS a+32(FP), Z19
-	XORQ         AX, AX
-
-loop:
-	MOVQ CX, DX
-	SUBQ AX, DX
-	JZ   done
-	CMPQ DX, $16
-	JB   last
-	VMULPS  (SI)(AX*4), Z19, Z1
-	VMULPS  (R8)(AX*4), Z1, Z1
-	VMOVUPS Z1, (DI)(AX*4)
-	ADDQ    $16, AX
-	JMP     loop
-
-last:
-	TAILMASK
-	VMOVUPS.Z (SI)(AX*4), K1, Z1
-	VMOVUPS.Z (R8)(AX*4), K1, Z2
-	VMULPS    Z19, Z1, Z1
-	VMULPS    Z2, Z1, Z1
-	VMOVUPS   Z1, K1, (DI)(AX*4)
-
-done:
-	VZEROUPPER
-	RET
+// scaleZ and scaleMulZ: generated, in rowsew_amd64.s.
 
 // func sumSqLanesZ(l *[8]float64, x *float32, n int)
 // l[j] = Σ x[i]² over i < n (a multiple of 8) with i%8 = j: each square
@@ -246,99 +186,7 @@ done:
 	VZEROUPPER
 	RET
 
-// func addZ(dst, a, b *float32, n int)
-TEXT ·addZ(SB), NOSPLIT, $0-32
-	MOVQ dst+0(FP), DI
-	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), R8
-	MOVQ n+24(FP), CX
-	XORQ AX, AX
-
-loop:
-	MOVQ CX, DX
-	SUBQ AX, DX
-	JZ   done
-	CMPQ DX, $16
-	JB   last
-	VMOVUPS (SI)(AX*4), Z1
-	VADDPS  (R8)(AX*4), Z1, Z1
-	VMOVUPS Z1, (DI)(AX*4)
-	ADDQ    $16, AX
-	JMP     loop
-
-last:
-	TAILMASK
-	VMOVUPS.Z (SI)(AX*4), K1, Z1
-	VMOVUPS.Z (R8)(AX*4), K1, Z2
-	VADDPS    Z2, Z1, Z1
-	VMOVUPS   Z1, K1, (DI)(AX*4)
-
-done:
-	VZEROUPPER
-	RET
-
-// func mulZ(dst, a, b *float32, n int)
-TEXT ·mulZ(SB), NOSPLIT, $0-32
-	MOVQ dst+0(FP), DI
-	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), R8
-	MOVQ n+24(FP), CX
-	XORQ AX, AX
-
-loop:
-	MOVQ CX, DX
-	SUBQ AX, DX
-	JZ   done
-	CMPQ DX, $16
-	JB   last
-	VMOVUPS (SI)(AX*4), Z1
-	VMULPS  (R8)(AX*4), Z1, Z1
-	VMOVUPS Z1, (DI)(AX*4)
-	ADDQ    $16, AX
-	JMP     loop
-
-last:
-	TAILMASK
-	VMOVUPS.Z (SI)(AX*4), K1, Z1
-	VMOVUPS.Z (R8)(AX*4), K1, Z2
-	VMULPS    Z2, Z1, Z1
-	VMOVUPS   Z1, K1, (DI)(AX*4)
-
-done:
-	VZEROUPPER
-	RET
-
-// func axpyZ(y, x *float32, n int, a float32)
-// y[i] += a·x[i].
-TEXT ·axpyZ(SB), NOSPLIT, $0-28
-	MOVQ         y+0(FP), DI
-	MOVQ         x+8(FP), SI
-	MOVQ         n+16(FP), CX
-	VBROADCASTSS a+24(FP), Z19
-	XORQ         AX, AX
-
-loop:
-	MOVQ CX, DX
-	SUBQ AX, DX
-	JZ   done
-	CMPQ DX, $16
-	JB   last
-	VMOVUPS     (DI)(AX*4), Z1
-	VFMADD231PS (SI)(AX*4), Z19, Z1
-	VMOVUPS     Z1, (DI)(AX*4)
-	ADDQ        $16, AX
-	JMP         loop
-
-last:
-	TAILMASK
-	VMOVUPS.Z   (DI)(AX*4), K1, Z1
-	VMOVUPS.Z   (SI)(AX*4), K1, Z2
-	VFMADD231PS Z2, Z19, Z1
-	VMOVUPS     Z1, K1, (DI)(AX*4)
-
-done:
-	VZEROUPPER
-	RET
+// addZ, mulZ and axpyZ: generated, in rowsew_amd64.s.
 
 // SIGMOIDMUL sets x = v / (1 + exp(u)) given u in u (overwritten); t1, t2
 // scratch.

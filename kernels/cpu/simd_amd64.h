@@ -1,3 +1,5 @@
+// Hand-written: macros of the hand-written AVX-512 files; the generators have their own (_gen/simd.go).
+
 // Macros shared by the AVX-512 kernels.
 
 // HSUM reduces the 16 lanes of z (y, x: its ymm and xmm names) into the low

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"fmt"
+	"go/types"
+
+	"github.com/mmcloughlin/avo/attr"
+	"github.com/mmcloughlin/avo/build"
+	"github.com/mmcloughlin/avo/gotypes"
+	"github.com/mmcloughlin/avo/ir"
+	"github.com/mmcloughlin/avo/operand"
+	"github.com/mmcloughlin/avo/reg"
+)
+
+// asm is an avo context with the helpers the generators share.
+type asm struct {
+	*build.Context
+	pkg    *types.Package
+	nlabel int // labels made up in the current function
+}
+
+// text starts the function name with the Go signature sig ("func(...)") and
+// the doc lines, printed as comments at its top.
+func (a *asm) text(name string, attrs attr.Attribute, sig string, doc ...string) {
+	a.Function(name)
+	a.nlabel = 0
+	a.Attributes(attrs)
+	s, err := gotypes.ParseSignatureInPackage(a.pkg, sig)
+	if err != nil {
+		panic(fmt.Sprintf("%s: %v", name, err))
+	}
+	a.Signature(s)
+	if len(doc) > 0 {
+		a.Comment(doc...)
+	}
+}
+
+// arg is the frame address of the argument name.
+func (a *asm) arg(name string) operand.Mem {
+	b, err := a.Param(name).Resolve()
+	if err != nil {
+		panic(err)
+	}
+	return b.Addr
+}
+
+// load moves the 8-byte argument name into r.
+func (a *asm) load(name string, r reg.Register) {
+	a.MOVQ(a.arg(name), r)
+}
+
+// global starts the static read-only global name<> holding the uint64s v.
+func (a *asm) global(name string, v ...uint64) operand.Mem {
+	m := a.StaticGlobal(name)
+	a.DataAttributes(attr.RODATA | attr.NOPTR)
+	for i, x := range v {
+		a.AddDatum(8*i, operand.U64(x))
+	}
+	return m
+}
+
+// raw emits an instruction that avo v0.5.0's x86 database lacks (the
+// AVX512_VNNI, AVX512_BF16 and AMX ones, newer than it). avo passes it
+// through unchecked; the Go assembler checks it when package cpu builds. The
+// last operand is the destination and, as for every instruction raw is used
+// for, also a source.
+func (a *asm) raw(opcode string, suffixes []string, ops ...operand.Op) {
+	a.Instruction(&ir.Instruction{
+		Opcode:   opcode,
+		Suffixes: suffixes,
+		Operands: ops,
+		Inputs:   ops,
+		Outputs:  ops[len(ops)-1:],
+	})
+}
+
+// VPDPBUSD_BCST emits VPDPBUSD.BCST m, z, acc (AVX512_VNNI): acc += the
+// dword dot products of the unsigned bytes of z with the signed bytes of the
+// dword at m.
+func (a *asm) VPDPBUSD_BCST(m, z, acc operand.Op) {
+	a.raw("VPDPBUSD", []string{"BCST"}, m, z, acc)
+}
+
+// VPDPBUSD emits VPDPBUSD src, z, acc (AVX512_VNNI).
+func (a *asm) VPDPBUSD(src, z, acc operand.Op) {
+	a.raw("VPDPBUSD", nil, src, z, acc)
+}
+
+// mem is disp(base).
+func mem(base reg.Register, disp int) operand.Mem {
+	return operand.Mem{Base: base, Disp: disp}
+}
+
+// Vector registers by number.
+var (
+	zr = [32]reg.VecPhysical{
+		reg.Z0, reg.Z1, reg.Z2, reg.Z3, reg.Z4, reg.Z5, reg.Z6, reg.Z7,
+		reg.Z8, reg.Z9, reg.Z10, reg.Z11, reg.Z12, reg.Z13, reg.Z14, reg.Z15,
+		reg.Z16, reg.Z17, reg.Z18, reg.Z19, reg.Z20, reg.Z21, reg.Z22, reg.Z23,
+		reg.Z24, reg.Z25, reg.Z26, reg.Z27, reg.Z28, reg.Z29, reg.Z30, reg.Z31,
+	}
+	yr = [32]reg.VecPhysical{
+		reg.Y0, reg.Y1, reg.Y2, reg.Y3, reg.Y4, reg.Y5, reg.Y6, reg.Y7,
+		reg.Y8, reg.Y9, reg.Y10, reg.Y11, reg.Y12, reg.Y13, reg.Y14, reg.Y15,
+		reg.Y16, reg.Y17, reg.Y18, reg.Y19, reg.Y20, reg.Y21, reg.Y22, reg.Y23,
+		reg.Y24, reg.Y25, reg.Y26, reg.Y27, reg.Y28, reg.Y29, reg.Y30, reg.Y31,
+	}
+	xr = [32]reg.VecPhysical{
+		reg.X0, reg.X1, reg.X2, reg.X3, reg.X4, reg.X5, reg.X6, reg.X7,
+		reg.X8, reg.X9, reg.X10, reg.X11, reg.X12, reg.X13, reg.X14, reg.X15,
+		reg.X16, reg.X17, reg.X18, reg.X19, reg.X20, reg.X21, reg.X22, reg.X23,
+		reg.X24, reg.X25, reg.X26, reg.X27, reg.X28, reg.X29, reg.X30, reg.X31,
+	}
+)

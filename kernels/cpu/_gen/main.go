@@ -1,0 +1,104 @@
+// Command _gen generates the amd64 assembly of package cpu that is built from
+// repeated runs (tiles of several widths, the same kernel for Q4_0 and Q8_0)
+// with avo (github.com/mmcloughlin/avo). It lives in its own module so that
+// weft itself does not depend on avo.
+//
+// Run from this directory:
+//
+//	go run .          # rewrites the generated ../*_amd64.s files
+//	go run . -check   # fails if any differs from what it would write
+//
+// The generators use physical registers only, so each generated kernel is
+// the instruction sequence its hand-written predecessor had.
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"go/token"
+	"go/types"
+	"os"
+	"path/filepath"
+
+	"github.com/mmcloughlin/avo/build"
+	"github.com/mmcloughlin/avo/pass"
+	"github.com/mmcloughlin/avo/printer"
+)
+
+// A file is one generated assembly file of package cpu.
+type file struct {
+	name string       // file name in the package directory
+	gen  func(a *asm) // emits the file's globals and functions
+}
+
+var files = []file{
+	{"q8ilv_amd64.s", q8ilv},
+	{"q8unpack_amd64.s", q8unpack},
+	{"floatz_amd64.s", floatz},
+	{"floaty_amd64.s", floaty},
+	{"widenz_amd64.s", widenz},
+	{"rowsew_amd64.s", rowsew},
+	{"q8avx2_amd64.s", q8avx2},
+	{"q8vnni_amd64.s", q8vnni},
+	{"kquantz_amd64.s", kquantz},
+}
+
+func main() {
+	check := flag.Bool("check", false, "compare the generated files with those on disk instead of writing them")
+	dir := flag.String("dir", "..", "the package directory")
+	flag.Parse()
+	stale := 0
+	for _, f := range files {
+		src, err := generate(f)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "_gen: %s: %v\n", f.name, err)
+			os.Exit(1)
+		}
+		path := filepath.Join(*dir, f.name)
+		if *check {
+			old, err := os.ReadFile(path)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "_gen: %v\n", err)
+				os.Exit(1)
+			}
+			if !bytes.Equal(old, src) {
+				fmt.Fprintf(os.Stderr, "_gen: %s is not what the generator writes: run `go run .` in kernels/cpu/_gen\n", path)
+				stale++
+			}
+			continue
+		}
+		if err := os.WriteFile(path, src, 0o644); err != nil {
+			fmt.Fprintf(os.Stderr, "_gen: %v\n", err)
+			os.Exit(1)
+		}
+	}
+	if stale > 0 {
+		os.Exit(1)
+	}
+}
+
+// generate runs f's generator in a fresh avo context and returns the
+// assembly text.
+func generate(f file) ([]byte, error) {
+	c := build.NewContext()
+	c.ConstraintExpr("amd64,!noasm")
+	f.gen(&asm{Context: c, pkg: cpuPackage()})
+	ir, err := c.Result()
+	if err != nil {
+		return nil, err
+	}
+	if err := pass.Compile.Execute(ir); err != nil {
+		return nil, err
+	}
+	cfg := printer.Config{Argv: []string{"go", "run", ".", "(kernels/cpu/_gen)"}, Pkg: "cpu"}
+	return printer.NewGoAsm(cfg).Print(ir)
+}
+
+// cpuPackage stands for package cpu in the functions' signatures: a package
+// that sees unsafe, for the unsafe.Pointer arguments.
+func cpuPackage() *types.Package {
+	p := types.NewPackage("github.com/weftrun/weft/kernels/cpu", "cpu")
+	p.Scope().Insert(types.NewPkgName(token.NoPos, p, "unsafe", types.Unsafe))
+	return p
+}

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"github.com/mmcloughlin/avo/operand"
+	"github.com/mmcloughlin/avo/reg"
+)
+
+// Shared by the Q4_0/Q8_0 tiles (q8ilv) and the fused small-batch kernels
+// (q8unpack): Z16..Z23 hold a block's 8 weight vectors of 16 rows and Z24
+// its 16 scales; DI points at the block's token records (layout C,
+// q8pack.go: 48 bytes a token, 8 dwords of quants, the Q4_0 correction at
+// 32, the Q8_0 one at 36, the scale at 40).
+
+// tok runs one block of the chain of the token whose record is at o(DI):
+// the integer sums from the correction at corr+o(DI), then
+// acc = fma(float(sum), dw·dx, acc); ti and tm are scratch.
+func (a *asm) tok(o, corr int, acc, ti, tm reg.VecPhysical) {
+	a.VPBROADCASTD(mem(reg.RDI, corr+o), ti)
+	for s := 0; s < 8; s++ {
+		a.VPDPBUSD_BCST(mem(reg.RDI, o+4*s), zr[16+s], ti)
+	}
+	a.VCVTDQ2PS(ti, ti)
+	a.VMULPS_BCST(mem(reg.RDI, o+40), reg.Z24, tm)
+	a.VFMADD231PS(tm, ti, acc)
+}
+
+// tokScratch is the scratch pair of the t-th token of a block: Z25/Z26,
+// Z27/Z28 and (if pairs is 3) Z29/Z30 in turn, so consecutive tokens'
+// chains overlap.
+func tokScratch(t, pairs int) (ti, tm reg.VecPhysical) {
+	i := t % pairs
+	return zr[25+2*i], zr[26+2*i]
+}
+
+// qkind is a weight format of the tiles.
+type qkind struct {
+	name string // "Q4" or "Q8"
+	long string // "Q4_0" or "Q8_0"
+	corr int    // offset of the format's correction in a token record
+}
+
+var (
+	q4 = qkind{"Q4", "Q4_0", 32}
+	q8 = qkind{"Q8", "Q8_0", 36}
+)
+
+// zero clears the vector registers z.
+func (a *asm) zero(z ...reg.VecPhysical) {
+	for _, r := range z {
+		a.VPXORD(r, r, r)
+	}
+}
+
+func label(s string) operand.LabelRef { return operand.LabelRef(s) }

@@ -1,0 +1,42 @@
+// Instructions the Go arm64 assembler does not know, encoded with WORD
+// from the Arm Architecture Reference Manual (A64 Advanced SIMD); the
+// arguments are register numbers. Each was checked against llvm-mc
+// (-triple=aarch64 -mattr=+dotprod -show-encoding).
+
+// SDOT Vd.4S, Vn.16B, Vm.16B (FEAT_DotProd): each int32 lane of Vd adds
+// the four products of the signed bytes in the lane.
+#define SDOT(vd, vn, vm) WORD $(0x4e809400 | (vm)<<16 | (vn)<<5 | (vd))
+
+// SMULL Vd.8H, Vn.8B, Vm.8B and SMULL2 (upper halves): signed widening
+// multiplies of bytes to halfwords.
+#define SMULL(vd, vn, vm) WORD $(0x0e20c000 | (vm)<<16 | (vn)<<5 | (vd))
+#define SMULL2(vd, vn, vm) WORD $(0x4e20c000 | (vm)<<16 | (vn)<<5 | (vd))
+
+// SMLAL Vd.8H, Vn.8B, Vm.8B and SMLAL2: the same, accumulating into Vd.
+#define SMLAL(vd, vn, vm) WORD $(0x0e208000 | (vm)<<16 | (vn)<<5 | (vd))
+#define SMLAL2(vd, vn, vm) WORD $(0x4e208000 | (vm)<<16 | (vn)<<5 | (vd))
+
+// SADDLP Vd.4S, Vn.8H: pairwise sums of signed halfwords to words;
+// SADALP adds them to Vd.
+#define SADDLP(vd, vn) WORD $(0x4e602800 | (vn)<<5 | (vd))
+#define SADALP(vd, vn) WORD $(0x4e606800 | (vn)<<5 | (vd))
+
+// SCVTF Vd.4S, Vn.4S: int32 lanes to float32 (exact below 2^24).
+#define SCVTF(vd, vn) WORD $(0x4e21d800 | (vn)<<5 | (vd))
+
+// FCVTL Vd.4S, Vn.4H and FCVTL2 Vd.4S, Vn.8H: float16 lanes (lower,
+// upper half) to float32, exactly.
+#define FCVTL(vd, vn) WORD $(0x0e217800 | (vn)<<5 | (vd))
+#define FCVTL2(vd, vn) WORD $(0x4e217800 | (vn)<<5 | (vd))
+
+// FMUL, FADD and FADDP Vd.4S, Vn.4S, Vm.4S: float32 lanes, one rounding
+// each (FADDP adds adjacent pairs of Vn, then of Vm).
+#define FMUL(vd, vn, vm) WORD $(0x6e20dc00 | (vm)<<16 | (vn)<<5 | (vd))
+#define FADD(vd, vn, vm) WORD $(0x4e20d400 | (vm)<<16 | (vn)<<5 | (vd))
+#define FADDP(vd, vn, vm) WORD $(0x6e20d400 | (vm)<<16 | (vn)<<5 | (vd))
+
+// FCVTL Vd.2D, Vn.2S and FCVTL2 Vd.2D, Vn.4S: float32 lanes (lower,
+// upper half) to float64, exactly; FADD Vd.2D, Vn.2D, Vm.2D.
+#define FCVTLD(vd, vn) WORD $(0x0e617800 | (vn)<<5 | (vd))
+#define FCVTL2D(vd, vn) WORD $(0x4e617800 | (vn)<<5 | (vd))
+#define FADDD(vd, vn, vm) WORD $(0x4e60d400 | (vm)<<16 | (vn)<<5 | (vd))
