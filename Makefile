@@ -20,8 +20,7 @@ demo: build
 		$(BIN)/weft run -m $(BIN)/tiny-random.gguf -p "Once upon a time" -n 32 --seed 42; \
 	fi
 
-test: build plugins
-	$(GO) vet ./...
+test: lint build plugins
 	$(GO) test -count=1 ./...
 	$(GO) test -count=1 -tags noasm ./kernels/...
 	$(MAKE) gen-check
@@ -63,10 +62,13 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzLlama2C$$' -fuzztime 10s ./checkpoint
 	$(GO) test -run '^$$' -fuzz FuzzHFTokenizer -fuzztime 10s ./tokenizer
 	$(GO) test -run '^$$' -fuzz FuzzLlama2CTokenizer -fuzztime 10s ./tokenizer
+	$(GO) test -run '^$$' -fuzz '^FuzzVocabTxt$$' -fuzztime 10s ./tokenizer
+	$(GO) test -run '^$$' -fuzz '^FuzzHFConfig$$' -fuzztime 10s ./checkpoint
 	$(GO) test -run '^$$' -fuzz FuzzRender -fuzztime 10s ./chat
 	$(GO) test -run '^$$' -fuzz FuzzParseGBNF -fuzztime 10s ./grammar
 	$(GO) test -run '^$$' -fuzz FuzzJSONSchema -fuzztime 10s ./grammar
 
+# gofmt and go vet; make test runs it first.
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
 	$(GO) vet ./...

@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -44,20 +47,10 @@ func OpenHF(dir string) (Checkpoint, error) {
 		}
 		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var cfg map[string]any
-	if err := dec.Decode(&cfg); err != nil {
-		return nil, fmt.Errorf("checkpoint %s: %w", cfgPath, err)
+	meta, arch, err := ParseHFConfig(cfgPath, raw)
+	if err != nil {
+		return nil, err
 	}
-	if dec.More() {
-		return nil, fmt.Errorf("checkpoint %s: data after the JSON object", cfgPath)
-	}
-	meta, _ := jsonValue(cfg).(map[string]any)
-	if meta == nil {
-		return nil, fmt.Errorf("checkpoint %s: not a JSON object", cfgPath)
-	}
-	arch, _ := meta["model_type"].(string)
 
 	inner, err := openHFWeights(dir)
 	if err != nil {
@@ -75,6 +68,60 @@ func OpenHF(dir string) (Checkpoint, error) {
 		c.where[inf.Name] = 0
 	}
 	return c, nil
+}
+
+// ParseHFConfig decodes an HF config.json (named path in errors) as OpenHF
+// does: the metadata and the architecture (model_type).
+func ParseHFConfig(path string, raw []byte) (meta map[string]any, arch string, err error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var cfg map[string]any
+	if err := dec.Decode(&cfg); err != nil {
+		return nil, "", fmt.Errorf("checkpoint %s: %w", path, err)
+	}
+	if dec.More() {
+		return nil, "", fmt.Errorf("checkpoint %s: data after the JSON object", path)
+	}
+	meta, _ = jsonValue(cfg).(map[string]any)
+	if meta == nil {
+		return nil, "", fmt.Errorf("checkpoint %s: not a JSON object", path)
+	}
+	if key, ok := nonFinite(meta, ""); ok {
+		return nil, "", fmt.Errorf("checkpoint %s: %s: a number beyond float64's range", path, key)
+	}
+	arch, _ = meta["model_type"].(string)
+	return meta, arch, nil
+}
+
+// nonFinite returns the path of the first number in v that decoded to an
+// infinity (JSON allows 1e400; no hyperparameter means it).
+func nonFinite(v any, at string) (string, bool) {
+	switch x := v.(type) {
+	case float64:
+		return at, math.IsInf(x, 0)
+	case []any:
+		for i, e := range x {
+			if k, ok := nonFinite(e, fmt.Sprintf("%s[%d]", at, i)); ok {
+				return k, true
+			}
+		}
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			p := strconv.Quote(k)
+			if at != "" {
+				p = at + "." + p
+			}
+			if r, ok := nonFinite(x[k], p); ok {
+				return r, true
+			}
+		}
+	}
+	return "", false
 }
 
 func openHFWeights(dir string) (Checkpoint, error) {

@@ -207,6 +207,9 @@ type SynthOptions struct {
 	// writes a synthetic SentencePiece vocabulary of the spec's vocab size.
 	Vocab    gguf.Metadata
 	Progress ProgressFunc
+	// Registry holds the ops the spec uses (plugin ops registered); nil:
+	// the built-ins.
+	Registry *ops.Registry
 	// RandomVectors perturbs the 1-D weights too, by seeded N(0, 0.1²)
 	// noise (norm scales 1 + noise, biases noise), so that a comparison
 	// with another engine exercises them; otherwise they are exactly 1
@@ -216,7 +219,11 @@ type SynthOptions struct {
 
 // Synth writes a GGUF of seeded random weights for a spec.
 func Synth(out io.Writer, sp *specs.Spec, params specs.Params, opt SynthOptions) error {
-	g, err := sp.Build(specs.BuildOptions{Registry: ops.Builtins(), Params: params, Format: "gguf"})
+	reg := opt.Registry
+	if reg == nil {
+		reg = ops.Builtins()
+	}
+	g, err := sp.Build(specs.BuildOptions{Registry: reg, Params: params, Format: "gguf"})
 	if err != nil {
 		return err
 	}

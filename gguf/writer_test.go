@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/weftrun/weft/internal/testdata"
 	"github.com/weftrun/weft/tensor"
 )
 
@@ -17,28 +18,7 @@ import (
 // when it is absent (failing instead when CI=true).
 func sharedDir(t testing.TB) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the test directory")
-		}
-		dir = parent
-	}
-	shared := filepath.Join(dir, "..", "shared")
-	if _, err := os.Stat(shared); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("../shared not found (CI=true): %v", err)
-		}
-		t.Skipf("../shared not found: %v", err)
-	}
-	return shared
+	return testdata.Shared(t) // the one locator of ../shared
 }
 
 // TestWriterExactBytes checks a small file against bytes written out by

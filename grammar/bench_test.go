@@ -3,12 +3,12 @@ package grammar
 import (
 	"bytes"
 	"math/rand"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/weftrun/weft/internal/testdata"
 	"github.com/weftrun/weft/tokenizer"
 )
 
@@ -225,10 +225,7 @@ func BenchmarkNewVocab(b *testing.B) {
 // BenchmarkMaskLlamaVocab runs the JSON benchmark on the real 32000-token
 // Llama SentencePiece vocabulary from ../shared, when present.
 func BenchmarkMaskLlamaVocab(b *testing.B) {
-	path := filepath.Join("..", "..", "shared", "tokenizer-vectors", "ggml-vocab-llama-spm.gguf")
-	if _, err := os.Stat(path); err != nil {
-		b.Skipf("no Llama vocabulary: %v", err)
-	}
+	path := filepath.Join(testdata.Shared(b), "tokenizer-vectors", "ggml-vocab-llama-spm.gguf")
 	tk, err := tokenizer.Load(path)
 	if err != nil {
 		b.Fatal(err)

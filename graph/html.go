@@ -1,64 +1,129 @@
 package graph
 
 import (
+	_ "embed" // the page
 	"encoding/json"
+	"fmt"
 	"io"
+	"regexp"
 	"strings"
 )
 
-// WriteHTML writes a self-contained interactive page (no network needed):
-// the graph's JSON plus a small viewer listing layers, ops, shapes and
-// attributes, with search and collapsible layers.
-func (g *Graph) WriteHTML(w io.Writer) error {
-	data, err := json.Marshal(g.ToJSON())
-	if err != nil {
-		return err
+// HTMLOptions adds to the graph page what a graph alone does not know.
+// Every field is optional.
+type HTMLOptions struct {
+	// Title heads the page (default: the graph's name).
+	Title string
+	// Unfused is the same model's graph before the passes, for the
+	// before/after-fusion toggle.
+	Unfused *Graph
+	// Params are the spec's resolved hyperparameters.
+	Params map[string]any
+	// Sources maps a spec file name, as node positions give it, to its
+	// text: a node's spec line opens in the page.
+	Sources map[string]string
+	// Profile overlays measured time per node (weft bench --profile-out).
+	// It must have been taken on this graph.
+	Profile *Profile
+	// Context is the position at which the page first counts attention's
+	// FLOPs (0: 512).
+	Context int
+}
+
+// htmlPage is the viewer; WriteHTMLPage puts the data in place of its
+// /*DATA*/null.
+//
+//go:embed page.html
+var htmlPage string
+
+// pageGraph is a graph as the page draws it: the JSON export plus each
+// node's label and cost and each weight's bytes.
+type pageGraph struct {
+	*JSONGraph
+	Labels map[int]string `json:"labels"`
+	Costs  map[int]Cost   `json:"costs"`
+	Bytes  map[int]int64  `json:"bytes"` // weight value id → bytes
+}
+
+type pageData struct {
+	Title   string            `json:"title"`
+	Fused   *pageGraph        `json:"fused"`
+	Unfused *pageGraph        `json:"unfused,omitempty"`
+	Params  map[string]any    `json:"params,omitempty"`
+	Sources map[string]string `json:"sources,omitempty"`
+	Profile *Profile          `json:"profile,omitempty"`
+	Context int               `json:"ctx"`
+}
+
+// autoName matches the names the spec builder makes up for ops the spec
+// does not name (linear_9, swiglu_37).
+var autoName = regexp.MustCompile(`^[a-z][a-z0-9_.]*_[0-9]+$`)
+
+// Label is the name the graph page shows for n: the spec's name for its
+// result, or, for an op the spec left unnamed, the op with the weights it
+// applies (linear(wq)).
+func Label(n *Node) string {
+	if n.Name != "" && !autoName.MatchString(n.Name) {
+		return n.Name
 	}
-	page := strings.Replace(htmlPage, "/*GRAPH*/null", strings.ReplaceAll(string(data), "</", "<\\/"), 1)
+	var keys []string
+	for _, v := range n.Inputs {
+		if v != nil && v.Param != nil {
+			keys = append(keys, v.Param.Key)
+		}
+	}
+	if len(keys) == 0 {
+		return n.Op.Name
+	}
+	return n.Op.Name + "(" + strings.Join(keys, ", ") + ")"
+}
+
+func newPageGraph(g *Graph) *pageGraph {
+	pg := &pageGraph{JSONGraph: g.ToJSON(), Labels: map[int]string{}, Costs: map[int]Cost{}, Bytes: map[int]int64{}}
+	for _, n := range g.Nodes {
+		pg.Labels[n.ID] = Label(n)
+		pg.Costs[n.ID] = NodeCost(n)
+		for _, v := range n.Inputs {
+			if v != nil && v.Param != nil {
+				pg.Bytes[v.ID] = ValueBytes(v)
+			}
+		}
+	}
+	return pg
+}
+
+// WriteHTML writes the graph page with no options (see WriteHTMLPage).
+func (g *Graph) WriteHTML(w io.Writer) error { return g.WriteHTMLPage(w, HTMLOptions{}) }
+
+// WriteHTMLPage writes a self-contained interactive page (no network):
+// the dataflow drawn as boxes and edges labelled with shapes, layers that
+// collapse and expand, nodes named as the spec names them with their spec
+// line, weights with tensor name, type and bytes, the hyperparameters,
+// totals (parameters, bytes, FLOPs per token) and per-op FLOPs and
+// memory, a before/after-fusion toggle, search, and overlays of measured
+// time (opt.Profile) and device placement (--devices).
+func (g *Graph) WriteHTMLPage(w io.Writer, opt HTMLOptions) error {
+	if opt.Profile != nil {
+		if err := opt.Profile.matches(g); err != nil {
+			return err
+		}
+	}
+	d := pageData{Title: opt.Title, Fused: newPageGraph(g), Params: opt.Params, Sources: opt.Sources, Profile: opt.Profile, Context: opt.Context}
+	if d.Title == "" {
+		d.Title = g.Name
+	}
+	if d.Context <= 0 {
+		d.Context = 512
+	}
+	if opt.Unfused != nil {
+		d.Unfused = newPageGraph(opt.Unfused)
+	}
+	data, err := json.Marshal(d)
+	if err != nil {
+		return fmt.Errorf("graph page: %w", err)
+	}
+	// Inside <script>, "</" could end the element: JSON allows "<\/".
+	page := strings.Replace(htmlPage, "/*DATA*/null", strings.ReplaceAll(string(data), "</", `<\/`), 1)
 	_, err = io.WriteString(w, page)
 	return err
 }
-
-const htmlPage = `<!doctype html>
-<html><head><meta charset="utf-8"><title>weft graph</title>
-<style>
-body{font:13px system-ui,sans-serif;margin:0;display:flex;height:100vh}
-#side{width:340px;overflow:auto;border-right:1px solid #ddd;padding:8px}
-#main{flex:1;overflow:auto;padding:8px}
-.layer{margin:4px 0;border:1px solid #ccc;border-radius:6px}
-.layer>summary{cursor:pointer;padding:4px 8px;background:#f4f4f4}
-.node{padding:3px 10px;border-top:1px solid #eee;cursor:pointer}
-.node:hover{background:#eef5ff}.plugin{background:#fff3d6}
-.op{font-weight:600}.dev{color:#06c}.shape{color:#555;font-family:monospace}
-#detail pre{white-space:pre-wrap;font-size:12px}
-input{width:100%;box-sizing:border-box;padding:4px}
-</style></head><body>
-<div id="side"><h3 id="title"></h3><input id="q" placeholder="filter ops, names, tensors"><div id="detail"></div></div>
-<div id="main"></div>
-<script>
-const G=/*GRAPH*/null;
-const V={};G.values.forEach(v=>V[v.id]=v);
-document.getElementById('title').textContent=G.name+' ('+G.nodes.length+' ops)';
-function el(tag,cls,text){const e=document.createElement(tag);if(cls)e.className=cls;if(text!==undefined)e.textContent=text;return e}
-function sh(id){if(id===null)return '_';const v=V[id];return v.name+'['+(v.shape||[]).join(' ')+']'}
-function render(f){
- const main=document.getElementById('main');main.innerHTML='';
- const groups=new Map();
- G.nodes.forEach(n=>{const k=n.layer;if(!groups.has(k))groups.set(k,[]);groups.get(k).push(n)});
- for(const [l,ns] of groups){
-  const sel=ns.filter(n=>!f||JSON.stringify(n).includes(f)||n.inputs.some(i=>i!==null&&(V[i].tensor||'').includes(f)));
-  if(!sel.length)continue;
-  const d=document.createElement('details');d.className='layer';d.open=l<0||!!f;
-  d.appendChild(el('summary','',(l<0?'outside layers':'layer '+l)+' — '+sel.length+' ops'));
-  sel.forEach(n=>{const e=el('div','node'+(n.plugin?' plugin':''));
-   e.appendChild(el('span','op',n.op+(n.plugin?' ['+n.plugin+']':'')));
-   e.appendChild(document.createTextNode(' '+n.name+' '));
-   if(n.device)e.appendChild(el('span','dev','@'+n.device+' '));
-   e.appendChild(el('span','shape',n.outputs.map(sh).join(', ')));
-   e.onclick=()=>{const det=document.getElementById('detail');det.replaceChildren(el('pre','',JSON.stringify(Object.assign({},n,{inputs:n.inputs.map(sh),outputs:n.outputs.map(sh),weights:n.inputs.filter(i=>i!==null&&V[i].tensor).map(i=>V[i].tensor)}),null,1)))};
-   d.appendChild(e)});
-  main.appendChild(d)}
-}
-document.getElementById('q').oninput=e=>render(e.target.value);render('');
-</script></body></html>
-`

@@ -35,6 +35,14 @@ type Options struct {
 	// Plugins registers the ops of the plugins a spec names (its
 	// plugins: section) before the graph is built.
 	Plugins PluginLoader
+	// Progress, when set, is started with the checkpoint's tensor bytes
+	// and told of each weight's bytes as it is bound (a progress line).
+	Progress func(total int64) Progress
+}
+
+// Progress receives the bytes of the weights bound so far.
+type Progress interface {
+	Add(n int64)
 }
 
 // PluginLoader registers out-of-process plugin ops into a registry.
@@ -90,6 +98,7 @@ func NamingScheme(format string) string {
 type source struct {
 	ck    checkpoint.Checkpoint
 	names map[string]bool
+	prog  Progress // nil: none
 }
 
 // Source adapts a checkpoint to the spec builder's tensor source.
@@ -108,8 +117,17 @@ func (s *source) Has(name string) bool { return s.names[name] }
 // kernels read vectors as F32.
 func (s *source) Tensor(name string) (*tensor.Tensor, error) {
 	t, err := s.ck.Tensor(name)
-	if err != nil || len(t.Shape) != 1 || (t.DType != tensor.F16 && t.DType != tensor.BF16) {
-		return t, err
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckFinite(t); err != nil {
+		return nil, err
+	}
+	if s.prog != nil {
+		s.prog.Add(int64(len(t.Data)))
+	}
+	if len(t.Shape) != 1 || (t.DType != tensor.F16 && t.DType != tensor.BF16) {
+		return t, nil
 	}
 	out := make([]float32, t.Shape[0])
 	if err := quant.Dequantize(t.DType, out, t.Data); err != nil {
@@ -143,11 +161,31 @@ func load(ck checkpoint.Checkpoint, opt Options) (*Model, error) {
 		return nil, fmt.Errorf("%s: %w", opt.Path, err)
 	}
 	format := NamingScheme(ck.Format())
-	params, err := sp.ResolveParams(&specs.Meta{Format: format, Arch: ck.Arch(), Values: ck.Meta()}, opt.Set)
+	meta := &specs.Meta{Format: format, Arch: ck.Arch(), Values: ck.Meta()}
+	if err := CheckMeta(sp, meta); err != nil {
+		return nil, fmt.Errorf("%s: %w", opt.Path, err)
+	}
+	params, err := sp.ResolveParams(meta, opt.Set)
 	if err != nil {
 		return nil, err
 	}
+	if err := CheckParams(sp, params, opt.Set, meta); err != nil {
+		return nil, fmt.Errorf("%s: %w", opt.Path, err)
+	}
 	src := Source(ck)
+	if opt.Progress != nil {
+		var total int64
+		for _, in := range ck.Infos() {
+			n := 1
+			for _, d := range in.Shape {
+				n *= d
+			}
+			if rb, err := in.DType.RowBytes(n); err == nil {
+				total += int64(rb)
+			}
+		}
+		src.(*source).prog = opt.Progress(total)
+	}
 	g, err := sp.Build(specs.BuildOptions{Registry: reg, Params: params, Format: format, Source: src})
 	if err != nil {
 		return nil, fmt.Errorf("%s with %s: %w", filepath.Base(opt.Path), sp.File, err)
@@ -161,7 +199,46 @@ func load(ck checkpoint.Checkpoint, opt Options) (*Model, error) {
 	if m.Tokenizer, err = LoadTokenizer(ck, opt.Path, opt.Tokenizer, params.Int("vocab")); err != nil {
 		return nil, err
 	}
+	if err := checkVocab(m.Tokenizer, params.Int("vocab"), format, opt); err != nil {
+		return nil, err
+	}
 	return m, nil
+}
+
+// checkVocab checks that the tokenizer and the model agree on the number
+// of token ids. An HF config may round its vocab_size up past the
+// tokenizer's (padding rows nobody emits); GGUF and llama2.c files may not.
+func checkVocab(tok tokenizer.Tokenizer, vocab int, format string, opt Options) error {
+	if tok == nil || vocab <= 0 {
+		return nil
+	}
+	n := tok.VocabSize()
+	if n == vocab || (n < vocab && format == "hf") {
+		return nil
+	}
+	from := "the checkpoint's own tokenizer"
+	if opt.Tokenizer != "" {
+		from = "--tokenizer " + opt.Tokenizer
+	}
+	return fmt.Errorf("%s: %s has %d tokens but the model's vocabulary is %d: the tokenizer does not belong to this model (or is truncated)", opt.Path, from, n, vocab)
+}
+
+// CheckGenerates returns an error unless the model's graph outputs logits
+// over its vocabulary, as text generation needs (an encoder outputs
+// hidden states instead).
+func (m *Model) CheckGenerates() error {
+	if len(m.Graph.Outputs) == 0 {
+		return fmt.Errorf("%s: the graph has no output", m.Spec.File)
+	}
+	out := m.Graph.Outputs[0]
+	width := 0
+	if sh := out.Type.Shape; len(sh) > 0 {
+		width = sh[len(sh)-1].N
+	}
+	if out.Name != "logits" || (m.Params.Int("vocab") > 0 && width != m.Params.Int("vocab")) {
+		return fmt.Errorf("%s outputs %q (width %d), not logits over the vocabulary of %d: it is an encoder or embedding model, which cannot generate text", m.Spec.File, out.Name, width, m.Params.Int("vocab"))
+	}
+	return nil
 }
 
 // LoadTokenizer returns the tokenizer for checkpoint ck opened from path:

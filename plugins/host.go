@@ -7,7 +7,7 @@
 //	plugins:
 //	  - name: rmsnorm                      # looked up in the plugin dirs
 //	  - name: dyt
-//	    path: ../../bin/plugins/dyt        # or relative to the spec file
+//	    path: ../../bin/plugins/dyt        # relative to the spec file, inside a plugin dir
 //	    sha256: 9f86d0...                  # optional pin
 //
 // Host.Load starts each plugin, asks for its op schemas and registers the
@@ -48,6 +48,11 @@ type Options struct {
 	// resolved against (the spec file's directory; "" for the working
 	// directory).
 	SpecDir string
+	// TrustSpecPaths lets a spec start a binary it names by path outside
+	// Dirs. Without it a spec's path: must lead into one of Dirs: a spec
+	// is data a user may have downloaded, and opening it must not run a
+	// program the user did not choose (--trust-spec-plugins).
+	TrustSpecPaths bool
 	// Binaries maps plugin names to binaries, overriding the spec and
 	// Dirs (for tests and tools).
 	Binaries map[string]string
@@ -229,6 +234,13 @@ func (h *Host) resolve(d *specs.PluginDecl) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("path %s (relative to %s): %w", d.Path, base, err)
 		}
+		if !h.opt.TrustSpecPaths && !inDirs(bin, h.opt.Dirs) {
+			where := "no plugin directory was named"
+			if len(h.opt.Dirs) > 0 {
+				where = "outside the plugin directories " + strings.Join(h.opt.Dirs, ", ")
+			}
+			return "", fmt.Errorf("refusing to start %s: %s; weft starts a spec's plugin only from a directory you name (--plugin-dir, $%s) or with --trust-spec-plugins", bin, where, EnvPath)
+		}
 		return bin, nil
 	}
 	if d.Name == "" || strings.ContainsAny(d.Name, `/\`) || d.Name == "." || d.Name == ".." {
@@ -245,6 +257,30 @@ func (h *Host) resolve(d *specs.PluginDecl) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("no binary %q in %s", d.Name, strings.Join(h.opt.Dirs, ", "))
+}
+
+// inDirs reports whether the file bin lies inside one of dirs, after
+// resolving symbolic links on both sides (a link in a trusted directory
+// to a file elsewhere does not count).
+func inDirs(bin string, dirs []string) bool {
+	real, err := filepath.EvalSymlinks(bin)
+	if err != nil {
+		return false
+	}
+	for _, d := range dirs {
+		abs, err := filepath.Abs(d)
+		if err != nil {
+			continue
+		}
+		if abs, err = filepath.EvalSymlinks(abs); err != nil {
+			continue
+		}
+		rel, err := filepath.Rel(abs, real)
+		if err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel) {
+			return true
+		}
+	}
+	return false
 }
 
 func binaryNames(name string) []string {

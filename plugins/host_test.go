@@ -428,6 +428,13 @@ func TestDiscovery(t *testing.T) {
 		t.Fatal(err)
 	}
 	abs := filepath.Join(binDir, "norm")
+	linkDir := filepath.Join(dir, "links")
+	if err := os.MkdirAll(linkDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(abs, filepath.Join(linkDir, "norm")); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name    string
 		opt     Options
@@ -435,11 +442,18 @@ func TestDiscovery(t *testing.T) {
 		wantErr string
 	}{
 		{"by name in a dir", Options{Dirs: []string{t.TempDir(), binDir}}, specs.PluginDecl{Name: "norm"}, ""},
-		{"relative to the spec", Options{SpecDir: specDir}, specs.PluginDecl{Name: "x", Path: "../bin/norm"}, ""},
-		{"absolute", Options{}, specs.PluginDecl{Name: "x", Path: abs}, ""},
+		{"relative to the spec, into a plugin dir", Options{SpecDir: specDir, Dirs: []string{binDir}}, specs.PluginDecl{Name: "x", Path: "../bin/norm"}, ""},
+		{"absolute, into a plugin dir", Options{Dirs: []string{binDir}}, specs.PluginDecl{Name: "x", Path: abs}, ""},
+		{"relative to the spec, trusted", Options{SpecDir: specDir, TrustSpecPaths: true}, specs.PluginDecl{Name: "x", Path: "../bin/norm"}, ""},
+		{"absolute, trusted", Options{TrustSpecPaths: true}, specs.PluginDecl{Name: "x", Path: abs}, ""},
+		{"spec path, no dirs, untrusted", Options{SpecDir: specDir}, specs.PluginDecl{Name: "x", Path: "../bin/norm"}, "refusing to start " + abs + ": no plugin directory was named"},
+		{"spec path outside the dirs", Options{Dirs: []string{specDir}}, specs.PluginDecl{Name: "x", Path: abs}, "refusing to start " + abs + ": outside the plugin directories " + specDir},
+		{"spec path escaping a dir with ..", Options{Dirs: []string{specDir}}, specs.PluginDecl{Name: "x", Path: filepath.Join(specDir, "..", "bin", "norm")}, "refusing to start"},
+		{"link in a dir to a file outside", Options{Dirs: []string{linkDir}}, specs.PluginDecl{Name: "x", Path: filepath.Join(linkDir, "norm")}, "refusing to start"},
+		{"link in a dir to a file outside, by name", Options{Dirs: []string{linkDir}}, specs.PluginDecl{Name: "norm"}, ""},
 		{"missing in dirs", Options{Dirs: []string{specDir}}, specs.PluginDecl{Name: "norm"}, `no binary "norm" in ` + specDir},
 		{"no dirs", Options{}, specs.PluginDecl{Name: "norm"}, "no plugin directories to look in"},
-		{"missing path", Options{SpecDir: specDir}, specs.PluginDecl{Name: "x", Path: "nope"}, filepath.Join(specDir, "nope") + " does not exist"},
+		{"missing path", Options{SpecDir: specDir, TrustSpecPaths: true}, specs.PluginDecl{Name: "x", Path: "nope"}, filepath.Join(specDir, "nope") + " does not exist"},
 		{"not executable", Options{Dirs: []string{binDir}}, specs.PluginDecl{Name: "x", Path: filepath.Join(binDir, "noexec")}, "is not executable"},
 		{"name with a slash", Options{Dirs: []string{binDir}}, specs.PluginDecl{Name: "../bin/norm"}, "plain file name"},
 	}
@@ -646,7 +660,7 @@ func TestExampleSpecPaths(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h, _ := newHost(t, Options{SpecDir: specDir, Binaries: map[string]string{}})
+		h, _ := newHost(t, Options{SpecDir: specDir, Dirs: []string{binDir}, Binaries: map[string]string{}})
 		reg := ops.Builtins()
 		if err := h.Load(sp.Plugins, reg); err != nil {
 			t.Fatalf("%s: %v", tc.spec, err)

@@ -15,6 +15,7 @@ import (
 	"github.com/weftrun/weft/backend"
 	"github.com/weftrun/weft/backend/cpudev"
 	"github.com/weftrun/weft/graph"
+	"github.com/weftrun/weft/internal/testdata"
 	"github.com/weftrun/weft/kernels/cpu"
 	"github.com/weftrun/weft/model"
 	"github.com/weftrun/weft/ops"
@@ -45,14 +46,7 @@ func repoRoot(t testing.TB) string {
 // test when the folder is absent, and fails it when CI=true.
 func sharedDir(t testing.TB) string {
 	t.Helper()
-	shared := filepath.Join(repoRoot(t), "..", "shared")
-	if _, err := os.Stat(shared); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("../shared not found (CI=true): %v", err)
-		}
-		t.Skipf("../shared not found: %v", err)
-	}
-	return shared
+	return testdata.Shared(t) // the one locator of ../shared
 }
 
 func exampleSpec(t testing.TB, name string) string {

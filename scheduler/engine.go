@@ -84,6 +84,10 @@ type Request struct {
 	// Without it the context bounds the query.
 	Shift bool
 	Keep  int
+	// Prefill, when set, is told before each step that feeds the prompt
+	// how many prompt tokens earlier steps have fed (done) of total, for a
+	// progress line. It runs on the engine's goroutine and must be quick.
+	Prefill func(done, total int)
 	// Draft turns on speculative decoding for a single sequence (not with
 	// N, Beams, Force or Shift): each decode step feeds the last token and
 	// up to DraftMax drafted ones in one batch, and keeps the drafts the
@@ -558,6 +562,9 @@ func (e *Engine) Infer(ctx context.Context) ([]TokenEvent, error) {
 			continue
 		}
 		st.Views[view] = promptRuns(st.Views[view], q, q.fed+added)
+		if q.req.Prefill != nil {
+			q.req.Prefill(q.fed, len(q.prompt))
+		}
 		q.fed += added
 		budget -= added
 		e.stepQ = append(e.stepQ, q)
@@ -947,9 +954,28 @@ func (e *Engine) publishPrompt(q *query) {
 	}
 }
 
+// nonFinite returns the index of the first NaN or +Inf in row. -Inf is a
+// logit that rules a token out, and is allowed.
+func nonFinite(row []float32) (int, bool) {
+	for i, v := range row {
+		if v != v || v > math.MaxFloat32 {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
 // pick chooses sequence s's next token from row.
 func (e *Engine) pick(events []TokenEvent, q *query, s int, row []float32) []TokenEvent {
 	sq := &q.seqs[s]
+	if i, bad := nonFinite(row); bad {
+		sq.done = true
+		if q.live() == 0 {
+			q.done = true
+		}
+		return append(events, TokenEvent{Query: q.id, Seq: s, Index: len(sq.tokens), Done: true, Reason: "error",
+			Err: fmt.Errorf("query %d: step %d (position %d): logit %d is %v: the model computed a non-finite number (NaN or infinite weights, or an overflow)", q.id, len(sq.tokens), q.pos, i, row[i])})
+	}
 	var tok int
 	if k := len(sq.tokens); k < len(q.req.Force) {
 		tok = q.req.Force[k]

@@ -18,11 +18,15 @@ type Profile struct {
 	ByLayer  map[int]time.Duration
 	ByDevice map[string]time.Duration
 	Calls    map[string]int
+	// ByNode is the time of each graph node, by node ID (for the graph
+	// page's overlay).
+	ByNode map[int]time.Duration
+	nodes  map[int]*graph.Node
 }
 
 // NewProfile returns an empty profile.
 func NewProfile() *Profile {
-	return &Profile{ByOp: map[string]time.Duration{}, ByLayer: map[int]time.Duration{}, ByDevice: map[string]time.Duration{}, Calls: map[string]int{}}
+	return &Profile{ByOp: map[string]time.Duration{}, ByLayer: map[int]time.Duration{}, ByDevice: map[string]time.Duration{}, Calls: map[string]int{}, ByNode: map[int]time.Duration{}, nodes: map[int]*graph.Node{}}
 }
 
 // Add records that node n ran for ns nanoseconds (backend.Profiler).
@@ -32,6 +36,8 @@ func (p *Profile) Add(n *graph.Node, ns int64) {
 	p.ByLayer[n.Layer] += time.Duration(ns)
 	p.ByDevice[n.Device] += time.Duration(ns)
 	p.Calls[n.Op.Name]++
+	p.ByNode[n.ID] += time.Duration(ns)
+	p.nodes[n.ID] = n
 	p.mu.Unlock()
 }
 
@@ -80,4 +86,18 @@ func (p *Profile) Write(w io.Writer) {
 			fmt.Fprintf(w, "%-16s %10s %6.1f%%\n", d, p.ByDevice[d].Round(time.Microsecond), 100*float64(p.ByDevice[d])/float64(total))
 		}
 	}
+}
+
+// Nodes returns the time of each node that ran, in node order, for
+// graph.Profile.
+func (p *Profile) Nodes() []graph.ProfiledNode {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]graph.ProfiledNode, 0, len(p.ByNode))
+	for id, d := range p.ByNode {
+		n := p.nodes[id]
+		out = append(out, graph.ProfiledNode{ID: id, Op: n.Op.Name, Name: n.Name, Layer: n.Layer, NS: int64(d)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"os"
 	"path"
 	"sort"
 	"strings"
@@ -78,4 +79,17 @@ func Open(nameOrPath string) (*Spec, error) {
 		return LoadBuiltin(nameOrPath)
 	}
 	return Load(nameOrPath)
+}
+
+// Source returns the text of the spec Open(nameOrPath) compiles: a
+// built-in's embedded file or the file at the path.
+func Source(nameOrPath string) ([]byte, error) {
+	if !strings.ContainsAny(nameOrPath, "/.") {
+		data, err := builtin.ReadFile(nameOrPath + ".yaml")
+		if err != nil {
+			return nil, fmt.Errorf("no built-in spec %q (have %s)", nameOrPath, strings.Join(Builtin(), ", "))
+		}
+		return data, nil
+	}
+	return os.ReadFile(nameOrPath)
 }

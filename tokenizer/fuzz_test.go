@@ -51,3 +51,36 @@ func FuzzLlama2CTokenizer(f *testing.F) {
 		}
 	})
 }
+
+// FuzzVocabTxt feeds arbitrary bytes to the BERT vocab.txt loader (one
+// piece per line) and encodes and decodes a fixed text with whatever it
+// accepts.
+func FuzzVocabTxt(f *testing.F) {
+	f.Add([]byte("[PAD]\n[UNK]\n[CLS]\n[SEP]\nhello\n##lo\nworld\n,\n"))
+	f.Add([]byte("[UNK]\r\na\r\n##b\r\n"))
+	f.Add([]byte("\n\n\xff\n"))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) > 1<<12 {
+			return
+		}
+		p := filepath.Join(dir, "vocab.txt")
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Skip(err)
+		}
+		tk, err := loadVocabTxt(p)
+		if err != nil {
+			return
+		}
+		ids, err := tk.Encode("Hello, world! héllo 12 [CLS] ab", EncodeOptions{AddSpecial: true, ParseSpecial: true})
+		if err != nil {
+			return
+		}
+		for _, id := range ids {
+			if id < 0 || id >= tk.VocabSize() {
+				t.Fatalf("id %d outside the vocabulary of %d", id, tk.VocabSize())
+			}
+		}
+		tk.Decode(ids)
+	})
+}

@@ -4,34 +4,15 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/weftrun/weft/internal/testdata"
 )
 
 // sharedDir locates ../shared beside the repository root. It skips the test
 // when the folder is absent, and fails instead when CI=true.
 func sharedDir(t testing.TB) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the package directory")
-		}
-		dir = parent
-	}
-	shared := filepath.Join(filepath.Dir(dir), "shared")
-	if _, err := os.Stat(shared); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("../shared not found (%v); CI=true requires it", err)
-		}
-		t.Skipf("../shared not found: %v", err)
-	}
-	return shared
+	return testdata.Shared(t) // the one locator of ../shared
 }
 
 // sharedFile returns a path under ../shared, failing when it is missing

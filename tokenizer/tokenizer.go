@@ -16,6 +16,15 @@
 // decoder); LoadHF builds it.
 //
 // Every Tokenizer is safe for concurrent use.
+//
+// The files, by job: tokenizer.go (the interface, Load), vocab.go and
+// decode.go (shared by every family), spm.go, bpe.go, wordpiece.go and
+// pretok.go (the three families and llama.cpp's pre-tokenizers),
+// llama2c.go (tokenizer.bin), gguf_import.go (FromGGUF), gguf_export.go
+// (GGUFMetadata: any tokenizer back to GGUF metadata), and the
+// tokenizer.json pipeline, one file per stage: hf.go (loading and the
+// model), hf_normalizer.go, hf_pretokenizer.go, hf_postprocessor.go,
+// hf_decoder.go.
 package tokenizer
 
 import (

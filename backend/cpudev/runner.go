@@ -3,6 +3,7 @@ package cpudev
 import (
 	"context"
 	"fmt"
+	"runtime/debug"
 	"time"
 
 	"github.com/weftrun/weft/backend"
@@ -187,12 +188,20 @@ func (r *runner) Run(ctx context.Context, st *backend.Step, kv backend.KVStore, 
 		a.t.Data = tensor.F32ToBytes(a.buf[:max(rows, 1)*a.cols])
 	}
 	cur := -1
+	// A fault on memory-mapped weights (the checkpoint truncated under a
+	// running engine) panics here and in the pool's workers instead of
+	// crashing the process, and becomes this step's error.
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if p := recover(); p != nil {
 			where := r.b.name
 			if cur >= 0 {
 				s := &r.steps[cur]
 				where = fmt.Sprintf("%s: %s %q on %s", s.node.Pos, s.node.Op.Name, s.node.Name, r.b.name)
+			}
+			if addr, ok := faultAddr(p); ok {
+				err = fmt.Errorf("%s: memory fault at %#x: the model's memory-mapped checkpoint could not be read (was the file truncated or replaced while weft ran?)", where, addr)
+				return
 			}
 			err = fmt.Errorf("%s: kernel panic: %v", where, p)
 		}
@@ -220,4 +229,21 @@ func (r *runner) Run(ctx context.Context, st *backend.Step, kv backend.KVStore, 
 		}
 	}
 	return nil
+}
+
+// faultAddr returns the address of a memory fault raised under
+// debug.SetPanicOnFault (a runtime error carrying the address), recovered
+// directly or from a pool worker.
+func faultAddr(p any) (uintptr, bool) {
+	if w, ok := p.(interface{ Cause() any }); ok {
+		p = w.Cause()
+	}
+	e, ok := p.(interface {
+		error
+		Addr() uintptr
+	})
+	if !ok {
+		return 0, false
+	}
+	return e.Addr(), true
 }

@@ -5,13 +5,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"sort"
 	"time"
 
 	"github.com/weftrun/weft/backend/cpudev"
+	"github.com/weftrun/weft/graph"
 	"github.com/weftrun/weft/kernels/cpu"
 	"github.com/weftrun/weft/model"
 	"github.com/weftrun/weft/sampling"
@@ -83,17 +87,19 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	nPrompt := fs.Int("p", 128, "prompt tokens (prefill test; 0 skips it)")
 	nGen := fs.Int("n", 32, "generated tokens (decode test; 0 skips it)")
 	threads := fs.Int("t", runtime.NumCPU(), "threads")
+	fs.IntVar(threads, "threads", runtime.NumCPU(), "same as -t")
 	reps := fs.Int("r", 5, "repetitions (medians are reported)")
 	jsonOut := fs.Bool("json", false, "print one JSON object")
-	membwOnly := fs.Bool("membw", false, "only measure memory read bandwidth")
+	membwOnly := fs.Bool("membw", false, "only measure memory read bandwidth (about 15 s) and remember it for later runs' roofline")
 	membwMiB := fs.Int("membw-mib", 1024, "buffer size for the bandwidth measurement, MiB")
 	profile := fs.Bool("profile", false, "print time per op kind and per layer (decode)")
+	profileOut := fs.String("profile-out", "", "write each graph node's decode time to FILE (JSON) for `weft graph --format html --profile FILE`")
 	kvType := fs.String("kv-type", "auto", kvTypeUsage)
 	devices := fs.String("devices", "", devicesUsage)
 	prefixHit := fs.Int("prefix-hit", 0, "time to first token of a -p token prompt cold, then with its first N tokens cached (the prefix cache)")
 	batchList := fs.String("batch", "", "comma-separated batch sizes B (e.g. 1,4,8,16): B sequences prefill and decode together; aggregate tok/s per B")
 	microBatches := fs.Int("micro-batches", 1, microBatchesUsage)
-	pluginDir := fs.String("plugin-dir", "", pluginDirUsage)
+	pf := addPluginFlags(fs, true)
 	set := setFlags{}
 	fs.Var(set, "set", "override a spec param: key=value (repeatable)")
 	if err := parseFlags(fs, args); err != nil {
@@ -130,6 +136,9 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		defer pool.Close()
 		measureBW(pool)
 		res.Kernels = pool.Kernels().String()
+		if err := saveMembw(*threads, *membwMiB, res.MembwBytesS); err != nil {
+			fmt.Fprintf(stderr, "weft bench: not remembered: %v\n", err)
+		}
 		if *jsonOut {
 			return json.NewEncoder(stdout).Encode(res)
 		}
@@ -139,12 +148,11 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	if *modelPath == "" {
 		return fmt.Errorf("%w: -m MODEL is required", errUsage)
 	}
-	host, err := pluginHost(*pluginDir, stderr)
+	host, err := pf.host(*specPath, stderr)
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	defer host.Close()
-	host.SetSpecDir(specDir(*specPath))
 	m, err := model.Load(model.Options{Path: *modelPath, Spec: *specPath, Set: overrides(set), Plugins: host})
 	if err != nil {
 		return err
@@ -283,7 +291,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		res.PPTokS = median(res.PPRuns)
 	}
 	var prof *scheduler.Profile
-	if *profile {
+	if *profile || *profileOut != "" {
 		prof = scheduler.NewProfile()
 	}
 	if *nGen > 0 {
@@ -299,9 +307,23 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		}
 		res.TGTokS = median(res.TGRuns)
 	}
-	measureBW(pool)
+	// Measuring the bandwidth takes seconds, longer than a small model's
+	// whole benchmark: the roofline uses the figure --membw remembered.
+	res.MembwBytesS = loadMembw(*threads, *membwMiB)
 	if res.MembwBytesS > 0 {
 		res.RooflineRatio = float64(res.ModelBytes) * res.TGTokS / res.MembwBytesS
+	}
+	if *profileOut != "" && prof != nil {
+		data, err := json.MarshalIndent(graph.Profile{Format: graph.ProfileFormat, Model: *modelPath, Tokens: *reps * *nGen, Nodes: prof.Nodes()}, "", " ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(*profileOut, append(data, '\n'), 0o644); err != nil {
+			return err
+		}
+	}
+	if !*profile {
+		prof = nil
 	}
 	if *jsonOut {
 		return json.NewEncoder(stdout).Encode(res)
@@ -326,8 +348,13 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	}
 	if *nGen > 0 {
 		fmt.Fprintf(stdout, "tg%-6d   %8.1f tok/s %s\n", *nGen, res.TGTokS, spread(res.TGRuns))
-		fmt.Fprintf(stdout, "decode     %.2f GB/s of weights read; memory bandwidth %.2f GB/s; roofline ratio %.3f\n",
-			float64(res.ModelBytes)*res.TGTokS/1e9, res.MembwBytesS/1e9, res.RooflineRatio)
+		if res.MembwBytesS > 0 {
+			fmt.Fprintf(stdout, "decode     %.2f GB/s of weights read; memory bandwidth %.2f GB/s (remembered from --membw); roofline ratio %.3f\n",
+				float64(res.ModelBytes)*res.TGTokS/1e9, res.MembwBytesS/1e9, res.RooflineRatio)
+		} else {
+			fmt.Fprintf(stdout, "decode     %.2f GB/s of weights read; memory bandwidth not measured: `weft bench --membw -t %d` measures it once for the roofline\n",
+				float64(res.ModelBytes)*res.TGTokS/1e9, *threads)
+		}
 	}
 	if prof != nil {
 		fmt.Fprintln(stdout)
@@ -375,4 +402,53 @@ func runBatch(ctx context.Context, eng *scheduler.Engine, rng *rand.Rand, b, p, 
 		tg = float64(b*n) / end.Sub(prefilled).Seconds()
 	}
 	return pp, tg, nil
+}
+
+// membwFile is where --membw remembers its figure for a thread count and
+// buffer size: a file under the user's cache directory ($XDG_CACHE_HOME).
+func membwFile(threads, mib int) (string, error) {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "weft", fmt.Sprintf("membw-t%d-%dmib.json", threads, mib)), nil
+}
+
+// membwRecord is a remembered bandwidth measurement.
+type membwRecord struct {
+	BytesS float64   `json:"bytes_s"`
+	When   time.Time `json:"when"`
+}
+
+func saveMembw(threads, mib int, bytesS float64) error {
+	path, err := membwFile(threads, mib)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	data, err := json.Marshal(membwRecord{BytesS: bytesS, When: time.Now().UTC()})
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o644)
+}
+
+// loadMembw returns the remembered bandwidth, or 0 when there is none (or
+// it is unreadable: the roofline is then left out).
+func loadMembw(threads, mib int) float64 {
+	path, err := membwFile(threads, mib)
+	if err != nil {
+		return 0
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	var r membwRecord
+	if json.Unmarshal(data, &r) != nil || !(r.BytesS > 0) || math.IsInf(r.BytesS, 0) {
+		return 0
+	}
+	return r.BytesS
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/weftrun/weft/convert"
 	"github.com/weftrun/weft/gguf"
 	"github.com/weftrun/weft/model"
-	"github.com/weftrun/weft/specs"
+	"github.com/weftrun/weft/ops"
 	"github.com/weftrun/weft/tensor"
 	"github.com/weftrun/weft/tokenizer"
 )
@@ -85,6 +85,7 @@ func cmdSynth(args []string, stdout, stderr io.Writer) error {
 	seed := fs.Uint64("seed", 1, "random seed")
 	out := fs.String("o", "", "output GGUF")
 	vocab := fs.String("vocab", "", "tokenizer to include: a GGUF, tokenizer.json, vocab.txt or tokenizer.bin (default: a synthetic vocabulary)")
+	pf := addPluginFlags(fs, true)
 	randVec := fs.Bool("random-vectors", false, "perturb 1-D weights (norm scales, biases) by N(0, 0.1²) noise instead of exact ones and zeros")
 	set := setFlags{}
 	fs.Var(set, "set", "override a spec param: key=value (repeatable)")
@@ -98,12 +99,21 @@ func cmdSynth(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%w: --dtype: %v", errUsage, err)
 	}
-	sp, err := specs.Open(*specPath)
+	host, err := pf.host(*specPath, stderr)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	defer host.Close()
+	reg := ops.Builtins()
+	sp, err := model.Prepare(*specPath, "", nil, reg, host) // a spec's plugins register their ops
 	if err != nil {
 		return err
 	}
 	params, err := sp.ResolveParams(nil, overrides(set))
 	if err != nil {
+		return err
+	}
+	if err := model.CheckParams(sp, params, overrides(set), nil); err != nil {
 		return err
 	}
 	vm, err := vocabMeta(*vocab)
@@ -118,7 +128,7 @@ func cmdSynth(args []string, stdout, stderr io.Writer) error {
 	prog, done := progressTo(stderr, "synth "+filepath.Base(*out))
 	defer done()
 	return createAtomic(*out, func(w io.Writer) error {
-		return convert.Synth(w, sp, params, convert.SynthOptions{DType: dt, Seed: *seed, Vocab: vm, Progress: prog, RandomVectors: *randVec})
+		return convert.Synth(w, sp, params, convert.SynthOptions{DType: dt, Seed: *seed, Vocab: vm, Progress: prog, Registry: reg, RandomVectors: *randVec})
 	})
 }
 
@@ -186,6 +196,7 @@ func cmdConvert(args []string, stdout, stderr io.Writer) error {
 	specPath := fs.String("s", "", "spec (default: chosen by the checkpoint's architecture)")
 	dtype := fs.String("dtype", "", "re-encode 2-D weights as this type (default: keep f32/f16/bf16)")
 	vocab := fs.String("vocab", "", "tokenizer to include: a GGUF, tokenizer.json, vocab.txt or tokenizer.bin (default: the checkpoint's own)")
+	pf := addPluginFlags(fs, true)
 	set := setFlags{}
 	fs.Var(set, "set", "override a spec param: key=value (repeatable)")
 	pos, err := parsePositional(fs, args)
@@ -209,7 +220,12 @@ func cmdConvert(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	opt.Vocab = vm
-	m, err := model.Load(model.Options{Path: in, Spec: *specPath, Set: overrides(set), NoPasses: true})
+	host, err := pf.host(*specPath, stderr)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	defer host.Close()
+	m, err := model.Load(model.Options{Path: in, Spec: *specPath, Set: overrides(set), NoPasses: true, Plugins: host})
 	if err != nil {
 		return err
 	}

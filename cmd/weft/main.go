@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"sort"
 	"strings"
 )
@@ -20,7 +21,7 @@ type command struct {
 
 func commands() map[string]command {
 	return map[string]command{
-		"run":        {cmdRun, "generate text: weft run -m MODEL -p PROMPT [-n N] [--temp T] [--json]"},
+		"run":        {cmdRun, "generate text: weft run -m MODEL (-p PROMPT | -f FILE | -p -) [-n N|-1] [-c CTX] [-t N] [--temp T] [--seed N] [--json]"},
 		"graph":      {cmdGraph, "export a model's graph: weft graph (-m MODEL | -s SPEC) --format dot|mermaid|json|html"},
 		"inspect":    {cmdInspect, "print a checkpoint's metadata and tensor table: weft inspect -m MODEL"},
 		"tokenize":   {cmdTokenize, "tokenize text: weft tokenize -m MODEL_OR_VOCAB -p TEXT [--no-bos] [--special] [--json]"},
@@ -45,12 +46,23 @@ var errUsage = errors.New("usage")
 
 func realMain(args []string, stdout, stderr io.Writer) int {
 	cmds := commands()
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+	switch {
+	case len(args) == 0:
 		usage(stderr, cmds)
-		if len(args) == 0 {
+		return 2
+	case args[0] == "--version" || args[0] == "-version" || args[0] == "version":
+		fmt.Fprintf(stdout, "weft %s\n", versionString())
+		return 0
+	case args[0] == "-h" || args[0] == "--help" || args[0] == "help" && len(args) == 1:
+		usage(stdout, cmds) // asked for: help goes to stdout
+		return 0
+	case args[0] == "help":
+		if _, ok := cmds[args[1]]; !ok {
+			fmt.Fprintf(stderr, "weft help: unknown command %q\n", args[1])
+			usage(stderr, cmds)
 			return 2
 		}
-		return 0
+		args = []string{args[1], "-h"} // weft help CMD = weft CMD -h
 	}
 	c, ok := cmds[args[0]]
 	if !ok {
@@ -58,9 +70,16 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		usage(stderr, cmds)
 		return 2
 	}
+	if helpAsked(args[1:]) {
+		// Help that was asked for goes to stdout, like llama.cpp's.
+		stderr = stdout
+	}
 	if err := c.run(args[1:], stdout, stderr); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
+		}
+		if errors.Is(err, errInterrupted) {
+			return 130
 		}
 		fmt.Fprintf(stderr, "weft %s: %v\n", args[0], err)
 		if errors.Is(err, errUsage) {
@@ -69,6 +88,50 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// helpAsked reports whether a command's arguments ask for its help (-h,
+// -help, --help before any "--").
+func helpAsked(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-h", "-help", "--help":
+			return true
+		}
+	}
+	return false
+}
+
+// versionString is the version, with the module version and VCS revision
+// Go recorded in the binary when there is one.
+func versionString() string {
+	v := version
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if version == "devel" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+			v = bi.Main.Version
+		}
+		var rev, dirty string
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				if s.Value == "true" {
+					dirty = "+dirty"
+				}
+			}
+		}
+		if len(rev) > 12 {
+			rev = rev[:12]
+		}
+		if rev != "" {
+			v += " (" + rev + dirty + ")"
+		}
+		v += " " + bi.GoVersion
+	}
+	return v
 }
 
 func usage(w io.Writer, cmds map[string]command) {
@@ -82,6 +145,7 @@ func usage(w io.Writer, cmds map[string]command) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-9s %s\n", n, cmds[n].summary)
 	}
+	fmt.Fprintln(w, "\n`weft help CMD` or `weft CMD -h` lists a command's flags; `weft --version` prints the version.")
 }
 
 // setFlags collects repeated --set k=v (also k=v,k2=v2).
@@ -103,7 +167,20 @@ func (s setFlags) Set(v string) error {
 func newFlags(name string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("weft "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() { commandUsage(fs, name) }
 	return fs
+}
+
+// commandUsage prints a command's synopsis, with its positional
+// arguments, then its flags (-x and --x are the same flag).
+func commandUsage(fs *flag.FlagSet, name string) {
+	w := fs.Output()
+	what, synopsis, ok := strings.Cut(commands()[name].summary, ": ")
+	if !ok {
+		synopsis = "weft " + name + " [flags]"
+	}
+	fmt.Fprintf(w, "usage: %s\n\n%s.\n\nflags (-x and --x are the same):\n", synopsis, what)
+	fs.PrintDefaults()
 }
 
 func parseFlags(fs *flag.FlagSet, args []string) error {

@@ -38,6 +38,7 @@ func cmdPerplexity(args []string, stdout, stderr io.Writer) error {
 	textPath := fs.String("f", "", "text file to score")
 	ctxSize := fs.Int("c", 512, "window size in tokens")
 	threads := fs.Int("t", 0, "threads (0: all cores)")
+	fs.IntVar(threads, "threads", 0, "same as -t")
 	kvType := fs.String("kv-type", "auto", kvTypeUsage)
 	jsonOut := fs.Bool("json", false, "print one JSON object")
 	if err := parseFlags(fs, args); err != nil {

@@ -30,6 +30,7 @@ type runResult struct {
 	Beams        []beamResult `json:"beams,omitempty"`
 	Choices      []choice     `json:"choices,omitempty"`
 	KVBytes      int64        `json:"kv_bytes"`                // the KV cache's bytes in use at the end of generation
+	Seed         uint64       `json:"seed"`                    // the sampling seed, drawn at random unless --seed gave it
 	FinishReason string       `json:"finish_reason,omitempty"` // length, stop, or dead_end (a grammar allows no token)
 	Spec         *specResult  `json:"speculative,omitempty"`   // --spec-ngram, --model-draft
 }
@@ -68,12 +69,15 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	modelPath := fs.String("m", "", "model: GGUF, llama2.c .bin, safetensors/PyTorch file or HF folder")
 	specPath := fs.String("s", "", "spec file or built-in name (default: chosen by the checkpoint's architecture)")
 	tokPath := fs.String("tokenizer", "", "tokenizer file (llama2.c tokenizer.bin, tokenizer.json, vocab GGUF)")
-	prompt := fs.String("p", "", "prompt")
-	n := fs.Int("n", 128, "tokens to generate")
+	prompt := fs.String("p", "", "prompt (-: read it from standard input)")
+	promptFile := fs.String("f", "", "read the prompt from FILE (-: standard input)")
+	fs.StringVar(promptFile, "file", "", "same as -f")
+	n := fs.Int("n", 128, "tokens to generate (-1: until end of text or the context is full)")
 	sf := addSampleFlags(fs)
 	spf := addSpecFlags(fs)
 	seed := fs.Int64("seed", -1, "sampling seed (-1: random)")
 	threads := fs.Int("threads", 0, "CPU threads (0: all cores)")
+	fs.IntVar(threads, "t", 0, "same as --threads")
 	batch := fs.Int("batch", 256, "tokens per prefill step")
 	jsonOut := fs.Bool("json", false, "print one JSON object instead of streaming text")
 	logitsOut := fs.String("logits-out", "", "write float32 logits rows, one per generated token")
@@ -89,7 +93,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	choices := fs.Int("choices", 1, "independent samples of the prompt (sharing its KV cache); prints \"choices\" with --json")
 	keep := fs.Int("keep", -1, "when the context fills, keep the first N positions (attention sinks), drop half of the rest and go on (StreamingLLM; -1: stop at the context)")
 	kvBudget := fs.String("kv-budget", "auto", kvBudgetUsage)
-	pluginDir := fs.String("plugin-dir", "", pluginDirUsage)
+	pf := addPluginFlags(fs, true)
 	set := setFlags{}
 	fs.Var(set, "set", "override a spec param: key=value (repeatable)")
 	if err := parseFlags(fs, args); err != nil {
@@ -98,8 +102,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if *modelPath == "" {
 		return fmt.Errorf("%w: -m MODEL is required", errUsage)
 	}
-	if *n < 0 {
-		return fmt.Errorf("%w: -n %d", errUsage, *n)
+	if *n < -1 {
+		return fmt.Errorf("%w: -n %d (a count of tokens, or -1: until end of text)", errUsage, *n)
 	}
 	switch {
 	case *ctxSize < 0:
@@ -134,14 +138,19 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%w: --force-tokens: %v", errUsage, err)
 	}
-	nSet := false
-	fs.Visit(func(f *flag.Flag) { nSet = nSet || f.Name == "n" })
+	nSet, pSet := false, false
+	fs.Visit(func(f *flag.Flag) { nSet, pSet = nSet || f.Name == "n", pSet || f.Name == "p" })
+	if *prompt, err = readPrompt(*prompt, pSet, *promptFile, os.Stdin); err != nil {
+		return err
+	}
 	if len(forced) > 0 && (!nSet || len(forced) > *n) {
 		*n = len(forced)
 	}
 	s := uint64(*seed)
 	if *seed < 0 {
-		s = uint64(time.Now().UnixNano())
+		// A random seed is reported so that a good sample can be redone.
+		s = uint64(time.Now().UnixNano()) & (1<<63 - 1)
+		fmt.Fprintf(stderr, "weft run: seed %d (--seed %d repeats this sample)\n", s, s)
 	}
 	if err := sf.check(*beams); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
@@ -149,17 +158,21 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if err := spf.check(*beams, *choices, *keep, len(forced) > 0); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
-	host, err := pluginHost(*pluginDir, stderr)
+	host, err := pf.host(*specPath, stderr)
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	defer host.Close()
-	host.SetSpecDir(specDir(*specPath))
-	m, err := model.Load(model.Options{Path: *modelPath, Spec: *specPath, Tokenizer: *tokPath, Set: overrides(set), Plugins: host})
+	loadProg, loadDone := loadProgress(stderr, *modelPath)
+	m, err := model.Load(model.Options{Path: *modelPath, Spec: *specPath, Tokenizer: *tokPath, Set: overrides(set), Plugins: host, Progress: loadProg})
+	loadDone()
 	if err != nil {
 		return err
 	}
 	defer m.Close()
+	if err := m.CheckGenerates(); err != nil {
+		return err
+	}
 	if m.Tokenizer == nil {
 		return fmt.Errorf("%s has no tokenizer; pass --tokenizer FILE", *modelPath)
 	}
@@ -176,6 +189,12 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	}
 	if len(ids) > ctxLen {
 		return fmt.Errorf("the prompt's %d tokens exceed the context of %d (-c)", len(ids), ctxLen)
+	}
+	if *n == -1 {
+		*n = ctxLen - len(ids) // until end of text, or the context is full
+		if *keep >= 0 {
+			*n = math.MaxInt32 // until end of text: --keep shifts the context
+		}
 	}
 	if room := ctxLen - len(ids); *n > room && *keep < 0 {
 		if room <= 0 {
@@ -215,7 +234,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 
-	res := runResult{PromptTokens: ids, Tokens: []int{}}
+	res := runResult{PromptTokens: ids, Tokens: []int{}, Seed: s}
 	dec := m.Tokenizer.NewStreamDecoder()
 	var text strings.Builder
 	if !*jsonOut {
@@ -227,6 +246,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	req := scheduler.Request{Prompt: ids, MaxTokens: *n, Sampler: sampler, Force: forced, KeepLogits: logitsFile != nil,
 		Stop:  func(t int) bool { return len(forced) == 0 && m.Tokenizer.IsEOG(t) },
 		Beams: *beams, LengthPenalty: *lengthPenalty, Shift: *keep >= 0, Keep: *keep}
+	prefillReport, prefillDone := prefillProgress(stderr, len(ids), 2*min(*batch, ctxLen))
+	req.Prefill = prefillReport
 	if drafter != nil {
 		req.Draft, req.DraftMax, req.DraftMin = drafter, spf.max, spf.min
 	}
@@ -242,6 +263,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	_, genErr := eng.Generate(ctx, req, func(ev scheduler.TokenEvent) {
 		if firstAt.IsZero() {
 			firstAt = time.Now()
+			prefillDone()
 		}
 		if ev.Beams != nil {
 			for _, b := range ev.Beams {
@@ -276,6 +298,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		}
 	})
 	end := time.Now()
+	prefillDone()
+	interrupted := genErr != nil && ctx.Err() != nil
+	if interrupted {
+		genErr = nil // Ctrl-C: end quietly with the text so far
+	}
 	// The bytes in use at the end of generation: a query's blocks only
 	// grow (a context shift frees whole blocks as it goes), so the peak
 	// over the run unless a shift freed some.
@@ -338,6 +365,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	}
 	if writeErr != nil {
 		return fmt.Errorf("write %s: %w", *logitsOut, writeErr)
+	}
+	if interrupted {
+		return errInterrupted
 	}
 	return nil
 }

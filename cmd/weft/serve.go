@@ -28,6 +28,7 @@ import (
 type modelFlags struct {
 	model, spec, tok, kvType, devices, kvBudget, pluginDir, chatTemplate *string
 	threads, batch, microBatches, ctx                                    *int
+	trust                                                                *bool
 	set                                                                  setFlags
 }
 
@@ -45,6 +46,7 @@ func addModelFlags(fs *flag.FlagSet) *modelFlags {
 	fs.IntVar(f.ctx, "ctx-size", 0, "same as -c")
 	f.kvBudget = fs.String("kv-budget", "auto", kvBudgetUsage)
 	f.pluginDir = fs.String("plugin-dir", "", pluginDirUsage)
+	f.trust = fs.Bool("trust-spec-plugins", false, "start a plugin binary the spec names by path even outside the plugin directories (a spec is data: trust it like a program)")
 	f.chatTemplate = fs.String("chat-template", "", "chat template: a built-in name ("+strings.Join(chat.BuiltinNames(), ", ")+") or a Jinja file (default: the model's tokenizer.chat_template, else "+chat.DefaultName+")")
 	fs.Var(f.set, "set", "override a spec param: key=value (repeatable)")
 	return f
@@ -91,7 +93,7 @@ type loaded struct {
 
 // load loads the model, its chat template and an engine.
 func (f *modelFlags) load(budget int64, stderr io.Writer) (*loaded, error) {
-	host, err := pluginHost(*f.pluginDir, stderr)
+	host, err := pluginHost(*f.pluginDir, *f.trust, stderr)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errUsage, err)
 	}

@@ -3,6 +3,7 @@ package cpu
 import (
 	"fmt"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -275,6 +276,9 @@ type workerPanic struct {
 	thread int
 }
 
+// Cause returns the value the chunk panicked with.
+func (w *workerPanic) Cause() any { return w.value }
+
 func (w *workerPanic) String() string { return fmt.Sprintf("%v (pool thread %d)", w.value, w.thread) }
 
 // runChunk runs one chunk, turning a panic into the dispatch's recorded
@@ -314,6 +318,10 @@ func (p *Pool) work(w int) {
 
 // loop is a worker goroutine.
 func (p *Pool) loop(w *worker, id int) {
+	// A fault reading memory-mapped weights (a checkpoint truncated while
+	// it runs) panics instead of crashing the process; runChunk recovers
+	// it and the dispatcher reports it as an error.
+	debug.SetPanicOnFault(true)
 	if len(p.cpus) > 0 {
 		PinThread(p.cpus) // best effort: an unpinned worker still computes
 	}

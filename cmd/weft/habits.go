@@ -1,0 +1,78 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/weftrun/weft/internal/progress"
+	"github.com/weftrun/weft/model"
+)
+
+// errInterrupted ends a command stopped by Ctrl-C after it printed what it
+// had: weft exits 130 (128 + SIGINT, as shells report it) and says nothing
+// more.
+var errInterrupted = errors.New("interrupted")
+
+// version is weft's version, set at link time with
+// -ldflags "-X main.version=v1.2.3"; "devel" otherwise.
+var version = "devel"
+
+// readPrompt returns the prompt of -p or -f: "-" for either reads standard
+// input, -f reads a file. Giving both is a usage error.
+func readPrompt(p string, pGiven bool, file string, stdin io.Reader) (string, error) {
+	switch {
+	case file != "" && pGiven:
+		return "", fmt.Errorf("%w: give -p PROMPT or -f FILE, not both", errUsage)
+	case file == "-" || (file == "" && p == "-"):
+		data, err := io.ReadAll(stdin)
+		if err != nil {
+			return "", fmt.Errorf("read the prompt from standard input: %w", err)
+		}
+		return string(data), nil
+	case file != "":
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return "", fmt.Errorf("-f: %w", err)
+		}
+		return string(data), nil
+	}
+	return p, nil
+}
+
+// loadProgress returns a model.Options.Progress drawing "load NAME" with a
+// byte bar on stderr when it is a terminal, and the function that ends the
+// line.
+func loadProgress(stderr io.Writer, path string) (func(total int64) model.Progress, func()) {
+	start, done := progressTo(stderr, "load "+filepath.Base(path))
+	return func(total int64) model.Progress { return start(total) }, done
+}
+
+// prefillProgress returns a scheduler.Request.Prefill that draws a bar of
+// the prompt tokens fed on stderr when it is a terminal and the prompt is
+// longer than minTokens, and the function that ends the line (call it when
+// the first token arrives).
+func prefillProgress(stderr io.Writer, promptLen, minTokens int) (func(done, total int), func()) {
+	if promptLen <= minTokens {
+		return nil, func() {}
+	}
+	bar := progress.New(stderr, "prefill", int64(promptLen))
+	var mu sync.Mutex
+	last := 0
+	report := func(done, total int) {
+		mu.Lock()
+		defer mu.Unlock()
+		if done > last {
+			bar.Add(int64(done - last))
+			last = done
+		}
+	}
+	finish := func() {
+		report(promptLen, promptLen)
+		bar.Done()
+	}
+	return report, finish
+}
