@@ -324,24 +324,66 @@ func SyntheticVocab(n int) gguf.Metadata {
 }
 
 // Quantize re-encodes a GGUF's 2-D weights as dt; 1-D tensors become f32.
-// Metadata is copied, with general.file_type updated.
+// Metadata is copied, with general.file_type updated. Every 2-D weight
+// takes dt (see TargetType); QuantizePreset applies llama.cpp's mixes.
 func Quantize(out io.Writer, in *gguf.File, dt tensor.DType, prog ProgressFunc) error {
+	typeOf := func(ti gguf.TensorInfo) (tensor.DType, error) { return TargetType(dt, ti.Shape), nil }
+	return quantize(out, in, fileType(dt), dt.Quantized(), typeOf, prog)
+}
+
+// QuantizePreset re-encodes a GGUF as llama.cpp's llama-quantize does for
+// preset p without an importance matrix: the same tensor types, the same
+// bytes, the same metadata and tensor order, so the file is byte-identical
+// to llama-quantize's. With pure, every quantizable tensor takes p.Base
+// (llama-quantize --pure). Tensors that are not weights of two or more
+// dimensions, and norms, keep their type.
+func QuantizePreset(out io.Writer, in *gguf.File, p Preset, pure bool, prog ProgressFunc) error {
+	st := newMixState(in)
+	typeOf := func(ti gguf.TensorInfo) (tensor.DType, error) {
+		if !quantizable(ti.Name, ti.Shape) {
+			return ti.DType, nil
+		}
+		if pure || !p.Base.Quantized() {
+			return fallbackType(p.Base, ti.Shape[len(ti.Shape)-1]), nil
+		}
+		return p.tensorType(st, ti.Name, ti.Shape)
+	}
+	return quantize(out, in, p.FileType, true, typeOf, prog)
+}
+
+// quantize copies in's metadata (general.quantization_version and
+// general.file_type last, in that order, as llama-quantize writes them)
+// and its tensors in llama.cpp's order, each re-encoded as typeOf says
+// (copied as is when its type does not change).
+func quantize(out io.Writer, in *gguf.File, ftype uint32, quantVersion bool, typeOf func(gguf.TensorInfo) (tensor.DType, error), prog ProgressFunc) error {
 	var meta []kv
 	for _, k := range in.Keys {
 		switch k {
-		case "general.file_type", "general.quantization_version", "general.alignment":
+		case "general.file_type", "general.quantization_version", "split.no", "split.count", "split.tensors.count":
 			continue
 		}
 		meta = append(meta, kv{k, in.Meta[k]})
 	}
-	meta = append(meta, kv{"general.file_type", fileType(dt)})
-	if dt.Quantized() {
+	if quantVersion {
 		meta = append(meta, kv{"general.quantization_version", uint32(2)})
 	}
+	meta = append(meta, kv{"general.file_type", ftype})
+	infos := slices.Clone(in.Tensors)
+	slices.SortStableFunc(infos, func(a, b gguf.TensorInfo) int {
+		switch {
+		case llamaLess(a.Name, b.Name):
+			return -1
+		case llamaLess(b.Name, a.Name):
+			return 1
+		}
+		return 0
+	})
 	var tensors []outTensor
-	for _, ti := range in.Tensors {
-		ti := ti
-		target := TargetType(dt, ti.Shape)
+	for _, ti := range infos {
+		target, err := typeOf(ti)
+		if err != nil {
+			return fmt.Errorf("%s: %w", in.Path, err)
+		}
 		ot := outTensor{name: ti.Name, dtype: target, shape: ti.Shape}
 		if target == ti.DType {
 			ot.raw = func() ([]byte, error) {
