@@ -78,37 +78,11 @@ func encode(dt tensor.DType, src []float32) ([]byte, error) {
 	return dst, nil
 }
 
-// fileType maps a model type to ggml's general.file_type (llama_ftype).
+// fileType is general.file_type (llama_ftype) for a model of type dt, 0
+// (all F32) for a type llama.cpp has no number for.
 func fileType(dt tensor.DType) uint32 {
-	switch dt {
-	case tensor.F32:
-		return 0
-	case tensor.F16:
-		return 1
-	case tensor.Q4_0:
-		return 2
-	case tensor.Q4_1:
-		return 3
-	case tensor.Q8_0:
-		return 7
-	case tensor.Q5_0:
-		return 8
-	case tensor.Q5_1:
-		return 9
-	case tensor.Q2_K:
-		return 10
-	case tensor.Q3_K:
-		return 12 // Q3_K_M
-	case tensor.Q4_K:
-		return 15 // Q4_K_M
-	case tensor.Q5_K:
-		return 17 // Q5_K_M
-	case tensor.Q6_K:
-		return 18
-	case tensor.BF16:
-		return 32
-	}
-	return 0
+	ft, _ := dt.FileType()
+	return ft
 }
 
 func write(out io.Writer, meta []kv, tensors []outTensor, newProg ProgressFunc) error {
