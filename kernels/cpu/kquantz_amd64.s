@@ -5,6 +5,15 @@
 
 // K-quant weights times Q8_K activations (ggml layout: d float32, 256
 // int8 quants, 16 int16 sums of 16), AVX-512 with VNNI, VBMI and GFNI.
+//
+// They sum in the order of ggml's x86 kernels (kernels/quant's K-quant dot
+// products): per block, exact integer sums in 16 dword lanes, lane m
+// holding values 4m..4m+3 of each 64-value chunk, folded to 8 lanes (m and
+// m+8: lane l holds the values v with (v mod 32)/4 = l); each row's float
+// accumulator gains d·lane in one fused multiply-add per lane; Q4_K's
+// four min lanes (dmin·m·Σx by pairs of sub-blocks) ride in lanes 8..11 of
+// the same accumulator; at the end KSUM8 (and KSUMM) reduce as ggml's
+// hsum_float_8 does.
 
 #define PFD 2048
 
@@ -65,51 +74,82 @@ DATA q6idx3<>+40(SB)/8, $0x000e000e000e000e
 DATA q6idx3<>+48(SB)/8, $0x000f000f000f000f
 DATA q6idx3<>+56(SB)/8, $0x000f000f000f000f
 GLOBL q6idx3<>(SB), RODATA|NOPTR, $64
+DATA q6k32<>+0(SB)/4, $0x20202020
+GLOBL q6k32<>(SB), RODATA|NOPTR, $4
 
-// Q6ROW accumulates into the float32 lanes of f the product of the Q6_K
-// block at offset AX of the row at p with the activations: quants in
-// Z16..Z19 (64 each), sums in Y20, scale d in X21 (low lane). Constants:
-// Z22 zero, Z23..Z26 the scale gathers, Z27 the nibble shift, Z28 and Z29
-// the qh shifts, Z30 0x30 bytes, Z31 0x0f bytes.
+// KSUM8 reduces the 8 float32 lanes of y (xmm name x) into the low lane of
+// t1 as ggml's hsum_float_8: (l4+l0 + l6+l2) + (l5+l1 + l7+l3).
+#define KSUM8(y, x, t1, t2) \
+	VEXTRACTF128 $1, y, t1; \
+	VADDPS       x, t1, t1; \
+	VMOVHLPS     t1, t1, t2; \
+	VADDPS       t2, t1, t1; \
+	VMOVSHDUP    t1, t2; \
+	VADDSS       t2, t1, t1
+
+// KSUMM adds to the low lane of t1 lanes 8..11 of z reduced as ggml
+// reduces its Q4_K min lanes: (l8+l10) + (l9+l11).
+#define KSUMM(z, t1, t2, t3) \
+	VEXTRACTF32X4 $2, z, t2; \
+	VMOVHLPS      t2, t2, t3; \
+	VADDPS        t3, t2, t2; \
+	VMOVSHDUP     t2, t3; \
+	VADDSS        t3, t2, t2; \
+	VADDSS        t2, t1, t1
+
+// KGATHER4 puts the low lanes of x4..x7 into the 4 lanes of x0.
+#define KGATHER4(x4, x5, x6, x7, x0) \
+	VINSERTPS $0x10, x5, x4, x4; \
+	VINSERTPS $0x20, x6, x4, x4; \
+	VINSERTPS $0x30, x7, x4, x4; \
+	VMOVAPS   x4, x0
+
+// Q6CHUNK adds into the dword lanes of Z6 the products of 64 6-bit quants
+// (unsigned, in Z9) with the activations x, less 32·x (xs, precomputed),
+// times the sub-block scales gathered by idx from Z4.
+#define Q6CHUNK(x, xs, idx) \
+	VPMADDUBSW x, Z9, Z9; \
+	VPSUBW     xs, Z9, Z9; \
+	VPERMW     Z4, idx, Z11; \
+	VPDPWSSD   Z11, Z9, Z6
+
+// Q6ROW accumulates into the 8 float32 lanes of f (a ymm register) the
+// product of the Q6_K block at offset AX of the row at p with the
+// activations: quants in Z16..Z19 (64 each), 32·quants summed by pairs in
+// Z13, Z14, Z15, Z22, scale d in X21 (low lane). Constants: Z23..Z26 the
+// scale gathers, Z27 the nibble shift, Z28 and Z29 the qh shifts, Z30 0x30
+// bytes, Z31 0x0f bytes.
 #define Q6ROW(p, f) \
 	VPMOVSXBW       192(p)(AX*1), Y4; \
-	VPMADDWD        Y20, Y4, Y5; \
-	VPSLLD          $5, Y5, Y5; \
-	VPSUBD          Z5, Z22, Z6; \
+	VPXORD          Z6, Z6, Z6; \
 	VMOVDQU64       (p)(AX*1), Z7; \
 	VBROADCASTI64X4 128(p)(AX*1), Z8; \
 	VPANDD          Z31, Z7, Z9; \
 	VPSLLVW         Z29, Z8, Z10; \
 	VPTERNLOGD      $0xf8, Z30, Z10, Z9; \
-	VPMADDUBSW      Z16, Z9, Z9; \
-	VPERMW          Z4, Z23, Z11; \
-	VPDPWSSD        Z11, Z9, Z6; \
+	Q6CHUNK(Z16, Z13, Z23); \
 	VGF2P8AFFINEQB  $0, Z27, Z7, Z9; \
 	VPSRLVW         Z28, Z8, Z10; \
 	VPTERNLOGD      $0xf8, Z30, Z10, Z9; \
-	VPMADDUBSW      Z17, Z9, Z9; \
-	VPERMW          Z4, Z24, Z11; \
-	VPDPWSSD        Z11, Z9, Z6; \
+	Q6CHUNK(Z17, Z14, Z24); \
 	VMOVDQU64       64(p)(AX*1), Z7; \
 	VBROADCASTI64X4 160(p)(AX*1), Z8; \
 	VPANDD          Z31, Z7, Z9; \
 	VPSLLVW         Z29, Z8, Z10; \
 	VPTERNLOGD      $0xf8, Z30, Z10, Z9; \
-	VPMADDUBSW      Z18, Z9, Z9; \
-	VPERMW          Z4, Z25, Z11; \
-	VPDPWSSD        Z11, Z9, Z6; \
+	Q6CHUNK(Z18, Z15, Z25); \
 	VGF2P8AFFINEQB  $0, Z27, Z7, Z9; \
 	VPSRLVW         Z28, Z8, Z10; \
 	VPTERNLOGD      $0xf8, Z30, Z10, Z9; \
-	VPMADDUBSW      Z19, Z9, Z9; \
-	VPERMW          Z4, Z26, Z11; \
-	VPDPWSSD        Z11, Z9, Z6; \
-	VCVTDQ2PS       Z6, Z6; \
+	Q6CHUNK(Z19, Z22, Z26); \
+	VEXTRACTI64X4   $1, Z6, Y7; \
+	VPADDD          Y7, Y6, Y6; \
+	VCVTDQ2PS       Y6, Y6; \
 	VPBROADCASTW    208(p)(AX*1), X12; \
 	VCVTPH2PS       X12, X12; \
 	VMULSS          X21, X12, X12; \
-	VBROADCASTSS    X12, Z12; \
-	VFMADD231PS     Z12, Z6, f
+	VBROADCASTSS    X12, Y12; \
+	VFMADD231PS     Y12, Y6, f
 
 // func gemv4Q6_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
 // For 4 streams j of q rows each (rows j·q .. j·q+q-1 of nb Q6_K blocks,
@@ -128,7 +168,6 @@ TEXT ·gemv4Q6_KVNNI(SB), NOSPLIT, $0-56
 	VMOVDQU64    q6idx2<>(SB), Z25
 	VMOVDQU64    q6idx1<>(SB), Z24
 	VMOVDQU64    q6idx0<>(SB), Z23
-	VPXORD       Z22, Z22, Z22
 	MOVQ         w+0(FP), R8
 	MOVQ         ldw+8(FP), BX
 	MOVQ         x+16(FP), DI
@@ -169,19 +208,27 @@ blk:
 	VMOVDQU64  68(R12), Z17
 	VMOVDQU64  132(R12), Z18
 	VMOVDQU64  196(R12), Z19
-	VMOVDQU16  260(R12), Y20
-	VMOVSS     (R12), X21
-	Q6ROW(R8, Z0)
-	Q6ROW(R9, Z1)
-	Q6ROW(R10, Z2)
-	Q6ROW(R11, Z3)
+	VMOVSS       (R12), X21
+	VPBROADCASTD q6k32<>(SB), Z12
+	VPMADDUBSW   Z16, Z12, Z13
+	VPMADDUBSW   Z17, Z12, Z14
+	VPMADDUBSW   Z18, Z12, Z15
+	VPMADDUBSW   Z19, Z12, Z22
+	Q6ROW(R8, Y0)
+	Q6ROW(R9, Y1)
+	Q6ROW(R10, Y2)
+	Q6ROW(R11, Y3)
 	ADDQ $210, AX
 	ADDQ $292, R12
 	DECQ R13
 	JNZ  blk
 
 fin:
-	REDUCE4X(Z0, Z1, Z2, Z3, Y0, Y1, Y2, Y3, X0, X1, Y13)
+	KSUM8(Y0, X0, X4, X8)
+	KSUM8(Y1, X1, X5, X8)
+	KSUM8(Y2, X2, X6, X8)
+	KSUM8(Y3, X3, X7, X8)
+	KGATHER4(X4, X5, X6, X7, X0)
 	LEAQ      (DX)(SI*2), R13
 	CMPQ      acc+48(FP), $0
 	JEQ       store
@@ -287,36 +334,41 @@ GLOBL q4km2<>(SB), RODATA|NOPTR, $16
 	VPDPWSSD        Z8, Z7, Z6
 
 // Q4KROW accumulates into f the product of the Q4_K block at offset AX of
-// the row at p with the activations (quants Z16..Z19, sums Y20, scale
-// broadcast in X21): d·dx·Σ sc_j·(q·x)_j − dmin·dx·Σ m_j·Σx_j.
+// the row at p with the activations (quants Z16..Z19, the 8 sub-block sums
+// in X13, scale broadcast in X21): lanes 0..7 gain d·dx·Σ sc_j·(q·x)_j by
+// lane, lanes 8..11 −dmin·dx·(m_2k·Σx_2k + m_2k+1·Σx_2k+1).
 #define Q4KROW(p, f) \
-	VMOVDQU      4(p)(AX*1), X4; \
-	VPSHUFD      $0x98, X4, X5; \
-	VPSHUFD      $0x50, X4, X6; \
-	VPSRLVD      X24, X5, X5; \
-	VPANDD       X23, X5, X5; \
-	VPSRLD       $6, X6, X6; \
-	VPANDD       X22, X6, X6; \
-	VPSLLD       $4, X6, X6; \
-	VPORD        X6, X5, X5; \
-	VPMOVZXBW    X5, Y4; \
-	VPXORD       Z6, Z6, Z6; \
+	VMOVDQU       4(p)(AX*1), X4; \
+	VPSHUFD       $0x98, X4, X5; \
+	VPSHUFD       $0x50, X4, X6; \
+	VPSRLVD       X24, X5, X5; \
+	VPANDD        X23, X5, X5; \
+	VPSRLD        $6, X6, X6; \
+	VPANDD        X22, X6, X6; \
+	VPSLLD        $4, X6, X6; \
+	VPORD         X6, X5, X5; \
+	VPMOVZXBW     X5, Y4; \
+	VPXORD        Z6, Z6, Z6; \
 	Q4KCHUNK(p, 16, Z16, Z26); \
 	Q4KCHUNK(p, 48, Z17, Z27); \
 	Q4KCHUNK(p, 80, Z18, Z28); \
 	Q4KCHUNK(p, 112, Z19, Z29); \
-	VPERMW       Z4, Z25, Z9; \
-	VPMADDWD     Y20, Y9, Y9; \
-	VCVTDQ2PS    Z9, Z9; \
-	VCVTDQ2PS    Z6, Z6; \
-	VPBROADCASTD (p)(AX*1), X10; \
-	VCVTPH2PS    X10, X10; \
-	VMULPS       X21, X10, X10; \
-	VBROADCASTSS X10, Z11; \
-	VFMADD231PS  Z11, Z6, f; \
-	VMOVSHDUP    X10, X12; \
-	VBROADCASTSS X12, Z12; \
-	VFNMADD231PS Z12, Z9, f
+	VEXTRACTI128  $1, Y4, X9; \
+	VPMADDWD      X13, X9, X9; \
+	VPXORD        X8, X8, X8; \
+	VPSUBD        X9, X8, X9; \
+	VEXTRACTI64X4 $1, Z6, Y7; \
+	VPADDD        Y7, Y6, Y6; \
+	VINSERTI32X4  $2, X9, Z6, Z6; \
+	VCVTDQ2PS     Z6, Z6; \
+	VPBROADCASTD  (p)(AX*1), X10; \
+	VCVTPH2PS     X10, X10; \
+	VMULPS        X21, X10, X10; \
+	VBROADCASTSS  X10, Y11; \
+	VMOVSHDUP     X10, X12; \
+	VBROADCASTSS  X12, Y12; \
+	VSHUFF64X2    $0x44, Z12, Z11, Z11; \
+	VFMADD231PS   Z11, Z6, f
 
 // func gemv4Q4_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
 // As gemv4Q6_KVNNI for Q4_K weights.
@@ -372,7 +424,9 @@ blk:
 	VMOVDQU64    68(R12), Z17
 	VMOVDQU64    132(R12), Z18
 	VMOVDQU64    196(R12), Z19
-	VMOVDQU16    260(R12), Y20
+	VMOVDQU      260(R12), Y14
+	VEXTRACTI128 $1, Y14, X13
+	VPHADDW      X13, X14, X13
 	VBROADCASTSS (R12), X21
 	Q4KROW(R8, Z0)
 	Q4KROW(R9, Z1)
@@ -384,7 +438,15 @@ blk:
 	JNZ  blk
 
 fin:
-	REDUCE4X(Z0, Z1, Z2, Z3, Y0, Y1, Y2, Y3, X0, X1, Y13)
+	KSUM8(Y0, X0, X4, X8)
+	KSUMM(Z0, X4, X9, X10)
+	KSUM8(Y1, X1, X5, X8)
+	KSUMM(Z1, X5, X9, X10)
+	KSUM8(Y2, X2, X6, X8)
+	KSUMM(Z2, X6, X9, X10)
+	KSUM8(Y3, X3, X7, X8)
+	KSUMM(Z3, X7, X9, X10)
+	KGATHER4(X4, X5, X6, X7, X0)
 	LEAQ      (DX)(SI*2), R13
 	CMPQ      acc+48(FP), $0
 	JEQ       store
