@@ -16,14 +16,24 @@ func gemv4Q6_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *f
 //go:noescape
 func gemv4Q4_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
 
-// hasKQuant reports SIMD kernels for K-quant weights of kind.
+// hasKQuant reports SIMD kernels for K-quant (or Inferflow Q4_B64T1 and
+// Q3H_B64T1) weights of kind.
 func (k Kernels) hasKQuant(kind wkind) bool {
-	return (kind == wkQ6_K || kind == wkQ4_K) && k.level >= AVX512VNNI
+	switch kind {
+	case wkQ6_K, wkQ4_K, wkQ4_B64, wkQ3H:
+		return k.level >= AVX512VNNI
+	}
+	return false
 }
 
 // kGemv computes dst[r] (+)= w_r·a for len(dst) rows of nb K-quant blocks,
-// ldw bytes apart; a is a row of Q8_K blocks.
+// ldw bytes apart; a is a row of Q8_K blocks (for Inferflow's kinds, of
+// Q8_0 blocks: see ifGemv).
 func (k Kernels) kGemv(kind wkind, w []byte, ldw int, a []byte, nb int, dst []float32, acc bool) {
+	if kind == wkQ4_B64 || kind == wkQ3H {
+		k.ifGemv(kind, w, ldw, a, nb, dst, acc)
+		return
+	}
 	rows := len(dst)
 	if rows == 0 {
 		return

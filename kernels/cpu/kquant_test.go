@@ -41,3 +41,52 @@ func TestKQuantGemv(t *testing.T) {
 		}
 	}
 }
+
+// TestInferflowGemv checks the SIMD Q4_B64T1 and Q3H_B64T1 matrix-vector
+// kernels row by row against kernels/quant's dot products, to the last
+// bit, including the rows left over by the 4 streams; one matrix holds
+// every Q3H code (0..127, 121..127 included, which the quantizer never
+// writes) and extreme activations.
+func TestInferflowGemv(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	for _, dt := range []tensor.DType{tensor.Q4_B64T1, tensor.Q3H_B64T1} {
+		kind, _, _ := Detect().classify(dt)
+		if !Detect().hasKQuant(kind) {
+			t.Skipf("no SIMD kernel for %s on this machine/build", dt)
+		}
+		for _, sh := range []struct{ rows, cols int }{{1, 64}, {4, 64}, {7, 512}, {13, 2048}, {9, 4352}, {8, 5632}} {
+			w := randomMatrix(t, r, dt, sh.rows, sh.cols)
+			if sh.rows == 8 {
+				// Random bytes after each header: every code, every nibble.
+				bb := dt.TypeSize()
+				for i := 0; i < len(w.Data); i += bb {
+					for j := 4; j < bb; j++ {
+						w.Data[i+j] = byte(r.Uint32())
+					}
+				}
+			}
+			x := randRow(r, sh.cols, 1)
+			if sh.rows == 8 {
+				for i := range x {
+					x[i] = float32(r.IntN(3)-1) * 1e4 // blocks at ±127
+				}
+			}
+			act := make([]byte, sh.cols/32*34)
+			quant.QuantizeActivationQ8_0(act, x)
+			for _, acc := range []bool{false, true} {
+				dst, check := guarded(sh.rows, 0.5)
+				Detect().kGemv(kind, w.Data, w.RowBytes(), act, sh.cols/64, dst, acc)
+				check(t)
+				for i := range dst {
+					want := quant.Dot(dt, w.Row(i), act, sh.cols)
+					if acc {
+						want += 0.5
+					}
+					if math.Float32bits(dst[i]) != math.Float32bits(want) {
+						t.Fatalf("%s %dx%d acc=%v: row %d = %v, want %v", dt, sh.rows, sh.cols, acc, i, dst[i], want)
+					}
+				}
+			}
+		}
+	}
+}
