@@ -20,7 +20,7 @@ func gemv4Q4_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *f
 // Q3H_B64T1) weights of kind.
 func (k Kernels) hasKQuant(kind wkind) bool {
 	switch kind {
-	case wkQ6_K, wkQ4_K, wkQ4_B64, wkQ3H:
+	case wkQ6_K, wkQ4_K, wkIfQ4, wkIfQ3H:
 		return k.level >= AVX512VNNI
 	}
 	return false
@@ -30,7 +30,7 @@ func (k Kernels) hasKQuant(kind wkind) bool {
 // ldw bytes apart; a is a row of Q8_K blocks (for Inferflow's kinds, of
 // Q8_0 blocks: see ifGemv).
 func (k Kernels) kGemv(kind wkind, w []byte, ldw int, a []byte, nb int, dst []float32, acc bool) {
-	if kind == wkQ4_B64 || kind == wkQ3H {
+	if kind == wkIfQ4 || kind == wkIfQ3H {
 		k.ifGemv(kind, w, ldw, a, nb, dst, acc)
 		return
 	}

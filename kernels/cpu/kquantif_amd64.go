@@ -25,7 +25,7 @@ func (k Kernels) ifGemv(kind wkind, w []byte, ldw int, a []byte, nb int, dst []f
 		return
 	}
 	bb, dot := 36, quant.DotQ4_B64T1Q8_0
-	if kind == wkQ3H {
+	if kind == wkIfQ3H {
 		bb, dot = 32, quant.DotQ3H_B64T1Q8_0
 	}
 	_ = w[(rows-1)*ldw+nb*bb-1]
@@ -36,7 +36,7 @@ func (k Kernels) ifGemv(kind wkind, w []byte, ldw int, a []byte, nb int, dst []f
 		if acc {
 			ac = 1
 		}
-		if kind == wkQ3H {
+		if kind == wkIfQ3H {
 			gemv4Q3HVNNI(unsafe.Pointer(&w[0]), uintptr(ldw), unsafe.Pointer(&a[0]), nb, &dst[0], q, ac)
 		} else {
 			gemv4Q4_B64VNNI(unsafe.Pointer(&w[0]), uintptr(ldw), unsafe.Pointer(&a[0]), nb, &dst[0], q, ac)

@@ -57,14 +57,14 @@ func SupportsMatMul(d tensor.DType) bool {
 type wkind uint8
 
 const (
-	wkFloat  wkind = iota // F32, F16, BF16 times float32 activations
-	wkQ4_0                // SIMD Q4_0 × activations in layout A (or C)
-	wkQ8_0                // SIMD Q8_0 × activations in layout B, P (or C)
-	wkQ6_K                // SIMD Q6_K × Q8_K activations
-	wkQ4_K                // SIMD Q4_K × Q8_K activations
-	wkQ4_B64              // SIMD Inferflow Q4_B64T1 × Q8_0 activations
-	wkQ3H                 // SIMD Inferflow Q3H_B64T1 × Q8_0 activations
-	wkQuant               // kernels/quant dot products, row by row
+	wkFloat wkind = iota // F32, F16, BF16 times float32 activations
+	wkQ4_0               // SIMD Q4_0 × activations in layout A (or C)
+	wkQ8_0               // SIMD Q8_0 × activations in layout B, P (or C)
+	wkQ6_K               // SIMD Q6_K × Q8_K activations
+	wkQ4_K               // SIMD Q4_K × Q8_K activations
+	wkIfQ4               // SIMD Inferflow Q4_B64T1 × Q8_0 activations
+	wkIfQ3H              // SIMD Inferflow Q3H_B64T1 × Q8_0 activations
+	wkQuant              // kernels/quant dot products, row by row
 )
 
 // actFormat is the form activations take for a weight type.
@@ -127,11 +127,11 @@ func (k Kernels) classify(d tensor.DType) (wkind, floatType, actFormat) {
 	if d == tensor.Q4_K && k.hasKQuant(wkQ4_K) {
 		return wkQ4_K, 0, afQ8_K
 	}
-	if d == tensor.Q4_B64T1 && k.hasKQuant(wkQ4_B64) {
-		return wkQ4_B64, 0, afQ8_0
+	if d == tensor.Q4_B64T1 && k.hasKQuant(wkIfQ4) {
+		return wkIfQ4, 0, afQ8_0
 	}
-	if d == tensor.Q3H_B64T1 && k.hasKQuant(wkQ3H) {
-		return wkQ3H, 0, afQ8_0
+	if d == tensor.Q3H_B64T1 && k.hasKQuant(wkIfQ3H) {
+		return wkIfQ3H, 0, afQ8_0
 	}
 	if quant.ActivationType(d) == tensor.Q8_K {
 		return wkQuant, 0, afQ8_K
@@ -456,7 +456,7 @@ func (t *mmTask) runWorker(w, lo, hi int) {
 			t.floatRows(w, j, a, b)
 		case wkQ4_0, wkQ8_0:
 			t.q8Rows(w, j, a, b)
-		case wkQ6_K, wkQ4_K, wkQ4_B64, wkQ3H:
+		case wkQ6_K, wkQ4_K, wkIfQ4, wkIfQ3H:
 			t.kRows(j, a, b)
 		default:
 			t.quantRows(j, a, b)
