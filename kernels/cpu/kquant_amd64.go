@@ -14,13 +14,16 @@ import (
 func gemv4Q6_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
 
 //go:noescape
+func gemv4Q5_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
+
+//go:noescape
 func gemv4Q4_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
 
 // hasKQuant reports SIMD kernels for K-quant (or Inferflow Q4_B64T1 and
 // Q3H_B64T1) weights of kind.
 func (k Kernels) hasKQuant(kind wkind) bool {
 	switch kind {
-	case wkQ6_K, wkQ4_K, wkIfQ4, wkIfQ3H:
+	case wkQ6_K, wkQ5_K, wkQ4_K, wkIfQ4, wkIfQ3H:
 		return k.level >= AVX512VNNI
 	}
 	return false
@@ -38,9 +41,12 @@ func (k Kernels) kGemv(kind wkind, w []byte, ldw int, a []byte, nb int, dst []fl
 	if rows == 0 {
 		return
 	}
-	bb := 210
-	if kind == wkQ4_K {
-		bb = 144
+	bb, gemv, dot := 210, gemv4Q6_KVNNI, quant.DotQ6_KQ8_K
+	switch kind {
+	case wkQ5_K:
+		bb, gemv, dot = 176, gemv4Q5_KVNNI, quant.DotQ5_KQ8_K
+	case wkQ4_K:
+		bb, gemv, dot = 144, gemv4Q4_KVNNI, quant.DotQ4_KQ8_K
 	}
 	_ = w[(rows-1)*ldw+nb*bb-1]
 	_ = a[nb*292-1]
@@ -50,17 +56,9 @@ func (k Kernels) kGemv(kind wkind, w []byte, ldw int, a []byte, nb int, dst []fl
 		if acc {
 			ac = 1
 		}
-		if kind == wkQ4_K {
-			gemv4Q4_KVNNI(unsafe.Pointer(&w[0]), uintptr(ldw), unsafe.Pointer(&a[0]), nb, &dst[0], q, ac)
-		} else {
-			gemv4Q6_KVNNI(unsafe.Pointer(&w[0]), uintptr(ldw), unsafe.Pointer(&a[0]), nb, &dst[0], q, ac)
-		}
+		gemv(unsafe.Pointer(&w[0]), uintptr(ldw), unsafe.Pointer(&a[0]), nb, &dst[0], q, ac)
 	}
 	for r := 4 * q; r < rows; r++ {
-		if kind == wkQ4_K {
-			put(dst, r, quant.DotQ4_KQ8_K(w[r*ldw:], a, nb*256), acc)
-		} else {
-			put(dst, r, quant.DotQ6_KQ8_K(w[r*ldw:], a, nb*256), acc)
-		}
+		put(dst, r, dot(w[r*ldw:], a, nb*256), acc)
 	}
 }

@@ -472,3 +472,204 @@ store:
 done:
 	VZEROUPPER
 	RET
+
+// Q5_K: dword rotations that bring bit 2j (values of the low half) or
+// 2j+1 (high half) of each qh byte to bit 4, for the 64-value chunk j.
+DATA q5krot0<>+0(SB)/8, $0x0000000400000004
+DATA q5krot0<>+8(SB)/8, $0x0000000400000004
+DATA q5krot0<>+16(SB)/8, $0x0000000400000004
+DATA q5krot0<>+24(SB)/8, $0x0000000400000004
+DATA q5krot0<>+32(SB)/8, $0x0000000300000003
+DATA q5krot0<>+40(SB)/8, $0x0000000300000003
+DATA q5krot0<>+48(SB)/8, $0x0000000300000003
+DATA q5krot0<>+56(SB)/8, $0x0000000300000003
+GLOBL q5krot0<>(SB), RODATA|NOPTR, $64
+DATA q5krot1<>+0(SB)/8, $0x0000000200000002
+DATA q5krot1<>+8(SB)/8, $0x0000000200000002
+DATA q5krot1<>+16(SB)/8, $0x0000000200000002
+DATA q5krot1<>+24(SB)/8, $0x0000000200000002
+DATA q5krot1<>+32(SB)/8, $0x0000000100000001
+DATA q5krot1<>+40(SB)/8, $0x0000000100000001
+DATA q5krot1<>+48(SB)/8, $0x0000000100000001
+DATA q5krot1<>+56(SB)/8, $0x0000000100000001
+GLOBL q5krot1<>(SB), RODATA|NOPTR, $64
+DATA q5krot2<>+0(SB)/8, $0x0000000000000000
+DATA q5krot2<>+8(SB)/8, $0x0000000000000000
+DATA q5krot2<>+16(SB)/8, $0x0000000000000000
+DATA q5krot2<>+24(SB)/8, $0x0000000000000000
+DATA q5krot2<>+32(SB)/8, $0x0000001f0000001f
+DATA q5krot2<>+40(SB)/8, $0x0000001f0000001f
+DATA q5krot2<>+48(SB)/8, $0x0000001f0000001f
+DATA q5krot2<>+56(SB)/8, $0x0000001f0000001f
+GLOBL q5krot2<>(SB), RODATA|NOPTR, $64
+DATA q5krot3<>+0(SB)/8, $0x0000001e0000001e
+DATA q5krot3<>+8(SB)/8, $0x0000001e0000001e
+DATA q5krot3<>+16(SB)/8, $0x0000001e0000001e
+DATA q5krot3<>+24(SB)/8, $0x0000001e0000001e
+DATA q5krot3<>+32(SB)/8, $0x0000001d0000001d
+DATA q5krot3<>+40(SB)/8, $0x0000001d0000001d
+DATA q5krot3<>+48(SB)/8, $0x0000001d0000001d
+DATA q5krot3<>+56(SB)/8, $0x0000001d0000001d
+GLOBL q5krot3<>(SB), RODATA|NOPTR, $64
+
+// Q5KCHUNK accumulates into Z6 the 64 values of chunk j of the Q5_K block
+// at offset AX of the row at p: Q4KCHUNK's nibbles (quants at byte off)
+// with bit 4 from the qh bytes in Z15 rotated by rot; Z20 holds 0x10 bytes.
+#define Q5KCHUNK(p, off, x, idx, rot) \
+	VBROADCASTI64X4 off(p)(AX*1), Z7; \
+	VPSRLVW         Z30, Z7, Z7; \
+	VPANDD          Z31, Z7, Z7; \
+	VPROLVD         rot(SB), Z15, Z8; \
+	VPTERNLOGD      $0xf8, Z20, Z8, Z7; \
+	VPMADDUBSW      x, Z7, Z7; \
+	VPERMW          Z4, idx, Z8; \
+	VPDPWSSD        Z8, Z7, Z6
+
+// Q5KROW accumulates into f the product of the Q5_K block at offset AX of
+// the row at p with the activations (as Q4KROW): lanes 0..7 gain d·dx·lane
+// sums, lane 8 −dmin·dx·Σ m_j·Σx_j as one integer (ggml's summs).
+#define Q5KROW(p, f) \
+	VMOVDQU         4(p)(AX*1), X4; \
+	VPSHUFD         $0x98, X4, X5; \
+	VPSHUFD         $0x50, X4, X6; \
+	VPSRLVD         X24, X5, X5; \
+	VPANDD          X23, X5, X5; \
+	VPSRLD          $6, X6, X6; \
+	VPANDD          X22, X6, X6; \
+	VPSLLD          $4, X6, X6; \
+	VPORD           X6, X5, X5; \
+	VPMOVZXBW       X5, Y4; \
+	VBROADCASTI64X4 16(p)(AX*1), Z15; \
+	VPXORD          Z6, Z6, Z6; \
+	Q5KCHUNK(p, 48, Z16, Z26, q5krot0<>); \
+	Q5KCHUNK(p, 80, Z17, Z27, q5krot1<>); \
+	Q5KCHUNK(p, 112, Z18, Z28, q5krot2<>); \
+	Q5KCHUNK(p, 144, Z19, Z29, q5krot3<>); \
+	VEXTRACTI128    $1, Y4, X9; \
+	VPMADDWD        X13, X9, X9; \
+	VPHADDD         X9, X9, X9; \
+	VPHADDD         X9, X9, X9; \
+	VPXORD          X8, X8, X8; \
+	VMOVSS          X9, X8, X9; \
+	VPSUBD          X9, X8, X9; \
+	VEXTRACTI64X4   $1, Z6, Y7; \
+	VPADDD          Y7, Y6, Y6; \
+	VINSERTI32X4    $2, X9, Z6, Z6; \
+	VCVTDQ2PS       Z6, Z6; \
+	VPBROADCASTD    (p)(AX*1), X10; \
+	VCVTPH2PS       X10, X10; \
+	VMULPS          X21, X10, X10; \
+	VBROADCASTSS    X10, Y11; \
+	VMOVSHDUP       X10, X12; \
+	VBROADCASTSS    X12, Y12; \
+	VSHUFF64X2      $0x44, Z12, Z11, Z11; \
+	VFMADD231PS     Z11, Z6, f
+
+// KSUML8 adds lane 8 of z to the low lane of t1.
+#define KSUML8(z, t1, t2) \
+	VEXTRACTF32X4 $2, z, t2; \
+	VADDSS        t2, t1, t1
+
+// func gemv4Q5_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
+// As gemv4Q6_KVNNI for Q5_K weights.
+TEXT ·gemv4Q5_KVNNI(SB), NOSPLIT, $0-56
+	MOVL         $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z31
+	MOVL         $0x10101010, AX
+	VPBROADCASTD AX, Z20
+	VMOVDQU64    q4kshr<>(SB), Z30
+	VMOVDQU64    q4kidx3<>(SB), Z29
+	VMOVDQU64    q4kidx2<>(SB), Z28
+	VMOVDQU64    q4kidx1<>(SB), Z27
+	VMOVDQU64    q4kidx0<>(SB), Z26
+	VMOVDQU32    q4ksh<>(SB), X24
+	VMOVDQU32    q4km1<>(SB), X23
+	VMOVDQU32    q4km2<>(SB), X22
+	MOVQ         w+0(FP), R8
+	MOVQ         ldw+8(FP), BX
+	MOVQ         x+16(FP), DI
+	MOVQ         nb+24(FP), CX
+	MOVQ         y+32(FP), DX
+	MOVQ         q+40(FP), R14
+	MOVQ         R14, AX
+	IMULQ        BX, AX
+	LEAQ         (R8)(AX*1), R9
+	LEAQ         (R9)(AX*1), R10
+	LEAQ         (R10)(AX*1), R11
+	MOVQ         R14, SI
+	SHLQ         $2, SI
+	TESTQ        R14, R14
+	JZ           q5done
+
+q5row:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	XORQ   AX, AX
+	MOVQ   DI, R12
+	MOVQ   CX, R13
+	TESTQ  R13, R13
+	JZ     q5fin
+
+q5blk:
+	PREFETCHT0   PFD(R8)(AX*1)
+	PREFETCHT0   PFD(R9)(AX*1)
+	PREFETCHT0   PFD(R10)(AX*1)
+	PREFETCHT0   PFD(R11)(AX*1)
+	PREFETCHT0   PFD+128(R8)(AX*1)
+	PREFETCHT0   PFD+128(R9)(AX*1)
+	PREFETCHT0   PFD+128(R10)(AX*1)
+	PREFETCHT0   PFD+128(R11)(AX*1)
+	VMOVDQU64    4(R12), Z16
+	VMOVDQU64    68(R12), Z17
+	VMOVDQU64    132(R12), Z18
+	VMOVDQU64    196(R12), Z19
+	VMOVDQU      260(R12), Y14
+	VEXTRACTI128 $1, Y14, X13
+	VPHADDW      X13, X14, X13
+	VBROADCASTSS (R12), X21
+	Q5KROW(R8, Z0)
+	Q5KROW(R9, Z1)
+	Q5KROW(R10, Z2)
+	Q5KROW(R11, Z3)
+	ADDQ $176, AX
+	ADDQ $292, R12
+	DECQ R13
+	JNZ  q5blk
+
+q5fin:
+	KSUM8(Y0, X0, X4, X8)
+	KSUML8(Z0, X4, X9)
+	KSUM8(Y1, X1, X5, X8)
+	KSUML8(Z1, X5, X9)
+	KSUM8(Y2, X2, X6, X8)
+	KSUML8(Z2, X6, X9)
+	KSUM8(Y3, X3, X7, X8)
+	KSUML8(Z3, X7, X9)
+	KGATHER4(X4, X5, X6, X7, X0)
+	LEAQ      (DX)(SI*2), R13
+	CMPQ      acc+48(FP), $0
+	JEQ       q5store
+	VMOVSS    (DX), X4
+	VINSERTPS $0x10, (DX)(SI*1), X4, X4
+	VINSERTPS $0x20, (R13), X4, X4
+	VINSERTPS $0x30, (R13)(SI*1), X4, X4
+	VADDPS    X4, X0, X0
+
+q5store:
+	VMOVSS     X0, (DX)
+	VEXTRACTPS $1, X0, (DX)(SI*1)
+	VEXTRACTPS $2, X0, (R13)
+	VEXTRACTPS $3, X0, (R13)(SI*1)
+	ADDQ       $4, DX
+	ADDQ       BX, R8
+	ADDQ       BX, R9
+	ADDQ       BX, R10
+	ADDQ       BX, R11
+	DECQ       R14
+	JNZ        q5row
+
+q5done:
+	VZEROUPPER
+	RET
