@@ -14,6 +14,12 @@ import (
 func gemv4Q6_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
 
 //go:noescape
+func gemv4Q3_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
+
+//go:noescape
+func gemv4Q2_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
+
+//go:noescape
 func gemv4Q5_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
 
 //go:noescape
@@ -23,7 +29,7 @@ func gemv4Q4_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *f
 // Q3H_B64T1) weights of kind.
 func (k Kernels) hasKQuant(kind wkind) bool {
 	switch kind {
-	case wkQ6_K, wkQ5_K, wkQ4_K, wkIfQ4, wkIfQ3H:
+	case wkQ6_K, wkQ5_K, wkQ4_K, wkQ3_K, wkQ2_K, wkIfQ4, wkIfQ3H:
 		return k.level >= AVX512VNNI
 	}
 	return false
@@ -47,6 +53,10 @@ func (k Kernels) kGemv(kind wkind, w []byte, ldw int, a []byte, nb int, dst []fl
 		bb, gemv, dot = 176, gemv4Q5_KVNNI, quant.DotQ5_KQ8_K
 	case wkQ4_K:
 		bb, gemv, dot = 144, gemv4Q4_KVNNI, quant.DotQ4_KQ8_K
+	case wkQ3_K:
+		bb, gemv, dot = 110, gemv4Q3_KVNNI, quant.DotQ3_KQ8_K
+	case wkQ2_K:
+		bb, gemv, dot = 84, gemv4Q2_KVNNI, quant.DotQ2_KQ8_K
 	}
 	_ = w[(rows-1)*ldw+nb*bb-1]
 	_ = a[nb*292-1]

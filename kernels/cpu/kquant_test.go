@@ -14,7 +14,7 @@ import (
 // both sum in ggml's x86 order, so they agree to the last bit.
 func TestKQuantGemv(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
-	for _, dt := range []tensor.DType{tensor.Q6_K, tensor.Q5_K, tensor.Q4_K} {
+	for _, dt := range []tensor.DType{tensor.Q6_K, tensor.Q5_K, tensor.Q4_K, tensor.Q3_K, tensor.Q2_K} {
 		kind, _, _ := Detect().classify(dt)
 		if !Detect().hasKQuant(kind) {
 			t.Skipf("no SIMD kernel for %s on this machine/build", dt)

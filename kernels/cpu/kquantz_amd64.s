@@ -673,3 +673,345 @@ q5store:
 q5done:
 	VZEROUPPER
 	RET
+
+// Q3_K and Q2_K: word shifts that bring 2-bit plane s (low half) and s+1
+// (high half) of 32 quant bytes to bits 0-1 (k2shr0: planes 0,1; k2shr1:
+// planes 2,3); Q3_K's dword rotations that bring hmask bit 4c+s (low half)
+// or 4c+s+1 (high half) to bit 2, for chunk t = 2c + s/2; and the
+// constants that unpack Q3_K's 6-bit scales.
+DATA k2shr0<>+0(SB)/8, $0x0000000000000000
+DATA k2shr0<>+8(SB)/8, $0x0000000000000000
+DATA k2shr0<>+16(SB)/8, $0x0000000000000000
+DATA k2shr0<>+24(SB)/8, $0x0000000000000000
+DATA k2shr0<>+32(SB)/8, $0x0002000200020002
+DATA k2shr0<>+40(SB)/8, $0x0002000200020002
+DATA k2shr0<>+48(SB)/8, $0x0002000200020002
+DATA k2shr0<>+56(SB)/8, $0x0002000200020002
+GLOBL k2shr0<>(SB), RODATA|NOPTR, $64
+DATA k2shr1<>+0(SB)/8, $0x0004000400040004
+DATA k2shr1<>+8(SB)/8, $0x0004000400040004
+DATA k2shr1<>+16(SB)/8, $0x0004000400040004
+DATA k2shr1<>+24(SB)/8, $0x0004000400040004
+DATA k2shr1<>+32(SB)/8, $0x0006000600060006
+DATA k2shr1<>+40(SB)/8, $0x0006000600060006
+DATA k2shr1<>+48(SB)/8, $0x0006000600060006
+DATA k2shr1<>+56(SB)/8, $0x0006000600060006
+GLOBL k2shr1<>(SB), RODATA|NOPTR, $64
+DATA q3krot0<>+0(SB)/8, $0x0000000200000002
+DATA q3krot0<>+8(SB)/8, $0x0000000200000002
+DATA q3krot0<>+16(SB)/8, $0x0000000200000002
+DATA q3krot0<>+24(SB)/8, $0x0000000200000002
+DATA q3krot0<>+32(SB)/8, $0x0000000100000001
+DATA q3krot0<>+40(SB)/8, $0x0000000100000001
+DATA q3krot0<>+48(SB)/8, $0x0000000100000001
+DATA q3krot0<>+56(SB)/8, $0x0000000100000001
+GLOBL q3krot0<>(SB), RODATA|NOPTR, $64
+DATA q3krot1<>+0(SB)/8, $0x0000000000000000
+DATA q3krot1<>+8(SB)/8, $0x0000000000000000
+DATA q3krot1<>+16(SB)/8, $0x0000000000000000
+DATA q3krot1<>+24(SB)/8, $0x0000000000000000
+DATA q3krot1<>+32(SB)/8, $0x0000001f0000001f
+DATA q3krot1<>+40(SB)/8, $0x0000001f0000001f
+DATA q3krot1<>+48(SB)/8, $0x0000001f0000001f
+DATA q3krot1<>+56(SB)/8, $0x0000001f0000001f
+GLOBL q3krot1<>(SB), RODATA|NOPTR, $64
+DATA q3krot2<>+0(SB)/8, $0x0000001e0000001e
+DATA q3krot2<>+8(SB)/8, $0x0000001e0000001e
+DATA q3krot2<>+16(SB)/8, $0x0000001e0000001e
+DATA q3krot2<>+24(SB)/8, $0x0000001e0000001e
+DATA q3krot2<>+32(SB)/8, $0x0000001d0000001d
+DATA q3krot2<>+40(SB)/8, $0x0000001d0000001d
+DATA q3krot2<>+48(SB)/8, $0x0000001d0000001d
+DATA q3krot2<>+56(SB)/8, $0x0000001d0000001d
+GLOBL q3krot2<>(SB), RODATA|NOPTR, $64
+DATA q3krot3<>+0(SB)/8, $0x0000001c0000001c
+DATA q3krot3<>+8(SB)/8, $0x0000001c0000001c
+DATA q3krot3<>+16(SB)/8, $0x0000001c0000001c
+DATA q3krot3<>+24(SB)/8, $0x0000001c0000001c
+DATA q3krot3<>+32(SB)/8, $0x0000001b0000001b
+DATA q3krot3<>+40(SB)/8, $0x0000001b0000001b
+DATA q3krot3<>+48(SB)/8, $0x0000001b0000001b
+DATA q3krot3<>+56(SB)/8, $0x0000001b0000001b
+GLOBL q3krot3<>(SB), RODATA|NOPTR, $64
+DATA q3ksa<>+0(SB)/8, $0x0000000000000000
+DATA q3ksa<>+8(SB)/8, $0x0000000400000004
+GLOBL q3ksa<>(SB), RODATA|NOPTR, $16
+DATA q3ksb<>+0(SB)/8, $0x0000000200000000
+DATA q3ksb<>+8(SB)/8, $0x0000000600000004
+GLOBL q3ksb<>(SB), RODATA|NOPTR, $16
+DATA q3km4<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA q3km4<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f
+GLOBL q3km4<>(SB), RODATA|NOPTR, $16
+DATA q3km2<>+0(SB)/8, $0x0303030303030303
+DATA q3km2<>+8(SB)/8, $0x0303030303030303
+GLOBL q3km2<>(SB), RODATA|NOPTR, $16
+DATA q3k32<>+0(SB)/8, $0x0020002000200020
+DATA q3k32<>+8(SB)/8, $0x0020002000200020
+DATA q3k32<>+16(SB)/8, $0x0020002000200020
+DATA q3k32<>+24(SB)/8, $0x0020002000200020
+GLOBL q3k32<>(SB), RODATA|NOPTR, $32
+
+// K2CHUNK adds into Z6 the 64 values of a chunk of 2-bit planes (quant
+// bytes at off, planes by shr) times the activations x, less Z8·x when
+// sub (Q3_K: 4 where the high bit is clear), times the scales gathered by
+// idx from Z4. Z31 holds 0x03 bytes.
+#define K2CHUNK(p, off, shr, x, idx) \
+	VBROADCASTI64X4 off(p)(AX*1), Z7; \
+	VPSRLVW         shr(SB), Z7, Z7; \
+	VPANDD          Z31, Z7, Z7; \
+	VPMADDUBSW      x, Z7, Z7; \
+	VPERMW          Z4, idx, Z9; \
+	VPDPWSSD        Z9, Z7, Z6
+
+#define Q3KCHUNK(p, off, shr, rot, x, idx) \
+	VBROADCASTI64X4 off(p)(AX*1), Z7; \
+	VPSRLVW         shr(SB), Z7, Z7; \
+	VPANDD          Z31, Z7, Z7; \
+	VPMADDUBSW      x, Z7, Z7; \
+	VPROLVD         rot(SB), Z15, Z8; \
+	VPANDND         Z30, Z8, Z8; \
+	VPMADDUBSW      x, Z8, Z8; \
+	VPSUBW          Z8, Z7, Z7; \
+	VPERMW          Z4, idx, Z9; \
+	VPDPWSSD        Z9, Z7, Z6
+
+// Q3KROW accumulates into the 8 float32 lanes of f (a ymm register) the
+// product of the Q3_K block at offset AX of the row at p with the
+// activations in Z16..Z19 (scale dx in X21).
+#define Q3KROW(p, f) \
+	VMOVDQU         96(p)(AX*1), X5; \
+	VPSHUFD         $0x44, X5, X6; \
+	VPSRLVD         q3ksa<>(SB), X6, X6; \
+	VPAND           q3km4<>(SB), X6, X6; \
+	VPSHUFD         $0xaa, X5, X7; \
+	VPSRLVD         q3ksb<>(SB), X7, X7; \
+	VPAND           q3km2<>(SB), X7, X7; \
+	VPSLLD          $4, X7, X7; \
+	VPOR            X7, X6, X6; \
+	VPMOVZXBW       X6, Y4; \
+	VPSUBW          q3k32<>(SB), Y4, Y4; \
+	VBROADCASTI64X4 (p)(AX*1), Z15; \
+	VPXORD          Z6, Z6, Z6; \
+	Q3KCHUNK(p, 32, k2shr0<>, q3krot0<>, Z16, Z23); \
+	Q3KCHUNK(p, 32, k2shr1<>, q3krot1<>, Z17, Z24); \
+	Q3KCHUNK(p, 64, k2shr0<>, q3krot2<>, Z18, Z25); \
+	Q3KCHUNK(p, 64, k2shr1<>, q3krot3<>, Z19, Z26); \
+	VEXTRACTI64X4   $1, Z6, Y7; \
+	VPADDD          Y7, Y6, Y6; \
+	VCVTDQ2PS       Y6, Y6; \
+	VPBROADCASTW    108(p)(AX*1), X12; \
+	VCVTPH2PS       X12, X12; \
+	VMULSS          X21, X12, X12; \
+	VBROADCASTSS    X12, Y12; \
+	VFMADD231PS     Y12, Y6, f
+
+// Q2KROW accumulates into the 8 float32 lanes of f the product of the
+// Q2_K block at offset AX of the row at p with the activations (block
+// sums in Y20): first −dmin·dx·(m·Σx) by pairs of sub-blocks, then
+// d·dx·lane sums, as ggml does.
+#define Q2KROW(p, f) \
+	VMOVDQU         (p)(AX*1), X5; \
+	VPAND           q3km4<>(SB), X5, X6; \
+	VPMOVZXBW       X6, Y4; \
+	VPSRLW          $4, X5, X5; \
+	VPAND           q3km4<>(SB), X5, X5; \
+	VPMOVZXBW       X5, Y5; \
+	VPMADDWD        Y20, Y5, Y5; \
+	VPXOR           Y6, Y6, Y6; \
+	VPSUBD          Y5, Y6, Y5; \
+	VCVTDQ2PS       Y5, Y5; \
+	VPBROADCASTD    80(p)(AX*1), X10; \
+	VCVTPH2PS       X10, X10; \
+	VMULPS          X21, X10, X10; \
+	VMOVSHDUP       X10, X12; \
+	VBROADCASTSS    X12, Y12; \
+	VFMADD231PS     Y12, Y5, f; \
+	VPXORD          Z6, Z6, Z6; \
+	K2CHUNK(p, 16, k2shr0<>, Z16, Z23); \
+	K2CHUNK(p, 16, k2shr1<>, Z17, Z24); \
+	K2CHUNK(p, 48, k2shr0<>, Z18, Z25); \
+	K2CHUNK(p, 48, k2shr1<>, Z19, Z26); \
+	VEXTRACTI64X4   $1, Z6, Y7; \
+	VPADDD          Y7, Y6, Y6; \
+	VCVTDQ2PS       Y6, Y6; \
+	VBROADCASTSS    X10, Y11; \
+	VFMADD231PS     Y11, Y6, f
+
+// func gemv4Q3_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
+// As gemv4Q6_KVNNI for Q3_K weights.
+TEXT ·gemv4Q3_KVNNI(SB), NOSPLIT, $0-56
+	MOVL         $0x03030303, AX
+	VPBROADCASTD AX, Z31
+	MOVL         $0x04040404, AX
+	VPBROADCASTD AX, Z30
+	VMOVDQU64    q6idx3<>(SB), Z26
+	VMOVDQU64    q6idx2<>(SB), Z25
+	VMOVDQU64    q6idx1<>(SB), Z24
+	VMOVDQU64    q6idx0<>(SB), Z23
+	MOVQ         w+0(FP), R8
+	MOVQ         ldw+8(FP), BX
+	MOVQ         x+16(FP), DI
+	MOVQ         nb+24(FP), CX
+	MOVQ         y+32(FP), DX
+	MOVQ         q+40(FP), R14
+	MOVQ         R14, AX
+	IMULQ        BX, AX
+	LEAQ         (R8)(AX*1), R9
+	LEAQ         (R9)(AX*1), R10
+	LEAQ         (R10)(AX*1), R11
+	MOVQ         R14, SI
+	SHLQ         $2, SI
+	TESTQ        R14, R14
+	JZ           q3done
+
+q3row:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	XORQ   AX, AX
+	MOVQ   DI, R12
+	MOVQ   CX, R13
+	TESTQ  R13, R13
+	JZ     q3fin
+
+q3blk:
+	PREFETCHT0 PFD(R8)(AX*1)
+	PREFETCHT0 PFD(R9)(AX*1)
+	PREFETCHT0 PFD(R10)(AX*1)
+	PREFETCHT0 PFD(R11)(AX*1)
+	VMOVDQU64  4(R12), Z16
+	VMOVDQU64  68(R12), Z17
+	VMOVDQU64  132(R12), Z18
+	VMOVDQU64  196(R12), Z19
+	VBROADCASTSS (R12), X21
+	Q3KROW(R8, Y0)
+	Q3KROW(R9, Y1)
+	Q3KROW(R10, Y2)
+	Q3KROW(R11, Y3)
+	ADDQ $110, AX
+	ADDQ $292, R12
+	DECQ R13
+	JNZ  q3blk
+
+q3fin:
+	KSUM8(Y0, X0, X4, X8)
+	KSUM8(Y1, X1, X5, X8)
+	KSUM8(Y2, X2, X6, X8)
+	KSUM8(Y3, X3, X7, X8)
+	KGATHER4(X4, X5, X6, X7, X0)
+	LEAQ      (DX)(SI*2), R13
+	CMPQ      acc+48(FP), $0
+	JEQ       q3store
+	VMOVSS    (DX), X4
+	VINSERTPS $0x10, (DX)(SI*1), X4, X4
+	VINSERTPS $0x20, (R13), X4, X4
+	VINSERTPS $0x30, (R13)(SI*1), X4, X4
+	VADDPS    X4, X0, X0
+
+q3store:
+	VMOVSS     X0, (DX)
+	VEXTRACTPS $1, X0, (DX)(SI*1)
+	VEXTRACTPS $2, X0, (R13)
+	VEXTRACTPS $3, X0, (R13)(SI*1)
+	ADDQ       $4, DX
+	ADDQ       BX, R8
+	ADDQ       BX, R9
+	ADDQ       BX, R10
+	ADDQ       BX, R11
+	DECQ       R14
+	JNZ        q3row
+
+q3done:
+	VZEROUPPER
+	RET
+
+// func gemv4Q2_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
+// As gemv4Q6_KVNNI for Q2_K weights.
+TEXT ·gemv4Q2_KVNNI(SB), NOSPLIT, $0-56
+	MOVL         $0x03030303, AX
+	VPBROADCASTD AX, Z31
+	MOVL         $0x04040404, AX
+	VPBROADCASTD AX, Z30
+	VMOVDQU64    q6idx3<>(SB), Z26
+	VMOVDQU64    q6idx2<>(SB), Z25
+	VMOVDQU64    q6idx1<>(SB), Z24
+	VMOVDQU64    q6idx0<>(SB), Z23
+	MOVQ         w+0(FP), R8
+	MOVQ         ldw+8(FP), BX
+	MOVQ         x+16(FP), DI
+	MOVQ         nb+24(FP), CX
+	MOVQ         y+32(FP), DX
+	MOVQ         q+40(FP), R14
+	MOVQ         R14, AX
+	IMULQ        BX, AX
+	LEAQ         (R8)(AX*1), R9
+	LEAQ         (R9)(AX*1), R10
+	LEAQ         (R10)(AX*1), R11
+	MOVQ         R14, SI
+	SHLQ         $2, SI
+	TESTQ        R14, R14
+	JZ           q2done
+
+q2row:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	XORQ   AX, AX
+	MOVQ   DI, R12
+	MOVQ   CX, R13
+	TESTQ  R13, R13
+	JZ     q2fin
+
+q2blk:
+	PREFETCHT0 PFD(R8)(AX*1)
+	PREFETCHT0 PFD(R9)(AX*1)
+	PREFETCHT0 PFD(R10)(AX*1)
+	PREFETCHT0 PFD(R11)(AX*1)
+	VMOVDQU64  4(R12), Z16
+	VMOVDQU64  68(R12), Z17
+	VMOVDQU64  132(R12), Z18
+	VMOVDQU64  196(R12), Z19
+	VMOVDQU16  260(R12), Y20
+	VBROADCASTSS (R12), X21
+	Q2KROW(R8, Y0)
+	Q2KROW(R9, Y1)
+	Q2KROW(R10, Y2)
+	Q2KROW(R11, Y3)
+	ADDQ $84, AX
+	ADDQ $292, R12
+	DECQ R13
+	JNZ  q2blk
+
+q2fin:
+	KSUM8(Y0, X0, X4, X8)
+	KSUM8(Y1, X1, X5, X8)
+	KSUM8(Y2, X2, X6, X8)
+	KSUM8(Y3, X3, X7, X8)
+	KGATHER4(X4, X5, X6, X7, X0)
+	LEAQ      (DX)(SI*2), R13
+	CMPQ      acc+48(FP), $0
+	JEQ       q2store
+	VMOVSS    (DX), X4
+	VINSERTPS $0x10, (DX)(SI*1), X4, X4
+	VINSERTPS $0x20, (R13), X4, X4
+	VINSERTPS $0x30, (R13)(SI*1), X4, X4
+	VADDPS    X4, X0, X0
+
+q2store:
+	VMOVSS     X0, (DX)
+	VEXTRACTPS $1, X0, (DX)(SI*1)
+	VEXTRACTPS $2, X0, (R13)
+	VEXTRACTPS $3, X0, (R13)(SI*1)
+	ADDQ       $4, DX
+	ADDQ       BX, R8
+	ADDQ       BX, R9
+	ADDQ       BX, R10
+	ADDQ       BX, R11
+	DECQ       R14
+	JNZ        q2row
+
+q2done:
+	VZEROUPPER
+	RET

@@ -63,6 +63,8 @@ const (
 	wkQ6_K               // SIMD Q6_K × Q8_K activations
 	wkQ4_K               // SIMD Q4_K × Q8_K activations
 	wkQ5_K               // SIMD Q5_K × Q8_K activations
+	wkQ3_K               // SIMD Q3_K × Q8_K activations
+	wkQ2_K               // SIMD Q2_K × Q8_K activations
 	wkIfQ4               // SIMD Inferflow Q4_B64T1 × Q8_0 activations
 	wkIfQ3H              // SIMD Inferflow Q3H_B64T1 × Q8_0 activations
 	wkQuant              // kernels/quant dot products, row by row
@@ -130,6 +132,12 @@ func (k Kernels) classify(d tensor.DType) (wkind, floatType, actFormat) {
 	}
 	if d == tensor.Q5_K && k.hasKQuant(wkQ5_K) {
 		return wkQ5_K, 0, afQ8_K
+	}
+	if d == tensor.Q3_K && k.hasKQuant(wkQ3_K) {
+		return wkQ3_K, 0, afQ8_K
+	}
+	if d == tensor.Q2_K && k.hasKQuant(wkQ2_K) {
+		return wkQ2_K, 0, afQ8_K
 	}
 	if d == tensor.Q4_B64T1 && k.hasKQuant(wkIfQ4) {
 		return wkIfQ4, 0, afQ8_0
@@ -460,7 +468,7 @@ func (t *mmTask) runWorker(w, lo, hi int) {
 			t.floatRows(w, j, a, b)
 		case wkQ4_0, wkQ8_0:
 			t.q8Rows(w, j, a, b)
-		case wkQ6_K, wkQ5_K, wkQ4_K, wkIfQ4, wkIfQ3H:
+		case wkQ6_K, wkQ5_K, wkQ4_K, wkQ3_K, wkQ2_K, wkIfQ4, wkIfQ3H:
 			t.kRows(j, a, b)
 		default:
 			t.quantRows(j, a, b)
