@@ -6,12 +6,15 @@
 package convert
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/weftrun/weft/gguf"
 	"github.com/weftrun/weft/graph"
@@ -62,7 +65,9 @@ func TargetType(dt tensor.DType, shape []int) tensor.DType {
 	return dt
 }
 
-// encode stores f32 values as dt.
+// encode stores f32 values as dt. Blocks are independent, so the values
+// are cut into one run of whole blocks per CPU and quantized in parallel;
+// the bytes do not depend on the cut.
 func encode(dt tensor.DType, src []float32) ([]byte, error) {
 	if dt == tensor.F32 {
 		return append([]byte(nil), tensor.F32ToBytes(src)...), nil
@@ -72,10 +77,21 @@ func encode(dt tensor.DType, src []float32) ([]byte, error) {
 		return nil, err
 	}
 	dst := make([]byte, n)
-	if err := quant.Quantize(dt, dst, src); err != nil {
-		return nil, err
+	bs, ts := dt.BlockSize(), dt.TypeSize()
+	blocks := len(src) / bs
+	parts := min(runtime.GOMAXPROCS(0), max(1, blocks/256))
+	errs := make([]error, parts)
+	var wg sync.WaitGroup
+	for p := range parts {
+		b0, b1 := blocks*p/parts, blocks*(p+1)/parts
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[p] = quant.Quantize(dt, dst[b0*ts:b1*ts], src[b0*bs:b1*bs])
+		}()
 	}
-	return dst, nil
+	wg.Wait()
+	return dst, errors.Join(errs...)
 }
 
 // fileType is general.file_type (llama_ftype) for a model of type dt, 0
