@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -87,6 +88,31 @@ func TestInferflowGemv(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// BenchmarkKQuantMatVec measures one-token products with a 5632×2048
+// matrix of each K-quant and Inferflow type that has a SIMD kernel here,
+// on one thread at the machine's level and at Generic (the Go reference),
+// reporting weight bytes read per second.
+func BenchmarkKQuantMatVec(b *testing.B) {
+	const rows, cols = 5632, 2048
+	for _, dt := range []tensor.DType{tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.Q4_B64T1, tensor.Q3H_B64T1} {
+		w := benchMatrix(b, dt, rows, cols)
+		x := randRow(rand.New(rand.NewPCG(1, 2)), cols, 1)
+		dst := make([]float32, rows)
+		for _, l := range []Level{Generic, Detect().Level()} {
+			b.Run(fmt.Sprintf("%s/%s", dt, l), func(b *testing.B) {
+				p := NewPoolKernels(1, Detect().Limit(l))
+				defer p.Close()
+				b.SetBytes(int64(len(w.Data)))
+				for b.Loop() {
+					if err := MatMul(p, dst, w, x, 1); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
 		}
 	}
 }
