@@ -6,12 +6,15 @@
 package convert
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/weftrun/weft/gguf"
 	"github.com/weftrun/weft/graph"
@@ -62,7 +65,9 @@ func TargetType(dt tensor.DType, shape []int) tensor.DType {
 	return dt
 }
 
-// encode stores f32 values as dt.
+// encode stores f32 values as dt. Blocks are independent, so the values
+// are cut into one run of whole blocks per CPU and quantized in parallel;
+// the bytes do not depend on the cut.
 func encode(dt tensor.DType, src []float32) ([]byte, error) {
 	if dt == tensor.F32 {
 		return append([]byte(nil), tensor.F32ToBytes(src)...), nil
@@ -72,43 +77,28 @@ func encode(dt tensor.DType, src []float32) ([]byte, error) {
 		return nil, err
 	}
 	dst := make([]byte, n)
-	if err := quant.Quantize(dt, dst, src); err != nil {
-		return nil, err
+	bs, ts := dt.BlockSize(), dt.TypeSize()
+	blocks := len(src) / bs
+	parts := min(runtime.GOMAXPROCS(0), max(1, blocks/256))
+	errs := make([]error, parts)
+	var wg sync.WaitGroup
+	for p := range parts {
+		b0, b1 := blocks*p/parts, blocks*(p+1)/parts
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[p] = quant.Quantize(dt, dst[b0*ts:b1*ts], src[b0*bs:b1*bs])
+		}()
 	}
-	return dst, nil
+	wg.Wait()
+	return dst, errors.Join(errs...)
 }
 
-// fileType maps a model type to ggml's general.file_type (llama_ftype).
+// fileType is general.file_type (llama_ftype) for a model of type dt, 0
+// (all F32) for a type llama.cpp has no number for.
 func fileType(dt tensor.DType) uint32 {
-	switch dt {
-	case tensor.F32:
-		return 0
-	case tensor.F16:
-		return 1
-	case tensor.Q4_0:
-		return 2
-	case tensor.Q4_1:
-		return 3
-	case tensor.Q8_0:
-		return 7
-	case tensor.Q5_0:
-		return 8
-	case tensor.Q5_1:
-		return 9
-	case tensor.Q2_K:
-		return 10
-	case tensor.Q3_K:
-		return 12 // Q3_K_M
-	case tensor.Q4_K:
-		return 15 // Q4_K_M
-	case tensor.Q5_K:
-		return 17 // Q5_K_M
-	case tensor.Q6_K:
-		return 18
-	case tensor.BF16:
-		return 32
-	}
-	return 0
+	ft, _ := dt.FileType()
+	return ft
 }
 
 func write(out io.Writer, meta []kv, tensors []outTensor, newProg ProgressFunc) error {
@@ -345,24 +335,66 @@ func SyntheticVocab(n int) gguf.Metadata {
 }
 
 // Quantize re-encodes a GGUF's 2-D weights as dt; 1-D tensors become f32.
-// Metadata is copied, with general.file_type updated.
+// Metadata is copied, with general.file_type updated. Every 2-D weight
+// takes dt (see TargetType); QuantizePreset applies llama.cpp's mixes.
 func Quantize(out io.Writer, in *gguf.File, dt tensor.DType, prog ProgressFunc) error {
+	typeOf := func(ti gguf.TensorInfo) (tensor.DType, error) { return TargetType(dt, ti.Shape), nil }
+	return quantize(out, in, fileType(dt), dt.Quantized(), typeOf, prog)
+}
+
+// QuantizePreset re-encodes a GGUF as llama.cpp's llama-quantize does for
+// preset p without an importance matrix: the same tensor types, the same
+// bytes, the same metadata and tensor order, so the file is byte-identical
+// to llama-quantize's. With pure, every quantizable tensor takes p.Base
+// (llama-quantize --pure). Tensors that are not weights of two or more
+// dimensions, and norms, keep their type.
+func QuantizePreset(out io.Writer, in *gguf.File, p Preset, pure bool, prog ProgressFunc) error {
+	st := newMixState(in)
+	typeOf := func(ti gguf.TensorInfo) (tensor.DType, error) {
+		if !quantizable(ti.Name, ti.Shape) {
+			return ti.DType, nil
+		}
+		if pure || !p.Base.Quantized() {
+			return fallbackType(p.Base, ti.Shape[len(ti.Shape)-1]), nil
+		}
+		return p.tensorType(st, ti.Name, ti.Shape)
+	}
+	return quantize(out, in, p.FileType, true, typeOf, prog)
+}
+
+// quantize copies in's metadata (general.quantization_version and
+// general.file_type last, in that order, as llama-quantize writes them)
+// and its tensors in llama.cpp's order, each re-encoded as typeOf says
+// (copied as is when its type does not change).
+func quantize(out io.Writer, in *gguf.File, ftype uint32, quantVersion bool, typeOf func(gguf.TensorInfo) (tensor.DType, error), prog ProgressFunc) error {
 	var meta []kv
 	for _, k := range in.Keys {
 		switch k {
-		case "general.file_type", "general.quantization_version", "general.alignment":
+		case "general.file_type", "general.quantization_version", "split.no", "split.count", "split.tensors.count":
 			continue
 		}
 		meta = append(meta, kv{k, in.Meta[k]})
 	}
-	meta = append(meta, kv{"general.file_type", fileType(dt)})
-	if dt.Quantized() {
+	if quantVersion {
 		meta = append(meta, kv{"general.quantization_version", uint32(2)})
 	}
+	meta = append(meta, kv{"general.file_type", ftype})
+	infos := slices.Clone(in.Tensors)
+	slices.SortStableFunc(infos, func(a, b gguf.TensorInfo) int {
+		switch {
+		case llamaLess(a.Name, b.Name):
+			return -1
+		case llamaLess(b.Name, a.Name):
+			return 1
+		}
+		return 0
+	})
 	var tensors []outTensor
-	for _, ti := range in.Tensors {
-		ti := ti
-		target := TargetType(dt, ti.Shape)
+	for _, ti := range infos {
+		target, err := typeOf(ti)
+		if err != nil {
+			return fmt.Errorf("%s: %w", in.Path, err)
+		}
 		ot := outTensor{name: ti.Name, dtype: target, shape: ti.Shape}
 		if target == ti.DType {
 			ot.raw = func() ([]byte, error) {

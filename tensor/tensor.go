@@ -55,44 +55,50 @@ const (
 	Q2_B32T1  DType = 4103
 )
 
+// typeInfo is a type's layout. It is the part of a type's traits that
+// sits below every other package; kernels/quant's traits table adds the
+// quantizer, dequantizer, dot product and activation type.
 type typeInfo struct {
 	name      string
 	blockSize int // elements per block
 	typeSize  int // bytes per block
+	// fileType is general.file_type (llama.cpp's llama_ftype) for a model
+	// whose weights are mostly of this type, or -1 for none.
+	fileType int32
 }
 
 var typeTable = map[DType]typeInfo{
-	F32:  {"f32", 1, 4},
-	F16:  {"f16", 1, 2},
-	BF16: {"bf16", 1, 2},
-	F64:  {"f64", 1, 8},
-	I8:   {"i8", 1, 1},
-	I16:  {"i16", 1, 2},
-	I32:  {"i32", 1, 4},
-	I64:  {"i64", 1, 8},
-	Q4_0: {"q4_0", 32, 18},
-	Q4_1: {"q4_1", 32, 20},
-	Q5_0: {"q5_0", 32, 22},
-	Q5_1: {"q5_1", 32, 24},
-	Q8_0: {"q8_0", 32, 34},
-	Q8_1: {"q8_1", 32, 36},
-	Q2_K: {"q2_k", 256, 84},
-	Q3_K: {"q3_k", 256, 110},
-	Q4_K: {"q4_k", 256, 144},
-	Q5_K: {"q5_k", 256, 176},
-	Q6_K: {"q6_k", 256, 210},
-	Q8_K: {"q8_k", 256, 292},
+	F32:  {"f32", 1, 4, 0},
+	F16:  {"f16", 1, 2, 1},
+	BF16: {"bf16", 1, 2, 32},
+	F64:  {"f64", 1, 8, -1},
+	I8:   {"i8", 1, 1, -1},
+	I16:  {"i16", 1, 2, -1},
+	I32:  {"i32", 1, 4, -1},
+	I64:  {"i64", 1, 8, -1},
+	Q4_0: {"q4_0", 32, 18, 2},
+	Q4_1: {"q4_1", 32, 20, 3},
+	Q5_0: {"q5_0", 32, 22, 8},
+	Q5_1: {"q5_1", 32, 24, 9},
+	Q8_0: {"q8_0", 32, 34, 7},
+	Q8_1: {"q8_1", 32, 36, -1},
+	Q2_K: {"q2_k", 256, 84, 10},
+	Q3_K: {"q3_k", 256, 110, 12},
+	Q4_K: {"q4_k", 256, 144, 15},
+	Q5_K: {"q5_k", 256, 176, 17},
+	Q6_K: {"q6_k", 256, 210, 18},
+	Q8_K: {"q8_k", 256, 292, -1},
 
-	IQ4_NL: {"iq4_nl", 32, 18},
+	IQ4_NL: {"iq4_nl", 32, 18, 25},
 
-	Q8_B32T2:  {"q8_b32t2", 32, 34},
-	Q6_B64T1:  {"q6_b64t1", 64, 52},
-	Q5_B64T1:  {"q5_b64t1", 64, 44},
-	Q4_B32T1:  {"q4_b32t1", 32, 20},
-	Q4_B64T1:  {"q4_b64t1", 64, 36},
-	Q3H_B64T1: {"q3h_b64t1", 64, 32},
-	Q3_B32T1:  {"q3_b32t1", 32, 16},
-	Q2_B32T1:  {"q2_b32t1", 32, 12},
+	Q8_B32T2:  {"q8_b32t2", 32, 34, -1},
+	Q6_B64T1:  {"q6_b64t1", 64, 52, -1},
+	Q5_B64T1:  {"q5_b64t1", 64, 44, -1},
+	Q4_B32T1:  {"q4_b32t1", 32, 20, -1},
+	Q4_B64T1:  {"q4_b64t1", 64, 36, -1},
+	Q3H_B64T1: {"q3h_b64t1", 64, 32, -1},
+	Q3_B32T1:  {"q3_b32t1", 32, 16, -1},
+	Q2_B32T1:  {"q2_b32t1", 32, 12, -1},
 }
 
 // Known reports whether d is a type weft knows the layout of.
@@ -111,6 +117,18 @@ func (d DType) BlockSize() int { return typeTable[d].blockSize }
 
 // TypeSize is the number of bytes in one block.
 func (d DType) TypeSize() int { return typeTable[d].typeSize }
+
+// FileType returns general.file_type (llama.cpp's llama_ftype) for a model
+// whose weights are mostly of type d: for the K-quants the _M mix (Q4_K:
+// 15, Q4_K_M). It reports false for a type llama.cpp has no such number
+// for (Q8_K, the integer types, Inferflow's formats).
+func (d DType) FileType() (uint32, bool) {
+	t, ok := typeTable[d]
+	if !ok || t.fileType < 0 {
+		return 0, false
+	}
+	return uint32(t.fileType), true
+}
 
 // Quantized reports whether d is a block-quantized type.
 func (d DType) Quantized() bool { return typeTable[d].blockSize > 1 }

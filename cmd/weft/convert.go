@@ -132,27 +132,37 @@ func cmdSynth(args []string, stdout, stderr io.Writer) error {
 	})
 }
 
-// quantTypes are the types weft quantize writes, in the order its help
-// lists them.
+// quantTypes are the types weft quantize writes besides llama.cpp's
+// presets, every 2-D weight as that type, in the order its help lists
+// them.
 var quantTypes = []tensor.DType{
-	tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0, tensor.Q5_1, tensor.Q5_0, tensor.Q4_1, tensor.Q4_0,
-	tensor.Q6_K, tensor.Q5_K, tensor.Q4_K, tensor.Q3_K, tensor.Q2_K, tensor.IQ4_NL,
 	tensor.Q8_B32T2, tensor.Q6_B64T1, tensor.Q5_B64T1, tensor.Q4_B32T1, tensor.Q4_B64T1, tensor.Q3H_B64T1, tensor.Q3_B32T1, tensor.Q2_B32T1,
+}
+
+// bitsPerWeight is a type's size in bits per value.
+func bitsPerWeight(dt tensor.DType) float64 {
+	return float64(8*dt.TypeSize()) / float64(dt.BlockSize())
 }
 
 func cmdQuantize(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("quantize", stderr)
 	requant := fs.Bool("allow-requantize", false, "allow an input whose weights are already quantized (quality suffers)")
+	pure := fs.Bool("pure", false, "a llama.cpp preset without its per-tensor rules: every 2-D weight takes the preset's base type")
 	fs.Usage = func() {
 		w := fs.Output()
-		fmt.Fprintln(w, "usage: weft quantize [--allow-requantize] IN.gguf OUT.gguf TYPE")
-		fmt.Fprintln(w, "\nTYPE (names as llama.cpp writes them, any case), bits per weight:")
-		for _, dt := range quantTypes {
+		fmt.Fprintln(w, "usage: weft quantize [--allow-requantize] [--pure] IN.gguf OUT.gguf TYPE")
+		fmt.Fprintln(w, "\nTYPE: llama.cpp's presets (any case; the same tensor types and bytes as llama-quantize),")
+		fmt.Fprintln(w, "bits per weight of the base type:")
+		for _, p := range convert.Presets() {
 			note := ""
-			if dt >= tensor.Q8_B32T2 {
-				note = "  Inferflow's format; llama.cpp cannot read the file"
+			if p.Alias != "" {
+				note = "  alias for " + p.Alias
 			}
-			fmt.Fprintf(w, "  %-10s %6.3f%s\n", strings.ToUpper(dt.String()), float64(8*dt.TypeSize())/float64(dt.BlockSize()), note)
+			fmt.Fprintf(w, "  %-10s %6.3f  %s%s\n", p.Name, bitsPerWeight(p.Base), strings.ToUpper(p.Base.String()), note)
+		}
+		fmt.Fprintln(w, "\nor Inferflow's formats, every 2-D weight as that type (llama.cpp cannot read the file):")
+		for _, dt := range quantTypes {
+			fmt.Fprintf(w, "  %-10s %6.3f\n", strings.ToUpper(dt.String()), bitsPerWeight(dt))
 		}
 		fmt.Fprintln(w)
 		fs.PrintDefaults()
@@ -162,12 +172,16 @@ func cmdQuantize(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if len(pos) != 3 {
-		return fmt.Errorf("%w: weft quantize [--allow-requantize] IN.gguf OUT.gguf TYPE (weft quantize --help lists the types)", errUsage)
+		return fmt.Errorf("%w: weft quantize [--allow-requantize] [--pure] IN.gguf OUT.gguf TYPE (weft quantize --help lists the types)", errUsage)
 	}
 	in, outPath, typ := pos[0], pos[1], pos[2]
-	dt, err := tensor.ParseDType(typ)
-	if err != nil || !slices.Contains(quantTypes, dt) {
-		return fmt.Errorf("%w: %q is not a type weft quantize writes (weft quantize --help lists them)", errUsage, typ)
+	preset, isPreset := convert.LookupPreset(typ)
+	var dt tensor.DType
+	if !isPreset {
+		dt, err = tensor.ParseDType(typ)
+		if err != nil || !slices.Contains(quantTypes, dt) {
+			return fmt.Errorf("%w: %q is not a type weft quantize writes (weft quantize --help lists them)", errUsage, typ)
+		}
 	}
 	if a, err := os.Stat(in); err == nil {
 		if b, err := os.Stat(outPath); err == nil && os.SameFile(a, b) {
@@ -188,7 +202,12 @@ func cmdQuantize(args []string, stdout, stderr io.Writer) error {
 	}
 	prog, done := progressTo(stderr, "quantize "+filepath.Base(outPath))
 	defer done()
-	return createAtomic(outPath, func(w io.Writer) error { return convert.Quantize(w, f, dt, prog) })
+	return createAtomic(outPath, func(w io.Writer) error {
+		if isPreset {
+			return convert.QuantizePreset(w, f, preset, *pure, prog)
+		}
+		return convert.Quantize(w, f, dt, prog)
+	})
 }
 
 func cmdConvert(args []string, stdout, stderr io.Writer) error {

@@ -134,7 +134,7 @@ func TestErrors(t *testing.T) {
 		{"layer counts", []string{"graph", "-m", gg, "--devices", "cpu:0=4;cpu:1=4"}, 1, []string{"--devices", "add up to 8", "5 layers"}},
 		{"quantize over its input", []string{"quantize", copyOf(t, gg), "SAME", "q4_0"}, 2, []string{"does not overwrite its input"}},
 		{"re-quantize", []string{"quantize", filepath.Join(shared, "models", "mini-llama", "mini-llama-Q4_0.gguf"), filepath.Join(dir, "r.gguf"), "q8_0"}, 2, []string{"already q6_k", "--allow-requantize"}},
-		{"unknown quant type", []string{"quantize", gg, filepath.Join(dir, "x.gguf"), "Q4_K_M"}, 2, []string{`"Q4_K_M" is not a type`}},
+		{"unknown quant type", []string{"quantize", gg, filepath.Join(dir, "x.gguf"), "Q4_K_X"}, 2, []string{`"Q4_K_X" is not a type`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for i, a := range tc.args {

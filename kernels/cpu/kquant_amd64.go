@@ -14,23 +14,49 @@ import (
 func gemv4Q6_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
 
 //go:noescape
+func gemv4Q3_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
+
+//go:noescape
+func gemv4Q2_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
+
+//go:noescape
+func gemv4Q5_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
+
+//go:noescape
 func gemv4Q4_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
 
-// hasKQuant reports SIMD kernels for K-quant weights of kind.
+// hasKQuant reports SIMD kernels for K-quant (or Inferflow Q4_B64T1 and
+// Q3H_B64T1) weights of kind.
 func (k Kernels) hasKQuant(kind wkind) bool {
-	return (kind == wkQ6_K || kind == wkQ4_K) && k.level >= AVX512VNNI
+	switch kind {
+	case wkQ6_K, wkQ5_K, wkQ4_K, wkQ3_K, wkQ2_K, wkIfQ4, wkIfQ3H:
+		return k.level >= AVX512VNNI
+	}
+	return false
 }
 
 // kGemv computes dst[r] (+)= w_r·a for len(dst) rows of nb K-quant blocks,
-// ldw bytes apart; a is a row of Q8_K blocks.
+// ldw bytes apart; a is a row of Q8_K blocks (for Inferflow's kinds, of
+// Q8_0 blocks: see ifGemv).
 func (k Kernels) kGemv(kind wkind, w []byte, ldw int, a []byte, nb int, dst []float32, acc bool) {
+	if kind == wkIfQ4 || kind == wkIfQ3H {
+		k.ifGemv(kind, w, ldw, a, nb, dst, acc)
+		return
+	}
 	rows := len(dst)
 	if rows == 0 {
 		return
 	}
-	bb := 210
-	if kind == wkQ4_K {
-		bb = 144
+	bb, gemv, dot := 210, gemv4Q6_KVNNI, quant.DotQ6_KQ8_K
+	switch kind {
+	case wkQ5_K:
+		bb, gemv, dot = 176, gemv4Q5_KVNNI, quant.DotQ5_KQ8_K
+	case wkQ4_K:
+		bb, gemv, dot = 144, gemv4Q4_KVNNI, quant.DotQ4_KQ8_K
+	case wkQ3_K:
+		bb, gemv, dot = 110, gemv4Q3_KVNNI, quant.DotQ3_KQ8_K
+	case wkQ2_K:
+		bb, gemv, dot = 84, gemv4Q2_KVNNI, quant.DotQ2_KQ8_K
 	}
 	_ = w[(rows-1)*ldw+nb*bb-1]
 	_ = a[nb*292-1]
@@ -40,17 +66,9 @@ func (k Kernels) kGemv(kind wkind, w []byte, ldw int, a []byte, nb int, dst []fl
 		if acc {
 			ac = 1
 		}
-		if kind == wkQ4_K {
-			gemv4Q4_KVNNI(unsafe.Pointer(&w[0]), uintptr(ldw), unsafe.Pointer(&a[0]), nb, &dst[0], q, ac)
-		} else {
-			gemv4Q6_KVNNI(unsafe.Pointer(&w[0]), uintptr(ldw), unsafe.Pointer(&a[0]), nb, &dst[0], q, ac)
-		}
+		gemv(unsafe.Pointer(&w[0]), uintptr(ldw), unsafe.Pointer(&a[0]), nb, &dst[0], q, ac)
 	}
 	for r := 4 * q; r < rows; r++ {
-		if kind == wkQ4_K {
-			put(dst, r, quant.DotQ4_KQ8_K(w[r*ldw:], a, nb*256), acc)
-		} else {
-			put(dst, r, quant.DotQ6_KQ8_K(w[r*ldw:], a, nb*256), acc)
-		}
+		put(dst, r, dot(w[r*ldw:], a, nb*256), acc)
 	}
 }

@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -10,10 +11,11 @@ import (
 )
 
 // TestKQuantGemv checks the SIMD K-quant matrix-vector kernels row by row
-// against kernels/quant, including the rows left over by the 4 streams.
+// against kernels/quant, including the rows left over by the 4 streams:
+// both sum in ggml's x86 order, so they agree to the last bit.
 func TestKQuantGemv(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
-	for _, dt := range []tensor.DType{tensor.Q6_K, tensor.Q4_K} {
+	for _, dt := range []tensor.DType{tensor.Q6_K, tensor.Q5_K, tensor.Q4_K, tensor.Q3_K, tensor.Q2_K} {
 		kind, _, _ := Detect().classify(dt)
 		if !Detect().hasKQuant(kind) {
 			t.Skipf("no SIMD kernel for %s on this machine/build", dt)
@@ -28,15 +30,89 @@ func TestKQuantGemv(t *testing.T) {
 				Detect().kGemv(kind, w.Data, w.RowBytes(), act, sh.cols/256, dst, acc)
 				check(t)
 				for i := range dst {
-					want := float64(quant.Dot(dt, w.Row(i), act, sh.cols))
+					want := quant.Dot(dt, w.Row(i), act, sh.cols)
 					if acc {
 						want += 0.5
 					}
-					if math.Abs(float64(dst[i])-want) > 1e-4*math.Abs(want)+1e-3 {
+					if math.Float32bits(dst[i]) != math.Float32bits(want) {
 						t.Fatalf("%s %dx%d acc=%v: row %d = %v, want %v", dt, sh.rows, sh.cols, acc, i, dst[i], want)
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestInferflowGemv checks the SIMD Q4_B64T1 and Q3H_B64T1 matrix-vector
+// kernels row by row against kernels/quant's dot products, to the last
+// bit, including the rows left over by the 4 streams; one matrix holds
+// every Q3H code (0..127, 121..127 included, which the quantizer never
+// writes) and extreme activations.
+func TestInferflowGemv(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	for _, dt := range []tensor.DType{tensor.Q4_B64T1, tensor.Q3H_B64T1} {
+		kind, _, _ := Detect().classify(dt)
+		if !Detect().hasKQuant(kind) {
+			t.Skipf("no SIMD kernel for %s on this machine/build", dt)
+		}
+		for _, sh := range []struct{ rows, cols int }{{1, 64}, {4, 64}, {7, 512}, {13, 2048}, {9, 4352}, {8, 5632}} {
+			w := randomMatrix(t, r, dt, sh.rows, sh.cols)
+			if sh.rows == 8 {
+				// Random bytes after each header: every code, every nibble.
+				bb := dt.TypeSize()
+				for i := 0; i < len(w.Data); i += bb {
+					for j := 4; j < bb; j++ {
+						w.Data[i+j] = byte(r.Uint32())
+					}
+				}
+			}
+			x := randRow(r, sh.cols, 1)
+			if sh.rows == 8 {
+				for i := range x {
+					x[i] = float32(r.IntN(3)-1) * 1e4 // blocks at ±127
+				}
+			}
+			act := make([]byte, sh.cols/32*34)
+			quant.QuantizeActivationQ8_0(act, x)
+			for _, acc := range []bool{false, true} {
+				dst, check := guarded(sh.rows, 0.5)
+				Detect().kGemv(kind, w.Data, w.RowBytes(), act, sh.cols/64, dst, acc)
+				check(t)
+				for i := range dst {
+					want := quant.Dot(dt, w.Row(i), act, sh.cols)
+					if acc {
+						want += 0.5
+					}
+					if math.Float32bits(dst[i]) != math.Float32bits(want) {
+						t.Fatalf("%s %dx%d acc=%v: row %d = %v, want %v", dt, sh.rows, sh.cols, acc, i, dst[i], want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkKQuantMatVec measures one-token products with a 5632×2048
+// matrix of each K-quant and Inferflow type that has a SIMD kernel here,
+// on one thread at the machine's level and at Generic (the Go reference),
+// reporting weight bytes read per second.
+func BenchmarkKQuantMatVec(b *testing.B) {
+	const rows, cols = 5632, 2048
+	for _, dt := range []tensor.DType{tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.Q4_B64T1, tensor.Q3H_B64T1} {
+		w := benchMatrix(b, dt, rows, cols)
+		x := randRow(rand.New(rand.NewPCG(1, 2)), cols, 1)
+		dst := make([]float32, rows)
+		for _, l := range []Level{Generic, Detect().Level()} {
+			b.Run(fmt.Sprintf("%s/%s", dt, l), func(b *testing.B) {
+				p := NewPoolKernels(1, Detect().Limit(l))
+				defer p.Close()
+				b.SetBytes(int64(len(w.Data)))
+				for b.Loop() {
+					if err := MatMul(p, dst, w, x, 1); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
 		}
 	}
 }

@@ -62,6 +62,11 @@ const (
 	wkQ8_0               // SIMD Q8_0 × activations in layout B, P (or C)
 	wkQ6_K               // SIMD Q6_K × Q8_K activations
 	wkQ4_K               // SIMD Q4_K × Q8_K activations
+	wkQ5_K               // SIMD Q5_K × Q8_K activations
+	wkQ3_K               // SIMD Q3_K × Q8_K activations
+	wkQ2_K               // SIMD Q2_K × Q8_K activations
+	wkIfQ4               // SIMD Inferflow Q4_B64T1 × Q8_0 activations
+	wkIfQ3H              // SIMD Inferflow Q3H_B64T1 × Q8_0 activations
 	wkQuant              // kernels/quant dot products, row by row
 )
 
@@ -124,6 +129,21 @@ func (k Kernels) classify(d tensor.DType) (wkind, floatType, actFormat) {
 	}
 	if d == tensor.Q4_K && k.hasKQuant(wkQ4_K) {
 		return wkQ4_K, 0, afQ8_K
+	}
+	if d == tensor.Q5_K && k.hasKQuant(wkQ5_K) {
+		return wkQ5_K, 0, afQ8_K
+	}
+	if d == tensor.Q3_K && k.hasKQuant(wkQ3_K) {
+		return wkQ3_K, 0, afQ8_K
+	}
+	if d == tensor.Q2_K && k.hasKQuant(wkQ2_K) {
+		return wkQ2_K, 0, afQ8_K
+	}
+	if d == tensor.Q4_B64T1 && k.hasKQuant(wkIfQ4) {
+		return wkIfQ4, 0, afQ8_0
+	}
+	if d == tensor.Q3H_B64T1 && k.hasKQuant(wkIfQ3H) {
+		return wkIfQ3H, 0, afQ8_0
 	}
 	if quant.ActivationType(d) == tensor.Q8_K {
 		return wkQuant, 0, afQ8_K
@@ -454,7 +474,7 @@ func (t *mmTask) runWorker(w, lo, hi int) {
 			t.floatRows(w, j, a, b)
 		case wkQ4_0, wkQ8_0:
 			t.q8Rows(w, j, a, b)
-		case wkQ6_K, wkQ4_K:
+		case wkQ6_K, wkQ5_K, wkQ4_K, wkQ3_K, wkQ2_K, wkIfQ4, wkIfQ3H:
 			t.kRows(j, a, b)
 		default:
 			t.quantRows(j, a, b)
@@ -582,7 +602,7 @@ func (t *mmTask) floatRowsTiles(w int, j *mmJob, r0, r1 int) {
 // cache.
 func (t *mmTask) kRows(j *mmJob, r0, r1 int) {
 	n, ldd, rb := t.n, j.w.Rows, j.rb
-	nb := j.w.Cols / 256
+	nb := j.w.Cols / j.w.DType.BlockSize()
 	step := r1 - r0
 	if n > 1 {
 		step = quantRows

@@ -7,11 +7,12 @@
 // and the quant packing, including the 6-bit packed scales of the K-quants,
 // is ggml's. Quantizers follow ggml's reference quantizers
 // (quantize_row_*_ref), so a weight quantized here is the weight llama.cpp's
-// quantize tool writes without an importance matrix. Dequantizers and dot
-// products follow the arithmetic order of ggml's generic (non-SIMD) CPU
-// code, and agree with it bit for bit where the C compiler does not fuse
-// multiply-adds; ggml's SIMD kernels sum in other orders and differ in the
-// last bits.
+// quantize tool writes without an importance matrix. Dequantizers follow
+// the arithmetic order of ggml's generic (non-SIMD) code, which llama.cpp
+// builds without fused multiply-adds. Dot products follow ggml's x86 CPU
+// kernels: Q4_0 and Q8_0 as one fused chain over blocks, the K-quants in
+// the eight float lanes of ggml's AVX2 kernels (see kdot.go), so that a
+// matmul's output is llama.cpp's bit for bit.
 //
 // Dot products multiply a weight row by an activation row quantized to
 // ActivationType(w): Q8_K rows by QuantizeRowQ8_K, Q8_0 rows by

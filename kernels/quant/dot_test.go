@@ -203,13 +203,13 @@ func TestNoAllocations(t *testing.T) {
 	for i := range x {
 		x[i] = float32(i%17) - 8
 	}
-	for dt, f := range formats {
+	for dt, f := range traits {
 		b := encode(t, dt, x)
 		y := make([]float32, n)
-		if a := testing.AllocsPerRun(5, func() { f.quantize(b, x) }); a != 0 {
+		if a := testing.AllocsPerRun(5, func() { f.Quantize(b, x) }); a != 0 {
 			t.Errorf("quantize %s: %v allocations", dt, a)
 		}
-		if a := testing.AllocsPerRun(5, func() { f.dequantize(y, b) }); a != 0 {
+		if a := testing.AllocsPerRun(5, func() { f.Dequantize(y, b) }); a != 0 {
 			t.Errorf("dequantize %s: %v allocations", dt, a)
 		}
 		if dot, ok := DotFor(dt); ok {

@@ -8,40 +8,62 @@ import (
 	"github.com/weftrun/weft/tensor"
 )
 
-type rowFuncs struct {
-	quantize   func(dst []byte, src []float32)
-	dequantize func(dst []float32, src []byte)
+// Traits are what weft knows of an element type beyond its layout (the
+// name, block size, type size and GGUF file type in tensor's table): its
+// reference quantizer and dequantizer, the type activations take before a
+// dot product with a weight row of this type, and that dot product. A new
+// type is its layout in tensor, one entry here, and its kernels.
+type Traits struct {
+	DType tensor.DType
+	// Quantize encodes whole blocks of src into dst; Dequantize decodes
+	// len(dst) values. Neither checks lengths (see Quantize, Dequantize).
+	Quantize   func(dst []byte, src []float32)
+	Dequantize func(dst []float32, src []byte)
+	// Activation is the type an activation row is encoded as for Dot
+	// (F32 for float weights and for types without a dot product).
+	Activation tensor.DType
+	// Dot multiplies n values of a weight row by an activation row of
+	// type Activation; nil when the type has none (Q8_1, Q8_K: activation
+	// types only).
+	Dot DotFunc
 }
 
-// formats lists the types Quantize and Dequantize handle.
-var formats = map[tensor.DType]rowFuncs{
-	tensor.F32:  {quantizeF32, dequantizeF32},
-	tensor.F16:  {F32ToF16, F16ToF32},
-	tensor.BF16: {F32ToBF16, BF16ToF32},
-	tensor.Q4_0: {QuantizeRowQ4_0, DequantizeRowQ4_0},
-	tensor.Q4_1: {QuantizeRowQ4_1, DequantizeRowQ4_1},
-	tensor.Q5_0: {QuantizeRowQ5_0, DequantizeRowQ5_0},
-	tensor.Q5_1: {QuantizeRowQ5_1, DequantizeRowQ5_1},
-	tensor.Q8_0: {QuantizeRowQ8_0, DequantizeRowQ8_0},
-	tensor.Q8_1: {QuantizeRowQ8_1, DequantizeRowQ8_1},
-	tensor.Q8_K: {QuantizeRowQ8_K, DequantizeRowQ8_K},
-	tensor.Q2_K: {QuantizeRowQ2_K, DequantizeRowQ2_K},
-	tensor.Q3_K: {QuantizeRowQ3_K, DequantizeRowQ3_K},
-	tensor.Q4_K: {QuantizeRowQ4_K, DequantizeRowQ4_K},
-	tensor.Q5_K: {QuantizeRowQ5_K, DequantizeRowQ5_K},
-	tensor.Q6_K: {QuantizeRowQ6_K, DequantizeRowQ6_K},
+// traits is the table of every type Quantize and Dequantize handle.
+// Unlike ggml, which pairs Q4_1 and Q5_1 weights with Q8_1 activations,
+// every 32-element format here pairs with Q8_0 (see the package comment);
+// Inferflow's formats pair with Q8_0 too (Inferflow's integer path).
+var traits = map[tensor.DType]Traits{
+	tensor.F32:  {tensor.F32, quantizeF32, dequantizeF32, tensor.F32, DotF32},
+	tensor.F16:  {tensor.F16, F32ToF16, F16ToF32, tensor.F32, DotF16F32},
+	tensor.BF16: {tensor.BF16, F32ToBF16, BF16ToF32, tensor.F32, DotBF16F32},
+	tensor.Q4_0: {tensor.Q4_0, QuantizeRowQ4_0, DequantizeRowQ4_0, tensor.Q8_0, DotQ4_0Q8_0},
+	tensor.Q4_1: {tensor.Q4_1, QuantizeRowQ4_1, DequantizeRowQ4_1, tensor.Q8_0, DotQ4_1Q8_0},
+	tensor.Q5_0: {tensor.Q5_0, QuantizeRowQ5_0, DequantizeRowQ5_0, tensor.Q8_0, DotQ5_0Q8_0},
+	tensor.Q5_1: {tensor.Q5_1, QuantizeRowQ5_1, DequantizeRowQ5_1, tensor.Q8_0, DotQ5_1Q8_0},
+	tensor.Q8_0: {tensor.Q8_0, QuantizeRowQ8_0, DequantizeRowQ8_0, tensor.Q8_0, DotQ8_0Q8_0},
+	tensor.Q8_1: {tensor.Q8_1, QuantizeRowQ8_1, DequantizeRowQ8_1, tensor.F32, nil},
+	tensor.Q8_K: {tensor.Q8_K, QuantizeRowQ8_K, DequantizeRowQ8_K, tensor.F32, nil},
+	tensor.Q2_K: {tensor.Q2_K, QuantizeRowQ2_K, DequantizeRowQ2_K, tensor.Q8_K, DotQ2_KQ8_K},
+	tensor.Q3_K: {tensor.Q3_K, QuantizeRowQ3_K, DequantizeRowQ3_K, tensor.Q8_K, DotQ3_KQ8_K},
+	tensor.Q4_K: {tensor.Q4_K, QuantizeRowQ4_K, DequantizeRowQ4_K, tensor.Q8_K, DotQ4_KQ8_K},
+	tensor.Q5_K: {tensor.Q5_K, QuantizeRowQ5_K, DequantizeRowQ5_K, tensor.Q8_K, DotQ5_KQ8_K},
+	tensor.Q6_K: {tensor.Q6_K, QuantizeRowQ6_K, DequantizeRowQ6_K, tensor.Q8_K, DotQ6_KQ8_K},
 
-	tensor.IQ4_NL: {QuantizeRowIQ4_NL, DequantizeRowIQ4_NL},
+	tensor.IQ4_NL: {tensor.IQ4_NL, QuantizeRowIQ4_NL, DequantizeRowIQ4_NL, tensor.Q8_0, DotIQ4_NLQ8_0},
 
-	tensor.Q8_B32T2:  {QuantizeRowQ8_B32T2, DequantizeRowQ8_B32T2},
-	tensor.Q6_B64T1:  {QuantizeRowQ6_B64T1, DequantizeRowQ6_B64T1},
-	tensor.Q5_B64T1:  {QuantizeRowQ5_B64T1, DequantizeRowQ5_B64T1},
-	tensor.Q4_B32T1:  {QuantizeRowQ4_B32T1, DequantizeRowQ4_B32T1},
-	tensor.Q4_B64T1:  {QuantizeRowQ4_B64T1, DequantizeRowQ4_B64T1},
-	tensor.Q3H_B64T1: {QuantizeRowQ3H_B64T1, DequantizeRowQ3H_B64T1},
-	tensor.Q3_B32T1:  {QuantizeRowQ3_B32T1, DequantizeRowQ3_B32T1},
-	tensor.Q2_B32T1:  {QuantizeRowQ2_B32T1, DequantizeRowQ2_B32T1},
+	tensor.Q8_B32T2:  {tensor.Q8_B32T2, QuantizeRowQ8_B32T2, DequantizeRowQ8_B32T2, tensor.Q8_0, DotQ8_B32T2Q8_0},
+	tensor.Q6_B64T1:  {tensor.Q6_B64T1, QuantizeRowQ6_B64T1, DequantizeRowQ6_B64T1, tensor.Q8_0, DotQ6_B64T1Q8_0},
+	tensor.Q5_B64T1:  {tensor.Q5_B64T1, QuantizeRowQ5_B64T1, DequantizeRowQ5_B64T1, tensor.Q8_0, DotQ5_B64T1Q8_0},
+	tensor.Q4_B32T1:  {tensor.Q4_B32T1, QuantizeRowQ4_B32T1, DequantizeRowQ4_B32T1, tensor.Q8_0, DotQ4_B32T1Q8_0},
+	tensor.Q4_B64T1:  {tensor.Q4_B64T1, QuantizeRowQ4_B64T1, DequantizeRowQ4_B64T1, tensor.Q8_0, DotQ4_B64T1Q8_0},
+	tensor.Q3H_B64T1: {tensor.Q3H_B64T1, QuantizeRowQ3H_B64T1, DequantizeRowQ3H_B64T1, tensor.Q8_0, DotQ3H_B64T1Q8_0},
+	tensor.Q3_B32T1:  {tensor.Q3_B32T1, QuantizeRowQ3_B32T1, DequantizeRowQ3_B32T1, tensor.Q8_0, DotQ3_B32T1Q8_0},
+	tensor.Q2_B32T1:  {tensor.Q2_B32T1, QuantizeRowQ2_B32T1, DequantizeRowQ2_B32T1, tensor.Q8_0, DotQ2_B32T1Q8_0},
 }
+
+// TraitsOf returns the traits of dt, or false for a type this package does
+// not encode.
+func TraitsOf(dt tensor.DType) (Traits, bool) { t, ok := traits[dt]; return t, ok }
 
 func quantizeF32(dst []byte, src []float32) {
 	dst = dst[:4*len(src)]
@@ -58,10 +80,10 @@ func dequantizeF32(dst []float32, src []byte) {
 }
 
 // Supported reports whether Quantize and Dequantize handle dt.
-func Supported(dt tensor.DType) bool { _, ok := formats[dt]; return ok }
+func Supported(dt tensor.DType) bool { _, ok := traits[dt]; return ok }
 
-func sizes(op string, dt tensor.DType, n, nbytes int) (rowFuncs, error) {
-	f, ok := formats[dt]
+func sizes(op string, dt tensor.DType, n, nbytes int) (Traits, error) {
+	f, ok := traits[dt]
 	if !ok {
 		return f, fmt.Errorf("quant: %s: unsupported type %s", op, dt)
 	}
@@ -84,7 +106,7 @@ func Quantize(dt tensor.DType, dst []byte, src []float32) error {
 	if err != nil {
 		return err
 	}
-	f.quantize(dst, src)
+	f.Quantize(dst, src)
 	return nil
 }
 
@@ -95,7 +117,7 @@ func Dequantize(dt tensor.DType, dst []float32, src []byte) error {
 	if err != nil {
 		return err
 	}
-	f.dequantize(dst, src)
+	f.Dequantize(dst, src)
 	return nil
 }
 
@@ -113,7 +135,7 @@ func QuantizeActivation(dt tensor.DType, dst []byte, src []float32) error {
 		QuantizeActivationQ8_0(dst, src)
 		return nil
 	}
-	f.quantize(dst, src)
+	f.Quantize(dst, src)
 	return nil
 }
 
@@ -123,14 +145,8 @@ func QuantizeActivation(dt tensor.DType, dst []byte, src []float32) error {
 // for the K-quants, and F32 for F32, F16, BF16 and any type without a dot
 // product (DotFor reports which have one).
 func ActivationType(w tensor.DType) tensor.DType {
-	switch w {
-	case tensor.Q4_0, tensor.Q4_1, tensor.Q5_0, tensor.Q5_1, tensor.Q8_0, tensor.IQ4_NL:
-		return tensor.Q8_0
-	case tensor.Q8_B32T2, tensor.Q6_B64T1, tensor.Q5_B64T1, tensor.Q4_B32T1, tensor.Q4_B64T1,
-		tensor.Q3H_B64T1, tensor.Q3_B32T1, tensor.Q2_B32T1:
-		return tensor.Q8_0 // Inferflow's integer path
-	case tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K:
-		return tensor.Q8_K
+	if t, ok := traits[w]; ok {
+		return t.Activation
 	}
 	return tensor.F32
 }
@@ -142,40 +158,11 @@ type DotFunc func(wrow, act []byte, n int) float32
 // DotFor returns the dot product for weights of type w, or false if there
 // is none.
 func DotFor(w tensor.DType) (DotFunc, bool) {
-	switch w {
-	case tensor.F32:
-		return DotF32, true
-	case tensor.F16:
-		return DotF16F32, true
-	case tensor.BF16:
-		return DotBF16F32, true
-	case tensor.Q4_0:
-		return DotQ4_0Q8_0, true
-	case tensor.Q4_1:
-		return DotQ4_1Q8_0, true
-	case tensor.Q5_0:
-		return DotQ5_0Q8_0, true
-	case tensor.Q5_1:
-		return DotQ5_1Q8_0, true
-	case tensor.Q8_0:
-		return DotQ8_0Q8_0, true
-	case tensor.Q2_K:
-		return DotQ2_KQ8_K, true
-	case tensor.Q3_K:
-		return DotQ3_KQ8_K, true
-	case tensor.Q4_K:
-		return DotQ4_KQ8_K, true
-	case tensor.Q5_K:
-		return DotQ5_KQ8_K, true
-	case tensor.Q6_K:
-		return DotQ6_KQ8_K, true
-	case tensor.IQ4_NL:
-		return DotIQ4_NLQ8_0, true
+	t, ok := traits[w]
+	if !ok || t.Dot == nil {
+		return nil, false
 	}
-	if f, ok := LookupInferflow(w); ok {
-		return f.DotQ8_0, true
-	}
-	return nil, false
+	return t.Dot, true
 }
 
 // Dot returns the dot product of n values of a weight row of type w and an

@@ -41,7 +41,6 @@ var files = []file{
 	{"rowsew_amd64.s", rowsew},
 	{"q8avx2_amd64.s", q8avx2},
 	{"q8vnni_amd64.s", q8vnni},
-	{"kquantz_amd64.s", kquantz},
 }
 
 func main() {

@@ -1,0 +1,122 @@
+package convert_test
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/weftrun/weft/convert"
+	"github.com/weftrun/weft/gguf"
+	"github.com/weftrun/weft/model"
+	"github.com/weftrun/weft/scheduler"
+	"github.com/weftrun/weft/specs"
+	"github.com/weftrun/weft/tensor"
+)
+
+// The prompt and forced tokens of TestKQuantLogitsMatchLlama's goldens
+// (testdata/llama_logits.sh passes the same ids to llama_logits).
+var (
+	kqPrompt = []int{1, 100, 57, 200, 33, 7, 150, 250}
+	kqForced = []int{12, 99, 180, 41, 5, 77, 230, 3}
+)
+
+// kqPresets are the mixes whose logits are checked: together they hold
+// every K-quant (Q2_K's mix has Q2_K, Q3_K, Q4_K and Q6_K weights).
+var kqPresets = []string{"Q2_K", "Q3_K_S", "Q4_K_M", "Q5_K_M", "Q6_K"}
+
+// kqModel is the F16 model of the goldens: weft synth's Llama, TinyLlama's
+// shape shrunk (hidden 256, 2 layers, 8 query heads and 1 KV head, FFN
+// 512, vocab 260).
+func kqModel(t *testing.T) []byte {
+	t.Helper()
+	sp, err := specs.LoadBuiltin("llama")
+	if err != nil {
+		t.Fatal(err)
+	}
+	params, err := sp.ResolveParams(nil, map[string]any{"hidden": int64(256), "layers": int64(2), "heads": int64(8),
+		"kv_heads": int64(1), "ffn": int64(512), "vocab": int64(260), "ctx": int64(256)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := convert.Synth(&buf, sp, params, convert.SynthOptions{DType: tensor.F16, Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestKQuantLogitsMatchLlama quantizes a small F16 model with K-quant
+// presets, feeds it a prompt and forced tokens, and compares every logits
+// row with llama.cpp's CPU build (c392e50) on the file llama-quantize made
+// from the same input: the rows must be equal to the last bit, as every
+// K-quant matmul sums in ggml's x86 order (testdata/kq-PRESET.f32, made by
+// testdata/llama_logits.sh). Under -tags noasm the Go references run; on a
+// machine with AVX-512 VNNI the Q4_K and Q6_K kernels do.
+func TestKQuantLogitsMatchLlama(t *testing.T) {
+	data := kqModel(t)
+	if *presetInputs != "" {
+		if err := os.WriteFile(filepath.Join(*presetInputs, "kq-F16in.gguf"), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	in, err := gguf.Parse("kq", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, name := range kqPresets {
+		t.Run(name, func(t *testing.T) {
+			golden, err := os.ReadFile(filepath.Join("testdata", "kq-"+name+".f32"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := tensor.BytesToF32(golden)
+			p, _ := convert.LookupPreset(name)
+			path := filepath.Join(dir, name+".gguf")
+			var out bytes.Buffer
+			if err := convert.QuantizePreset(&out, in, p, false, nil); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			m, err := model.Load(model.Options{Path: path})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			eng, err := m.NewEngine(model.EngineOptions{Threads: 2, MaxTokens: 32})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer eng.Close()
+			var rows [][]float32
+			force := append(append([]int(nil), kqForced...), 0)
+			_, err = eng.Generate(context.Background(), scheduler.Request{Prompt: kqPrompt, MaxTokens: len(force), Force: force, KeepLogits: true},
+				func(ev scheduler.TokenEvent) { rows = append(rows, ev.Logits) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			const vocab = 260
+			if len(want) != vocab*len(rows) {
+				t.Fatalf("golden has %d floats, want %d rows of %d", len(want), len(rows), vocab)
+			}
+			for r, row := range rows {
+				w := want[r*vocab : (r+1)*vocab]
+				diff, worst := 0, 0.0
+				for i := range row {
+					if math.Float32bits(row[i]) != math.Float32bits(w[i]) {
+						diff++
+						worst = max(worst, math.Abs(float64(row[i]-w[i])))
+					}
+				}
+				if diff > 0 {
+					t.Errorf("row %d: %d of %d logits differ from llama.cpp's (max |Δ| %g)", r, diff, vocab, worst)
+				}
+			}
+		})
+	}
+}
