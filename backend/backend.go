@@ -33,6 +33,14 @@ type Step struct {
 	// Keep lists the rows (token indices) whose outputs are wanted; ops
 	// after gather_rows see only those rows.
 	Keep []int32
+	// Decode marks, per token, the tokens the model generated (a decode
+	// step's token, or a row of a speculative verify step), as opposed to
+	// prompt tokens; nil marks none. A generated token's attention sums
+	// in the order of a step of one token, whatever else shares its step,
+	// so a sequence's output does not depend on the batch it runs in;
+	// prompt tokens in a step of several sum as a batch (ggml's order for
+	// a prompt).
+	Decode []bool
 
 	// KV addressing, filled by the scheduler's block manager. Every
 	// attention slot of every device uses the same block ids.

@@ -485,8 +485,11 @@ func (e *Engine) view() int32 {
 	return int32(i)
 }
 
-func (e *Engine) addToken(tok, pos int, loc backend.KVLoc, view int32, n int) {
+// addToken appends a token to the step; decode marks a generated token
+// (see backend.Step.Decode).
+func (e *Engine) addToken(tok, pos int, loc backend.KVLoc, view int32, n int, decode bool) {
 	st := &e.step
+	st.Decode = append(st.Decode, decode)
 	st.Tokens = append(st.Tokens, int32(tok))
 	st.Pos = append(st.Pos, int32(pos))
 	st.Seq = append(st.Seq, view)
@@ -505,7 +508,7 @@ func (e *Engine) Infer(ctx context.Context) ([]TokenEvent, error) {
 		return nil, nil
 	}
 	st := &e.step
-	st.Tokens, st.Pos, st.Seq, st.Keep = st.Tokens[:0], st.Pos[:0], st.Seq[:0], st.Keep[:0]
+	st.Tokens, st.Pos, st.Seq, st.Keep, st.Decode = st.Tokens[:0], st.Pos[:0], st.Seq[:0], st.Keep[:0], st.Decode[:0]
 	st.Loc, st.View, st.Len, st.Views, st.Shift = st.Loc[:0], st.View[:0], st.Len[:0], st.Views[:0], st.Shift[:0]
 	e.rows, e.stepQ = e.rows[:0], e.stepQ[:0]
 	events := e.events[:0]
@@ -554,7 +557,7 @@ func (e *Engine) Infer(ctx context.Context) ([]TokenEvent, error) {
 			if err != nil {
 				break // the KV budget is full: the rest waits
 			}
-			e.addToken(q.prompt[q.fed+i], q.fed+i, loc, view, q.fed+i+1)
+			e.addToken(q.prompt[q.fed+i], q.fed+i, loc, view, q.fed+i+1, false)
 			added++
 		}
 		if added == 0 {
@@ -665,7 +668,7 @@ func (e *Engine) decodeTokens(q *query) error {
 		for _, r := range v {
 			rows += int(r.N)
 		}
-		e.addToken(sq.next, q.pos, loc, view, rows)
+		e.addToken(sq.next, q.pos, loc, view, rows, true)
 		st.Keep = append(st.Keep, int32(len(st.Tokens)-1))
 		e.rows = append(e.rows, rowRef{q, s})
 	}

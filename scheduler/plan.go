@@ -418,6 +418,10 @@ func (p *Plan) microBatches(st *backend.Step) []backend.Step {
 		if len(st.Types) >= hi {
 			sb.Types = st.Types[lo:hi]
 		}
+		sb.Decode = nil
+		if len(st.Decode) >= hi {
+			sb.Decode = st.Decode[lo:hi]
+		}
 		sb.Loc, sb.View, sb.Len, sb.Views = st.Loc[lo:hi], st.View[lo:hi], st.Len[lo:hi], st.Views
 		sb.Shift = nil
 		if i == 0 {

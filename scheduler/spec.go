@@ -239,7 +239,7 @@ func (e *Engine) speculate(q *query) error {
 		if i > 0 {
 			tok = q.draft[i-1]
 		}
-		e.addToken(tok, q.pos+i, loc, view, base+i+1)
+		e.addToken(tok, q.pos+i, loc, view, base+i+1, true)
 		st.Keep = append(st.Keep, int32(len(st.Tokens)-1))
 		e.rows = append(e.rows, rowRef{q, 0})
 	}

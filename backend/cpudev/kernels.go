@@ -329,7 +329,7 @@ func (t *attnTask) Run(lo, hi int) {
 		}
 		p := t.p
 		p.N = cnt
-		p.Batched = len(st.Pos) > 1
+		p.Batched = len(st.Pos) > 1 && !(i < len(st.Decode) && st.Decode[i])
 		if need := cpu.AttendScratch(p); cap(sc.s) < need {
 			sc.s = make([]float32, need+256)
 		}
