@@ -439,14 +439,16 @@ func (p *Pool) matmul(op string, dsts [][]float32, ws []Matrix, x []float32, n i
 
 // q4TileMinTokens and q8TileMinTokens are the fewest tokens for which
 // Q4_0 and Q8_0 matmuls use the 16-row tiles on unpacked strips (up to 8
-// tokens, fused: each block unpacked in registers and used at once).
-// Unpacking costs about as much as two (Q4_0) or one and a half (Q8_0)
-// tokens' matrix-vector products, after which each token costs a small
-// fraction of one (BenchmarkSmallBatch), so a decode step of a few
-// sequences takes the tiles; a single token runs the matrix-vector
-// product over rows that stay in cache. Both paths give ggml's bits.
+// tokens, fused: each block unpacked in registers and used at once, the
+// next strip prefetched as one sequential run). From cache, unpacking
+// costs about as much as two (Q4_0) or one and a half (Q8_0) tokens'
+// matrix-vector products, after which each token costs a small fraction
+// of one (BenchmarkSmallBatch); with the weights streaming from memory two
+// tokens already favour the tiles (weft bench --batch 1,2: 59.8 and 68.9
+// tok/s against 64.7 and 62.7 with the products). A single token runs the
+// matrix-vector product. Both paths give ggml's bits.
 var (
-	q4TileMinTokens = 3
+	q4TileMinTokens = 2
 	q8TileMinTokens = 2
 )
 
