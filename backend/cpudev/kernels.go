@@ -233,19 +233,18 @@ func attend(c *Call, q, k, v []float32, qd, kd int) error {
 
 // attnTask is the prepared, reusable work of one attention call site.
 type attnTask struct {
-	p       cpu.AttendParams
-	qd      int
-	causal  bool
-	softcap float32
-	step    *backend.Step
-	kv      *KVCache
-	slot    int
-	parts   int // head ranges per token
-	q, out  []float32
-	seqLen  []seqCount
-	mu      sync.Mutex
-	free    []*attnScratch
-	err     error
+	p      cpu.AttendParams
+	qd     int
+	causal bool
+	step   *backend.Step
+	kv     *KVCache
+	slot   int
+	parts  int // head ranges per token
+	q, out []float32
+	seqLen []seqCount
+	mu     sync.Mutex
+	free   []*attnScratch
+	err    error
 }
 
 type seqCount struct {
@@ -265,8 +264,8 @@ func newAttnTask(a ops.Attrs, qd int) *attnTask {
 	if scale == 0 {
 		scale = float32(1 / math.Sqrt(float64(hd)))
 	}
-	t := &attnTask{qd: qd, causal: a.Bool("causal"), softcap: float32(a.Float("softcap")),
-		p: cpu.AttendParams{Heads: heads, KVHeads: kvh, HeadDim: hd, Scale: scale, Sink: a.Int("sinks"), Window: a.Int("window")}}
+	t := &attnTask{qd: qd, causal: a.Bool("causal"),
+		p: cpu.AttendParams{Heads: heads, KVHeads: kvh, HeadDim: hd, Scale: scale, Sink: a.Int("sinks"), Window: a.Int("window"), SoftCap: float32(a.Float("softcap"))}}
 	if a.Bool("alibi") {
 		t.p.Slopes = alibiSlopes(heads, a.Float("max_bias"))
 	}
@@ -334,11 +333,7 @@ func (t *attnTask) Run(lo, hi int) {
 			sc.s = make([]float32, need+256)
 		}
 		h0, h1 := part*p.Heads/t.parts, (part+1)*p.Heads/t.parts
-		if t.softcap > 0 {
-			cpu.AttendHeadsSoftCap(t.out[i*t.qd:(i+1)*t.qd], t.q[i*t.qd:(i+1)*t.qd], &sc.kv, p, t.softcap, sc.s, h0, h1)
-		} else {
-			cpu.AttendHeads(t.out[i*t.qd:(i+1)*t.qd], t.q[i*t.qd:(i+1)*t.qd], &sc.kv, p, sc.s, h0, h1)
-		}
+		cpu.AttendHeads(t.out[i*t.qd:(i+1)*t.qd], t.q[i*t.qd:(i+1)*t.qd], &sc.kv, p, sc.s, h0, h1)
 	}
 	t.release(sc, err)
 }

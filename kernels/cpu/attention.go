@@ -40,6 +40,9 @@ type AttendParams struct {
 	Sink, Window int
 	// ALiBi slopes per head; nil for none.
 	Slopes []float32
+	// SoftCap > 0 soft-caps the scaled scores before the mask and the
+	// softmax, each score s becoming SoftCap·tanh(s/SoftCap) (Gemma 2).
+	SoftCap float32
 	// Batched says the query is one of several tokens computed together.
 	// Over an f16 KV, ggml sums the products of such a batch in another
 	// order than a single token's, and so does Attend.
@@ -83,8 +86,9 @@ func (k Kernels) AttendHeads(out, q []float32, kv *KV, p AttendParams, scratch [
 	for h := h0; h < h1; h++ {
 		kh := h / group
 		qh := q[h*hd : (h+1)*hd]
-		// Fold the scale into the query when it fits the stack buffer.
-		prescaled := hd <= len(qbuf)
+		// Fold the scale into the query when it fits the stack buffer
+		// (not when soft-capping, which scales the scores).
+		prescaled := hd <= len(qbuf) && p.SoftCap <= 0
 		if prescaled {
 			k.scale(qbuf[:hd], qh, p.Scale)
 			qh = qbuf[:hd]
@@ -101,6 +105,7 @@ func (k Kernels) AttendHeads(out, q []float32, kv *KV, p AttendParams, scratch [
 		if !prescaled {
 			k.scale(sc, sc, p.Scale)
 		}
+		softCap(sc, p.SoftCap)
 		mask(sc, p, h)
 		k.Softmax(sc)
 		o := out[h*hd : (h+1)*hd]
@@ -141,6 +146,7 @@ func (k Kernels) attendHeadsF16(out, q []float32, kv *KV, p AttendParams, scratc
 			pos += rows
 		}
 		k.scale(sc, sc, p.Scale)
+		softCap(sc, p.SoftCap)
 		mask(sc, p, h)
 		k.softmaxGG(sc)
 		k.roundF16(sc, sc)
@@ -341,6 +347,16 @@ func dotF16GG(q []float32, k []uint16, batched bool) float32 {
 		sum += float64(q[i] * f16(k[i]))
 	}
 	return float32(sum)
+}
+
+// softCap replaces each score s by c·tanh(s/c) when c > 0.
+func softCap(sc []float32, c float32) {
+	if c <= 0 {
+		return
+	}
+	for i, v := range sc {
+		sc[i] = c * float32(math.Tanh(float64(v/c)))
+	}
 }
 
 // mask applies head h's ALiBi bias and the StreamingLLM window to its
