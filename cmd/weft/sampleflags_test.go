@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/binary"
 	"encoding/json"
-	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -253,6 +252,25 @@ func TestRunSampleFlagErrors(t *testing.T) {
 	}
 }
 
+// compileSchema compiles a JSON Schema with santhosh-tekuri/jsonschema,
+// the independent validator the tests check outputs against.
+func compileSchema(t *testing.T, schema string) *jsonschema.Schema {
+	t.Helper()
+	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("mem://schema.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	sch, err := c.Compile("mem://schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sch
+}
+
 // TestRunJSONSchema: sampled outputs under --json-schema validate against
 // the schema (checked by an independent validator,
 // santhosh-tekuri/jsonschema) whenever they finish.
@@ -267,19 +285,7 @@ func TestRunJSONSchema(t *testing.T) {
 	}
 	finished := 0
 	for i, s := range schemas {
-		c := jsonschema.NewCompiler()
-		doc, err := jsonschema.UnmarshalJSON(strings.NewReader(s))
-		if err != nil {
-			t.Fatal(err)
-		}
-		url := fmt.Sprintf("mem://schema%d.json", i)
-		if err := c.AddResource(url, doc); err != nil {
-			t.Fatal(err)
-		}
-		sch, err := c.Compile(url)
-		if err != nil {
-			t.Fatal(err)
-		}
+		sch := compileSchema(t, s)
 		for seed := range 3 {
 			r := runJSON(t, "-m", m, "-p", "The answer is", "-n", "120", "--temp", "1.2", "--seed", strconv.Itoa(seed), "--json-schema", s)
 			if r.FinishReason != "stop" {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -72,19 +71,7 @@ func TestServeResponseFormat(t *testing.T) {
 	}
 	finished := 0
 	for i, f := range formats {
-		c := jsonschema.NewCompiler()
-		doc, err := jsonschema.UnmarshalJSON(strings.NewReader(f.schema))
-		if err != nil {
-			t.Fatal(err)
-		}
-		url := fmt.Sprintf("mem://f%d.json", i)
-		if err := c.AddResource(url, doc); err != nil {
-			t.Fatal(err)
-		}
-		sch, err := c.Compile(url)
-		if err != nil {
-			t.Fatal(err)
-		}
+		sch := compileSchema(t, f.schema)
 		for seed := range 3 {
 			code, out := post(map[string]any{
 				"messages":        []map[string]string{{"role": "user", "content": "Tell me about Lily."}},
