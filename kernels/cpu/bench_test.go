@@ -153,33 +153,54 @@ func newTinyLlama(b testing.TB, dt tensor.DType) *tinyLlama {
 // TinyLlama-shaped model (weights far larger than the caches, read once
 // per token), reporting tokens/s and the weight bytes read per second.
 // It bounds the decode speed from above: norms and attention are left out.
-// The Q4_0 model has a Q6_K output matrix, as llama.cpp writes it.
+// The Q4_0 model has a Q6_K output matrix, as llama.cpp writes it. On all
+// threads ("all") the roofline metric is the weight bytes per second over
+// MemBandwidth measured with the same pool right after the loop. On one
+// thread ("t1") it reports the weight bytes read per CPU second of that
+// thread (cpu-GB/s, Linux), which stays meaningful on a machine busy with
+// other work: a kernel that reads far more than half the machine's
+// bandwidth per CPU second keeps two threads at the roofline.
 func BenchmarkDecodeTinyLlama(b *testing.B) {
-	for _, dt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.F16} {
-		b.Run(dt.String(), func(b *testing.B) {
-			m := newTinyLlama(b, dt)
-			p := NewPool(0)
-			defer p.Close()
-			x := make([]float32, 5632)
-			for i := range x {
-				x[i] = float32(i%13) - 6
-			}
-			q, k, v := make([]float32, 2048), make([]float32, 256), make([]float32, 256)
-			g, u := make([]float32, 5632), make([]float32, 5632)
-			h := make([]float32, 2048)
-			logits := make([]float32, 32000)
-			b.SetBytes(m.bytes)
-			for b.Loop() {
-				for l := range m.qkv {
-					must(b, MatMulMulti(p, [][]float32{q, k, v}, m.qkv[l], x[:2048], 1))
-					must(b, MatMulAcc(p, h, m.o[l][0], q, 1))
-					must(b, MatMulMulti(p, [][]float32{g, u}, m.gateUp[l], x[:2048], 1))
-					must(b, MatMulAcc(p, h, m.down[l][0], x, 1))
+	for _, dt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.F16, tensor.Q4_K, tensor.Q6_K, tensor.Q5_K, tensor.Q3_K, tensor.Q2_K, tensor.IQ4_NL} {
+		m := newTinyLlama(b, dt)
+		for _, th := range []int{0, 1} {
+			b.Run(fmt.Sprintf("%s/%s", dt, map[int]string{0: "all", 1: "t1"}[th]), func(b *testing.B) {
+				if th == 1 {
+					runtime.LockOSThread()
+					defer runtime.UnlockOSThread()
 				}
-				must(b, MatMul(p, logits, m.out, x[:2048], 1))
-			}
-			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tok/s")
-		})
+				p := NewPool(th)
+				defer p.Close()
+				x := make([]float32, 5632)
+				for i := range x {
+					x[i] = float32(i%13) - 6
+				}
+				q, k, v := make([]float32, 2048), make([]float32, 256), make([]float32, 256)
+				g, u := make([]float32, 5632), make([]float32, 5632)
+				h := make([]float32, 2048)
+				logits := make([]float32, 32000)
+				b.SetBytes(m.bytes)
+				c0 := threadCPUTime()
+				for b.Loop() {
+					for l := range m.qkv {
+						must(b, MatMulMulti(p, [][]float32{q, k, v}, m.qkv[l], x[:2048], 1))
+						must(b, MatMulAcc(p, h, m.o[l][0], q, 1))
+						must(b, MatMulMulti(p, [][]float32{g, u}, m.gateUp[l], x[:2048], 1))
+						must(b, MatMulAcc(p, h, m.down[l][0], x, 1))
+					}
+					must(b, MatMul(p, logits, m.out, x[:2048], 1))
+				}
+				el := b.Elapsed().Seconds()
+				b.ReportMetric(float64(b.N)/el, "tok/s")
+				if th == 1 {
+					if c0 >= 0 {
+						b.ReportMetric(float64(m.bytes)*float64(b.N)/float64(threadCPUTime()-c0), "cpu-GB/s")
+					}
+					return
+				}
+				b.ReportMetric(float64(m.bytes)*float64(b.N)/el/1e9/MemBandwidth(p, 1<<30), "roofline")
+			})
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/weftrun/weft/kernels/quant"
@@ -95,22 +96,29 @@ func TestInferflowGemv(t *testing.T) {
 // BenchmarkKQuantMatVec measures one-token products with a 5632×2048
 // matrix of each K-quant and Inferflow type that has a SIMD kernel here,
 // on one thread at the machine's level and at Generic (the Go reference),
-// reporting weight bytes read per second.
+// reporting weight bytes read per second, and per CPU second of the
+// thread (cpu-GB/s, Linux: meaningful on a busy machine).
 func BenchmarkKQuantMatVec(b *testing.B) {
 	const rows, cols = 5632, 2048
-	for _, dt := range []tensor.DType{tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.Q4_B64T1, tensor.Q3H_B64T1} {
+	for _, dt := range []tensor.DType{tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.IQ4_NL, tensor.Q4_B64T1, tensor.Q3H_B64T1} {
 		w := benchMatrix(b, dt, rows, cols)
 		x := randRow(rand.New(rand.NewPCG(1, 2)), cols, 1)
 		dst := make([]float32, rows)
 		for _, l := range []Level{Generic, Detect().Level()} {
 			b.Run(fmt.Sprintf("%s/%s", dt, l), func(b *testing.B) {
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
 				p := NewPoolKernels(1, Detect().Limit(l))
 				defer p.Close()
 				b.SetBytes(int64(len(w.Data)))
+				c0 := threadCPUTime()
 				for b.Loop() {
 					if err := MatMul(p, dst, w, x, 1); err != nil {
 						b.Fatal(err)
 					}
+				}
+				if c0 >= 0 {
+					b.ReportMetric(float64(len(w.Data))*float64(b.N)/float64(threadCPUTime()-c0), "cpu-GB/s")
 				}
 			})
 		}

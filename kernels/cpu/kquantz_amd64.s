@@ -326,21 +326,71 @@ DATA q4km2<>+0(SB)/8, $0x0303030300000000
 DATA q4km2<>+8(SB)/8, $0x0303030300000000
 GLOBL q4km2<>(SB), RODATA|NOPTR, $16
 
-// Q4KCHUNK accumulates into Z6 the 64 values of chunk j of the Q4_K block
-// at offset AX of the row at p (quants at byte off) with the activations
-// in x, scaled by the sub-block scales gathered by idx from Z4.
-#define Q4KCHUNK(p, off, x, idx) \
-	VBROADCASTI64X4 off(p)(AX*1), Z7; \
-	VPSRLVW         Z30, Z7, Z7; \
-	VPANDD          Z31, Z7, Z7; \
-	VPMADDUBSW      x, Z7, Z7; \
-	VPERMW          Z4, idx, Z8; \
-	VPDPWSSD        Z8, Z7, Z6
+// The Q4_K kernel takes 64 bytes of quants (128 values) at a time: their
+// low nibbles are sub-blocks 2c and 2c+2, their high nibbles 2c+1 and
+// 2c+3, so the activations are regrouped once per block (shared by the 4
+// rows) into [x sub-block 0 | x sub-block 2], [1 | 3], [4 | 6], [5 | 7];
+// dword lane m of each product still holds values 4m..4m+3 of a 32-value
+// sub-block, so the folded lanes are ggml's. The constants below gather
+// the sub-block scales for those four groups, pick d (8 lanes) and dmin (4
+// lanes) out of a block's first 16 bytes, and negate dx in the min lanes.
+DATA q4kidxa0<>+0(SB)/8, $0x0000000000000000
+DATA q4kidxa0<>+8(SB)/8, $0x0000000000000000
+DATA q4kidxa0<>+16(SB)/8, $0x0000000000000000
+DATA q4kidxa0<>+24(SB)/8, $0x0000000000000000
+DATA q4kidxa0<>+32(SB)/8, $0x0002000200020002
+DATA q4kidxa0<>+40(SB)/8, $0x0002000200020002
+DATA q4kidxa0<>+48(SB)/8, $0x0002000200020002
+DATA q4kidxa0<>+56(SB)/8, $0x0002000200020002
+GLOBL q4kidxa0<>(SB), RODATA|NOPTR, $64
+DATA q4kidxb0<>+0(SB)/8, $0x0001000100010001
+DATA q4kidxb0<>+8(SB)/8, $0x0001000100010001
+DATA q4kidxb0<>+16(SB)/8, $0x0001000100010001
+DATA q4kidxb0<>+24(SB)/8, $0x0001000100010001
+DATA q4kidxb0<>+32(SB)/8, $0x0003000300030003
+DATA q4kidxb0<>+40(SB)/8, $0x0003000300030003
+DATA q4kidxb0<>+48(SB)/8, $0x0003000300030003
+DATA q4kidxb0<>+56(SB)/8, $0x0003000300030003
+GLOBL q4kidxb0<>(SB), RODATA|NOPTR, $64
+DATA q4kidxa1<>+0(SB)/8, $0x0004000400040004
+DATA q4kidxa1<>+8(SB)/8, $0x0004000400040004
+DATA q4kidxa1<>+16(SB)/8, $0x0004000400040004
+DATA q4kidxa1<>+24(SB)/8, $0x0004000400040004
+DATA q4kidxa1<>+32(SB)/8, $0x0006000600060006
+DATA q4kidxa1<>+40(SB)/8, $0x0006000600060006
+DATA q4kidxa1<>+48(SB)/8, $0x0006000600060006
+DATA q4kidxa1<>+56(SB)/8, $0x0006000600060006
+GLOBL q4kidxa1<>(SB), RODATA|NOPTR, $64
+DATA q4kidxb1<>+0(SB)/8, $0x0005000500050005
+DATA q4kidxb1<>+8(SB)/8, $0x0005000500050005
+DATA q4kidxb1<>+16(SB)/8, $0x0005000500050005
+DATA q4kidxb1<>+24(SB)/8, $0x0005000500050005
+DATA q4kidxb1<>+32(SB)/8, $0x0007000700070007
+DATA q4kidxb1<>+40(SB)/8, $0x0007000700070007
+DATA q4kidxb1<>+48(SB)/8, $0x0007000700070007
+DATA q4kidxb1<>+56(SB)/8, $0x0007000700070007
+GLOBL q4kidxb1<>(SB), RODATA|NOPTR, $64
+DATA q4kdm<>+0(SB)/8, $0x0000000000000000
+DATA q4kdm<>+8(SB)/8, $0x0000000000000000
+DATA q4kdm<>+16(SB)/8, $0x0001000100010001
+DATA q4kdm<>+24(SB)/8, $0x0001000100010001
+GLOBL q4kdm<>(SB), RODATA|NOPTR, $32
+DATA q4ksgn<>+0(SB)/8, $0x0000000000000000
+DATA q4ksgn<>+8(SB)/8, $0x0000000000000000
+DATA q4ksgn<>+16(SB)/8, $0x0000000000000000
+DATA q4ksgn<>+24(SB)/8, $0x0000000000000000
+DATA q4ksgn<>+32(SB)/8, $0x8000000080000000
+DATA q4ksgn<>+40(SB)/8, $0x8000000080000000
+DATA q4ksgn<>+48(SB)/8, $0x0000000000000000
+DATA q4ksgn<>+56(SB)/8, $0x0000000000000000
+GLOBL q4ksgn<>(SB), RODATA|NOPTR, $64
 
 // Q4KROW accumulates into f the product of the Q4_K block at offset AX of
-// the row at p with the activations (quants Z16..Z19, the 8 sub-block sums
-// in X13, scale broadcast in X21): lanes 0..7 gain d·dx·Σ sc_j·(q·x)_j by
-// lane, lanes 8..11 −dmin·dx·(m_2k·Σx_2k + m_2k+1·Σx_2k+1).
+// the row at p with the activations (regrouped quants Z16..Z19; the 8
+// sub-block sums of the block as words in the high 128 bits of Y13, the
+// low ones zero; [dx ×8, −dx ×4] in Z21): lanes 0..7 gain d·dx·Σ
+// sc_j·(q·x)_j by lane, lanes 8..11 −dmin·dx·(m_2k·Σx_2k + m_2k+1·Σx_2k+1),
+// one fused multiply-add per lane as ggml does. K1 selects lanes 0..7.
 #define Q4KROW(p, f) \
 	VMOVDQU       4(p)(AX*1), X4; \
 	VPSHUFD       $0x98, X4, X5; \
@@ -352,42 +402,51 @@ GLOBL q4km2<>(SB), RODATA|NOPTR, $16
 	VPSLLD        $4, X6, X6; \
 	VPORD         X6, X5, X5; \
 	VPMOVZXBW     X5, Y4; \
-	VPXORD        Z6, Z6, Z6; \
-	Q4KCHUNK(p, 16, Z16, Z26); \
-	Q4KCHUNK(p, 48, Z17, Z27); \
-	Q4KCHUNK(p, 80, Z18, Z28); \
-	Q4KCHUNK(p, 112, Z19, Z29); \
-	VEXTRACTI128  $1, Y4, X9; \
-	VPMADDWD      X13, X9, X9; \
-	VPXORD        X8, X8, X8; \
-	VPSUBD        X9, X8, X9; \
-	VEXTRACTI64X4 $1, Z6, Y7; \
-	VPADDD        Y7, Y6, Y6; \
-	VINSERTI32X4  $2, X9, Z6, Z6; \
-	VCVTDQ2PS     Z6, Z6; \
-	VPBROADCASTD  (p)(AX*1), X10; \
-	VCVTPH2PS     X10, X10; \
-	VMULPS        X21, X10, X10; \
-	VBROADCASTSS  X10, Y11; \
-	VMOVSHDUP     X10, X12; \
-	VBROADCASTSS  X12, Y12; \
-	VSHUFF64X2    $0x44, Z12, Z11, Z11; \
-	VFMADD231PS   Z11, Z6, f
+	VMOVDQU64     16(p)(AX*1), Z7; \
+	VPSRLW        $4, Z7, Z8; \
+	VPANDD        Z31, Z7, Z7; \
+	VPANDD        Z31, Z8, Z8; \
+	VPMADDUBSW    Z16, Z7, Z7; \
+	VPMADDUBSW    Z17, Z8, Z8; \
+	VPERMW        Z4, Z26, Z9; \
+	VPERMW        Z4, Z27, Z10; \
+	VPMADDWD      Z9, Z7, Z6; \
+	VPDPWSSD      Z10, Z8, Z6; \
+	VMOVDQU64     80(p)(AX*1), Z7; \
+	VPSRLW        $4, Z7, Z8; \
+	VPANDD        Z31, Z7, Z7; \
+	VPANDD        Z31, Z8, Z8; \
+	VPMADDUBSW    Z18, Z7, Z7; \
+	VPMADDUBSW    Z19, Z8, Z8; \
+	VPERMW        Z4, Z28, Z9; \
+	VPERMW        Z4, Z29, Z10; \
+	VPDPWSSD      Z9, Z7, Z6; \
+	VPDPWSSD      Z10, Z8, Z6; \
+	VPMADDWD      Y13, Y4, Y9; \
+	VSHUFI64X2    $0x1e, Z9, Z6, Z10; \
+	VPADDD        Z6, Z10, K1, Z10; \
+	VCVTDQ2PS     Z10, Z10; \
+	VPERMW        (p)(AX*1), Y25, Y11; \
+	VCVTPH2PS     Y11, Z11; \
+	VMULPS        Z21, Z11, Z11; \
+	VFMADD231PS   Z11, Z10, f
 
 // func gemv4Q4_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
 // As gemv4Q6_KVNNI for Q4_K weights.
 TEXT ·gemv4Q4_KVNNI(SB), NOSPLIT, $0-56
 	MOVL         $0x0f0f0f0f, AX
 	VPBROADCASTD AX, Z31
-	VMOVDQU64    q4kshr<>(SB), Z30
-	VMOVDQU64    q4kidx3<>(SB), Z29
-	VMOVDQU64    q4kidx2<>(SB), Z28
-	VMOVDQU64    q4kidx1<>(SB), Z27
-	VMOVDQU64    q4kidx0<>(SB), Z26
-	VMOVDQU64    q4kidxm<>(SB), Z25
+	MOVL         $0xff, AX
+	KMOVW        AX, K1
+	VMOVDQU64    q4kidxb1<>(SB), Z29
+	VMOVDQU64    q4kidxa1<>(SB), Z28
+	VMOVDQU64    q4kidxb0<>(SB), Z27
+	VMOVDQU64    q4kidxa0<>(SB), Z26
+	VMOVDQU64    q4kdm<>(SB), Y25
 	VMOVDQU32    q4ksh<>(SB), X24
 	VMOVDQU32    q4km1<>(SB), X23
 	VMOVDQU32    q4km2<>(SB), X22
+	VMOVDQU64    q4ksgn<>(SB), Z20
 	MOVQ         w+0(FP), R8
 	MOVQ         ldw+8(FP), BX
 	MOVQ         x+16(FP), DI
@@ -424,14 +483,20 @@ blk:
 	PREFETCHT0   PFD+128(R9)(AX*1)
 	PREFETCHT0   PFD+128(R10)(AX*1)
 	PREFETCHT0   PFD+128(R11)(AX*1)
-	VMOVDQU64    4(R12), Z16
-	VMOVDQU64    68(R12), Z17
-	VMOVDQU64    132(R12), Z18
-	VMOVDQU64    196(R12), Z19
+	VMOVDQU64    4(R12), Z12
+	VMOVDQU64    68(R12), Z14
+	VSHUFI64X2   $0x44, Z14, Z12, Z16
+	VSHUFI64X2   $0xee, Z14, Z12, Z17
+	VMOVDQU64    132(R12), Z12
+	VMOVDQU64    196(R12), Z14
+	VSHUFI64X2   $0x44, Z14, Z12, Z18
+	VSHUFI64X2   $0xee, Z14, Z12, Z19
 	VMOVDQU      260(R12), Y14
 	VEXTRACTI128 $1, Y14, X13
 	VPHADDW      X13, X14, X13
-	VBROADCASTSS (R12), X21
+	VPERMQ       $0x4e, Y13, Y13
+	VBROADCASTSS (R12), Z21
+	VXORPS       Z20, Z21, Z21
 	Q4KROW(R8, Z0)
 	Q4KROW(R9, Z1)
 	Q4KROW(R10, Z2)
