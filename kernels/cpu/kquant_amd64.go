@@ -26,10 +26,10 @@ func gemv4Q5_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *f
 func gemv4Q4_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
 
 // hasKQuant reports SIMD kernels for K-quant (or Inferflow Q4_B64T1 and
-// Q3H_B64T1) weights of kind.
+// Q3H_B64T1, or IQ4_NL) weights of kind.
 func (k Kernels) hasKQuant(kind wkind) bool {
 	switch kind {
-	case wkQ6_K, wkQ5_K, wkQ4_K, wkQ3_K, wkQ2_K, wkIfQ4, wkIfQ3H:
+	case wkQ6_K, wkQ5_K, wkQ4_K, wkQ3_K, wkQ2_K, wkIfQ4, wkIfQ3H, wkIQ4NL, wkIQ4NB:
 		return k.level >= AVX512VNNI
 	}
 	return false
@@ -39,8 +39,12 @@ func (k Kernels) hasKQuant(kind wkind) bool {
 // ldw bytes apart; a is a row of Q8_K blocks (for Inferflow's kinds, of
 // Q8_0 blocks: see ifGemv).
 func (k Kernels) kGemv(kind wkind, w []byte, ldw int, a []byte, nb int, dst []float32, acc bool) {
-	if kind == wkIfQ4 || kind == wkIfQ3H {
+	switch kind {
+	case wkIfQ4, wkIfQ3H:
 		k.ifGemv(kind, w, ldw, a, nb, dst, acc)
+		return
+	case wkIQ4NL, wkIQ4NB:
+		k.iq4nlGemv(w, ldw, a, nb, dst, acc, kind == wkIQ4NB)
 		return
 	}
 	rows := len(dst)

@@ -67,6 +67,8 @@ const (
 	wkQ2_K               // SIMD Q2_K × Q8_K activations
 	wkIfQ4               // SIMD Inferflow Q4_B64T1 × Q8_0 activations
 	wkIfQ3H              // SIMD Inferflow Q3H_B64T1 × Q8_0 activations
+	wkIQ4NL              // SIMD IQ4_NL × Q8_0 activations
+	wkIQ4NB              // wkIQ4NL for 2 or more tokens (ggml's batched order)
 	wkQuant              // kernels/quant dot products, row by row
 )
 
@@ -144,6 +146,9 @@ func (k Kernels) classify(d tensor.DType) (wkind, floatType, actFormat) {
 	}
 	if d == tensor.Q3H_B64T1 && k.hasKQuant(wkIfQ3H) {
 		return wkIfQ3H, 0, afQ8_0
+	}
+	if d == tensor.IQ4_NL && k.hasKQuant(wkIQ4NL) {
+		return wkIQ4NL, 0, afQ8_0
 	}
 	if quant.ActivationType(d) == tensor.Q8_K {
 		return wkQuant, 0, afQ8_K
@@ -325,6 +330,14 @@ func (p *Pool) matmul(op string, dsts [][]float32, ws []Matrix, x []float32, n i
 		if j.kind == wkQuant {
 			j.dot, _ = quant.DotFor(ws[i].DType)
 		}
+		if ws[i].DType == tensor.IQ4_NL && n >= 2 {
+			// ggml sums IQ4_NL matmuls of two or more tokens in
+			// llamafile's order, not its dot product's.
+			j.dot = quant.DotIQ4_NLQ8_0Batch
+			if j.kind == wkIQ4NL {
+				j.kind = wkIQ4NB
+			}
+		}
 		j.amx = j.kind == wkFloat && j.ft != ftF32 && n >= panelMinTokens && k.hasAMX()
 		j.u0, j.units = units, (ws[i].Rows+3)&^3
 		units += j.units
@@ -476,7 +489,7 @@ func (t *mmTask) runWorker(w, lo, hi int) {
 			t.floatRows(w, j, a, b)
 		case wkQ4_0, wkQ8_0:
 			t.q8Rows(w, j, a, b)
-		case wkQ6_K, wkQ5_K, wkQ4_K, wkQ3_K, wkQ2_K, wkIfQ4, wkIfQ3H:
+		case wkQ6_K, wkQ5_K, wkQ4_K, wkQ3_K, wkQ2_K, wkIfQ4, wkIfQ3H, wkIQ4NL, wkIQ4NB:
 			t.kRows(j, a, b)
 		default:
 			t.quantRows(j, a, b)

@@ -9,9 +9,6 @@ import (
 // values is an f16 scale d and 16 bytes of 4-bit indices into a fixed table
 // of 16 levels; byte j holds value j in its low nibble and value j+16 in
 // its high nibble (Q4_0's order), and value i decodes to d·table[index].
-//
-// tensor has no IQ4_NL type yet, so these functions are not reachable
-// through Quantize, Dequantize or Dot.
 
 const blockIQ4_NL = 18 // d f16 | qs[16]
 
@@ -150,25 +147,74 @@ func DequantizeRowIQ4_NL(dst []float32, src []byte) {
 
 // DotIQ4_NLQ8_0 returns the dot product of n values (a multiple of 32) of
 // an IQ4_NL weight row and a Q8_0 activation row, in the order of ggml's
-// generic kernel: per block, (dy·dx)·(Σ first halves + Σ second halves).
+// x86 kernel (the AVX2 ggml_vec_dot_iq4_nl_q8_0, which llama.cpp runs on
+// every x86 level from AVX2 up): blocks in pairs, each block's exact
+// integer products in eight lanes (lane (e mod 32)/4 holding element e),
+// the first block of a pair fused into one set of eight float32
+// accumulators and the second into another, d = dy·dx; then the two sets
+// added lane by lane and reduced as hsum8 does; an odd last block is
+// added as one fused multiply-add of d and its integer sum.
 func DotIQ4_NLQ8_0(w, act []byte, n int) float32 {
 	values := iq4nlLevels()
 	nb := n / qk
 	w = w[:nb*blockIQ4_NL]
 	act = act[:nb*blockQ8_0]
-	var sumf float32
+	var acc [2][8]float32
+	sums := func(ib int) (float32, [8]int32, int32) {
+		x := w[ib*blockIQ4_NL : ib*blockIQ4_NL+blockIQ4_NL]
+		y := act[ib*blockQ8_0 : ib*blockQ8_0+blockQ8_0]
+		var lanes [8]int32
+		var s int32
+		for e := range qk {
+			v := values[x[2+e%16]>>(4*(e/16))&0x0f]
+			p := int32(v) * int32(int8(y[2+e]))
+			lanes[e/4] += p
+			s += p
+		}
+		return f16(y) * f16(x), lanes, s
+	}
+	ib := 0
+	for ; ib+1 < nb; ib += 2 {
+		for k := range 2 {
+			d, lanes, _ := sums(ib + k)
+			fmaLanes(&acc[k], d, &lanes)
+		}
+	}
+	var sum [8]float32
+	for l := range sum {
+		sum[l] = acc[0][l] + acc[1][l]
+	}
+	sumf := hsum8(&sum)
+	if ib < nb {
+		d, _, s := sums(ib)
+		sumf = FMA32(d, float32(s), sumf)
+	}
+	return sumf
+}
+
+// DotIQ4_NLQ8_0Batch returns the dot product of n values (a multiple of
+// 32) of an IQ4_NL weight row and a Q8_0 activation row in the order ggml
+// uses when a matmul has two or more tokens (llamafile's tinyBLAS on x86):
+// each block's exact integer products in eight lanes as DotIQ4_NLQ8_0
+// has them, every block fused in turn into one set of eight float32
+// accumulators with d = dx·dy, then reduced as hsum8 does.
+func DotIQ4_NLQ8_0Batch(w, act []byte, n int) float32 {
+	values := iq4nlLevels()
+	nb := n / qk
+	w = w[:nb*blockIQ4_NL]
+	act = act[:nb*blockQ8_0]
+	var acc [8]float32
 	for ib := range nb {
 		x := w[ib*blockIQ4_NL : ib*blockIQ4_NL+blockIQ4_NL]
 		y := act[ib*blockQ8_0 : ib*blockQ8_0+blockQ8_0]
-		d := f16(y) * f16(x)
-		var s1, s2 int32
-		for j := range qk / 2 {
-			s1 += int32(int8(y[2+j])) * int32(values[x[2+j]&0x0f])
-			s2 += int32(int8(y[2+qk/2+j])) * int32(values[x[2+j]>>4])
+		var lanes [8]int32
+		for e := range qk {
+			v := values[x[2+e%16]>>(4*(e/16))&0x0f]
+			lanes[e/4] += int32(v) * int32(int8(y[2+e]))
 		}
-		sumf += float32(d * float32(s1+s2))
+		fmaLanes(&acc, f16(x)*f16(y), &lanes)
 	}
-	return sumf
+	return hsum8(&acc)
 }
 
 // DotIQ4_NLF32 returns the dot product of n values of an IQ4_NL weight row

@@ -1,0 +1,304 @@
+//go:build amd64 && !noasm
+
+// Hand-written, as kquantz_amd64.s (one kernel, no repetitive runs to
+// generate).
+
+#include "textflag.h"
+#include "simd_amd64.h"
+
+// IQ4_NL weights (blocks of 32: f16 d, 16 bytes of 4-bit indices into
+// ggml's kvalues_iq4nl) times Q8_0 activations, AVX-512 with VNNI.
+//
+// ggml's x86 kernel takes blocks in pairs: each block's products summed
+// exactly in 8 dword lanes (lane m: values 4m..4m+3), the first block of
+// the pair fused into accumulator 1 and the second into accumulator 2
+// with d = dy·dx, then hsum8(accum1 + accum2). Here a zmm holds a pair:
+// lanes 0..7 the first block, 8..15 the second, so one 16-lane fused
+// multiply-add does both. The table lookup gives the levels plus 128
+// (unsigned, for VPDPBUSD); the accumulator starts at −128·Σ4 x, computed
+// once per pair of activation blocks for the 4 rows, so each dword lane
+// ends exactly at Σ level·x.
+
+#define PFD 2048
+
+// The levels + 128, and word indices that pick the two blocks' f16 scales
+// out of a pair of weight blocks (words 0 and 9) and of activation blocks
+// (words 0 and 17), 8 lanes each; nibble shifts 0 (values 0..15) and 4
+// (16..31) per 128-bit lane.
+DATA iq4lut<>+0(SB)/8, $0x766a5d4f3f2d1801
+DATA iq4lut<>+8(SB)/8, $0xf1d9c5b5a6998d81
+GLOBL iq4lut<>(SB), RODATA|NOPTR, $16
+DATA iq4wd<>+0(SB)/8, $0x0000000000000000
+DATA iq4wd<>+8(SB)/8, $0x0000000000000000
+DATA iq4wd<>+16(SB)/8, $0x0009000900090009
+DATA iq4wd<>+24(SB)/8, $0x0009000900090009
+GLOBL iq4wd<>(SB), RODATA|NOPTR, $32
+DATA iq4xd<>+0(SB)/8, $0x0000000000000000
+DATA iq4xd<>+8(SB)/8, $0x0000000000000000
+DATA iq4xd<>+16(SB)/8, $0x0011001100110011
+DATA iq4xd<>+24(SB)/8, $0x0011001100110011
+DATA iq4xd<>+32(SB)/8, $0x0000000000000000
+DATA iq4xd<>+40(SB)/8, $0x0000000000000000
+DATA iq4xd<>+48(SB)/8, $0x0000000000000000
+DATA iq4xd<>+56(SB)/8, $0x0000000000000000
+GLOBL iq4xd<>(SB), RODATA|NOPTR, $64
+DATA iq4shr<>+0(SB)/8, $0x0000000000000000
+DATA iq4shr<>+8(SB)/8, $0x0000000000000000
+DATA iq4shr<>+16(SB)/8, $0x0004000400040004
+DATA iq4shr<>+24(SB)/8, $0x0004000400040004
+DATA iq4shr<>+32(SB)/8, $0x0000000000000000
+DATA iq4shr<>+40(SB)/8, $0x0000000000000000
+DATA iq4shr<>+48(SB)/8, $0x0004000400040004
+DATA iq4shr<>+56(SB)/8, $0x0004000400040004
+GLOBL iq4shr<>(SB), RODATA|NOPTR, $64
+
+// KSUM8B reduces the 8 float32 lanes of y (xmm name x) into the low lane
+// of t1 as ggml's hsum_float_8.
+#define KSUM8B(y, x, t1, t2) \
+	VEXTRACTF128 $1, y, t1; \
+	VADDPS       x, t1, t1; \
+	VMOVHLPS     t1, t1, t2; \
+	VADDPS       t2, t1, t1; \
+	VMOVSHDUP    t1, t2; \
+	VADDSS       t2, t1, t1
+
+// IQ4SUM reduces the accumulator z (ymm y, xmm x) as ggml does, hsum8 of
+// lanes 0..7 plus lanes 8..15, into the low lane of tx (ymm ty).
+#define IQ4SUM(z, y, x, ty, tx, t2) \
+	VEXTRACTF64X4 $1, z, ty; \
+	VADDPS        y, ty, y; \
+	VEXTRACTF128  $1, y, tx; \
+	VADDPS        x, tx, tx; \
+	VMOVHLPS      tx, tx, t2; \
+	VADDPS        t2, tx, tx; \
+	VMOVSHDUP     tx, t2; \
+	VADDSS        t2, tx, tx
+
+// IQ4ROW accumulates into f the product of the pair of IQ4_NL blocks at
+// offset AX of the row at p with the activations (quants in Z16, −128·Σ4
+// in Z17, [dy1 ×8, dy2 ×8] in Z18). Constants: Z31 0x0f bytes, Z30 the
+// shifts, Z29 the table in every 128-bit lane, Y28 the scale pick.
+#define IQ4ROW(p, f) \
+	IQ4SUMS(p); \
+	VFMADD231PS  Z8, Z6, f
+
+// IQ4ROWB is IQ4ROW in the order of ggml's batched matmul (llamafile's
+// tinyBLAS): the pair's first block, then its second, fused into the
+// same 8 lanes of f (a ymm register).
+#define IQ4ROWB(p, f) \
+	IQ4SUMS(p); \
+	VFMADD231PS   Y8, Y6, f; \
+	VEXTRACTF64X4 $1, Z8, Y8; \
+	VEXTRACTF64X4 $1, Z6, Y6; \
+	VFMADD231PS   Y8, Y6, f
+
+// IQ4SUMS leaves in Z6 the exact lane sums of the pair of blocks at
+// offset AX of the row at p, as float32, and in Z8 their scales dy·dx.
+#define IQ4SUMS(p) \
+	VMOVDQU      2(p)(AX*1), X7; \
+	VINSERTI128  $1, 20(p)(AX*1), Y7, Y7; \
+	VSHUFI64X2   $0x50, Z7, Z7, Z7; \
+	VPSRLVW      Z30, Z7, Z7; \
+	VPANDD       Z31, Z7, Z7; \
+	VPSHUFB      Z7, Z29, Z7; \
+	VMOVDQA32    Z17, Z6; \
+	VPDPBUSD     Z16, Z7, Z6; \
+	VCVTDQ2PS    Z6, Z6; \
+	VPERMW       (p)(AX*1), Y28, Y8; \
+	VCVTPH2PS    Y8, Z8; \
+	VMULPS       Z18, Z8, Z8
+
+// func gemv4IQ4_NLVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
+// For 4 streams j of q rows each (rows j·q .. j·q+q-1 of nb IQ4_NL blocks,
+// nb even, ldw bytes apart), y[j·q+r] = w_{j·q+r}·x, or += when acc is
+// not 0; x is a row of Q8_0 blocks.
+TEXT ·gemv4IQ4_NLVNNI(SB), NOSPLIT, $0-56
+	MOVL           $0x0f0f0f0f, AX
+	VPBROADCASTD   AX, Z31
+	MOVL           $0x80808080, AX
+	VPBROADCASTD   AX, Z27
+	VMOVDQU64      iq4shr<>(SB), Z30
+	VBROADCASTI32X4 iq4lut<>(SB), Z29
+	VMOVDQU64      iq4wd<>(SB), Y28
+	VMOVDQU64      iq4xd<>(SB), Z26
+	MOVQ           w+0(FP), R8
+	MOVQ           ldw+8(FP), BX
+	MOVQ           x+16(FP), DI
+	MOVQ           nb+24(FP), CX
+	SHRQ           $1, CX
+	MOVQ           y+32(FP), DX
+	MOVQ           q+40(FP), R14
+	MOVQ           R14, AX
+	IMULQ          BX, AX
+	LEAQ           (R8)(AX*1), R9
+	LEAQ           (R9)(AX*1), R10
+	LEAQ           (R10)(AX*1), R11
+	MOVQ           R14, SI
+	SHLQ           $2, SI
+	TESTQ          R14, R14
+	JZ             done
+
+row:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	XORQ   AX, AX
+	MOVQ   DI, R12
+	MOVQ   CX, R13
+	TESTQ  R13, R13
+	JZ     fin
+
+blk:
+	PREFETCHT0    PFD(R8)(AX*1)
+	PREFETCHT0    PFD(R9)(AX*1)
+	PREFETCHT0    PFD(R10)(AX*1)
+	PREFETCHT0    PFD(R11)(AX*1)
+	VMOVDQU64     2(R12), Y16
+	VINSERTI64X4  $1, 36(R12), Z16, Z16
+	VPXORD        Z17, Z17, Z17
+	VPDPBUSD      Z16, Z27, Z17
+	VPXORD        Z18, Z18, Z18
+	VPSUBD        Z17, Z18, Z17
+	VPERMW        (R12), Z26, Z18
+	VCVTPH2PS     Y18, Z18
+	IQ4ROW(R8, Z0)
+	IQ4ROW(R9, Z1)
+	IQ4ROW(R10, Z2)
+	IQ4ROW(R11, Z3)
+	ADDQ $36, AX
+	ADDQ $68, R12
+	DECQ R13
+	JNZ  blk
+
+fin:
+	IQ4SUM(Z0, Y0, X0, Y4, X4, X8)
+	IQ4SUM(Z1, Y1, X1, Y5, X5, X8)
+	IQ4SUM(Z2, Y2, X2, Y6, X6, X8)
+	IQ4SUM(Z3, Y3, X3, Y7, X7, X8)
+	VINSERTPS $0x10, X5, X4, X4
+	VINSERTPS $0x20, X6, X4, X4
+	VINSERTPS $0x30, X7, X4, X4
+	VMOVAPS   X4, X0
+	LEAQ      (DX)(SI*2), R13
+	CMPQ      acc+48(FP), $0
+	JEQ       store
+	VMOVSS    (DX), X4
+	VINSERTPS $0x10, (DX)(SI*1), X4, X4
+	VINSERTPS $0x20, (R13), X4, X4
+	VINSERTPS $0x30, (R13)(SI*1), X4, X4
+	VADDPS    X4, X0, X0
+
+store:
+	VMOVSS     X0, (DX)
+	VEXTRACTPS $1, X0, (DX)(SI*1)
+	VEXTRACTPS $2, X0, (R13)
+	VEXTRACTPS $3, X0, (R13)(SI*1)
+	ADDQ       $4, DX
+	ADDQ       BX, R8
+	ADDQ       BX, R9
+	ADDQ       BX, R10
+	ADDQ       BX, R11
+	DECQ       R14
+	JNZ        row
+
+done:
+	VZEROUPPER
+	RET
+
+// func gemv4IQ4_NLBVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
+// As gemv4IQ4_NLVNNI in the order of ggml's batched matmul, for a matmul
+// of two or more tokens.
+TEXT ·gemv4IQ4_NLBVNNI(SB), NOSPLIT, $0-56
+	MOVL           $0x0f0f0f0f, AX
+	VPBROADCASTD   AX, Z31
+	MOVL           $0x80808080, AX
+	VPBROADCASTD   AX, Z27
+	VMOVDQU64      iq4shr<>(SB), Z30
+	VBROADCASTI32X4 iq4lut<>(SB), Z29
+	VMOVDQU64      iq4wd<>(SB), Y28
+	VMOVDQU64      iq4xd<>(SB), Z26
+	MOVQ           w+0(FP), R8
+	MOVQ           ldw+8(FP), BX
+	MOVQ           x+16(FP), DI
+	MOVQ           nb+24(FP), CX
+	SHRQ           $1, CX
+	MOVQ           y+32(FP), DX
+	MOVQ           q+40(FP), R14
+	MOVQ           R14, AX
+	IMULQ          BX, AX
+	LEAQ           (R8)(AX*1), R9
+	LEAQ           (R9)(AX*1), R10
+	LEAQ           (R10)(AX*1), R11
+	MOVQ           R14, SI
+	SHLQ           $2, SI
+	TESTQ          R14, R14
+	JZ             bdone
+
+brow:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	XORQ   AX, AX
+	MOVQ   DI, R12
+	MOVQ   CX, R13
+	TESTQ  R13, R13
+	JZ     bfin
+
+bblk:
+	PREFETCHT0    PFD(R8)(AX*1)
+	PREFETCHT0    PFD(R9)(AX*1)
+	PREFETCHT0    PFD(R10)(AX*1)
+	PREFETCHT0    PFD(R11)(AX*1)
+	VMOVDQU64     2(R12), Y16
+	VINSERTI64X4  $1, 36(R12), Z16, Z16
+	VPXORD        Z17, Z17, Z17
+	VPDPBUSD      Z16, Z27, Z17
+	VPXORD        Z18, Z18, Z18
+	VPSUBD        Z17, Z18, Z17
+	VPERMW        (R12), Z26, Z18
+	VCVTPH2PS     Y18, Z18
+	IQ4ROWB(R8, Y0)
+	IQ4ROWB(R9, Y1)
+	IQ4ROWB(R10, Y2)
+	IQ4ROWB(R11, Y3)
+	ADDQ $36, AX
+	ADDQ $68, R12
+	DECQ R13
+	JNZ  bblk
+
+bfin:
+	KSUM8B(Y0, X0, X4, X8)
+	KSUM8B(Y1, X1, X5, X8)
+	KSUM8B(Y2, X2, X6, X8)
+	KSUM8B(Y3, X3, X7, X8)
+	VINSERTPS $0x10, X5, X4, X4
+	VINSERTPS $0x20, X6, X4, X4
+	VINSERTPS $0x30, X7, X4, X4
+	VMOVAPS   X4, X0
+	LEAQ      (DX)(SI*2), R13
+	CMPQ      acc+48(FP), $0
+	JEQ       bstore
+	VMOVSS    (DX), X4
+	VINSERTPS $0x10, (DX)(SI*1), X4, X4
+	VINSERTPS $0x20, (R13), X4, X4
+	VINSERTPS $0x30, (R13)(SI*1), X4, X4
+	VADDPS    X4, X0, X0
+
+bstore:
+	VMOVSS     X0, (DX)
+	VEXTRACTPS $1, X0, (DX)(SI*1)
+	VEXTRACTPS $2, X0, (R13)
+	VEXTRACTPS $3, X0, (R13)(SI*1)
+	ADDQ       $4, DX
+	ADDQ       BX, R8
+	ADDQ       BX, R9
+	ADDQ       BX, R10
+	ADDQ       BX, R11
+	DECQ       R14
+	JNZ        brow
+
+bdone:
+	VZEROUPPER
+	RET
