@@ -595,8 +595,11 @@ GLOBL q5krot3<>(SB), RODATA|NOPTR, $64
 	VPDPWSSD        Z8, Z7, Z6
 
 // Q5KROW accumulates into f the product of the Q5_K block at offset AX of
-// the row at p with the activations (as Q4KROW): lanes 0..7 gain d·dx·lane
-// sums, lane 8 −dmin·dx·Σ m_j·Σx_j as one integer (ggml's summs).
+// the row at p with the activations (quants Z16..Z19 in stored order; the
+// sub-block sums, scale signs and K1 as Q4KROW has them): lanes 0..7 gain
+// d·dx·lane sums, lane 8 −dmin·dx·Σ m_j·Σx_j as one integer (ggml's summs;
+// lanes 9..11 get the same, unread), the 16→8 lane fold and the min sum
+// joined by one shuffle and a masked add, as in Q4KROW.
 #define Q5KROW(p, f) \
 	VMOVDQU         4(p)(AX*1), X4; \
 	VPSHUFD         $0x98, X4, X5; \
@@ -614,25 +617,16 @@ GLOBL q5krot3<>(SB), RODATA|NOPTR, $64
 	Q5KCHUNK(p, 80, Z17, Z27, q5krot1<>); \
 	Q5KCHUNK(p, 112, Z18, Z28, q5krot2<>); \
 	Q5KCHUNK(p, 144, Z19, Z29, q5krot3<>); \
-	VEXTRACTI128    $1, Y4, X9; \
-	VPMADDWD        X13, X9, X9; \
-	VPHADDD         X9, X9, X9; \
-	VPHADDD         X9, X9, X9; \
-	VPXORD          X8, X8, X8; \
-	VMOVSS          X9, X8, X9; \
-	VPSUBD          X9, X8, X9; \
-	VEXTRACTI64X4   $1, Z6, Y7; \
-	VPADDD          Y7, Y6, Y6; \
-	VINSERTI32X4    $2, X9, Z6, Z6; \
-	VCVTDQ2PS       Z6, Z6; \
-	VPBROADCASTD    (p)(AX*1), X10; \
-	VCVTPH2PS       X10, X10; \
-	VMULPS          X21, X10, X10; \
-	VBROADCASTSS    X10, Y11; \
-	VMOVSHDUP       X10, X12; \
-	VBROADCASTSS    X12, Y12; \
-	VSHUFF64X2      $0x44, Z12, Z11, Z11; \
-	VFMADD231PS     Z11, Z6, f
+	VPMADDWD        Y13, Y4, Y9; \
+	VPHADDD         Y9, Y9, Y9; \
+	VPHADDD         Y9, Y9, Y9; \
+	VSHUFI64X2      $0x1e, Z9, Z6, Z10; \
+	VPADDD          Z6, Z10, K1, Z10; \
+	VCVTDQ2PS       Z10, Z10; \
+	VPERMW          (p)(AX*1), Y25, Y11; \
+	VCVTPH2PS       Y11, Z11; \
+	VMULPS          Z21, Z11, Z11; \
+	VFMADD231PS     Z11, Z10, f
 
 // KSUML8 adds lane 8 of z to the low lane of t1.
 #define KSUML8(z, t1, t2) \
@@ -654,6 +648,9 @@ TEXT ·gemv4Q5_KVNNI(SB), NOSPLIT, $0-56
 	VMOVDQU32    q4ksh<>(SB), X24
 	VMOVDQU32    q4km1<>(SB), X23
 	VMOVDQU32    q4km2<>(SB), X22
+	VMOVDQU64    q4kdm<>(SB), Y25
+	MOVL         $0xff, AX
+	KMOVW        AX, K1
 	MOVQ         w+0(FP), R8
 	MOVQ         ldw+8(FP), BX
 	MOVQ         x+16(FP), DI
@@ -697,7 +694,9 @@ q5blk:
 	VMOVDQU      260(R12), Y14
 	VEXTRACTI128 $1, Y14, X13
 	VPHADDW      X13, X14, X13
-	VBROADCASTSS (R12), X21
+	VPERMQ       $0x4e, Y13, Y13
+	VBROADCASTSS (R12), Z21
+	VXORPS       q4ksgn<>(SB), Z21, Z21
 	Q5KROW(R8, Z0)
 	Q5KROW(R9, Z1)
 	Q5KROW(R10, Z2)
