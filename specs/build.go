@@ -668,6 +668,8 @@ func applyTransform(op string, args []int, t *tensor.Tensor) (*tensor.Tensor, er
 		return RoPEPermute(t, args[0])
 	case "rows":
 		return Rows(t, args[0], args[1])
+	case "add_one":
+		return AddOne(t)
 	}
 	return nil, fmt.Errorf("unknown transform")
 }

@@ -95,7 +95,7 @@ func (s *Spec) ResolveParams(meta *Meta, overrides map[string]any) (Params, erro
 					key = meta.Arch + key
 				}
 				// A null (JSON null in an HF config) means "not set".
-				if raw, ok := meta.Values[key]; ok && raw != nil {
+				if raw, ok := lookupMeta(meta, key); ok && raw != nil {
 					v, err := metaValue(raw)
 					if err != nil {
 						return nil, &Error{Pos: d.Pos, Msg: fmt.Sprintf("params.%s: checkpoint key %s: %v", name, key, err)}
@@ -189,4 +189,24 @@ func metaValue(v any) (any, error) {
 		return int64(len(x)), nil
 	}
 	return nil, fmt.Errorf("unsupported value %T", v)
+}
+
+// lookupMeta finds key in the checkpoint's metadata. In an HF config a
+// dotted key that is not a top-level name walks nested objects:
+// "rope_scaling.factor" is config.json's {"rope_scaling": {"factor": ...}}.
+func lookupMeta(meta *Meta, key string) (any, bool) {
+	if v, ok := meta.Values[key]; ok || meta.Format != "hf" || !strings.Contains(key, ".") {
+		return v, ok
+	}
+	var cur any = meta.Values
+	for _, part := range strings.Split(key, ".") {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if cur, ok = m[part]; !ok {
+			return nil, false
+		}
+	}
+	return cur, true
 }
