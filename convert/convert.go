@@ -161,13 +161,15 @@ const (
 
 // Init picks a weight's initialisation: tensors of two or more dimensions
 // are N(0, 0.02²); 1-D tensors are norm scales (ones) when their spec key
-// or tensor name mentions "norm", else biases (zeros).
+// or tensor name mentions "norm", RoPE factors (ones) when the name
+// mentions rope_freqs or rope_factors, else biases (zeros).
 func Init(key, name string, shape []int) InitKind {
 	if len(shape) >= 2 {
 		return InitNormal
 	}
-	if strings.Contains(key, "norm") || strings.Contains(name, "norm") {
-		return InitOnes
+	if strings.Contains(key, "norm") || strings.Contains(name, "norm") ||
+		strings.Contains(name, "rope_freqs") || strings.Contains(name, "rope_factors") {
+		return InitOnes // scales, and RoPE's per-pair divisors
 	}
 	return InitZeros
 }
