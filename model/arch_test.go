@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	"github.com/weftrun/weft/backend"
 	"github.com/weftrun/weft/backend/cpudev"
 	"github.com/weftrun/weft/convert"
+	"github.com/weftrun/weft/gguf"
 	"github.com/weftrun/weft/kernels/cpu"
 	"github.com/weftrun/weft/model"
 	"github.com/weftrun/weft/scheduler"
@@ -188,7 +190,7 @@ func TestHFFoldersMatchGGUF(t *testing.T) {
 			}
 			defer gm.Close()
 			dir := t.TempDir()
-			writeHF(t, gm, c.class, dir)
+			writeHF(t, gm, c.class, dir, nil)
 			hm, err := model.Load(model.Options{Path: dir})
 			if err != nil {
 				t.Fatal(err)
@@ -212,6 +214,62 @@ func TestHFFoldersMatchGGUF(t *testing.T) {
 				closeVecs(t, c.name+" HF logits against llama.cpp", got, want, 2e-3)
 			}
 		})
+	}
+}
+
+// TestHFLlama3RoPE: Llama 3.1's RoPE scaling stated in config.json
+// (rope_scaling {rope_type: llama3, ...}) gives the logits of the GGUF
+// that llama.cpp's converter would write, which carries the factors as
+// rope_freqs.weight (here the values worked out by hand for 8-dim heads,
+// base 10⁴, ×4 over 16 positions: π/2, 4, 4, 4), and differs from
+// unscaled RoPE.
+func TestHFLlama3RoPE(t *testing.T) {
+	path := synthFile(t, "llama", map[string]any{"hidden": int64(32), "layers": int64(2), "heads": int64(4), "kv_heads": int64(2),
+		"ffn": int64(48), "vocab": int64(260), "ctx": int64(64), "rope_freqs": true})
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := gguf.Parse(path, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rf, err := g.Tensor("rope_freqs.weight")
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(rf.Data, tensor.F32ToBytes([]float32{math.Pi / 2, 4, 4, 4}))
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gm, err := model.Load(model.Options{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gm.Close()
+	if f := gm.Params["rope_freqs"]; f != true {
+		t.Fatalf("rope_freqs = %v with a rope_freqs.weight tensor", f)
+	}
+	dir := t.TempDir()
+	writeHF(t, gm, "LlamaForCausalLM", dir, map[string]any{"skip rope_freqs_w": true, "rope_scaling": map[string]any{
+		"rope_type": "llama3", "factor": 4.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 16}})
+	hm, err := model.Load(model.Options{Path: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hm.Close()
+	tokens := []int{1, 17, 142, 99, 5, 7}
+	got, want := teacherForced(t, hm, tokens), teacherForced(t, gm, tokens)
+	closeVecs(t, "llama3 RoPE from config.json", got, want, 1e-5)
+	plain := t.TempDir()
+	writeHF(t, gm, "LlamaForCausalLM", plain, map[string]any{"skip rope_freqs_w": true})
+	pm, err := model.Load(model.Options{Path: plain})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pm.Close()
+	if p := teacherForced(t, pm, tokens); p[5][0] == got[5][0] {
+		t.Errorf("unscaled RoPE gives the scaled logits (%g)", p[5][0])
 	}
 }
 
@@ -243,7 +301,7 @@ func synthFile(t *testing.T, spec string, set map[string]any) string {
 // params that have HF keys, nested for dotted keys, and architectures:
 // [class]) and model.safetensors, each tensor under the spec's HF name
 // with the HF rule's transforms undone.
-func writeHF(t *testing.T, m *model.Model, class, dir string) {
+func writeHF(t *testing.T, m *model.Model, class, dir string, extra map[string]any) {
 	t.Helper()
 	cfg := map[string]any{"architectures": []string{class}}
 	for _, d := range m.Spec.Params {
@@ -266,6 +324,9 @@ func writeHF(t *testing.T, m *model.Model, class, dir string) {
 		w := m.Spec.Weights[p.Key]
 		rules := w.Names["hf"]
 		if len(rules) == 0 {
+			if _, ok := extra["skip "+p.Key]; ok {
+				continue // HF states it otherwise (in extra)
+			}
 			t.Fatalf("%s: weight %s has no HF name", m.Spec.Name, p.Key)
 		}
 		gnames, err := m.Spec.TensorNames(p.Key, p.Vars, "gguf", m.Params)
@@ -322,6 +383,11 @@ func writeHF(t *testing.T, m *model.Model, class, dir string) {
 			}
 			piece := &tensor.Tensor{Name: names[ri], DType: p.Tensor.DType, Shape: slices.Clone(p.Tensor.Shape[1:]), Data: p.Tensor.Data[e*each : (e+1)*each]}
 			out[names[ri]] = undo(piece)
+		}
+	}
+	for k, v := range extra {
+		if !strings.HasPrefix(k, "skip ") {
+			cfg[k] = v
 		}
 	}
 	raw, err := json.Marshal(cfg)
