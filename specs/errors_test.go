@@ -96,6 +96,8 @@ func TestErrors(t *testing.T) {
 		{name: "missing graph", src: "name: t\n", pos: "bad.yaml:1:1: ", msg: `spec: missing key "graph"`},
 		{name: "list for mapping", src: "name: t\nparams: [hidden, heads]\ngraph: []\n", pos: "bad.yaml:2:9: ", msg: "params: want a mapping, got a list"},
 		{name: "duplicate key", src: "name: t\nparams:\n  a: 1\n  a: 2\ngraph: []\n", pos: "bad.yaml:4:3: ", msg: `params: duplicate key "a"`},
+		{name: "param optional not a bool", src: "name: t\nparams:\n  a: {value: 1, optional: maybe}\ngraph: []\n", pos: "bad.yaml:3:27: ", msg: "params.a.optional: want true or false"},
+		{name: "param empty key list", src: "name: t\nparams:\n  a: {value: 1, hf: []}\ngraph: []\n", pos: "bad.yaml:3:21: ", msg: "params.a.hf: an empty list"},
 		{name: "unknown key in weight", src: "name: t\nweights:\n  w: {shape: [1], gguf: w, shap: [2]}\ngraph: []\n", pos: "bad.yaml:3:28: ", msg: `weights.w: unknown key "shap" (allowed: [shape optional gguf hf llama2c])`},
 		{name: "weight without shape", src: "name: t\nweights:\n  w: {gguf: w}\ngraph: []\n", pos: "bad.yaml:3:3: ", msg: "weights.w: missing shape"},
 		{name: "unknown transform", src: "name: t\nweights:\n  w: {shape: [1], gguf: {name: w, transform: flip()}}\ngraph: []\n", pos: "bad.yaml:3:46: ", msg: `weights.w.gguf: unknown transform "flip" (known: transpose(), rope_permute(heads), rows(start, count), add_one())`},
