@@ -156,6 +156,7 @@ func TestHFFoldersMatchGGUF(t *testing.T) {
 		golden      string         // a testdata/arch reference: its model and llama.cpp's logits
 		spec        string         // else: synthesize this spec
 		set         map[string]any // with these params
+		cfg         map[string]any // config.json entries no param states
 	}{
 		{name: "llama", class: "LlamaForCausalLM", golden: "llama"},
 		{name: "qwen2", class: "Qwen2ForCausalLM", golden: "qwen2"},
@@ -163,6 +164,12 @@ func TestHFFoldersMatchGGUF(t *testing.T) {
 		{name: "gemma", class: "GemmaForCausalLM", golden: "gemma"},
 		{name: "gemma2", class: "Gemma2ForCausalLM", golden: "gemma2"},
 		{name: "phi3", class: "Phi3ForCausalLM", golden: "phi3"},
+		{name: "phi2", class: "PhiForCausalLM", golden: "phi2"},
+		{name: "olmo2", class: "Olmo2ForCausalLM", golden: "olmo2"},
+		{name: "starcoder2", class: "Starcoder2ForCausalLM", golden: "starcoder2-linear"},
+		{name: "stablelm", class: "StableLmForCausalLM", golden: "stablelm-yarn"},
+		{name: "mpt", class: "MptForCausalLM", golden: "mpt", cfg: map[string]any{"expansion_ratio": 1.5}},
+		{name: "qwen2moe", class: "Qwen2MoeForCausalLM", spec: "qwen2moe", set: with(map[string]any{"ffn_exp": int64(24), "ffn_shexp": int64(40), "experts": int64(4), "experts_used": int64(2)})},
 		{name: "mixtral", class: "MixtralForCausalLM", spec: "mixtral", set: with(map[string]any{"experts": int64(4), "experts_used": int64(2)})},
 		{name: "qwen3moe", class: "Qwen3MoeForCausalLM", spec: "qwen3", set: with(map[string]any{"head_dim": int64(16), "experts": int64(4), "experts_used": int64(2), "ffn_exp": int64(16)})},
 		{name: "gemma3", class: "Gemma3ForCausalLM", spec: "gemma3", set: with(map[string]any{"layers": int64(3), "head_dim": int64(16), "swa_pattern": int64(3), "window": int64(2), "rope_factor": 4.0})},
@@ -190,7 +197,7 @@ func TestHFFoldersMatchGGUF(t *testing.T) {
 			}
 			defer gm.Close()
 			dir := t.TempDir()
-			writeHF(t, gm, c.class, dir, nil)
+			writeHF(t, gm, c.class, dir, c.cfg)
 			hm, err := model.Load(model.Options{Path: dir})
 			if err != nil {
 				t.Fatal(err)
@@ -344,6 +351,8 @@ func writeHF(t *testing.T, m *model.Model, class, dir string, extra map[string]a
 					x, err = specs.RoPEUnpermute(x, m.Params.Int(tr.Args[0].Src))
 				case "transpose":
 					x, err = specs.Transpose(x)
+				case "flatten":
+					x = &tensor.Tensor{Name: x.Name, DType: x.DType, Shape: []int{1, x.Shape[0]}, Data: x.Data}
 				case "add_one":
 					f := slices.Clone(x.F32())
 					for j := range f {

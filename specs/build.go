@@ -674,6 +674,8 @@ func applyTransform(op string, args []int, t *tensor.Tensor) (*tensor.Tensor, er
 		return Rows(t, args[0], args[1])
 	case "add_one":
 		return AddOne(t)
+	case "flatten":
+		return Flatten(t)
 	}
 	return nil, fmt.Errorf("unknown transform")
 }

@@ -158,7 +158,7 @@ func Load(path string) (*Spec, error) {
 	return Parse(filepath.Base(path), data)
 }
 
-var transformArity = map[string]int{"transpose": 0, "rope_permute": 1, "rows": 2, "add_one": 0}
+var transformArity = map[string]int{"transpose": 0, "rope_permute": 1, "rows": 2, "add_one": 0, "flatten": 0}
 
 // Parse compiles a spec from YAML bytes; name labels error positions.
 func Parse(name string, data []byte) (*Spec, error) {
@@ -543,7 +543,7 @@ func (p *parser) transform(env *cel.Env, src string, n *yaml.Node, what string) 
 	t := &Transform{Op: strings.TrimSpace(src[:open]), Pos: p.pos(n)}
 	arity, ok := transformArity[t.Op]
 	if !ok {
-		return nil, p.errf(n, "%s: unknown transform %q (known: transpose(), rope_permute(heads), rows(start, count), add_one())", what, t.Op)
+		return nil, p.errf(n, "%s: unknown transform %q (known: transpose(), rope_permute(heads), rows(start, count), add_one(), flatten())", what, t.Op)
 	}
 	body := strings.TrimSpace(src[open+1 : strings.LastIndexByte(src, ')')])
 	if body != "" {

@@ -172,3 +172,17 @@ func AddOne(t *tensor.Tensor) (*tensor.Tensor, error) {
 	}
 	return tensor.FromF32(t.Name, out, append([]int(nil), t.Shape...)...), nil
 }
+
+// Flatten returns t as a vector of all its elements, without copying
+// (HF Qwen2-MoE's shared-expert gate is [1, hidden], GGUF's [hidden]).
+func Flatten(t *tensor.Tensor) (*tensor.Tensor, error) {
+	n := t.Elems()
+	rb, err := t.DType.RowBytes(n)
+	if err != nil {
+		return nil, fmt.Errorf("tensor %s: %w", t.Name, err)
+	}
+	if len(t.Data) != rb {
+		return nil, fmt.Errorf("tensor %s: %d bytes, want %d", t.Name, len(t.Data), rb)
+	}
+	return &tensor.Tensor{Name: t.Name, DType: t.DType, Shape: []int{n}, Data: t.Data}, nil
+}
