@@ -207,6 +207,9 @@ type SynthOptions struct {
 	// with another engine exercises them; otherwise they are exactly 1
 	// and 0.
 	RandomVectors bool
+	// Arch is the general.architecture to write, one of the spec's
+	// architectures; "" takes the first.
+	Arch string
 }
 
 // Synth writes a GGUF of seeded random weights for a spec.
@@ -222,6 +225,12 @@ func Synth(out io.Writer, sp *specs.Spec, params specs.Params, opt SynthOptions)
 	arch := sp.Name
 	if len(sp.Architectures) > 0 {
 		arch = sp.Architectures[0]
+	}
+	if opt.Arch != "" {
+		if !slices.Contains(sp.Architectures, opt.Arch) {
+			return fmt.Errorf("%s: architecture %q is not one of the spec's (%s)", sp.File, opt.Arch, strings.Join(sp.Architectures, ", "))
+		}
+		arch = opt.Arch
 	}
 	meta := []kv{{"general.architecture", arch}, {"general.name", sp.Name + "-synth"}}
 	for _, m := range sp.MetaKeys(arch, params) {
@@ -441,6 +450,10 @@ type ConvertOptions struct {
 	KeepType bool
 	Vocab    gguf.Metadata // tokenizer metadata to include
 	Progress ProgressFunc
+	// Arch is the general.architecture to write, one of the spec's
+	// architectures (the source checkpoint's: an HF Qwen3-MoE folder is
+	// qwen3moe under qwen3.yaml); "" takes the spec's first.
+	Arch string
 }
 
 // Convert writes the weights bound in g (built from sp for a checkpoint of
@@ -450,6 +463,12 @@ func Convert(out io.Writer, sp *specs.Spec, params specs.Params, g *graph.Graph,
 	arch := sp.Name
 	if len(sp.Architectures) > 0 {
 		arch = sp.Architectures[0]
+	}
+	if opt.Arch != "" {
+		if !slices.Contains(sp.Architectures, opt.Arch) {
+			return fmt.Errorf("%s: architecture %q is not one of the spec's (%s)", sp.File, opt.Arch, strings.Join(sp.Architectures, ", "))
+		}
+		arch = opt.Arch
 	}
 	meta := []kv{{"general.architecture", arch}, {"general.name", sp.Name}}
 	for _, m := range sp.MetaKeys(arch, params) {
