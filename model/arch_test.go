@@ -157,6 +157,7 @@ func TestHFFoldersMatchGGUF(t *testing.T) {
 		spec        string         // else: synthesize this spec
 		set         map[string]any // with these params
 		cfg         map[string]any // config.json entries no param states
+		arch        string         // synth's --arch
 	}{
 		{name: "llama", class: "LlamaForCausalLM", golden: "llama"},
 		{name: "qwen2", class: "Qwen2ForCausalLM", golden: "qwen2"},
@@ -171,7 +172,7 @@ func TestHFFoldersMatchGGUF(t *testing.T) {
 		{name: "mpt", class: "MptForCausalLM", golden: "mpt", cfg: map[string]any{"expansion_ratio": 1.5}},
 		{name: "qwen2moe", class: "Qwen2MoeForCausalLM", spec: "qwen2moe", set: with(map[string]any{"ffn_exp": int64(24), "ffn_shexp": int64(40), "experts": int64(4), "experts_used": int64(2)})},
 		{name: "mixtral", class: "MixtralForCausalLM", spec: "mixtral", set: with(map[string]any{"experts": int64(4), "experts_used": int64(2)})},
-		{name: "qwen3moe", class: "Qwen3MoeForCausalLM", spec: "qwen3", set: with(map[string]any{"head_dim": int64(16), "experts": int64(4), "experts_used": int64(2), "ffn_exp": int64(16)})},
+		{name: "qwen3moe", class: "Qwen3MoeForCausalLM", spec: "qwen3", arch: "qwen3moe", set: with(map[string]any{"head_dim": int64(16), "experts": int64(4), "experts_used": int64(2), "ffn_exp": int64(16)})},
 		{name: "gemma3", class: "Gemma3ForCausalLM", spec: "gemma3", set: with(map[string]any{"layers": int64(3), "head_dim": int64(16), "swa_pattern": int64(3), "window": int64(2), "rope_factor": 4.0})},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -189,7 +190,7 @@ func TestHFFoldersMatchGGUF(t *testing.T) {
 				}
 				path, tokens, want = synthGolden(t, g.Synth, g.SHA256), g.Tokens, g.Logits
 			} else {
-				path = synthFile(t, c.spec, c.set)
+				path = synthFile(t, c.spec, c.arch, c.set)
 			}
 			gm, err := model.Load(model.Options{Path: path})
 			if err != nil {
@@ -203,8 +204,9 @@ func TestHFFoldersMatchGGUF(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer hm.Close()
-			if hm.Spec.Name != gm.Spec.Name {
-				t.Fatalf("config.json's %s picked spec %s, want %s", c.class, hm.Spec.Name, gm.Spec.Name)
+			if hm.Spec.Name != gm.Spec.Name || hm.Checkpoint.Arch() != gm.Checkpoint.Arch() {
+				t.Fatalf("config.json's %s is %s and picked spec %s, want %s and %s", c.class, hm.Checkpoint.Arch(), hm.Spec.Name,
+					gm.Checkpoint.Arch(), gm.Spec.Name)
 			}
 			got, ref := teacherForced(t, hm, tokens), teacherForced(t, gm, tokens)
 			for i := range ref {
@@ -231,7 +233,7 @@ func TestHFFoldersMatchGGUF(t *testing.T) {
 // base 10⁴, ×4 over 16 positions: π/2, 4, 4, 4), and differs from
 // unscaled RoPE.
 func TestHFLlama3RoPE(t *testing.T) {
-	path := synthFile(t, "llama", map[string]any{"hidden": int64(32), "layers": int64(2), "heads": int64(4), "kv_heads": int64(2),
+	path := synthFile(t, "llama", "", map[string]any{"hidden": int64(32), "layers": int64(2), "heads": int64(4), "kv_heads": int64(2),
 		"ffn": int64(48), "vocab": int64(260), "ctx": int64(64), "rope_freqs": true})
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -280,9 +282,9 @@ func TestHFLlama3RoPE(t *testing.T) {
 	}
 }
 
-// synthFile writes `weft synth -s SPEC --dtype f32 --random-vectors` with
-// the given params into a temporary folder.
-func synthFile(t *testing.T, spec string, set map[string]any) string {
+// synthFile writes `weft synth -s SPEC --arch ARCH --dtype f32
+// --random-vectors` with the given params into a temporary folder.
+func synthFile(t *testing.T, spec, arch string, set map[string]any) string {
 	t.Helper()
 	sp, err := specs.LoadBuiltin(spec)
 	if err != nil {
@@ -298,7 +300,7 @@ func synthFile(t *testing.T, spec string, set map[string]any) string {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if err := convert.Synth(f, sp, params, convert.SynthOptions{DType: tensor.F32, Seed: 9, RandomVectors: true}); err != nil {
+	if err := convert.Synth(f, sp, params, convert.SynthOptions{DType: tensor.F32, Seed: 9, RandomVectors: true, Arch: arch}); err != nil {
 		t.Fatal(err)
 	}
 	return path
