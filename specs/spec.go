@@ -42,7 +42,7 @@ type Spec struct {
 	// output) the decoder's cross_attention ops attend over. Graph is then
 	// the decoder.
 	Encoder []*Stmt
-	Plugins       []*PluginDecl
+	Plugins []*PluginDecl
 	// Inputs are the step inputs (ops.StepInputs) the graph always has;
 	// any other step input the graph names is added when it is used.
 	Inputs []string
@@ -355,9 +355,7 @@ func collectLoopVars(nodes map[string]pair, names map[string]bool) {
 			walk(kv.v)
 		}
 	}
-	if !names[TensorsVar] {
-		names[TensorsVar] = true
-	}
+	names[TensorsVar] = true
 	names["i"] = true
 	names["e"] = true // the expert index of a stacked weight's name
 }

@@ -142,5 +142,3 @@ func kCrossAttention(c *Call) error {
 	}
 	return nil
 }
-
-
