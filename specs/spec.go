@@ -37,15 +37,15 @@ type Spec struct {
 	Blocks        map[string]*Block
 	Graph         []*Stmt
 	Outputs       []string
+	Plugins       []*PluginDecl
+	// Inputs are the step inputs (ops.StepInputs) the graph always has;
+	// any other step input the graph names is added when it is used.
+	Inputs []string
 	// Encoder, when set, is an encoder-decoder model's encoder: a graph
 	// run once per request over the prompt whose value `memory` (its
 	// output) the decoder's cross_attention ops attend over. Graph is then
 	// the decoder.
 	Encoder []*Stmt
-	Plugins []*PluginDecl
-	// Inputs are the step inputs (ops.StepInputs) the graph always has;
-	// any other step input the graph names is added when it is used.
-	Inputs []string
 	// Detect, when set, decides whether the spec serves a checkpoint of
 	// one of its architectures (CEL over arch and meta).
 	Detect     *celExpr
