@@ -37,11 +37,14 @@ type embedGolden struct {
 // synthRecipe is how a reference's random-weight model was made: the
 // arguments of `weft synth`.
 type synthRecipe struct {
-	Spec  string         `json:"spec"`
-	Seed  uint64         `json:"seed"`
-	DType string         `json:"dtype"`
-	Vocab string         `json:"vocab"` // under ../shared; "" for synth's own
-	Set   map[string]any `json:"set"`
+	Spec  string `json:"spec"`
+	Seed  uint64 `json:"seed"`
+	DType string `json:"dtype"`
+	Vocab string `json:"vocab"` // under ../shared; "" for synth's own
+	// VocabRepo, when set, is a vocabulary GGUF in this repository
+	// (relative to its root), as `weft synth --vocab` takes it.
+	VocabRepo string         `json:"vocab_repo"`
+	Set       map[string]any `json:"set"`
 	// RandomVectors is --random-vectors: 1-D weights are noisy too.
 	RandomVectors bool `json:"random_vectors"`
 }
@@ -79,8 +82,15 @@ func synthGolden(t *testing.T, r synthRecipe, sha string) string {
 		t.Fatal(err)
 	}
 	opt := convert.SynthOptions{DType: dt, Seed: g.Synth.Seed, RandomVectors: g.Synth.RandomVectors}
-	if g.Synth.Vocab != "" {
-		f, err := gguf.Open(filepath.Join(testdata.Shared(t), g.Synth.Vocab))
+	vocabPath := ""
+	switch {
+	case g.Synth.VocabRepo != "":
+		vocabPath = filepath.Join("..", g.Synth.VocabRepo)
+	case g.Synth.Vocab != "":
+		vocabPath = filepath.Join(testdata.Shared(t), g.Synth.Vocab)
+	}
+	if vocabPath != "" {
+		f, err := gguf.Open(vocabPath)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -30,6 +30,7 @@ func TestRunT5(t *testing.T) {
 					Seed          uint64         `json:"seed"`
 					Set           map[string]any `json:"set"`
 					RandomVectors bool           `json:"random_vectors"`
+					VocabRepo     string         `json:"vocab_repo"`
 				} `json:"synth"`
 				CLI struct {
 					Prompt       string `json:"prompt"`
@@ -42,6 +43,9 @@ func TestRunT5(t *testing.T) {
 			}
 			path := filepath.Join(t.TempDir(), "t5.gguf")
 			args := []string{"synth", "-s", "t5", "--dtype", "f32", "--seed", fmt.Sprint(g.Synth.Seed), "-o", path}
+			if g.Synth.VocabRepo != "" {
+				args = append(args, "--vocab", filepath.Join("..", "..", g.Synth.VocabRepo))
+			}
 			if g.Synth.RandomVectors {
 				args = append(args, "--random-vectors")
 			}
