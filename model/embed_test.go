@@ -37,16 +37,16 @@ type embedGolden struct {
 // synthRecipe is how a reference's random-weight model was made: the
 // arguments of `weft synth`.
 type synthRecipe struct {
-	Spec  string `json:"spec"`
-	Seed  uint64 `json:"seed"`
-	DType string `json:"dtype"`
-	Vocab string `json:"vocab"` // under ../shared; "" for synth's own
-	// VocabRepo, when set, is a vocabulary GGUF in this repository
-	// (relative to its root), as `weft synth --vocab` takes it.
-	VocabRepo string         `json:"vocab_repo"`
-	Set       map[string]any `json:"set"`
+	Spec  string         `json:"spec"`
+	Seed  uint64         `json:"seed"`
+	DType string         `json:"dtype"`
+	Vocab string         `json:"vocab"` // under ../shared; "" for synth's own
+	Set   map[string]any `json:"set"`
 	// RandomVectors is --random-vectors: 1-D weights are noisy too.
 	RandomVectors bool `json:"random_vectors"`
+	// VocabRepo, when set, is a vocabulary GGUF in this repository
+	// (relative to its root), as `weft synth --vocab` takes it.
+	VocabRepo string `json:"vocab_repo"`
 }
 
 // synthGolden rebuilds a reference's model (as `weft synth` does) in a
