@@ -333,6 +333,9 @@ type EngineOptions struct {
 // NewEngine places the graph on the devices opt names, compiles it and
 // returns an engine that owns the devices' workers (close it).
 func (m *Model) NewEngine(opt EngineOptions) (*scheduler.Engine, error) {
+	if m.Encoder != nil {
+		return nil, fmt.Errorf("%s is an encoder-decoder model: `weft run` serves it (model.Seq2Seq); the engine (serve, chat, bench, perplexity) serves decoder-only models", m.Spec.File)
+	}
 	kvt := m.DefaultKVType()
 	if opt.KVType != "" && opt.KVType != "auto" {
 		t, err := backend.ParseKVType(opt.KVType)

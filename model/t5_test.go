@@ -57,6 +57,9 @@ func TestT5MatchesLlamaCpp(t *testing.T) {
 			if m.Spec.Name != "t5" || m.Encoder == nil {
 				t.Fatalf("picked spec %s (encoder %v) for architecture %s", m.Spec.Name, m.Encoder != nil, m.Checkpoint.Arch())
 			}
+			if _, err := m.NewEngine(model.EngineOptions{Threads: 1}); err == nil || !strings.Contains(err.Error(), "encoder-decoder") {
+				t.Errorf("the engine took an encoder-decoder model: %v", err)
+			}
 			s, err := m.NewSeq2Seq(model.EngineOptions{Threads: 1, Context: 64})
 			if err != nil {
 				t.Fatal(err)
