@@ -60,7 +60,7 @@ func builtinDefs() []*Def {
 			Shape: shapeRoPE},
 		{Name: "attention", Doc: "Scaled dot-product attention with grouped KV heads; appends k/v to the KV cache and attends over each token's sequence.",
 			Inputs: []Port{{Name: "q"}, {Name: "k"}, {Name: "v"}, {Name: "rel_bias", Weight: true, Optional: true,
-				Doc: "T5's learned relative-position bias, f32[buckets, heads]: added to each score at the bucket of the key's distance from the query (bidirectional buckets when causal=false, causal ones otherwise; see max_distance)"}}, Outputs: outPort, Stateful: true,
+				Doc: "T5's learned relative-position bias, [buckets, heads] (f32, f16 or bf16): added to each score at the bucket of the key's distance from the query (bidirectional buckets when causal=false, causal ones otherwise; see max_distance)"}}, Outputs: outPort, Stateful: true,
 			Attrs: attentionAttrs,
 			Shape: shapeAttention},
 		unary("silu", "SiLU (swish): x·σ(x)."),

@@ -59,8 +59,11 @@ func shapeCrossAttention(in []*Type, a Attrs) ([]Type, error) {
 // checkRelBias checks an attention's relative-position bias table
 // against its attributes.
 func checkRelBias(t *Type, a Attrs, heads int) error {
-	if t.DType != tensor.F32 || len(t.Shape) != 2 || t.Shape[1].N != heads {
-		return fmt.Errorf("rel_bias is %s, want f32[buckets, %d]", t, heads)
+	if len(t.Shape) != 2 || t.Shape[1].N != heads {
+		return fmt.Errorf("rel_bias is %s, want [buckets, %d]", t, heads)
+	}
+	if t.DType != tensor.F32 && t.DType != tensor.F16 && t.DType != tensor.BF16 {
+		return fmt.Errorf("rel_bias is %s, want f32, f16 or bf16", t)
 	}
 	b := t.Shape[0].N
 	half := b

@@ -43,7 +43,7 @@ func TestEncDecShapes(t *testing.T) {
 		{"cross widths differ", ca, []*Type{q, f32t(D(64), D(32)), f32t(D(64), D(16))}, attrs(ca, "heads", int64(4)), "memory features"},
 		{"cross heads", ca, []*Type{q, f32t(D(64), D(32)), f32t(D(64), D(32))}, attrs(ca, "heads", int64(5)), "does not divide"},
 		{"rel ok", at, []*Type{q, kv, kv, f32t(D(32), D(4))}, attrs(at, "heads", int64(4), "causal", false), ""},
-		{"rel heads", at, []*Type{q, kv, kv, f32t(D(32), D(8))}, attrs(at, "heads", int64(4)), "want f32[buckets, 4]"},
+		{"rel heads", at, []*Type{q, kv, kv, f32t(D(32), D(8))}, attrs(at, "heads", int64(4)), "want [buckets, 4]"},
 		{"rel odd buckets", at, []*Type{q, kv, kv, f32t(D(31), D(4))}, attrs(at, "heads", int64(4), "causal", false), "even"},
 		{"rel max_distance", at, []*Type{q, kv, kv, f32t(D(32), D(4))}, attrs(at, "heads", int64(4), "max_distance", int64(8)), "max_distance"},
 		{"rel with alibi", at, []*Type{q, kv, kv, f32t(D(32), D(4))}, attrs(at, "heads", int64(4), "alibi", true), "alibi"},

@@ -58,9 +58,19 @@ func attendRelBias(c *Call) error {
 	}
 	s, ok := c.State.(*biasedState)
 	if !ok {
-		causal := c.Attrs.Bool("causal")
-		s = &biasedState{p: attendParams(c.Attrs, qd), rb: &cpu.RelBias{Table: f32(c.In[3]), Buckets: c.In[3].Shape[0],
-			MaxDistance: c.Attrs.Int("max_distance"), Bidirectional: !causal}}
+		// The table (f16 in most T5 GGUFs) is widened to f32 once.
+		m, err := cpu.MatrixOf(c.In[3])
+		if err != nil {
+			return err
+		}
+		table := make([]float32, m.Rows*m.Cols)
+		for r := 0; r < m.Rows; r++ {
+			if err := cpu.DequantizeRow(table[r*m.Cols:(r+1)*m.Cols], m, r); err != nil {
+				return err
+			}
+		}
+		s = &biasedState{p: attendParams(c.Attrs, qd), rb: &cpu.RelBias{Table: table, Buckets: m.Rows,
+			MaxDistance: c.Attrs.Int("max_distance"), Bidirectional: !c.Attrs.Bool("causal")}}
 		c.State = s
 	}
 	out := f32(c.Out[0])

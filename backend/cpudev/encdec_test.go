@@ -8,6 +8,7 @@ import (
 
 	"github.com/weftrun/weft/backend"
 	"github.com/weftrun/weft/kernels/cpu"
+	"github.com/weftrun/weft/kernels/quant"
 	"github.com/weftrun/weft/ops"
 	"github.com/weftrun/weft/tensor"
 )
@@ -117,7 +118,18 @@ func TestAttentionRelBias(t *testing.T) {
 	const heads, hd, n, buckets = 2, 4, 11, 8
 	q, kx, vx := randVec(r, n*heads*hd), randVec(r, n*heads*hd), randVec(r, n*heads*hd)
 	table := randVec(r, buckets*heads)
-	for _, causal := range []bool{false, true} {
+	// The table as GGUFs of T5 store it, f16: the kernel widens it.
+	t16 := &tensor.Tensor{Name: "rel_bias", DType: tensor.F16, Shape: []int{buckets, heads}, Data: make([]byte, 2*buckets*heads)}
+	for i, x := range table {
+		h := quant.ToF16(x)
+		t16.Data[2*i], t16.Data[2*i+1] = byte(h), byte(h>>8)
+		table[i] = quant.FromF16(h)
+	}
+	for _, tc := range []struct {
+		causal bool
+		table  *tensor.Tensor
+	}{{false, act2("rel_bias", buckets, heads, table)}, {true, act2("rel_bias", buckets, heads, table)}, {false, t16}, {true, t16}} {
+		causal := tc.causal
 		cache := NewKVCache([]int{heads * hd}, KVF32)
 		cache.SetBlock(0, 16)
 		step := &kvStep{Step: backend.Step{Views: [][]backend.KVRun{{{Block: 0, N: 16}}}}, kv: cache}
@@ -130,7 +142,7 @@ func TestAttentionRelBias(t *testing.T) {
 		}
 		out := tensor.NewF32("out", n, heads*hd)
 		run(t, reg, "attention", step, ops.Attrs{"heads": int64(heads), "causal": causal, "scale": 1.0, "max_distance": int64(20)}, []*tensor.Tensor{out},
-			act2("q", n, heads*hd, q), act2("k", n, heads*hd, kx), act2("v", n, heads*hd, vx), act2("rel_bias", buckets, heads, table))
+			act2("q", n, heads*hd, q), act2("k", n, heads*hd, kx), act2("v", n, heads*hd, vx), tc.table)
 		want := make([]float32, n*heads*hd)
 		for ti := 0; ti < n; ti++ {
 			seen := n
