@@ -31,8 +31,9 @@ func TestUGMMatchesLlamaTokenize(t *testing.T) {
 	}
 	var ref struct {
 		Cases []struct {
-			Text string `json:"text"`
-			IDs  []int  `json:"ids"`
+			Text         string `json:"text"`
+			IDs          []int  `json:"ids"`
+			ParseSpecial bool   `json:"parse_special"`
 		} `json:"cases"`
 	}
 	if err := json.Unmarshal(data, &ref); err != nil {
@@ -42,7 +43,7 @@ func TestUGMMatchesLlamaTokenize(t *testing.T) {
 		t.Fatal("no cases")
 	}
 	for _, c := range ref.Cases {
-		got, err := tok.Encode(c.Text, EncodeOptions{ParseSpecial: true})
+		got, err := tok.Encode(c.Text, EncodeOptions{ParseSpecial: c.ParseSpecial})
 		if err != nil {
 			t.Fatalf("%q: %v", c.Text, err)
 		}
