@@ -3,38 +3,77 @@ package cpudev
 import (
 	"fmt"
 	"math"
+	"sync"
 
+	"github.com/weftrun/weft/backend"
 	"github.com/weftrun/weft/kernels/cpu"
 	"github.com/weftrun/weft/ops"
 )
 
-// biasedState is the reusable work of one attention call site with a
-// relative-position bias, or of one cross_attention.
-type biasedState struct {
-	p   cpu.AttendParams
-	rb  *cpu.RelBias
-	kv  cpu.KV
-	s   []float32
-	one [1]int // cross_attention's single KV segment length
+// biasedTask is the reusable work of one attention call site with a
+// relative-position bias, or of one cross_attention: item k of a step is
+// head k%heads of token k/heads, spread over the pool's threads.
+type biasedTask struct {
+	p     cpu.AttendParams
+	rb    *cpu.RelBias // nil for cross_attention
+	qd    int
+	q     []float32
+	out   []float32
+	views []biasedView // per token: its keys and values
+	mu    sync.Mutex
+	free  []*biasedScratch
 }
 
-func (s *biasedState) scratch(n int) []float32 {
-	p := s.p
-	p.N = n
-	if need := cpu.AttendBiasScratch(p); cap(s.s) < need {
-		s.s = make([]float32, need+256)
-	}
-	return s.s
+// biasedView is one token's keys and values and its position.
+type biasedView struct {
+	kv   cpu.KV
+	n    int
+	qpos int
 }
 
-func attendParams(a ops.Attrs, qd int) cpu.AttendParams {
+type biasedScratch struct{ s []float32 }
+
+func newBiasedTask(a ops.Attrs, qd int, rb *cpu.RelBias) *biasedTask {
 	heads := a.Int("heads")
 	hd := qd / heads
 	scale := float32(a.Float("scale"))
 	if scale == 0 {
 		scale = float32(1 / math.Sqrt(float64(hd)))
 	}
-	return cpu.AttendParams{Heads: heads, KVHeads: ops.KVHeads(a), HeadDim: hd, Scale: scale}
+	return &biasedTask{qd: qd, rb: rb, p: cpu.AttendParams{Heads: heads, KVHeads: ops.KVHeads(a), HeadDim: hd, Scale: scale}}
+}
+
+// prepare sizes the per-token views for n tokens.
+func (t *biasedTask) prepare(q, out []float32, n int) {
+	t.q, t.out = q, out
+	for len(t.views) < n {
+		t.views = append(t.views, biasedView{})
+	}
+}
+
+// Run implements cpu.Task.
+func (t *biasedTask) Run(lo, hi int) {
+	t.mu.Lock()
+	var sc *biasedScratch
+	if k := len(t.free); k > 0 {
+		sc, t.free = t.free[k-1], t.free[:k-1]
+	} else {
+		sc = &biasedScratch{}
+	}
+	t.mu.Unlock()
+	for k := lo; k < hi; k++ {
+		i, h := k/t.p.Heads, k%t.p.Heads
+		v := &t.views[i]
+		p := t.p
+		p.N = v.n
+		if need := cpu.AttendBiasScratch(p); cap(sc.s) < need {
+			sc.s = make([]float32, need+256)
+		}
+		cpu.AttendBiased(t.out[i*t.qd:(i+1)*t.qd], t.q[i*t.qd:(i+1)*t.qd], &v.kv, p, t.rb, v.qpos, sc.s, h, h+1)
+	}
+	t.mu.Lock()
+	t.free = append(t.free, sc)
+	t.mu.Unlock()
 }
 
 // attendRelBias is attention with T5's relative-position bias (the
@@ -56,7 +95,7 @@ func attendRelBias(c *Call) error {
 			return err
 		}
 	}
-	s, ok := c.State.(*biasedState)
+	task, ok := c.State.(*biasedTask)
 	if !ok {
 		// The table (f16 in most T5 GGUFs) is widened to f32 once.
 		m, err := cpu.MatrixOf(c.In[3])
@@ -69,28 +108,29 @@ func attendRelBias(c *Call) error {
 				return err
 			}
 		}
-		s = &biasedState{p: attendParams(c.Attrs, qd), rb: &cpu.RelBias{Table: table, Buckets: m.Rows,
-			MaxDistance: c.Attrs.Int("max_distance"), Bidirectional: !c.Attrs.Bool("causal")}}
-		c.State = s
+		task = newBiasedTask(c.Attrs, qd, cpu.NewRelBias(table, m.Rows, c.Attrs.Int("max_distance"), !c.Attrs.Bool("causal")))
+		c.State = task
 	}
-	out := f32(c.Out[0])
+	task.prepare(q, f32(c.Out[0]), n)
+	bidi := task.rb.Bidirectional
 	for t := 0; t < n; t++ {
 		cnt := int(st.Len[t])
-		if s.rb.Bidirectional {
-			// Every token of a bidirectional step sees its whole view.
+		if bidi {
+			// Every token of a bidirectional step sees its whole view:
+			// the most rows any token of the view sees.
 			for u := 0; u < n; u++ {
 				if st.View[u] == st.View[t] {
 					cnt = max(cnt, int(st.Len[u]))
 				}
 			}
 		}
-		if err := kv.View(c.Slot, st.Views[st.View[t]], cnt, &s.kv); err != nil {
+		tv := &task.views[t]
+		tv.n, tv.qpos = cnt, int(st.Pos[t])
+		if err := kv.View(c.Slot, st.Views[st.View[t]], cnt, &tv.kv); err != nil {
 			return err
 		}
-		p := s.p
-		p.N = cnt
-		cpu.AttendBiased(out[t*qd:(t+1)*qd], q[t*qd:(t+1)*qd], &s.kv, p, s.rb, int(st.Pos[t]), s.scratch(cnt), 0, p.Heads)
 	}
+	c.Pool.Run(n*task.p.Heads, 1, task)
 	return nil
 }
 
@@ -103,7 +143,6 @@ type crossKV struct{ k, v []float32 }
 // its first use by this call site and kept with the memory.
 func kCrossAttention(c *Call) error {
 	st := c.Step
-	q, out := f32(c.In[0]), f32(c.Out[0])
 	qd := c.In[0].Shape[1]
 	n := ops.Rows(c.Out[0])
 	if st == nil || len(st.Memory) < n {
@@ -117,12 +156,12 @@ func kCrossAttention(c *Call) error {
 	if err != nil {
 		return err
 	}
-	s, ok := c.State.(*biasedState)
+	task, ok := c.State.(*biasedTask)
 	if !ok {
-		s = &biasedState{p: attendParams(c.Attrs, qd)}
-		s.kv.K, s.kv.V, s.kv.Len = make([][]float32, 1), make([][]float32, 1), s.one[:]
-		c.State = s
+		task = newBiasedTask(c.Attrs, qd, nil)
+		c.State = task
 	}
+	task.prepare(f32(c.In[0]), f32(c.Out[0]), n)
 	for t := 0; t < n; t++ {
 		m := st.Memory[t]
 		if m == nil {
@@ -131,24 +170,33 @@ func kCrossAttention(c *Call) error {
 		if m.Cols != wk.Cols {
 			return fmt.Errorf("the encoder output has %d features, wk reads %d", m.Cols, wk.Cols)
 		}
-		d, err := m.Derived(c, func() (any, error) {
-			kv := &crossKV{k: make([]float32, m.Rows*wk.Rows), v: make([]float32, m.Rows*wv.Rows)}
-			if err := cpu.MatMul(c.Pool, kv.k, wk, m.Data, m.Rows); err != nil {
-				return nil, err
-			}
-			if err := cpu.MatMul(c.Pool, kv.v, wv, m.Data, m.Rows); err != nil {
-				return nil, err
-			}
-			return kv, nil
-		})
+		kv, err := crossProjections(c, m, wk, wv)
 		if err != nil {
 			return err
 		}
-		kv := d.(*crossKV)
-		s.kv.K[0], s.kv.V[0], s.kv.Len[0] = kv.k, kv.v, m.Rows
-		p := s.p
-		p.N = m.Rows
-		cpu.AttendBiased(out[t*qd:(t+1)*qd], q[t*qd:(t+1)*qd], &s.kv, p, nil, 0, s.scratch(m.Rows), 0, p.Heads)
+		tv := &task.views[t]
+		tv.kv.K, tv.kv.V, tv.kv.Len = append(tv.kv.K[:0], kv.k), append(tv.kv.V[:0], kv.v), append(tv.kv.Len[:0], m.Rows)
+		tv.n, tv.qpos = m.Rows, 0
 	}
+	c.Pool.Run(n*task.p.Heads, 1, task)
 	return nil
+}
+
+// crossProjections returns the K/V projections of memory m for call site
+// c, computing them on the first call.
+func crossProjections(c *Call, m *backend.Memory, wk, wv cpu.Matrix) (*crossKV, error) {
+	d, err := m.Derived(c, func() (any, error) {
+		kv := &crossKV{k: make([]float32, m.Rows*wk.Rows), v: make([]float32, m.Rows*wv.Rows)}
+		if err := cpu.MatMul(c.Pool, kv.k, wk, m.Data, m.Rows); err != nil {
+			return nil, err
+		}
+		if err := cpu.MatMul(c.Pool, kv.v, wv, m.Data, m.Rows); err != nil {
+			return nil, err
+		}
+		return kv, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return d.(*crossKV), nil
 }

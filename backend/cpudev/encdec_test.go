@@ -73,7 +73,7 @@ func TestCrossAttention(t *testing.T) {
 	reg := ops.Builtins()
 	d, _ := reg.Lookup("cross_attention")
 	out := tensor.NewF32("out", n, heads*hd)
-	pool := cpu.NewPool(1)
+	pool := cpu.NewPool(2)
 	defer pool.Close()
 	call := &Call{Name: "c", Attrs: ops.Attrs{"heads": int64(heads), "kv_heads": int64(kvh), "scale": 0.5}, Step: st, Pool: pool,
 		In:  []*tensor.Tensor{act2("q", n, heads*hd, q), act2("wk", kvh*hd, width, wk), act2("wv", kvh*hd, width, wv)},

@@ -43,12 +43,32 @@ func RelPosBucket(rel, buckets, maxDistance int, bidirectional bool) int {
 
 // RelBias is T5's learned relative-position bias: a table of Buckets rows
 // of one value per head (row-major [buckets, heads]), read at the bucket
-// of each key's distance from the query.
+// of each key's distance from the query. Make one with NewRelBias.
 type RelBias struct {
 	Table         []float32
 	Buckets       int
 	MaxDistance   int
 	Bidirectional bool
+	// lut is the bucket of every distance in [-MaxDistance, MaxDistance]
+	// (farther keys share the bucket of ±MaxDistance).
+	lut []int32
+}
+
+// NewRelBias prepares a bias table: the bucket of each distance is
+// computed once.
+func NewRelBias(table []float32, buckets, maxDistance int, bidirectional bool) *RelBias {
+	rb := &RelBias{Table: table, Buckets: buckets, MaxDistance: maxDistance, Bidirectional: bidirectional,
+		lut: make([]int32, 2*maxDistance+1)}
+	for d := -maxDistance; d <= maxDistance; d++ {
+		rb.lut[d+maxDistance] = int32(RelPosBucket(d, buckets, maxDistance, bidirectional))
+	}
+	return rb
+}
+
+// bucket returns RelPosBucket(rel, ...) from the table of distances.
+func (rb *RelBias) bucket(rel int) int {
+	rel = max(-rb.MaxDistance, min(rel, rb.MaxDistance))
+	return int(rb.lut[rel+rb.MaxDistance])
 }
 
 // AttendBiasScratch returns the scratch floats AttendBiased needs.
@@ -84,7 +104,7 @@ func AttendBiased(out, q []float32, kv *KV, p AttendParams, rb *RelBias, qpos in
 				}
 				sc[j] = DotF32(qh, k) * p.Scale
 				if rb != nil {
-					sc[j] += rb.Table[RelPosBucket(j-qpos, rb.Buckets, rb.MaxDistance, rb.Bidirectional)*p.Heads+h]
+					sc[j] += rb.Table[rb.bucket(j-qpos)*p.Heads+h]
 				}
 				j++
 			}

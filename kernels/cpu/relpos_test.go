@@ -42,6 +42,9 @@ func TestRelPosBucket(t *testing.T) {
 		if got := RelPosBucket(tc.rel, tc.buckets, tc.maxDist, tc.bidi); got != tc.want {
 			t.Errorf("RelPosBucket(%d, %d, %d, %v) = %d, want %d", tc.rel, tc.buckets, tc.maxDist, tc.bidi, got, tc.want)
 		}
+		if got := NewRelBias(nil, tc.buckets, tc.maxDist, tc.bidi).bucket(tc.rel); got != tc.want {
+			t.Errorf("the table of distances gives bucket %d for %d (%d buckets, max %d, bidirectional %v), want %d", got, tc.rel, tc.buckets, tc.maxDist, tc.bidi, tc.want)
+		}
 	}
 }
 
@@ -87,7 +90,7 @@ func TestAttendBiased(t *testing.T) {
 				}
 				var rb *RelBias
 				if withBias {
-					rb = &RelBias{Table: table, Buckets: buckets, MaxDistance: 32, Bidirectional: bidi}
+					rb = NewRelBias(table, buckets, 32, bidi)
 				}
 				p := AttendParams{Heads: heads, KVHeads: kvh, HeadDim: hd, Scale: 0.7, N: n}
 				qpos := 9
