@@ -42,36 +42,35 @@ type Kernel func(c *Call) error
 // kernels is the CPU kernel of every built-in op, by op name. A plugin op
 // runs through its Def.Host function instead.
 var kernels = map[string]Kernel{
-	"embedding":       kEmbedding,
-	"linear":          kLinear,
-	"rms_norm":        kRMSNorm,
-	"layer_norm":      kLayerNorm,
-	"rope":            kRoPE,
-	"attention":       kAttention,
-	"silu":            unaryKernel(cpu.SiLU),
-	"gelu":            unaryKernel(cpu.GELU),
-	"gelu_tanh":       unaryKernel(cpu.GELUTanh),
-	"relu":            unaryKernel(cpu.ReLU),
-	"softmax":         unaryKernel(cpu.Softmax),
-	"add":             binaryKernel(cpu.Add),
-	"mul":             binaryKernel(cpu.Mul),
-	"swiglu":          binaryKernel(cpu.SwiGLU),
-	"geglu":           kGeGLU,
-	"scale":           kScale,
-	"clamp":           kClamp,
-	"softcap":         kSoftCap,
-	"sigmoid_gate":    kSigmoidGate,
-	"split":           kSplit,
-	"take":            kTake,
-	"sinusoidal":      kSinusoidal,
-	"moe":             kMoE,
-	"gather_rows":     kGather,
-	"linear_multi":    kLinearMulti,
-	"gated_ffn":       kGatedFFN,
-	"rope_attention":  kRoPEAttention,
-	"copy":            kCopy,
-	"all_reduce":      kAllReduce,
-	"cross_attention": kCrossAttention,
+	"embedding":      kEmbedding,
+	"linear":         kLinear,
+	"rms_norm":       kRMSNorm,
+	"layer_norm":     kLayerNorm,
+	"rope":           kRoPE,
+	"attention":      kAttention,
+	"silu":           unaryKernel(cpu.SiLU),
+	"gelu":           unaryKernel(cpu.GELU),
+	"gelu_tanh":      unaryKernel(cpu.GELUTanh),
+	"relu":           unaryKernel(cpu.ReLU),
+	"softmax":        unaryKernel(cpu.Softmax),
+	"add":            binaryKernel(cpu.Add),
+	"mul":            binaryKernel(cpu.Mul),
+	"swiglu":         binaryKernel(cpu.SwiGLU),
+	"geglu":          kGeGLU,
+	"scale":          kScale,
+	"clamp":          kClamp,
+	"softcap":        kSoftCap,
+	"sigmoid_gate":   kSigmoidGate,
+	"split":          kSplit,
+	"take":           kTake,
+	"sinusoidal":     kSinusoidal,
+	"moe":            kMoE,
+	"gather_rows":    kGather,
+	"linear_multi":   kLinearMulti,
+	"gated_ffn":      kGatedFFN,
+	"rope_attention": kRoPEAttention,
+	"copy":           kCopy,
+	"all_reduce":     kAllReduce,
 }
 
 // KernelFor returns the kernel that runs op on the CPU: the built-in
@@ -87,6 +86,9 @@ func KernelFor(op *ops.Def) (Kernel, bool) {
 		return nil, false
 	}
 	k, ok := kernels[op.Name]
+	if !ok {
+		k, ok = encDecKernels[op.Name]
+	}
 	return k, ok
 }
 

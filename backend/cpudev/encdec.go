@@ -10,6 +10,11 @@ import (
 	"github.com/weftrun/weft/ops"
 )
 
+// encDecKernels are the CPU kernels of the encoder-decoder ops.
+var encDecKernels = map[string]Kernel{
+	"cross_attention": kCrossAttention,
+}
+
 // biasedTask is the reusable work of one attention call site with a
 // relative-position bias, or of one cross_attention: item k of a step is
 // head k%heads of token k/heads, spread over the pool's threads.
