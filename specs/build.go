@@ -112,6 +112,9 @@ func (s *Spec) Build(opt BuildOptions) (*graph.Graph, error) {
 	}
 	for _, o := range outputs {
 		v, ok := top.vals[o]
+		if !ok && opt.Encoder {
+			return nil, fmt.Errorf("%s: the encoder never assigns %q, its output", s.File, o)
+		}
 		if !ok {
 			if s.outPos.File != "" {
 				msg := fmt.Sprintf("output %q is never assigned", o)
