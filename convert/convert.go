@@ -247,7 +247,16 @@ func Synth(out io.Writer, sp *specs.Spec, params specs.Params, opt SynthOptions)
 	meta = append(meta, tokenizerKV(vocab)...)
 	var tensors []outTensor
 	seen := map[string]bool{}
-	for i, v := range g.Params() {
+	weights := g.Params()
+	if sp.Encoder != nil {
+		// An encoder-decoder model: the encoder's weights too.
+		eg, err := sp.Build(specs.BuildOptions{Registry: reg, Params: params, Format: "gguf", Encoder: true})
+		if err != nil {
+			return err
+		}
+		weights = append(weights, eg.Params()...)
+	}
+	for i, v := range weights {
 		name := v.Param.Source
 		if seen[name] {
 			continue // a tied weight: one tensor serves both

@@ -159,6 +159,9 @@ func fuseRoPEAttention(g *Graph, reg *ops.Registry) error {
 			continue
 		}
 		q, k := n.Inputs[0], n.Inputs[1]
+		if len(n.Inputs) > 3 && n.Inputs[3] != nil {
+			continue // a relative-position bias: rope_attention has none
+		}
 		if !isOp(q, "rope") || !isOp(k, "rope") || !single(users, q) || !single(users, k) {
 			continue
 		}

@@ -81,9 +81,12 @@ type Model struct {
 	Spec       *specs.Spec
 	Params     specs.Params
 	Graph      *graph.Graph
-	Tokenizer  tokenizer.Tokenizer // nil when none was found
-	Format     string              // the spec naming scheme used
-	Registry   *ops.Registry
+	// Encoder is an encoder-decoder model's encoder graph (nil for other
+	// models); Graph is then its decoder. See NewSeq2Seq.
+	Encoder   *graph.Graph
+	Tokenizer tokenizer.Tokenizer // nil when none was found
+	Format    string              // the spec naming scheme used
+	Registry  *ops.Registry
 }
 
 // NamingScheme maps a checkpoint format to the spec's naming scheme.
@@ -111,6 +114,15 @@ func Source(ck checkpoint.Checkpoint) specs.TensorSource {
 }
 
 func (s *source) Has(name string) bool { return s.names[name] }
+
+// Names lists the checkpoint's tensors (the spec's `tensors` variable).
+func (s *source) Names() []string {
+	out := make([]string, 0, len(s.names))
+	for n := range s.names {
+		out = append(out, n)
+	}
+	return out
+}
 
 // Tensor returns the named tensor. 1-D F16/BF16 tensors (norm scales and
 // biases in HF checkpoints) are widened to F32 once, at bind time: the row
@@ -196,6 +208,11 @@ func load(ck checkpoint.Checkpoint, opt Options) (*Model, error) {
 		}
 	}
 	m := &Model{Checkpoint: ck, Spec: sp, Params: params, Graph: g, Format: format, Registry: reg}
+	if sp.Encoder != nil {
+		if m.Encoder, err = buildEncoder(sp, specs.BuildOptions{Registry: reg, Params: params, Format: format, Source: src}, opt.NoPasses); err != nil {
+			return nil, fmt.Errorf("%s with %s: %w", filepath.Base(opt.Path), sp.File, err)
+		}
+	}
 	if m.Tokenizer, err = LoadTokenizer(ck, opt.Path, opt.Tokenizer, params.Int("vocab")); err != nil {
 		return nil, err
 	}
@@ -316,6 +333,9 @@ type EngineOptions struct {
 // NewEngine places the graph on the devices opt names, compiles it and
 // returns an engine that owns the devices' workers (close it).
 func (m *Model) NewEngine(opt EngineOptions) (*scheduler.Engine, error) {
+	if m.Encoder != nil {
+		return nil, fmt.Errorf("%s is an encoder-decoder model: `weft run` serves it (model.Seq2Seq); the engine (serve, chat, bench, perplexity) serves decoder-only models", m.Spec.File)
+	}
 	kvt := m.DefaultKVType()
 	if opt.KVType != "" && opt.KVType != "auto" {
 		t, err := backend.ParseKVType(opt.KVType)

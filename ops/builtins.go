@@ -10,7 +10,7 @@ import (
 // Builtins returns a registry holding weft's built-in ops.
 func Builtins() *Registry {
 	r := NewRegistry()
-	for _, d := range append(append(builtinDefs(), fusedDefs()...), placementDefs()...) {
+	for _, d := range append(append(append(builtinDefs(), fusedDefs()...), placementDefs()...), encDecDefs()...) {
 		if err := r.Register(d); err != nil {
 			panic(err) // a programming error in the table below
 		}
@@ -62,7 +62,8 @@ func builtinDefs() []*Def {
 			},
 			Shape: shapeRoPE},
 		{Name: "attention", Doc: "Scaled dot-product attention with grouped KV heads; appends k/v to the KV cache and attends over each token's sequence.",
-			Inputs: []Port{{Name: "q"}, {Name: "k"}, {Name: "v"}}, Outputs: outPort, Stateful: true,
+			Inputs: []Port{{Name: "q"}, {Name: "k"}, {Name: "v"}, {Name: "rel_bias", Weight: true, Optional: true,
+				Doc: "T5's learned relative-position bias, [buckets, heads] (f32, f16 or bf16): added to each score at the bucket of the key's distance from the query (bidirectional buckets when causal=false, causal ones otherwise; see max_distance)"}}, Outputs: outPort, Stateful: true,
 			Attrs: attentionAttrs,
 			Shape: shapeAttention},
 		unary("silu", "SiLU (swish): x·σ(x)."),
@@ -140,6 +141,7 @@ var attentionAttrs = []AttrDef{
 	{Name: "sinks", Type: AttrInt, Default: int64(0), Doc: "StreamingLLM attention-sink positions kept with window"},
 	{Name: "window", Type: AttrInt, Default: int64(0), Doc: "sliding-window size (0: unlimited)"},
 	{Name: "softcap", Type: AttrFloat, Default: 0.0, Doc: "soft-cap the scaled scores: s → softcap·tanh(s/softcap) (Gemma 2; 0: off)"},
+	{Name: "max_distance", Type: AttrInt, Default: int64(128), Doc: "with rel_bias: the distance from which every key shares the last bucket (T5: 128); nearer distances past the exact buckets are bucketed on a log scale"},
 }
 
 // ---- shape functions ----
@@ -360,6 +362,11 @@ func shapeAttention(in []*Type, a Attrs) ([]Type, error) {
 	}
 	if k.Shape.Last() != kvh*hd || v.Shape.Last() != kvh*hd {
 		return nil, fmt.Errorf("k %s and v %s must have kv_heads×head_dim = %d×%d features", k.Shape, v.Shape, kvh, hd)
+	}
+	if len(in) > 3 && in[3] != nil {
+		if err := checkRelBias(in[3], a, h); err != nil {
+			return nil, err
+		}
 	}
 	return []Type{*q}, nil
 }

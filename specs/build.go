@@ -25,6 +25,23 @@ type BuildOptions struct {
 	// Source binds weights to checkpoint tensors; nil builds an unbound
 	// graph (shapes from the spec, f32) for synthesis and shape checks.
 	Source TensorSource
+	// Encoder builds the spec's encoder (its encoder: graph, whose output
+	// is the value `memory`) instead of its graph.
+	Encoder bool
+}
+
+// TensorsVar is the CEL variable holding the names of the checkpoint's
+// tensors (a list; empty for an unbound build), so that a spec can follow
+// the tensors a checkpoint has, as llama.cpp does (e.g. T5's gated FFN
+// when ffn_gate is present): `when: '"enc.blk.0.ffn_gate.weight" in tensors'`.
+const TensorsVar = "tensors"
+
+// EncoderOutput is the name of the value an encoder graph outputs.
+const EncoderOutput = "memory"
+
+// tensorLister is a TensorSource that can list its tensors' names.
+type tensorLister interface {
+	Names() []string
 }
 
 type builder struct {
@@ -75,11 +92,29 @@ func (s *Spec) Build(opt BuildOptions) (*graph.Graph, error) {
 		b.inputs[in] = b.g.AddInput(in, si.Type)
 	}
 	top := &env{vals: map[string]*graph.Value{}, vars: map[string]any{}, layer: -1}
-	if err := b.stmts(s.Graph, top); err != nil {
+	if _, isParam := opt.Params[TensorsVar]; !isParam {
+		names := []string{}
+		if l, ok := opt.Source.(tensorLister); ok {
+			names = l.Names()
+		}
+		top.vars[TensorsVar] = names
+	}
+	stmts, outputs := s.Graph, s.Outputs
+	if opt.Encoder {
+		if s.Encoder == nil {
+			return nil, fmt.Errorf("%s: build: the spec has no encoder", s.File)
+		}
+		stmts, outputs = s.Encoder, []string{EncoderOutput}
+		b.g.Name = s.Name + ".encoder"
+	}
+	if err := b.stmts(stmts, top); err != nil {
 		return nil, err
 	}
-	for _, o := range s.Outputs {
+	for _, o := range outputs {
 		v, ok := top.vals[o]
+		if !ok && opt.Encoder {
+			return nil, fmt.Errorf("%s: the encoder never assigns %q, its output", s.File, o)
+		}
 		if !ok {
 			if s.outPos.File != "" {
 				msg := fmt.Sprintf("output %q is never assigned", o)
@@ -150,6 +185,9 @@ func (s *Spec) Check(reg *ops.Registry) error {
 		}
 	}
 	if err := walk(s.Graph); err != nil {
+		return err
+	}
+	if err := walk(s.Encoder); err != nil {
 		return err
 	}
 	for _, b := range s.Blocks {

@@ -38,6 +38,7 @@ func TestForCheckpoint(t *testing.T) {
 		{"stablelm", nil, "stablelm"},
 		{"olmo2", nil, "olmo2"},
 		{"nomic-bert", nil, "nomic-bert"},
+		{"t5", nil, "t5"},
 	} {
 		s, err := ForCheckpoint(tc.arch, tc.meta)
 		if err != nil {

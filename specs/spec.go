@@ -41,6 +41,11 @@ type Spec struct {
 	// Inputs are the step inputs (ops.StepInputs) the graph always has;
 	// any other step input the graph names is added when it is used.
 	Inputs []string
+	// Encoder, when set, is an encoder-decoder model's encoder: a graph
+	// run once per request over the prompt whose value `memory` (its
+	// output) the decoder's cross_attention ops attend over. Graph is then
+	// the decoder.
+	Encoder []*Stmt
 	// Detect, when set, decides whether the spec serves a checkpoint of
 	// one of its architectures (CEL over arch and meta).
 	Detect     *celExpr
@@ -174,7 +179,7 @@ func Parse(name string, data []byte) (*Spec, error) {
 		return nil, fmt.Errorf("%s: empty spec", name)
 	}
 	root := doc.Content[0]
-	top, err := p.mapping(root, "spec", "name", "doc", "architectures", "detect", "params", "structure", "inputs", "weights", "blocks", "graph", "outputs", "plugins")
+	top, err := p.mapping(root, "spec", "name", "doc", "architectures", "detect", "params", "structure", "inputs", "weights", "blocks", "encoder", "graph", "outputs", "plugins")
 	if err != nil {
 		return nil, err
 	}
@@ -313,6 +318,11 @@ func Parse(name string, data []byte) (*Spec, error) {
 	if s.Graph, err = p.stmts(s.env, nodes["graph"].v, "graph"); err != nil {
 		return nil, err
 	}
+	if kv, ok := nodes["encoder"]; ok {
+		if s.Encoder, err = p.stmts(s.env, kv.v, "encoder"); err != nil {
+			return nil, err
+		}
+	}
 	if kv, ok := nodes["plugins"]; ok {
 		if s.Plugins, err = p.plugins(kv.v); err != nil {
 			return nil, err
@@ -348,11 +358,12 @@ func collectLoopVars(nodes map[string]pair, names map[string]bool) {
 			walk(c)
 		}
 	}
-	for _, k := range []string{"graph", "blocks"} {
+	for _, k := range []string{"graph", "blocks", "encoder"} {
 		if kv, ok := nodes[k]; ok {
 			walk(kv.v)
 		}
 	}
+	names[TensorsVar] = true
 	names["i"] = true
 	names["e"] = true // the expert index of a stacked weight's name
 }

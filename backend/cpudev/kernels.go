@@ -202,6 +202,9 @@ func kRoPE(c *Call) error {
 }
 
 func kAttention(c *Call) error {
+	if len(c.In) > 3 && c.In[3] != nil {
+		return attendRelBias(c)
+	}
 	if c.Step != nil && len(c.Step.Shift) > 0 {
 		return fmt.Errorf("a context shift needs attention that applies RoPE itself (rope_attention, the fused graph)")
 	}
