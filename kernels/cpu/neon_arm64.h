@@ -40,3 +40,8 @@
 #define FCVTLD(vd, vn) WORD $(0x0e617800 | (vn)<<5 | (vd))
 #define FCVTL2D(vd, vn) WORD $(0x4e617800 | (vn)<<5 | (vd))
 #define FADDD(vd, vn, vm) WORD $(0x4e60d400 | (vm)<<16 | (vn)<<5 | (vd))
+
+// SMMLA Vd.4S, Vn.16B, Vm.16B (FEAT_I8MM): Vn and Vm each hold two rows
+// of 8 signed bytes; lane 2i+j of Vd adds the dot product of Vn's row i
+// with Vm's row j.
+#define SMMLA(vd, vn, vm) WORD $(0x4e80a400 | (vm)<<16 | (vn)<<5 | (vd))
