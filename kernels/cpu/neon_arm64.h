@@ -45,3 +45,9 @@
 // of 8 signed bytes; lane 2i+j of Vd adds the dot product of Vn's row i
 // with Vm's row j.
 #define SMMLA(vd, vn, vm) WORD $(0x4e80a400 | (vm)<<16 | (vn)<<5 | (vd))
+
+// FCVTN Vd.4H, Vn.4S and FCVTN2 Vd.8H, Vn.4S: float32 lanes to float16
+// (lower, upper half of Vd), rounded to nearest even (the default FPCR
+// mode), beyond the range to ±Inf.
+#define FCVTN(vd, vn) WORD $(0x0e216800 | (vn)<<5 | (vd))
+#define FCVTN2(vd, vn) WORD $(0x4e216800 | (vn)<<5 | (vd))
