@@ -51,3 +51,23 @@
 // mode), beyond the range to ±Inf.
 #define FCVTN(vd, vn) WORD $(0x0e216800 | (vn)<<5 | (vd))
 #define FCVTN2(vd, vn) WORD $(0x4e216800 | (vn)<<5 | (vd))
+
+// More float32 lane operations (Vd.4S, Vn.4S, Vm.4S unless noted):
+// FSUB Vn−Vm, FDIV Vn/Vm, FMIN and FMAX (NaN if either is), FABS, FNEG,
+// FCMGT (all ones where Vn > Vm), FCMGTZ (where Vn > 0), FCVTZS (to int32,
+// toward zero, saturating), BSL Vd.16B (Vd ? Vn : Vm, bit by bit), FMAXV
+// Sd, Vn.4S (the largest lane), FADD2 Vd.2S and FADDPS Sd, Vn.2S (the sum
+// of the two lanes).
+#define FSUB(vd, vn, vm) WORD $(0x4ea0d400 | (vm)<<16 | (vn)<<5 | (vd))
+#define FDIV(vd, vn, vm) WORD $(0x6e20fc00 | (vm)<<16 | (vn)<<5 | (vd))
+#define FMIN(vd, vn, vm) WORD $(0x4ea0f400 | (vm)<<16 | (vn)<<5 | (vd))
+#define FMAX(vd, vn, vm) WORD $(0x4e20f400 | (vm)<<16 | (vn)<<5 | (vd))
+#define FABS(vd, vn) WORD $(0x4ea0f800 | (vn)<<5 | (vd))
+#define FNEG(vd, vn) WORD $(0x6ea0f800 | (vn)<<5 | (vd))
+#define FCMGT(vd, vn, vm) WORD $(0x6ea0e400 | (vm)<<16 | (vn)<<5 | (vd))
+#define FCMGTZ(vd, vn) WORD $(0x4ea0c800 | (vn)<<5 | (vd))
+#define FCVTZS(vd, vn) WORD $(0x4ea1b800 | (vn)<<5 | (vd))
+#define BSL(vd, vn, vm) WORD $(0x6e601c00 | (vm)<<16 | (vn)<<5 | (vd))
+#define FMAXV(vd, vn) WORD $(0x6e30f800 | (vn)<<5 | (vd))
+#define FADD2(vd, vn, vm) WORD $(0x0e20d400 | (vm)<<16 | (vn)<<5 | (vd))
+#define FADDPS(vd, vn) WORD $(0x7e30d800 | (vn)<<5 | (vd))
