@@ -71,3 +71,12 @@
 #define FMAXV(vd, vn) WORD $(0x6e30f800 | (vn)<<5 | (vd))
 #define FADD2(vd, vn, vm) WORD $(0x0e20d400 | (vm)<<16 | (vn)<<5 | (vd))
 #define FADDPS(vd, vn) WORD $(0x7e30d800 | (vn)<<5 | (vd))
+
+// FCVTNS Vd.4S, Vn.4S: float32 lanes to int32, rounded to nearest even.
+// XTN Vd.4H, Vn.4S and XTN2 Vd.8H, Vn.4S (upper half); XTNB Vd.8B,
+// Vn.8H and XTNB2 Vd.16B, Vn.8H: narrowing by truncation.
+#define FCVTNS(vd, vn) WORD $(0x4e21a800 | (vn)<<5 | (vd))
+#define XTN(vd, vn) WORD $(0x0e612800 | (vn)<<5 | (vd))
+#define XTN2(vd, vn) WORD $(0x4e612800 | (vn)<<5 | (vd))
+#define XTNB(vd, vn) WORD $(0x0e212800 | (vn)<<5 | (vd))
+#define XTNB2(vd, vn) WORD $(0x4e212800 | (vn)<<5 | (vd))

@@ -152,13 +152,7 @@ func (k Kernels) gemv4x4(kind wkind, w unsafe.Pointer, ldw uintptr, x unsafe.Poi
 	}
 }
 
-func (k Kernels) packQ8A(dst []byte, x []float32) { packQ8AGo(dst, x) }
-
-func (k Kernels) packQ8B(dst []byte, x []float32) { packQ8BGo(dst, x) }
-
 func (k Kernels) packQ8P(dst []byte, x []float32) { packQ8PGo(dst, x) }
-
-func (k Kernels) quantizeQ8_0(dst []byte, x []float32) { quantizeQ8_0Go(dst, x) }
 
 func (k Kernels) hasQ8Unpacked() bool { return false }
 
