@@ -80,3 +80,21 @@
 #define XTN2(vd, vn) WORD $(0x4e612800 | (vn)<<5 | (vd))
 #define XTNB(vd, vn) WORD $(0x0e212800 | (vn)<<5 | (vd))
 #define XTNB2(vd, vn) WORD $(0x4e212800 | (vn)<<5 | (vd))
+
+// MLAE Vd.4S, Vn.4S, Vm.S[i]: int32 multiply-accumulate by element;
+// FMLAE Vd.4S, Vn.4S, Vm.S[i]: float32 fused multiply-add by element.
+#define MLAE(vd, vn, vm, i) WORD $(0x6f800000 | ((i)&1)<<21 | (vm)<<16 | ((i)>>1)<<11 | (vn)<<5 | (vd))
+#define FMLAE(vd, vn, vm, i) WORD $(0x4f801000 | ((i)&1)<<21 | (vm)<<16 | ((i)>>1)<<11 | (vn)<<5 | (vd))
+
+// USHLL Vd.8H, Vn.8B, #0 (UXTL), USHLL Vd.4S, Vn.4H and USHLL2 Vd.4S,
+// Vn.8H: zero-extending widenings; SSHLL and SSHLL2 the sign-extending
+// ones (8B to 8H: SXTLB, SXTLB2; 4H to 4S: SXTL, SXTL2). MULS Vd.4S:
+// int32 lane products.
+#define UXTLB(vd, vn) WORD $(0x2f08a400 | (vn)<<5 | (vd))
+#define UXTL(vd, vn) WORD $(0x2f10a400 | (vn)<<5 | (vd))
+#define UXTL2(vd, vn) WORD $(0x6f10a400 | (vn)<<5 | (vd))
+#define SXTLB(vd, vn) WORD $(0x0f08a400 | (vn)<<5 | (vd))
+#define SXTLB2(vd, vn) WORD $(0x4f08a400 | (vn)<<5 | (vd))
+#define SXTL(vd, vn) WORD $(0x0f10a400 | (vn)<<5 | (vd))
+#define SXTL2(vd, vn) WORD $(0x4f10a400 | (vn)<<5 | (vd))
+#define MULS(vd, vn, vm) WORD $(0x4ea09c00 | (vm)<<16 | (vn)<<5 | (vd))

@@ -1,0 +1,424 @@
+//go:build arm64 && !noasm
+
+#include "textflag.h"
+#include "neon_arm64.h"
+
+// K-quant matrix-vector kernels for arm64 NEON with FEAT_DotProd, in the
+// order of kernels/quant's dot products (ggml's x86 one, kdot.go): per
+// super-block of 256, eight exact int32 lanes, lane (e mod 32)/4 holding
+// element e's products times its sub-block scale: SDOT's four lanes sum
+// just those groups of 4 bytes, so 16 weights against 16 activations give
+// lanes 0..3 (e mod 32 < 16) or 4..7, and MLA by element scales them.
+// Each float32 lane then gains d·lane in one FMLA; the lanes reduce as
+// hsum8: (hi+lo), then (l0+l2)+(l1+l3). Q4_K keeps its mins in four
+// more lanes (FMLA of dmin), added last as (m0+m2)+(m1+m3).
+//
+// func gemvQ4_KDot(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, rows int, acc int)
+// func gemvQ6_KDot(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, rows int, acc int)
+//
+// set (acc = 0) or add to (acc != 0, one float32 addition) y[r] the dot
+// product of row r (ldw bytes apart from w, nb blocks) with the Q8_K row
+// x, for rows rows.
+//
+// Registers: R0 the row, R1 ldw, R2 x, R3 nb, R4 y, R5 rows left, R6 acc;
+// R7 the block, R8 its activations, R9 blocks left, R10.. scratch. V26,
+// V27 the float32 lanes, V28 Q4_K's min lanes; V18, V19 a block's int32
+// lanes; V29 the activations' scale, V30 d (and dmin), V31 -d, -dmin.
+
+
+// Q4_K (144-byte blocks: d, dmin, 12 bytes of 6-bit scales and mins,
+// 128 bytes of nibbles): the scales and mins unpack in general registers
+// (sub-blocks 0..3 from the low 6 bits of bytes 0..3 and 4..7, 4..7 from
+// the nibbles of bytes 8..11 and the top bits of 0..7), widen into V21,
+// V22 (scales) and V24, V25 (mins); the min sums are the bsums of Q8_K,
+// pairwise (SADDLP), times the mins, pairwise again. V12 0x0f.
+TEXT ·gemvQ4_KDot(SB), NOSPLIT, $0-56
+	MOVD w+0(FP), R0
+	MOVD ldw+8(FP), R1
+	MOVD x+16(FP), R2
+	MOVD nb+24(FP), R3
+	MOVD y+32(FP), R4
+	MOVD rows+40(FP), R5
+	MOVD acc+48(FP), R6
+	VMOVI $15, V12.B16
+row:
+	MOVD R0, R7
+	MOVD R2, R8
+	MOVD R3, R9
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V28.B16, V28.B16, V28.B16
+block:
+	FMOVS (R8), F29
+	VDUP V29.S[0], V29.S4
+	MOVHU (R7), R10
+	MOVHU 2(R7), R11
+	VMOV R10, V30.H[0]
+	VMOV R11, V30.H[1]
+	FCVTL(30, 30)
+	FMUL(30, 30, 29)
+	FNEG(31, 30)
+	MOVWU 4(R7), R12
+	MOVWU 8(R7), R13
+	MOVWU 12(R7), R14
+	ANDW $0x3f3f3f3f, R12, R15
+	ANDW $0x3f3f3f3f, R13, R16
+	ANDW $0x0f0f0f0f, R14, R17
+	LSRW $6, R12, R10
+	ANDW $0x03030303, R10, R10
+	LSLW $4, R10, R10
+	ORRW R10, R17, R17
+	LSRW $4, R14, R19
+	ANDW $0x0f0f0f0f, R19, R19
+	LSRW $6, R13, R10
+	ANDW $0x03030303, R10, R10
+	LSLW $4, R10, R10
+	ORRW R10, R19, R19
+	VMOV R15, V20.S[0]
+	VMOV R17, V20.S[1]
+	UXTLB(20, 20)
+	UXTL(21, 20)
+	UXTL2(22, 20)
+	VMOV R16, V23.S[0]
+	VMOV R19, V23.S[1]
+	UXTLB(23, 23)
+	UXTL(24, 23)
+	UXTL2(25, 23)
+	ADD $260, R8, R10
+	VLD1 (R10), [V16.H8, V17.H8]
+	SADDLP(16, 16)
+	SADDLP(17, 17)
+	MULS(16, 16, 24)
+	MULS(17, 17, 25)
+	VADDP V17.S4, V16.S4, V16.S4
+	SCVTF(16, 16)
+	FMLAE(28, 16, 31, 1)
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	ADD $16, R7, R10
+	ADD $4, R8, R11
+	VLD1.P 32(R10), [V0.B16, V1.B16]
+	VLD1.P 64(R11), [V2.B16, V3.B16, V4.B16, V5.B16]
+	VUSHR $4, V0.B16, V6.B16
+	VUSHR $4, V1.B16, V7.B16
+	VAND V12.B16, V0.B16, V0.B16
+	VAND V12.B16, V1.B16, V1.B16
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	SDOT(8, 0, 2)
+	SDOT(9, 1, 3)
+	SDOT(10, 6, 4)
+	SDOT(11, 7, 5)
+	MLAE(18, 8, 21, 0)
+	MLAE(19, 9, 21, 0)
+	MLAE(18, 10, 21, 1)
+	MLAE(19, 11, 21, 1)
+	VLD1.P 32(R10), [V0.B16, V1.B16]
+	VLD1.P 64(R11), [V2.B16, V3.B16, V4.B16, V5.B16]
+	VUSHR $4, V0.B16, V6.B16
+	VUSHR $4, V1.B16, V7.B16
+	VAND V12.B16, V0.B16, V0.B16
+	VAND V12.B16, V1.B16, V1.B16
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	SDOT(8, 0, 2)
+	SDOT(9, 1, 3)
+	SDOT(10, 6, 4)
+	SDOT(11, 7, 5)
+	MLAE(18, 8, 21, 2)
+	MLAE(19, 9, 21, 2)
+	MLAE(18, 10, 21, 3)
+	MLAE(19, 11, 21, 3)
+	VLD1.P 32(R10), [V0.B16, V1.B16]
+	VLD1.P 64(R11), [V2.B16, V3.B16, V4.B16, V5.B16]
+	VUSHR $4, V0.B16, V6.B16
+	VUSHR $4, V1.B16, V7.B16
+	VAND V12.B16, V0.B16, V0.B16
+	VAND V12.B16, V1.B16, V1.B16
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	SDOT(8, 0, 2)
+	SDOT(9, 1, 3)
+	SDOT(10, 6, 4)
+	SDOT(11, 7, 5)
+	MLAE(18, 8, 22, 0)
+	MLAE(19, 9, 22, 0)
+	MLAE(18, 10, 22, 1)
+	MLAE(19, 11, 22, 1)
+	VLD1.P 32(R10), [V0.B16, V1.B16]
+	VLD1.P 64(R11), [V2.B16, V3.B16, V4.B16, V5.B16]
+	VUSHR $4, V0.B16, V6.B16
+	VUSHR $4, V1.B16, V7.B16
+	VAND V12.B16, V0.B16, V0.B16
+	VAND V12.B16, V1.B16, V1.B16
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	SDOT(8, 0, 2)
+	SDOT(9, 1, 3)
+	SDOT(10, 6, 4)
+	SDOT(11, 7, 5)
+	MLAE(18, 8, 22, 2)
+	MLAE(19, 9, 22, 2)
+	MLAE(18, 10, 22, 3)
+	MLAE(19, 11, 22, 3)
+	SCVTF(18, 18)
+	SCVTF(19, 19)
+	FMLAE(26, 18, 30, 0)
+	FMLAE(27, 19, 30, 0)
+	ADD $144, R7
+	ADD $292, R8
+	SUB $1, R9
+	CBNZ R9, block
+	FADD(26, 27, 26)
+	VEXT $8, V26.B16, V26.B16, V27.B16
+	FADD2(26, 26, 27)
+	FADDPS(26, 26)
+	VEXT $8, V28.B16, V28.B16, V29.B16
+	FADD2(28, 28, 29)
+	FADDPS(28, 28)
+	FADDS F28, F26
+	CBZ R6, store
+	FMOVS (R4), F27
+	FADDS F27, F26
+store:
+	FMOVS F26, (R4)
+	ADD $4, R4
+	ADD R1, R0
+	SUB $1, R5
+	CBNZ R5, row
+	RET
+
+// Q6_K (210-byte blocks: 128 bytes of low nibbles ql, 64 of high bit
+// pairs qh, 16 int8 scales, d): per half h, value 128h+32s+l is a nibble
+// of ql[64h+l] (s = 0, 2) or ql[64h+32+l] (s = 1, 3), low for s < 2, with
+// bits 2s, 2s+1 of qh[32h+l] above it, minus 32. The scales widen into
+// V23, V24, V25, V20 (sub-blocks of 16: one per 16-byte vector). V12
+// 0x0f, V13 3, V14 32; V0..V3 a half's ql, V4, V5 its qh; V6, V7 the
+// nibbles and bit pairs of 16 weights, V8, V9 the weights.
+
+TEXT ·gemvQ6_KDot(SB), NOSPLIT, $0-56
+	MOVD w+0(FP), R0
+	MOVD ldw+8(FP), R1
+	MOVD x+16(FP), R2
+	MOVD nb+24(FP), R3
+	MOVD y+32(FP), R4
+	MOVD rows+40(FP), R5
+	MOVD acc+48(FP), R6
+	VMOVI $15, V12.B16
+	VMOVI $3, V13.B16
+	VMOVI $32, V14.B16
+row:
+	MOVD R0, R7
+	MOVD R2, R8
+	MOVD R3, R9
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V28.B16, V28.B16, V28.B16
+block:
+	FMOVS (R8), F29
+	VDUP V29.S[0], V29.S4
+	MOVHU 208(R7), R10
+	VMOV R10, V30.H[0]
+	FCVTL(30, 30)
+	FMUL(30, 30, 29)
+	ADD $192, R7, R10
+	VLD1 (R10), [V20.B16]
+	SXTLB(21, 20)
+	SXTLB2(22, 20)
+	SXTL(23, 21)
+	SXTL2(24, 21)
+	SXTL(25, 22)
+	SXTL2(20, 22)
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	ADD $4, R8, R11
+	ADD $0, R7, R10
+	VLD1 (R10), [V0.B16, V1.B16, V2.B16, V3.B16]
+	ADD $128, R7, R10
+	VLD1 (R10), [V4.B16, V5.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VMOV V4.B16, V7.B16
+	VAND V13.B16, V7.B16, V7.B16
+	VSHL $4, V7.B16, V7.B16
+	VORR V7.B16, V6.B16, V8.B16
+	VSUB V14.B16, V8.B16, V8.B16
+	VAND V12.B16, V1.B16, V6.B16
+	VMOV V5.B16, V7.B16
+	VAND V13.B16, V7.B16, V7.B16
+	VSHL $4, V7.B16, V7.B16
+	VORR V7.B16, V6.B16, V9.B16
+	VSUB V14.B16, V9.B16, V9.B16
+	VLD1.P 32(R11), [V10.B16, V11.B16]
+	VEOR V15.B16, V15.B16, V15.B16
+	VEOR V16.B16, V16.B16, V16.B16
+	SDOT(15, 8, 10)
+	SDOT(16, 9, 11)
+	MLAE(18, 15, 23, 0)
+	MLAE(19, 16, 23, 1)
+	VAND V12.B16, V2.B16, V6.B16
+	VUSHR $2, V4.B16, V7.B16
+	VAND V13.B16, V7.B16, V7.B16
+	VSHL $4, V7.B16, V7.B16
+	VORR V7.B16, V6.B16, V8.B16
+	VSUB V14.B16, V8.B16, V8.B16
+	VAND V12.B16, V3.B16, V6.B16
+	VUSHR $2, V5.B16, V7.B16
+	VAND V13.B16, V7.B16, V7.B16
+	VSHL $4, V7.B16, V7.B16
+	VORR V7.B16, V6.B16, V9.B16
+	VSUB V14.B16, V9.B16, V9.B16
+	VLD1.P 32(R11), [V10.B16, V11.B16]
+	VEOR V15.B16, V15.B16, V15.B16
+	VEOR V16.B16, V16.B16, V16.B16
+	SDOT(15, 8, 10)
+	SDOT(16, 9, 11)
+	MLAE(18, 15, 23, 2)
+	MLAE(19, 16, 23, 3)
+	VUSHR $4, V0.B16, V6.B16
+	VUSHR $4, V4.B16, V7.B16
+	VAND V13.B16, V7.B16, V7.B16
+	VSHL $4, V7.B16, V7.B16
+	VORR V7.B16, V6.B16, V8.B16
+	VSUB V14.B16, V8.B16, V8.B16
+	VUSHR $4, V1.B16, V6.B16
+	VUSHR $4, V5.B16, V7.B16
+	VAND V13.B16, V7.B16, V7.B16
+	VSHL $4, V7.B16, V7.B16
+	VORR V7.B16, V6.B16, V9.B16
+	VSUB V14.B16, V9.B16, V9.B16
+	VLD1.P 32(R11), [V10.B16, V11.B16]
+	VEOR V15.B16, V15.B16, V15.B16
+	VEOR V16.B16, V16.B16, V16.B16
+	SDOT(15, 8, 10)
+	SDOT(16, 9, 11)
+	MLAE(18, 15, 24, 0)
+	MLAE(19, 16, 24, 1)
+	VUSHR $4, V2.B16, V6.B16
+	VUSHR $6, V4.B16, V7.B16
+	VAND V13.B16, V7.B16, V7.B16
+	VSHL $4, V7.B16, V7.B16
+	VORR V7.B16, V6.B16, V8.B16
+	VSUB V14.B16, V8.B16, V8.B16
+	VUSHR $4, V3.B16, V6.B16
+	VUSHR $6, V5.B16, V7.B16
+	VAND V13.B16, V7.B16, V7.B16
+	VSHL $4, V7.B16, V7.B16
+	VORR V7.B16, V6.B16, V9.B16
+	VSUB V14.B16, V9.B16, V9.B16
+	VLD1.P 32(R11), [V10.B16, V11.B16]
+	VEOR V15.B16, V15.B16, V15.B16
+	VEOR V16.B16, V16.B16, V16.B16
+	SDOT(15, 8, 10)
+	SDOT(16, 9, 11)
+	MLAE(18, 15, 24, 2)
+	MLAE(19, 16, 24, 3)
+	ADD $64, R7, R10
+	VLD1 (R10), [V0.B16, V1.B16, V2.B16, V3.B16]
+	ADD $160, R7, R10
+	VLD1 (R10), [V4.B16, V5.B16]
+	VAND V12.B16, V0.B16, V6.B16
+	VMOV V4.B16, V7.B16
+	VAND V13.B16, V7.B16, V7.B16
+	VSHL $4, V7.B16, V7.B16
+	VORR V7.B16, V6.B16, V8.B16
+	VSUB V14.B16, V8.B16, V8.B16
+	VAND V12.B16, V1.B16, V6.B16
+	VMOV V5.B16, V7.B16
+	VAND V13.B16, V7.B16, V7.B16
+	VSHL $4, V7.B16, V7.B16
+	VORR V7.B16, V6.B16, V9.B16
+	VSUB V14.B16, V9.B16, V9.B16
+	VLD1.P 32(R11), [V10.B16, V11.B16]
+	VEOR V15.B16, V15.B16, V15.B16
+	VEOR V16.B16, V16.B16, V16.B16
+	SDOT(15, 8, 10)
+	SDOT(16, 9, 11)
+	MLAE(18, 15, 25, 0)
+	MLAE(19, 16, 25, 1)
+	VAND V12.B16, V2.B16, V6.B16
+	VUSHR $2, V4.B16, V7.B16
+	VAND V13.B16, V7.B16, V7.B16
+	VSHL $4, V7.B16, V7.B16
+	VORR V7.B16, V6.B16, V8.B16
+	VSUB V14.B16, V8.B16, V8.B16
+	VAND V12.B16, V3.B16, V6.B16
+	VUSHR $2, V5.B16, V7.B16
+	VAND V13.B16, V7.B16, V7.B16
+	VSHL $4, V7.B16, V7.B16
+	VORR V7.B16, V6.B16, V9.B16
+	VSUB V14.B16, V9.B16, V9.B16
+	VLD1.P 32(R11), [V10.B16, V11.B16]
+	VEOR V15.B16, V15.B16, V15.B16
+	VEOR V16.B16, V16.B16, V16.B16
+	SDOT(15, 8, 10)
+	SDOT(16, 9, 11)
+	MLAE(18, 15, 25, 2)
+	MLAE(19, 16, 25, 3)
+	VUSHR $4, V0.B16, V6.B16
+	VUSHR $4, V4.B16, V7.B16
+	VAND V13.B16, V7.B16, V7.B16
+	VSHL $4, V7.B16, V7.B16
+	VORR V7.B16, V6.B16, V8.B16
+	VSUB V14.B16, V8.B16, V8.B16
+	VUSHR $4, V1.B16, V6.B16
+	VUSHR $4, V5.B16, V7.B16
+	VAND V13.B16, V7.B16, V7.B16
+	VSHL $4, V7.B16, V7.B16
+	VORR V7.B16, V6.B16, V9.B16
+	VSUB V14.B16, V9.B16, V9.B16
+	VLD1.P 32(R11), [V10.B16, V11.B16]
+	VEOR V15.B16, V15.B16, V15.B16
+	VEOR V16.B16, V16.B16, V16.B16
+	SDOT(15, 8, 10)
+	SDOT(16, 9, 11)
+	MLAE(18, 15, 20, 0)
+	MLAE(19, 16, 20, 1)
+	VUSHR $4, V2.B16, V6.B16
+	VUSHR $6, V4.B16, V7.B16
+	VAND V13.B16, V7.B16, V7.B16
+	VSHL $4, V7.B16, V7.B16
+	VORR V7.B16, V6.B16, V8.B16
+	VSUB V14.B16, V8.B16, V8.B16
+	VUSHR $4, V3.B16, V6.B16
+	VUSHR $6, V5.B16, V7.B16
+	VAND V13.B16, V7.B16, V7.B16
+	VSHL $4, V7.B16, V7.B16
+	VORR V7.B16, V6.B16, V9.B16
+	VSUB V14.B16, V9.B16, V9.B16
+	VLD1.P 32(R11), [V10.B16, V11.B16]
+	VEOR V15.B16, V15.B16, V15.B16
+	VEOR V16.B16, V16.B16, V16.B16
+	SDOT(15, 8, 10)
+	SDOT(16, 9, 11)
+	MLAE(18, 15, 20, 2)
+	MLAE(19, 16, 20, 3)
+	SCVTF(18, 18)
+	SCVTF(19, 19)
+	FMLAE(26, 18, 30, 0)
+	FMLAE(27, 19, 30, 0)
+	ADD $210, R7
+	ADD $292, R8
+	SUB $1, R9
+	CBNZ R9, block
+	FADD(26, 27, 26)
+	VEXT $8, V26.B16, V26.B16, V27.B16
+	FADD2(26, 26, 27)
+	FADDPS(26, 26)
+	CBZ R6, store
+	FMOVS (R4), F27
+	FADDS F27, F26
+store:
+	FMOVS F26, (R4)
+	ADD $4, R4
+	ADD R1, R0
+	SUB $1, R5
+	CBNZ R5, row
+	RET
