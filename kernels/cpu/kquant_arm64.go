@@ -10,13 +10,16 @@ import "unsafe"
 func gemvQ4_KDot(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, rows int, acc int)
 
 //go:noescape
+func gemvQ5_KDot(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, rows int, acc int)
+
+//go:noescape
 func gemvQ6_KDot(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, rows int, acc int)
 
 // hasKQuant reports SIMD kernels for K-quant weights of kind: Q4_K and
 // Q6_K with dotprod (the others use kernels/quant on arm64).
 func (k Kernels) hasKQuant(kind wkind) bool {
 	switch kind {
-	case wkQ4_K, wkQ6_K:
+	case wkQ4_K, wkQ5_K, wkQ6_K:
 		return k.level >= DotProd
 	}
 	return false
@@ -33,8 +36,11 @@ func (k Kernels) kGemv(kind wkind, w []byte, ldw int, a []byte, nb int, dst []fl
 		return
 	}
 	bb := 210
-	if kind == wkQ4_K {
+	switch kind {
+	case wkQ4_K:
 		bb = 144
+	case wkQ5_K:
+		bb = 176
 	}
 	_ = w[(rows-1)*ldw+nb*bb-1]
 	_ = a[nb*292-1]
@@ -46,6 +52,8 @@ func (k Kernels) kGemv(kind wkind, w []byte, ldw int, a []byte, nb int, dst []fl
 	switch kind {
 	case wkQ4_K:
 		gemvQ4_KDot(wp, uintptr(ldw), ap, nb, &dst[0], rows, ac)
+	case wkQ5_K:
+		gemvQ5_KDot(wp, uintptr(ldw), ap, nb, &dst[0], rows, ac)
 	case wkQ6_K:
 		gemvQ6_KDot(wp, uintptr(ldw), ap, nb, &dst[0], rows, ac)
 	default:
