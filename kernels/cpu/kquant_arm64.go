@@ -10,6 +10,9 @@ import "unsafe"
 func gemvQ4_KDot(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, rows int, acc int)
 
 //go:noescape
+func gemvQ2_KDot(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, rows int, acc int)
+
+//go:noescape
 func gemvQ5_KDot(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, rows int, acc int)
 
 //go:noescape
@@ -19,7 +22,7 @@ func gemvQ6_KDot(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *flo
 // Q6_K with dotprod (the others use kernels/quant on arm64).
 func (k Kernels) hasKQuant(kind wkind) bool {
 	switch kind {
-	case wkQ4_K, wkQ5_K, wkQ6_K:
+	case wkQ2_K, wkQ4_K, wkQ5_K, wkQ6_K:
 		return k.level >= DotProd
 	}
 	return false
@@ -41,6 +44,8 @@ func (k Kernels) kGemv(kind wkind, w []byte, ldw int, a []byte, nb int, dst []fl
 		bb = 144
 	case wkQ5_K:
 		bb = 176
+	case wkQ2_K:
+		bb = 84
 	}
 	_ = w[(rows-1)*ldw+nb*bb-1]
 	_ = a[nb*292-1]
@@ -52,6 +57,8 @@ func (k Kernels) kGemv(kind wkind, w []byte, ldw int, a []byte, nb int, dst []fl
 	switch kind {
 	case wkQ4_K:
 		gemvQ4_KDot(wp, uintptr(ldw), ap, nb, &dst[0], rows, ac)
+	case wkQ2_K:
+		gemvQ2_KDot(wp, uintptr(ldw), ap, nb, &dst[0], rows, ac)
 	case wkQ5_K:
 		gemvQ5_KDot(wp, uintptr(ldw), ap, nb, &dst[0], rows, ac)
 	case wkQ6_K:

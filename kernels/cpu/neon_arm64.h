@@ -86,11 +86,12 @@
 #define MLAE(vd, vn, vm, i) WORD $(0x6f800000 | ((i)&1)<<21 | (vm)<<16 | ((i)>>1)<<11 | (vn)<<5 | (vd))
 #define FMLAE(vd, vn, vm, i) WORD $(0x4f801000 | ((i)&1)<<21 | (vm)<<16 | ((i)>>1)<<11 | (vn)<<5 | (vd))
 
-// USHLL Vd.8H, Vn.8B, #0 (UXTL), USHLL Vd.4S, Vn.4H and USHLL2 Vd.4S,
+// USHLL Vd.8H, Vn.8B, #0 (UXTLB; USHLL2, UXTLB2), USHLL Vd.4S, Vn.4H and USHLL2 Vd.4S,
 // Vn.8H: zero-extending widenings; SSHLL and SSHLL2 the sign-extending
 // ones (8B to 8H: SXTLB, SXTLB2; 4H to 4S: SXTL, SXTL2). MULS Vd.4S:
 // int32 lane products.
 #define UXTLB(vd, vn) WORD $(0x2f08a400 | (vn)<<5 | (vd))
+#define UXTLB2(vd, vn) WORD $(0x6f08a400 | (vn)<<5 | (vd))
 #define UXTL(vd, vn) WORD $(0x2f10a400 | (vn)<<5 | (vd))
 #define UXTL2(vd, vn) WORD $(0x6f10a400 | (vn)<<5 | (vd))
 #define SXTLB(vd, vn) WORD $(0x0f08a400 | (vn)<<5 | (vd))
@@ -98,3 +99,8 @@
 #define SXTL(vd, vn) WORD $(0x0f10a400 | (vn)<<5 | (vd))
 #define SXTL2(vd, vn) WORD $(0x4f10a400 | (vn)<<5 | (vd))
 #define MULS(vd, vn, vm) WORD $(0x4ea09c00 | (vm)<<16 | (vn)<<5 | (vd))
+
+// SMULLH Vd.4S, Vn.4H, Vm.4H and SMULLH2 (upper halves): signed widening
+// multiplies of halfwords to words.
+#define SMULLH(vd, vn, vm) WORD $(0x0e60c000 | (vm)<<16 | (vn)<<5 | (vd))
+#define SMULLH2(vd, vn, vm) WORD $(0x4e60c000 | (vm)<<16 | (vn)<<5 | (vd))
