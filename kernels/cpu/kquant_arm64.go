@@ -10,6 +10,9 @@ import "unsafe"
 func gemvQ4_KDot(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, rows int, acc int)
 
 //go:noescape
+func gemvQ3_KDot(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, rows int, acc int)
+
+//go:noescape
 func gemvQ2_KDot(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, rows int, acc int)
 
 //go:noescape
@@ -22,7 +25,7 @@ func gemvQ6_KDot(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *flo
 // Q6_K with dotprod (the others use kernels/quant on arm64).
 func (k Kernels) hasKQuant(kind wkind) bool {
 	switch kind {
-	case wkQ2_K, wkQ4_K, wkQ5_K, wkQ6_K:
+	case wkQ2_K, wkQ3_K, wkQ4_K, wkQ5_K, wkQ6_K:
 		return k.level >= DotProd
 	}
 	return false
@@ -44,6 +47,8 @@ func (k Kernels) kGemv(kind wkind, w []byte, ldw int, a []byte, nb int, dst []fl
 		bb = 144
 	case wkQ5_K:
 		bb = 176
+	case wkQ3_K:
+		bb = 110
 	case wkQ2_K:
 		bb = 84
 	}
@@ -57,6 +62,8 @@ func (k Kernels) kGemv(kind wkind, w []byte, ldw int, a []byte, nb int, dst []fl
 	switch kind {
 	case wkQ4_K:
 		gemvQ4_KDot(wp, uintptr(ldw), ap, nb, &dst[0], rows, ac)
+	case wkQ3_K:
+		gemvQ3_KDot(wp, uintptr(ldw), ap, nb, &dst[0], rows, ac)
 	case wkQ2_K:
 		gemvQ2_KDot(wp, uintptr(ldw), ap, nb, &dst[0], rows, ac)
 	case wkQ5_K:
