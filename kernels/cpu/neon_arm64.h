@@ -104,3 +104,12 @@
 // multiplies of halfwords to words.
 #define SMULLH(vd, vn, vm) WORD $(0x0e60c000 | (vm)<<16 | (vn)<<5 | (vd))
 #define SMULLH2(vd, vn, vm) WORD $(0x4e60c000 | (vm)<<16 | (vn)<<5 | (vd))
+
+// SMIN Vd.4S (int32 lanes), ADDV Sd, Vn.4S (the sum of the int32 lanes),
+// FMAXNM Vd.4S and FMAXNMV Sd, Vn.4S (maximum, a NaN lane ignored), FCMEQ
+// Vd.4S (all ones where Vn = Vm).
+#define SMIN(vd, vn, vm) WORD $(0x4ea06c00 | (vm)<<16 | (vn)<<5 | (vd))
+#define ADDV(vd, vn) WORD $(0x4eb1b800 | (vn)<<5 | (vd))
+#define FMAXNM(vd, vn, vm) WORD $(0x4e20c400 | (vm)<<16 | (vn)<<5 | (vd))
+#define FMAXNMV(vd, vn) WORD $(0x6e30c800 | (vn)<<5 | (vd))
+#define FCMEQ(vd, vn, vm) WORD $(0x4e20e400 | (vm)<<16 | (vn)<<5 | (vd))

@@ -135,3 +135,119 @@ q80loop:
 	SUB $1, R2
 	CBNZ R2, q80loop
 	RET
+
+// func quantizeQ8_KNEON(dst *byte, x *float32, nb int)
+//
+// quantizes nb blocks of 256 values into Q8_K blocks as
+// quant.QuantizeRowQ8_K does, bit for bit: amax = max |x| (FMAXNM: NaNs
+// skipped, as its strict comparison skips them), mx the first value with
+// |mx| = amax, iscale = -127/mx, q = min(127, x·iscale rounded to nearest
+// even), d = 1/iscale, the sums of each 16 q as int16; a block whose amax
+// is not above 0 is all zeros.
+TEXT ·quantizeQ8_KNEON(SB), NOSPLIT, $0-24
+	MOVD dst+0(FP), R0
+	MOVD x+8(FP), R1
+	MOVD nb+16(FP), R2
+	MOVW $127, R9
+	VDUP R9, V20.S4
+	MOVW $0xc2fe0000, R9
+	FMOVS R9, F21
+kblock:
+	MOVD R1, R9
+	MOVD $16, R3
+	VEOR V0.B16, V0.B16, V0.B16
+kmax:
+	VLD1.P 64(R9), [V1.S4, V2.S4, V3.S4, V4.S4]
+	FABS(1, 1)
+	FABS(2, 2)
+	FABS(3, 3)
+	FABS(4, 4)
+	FMAXNM(0, 0, 1)
+	FMAXNM(0, 0, 2)
+	FMAXNM(0, 0, 3)
+	FMAXNM(0, 0, 4)
+	SUB $1, R3
+	CBNZ R3, kmax
+	FMAXNMV(0, 0)
+	FCMPS $(0.0), F0
+	BGT knonzero
+	MOVD R0, R9
+	MOVD $36, R3
+kclear:
+	MOVD.P ZR, 8(R9)
+	SUB $1, R3
+	CBNZ R3, kclear
+	MOVW ZR, (R9)
+	B knext
+knonzero:
+	VDUP V0.S[0], V5.S4
+	MOVD R1, R9
+	MOVD $64, R3
+kfind:
+	VLD1.P 16(R9), [V1.S4]
+	FABS(1, 1)
+	FCMEQ(2, 1, 5)
+	VMOV V2.D[0], R10
+	VMOV V2.D[1], R11
+	ORR R10, R11, R12
+	CBNZ R12, kfound
+	SUB $1, R3
+	CBNZ R3, kfind
+	FMOVS F0, F6
+	B kscale
+kfound:
+	SUB $16, R9
+	CBNZ R10, khalf
+	ADD $8, R9
+	MOVD R11, R10
+khalf:
+	TST $0xffffffff, R10
+	BNE klane
+	ADD $4, R9
+klane:
+	FMOVS (R9), F6
+kscale:
+	FDIVS F6, F21, F8
+	FMOVS $1.0, F9
+	FDIVS F8, F9, F9
+	FMOVS F9, (R0)
+	VDUP V8.S[0], V8.S4
+	MOVD R1, R9
+	ADD $4, R0, R10
+	ADD $260, R0, R11
+	MOVD $16, R3
+kquant:
+	VLD1.P 64(R9), [V1.S4, V2.S4, V3.S4, V4.S4]
+	FMUL(1, 1, 8)
+	FMUL(2, 2, 8)
+	FMUL(3, 3, 8)
+	FMUL(4, 4, 8)
+	FCVTNS(1, 1)
+	FCVTNS(2, 2)
+	FCVTNS(3, 3)
+	FCVTNS(4, 4)
+	SMIN(1, 1, 20)
+	SMIN(2, 2, 20)
+	SMIN(3, 3, 20)
+	SMIN(4, 4, 20)
+	VADD V2.S4, V1.S4, V5.S4
+	VADD V4.S4, V3.S4, V6.S4
+	VADD V6.S4, V5.S4, V5.S4
+	ADDV(5, 5)
+	VMOV V5.S[0], R12
+	MOVH.P R12, 2(R11)
+	XTN(16, 1)
+	XTN2(16, 2)
+	XTN(17, 3)
+	XTN2(17, 4)
+	XTNB(18, 16)
+	XTNB2(18, 17)
+	VST1.P [V18.B16], 16(R10)
+	SUB $1, R3
+	CBNZ R3, kquant
+knext:
+	ADD $1024, R1
+	ADD $292, R0
+	SUB $1, R2
+	CBNZ R2, kblock
+	RET
