@@ -65,3 +65,42 @@ func TestFloatTileMatchesGemv(t *testing.T) {
 		}
 	}
 }
+
+// TestF32AttentionRowsMatchGo checks the f32 attention kernels against
+// dotRowsGo and axpyRowsGo bit for bit: on arm64 Go compiles their
+// s += a*b into fused multiply-adds, which the NEON kernels run lane by
+// lane in the same order (zero probabilities skipped, as there).
+func TestF32AttentionRowsMatchGo(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, l := range Levels() {
+		k := Detect().Limit(l)
+		for _, hd := range []int{4, 12, 64, 128, 130} {
+			for _, n := range []int{1, 3, 17} {
+				stride := hd + 4
+				q := randRow(r, hd, 1)
+				rows := randRow(r, n*stride, 1)
+				p := randRow(r, n, 1)
+				p[0] = 0
+				rows[0] = float32(math.Inf(1)) // behind a zero probability
+				want := make([]float32, n)
+				dotRowsGo(want, q, rows, stride)
+				got := make([]float32, n)
+				k.dotRows(got, q, rows, stride)
+				for i := range want {
+					if !sameBits(got[i], want[i]) {
+						t.Fatalf("%s hd=%d n=%d: dotRows[%d] = %v, Go gives %v", l, hd, n, i, got[i], want[i])
+					}
+				}
+				o := randRow(r, hd, 1)
+				wantO := append([]float32(nil), o...)
+				axpyRowsGo(wantO, p, rows, stride)
+				k.axpyRows(o, p, rows, stride)
+				for i := range o {
+					if !sameBits(o[i], wantO[i]) {
+						t.Fatalf("%s hd=%d n=%d: axpyRows[%d] = %v, Go gives %v", l, hd, n, i, o[i], wantO[i])
+					}
+				}
+			}
+		}
+	}
+}

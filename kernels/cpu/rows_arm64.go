@@ -38,6 +38,16 @@ func mulNEON(dst, a, b *float32, n int)
 //go:noescape
 func maxNEON(x *float32, n int) float32
 
+// dotRowsNEON and axpyRowsNEON are dotRowsGo and axpyRowsGo as Go compiles
+// them for arm64 (fusing s += a*b into one FMADD), for rows of a multiple
+// of 4 values.
+//
+//go:noescape
+func dotRowsNEON(out, q, k *float32, stride uintptr, n, hd int)
+
+//go:noescape
+func axpyRowsNEON(o, p, v *float32, stride uintptr, n, hd int)
+
 // sumSq is sumSqGo: the kernel fills the lanes over whole groups of 8,
 // Go adds the tail and the lanes.
 func (k Kernels) sumSq(x []float32) float64 {
@@ -148,9 +158,29 @@ func (k Kernels) expSumGG(x []float32, m float32) float64 {
 	return s
 }
 
+// dotRows and axpyRows (the f32 attention) are dotRowsGo and axpyRowsGo as
+// compiled for arm64, bit for bit, for head sizes that are multiples of 4.
+func (k Kernels) dotRows(out, q, kr []float32, stride int) {
+	n, hd := len(out), len(q)
+	if k.level < NEON || n == 0 || hd == 0 || hd%4 != 0 {
+		dotRowsGo(out, q, kr, stride)
+		return
+	}
+	_ = kr[(n-1)*stride+hd-1]
+	dotRowsNEON(&out[0], &q[0], &kr[0], uintptr(4*stride), n, hd)
+}
+
+func (k Kernels) axpyRows(o, p, v []float32, stride int) {
+	n, hd := len(p), len(o)
+	if k.level < NEON || n == 0 || hd == 0 || hd%4 != 0 {
+		axpyRowsGo(o, p, v, stride)
+		return
+	}
+	_ = v[(n-1)*stride+hd-1]
+	axpyRowsNEON(&o[0], &p[0], &v[0], uintptr(4*stride), n, hd)
+}
+
 // The other row kernels are Go on arm64 for now.
 
-func (k Kernels) expSum(x []float32, m float32) float32    { return expSumGo(x, m) }
-func (k Kernels) geluTanh(dst, x []float32)                { geluTanhGo(dst, x) }
-func (k Kernels) dotRows(out, q, kr []float32, stride int) { dotRowsGo(out, q, kr, stride) }
-func (k Kernels) axpyRows(o, p, v []float32, stride int)   { axpyRowsGo(o, p, v, stride) }
+func (k Kernels) expSum(x []float32, m float32) float32 { return expSumGo(x, m) }
+func (k Kernels) geluTanh(dst, x []float32)             { geluTanhGo(dst, x) }

@@ -291,3 +291,69 @@ maxdone:
 	FMAXV(0, 0)
 	FMOVS F0, ret+16(FP)
 	RET
+
+// func dotRowsNEON(out, q, k *float32, stride uintptr, n, hd int)
+//
+// sets out[r] = q·k_r for n rows of k (stride bytes apart) over hd values
+// (a positive multiple of 4) as dotF32F32Go compiles on arm64: four
+// chains, lane j adding q[i]·k[i] for i ≡ j (mod 4) fused (FMLA, as Go
+// fuses s += a*b), then (s0+s1)+(s2+s3).
+TEXT ·dotRowsNEON(SB), NOSPLIT, $0-48
+	MOVD out+0(FP), R0
+	MOVD q+8(FP), R1
+	MOVD k+16(FP), R2
+	MOVD stride+24(FP), R3
+	MOVD n+32(FP), R4
+	MOVD hd+40(FP), R5
+dotrow:
+	MOVD R1, R6
+	MOVD R2, R7
+	MOVD R5, R8
+	VEOR V0.B16, V0.B16, V0.B16
+dotcol:
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V2.S4]
+	VFMLA V2.S4, V1.S4, V0.S4
+	SUB $4, R8
+	CBNZ R8, dotcol
+	FADDP(0, 0, 0)
+	FADDPS(0, 0)
+	FMOVS F0, (R0)
+	ADD $4, R0
+	ADD R3, R2
+	SUB $1, R4
+	CBNZ R4, dotrow
+	RET
+
+// func axpyRowsNEON(o, p, v *float32, stride uintptr, n, hd int)
+//
+// adds p[r]·v_r to o for n rows of v (stride bytes apart) in order, over
+// hd values (a positive multiple of 4), skipping rows with p[r] = 0, as
+// axpyRowsGo compiles on arm64 (fused: FMLA).
+TEXT ·axpyRowsNEON(SB), NOSPLIT, $0-48
+	MOVD o+0(FP), R0
+	MOVD p+8(FP), R1
+	MOVD v+16(FP), R2
+	MOVD stride+24(FP), R3
+	MOVD n+32(FP), R4
+	MOVD hd+40(FP), R5
+axrow:
+	FMOVS.P 4(R1), F1
+	FCMPS $(0.0), F1
+	BEQ axnext
+	VDUP V1.S[0], V1.S4
+	MOVD R0, R6
+	MOVD R2, R7
+	MOVD R5, R8
+axcol:
+	VLD1.P 16(R7), [V2.S4]
+	VLD1 (R6), [V3.S4]
+	VFMLA V2.S4, V1.S4, V3.S4
+	VST1.P [V3.S4], 16(R6)
+	SUB $4, R8
+	CBNZ R8, axcol
+axnext:
+	ADD R3, R2
+	SUB $1, R4
+	CBNZ R4, axrow
+	RET
