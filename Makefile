@@ -46,7 +46,7 @@ test-arm64:
 	echo "test-arm64: kernels/cpu, -cpu max"; \
 	(cd kernels/cpu && $(QEMU_ARM64) -cpu max "$$d/cpu.test" -test.short -test.skip '^TestExpfSweep$$'); \
 	echo "test-arm64: kernels/cpu matmuls, rows, quantizers, attention, -cpu cortex-a57 (no dotprod)"; \
-	(cd kernels/cpu && $(QEMU_ARM64) -cpu cortex-a57 "$$d/cpu.test" -test.short -test.run '^(TestMatMul|TestNoAllocations|TestLevels|TestRowsGGExact|TestBinaryAndNorms|TestSumSqLevelsAgree|TestPackLayouts|TestQuantizeQ8_0MatchesReference|TestQuantizeQ8_KMatchesReference|TestF16Conversions|TestFloatTileMatchesGemv|TestAttendF16GGMLOrder)'); \
+	(cd kernels/cpu && $(QEMU_ARM64) -cpu cortex-a57 "$$d/cpu.test" -test.short -test.run '^(TestMatMul|TestNoAllocations|TestLevels|TestRowsGGExact|TestBinaryAndNorms|TestSumSqLevelsAgree|TestPackLayouts|TestQuantizeQ8_0MatchesReference|TestQuantizeQ8_KMatchesReference|TestF16Conversions|TestFloatTileMatchesGemv|TestF32AttentionRowsMatchGo|TestAttendF16GGMLOrder)'); \
 	echo "test-arm64: model goldens, -cpu max"; \
 	(cd model && $(QEMU_ARM64) -cpu max "$$d/model.test" -test.run '^(TestStoriesGolden|TestMiniLlamaGolden)$$')
 
