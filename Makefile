@@ -29,7 +29,8 @@ test: lint build plugins
 
 # The arm64 kernels under qemu-user (Debian's qemu-user package): the
 # kernel tests, every path against the Go fallback, on a CPU with dotprod
-# and i8mm (-cpu max) and the matmul tests on one without (cortex-a57);
+# and i8mm (-cpu max) and the matmul, row, quantizer and attention tests on
+# one without (cortex-a57: the neon level must use base Advanced SIMD only);
 # then the stories260K and mini-llama goldens. Without qemu it skips,
 # except under CI=true. TestExpfSweep (pure Go, minutes under emulation)
 # runs natively only.
@@ -44,8 +45,8 @@ test-arm64:
 	GOARCH=arm64 $(GO) test -c -o "$$d/model.test" ./model; \
 	echo "test-arm64: kernels/cpu, -cpu max"; \
 	(cd kernels/cpu && $(QEMU_ARM64) -cpu max "$$d/cpu.test" -test.short -test.skip '^TestExpfSweep$$'); \
-	echo "test-arm64: kernels/cpu matmuls, -cpu cortex-a57 (no dotprod)"; \
-	(cd kernels/cpu && $(QEMU_ARM64) -cpu cortex-a57 "$$d/cpu.test" -test.short -test.run '^(TestMatMul|TestNoAllocations|TestLevels)'); \
+	echo "test-arm64: kernels/cpu matmuls, rows, quantizers, attention, -cpu cortex-a57 (no dotprod)"; \
+	(cd kernels/cpu && $(QEMU_ARM64) -cpu cortex-a57 "$$d/cpu.test" -test.short -test.run '^(TestMatMul|TestNoAllocations|TestLevels|TestRowsGGExact|TestBinaryAndNorms|TestSumSqLevelsAgree|TestPackLayouts|TestQuantizeQ8_0MatchesReference|TestQuantizeQ8_KMatchesReference|TestF16Conversions|TestFloatTileMatchesGemv|TestF32AttentionRowsMatchGo|TestAttendF16GGMLOrder)'); \
 	echo "test-arm64: model goldens, -cpu max"; \
 	(cd model && $(QEMU_ARM64) -cpu max "$$d/model.test" -test.run '^(TestStoriesGolden|TestMiniLlamaGolden)$$')
 
