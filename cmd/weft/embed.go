@@ -19,6 +19,7 @@ func cmdEmbed(args []string, stdout, stderr io.Writer) error {
 	tokPath := fs.String("tokenizer", "", "tokenizer file (default: the checkpoint's own)")
 	prompt := fs.String("p", "", "text to embed; each line is a separate text")
 	file := fs.String("f", "", "file of texts to embed, one per line")
+	fs.StringVar(file, "file", "", "same as -f")
 	pooling := fs.String("pooling", "", "cls, mean, last or none (one embedding per token); default: the model's pooling_type")
 	norm := fs.Bool("normalize", false, "scale each embedding to unit Euclidean length")
 	threads := fs.Int("threads", 0, "CPU threads (0: all cores)")

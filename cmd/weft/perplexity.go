@@ -35,6 +35,7 @@ func cmdPerplexity(args []string, stdout, stderr io.Writer) error {
 	modelPath := fs.String("m", "", "model checkpoint")
 	specPath := fs.String("s", "", "spec (default: by architecture)")
 	textPath := fs.String("f", "", "text file to score")
+	fs.StringVar(textPath, "file", "", "same as -f")
 	ctxSize := fs.Int("c", 512, "window size in tokens")
 	fs.IntVar(ctxSize, "ctx-size", 512, "same as -c")
 	threads := fs.Int("t", 0, "threads (0: all cores)")
