@@ -251,7 +251,9 @@ func cmdConvert(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	defer host.Close()
-	m, err := model.Load(model.Options{Path: in, Spec: *specPath, Set: overrides(set), NoPasses: true, Plugins: host})
+	loadProg, loadDone := loadProgress(stderr, in)
+	m, err := model.Load(model.Options{Path: in, Spec: *specPath, Set: overrides(set), NoPasses: true, Plugins: host, Progress: loadProg})
+	loadDone()
 	if err != nil {
 		return err
 	}
