@@ -282,6 +282,16 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		}
 		return nil
 	}
+	// What is measured comes first, as llama-bench's header does.
+	if !*jsonOut {
+		fmt.Fprintf(stdout, "model      %s (%.1f MiB of weights), %d threads, kernels %s\n", *modelPath, float64(res.ModelBytes)/(1<<20), *threads, res.Kernels)
+		fmt.Fprintf(stdout, "kv cache   %s, %.1f KiB per position\n", res.KVType, float64(res.KVPosBytes)/(1<<10))
+		if len(res.Devices) > 1 {
+			for _, d := range res.Devices {
+				fmt.Fprintf(stdout, "device     %-8s %d threads, %.1f MiB of weights\n", d.Name, d.Threads, float64(d.WeightBytes)/(1<<20))
+			}
+		}
+	}
 	// A bar of the runs on a terminal; after Ctrl-C (stopped) the rounds
 	// done so far are reported.
 	runs := 0
@@ -334,6 +344,9 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	}
 	bar.Done()
 	if stopped != nil && len(res.PPRuns)+len(res.TGRuns) == 0 {
+		if !*jsonOut {
+			fmt.Fprintln(stdout, "interrupted before a round was measured")
+		}
 		return stopped
 	}
 	// Measuring the bandwidth takes seconds, longer than a small model's
@@ -367,13 +380,6 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		s := append([]float64(nil), x...)
 		sort.Float64s(s)
 		return fmt.Sprintf("(min %.1f, max %.1f, %d runs)", s[0], s[len(s)-1], len(s))
-	}
-	fmt.Fprintf(stdout, "model      %s (%.1f MiB of weights), %d threads, kernels %s\n", *modelPath, float64(res.ModelBytes)/(1<<20), *threads, res.Kernels)
-	fmt.Fprintf(stdout, "kv cache   %s, %.1f KiB per position\n", res.KVType, float64(res.KVPosBytes)/(1<<10))
-	if len(res.Devices) > 1 {
-		for _, d := range res.Devices {
-			fmt.Fprintf(stdout, "device     %-8s %d threads, %.1f MiB of weights\n", d.Name, d.Threads, float64(d.WeightBytes)/(1<<20))
-		}
 	}
 	if *nPrompt > 0 {
 		fmt.Fprintf(stdout, "pp%-6d   %8.1f tok/s %s\n", *nPrompt, res.PPTokS, spread(res.PPRuns))
