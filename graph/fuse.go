@@ -204,7 +204,7 @@ func scaledRoPE(n *Node) bool {
 	a := n.Attrs
 	has := func(k string) bool { _, ok := a[k]; return ok }
 	return has("freq_scale") && a.Float("freq_scale") != 1 || has("ext_factor") && a.Float("ext_factor") != 0 ||
-		has("attn_factor") && a.Float("attn_factor") != 1
+		has("attn_factor") && a.Float("attn_factor") != 1 || has("llama3_factor") && a.Float("llama3_factor") != 0
 }
 
 func fuseGatedFFN(g *Graph, reg *ops.Registry) error {

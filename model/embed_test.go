@@ -44,6 +44,8 @@ type synthRecipe struct {
 	Set   map[string]any `json:"set"`
 	// RandomVectors is --random-vectors: 1-D weights are noisy too.
 	RandomVectors bool `json:"random_vectors"`
+	// Arch is --arch: the architecture written ("": the spec's first).
+	Arch string `json:"arch"`
 }
 
 // synthGolden rebuilds a reference's model (as `weft synth` does) in a
@@ -78,7 +80,7 @@ func synthGolden(t *testing.T, r synthRecipe, sha string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opt := convert.SynthOptions{DType: dt, Seed: g.Synth.Seed, RandomVectors: g.Synth.RandomVectors}
+	opt := convert.SynthOptions{DType: dt, Seed: g.Synth.Seed, RandomVectors: g.Synth.RandomVectors, Arch: g.Synth.Arch}
 	if g.Synth.Vocab != "" {
 		f, err := gguf.Open(filepath.Join(testdata.Shared(t), g.Synth.Vocab))
 		if err != nil {

@@ -172,7 +172,8 @@ func load(ck checkpoint.Checkpoint, opt Options) (*Model, error) {
 		return nil, fmt.Errorf("%s: %w", opt.Path, err)
 	}
 	format := NamingScheme(ck.Format())
-	meta := &specs.Meta{Format: format, Arch: ck.Arch(), Values: ck.Meta()}
+	src := Source(ck)
+	meta := &specs.Meta{Format: format, Arch: ck.Arch(), Values: ck.Meta(), HasTensor: src.Has}
 	if err := CheckMeta(sp, meta); err != nil {
 		return nil, fmt.Errorf("%s: %w", opt.Path, err)
 	}
@@ -183,7 +184,6 @@ func load(ck checkpoint.Checkpoint, opt Options) (*Model, error) {
 	if err := CheckParams(sp, params, opt.Set, meta); err != nil {
 		return nil, fmt.Errorf("%s: %w", opt.Path, err)
 	}
-	src := Source(ck)
 	if opt.Progress != nil {
 		var total int64
 		for _, in := range ck.Infos() {

@@ -55,7 +55,10 @@ func builtinDefs() []*Def {
 				{Name: "attn_factor", Type: AttrFloat, Default: 1.0, Doc: "scales cos and sin (YaRN multiplies in 1 + 0.1 ln(1/freq_scale) when ext_factor ≠ 0)"},
 				{Name: "beta_fast", Type: AttrFloat, Default: 32.0, Doc: "YaRN: rotations over orig_ctx where the ramp starts"},
 				{Name: "beta_slow", Type: AttrFloat, Default: 1.0, Doc: "YaRN: rotations over orig_ctx where the ramp ends"},
-				{Name: "orig_ctx", Type: AttrInt, Default: int64(0), Doc: "YaRN: the context the model was trained on"},
+				{Name: "orig_ctx", Type: AttrInt, Default: int64(0), Doc: "YaRN and Llama 3: the context the model was trained on"},
+				{Name: "llama3_factor", Type: AttrFloat, Default: 0.0, Doc: "Llama 3.1's scaling when no factors input is given (0: off): pairs whose wavelength exceeds orig_ctx/low_freq_factor turn llama3_factor times slower, those under orig_ctx/high_freq_factor keep their speed, smoothly between"},
+				{Name: "low_freq_factor", Type: AttrFloat, Default: 1.0, Doc: "Llama 3.1: orig_ctx/low_freq_factor is the wavelength past which a pair is fully scaled"},
+				{Name: "high_freq_factor", Type: AttrFloat, Default: 4.0, Doc: "Llama 3.1: orig_ctx/high_freq_factor is the wavelength under which a pair is not scaled"},
 			},
 			Shape: shapeRoPE},
 		{Name: "attention", Doc: "Scaled dot-product attention with grouped KV heads; appends k/v to the KV cache and attends over each token's sequence.",
@@ -313,6 +316,12 @@ func shapeRoPE(in []*Type, a Attrs) ([]Type, error) {
 	}
 	if fs := a.Float("freq_scale"); !(fs > 0) || math.IsInf(fs, 0) {
 		return nil, fmt.Errorf("freq_scale=%g must be a positive number", fs)
+	}
+	if f := a.Float("llama3_factor"); f != 0 {
+		if !(f > 0) || math.IsInf(f, 0) || a.Int("orig_ctx") <= 0 || !(a.Float("high_freq_factor") > a.Float("low_freq_factor")) || !(a.Float("low_freq_factor") > 0) {
+			return nil, fmt.Errorf("llama3_factor=%g needs a positive factor, orig_ctx > 0 (%d) and 0 < low_freq_factor (%g) < high_freq_factor (%g)",
+				f, a.Int("orig_ctx"), a.Float("low_freq_factor"), a.Float("high_freq_factor"))
+		}
 	}
 	if a.Float("ext_factor") != 0 && a.Int("orig_ctx") <= 0 {
 		return nil, fmt.Errorf("YaRN (ext_factor=%g) needs orig_ctx, the trained context", a.Float("ext_factor"))

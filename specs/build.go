@@ -614,13 +614,17 @@ func (s *Spec) TensorNames(key string, vars map[string]any, format string, param
 // MetaKeys returns, for each param with a GGUF metadata key under arch,
 // the key and the param's value typed as GGUF expects (uint32 for
 // integers, float32 for floats). Keys outside the architecture's namespace
-// (such as the tokenizer's) are left out.
+// (such as the tokenizer's) are left out, and so are optional params at
+// their default.
 func (s *Spec) MetaKeys(arch string, params Params) []MetaKV {
 	var out []MetaKV
 	for _, d := range s.Params {
 		key, ok := d.From["gguf"]
 		if !ok || !strings.HasPrefix(key, ".") {
 			continue
+		}
+		if d.Optional && d.Literal != nil && params[d.Name] == d.Literal {
+			continue // llama.cpp assumes the default when the key is absent
 		}
 		var v any
 		_, isFloat := d.Literal.(float64)
@@ -669,6 +673,10 @@ func applyTransform(op string, args []int, t *tensor.Tensor) (*tensor.Tensor, er
 		return RoPEPermute(t, args[0])
 	case "rows":
 		return Rows(t, args[0], args[1])
+	case "add_one":
+		return AddOne(t)
+	case "flatten":
+		return Flatten(t)
 	}
 	return nil, fmt.Errorf("unknown transform")
 }

@@ -27,6 +27,7 @@ func TestForCheckpoint(t *testing.T) {
 		{"qwen3moe", nil, "qwen3"},
 		{"gemma", nil, "gemma"},
 		{"gemma2", nil, "gemma2"},
+		{"gemma3", nil, "gemma3"},
 		{"phi2", nil, "phi2"},
 		{"phi3", nil, "phi3"},
 		{"falcon", nil, "falcon"},
