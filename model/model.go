@@ -50,6 +50,13 @@ type PluginLoader interface {
 	Load(decls []*specs.PluginDecl, reg *ops.Registry) error
 }
 
+// SpecPluginLoader is a PluginLoader that wants the whole spec, not only
+// its plugins: section (plugins.Unstarted, which stands placeholders in
+// for the ops a spec calls, to draw a graph without starting a plugin).
+type SpecPluginLoader interface {
+	LoadSpec(sp *specs.Spec, reg *ops.Registry) error
+}
+
 // Prepare resolves a spec by path, built-in name or checkpoint
 // architecture and metadata, and registers the plugin ops it names into
 // reg.
@@ -68,7 +75,11 @@ func Prepare(spec, arch string, meta map[string]any, reg *ops.Registry, pl Plugi
 		if pl == nil {
 			return nil, fmt.Errorf("%s uses plugins (%s) but no plugin host is configured", sp.File, sp.Plugins[0].Name)
 		}
-		if err := pl.Load(sp.Plugins, reg); err != nil {
+		load := func() error { return pl.Load(sp.Plugins, reg) }
+		if sl, ok := pl.(SpecPluginLoader); ok {
+			load = func() error { return sl.LoadSpec(sp, reg) }
+		}
+		if err := load(); err != nil {
 			return nil, err // plugin errors name the spec line already
 		}
 	}

@@ -2,6 +2,7 @@ package specs
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/google/cel-go/interpreter"
@@ -430,7 +431,7 @@ func (b *builder) attrs(def *ops.Def, c *call, e *env, pos graph.Pos) (ops.Attrs
 			raw = v
 		} else {
 			word := strings.TrimSpace(a.Src)
-			if ad.Type != ops.AttrString || !contains(ad.Enum, word) {
+			if ad.Type != ops.AttrAny && (ad.Type != ops.AttrString || !contains(ad.Enum, word)) {
 				return nil, &Error{Pos: apos, Msg: fmt.Sprintf("%s: attribute %s = %s: unknown name %q", def.Name, a.Key, a.Src, word)}
 			}
 			raw = word
@@ -716,4 +717,81 @@ func applyTransform(op string, args []int, t *tensor.Tensor) (*tensor.Tensor, er
 		return Flatten(t)
 	}
 	return nil, fmt.Errorf("unknown transform")
+}
+
+// OpUse describes how a spec calls an op that is neither a block nor in
+// a registry: the most inputs and outputs any call gives it, and the
+// attributes calls set. Commands that draw a graph without starting the
+// spec's plugins (weft graph) stand placeholders in for these ops.
+type OpUse struct {
+	Name    string
+	Inputs  int
+	Outputs int
+	Attrs   []string // sorted
+	Pos     graph.Pos
+}
+
+// UnknownOps lists, sorted by name, the ops the spec's statements call
+// that are neither blocks nor in reg (structure choices resolved).
+func (s *Spec) UnknownOps(reg *ops.Registry) []OpUse {
+	uses := map[string]*OpUse{}
+	attrs := map[string]map[string]bool{}
+	var walkCall func(c *call, pos graph.Pos, outs int)
+	walkCall = func(c *call, pos graph.Pos, outs int) {
+		pos = c.at(pos)
+		name := c.Op
+		if strings.HasPrefix(name, "$") {
+			if v, ok := s.choice(name[1:]); ok {
+				name, _ = v.(string)
+			}
+		}
+		_, isBlock := s.Blocks[name]
+		_, isOp := reg.Lookup(name)
+		if name != "" && !isBlock && !isOp {
+			u := uses[name]
+			if u == nil {
+				u = &OpUse{Name: name, Pos: pos}
+				uses[name] = u
+				attrs[name] = map[string]bool{}
+			}
+			u.Inputs = max(u.Inputs, len(c.Args))
+			u.Outputs = max(u.Outputs, outs, 1)
+			for _, a := range c.Attrs {
+				attrs[name][a.Key] = true
+			}
+		}
+		for _, a := range c.Args {
+			if a.Call != nil {
+				walkCall(a.Call, pos, 1)
+			}
+		}
+	}
+	var walk func(stmts []*Stmt)
+	walk = func(stmts []*Stmt) {
+		for _, st := range stmts {
+			if st.Call != nil {
+				walkCall(st.Call, st.Pos, len(st.Outs))
+			}
+			walk(st.Body)
+		}
+	}
+	walk(s.Graph)
+	names := make([]string, 0, len(s.Blocks))
+	for n := range s.Blocks {
+		names = append(names, n)
+	}
+	sort.Strings(names) // a deterministic first position
+	for _, n := range names {
+		walk(s.Blocks[n].Body)
+	}
+	out := make([]OpUse, 0, len(uses))
+	for _, u := range uses {
+		for a := range attrs[u.Name] {
+			u.Attrs = append(u.Attrs, a)
+		}
+		sort.Strings(u.Attrs)
+		out = append(out, *u)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
 }

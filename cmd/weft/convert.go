@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -18,21 +19,23 @@ import (
 )
 
 // createAtomic writes a file through a temporary name, renamed into place
-// only when fn succeeds: a failed run leaves no half-written model behind.
-func createAtomic(path string, fn func(w io.Writer) error) error {
+// only when fn succeeds: a failed or interrupted run leaves no half-written
+// model behind. Ctrl-C (ctx from interruptible) stops fn at its next write
+// and gives errInterrupted.
+func createAtomic(ctx context.Context, path string, fn func(w io.Writer) error) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	bw := bufio.NewWriterSize(tmp, 1<<20)
+	bw := bufio.NewWriterSize(ctxWriter{ctx, tmp}, 1<<20)
 	if err := fn(bw); err != nil {
 		tmp.Close()
-		return err
+		return interrupted(ctx, err)
 	}
 	if err := bw.Flush(); err != nil {
 		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
+		return interrupted(ctx, fmt.Errorf("write %s: %w", path, err))
 	}
 	if err := tmp.Chmod(0o644); err != nil {
 		tmp.Close()
@@ -128,7 +131,9 @@ func cmdSynth(args []string, stdout, stderr io.Writer) error {
 	}
 	prog, done := progressTo(stderr, "synth "+filepath.Base(*out))
 	defer done()
-	return createAtomic(*out, func(w io.Writer) error {
+	ctx, stop := interruptible()
+	defer stop()
+	return createAtomic(ctx, *out, func(w io.Writer) error {
 		return convert.Synth(w, sp, params, convert.SynthOptions{DType: dt, Seed: *seed, Vocab: vm, Progress: prog, Registry: reg, RandomVectors: *randVec, Arch: *arch})
 	})
 }
@@ -203,7 +208,9 @@ func cmdQuantize(args []string, stdout, stderr io.Writer) error {
 	}
 	prog, done := progressTo(stderr, "quantize "+filepath.Base(outPath))
 	defer done()
-	return createAtomic(outPath, func(w io.Writer) error {
+	ctx, stop := interruptible()
+	defer stop()
+	return createAtomic(ctx, outPath, func(w io.Writer) error {
 		if isPreset {
 			return convert.QuantizePreset(w, f, preset, *pure, prog)
 		}
@@ -245,7 +252,9 @@ func cmdConvert(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	defer host.Close()
-	m, err := model.Load(model.Options{Path: in, Spec: *specPath, Set: overrides(set), NoPasses: true, Plugins: host})
+	loadProg, loadDone := loadProgress(stderr, in)
+	m, err := model.Load(model.Options{Path: in, Spec: *specPath, Set: overrides(set), NoPasses: true, Plugins: host, Progress: loadProg})
+	loadDone()
 	if err != nil {
 		return err
 	}
@@ -262,6 +271,8 @@ func cmdConvert(args []string, stdout, stderr io.Writer) error {
 	}
 	prog, done := progressTo(stderr, "convert "+filepath.Base(outPath))
 	defer done()
+	ctx, stop := interruptible()
+	defer stop()
 	opt.Progress = prog
-	return createAtomic(outPath, func(w io.Writer) error { return convert.Convert(w, m.Spec, m.Params, m.Graph, opt) })
+	return createAtomic(ctx, outPath, func(w io.Writer) error { return convert.Convert(w, m.Spec, m.Params, m.Graph, opt) })
 }

@@ -38,6 +38,7 @@ func addModelFlags(fs *flag.FlagSet) *modelFlags {
 	f.spec = fs.String("s", "", "spec file or built-in name (default: chosen by the checkpoint's architecture)")
 	f.tok = fs.String("tokenizer", "", "tokenizer file (llama2.c tokenizer.bin, tokenizer.json, vocab GGUF)")
 	f.threads = fs.Int("threads", 0, "CPU threads (0: all cores)")
+	fs.IntVar(f.threads, "t", 0, "same as --threads")
 	f.batch = fs.Int("batch", 256, "tokens per engine step (prompt chunks and decode tokens of all requests)")
 	f.kvType = fs.String("kv-type", "auto", kvTypeUsage)
 	f.devices = fs.String("devices", "", devicesUsage)
