@@ -45,3 +45,9 @@ func peakLoops() []peakLoop {
 		{"bf16-zmm", peakBF16Z, 32, avx512 && x.HasAVX512BF16},
 	}
 }
+
+// dpbf16Z is one VDPBF16PS (acc[i] += a[2i+1]·b[2i+1] + a[2i]·b[2i]), for
+// the test of its encoding.
+//
+//go:noescape
+func dpbf16Z(a, b *[32]uint16, acc *[16]float32)

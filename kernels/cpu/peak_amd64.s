@@ -4,6 +4,28 @@
 
 #include "textflag.h"
 
+// func dpbf16Z(a *[32]uint16, b *[32]uint16, acc *[16]float32)
+// Requires: AVX, AVX512F
+TEXT ·dpbf16Z(SB), NOSPLIT, $0-24
+	// acc[i] += a[2i+1]·b[2i+1] + a[2i]·b[2i] (bfloat16 pairs), one VDPBF16PS.
+	MOVQ      a+0(FP), SI
+	MOVQ      b+8(FP), DI
+	MOVQ      acc+16(FP), DX
+	VMOVDQU32 (SI), Z17
+	VMOVDQU32 (DI), Z9
+	VMOVUPS   (DX), Z24
+
+	// VDPBF16PS Z9, Z17, Z24
+	BYTE    $0x62
+	BYTE    $0x42
+	BYTE    $0x76
+	BYTE    $0x40
+	BYTE    $0x52
+	BYTE    $0xc1
+	VMOVUPS Z24, (DX)
+	VZEROUPPER
+	RET
+
 // func peakFMAZ(n int)
 // Requires: AVX, AVX512F
 TEXT ·peakFMAZ(SB), NOSPLIT, $0-8

@@ -13,6 +13,7 @@ import (
 // loop iteration issues peakChains instructions, one per accumulator, so
 // the latency of one is hidden behind the others.
 func peak(a *asm) {
+	dpbf16(a)
 	kinds := []struct {
 		name, doc string
 		emit      func(src, acc reg.VecPhysical)
@@ -61,3 +62,20 @@ func peak(a *asm) {
 // peakChains is the accumulators of the peak loops: more than the
 // latency × throughput of any of them on current cores (4-6 cycles × 2).
 const peakChains = 12
+
+// dpbf16 generates dpbf16Z, one VDPBF16PS on memory operands: the test of
+// the instruction's byte encoding (peak_amd64_test.go).
+func dpbf16(a *asm) {
+	a.text("dpbf16Z", attr.NOSPLIT, "func(a, b *[32]uint16, acc *[16]float32)",
+		"acc[i] += a[2i+1]·b[2i+1] + a[2i]·b[2i] (bfloat16 pairs), one VDPBF16PS.")
+	a.load("a", reg.RSI)
+	a.load("b", reg.RDI)
+	a.load("acc", reg.RDX)
+	a.VMOVDQU32(mem(reg.RSI, 0), reg.Z17)
+	a.VMOVDQU32(mem(reg.RDI, 0), reg.Z9)
+	a.VMOVUPS(mem(reg.RDX, 0), reg.Z24)
+	a.VDPBF16PS(reg.Z9, reg.Z17, reg.Z24)
+	a.VMOVUPS(reg.Z24, mem(reg.RDX, 0))
+	a.VZEROUPPER()
+	a.RET()
+}
