@@ -32,6 +32,12 @@ func axpyRowsF16DZ(o *float64, p *float32, v *uint16, stride uintptr, n, hd int)
 //go:noescape
 func dotRowsF16GGY(out, q *float32, k *uint16, stride uintptr, n, hd, batched int)
 
+//go:noescape
+func axpyRotF16Y(acc *float32, mask, j0 int, p *float32, v *uint16, stride uintptr, n, hd int)
+
+//go:noescape
+func axpyRowsF16DY(o *float64, p *float32, v *uint16, stride uintptr, n, hd int)
+
 // AVX2 + F16C versions (attentiony_amd64.s): they cover hd (n for
 // roundF16Y) rounded down to 8.
 
@@ -75,7 +81,7 @@ func (k Kernels) dotRowsF16(out, q []float32, kr []uint16, stride int, batched b
 
 // hasAxpyRot reports the SIMD kernels behind attendV16Lanes for rows of
 // hd values.
-func (k Kernels) hasAxpyRot(hd int) bool { return k.level >= AVX512 && hd%16 == 0 }
+func (k Kernels) hasAxpyRot(hd int) bool { return k.level >= AVX2 && hd%16 == 0 }
 
 // axpyRot adds p[r]·v[r] (f16 rows stride halves apart, hd values) to
 // accumulator row (j0+r)&mask of acc (rows of hd floats), r in order.
@@ -86,7 +92,11 @@ func (k Kernels) axpyRot(acc []float32, mask, j0 int, p []float32, v []uint16, s
 	}
 	_ = v[(n-1)*stride+hd-1]
 	_ = acc[(mask+1)*hd-1]
-	axpyRotF16Z(&acc[0], mask, j0, &p[0], &v[0], uintptr(2*stride), n, hd)
+	if k.level >= AVX512 {
+		axpyRotF16Z(&acc[0], mask, j0, &p[0], &v[0], uintptr(2*stride), n, hd)
+		return
+	}
+	axpyRotF16Y(&acc[0], mask, j0, &p[0], &v[0], uintptr(2*stride), n, hd)
 }
 
 // axpyRowsD adds float64(p[r]·v[r][i]) to o[i], r in order.
@@ -96,7 +106,11 @@ func (k Kernels) axpyRowsD(o []float64, p []float32, v []uint16, stride int) {
 		return
 	}
 	_ = v[(n-1)*stride+hd-1]
-	axpyRowsF16DZ(&o[0], &p[0], &v[0], uintptr(2*stride), n, hd)
+	if k.level >= AVX512 {
+		axpyRowsF16DZ(&o[0], &p[0], &v[0], uintptr(2*stride), n, hd)
+		return
+	}
+	axpyRowsF16DY(&o[0], &p[0], &v[0], uintptr(2*stride), n, hd)
 }
 
 // axpyRowsF16 adds Σ_r p[r]·v[r*stride : r*stride+len(o)] to o, v in half

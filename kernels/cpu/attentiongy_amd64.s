@@ -104,3 +104,94 @@ schunk:
 done:
 	VZEROUPPER
 	RET
+
+// func axpyRotF16Y(acc *float32, mask int, j0 int, p *float32, v *uint16, stride uintptr, n int, hd int)
+// Requires: AVX, F16C, FMA3
+TEXT ·axpyRotF16Y(SB), NOSPLIT, $0-64
+	// For r < n in order: accumulator row (j0+r)&mask of acc (hd floats each)
+	// += p[r]·v[r] (hd halves from v + r·stride bytes); hd a multiple of 8.
+	MOVQ  acc+0(FP), DI
+	MOVQ  mask+8(FP), R12
+	MOVQ  j0+16(FP), R13
+	MOVQ  p+24(FP), SI
+	MOVQ  v+32(FP), R8
+	MOVQ  stride+40(FP), BX
+	MOVQ  n+48(FP), CX
+	MOVQ  hd+56(FP), R10
+	TESTQ CX, CX
+	JZ    rdone
+	MOVQ  R10, R14
+	SHLQ  $0x02, R14
+	SHLQ  $0x01, R10
+
+rrow:
+	MOVQ         R13, AX
+	ANDQ         R12, AX
+	IMULQ        R14, AX
+	LEAQ         (DI)(AX*1), R9
+	VBROADCASTSS (SI), Y4
+	XORQ         AX, AX
+
+rchunk:
+	VCVTPH2PS   (R8)(AX*1), Y5
+	VMOVUPS     (R9)(AX*2), Y6
+	VFMADD231PS Y5, Y4, Y6
+	VMOVUPS     Y6, (R9)(AX*2)
+	ADDQ        $0x10, AX
+	CMPQ        AX, R10
+	JB          rchunk
+	ADDQ        $0x04, SI
+	ADDQ        BX, R8
+	INCQ        R13
+	DECQ        CX
+	JNZ         rrow
+
+rdone:
+	VZEROUPPER
+	RET
+
+// func axpyRowsF16DY(o *float64, p *float32, v *uint16, stride uintptr, n int, hd int)
+// Requires: AVX, F16C
+TEXT ·axpyRowsF16DY(SB), NOSPLIT, $0-48
+	// o[i] += float64(p[r]·f32(v[r·stride/2 + i])) for r < n in order, i < hd
+	// (a multiple of 8).
+	MOVQ  o+0(FP), DI
+	MOVQ  p+8(FP), SI
+	MOVQ  v+16(FP), R8
+	MOVQ  stride+24(FP), BX
+	MOVQ  n+32(FP), CX
+	MOVQ  hd+40(FP), R10
+	TESTQ CX, CX
+	JZ    ddone
+	SHLQ  $0x01, R10
+	XORQ  AX, AX
+
+dchunk:
+	VMOVUPD (DI)(AX*4), Y0
+	VMOVUPD 32(DI)(AX*4), Y1
+	LEAQ    (R8)(AX*1), R9
+	MOVQ    SI, R11
+	MOVQ    CX, R13
+
+drow:
+	VCVTPH2PS    (R9), Y5
+	VBROADCASTSS (R11), Y4
+	VMULPS       Y4, Y5, Y5
+	VCVTPS2PD    X5, Y6
+	VEXTRACTF128 $0x01, Y5, X7
+	VCVTPS2PD    X7, Y7
+	VADDPD       Y6, Y0, Y0
+	VADDPD       Y7, Y1, Y1
+	ADDQ         $0x04, R11
+	ADDQ         BX, R9
+	DECQ         R13
+	JNZ          drow
+	VMOVUPD      Y0, (DI)(AX*4)
+	VMOVUPD      Y1, 32(DI)(AX*4)
+	ADDQ         $0x10, AX
+	CMPQ         AX, R10
+	JB           dchunk
+
+ddone:
+	VZEROUPPER
+	RET

@@ -15,6 +15,8 @@ import (
 // one rounding ggml's does.
 func attentiongy(a *asm) {
 	a.dotRowsF16GGY()
+	a.axpyRotF16Y()
+	a.axpyRowsF16DY()
 }
 
 // hsum16y sums the 16 lanes held in Y<lo> (0-7) and Y<hi> (8-15) into the
@@ -104,6 +106,102 @@ func (a *asm) dotRowsF16GGY() {
 	a.JNZ(label("single"))
 
 	a.Label("done")
+	a.VZEROUPPER()
+	a.RET()
+}
+
+// axpyRotF16Y generates axpyRotF16Y, axpyRotF16Z's AVX2 twin: for r < n in
+// order, acc row (j0+r)&mask (hd floats) += p[r]·v[r] (hd halves, rows
+// stride bytes apart), hd a multiple of 8.
+func (a *asm) axpyRotF16Y() {
+	a.text("axpyRotF16Y", attr.NOSPLIT,
+		"func(acc *float32, mask, j0 int, p *float32, v *uint16, stride uintptr, n, hd int)",
+		"For r < n in order: accumulator row (j0+r)&mask of acc (hd floats each)",
+		"+= p[r]·v[r] (hd halves from v + r·stride bytes); hd a multiple of 8.")
+	a.load("acc", reg.RDI)
+	a.load("mask", reg.R12)
+	a.load("j0", reg.R13)
+	a.load("p", reg.RSI)
+	a.load("v", reg.R8)
+	a.load("stride", reg.RBX)
+	a.load("n", reg.RCX)
+	a.load("hd", reg.R10)
+	a.TESTQ(reg.RCX, reg.RCX)
+	a.JZ(label("rdone"))
+	a.MOVQ(reg.R10, reg.R14)
+	a.SHLQ(operand.U8(2), reg.R14) // bytes per accumulator row
+	a.SHLQ(operand.U8(1), reg.R10) // bytes of halves per row
+
+	a.Label("rrow")
+	a.MOVQ(reg.R13, reg.RAX)
+	a.ANDQ(reg.R12, reg.RAX)
+	a.IMULQ(reg.R14, reg.RAX)
+	a.LEAQ(operand.Mem{Base: reg.RDI, Index: reg.RAX, Scale: 1}, reg.R9) // this cell's accumulator row
+	a.VBROADCASTSS(mem(reg.RSI, 0), reg.Y4)
+	a.XORQ(reg.RAX, reg.RAX)
+	a.Label("rchunk")
+	a.VCVTPH2PS(operand.Mem{Base: reg.R8, Index: reg.RAX, Scale: 1}, reg.Y5)
+	a.VMOVUPS(operand.Mem{Base: reg.R9, Index: reg.RAX, Scale: 2}, reg.Y6)
+	a.VFMADD231PS(reg.Y5, reg.Y4, reg.Y6)
+	a.VMOVUPS(reg.Y6, operand.Mem{Base: reg.R9, Index: reg.RAX, Scale: 2})
+	a.ADDQ(operand.U8(16), reg.RAX)
+	a.CMPQ(reg.RAX, reg.R10)
+	a.JB(label("rchunk"))
+	a.ADDQ(operand.U8(4), reg.RSI)
+	a.ADDQ(reg.RBX, reg.R8)
+	a.INCQ(reg.R13)
+	a.DECQ(reg.RCX)
+	a.JNZ(label("rrow"))
+
+	a.Label("rdone")
+	a.VZEROUPPER()
+	a.RET()
+}
+
+// axpyRowsF16DY generates axpyRowsF16DY, axpyRowsF16DZ's AVX2 twin:
+// ggml_vec_dot_f16's leftover cells, summed in float64.
+func (a *asm) axpyRowsF16DY() {
+	a.text("axpyRowsF16DY", attr.NOSPLIT,
+		"func(o *float64, p *float32, v *uint16, stride uintptr, n, hd int)",
+		"o[i] += float64(p[r]·f32(v[r·stride/2 + i])) for r < n in order, i < hd",
+		"(a multiple of 8).")
+	a.load("o", reg.RDI)
+	a.load("p", reg.RSI)
+	a.load("v", reg.R8)
+	a.load("stride", reg.RBX)
+	a.load("n", reg.RCX)
+	a.load("hd", reg.R10)
+	a.TESTQ(reg.RCX, reg.RCX)
+	a.JZ(label("ddone"))
+	a.SHLQ(operand.U8(1), reg.R10)
+	a.XORQ(reg.RAX, reg.RAX) // byte offset of the chunk in a row of halves
+
+	a.Label("dchunk")
+	a.VMOVUPD(operand.Mem{Base: reg.RDI, Index: reg.RAX, Scale: 4}, reg.Y0)
+	a.VMOVUPD(operand.Mem{Base: reg.RDI, Index: reg.RAX, Scale: 4, Disp: 32}, reg.Y1)
+	a.LEAQ(operand.Mem{Base: reg.R8, Index: reg.RAX, Scale: 1}, reg.R9)
+	a.MOVQ(reg.RSI, reg.R11)
+	a.MOVQ(reg.RCX, reg.R13)
+	a.Label("drow")
+	a.VCVTPH2PS(mem(reg.R9, 0), reg.Y5)
+	a.VBROADCASTSS(mem(reg.R11, 0), reg.Y4)
+	a.VMULPS(reg.Y4, reg.Y5, reg.Y5)
+	a.VCVTPS2PD(reg.X5, reg.Y6)
+	a.VEXTRACTF128(operand.U8(1), reg.Y5, reg.X7)
+	a.VCVTPS2PD(reg.X7, reg.Y7)
+	a.VADDPD(reg.Y6, reg.Y0, reg.Y0)
+	a.VADDPD(reg.Y7, reg.Y1, reg.Y1)
+	a.ADDQ(operand.U8(4), reg.R11)
+	a.ADDQ(reg.RBX, reg.R9)
+	a.DECQ(reg.R13)
+	a.JNZ(label("drow"))
+	a.VMOVUPD(reg.Y0, operand.Mem{Base: reg.RDI, Index: reg.RAX, Scale: 4})
+	a.VMOVUPD(reg.Y1, operand.Mem{Base: reg.RDI, Index: reg.RAX, Scale: 4, Disp: 32})
+	a.ADDQ(operand.U8(16), reg.RAX)
+	a.CMPQ(reg.RAX, reg.R10)
+	a.JB(label("dchunk"))
+
+	a.Label("ddone")
 	a.VZEROUPPER()
 	a.RET()
 }
