@@ -81,11 +81,11 @@ func floatz(a *asm) {
 
 // gemvPrefetch is how far ahead, in bytes, the matrix-vector products
 // prefetch each of their 4 row streams into L1. Decode reads the weights
-// once from DRAM; the hardware prefetchers alone kept one thread at about
-// half of its read bandwidth on the TinyLlama-shaped F16 file (4 streams of
-// rows far apart). 1 KiB per stream is 4 KiB ahead in all, above the
-// bandwidth × latency product (25 GB/s × ~100 ns); 256 B to 2 KiB were
-// tried (exp notes in docs/performance.md).
+// once from DRAM, and the hardware prefetchers alone left one thread at
+// 0.50-0.68 of its read bandwidth on the TinyLlama-shaped F16 file (issue
+// 18). 1 KiB per stream is 4 KiB ahead in all, above the bandwidth ×
+// latency product (25 GB/s × ~100 ns); 256 B to 2 KiB all beat no
+// prefetch (docs/performance.md, "Decode: software prefetch").
 const gemvPrefetch = 1024
 
 // prefetchRows prefetches the lines of the next span bytes of each row
