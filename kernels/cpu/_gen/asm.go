@@ -118,7 +118,8 @@ var (
 // src1.bf16[2i]·src2.bf16[2i], i < 16. Neither avo's x86 database nor the
 // Go assembler knows the instruction, so it is spelled out as its EVEX
 // encoding (EVEX.512.F3.0F38.W0 52 /r), with the mnemonic as a comment;
-// peak_test.go checks the encoding against the instruction's definition.
+// TestVDPBF16PS (peak_amd64_test.go) checks the encoding against the
+// instruction's definition.
 func (a *asm) VDPBF16PS(src2, src1, dst reg.VecPhysical) {
 	d, s1, s2 := int(dst.PhysicalIndex()), int(src1.PhysicalIndex()), int(src2.PhysicalIndex())
 	inv := func(v, bit int) byte { return byte(^(v >> bit) & 1) }
