@@ -643,6 +643,10 @@ func (s *Server) embeddings(w http.ResponseWriter, r *http.Request, m *Model) {
 		writeError(w, badRequest("input", "input %v", err))
 		return
 	}
+	if len(texts) == 0 && len(toks) == 0 {
+		writeError(w, badRequest("input", "input is an empty list: give at least one text or token list"))
+		return
+	}
 	if req.EncodingFormat != "" && req.EncodingFormat != "float" {
 		writeError(w, badRequest("encoding_format", "encoding_format %q: only float is supported", req.EncodingFormat))
 		return
