@@ -334,6 +334,9 @@ type EngineOptions struct {
 	// Kernels forces a CPU kernel set (the zero value: the best the
 	// machine has).
 	Kernels cpu.Kernels
+	// StepTokens bounds the tokens of a step that carries decodes
+	// (scheduler.Options.StepTokens; 0: MaxTokens).
+	StepTokens int
 }
 
 // NewEngine places the graph on the devices opt names, compiles it and
@@ -373,7 +376,7 @@ func (m *Model) NewEngine(opt EngineOptions) (*scheduler.Engine, error) {
 		closeAll()
 		return nil, err
 	}
-	e, err := scheduler.NewEngine(plan, scheduler.Options{Context: ctx, KVType: kvt, KVBudget: opt.KVBudget})
+	e, err := scheduler.NewEngine(plan, scheduler.Options{Context: ctx, KVType: kvt, KVBudget: opt.KVBudget, StepTokens: opt.StepTokens})
 	if err != nil {
 		closeAll()
 		return nil, err

@@ -36,6 +36,12 @@ type Engine interface {
 	Stats() scheduler.Stats
 }
 
+// stepReporter is an engine that says what its last step held
+// (scheduler.Engine does), for the step metrics.
+type stepReporter interface {
+	LastStep() scheduler.StepInfo
+}
+
 // Constrainer makes a picker that only chooses tokens that keep a reply
 // valid for a response_format (grammar-constrained decoding). base is the
 // request's sampler, which the constrained picker should use among the
@@ -239,6 +245,7 @@ type job struct {
 	closed bool
 	err    error
 	notify chan struct{}
+	pushed time.Time // when the engine goroutine last pushed events
 
 	cancel atomic.Bool // the handler gave up on it (disconnect, stop string)
 
@@ -249,9 +256,11 @@ type job struct {
 	last     []time.Time
 }
 
-func newJob(r scheduler.Request) *job {
+// newJob makes the job of request r that arrived at the server at
+// arrived.
+func newJob(r scheduler.Request, arrived time.Time) *job {
 	n := max(r.N, 1)
-	return &job{req: r, n: n, arrived: time.Now(), notify: make(chan struct{}, 1), last: make([]time.Time, n)}
+	return &job{req: r, n: n, arrived: arrived, notify: make(chan struct{}, 1), last: make([]time.Time, n)}
 }
 
 func (j *job) signal() {
@@ -261,9 +270,10 @@ func (j *job) signal() {
 	}
 }
 
-func (j *job) push(ev scheduler.TokenEvent) {
+func (j *job) push(ev scheduler.TokenEvent, at time.Time) {
 	j.mu.Lock()
 	j.evs = append(j.evs, ev)
+	j.pushed = at
 	j.mu.Unlock()
 	j.signal()
 }
@@ -276,13 +286,14 @@ func (j *job) end(err error) {
 	j.signal()
 }
 
-// take moves the job's pending events into buf.
-func (j *job) take(buf []scheduler.TokenEvent) ([]scheduler.TokenEvent, bool, error) {
+// take moves the job's pending events into buf, and says when the last
+// of them was pushed.
+func (j *job) take(buf []scheduler.TokenEvent) ([]scheduler.TokenEvent, time.Time, bool, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	buf = append(buf[:0], j.evs...)
 	j.evs = j.evs[:0]
-	return buf, j.closed, j.err
+	return buf, j.pushed, j.closed, j.err
 }
 
 // submit queues j, or says why not.
@@ -375,8 +386,14 @@ func (s *Server) loop(eng Engine) {
 				return
 			}
 		}
+		t0 := time.Now()
 		evs, err := eng.Infer(context.Background())
 		now := time.Now()
+		if sr, ok := eng.(stepReporter); ok && err == nil {
+			if ls := sr.LastStep(); ls.Decode+ls.Prompt > 0 {
+				s.met.step(ls.Decode, ls.Prompt, now.Sub(t0))
+			}
+		}
 		for _, ev := range evs {
 			j := running[ev.Query]
 			if j == nil {
@@ -393,7 +410,7 @@ func (s *Server) loop(eng Engine) {
 				j.last[ev.Seq] = now
 			}
 			ev.Logits = nil
-			j.push(ev)
+			j.push(ev, now)
 			if ev.Done {
 				j.seqDone++
 				if ev.Reason != "" {

@@ -28,6 +28,7 @@ import (
 type modelFlags struct {
 	model, spec, tok, kvType, devices, kvBudget, pluginDir, chatTemplate *string
 	threads, batch, microBatches, ctx                                    *int
+	stepTokens                                                           int // serve's --batch-tokens
 	trust                                                                *bool
 	set                                                                  setFlags
 }
@@ -121,7 +122,7 @@ func (f *modelFlags) load(budget int64, stderr io.Writer) (*loaded, error) {
 		ctxLen = m.Context()
 	}
 	eng, err := m.NewEngine(model.EngineOptions{Threads: *f.threads, MaxTokens: min(*f.batch, ctxLen), Context: ctxLen, KVType: *f.kvType,
-		Devices: *f.devices, MicroBatches: *f.microBatches, KVBudget: budget})
+		Devices: *f.devices, MicroBatches: *f.microBatches, KVBudget: budget, StepTokens: f.stepTokens})
 	if err != nil {
 		return fail(err)
 	}
@@ -155,6 +156,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) error {
 	maxBody := fs.String("max-body", "4M", "largest request body (K, M, G suffixes)")
 	drain := fs.Duration("drain-timeout", 30*time.Second, "on SIGTERM, how long in-flight requests may finish before they are cancelled")
 	embeddings := fs.Bool("embeddings", false, "also serve /v1/embeddings from a decoder's pooled final hidden states (a second compiled graph; an encoder always serves them)")
+	stepTokens := fs.Int("batch-tokens", 0, "most tokens in an engine step that carries decodes (vLLM's max_num_batched_tokens): running sequences decode first, new prompts' chunks get the rest, so a long prompt cannot stall their next tokens (0: --batch)")
 	pooling := fs.String("pooling", "", "how /v1/embeddings pools: mean, cls or last (default: the model's pooling_type, else cls for an encoder and last for a decoder)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -174,7 +176,10 @@ func cmdServe(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%w: --max-tokens %d, --max-prompt-tokens %d (≥ 0)", errUsage, *maxTokens, *maxPrompt)
 	case *drain < 0:
 		return fmt.Errorf("%w: --drain-timeout %v", errUsage, *drain)
+	case *stepTokens < 0:
+		return fmt.Errorf("%w: --batch-tokens %d (≥ 0)", errUsage, *stepTokens)
 	}
+	mf.stepTokens = *stepTokens
 	var pool model.Pooling = -1 // the model's
 	if *pooling != "" {
 		p, err := model.ParsePooling(*pooling)
