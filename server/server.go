@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -381,6 +382,12 @@ func (s *Server) loop(eng Engine) {
 		if len(running) == 0 {
 			select {
 			case <-s.wake:
+				// The engine was idle: let the handlers of a burst that
+				// are already runnable submit before the first step
+				// takes the cores, so that their prompts share it
+				// instead of waiting for it and then prefilling beside
+				// the first request's decodes.
+				runtime.Gosched()
 				continue
 			case <-s.quit:
 				return
@@ -420,6 +427,13 @@ func (s *Server) loop(eng Engine) {
 					finish(ev.Query, j, nil)
 				}
 			}
+		}
+		if len(evs) > 0 {
+			// The handlers just woken write their tokens in microseconds;
+			// let them run before the next step's workers take every core
+			// (else a token waits for the scheduler's 10 ms preemption or
+			// the step's end: weft:token_delivery_seconds).
+			runtime.Gosched()
 		}
 		if err != nil {
 			// The step failed as a whole: the engine dropped the queries

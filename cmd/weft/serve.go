@@ -156,7 +156,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) error {
 	maxBody := fs.String("max-body", "4M", "largest request body (K, M, G suffixes)")
 	drain := fs.Duration("drain-timeout", 30*time.Second, "on SIGTERM, how long in-flight requests may finish before they are cancelled")
 	embeddings := fs.Bool("embeddings", false, "also serve /v1/embeddings from a decoder's pooled final hidden states (a second compiled graph; an encoder always serves them)")
-	stepTokens := fs.Int("batch-tokens", 0, "most tokens in an engine step that carries decodes (vLLM's max_num_batched_tokens): running sequences decode first, new prompts' chunks get the rest, so a long prompt cannot stall their next tokens (0: --batch)")
+	stepTokens := fs.Int("batch-tokens", 64, "most tokens in an engine step that carries decodes (vLLM's max_num_batched_tokens): running sequences decode first, new prompts' chunks get the rest, so a long prompt cannot stall their next tokens (0: --batch, no bound)")
 	pooling := fs.String("pooling", "", "how /v1/embeddings pools: mean, cls or last (default: the model's pooling_type, else cls for an encoder and last for a decoder)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
