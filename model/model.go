@@ -85,12 +85,15 @@ type Model struct {
 	Spec       *specs.Spec
 	Params     specs.Params
 	Graph      *graph.Graph
-	Tokenizer  tokenizer.Tokenizer // nil when none was found
-	Format     string              // the spec naming scheme used
-	Registry   *ops.Registry
-	noPasses   bool     // Options.NoPasses, for graphs built later
-	path       string   // Options.Path
-	outputs    []string // the spec outputs Graph computes, in order
+	// Encoder is an encoder-decoder model's encoder graph (nil for other
+	// models); Graph is then its decoder. See NewSeq2Seq.
+	Encoder   *graph.Graph
+	Tokenizer tokenizer.Tokenizer // nil when none was found
+	Format    string              // the spec naming scheme used
+	Registry  *ops.Registry
+	noPasses  bool     // Options.NoPasses, for graphs built later
+	path      string   // Options.Path
+	outputs   []string // the spec outputs Graph computes, in order
 }
 
 // NamingScheme maps a checkpoint format to the spec's naming scheme.
@@ -118,6 +121,15 @@ func Source(ck checkpoint.Checkpoint) specs.TensorSource {
 }
 
 func (s *source) Has(name string) bool { return s.names[name] }
+
+// Names lists the checkpoint's tensors (the spec's `tensors` variable).
+func (s *source) Names() []string {
+	out := make([]string, 0, len(s.names))
+	for n := range s.names {
+		out = append(out, n)
+	}
+	return out
+}
 
 // Tensor returns the named tensor. 1-D F16/BF16 tensors (norm scales and
 // biases in HF checkpoints) are widened to F32 once, at bind time: the row
@@ -168,7 +180,8 @@ func load(ck checkpoint.Checkpoint, opt Options) (*Model, error) {
 		return nil, fmt.Errorf("%s: %w", opt.Path, err)
 	}
 	format := NamingScheme(ck.Format())
-	meta := &specs.Meta{Format: format, Arch: ck.Arch(), Values: ck.Meta()}
+	src := Source(ck)
+	meta := &specs.Meta{Format: format, Arch: ck.Arch(), Values: ck.Meta(), HasTensor: src.Has}
 	if err := CheckMeta(sp, meta); err != nil {
 		return nil, fmt.Errorf("%s: %w", opt.Path, err)
 	}
@@ -179,7 +192,6 @@ func load(ck checkpoint.Checkpoint, opt Options) (*Model, error) {
 	if err := CheckParams(sp, params, opt.Set, meta); err != nil {
 		return nil, fmt.Errorf("%s: %w", opt.Path, err)
 	}
-	src := Source(ck)
 	if opt.Progress != nil {
 		var total int64
 		for _, in := range ck.Infos() {
@@ -200,6 +212,11 @@ func load(ck checkpoint.Checkpoint, opt Options) (*Model, error) {
 	m.outputs = opt.Outputs
 	if m.outputs == nil {
 		m.outputs = sp.Outputs[:min(1, len(sp.Outputs))]
+	}
+	if sp.Encoder != nil {
+		if m.Encoder, err = buildEncoder(sp, specs.BuildOptions{Registry: reg, Params: params, Format: format, Source: src}, opt.NoPasses); err != nil {
+			return nil, fmt.Errorf("%s with %s: %w", filepath.Base(opt.Path), sp.File, err)
+		}
 	}
 	if m.Tokenizer, err = LoadTokenizer(ck, opt.Path, opt.Tokenizer, params.Int("vocab")); err != nil {
 		return nil, err
@@ -342,6 +359,9 @@ type EngineOptions struct {
 // NewEngine places the graph on the devices opt names, compiles it and
 // returns an engine that owns the devices' workers (close it).
 func (m *Model) NewEngine(opt EngineOptions) (*scheduler.Engine, error) {
+	if m.Encoder != nil {
+		return nil, fmt.Errorf("%s is an encoder-decoder model: `weft run` serves it (model.Seq2Seq); the engine (serve, chat, bench, perplexity) serves decoder-only models", m.Spec.File)
+	}
 	kvt := m.DefaultKVType()
 	if opt.KVType != "" && opt.KVType != "auto" {
 		t, err := backend.ParseKVType(opt.KVType)

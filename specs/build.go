@@ -32,6 +32,23 @@ type BuildOptions struct {
 	// graph built for logits does not compute its `hidden` output, nor
 	// one built for `hidden` its LM head.
 	Outputs []string
+	// Encoder builds the spec's encoder (its encoder: graph, whose output
+	// is the value `memory`) instead of its graph.
+	Encoder bool
+}
+
+// TensorsVar is the CEL variable holding the names of the checkpoint's
+// tensors (a list; empty for an unbound build), so that a spec can follow
+// the tensors a checkpoint has, as llama.cpp does (e.g. T5's gated FFN
+// when ffn_gate is present): `when: '"enc.blk.0.ffn_gate.weight" in tensors'`.
+const TensorsVar = "tensors"
+
+// EncoderOutput is the name of the value an encoder graph outputs.
+const EncoderOutput = "memory"
+
+// tensorLister is a TensorSource that can list its tensors' names.
+type tensorLister interface {
+	Names() []string
 }
 
 type builder struct {
@@ -82,11 +99,29 @@ func (s *Spec) Build(opt BuildOptions) (*graph.Graph, error) {
 		b.inputs[in] = b.g.AddInput(in, si.Type)
 	}
 	top := &env{vals: map[string]*graph.Value{}, vars: map[string]any{}, layer: -1}
-	if err := b.stmts(s.Graph, top); err != nil {
+	if _, isParam := opt.Params[TensorsVar]; !isParam {
+		names := []string{}
+		if l, ok := opt.Source.(tensorLister); ok {
+			names = l.Names()
+		}
+		top.vars[TensorsVar] = names
+	}
+	stmts, outputs := s.Graph, s.Outputs
+	if opt.Encoder {
+		if s.Encoder == nil {
+			return nil, fmt.Errorf("%s: build: the spec has no encoder", s.File)
+		}
+		stmts, outputs = s.Encoder, []string{EncoderOutput}
+		b.g.Name = s.Name + ".encoder"
+	}
+	if err := b.stmts(stmts, top); err != nil {
 		return nil, err
 	}
-	for _, o := range s.Outputs {
+	for _, o := range outputs {
 		v, ok := top.vals[o]
+		if !ok && opt.Encoder {
+			return nil, fmt.Errorf("%s: the encoder never assigns %q, its output", s.File, o)
+		}
 		if !ok {
 			if s.outPos.File != "" {
 				msg := fmt.Sprintf("output %q is never assigned", o)
@@ -99,12 +134,14 @@ func (s *Spec) Build(opt BuildOptions) (*graph.Graph, error) {
 		}
 		b.g.Outputs = append(b.g.Outputs, v)
 	}
-	picked := opt.Outputs
-	if picked == nil && len(s.Outputs) > 0 {
-		picked = s.Outputs[:1]
-	}
-	if err := b.pick(picked); err != nil {
-		return nil, err
+	if !opt.Encoder {
+		picked := opt.Outputs
+		if picked == nil && len(s.Outputs) > 0 {
+			picked = s.Outputs[:1]
+		}
+		if err := b.pick(picked); err != nil {
+			return nil, err
+		}
 	}
 	if err := b.g.Validate(); err != nil {
 		return nil, err
@@ -164,6 +201,9 @@ func (s *Spec) Check(reg *ops.Registry) error {
 		}
 	}
 	if err := walk(s.Graph); err != nil {
+		return err
+	}
+	if err := walk(s.Encoder); err != nil {
 		return err
 	}
 	for _, b := range s.Blocks {
@@ -627,13 +667,17 @@ func (s *Spec) TensorNames(key string, vars map[string]any, format string, param
 // MetaKeys returns, for each param with a GGUF metadata key under arch,
 // the key and the param's value typed as GGUF expects (uint32 for
 // integers, float32 for floats). Keys outside the architecture's namespace
-// (such as the tokenizer's) are left out.
+// (such as the tokenizer's) are left out, and so are optional params at
+// their default.
 func (s *Spec) MetaKeys(arch string, params Params) []MetaKV {
 	var out []MetaKV
 	for _, d := range s.Params {
 		key, ok := d.From["gguf"]
 		if !ok || !strings.HasPrefix(key, ".") {
 			continue
+		}
+		if d.Optional && d.Literal != nil && params[d.Name] == d.Literal {
+			continue // llama.cpp assumes the default when the key is absent
 		}
 		var v any
 		_, isFloat := d.Literal.(float64)
@@ -682,6 +726,10 @@ func applyTransform(op string, args []int, t *tensor.Tensor) (*tensor.Tensor, er
 		return RoPEPermute(t, args[0])
 	case "rows":
 		return Rows(t, args[0], args[1])
+	case "add_one":
+		return AddOne(t)
+	case "flatten":
+		return Flatten(t)
 	}
 	return nil, fmt.Errorf("unknown transform")
 }

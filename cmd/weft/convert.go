@@ -87,6 +87,7 @@ func cmdSynth(args []string, stdout, stderr io.Writer) error {
 	vocab := fs.String("vocab", "", "tokenizer to include: a GGUF, tokenizer.json, vocab.txt or tokenizer.bin (default: a synthetic vocabulary)")
 	pf := addPluginFlags(fs, true)
 	randVec := fs.Bool("random-vectors", false, "perturb 1-D weights (norm scales, biases) by N(0, 0.1²) noise instead of exact ones and zeros")
+	arch := fs.String("arch", "", "general.architecture to write: one of the spec's architectures (default: its first; qwen3moe for a qwen3 spec with experts)")
 	set := setFlags{}
 	fs.Var(set, "set", "override a spec param: key=value (repeatable)")
 	if err := parseFlags(fs, args); err != nil {
@@ -128,7 +129,7 @@ func cmdSynth(args []string, stdout, stderr io.Writer) error {
 	prog, done := progressTo(stderr, "synth "+filepath.Base(*out))
 	defer done()
 	return createAtomic(*out, func(w io.Writer) error {
-		return convert.Synth(w, sp, params, convert.SynthOptions{DType: dt, Seed: *seed, Vocab: vm, Progress: prog, Registry: reg, RandomVectors: *randVec})
+		return convert.Synth(w, sp, params, convert.SynthOptions{DType: dt, Seed: *seed, Vocab: vm, Progress: prog, Registry: reg, RandomVectors: *randVec, Arch: *arch})
 	})
 }
 
@@ -255,6 +256,9 @@ func cmdConvert(args []string, stdout, stderr io.Writer) error {
 		} else if opt.Vocab, err = tokenizer.GGUFMetadata(tk); err != nil {
 			return fmt.Errorf("%s: tokenizer: %w", in, err)
 		}
+	}
+	if a := m.Checkpoint.Arch(); slices.Contains(m.Spec.Architectures, a) {
+		opt.Arch = a // an HF Qwen3-MoE folder stays qwen3moe
 	}
 	prog, done := progressTo(stderr, "convert "+filepath.Base(outPath))
 	defer done()
