@@ -218,7 +218,7 @@ func Synth(out io.Writer, sp *specs.Spec, params specs.Params, opt SynthOptions)
 	if reg == nil {
 		reg = ops.Builtins()
 	}
-	g, err := sp.Build(specs.BuildOptions{Registry: reg, Params: params, Format: "gguf"})
+	g, err := sp.Build(specs.BuildOptions{Registry: reg, Params: params, Format: "gguf", Outputs: sp.Outputs})
 	if err != nil {
 		return err
 	}

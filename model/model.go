@@ -38,6 +38,10 @@ type Options struct {
 	// Progress, when set, is started with the checkpoint's tensor bytes
 	// and told of each weight's bytes as it is bound (a progress line).
 	Progress func(total int64) Progress
+	// Outputs picks the spec outputs the graph computes (nil: the first,
+	// which text generation samples from). `weft embed` asks for
+	// "hidden" alone, which leaves a decoder's LM head out.
+	Outputs []string
 }
 
 // Progress receives the bytes of the weights bound so far.
@@ -98,6 +102,9 @@ type Model struct {
 	Tokenizer tokenizer.Tokenizer // nil when none was found
 	Format    string              // the spec naming scheme used
 	Registry  *ops.Registry
+	noPasses  bool     // Options.NoPasses, for graphs built later
+	path      string   // Options.Path
+	outputs   []string // the spec outputs Graph computes, in order
 }
 
 // NamingScheme maps a checkpoint format to the spec's naming scheme.
@@ -209,16 +216,14 @@ func load(ck checkpoint.Checkpoint, opt Options) (*Model, error) {
 		}
 		src.(*source).prog = opt.Progress(total)
 	}
-	g, err := sp.Build(specs.BuildOptions{Registry: reg, Params: params, Format: format, Source: src})
-	if err != nil {
-		return nil, fmt.Errorf("%s with %s: %w", filepath.Base(opt.Path), sp.File, err)
+	m := &Model{Checkpoint: ck, Spec: sp, Params: params, Format: format, Registry: reg, noPasses: opt.NoPasses, path: opt.Path}
+	if m.Graph, err = m.build(src, opt.Outputs, opt.Path); err != nil {
+		return nil, err
 	}
-	if !opt.NoPasses {
-		if err := graph.Optimize(g, reg); err != nil {
-			return nil, fmt.Errorf("optimize %s: %w", sp.File, err)
-		}
+	m.outputs = opt.Outputs
+	if m.outputs == nil {
+		m.outputs = sp.Outputs[:min(1, len(sp.Outputs))]
 	}
-	m := &Model{Checkpoint: ck, Spec: sp, Params: params, Graph: g, Format: format, Registry: reg}
 	if sp.Encoder != nil {
 		if m.Encoder, err = buildEncoder(sp, specs.BuildOptions{Registry: reg, Params: params, Format: format, Source: src}, opt.NoPasses); err != nil {
 			return nil, fmt.Errorf("%s with %s: %w", filepath.Base(opt.Path), sp.File, err)
@@ -231,6 +236,24 @@ func load(ck checkpoint.Checkpoint, opt Options) (*Model, error) {
 		return nil, err
 	}
 	return m, nil
+}
+
+// build builds and optimises the graph of the spec outputs named (nil:
+// the first) over the weights of src.
+func (m *Model) build(src specs.TensorSource, outputs []string, path string) (*graph.Graph, error) {
+	if outputs == nil && len(m.Spec.Outputs) > 0 {
+		outputs = m.Spec.Outputs[:1]
+	}
+	g, err := m.Spec.Build(specs.BuildOptions{Registry: m.Registry, Params: m.Params, Format: m.Format, Source: src, Outputs: outputs})
+	if err != nil {
+		return nil, fmt.Errorf("%s with %s: %w", filepath.Base(path), m.Spec.File, err)
+	}
+	if !m.noPasses {
+		if err := graph.Optimize(g, m.Registry); err != nil {
+			return nil, fmt.Errorf("optimize %s: %w", m.Spec.File, err)
+		}
+	}
+	return g, nil
 }
 
 // checkVocab checks that the tokenizer and the model agree on the number
@@ -339,6 +362,9 @@ type EngineOptions struct {
 	// Kernels forces a CPU kernel set (the zero value: the best the
 	// machine has).
 	Kernels cpu.Kernels
+	// StepTokens bounds the tokens of a step that carries decodes
+	// (scheduler.Options.StepTokens; 0: MaxTokens).
+	StepTokens int
 }
 
 // NewEngine places the graph on the devices opt names, compiles it and
@@ -381,7 +407,7 @@ func (m *Model) NewEngine(opt EngineOptions) (*scheduler.Engine, error) {
 		closeAll()
 		return nil, err
 	}
-	e, err := scheduler.NewEngine(plan, scheduler.Options{Context: ctx, KVType: kvt, KVBudget: opt.KVBudget})
+	e, err := scheduler.NewEngine(plan, scheduler.Options{Context: ctx, KVType: kvt, KVBudget: opt.KVBudget, StepTokens: opt.StepTokens})
 	if err != nil {
 		closeAll()
 		return nil, err

@@ -2,6 +2,7 @@ package specs
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -26,6 +27,12 @@ type BuildOptions struct {
 	// Source binds weights to checkpoint tensors; nil builds an unbound
 	// graph (shapes from the spec, f32) for synthesis and shape checks.
 	Source TensorSource
+	// Outputs picks which of the spec's outputs the graph returns, in
+	// this order (nil: the first, the one the engine samples from). The
+	// ops only an unpicked output reads are left out, so a decoder's
+	// graph built for logits does not compute its `hidden` output, nor
+	// one built for `hidden` its LM head.
+	Outputs []string
 	// Encoder builds the spec's encoder (its encoder: graph, whose output
 	// is the value `memory`) instead of its graph.
 	Encoder bool
@@ -127,6 +134,15 @@ func (s *Spec) Build(opt BuildOptions) (*graph.Graph, error) {
 			return nil, fmt.Errorf("%s: output %q is never assigned", s.File, o)
 		}
 		b.g.Outputs = append(b.g.Outputs, v)
+	}
+	if !opt.Encoder {
+		picked := opt.Outputs
+		if picked == nil && len(s.Outputs) > 0 {
+			picked = s.Outputs[:1]
+		}
+		if err := b.pick(picked); err != nil {
+			return nil, err
+		}
 	}
 	if err := b.g.Validate(); err != nil {
 		return nil, err
@@ -794,4 +810,58 @@ func (s *Spec) UnknownOps(reg *ops.Registry) []OpUse {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// pick keeps only the named graph outputs and drops the nodes that no
+// kept output needs (stateful nodes, which write the KV cache, stay).
+func (b *builder) pick(names []string) error {
+	if len(names) == 0 {
+		return fmt.Errorf("%s: build: no output picked (the spec has %s)", b.s.File, strings.Join(b.s.Outputs, ", "))
+	}
+	var outs []*graph.Value
+	for _, n := range names {
+		i := slices.Index(b.s.Outputs, n)
+		if i < 0 {
+			return fmt.Errorf("%s: no output %q (the spec has %s)", b.s.File, n, strings.Join(b.s.Outputs, ", "))
+		}
+		outs = append(outs, b.g.Outputs[i])
+	}
+	b.g.Outputs = outs
+	live := map[int]bool{}
+	for _, v := range outs {
+		live[v.ID] = true
+	}
+	keep := make([]bool, len(b.g.Nodes))
+	for i := len(b.g.Nodes) - 1; i >= 0; i-- {
+		n := b.g.Nodes[i]
+		k := n.Op.Stateful
+		for _, o := range n.Outputs {
+			k = k || live[o.ID]
+		}
+		if !k {
+			continue
+		}
+		keep[i] = true
+		for _, in := range n.Inputs {
+			if in != nil {
+				live[in.ID] = true
+			}
+		}
+	}
+	nodes := b.g.Nodes[:0]
+	for i, n := range b.g.Nodes {
+		if keep[i] {
+			nodes = append(nodes, n)
+		}
+	}
+	b.g.Nodes = nodes
+	// Weights only the dropped nodes read are not the graph's any more.
+	vals := b.g.Values[:0]
+	for _, v := range b.g.Values {
+		if v.Param == nil || live[v.ID] {
+			vals = append(vals, v)
+		}
+	}
+	b.g.Values = vals
+	return nil
 }

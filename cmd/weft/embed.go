@@ -14,13 +14,13 @@ import (
 // cmdEmbed prints the embeddings of texts: weft embed -m M -p TEXT.
 func cmdEmbed(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("embed", stderr)
-	modelPath := fs.String("m", "", "model: an embedding model (its spec has a `hidden` output, e.g. bert)")
+	modelPath := fs.String("m", "", "model: an encoder (bert, nomic-bert) or a decoder (its final hidden states, pooled; the spec's `hidden` output)")
 	specPath := fs.String("s", "", "spec file or built-in name (default: chosen by the checkpoint's architecture)")
 	tokPath := fs.String("tokenizer", "", "tokenizer file (default: the checkpoint's own)")
 	prompt := fs.String("p", "", "text to embed; each line is a separate text")
 	file := fs.String("f", "", "file of texts to embed, one per line")
 	fs.StringVar(file, "file", "", "same as -f")
-	pooling := fs.String("pooling", "", "cls, mean, last or none (one embedding per token); default: the model's pooling_type")
+	pooling := fs.String("pooling", "", "cls, mean, last or none (one embedding per token); default: the model's pooling_type, else cls for an encoder and last for a decoder")
 	norm := fs.Bool("normalize", false, "scale each embedding to unit Euclidean length")
 	threads := fs.Int("threads", 0, "CPU threads (0: all cores)")
 	fs.IntVar(threads, "t", 0, "same as --threads")
@@ -60,7 +60,8 @@ func cmdEmbed(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	loadProg, loadDone := loadProgress(stderr, *modelPath)
-	m, err := model.Load(model.Options{Path: *modelPath, Spec: *specPath, Tokenizer: *tokPath, Set: overrides(set), Progress: loadProg})
+	// Only the hidden states: a decoder's LM head is left out.
+	m, err := model.Load(model.Options{Path: *modelPath, Spec: *specPath, Tokenizer: *tokPath, Set: overrides(set), Outputs: []string{"hidden"}, Progress: loadProg})
 	loadDone()
 	if err != nil {
 		return err
