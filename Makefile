@@ -75,6 +75,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzRender -fuzztime 100000x ./chat
 	$(GO) test -run '^$$' -fuzz FuzzParseGBNF -fuzztime 100000x ./grammar
 	$(GO) test -run '^$$' -fuzz FuzzJSONSchema -fuzztime 50000x ./grammar
+	$(GO) test -run '^$$' -fuzz FuzzRequestBody -fuzztime 20000x ./server
 	$(GO) test -run '^$$' -fuzz '^FuzzSpec$$' -fuzztime 1000x -fuzzminimizetime 50x ./specs
 
 # gofmt and go vet; make test runs it first.
