@@ -100,7 +100,9 @@ func (f *modelFlags) load(budget int64, stderr io.Writer) (*loaded, error) {
 		return nil, fmt.Errorf("%w: %v", errUsage, err)
 	}
 	host.SetSpecDir(specDir(*f.spec))
-	m, err := model.Load(model.Options{Path: *f.model, Spec: *f.spec, Tokenizer: *f.tok, Set: overrides(f.set), Plugins: host})
+	loadProg, loadDone := loadProgress(stderr, *f.model)
+	m, err := model.Load(model.Options{Path: *f.model, Spec: *f.spec, Tokenizer: *f.tok, Set: overrides(f.set), Plugins: host, Progress: loadProg})
+	loadDone()
 	if err != nil {
 		host.Close()
 		return nil, err
