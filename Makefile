@@ -29,7 +29,8 @@ test: lint build plugins
 
 # The arm64 kernels under qemu-user (Debian's qemu-user package): the
 # kernel tests, every path against the Go fallback, on a CPU with dotprod
-# and i8mm (-cpu max) and the matmul tests on one without (cortex-a57);
+# and i8mm (-cpu max) and the matmul, row, quantizer and attention tests on
+# one without (cortex-a57: the neon level must use base Advanced SIMD only);
 # then the stories260K and mini-llama goldens. Without qemu it skips,
 # except under CI=true. TestExpfSweep (pure Go, minutes under emulation)
 # runs natively only.
@@ -44,8 +45,8 @@ test-arm64:
 	GOARCH=arm64 $(GO) test -c -o "$$d/model.test" ./model; \
 	echo "test-arm64: kernels/cpu, -cpu max"; \
 	(cd kernels/cpu && $(QEMU_ARM64) -cpu max "$$d/cpu.test" -test.short -test.skip '^TestExpfSweep$$'); \
-	echo "test-arm64: kernels/cpu matmuls, -cpu cortex-a57 (no dotprod)"; \
-	(cd kernels/cpu && $(QEMU_ARM64) -cpu cortex-a57 "$$d/cpu.test" -test.short -test.run '^(TestMatMul|TestNoAllocations|TestLevels)'); \
+	echo "test-arm64: kernels/cpu matmuls, rows, quantizers, attention, -cpu cortex-a57 (no dotprod)"; \
+	(cd kernels/cpu && $(QEMU_ARM64) -cpu cortex-a57 "$$d/cpu.test" -test.short -test.run '^(TestMatMul|TestNoAllocations|TestLevels|TestRowsGGExact|TestBinaryAndNorms|TestSumSqLevelsAgree|TestPackLayouts|TestQuantizeQ8_0MatchesReference|TestQuantizeQ8_KMatchesReference|TestF16Conversions|TestFloatTileMatchesGemv|TestF32AttentionRowsMatchGo|TestAttendF16GGMLOrder)'); \
 	echo "test-arm64: model goldens, -cpu max"; \
 	(cd model && $(QEMU_ARM64) -cpu max "$$d/model.test" -test.run '^(TestStoriesGolden|TestMiniLlamaGolden)$$')
 
@@ -59,7 +60,9 @@ gen-check:
 # a duration, Go 1.26's fuzzing coordinator can fail a target with a bare
 # "context deadline exceeded" when the time runs out mid-input on a busy
 # machine (golang/go#75804, fixed in Go 1.27), which reddened CI once with
-# no crasher written.
+# no crasher written. FuzzSpec's inputs are whole specs (each parse compiles
+# dozens of CEL expressions): minimizing a new one for the default 60 s made
+# it look stalled, so its minimization is bounded too.
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 200000x ./gguf
 	$(GO) test -run '^$$' -fuzz FuzzSafetensorsHeader -fuzztime 200000x ./checkpoint
@@ -72,6 +75,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzRender -fuzztime 100000x ./chat
 	$(GO) test -run '^$$' -fuzz FuzzParseGBNF -fuzztime 100000x ./grammar
 	$(GO) test -run '^$$' -fuzz FuzzJSONSchema -fuzztime 50000x ./grammar
+	$(GO) test -run '^$$' -fuzz FuzzRequestBody -fuzztime 20000x ./server
+	$(GO) test -run '^$$' -fuzz '^FuzzSpec$$' -fuzztime 1000x -fuzzminimizetime 50x ./specs
 
 # gofmt and go vet; make test runs it first.
 lint:

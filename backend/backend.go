@@ -41,6 +41,10 @@ type Step struct {
 	// prompt tokens in a step of several sum as a batch (ggml's order for
 	// a prompt).
 	Decode []bool
+	// Memory is, per token, the encoder output its sequence's
+	// cross_attention ops attend over (encoder-decoder models); nil for
+	// decoder-only models.
+	Memory []*Memory
 
 	// KV addressing, filled by the scheduler's block manager. Every
 	// attention slot of every device uses the same block ids.

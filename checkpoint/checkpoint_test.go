@@ -102,3 +102,38 @@ func TestConcurrentTensor(t *testing.T) {
 	}
 	checkState(t, c)
 }
+
+// TestHFArch: config.json's model class names the architecture as GGUF
+// does; model_type is the fallback, renamed where the two differ.
+func TestHFArch(t *testing.T) {
+	for _, tc := range []struct {
+		cfg, want string
+	}{
+		{`{"architectures": ["LlamaForCausalLM"], "model_type": "llama"}`, "llama"},
+		{`{"architectures": ["MistralForCausalLM"], "model_type": "mistral"}`, "mistral"},
+		{`{"architectures": ["MixtralForCausalLM"]}`, "mixtral"},
+		{`{"architectures": ["Qwen2MoeForCausalLM"], "model_type": "qwen2_moe"}`, "qwen2moe"},
+		{`{"architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe"}`, "qwen3moe"},
+		{`{"architectures": ["Gemma3ForCausalLM"], "model_type": "gemma3_text"}`, "gemma3"},
+		{`{"architectures": ["PhiForCausalLM"], "model_type": "phi"}`, "phi2"},
+		{`{"architectures": ["Phi3ForCausalLM"], "model_type": "phi3"}`, "phi3"},
+		{`{"architectures": ["GPT2LMHeadModel"], "model_type": "gpt2"}`, "gpt2"},
+		{`{"architectures": ["GPTNeoXForCausalLM"], "model_type": "gpt_neox"}`, "gptneox"},
+		{`{"architectures": ["NomicBertModel"], "model_type": "nomic_bert"}`, "nomic-bert"},
+		{`{"architectures": ["T5ForConditionalGeneration"], "model_type": "t5"}`, "t5"},
+		{`{"architectures": ["SomethingNew", "BertModel"], "model_type": "bert"}`, "bert"},
+		{`{"architectures": ["SomethingNew"], "model_type": "newarch"}`, "newarch"},
+		{`{"model_type": "gpt_neox"}`, "gptneox"},
+		{`{"model_type": "qwen2"}`, "qwen2"},
+		{`{"architectures": "LlamaForCausalLM", "model_type": "llama"}`, "llama"},
+		{`{}`, ""},
+	} {
+		_, arch, err := ParseHFConfig("config.json", []byte(tc.cfg))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.cfg, err)
+		}
+		if arch != tc.want {
+			t.Errorf("%s: arch %q, want %q", tc.cfg, arch, tc.want)
+		}
+	}
+}

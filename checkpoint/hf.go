@@ -35,8 +35,9 @@ var hfWeightGlobs = []string{"*.safetensors", "pytorch_model*.bin"}
 //
 // Meta is config.json decoded. JSON numbers written as integers that fit in
 // an int64 become int64; all other numbers become float64; objects are
-// map[string]any and arrays []any. Arch is config.json's model_type
-// ("llama", "mistral", "gpt2", ...). Format is that of the weight files and
+// map[string]any and arrays []any. Arch is the architecture as GGUF names
+// it, from config.json's architectures or model_type (see HFArch). Format
+// is that of the weight files and
 // Path the directory.
 func OpenHF(dir string) (Checkpoint, error) {
 	cfgPath := filepath.Join(dir, "config.json")
@@ -71,7 +72,7 @@ func OpenHF(dir string) (Checkpoint, error) {
 }
 
 // ParseHFConfig decodes an HF config.json (named path in errors) as OpenHF
-// does: the metadata and the architecture (model_type).
+// does: the metadata and the architecture (see HFArch).
 func ParseHFConfig(path string, raw []byte) (meta map[string]any, arch string, err error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
@@ -89,8 +90,50 @@ func ParseHFConfig(path string, raw []byte) (meta map[string]any, arch string, e
 	if key, ok := nonFinite(meta, ""); ok {
 		return nil, "", fmt.Errorf("checkpoint %s: %s: a number beyond float64's range", path, key)
 	}
-	arch, _ = meta["model_type"].(string)
-	return meta, arch, nil
+	return meta, HFArch(meta), nil
+}
+
+// hfClasses maps config.json's architectures (the model class) to the
+// architecture names GGUF and weft's specs use.
+var hfClasses = map[string]string{
+	"LlamaForCausalLM": "llama", "MistralForCausalLM": "mistral", "MixtralForCausalLM": "mixtral",
+	"Qwen2ForCausalLM": "qwen2", "Qwen2MoeForCausalLM": "qwen2moe",
+	"Qwen3ForCausalLM": "qwen3", "Qwen3MoeForCausalLM": "qwen3moe",
+	"GemmaForCausalLM": "gemma", "Gemma2ForCausalLM": "gemma2", "Gemma3ForCausalLM": "gemma3",
+	"PhiForCausalLM": "phi2", "Phi3ForCausalLM": "phi3",
+	"FalconForCausalLM": "falcon", "BloomForCausalLM": "bloom", "MptForCausalLM": "mpt",
+	"GPT2LMHeadModel": "gpt2", "GPTNeoXForCausalLM": "gptneox", "Starcoder2ForCausalLM": "starcoder2",
+	"StableLmForCausalLM": "stablelm", "Olmo2ForCausalLM": "olmo2",
+	"BertModel": "bert", "NomicBertModel": "nomic-bert", "T5ForConditionalGeneration": "t5",
+}
+
+// hfModelTypes maps the model_type values that differ from the GGUF
+// architecture name, for configs without an architectures list.
+var hfModelTypes = map[string]string{
+	"qwen2_moe": "qwen2moe", "qwen3_moe": "qwen3moe", "gemma3_text": "gemma3",
+	"phi": "phi2", "gpt_neox": "gptneox", "stablelm_epoch": "stablelm", "nomic_bert": "nomic-bert",
+}
+
+// HFArch names the architecture of an HF config (decoded as by
+// ParseHFConfig) as GGUF does: the first of its architectures that weft
+// knows (LlamaForCausalLM is llama, Qwen2MoeForCausalLM qwen2moe,
+// PhiForCausalLM phi2...), else its model_type with the few that differ
+// renamed (qwen2_moe is qwen2moe, gpt_neox gptneox...).
+func HFArch(meta map[string]any) string {
+	if list, ok := meta["architectures"].([]any); ok {
+		for _, c := range list {
+			if name, ok := c.(string); ok {
+				if arch, ok := hfClasses[name]; ok {
+					return arch
+				}
+			}
+		}
+	}
+	mt, _ := meta["model_type"].(string)
+	if arch, ok := hfModelTypes[mt]; ok {
+		return arch
+	}
+	return mt
 }
 
 // nonFinite returns the path of the first number in v that decoded to an

@@ -161,13 +161,15 @@ const (
 
 // Init picks a weight's initialisation: tensors of two or more dimensions
 // are N(0, 0.02²); 1-D tensors are norm scales (ones) when their spec key
-// or tensor name mentions "norm", else biases (zeros).
+// or tensor name mentions "norm", RoPE factors (ones) when the name
+// mentions rope_freqs or rope_factors, else biases (zeros).
 func Init(key, name string, shape []int) InitKind {
 	if len(shape) >= 2 {
 		return InitNormal
 	}
-	if strings.Contains(key, "norm") || strings.Contains(name, "norm") {
-		return InitOnes
+	if strings.Contains(key, "norm") || strings.Contains(name, "norm") ||
+		strings.Contains(name, "rope_freqs") || strings.Contains(name, "rope_factors") {
+		return InitOnes // scales, and RoPE's per-pair divisors
 	}
 	return InitZeros
 }
@@ -205,6 +207,9 @@ type SynthOptions struct {
 	// with another engine exercises them; otherwise they are exactly 1
 	// and 0.
 	RandomVectors bool
+	// Arch is the general.architecture to write, one of the spec's
+	// architectures; "" takes the first.
+	Arch string
 }
 
 // Synth writes a GGUF of seeded random weights for a spec.
@@ -213,13 +218,19 @@ func Synth(out io.Writer, sp *specs.Spec, params specs.Params, opt SynthOptions)
 	if reg == nil {
 		reg = ops.Builtins()
 	}
-	g, err := sp.Build(specs.BuildOptions{Registry: reg, Params: params, Format: "gguf"})
+	g, err := sp.Build(specs.BuildOptions{Registry: reg, Params: params, Format: "gguf", Outputs: sp.Outputs})
 	if err != nil {
 		return err
 	}
 	arch := sp.Name
 	if len(sp.Architectures) > 0 {
 		arch = sp.Architectures[0]
+	}
+	if opt.Arch != "" {
+		if !slices.Contains(sp.Architectures, opt.Arch) {
+			return fmt.Errorf("%s: architecture %q is not one of the spec's (%s)", sp.File, opt.Arch, strings.Join(sp.Architectures, ", "))
+		}
+		arch = opt.Arch
 	}
 	meta := []kv{{"general.architecture", arch}, {"general.name", sp.Name + "-synth"}}
 	for _, m := range sp.MetaKeys(arch, params) {
@@ -236,7 +247,16 @@ func Synth(out io.Writer, sp *specs.Spec, params specs.Params, opt SynthOptions)
 	meta = append(meta, tokenizerKV(vocab)...)
 	var tensors []outTensor
 	seen := map[string]bool{}
-	for i, v := range g.Params() {
+	weights := g.Params()
+	if sp.Encoder != nil {
+		// An encoder-decoder model: the encoder's weights too.
+		eg, err := sp.Build(specs.BuildOptions{Registry: reg, Params: params, Format: "gguf", Encoder: true})
+		if err != nil {
+			return err
+		}
+		weights = append(weights, eg.Params()...)
+	}
+	for i, v := range weights {
 		name := v.Param.Source
 		if seen[name] {
 			continue // a tied weight: one tensor serves both
@@ -439,6 +459,10 @@ type ConvertOptions struct {
 	KeepType bool
 	Vocab    gguf.Metadata // tokenizer metadata to include
 	Progress ProgressFunc
+	// Arch is the general.architecture to write, one of the spec's
+	// architectures (the source checkpoint's: an HF Qwen3-MoE folder is
+	// qwen3moe under qwen3.yaml); "" takes the spec's first.
+	Arch string
 }
 
 // Convert writes the weights bound in g (built from sp for a checkpoint of
@@ -448,6 +472,12 @@ func Convert(out io.Writer, sp *specs.Spec, params specs.Params, g *graph.Graph,
 	arch := sp.Name
 	if len(sp.Architectures) > 0 {
 		arch = sp.Architectures[0]
+	}
+	if opt.Arch != "" {
+		if !slices.Contains(sp.Architectures, opt.Arch) {
+			return fmt.Errorf("%s: architecture %q is not one of the spec's (%s)", sp.File, opt.Arch, strings.Join(sp.Architectures, ", "))
+		}
+		arch = opt.Arch
 	}
 	meta := []kv{{"general.architecture", arch}, {"general.name", sp.Name}}
 	for _, m := range sp.MetaKeys(arch, params) {

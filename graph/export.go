@@ -42,6 +42,10 @@ type JSONNode struct {
 	Fused   []string       `json:"fused,omitempty"`
 	Source  string         `json:"source"`           // spec file:line:col
 	Device  string         `json:"device,omitempty"` // where the scheduler placed it (--devices)
+	// NotStarted marks an op of a plugin that was not started (weft graph
+	// starts none): its output types are assumed equal to its first
+	// input's.
+	NotStarted bool `json:"not_started,omitempty"`
 }
 
 // ToJSON converts g to its export form.
@@ -83,7 +87,7 @@ func (g *Graph) ToJSON() *JSONGraph {
 	}
 	for _, n := range g.Nodes {
 		jn := JSONNode{ID: n.ID, Op: n.Op.Name, Plugin: n.Op.Plugin, Name: n.Name, Attrs: map[string]any(n.Attrs),
-			Layer: n.Layer, Block: n.Block, Fused: n.Fused, Source: n.Pos.String(), Device: n.Device}
+			Layer: n.Layer, Block: n.Block, Fused: n.Fused, Source: n.Pos.String(), Device: n.Device, NotStarted: n.NotStarted()}
 		for _, v := range n.Inputs {
 			if v == nil {
 				jn.Inputs = append(jn.Inputs, nil)
@@ -126,6 +130,9 @@ func attrText(n *Node) string {
 func (g *Graph) WriteDOT(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "digraph %q {\n  rankdir=TB;\n  node [fontname=\"Helvetica\", fontsize=10];\n", g.Name)
+	if g.hasNotStarted() {
+		fmt.Fprintf(&b, "  label=%q; labelloc=b; fontsize=10;\n", NotStartedNote)
+	}
 	for _, v := range g.Inputs {
 		fmt.Fprintf(&b, "  v%d [label=%q, shape=oval, style=filled, fillcolor=\"#e0f0ff\"];\n", v.ID, v.Name+"\n"+v.Type.String())
 	}
@@ -173,7 +180,7 @@ func (g *Graph) WriteDOT(w io.Writer) error {
 			if v.Param != nil {
 				fmt.Fprintf(&b, "  v%d [label=%q, shape=note, fontsize=8];\n", v.ID, v.Param.Source+"\n"+v.Type.String())
 			}
-			fmt.Fprintf(&b, "  %s -> n%d [label=%q, fontsize=8];\n", producer(v), n.ID, v.Type.Shape.String())
+			fmt.Fprintf(&b, "  %s -> n%d [label=%q, fontsize=8];\n", producer(v), n.ID, shapeText(v))
 		}
 	}
 	for _, v := range g.Outputs {
@@ -188,6 +195,9 @@ func (g *Graph) WriteDOT(w io.Writer) error {
 func (g *Graph) WriteMermaid(w io.Writer) error {
 	var b strings.Builder
 	b.WriteString("flowchart TD\n")
+	if g.hasNotStarted() {
+		fmt.Fprintf(&b, "  note[/\"%s\"/]\n", strings.ReplaceAll(NotStartedNote, "\"", "'"))
+	}
 	for _, v := range g.Inputs {
 		fmt.Fprintf(&b, "  v%d([\"%s %s\"])\n", v.ID, v.Name, v.Type.Shape)
 	}
@@ -223,7 +233,7 @@ func (g *Graph) WriteMermaid(w io.Writer) error {
 			if v.Producer != nil {
 				src = fmt.Sprintf("n%d", v.Producer.ID)
 			}
-			fmt.Fprintf(&b, "  %s -->|%s| n%d\n", src, v.Type.Shape, n.ID)
+			fmt.Fprintf(&b, "  %s -->|%s| n%d\n", src, shapeText(v), n.ID)
 		}
 	}
 	for _, v := range g.Outputs {
@@ -251,4 +261,28 @@ func deviceColor(n *Node) string {
 		k = k*10 + int(c-'0')
 	}
 	return deviceColors[k%len(deviceColors)]
+}
+
+// NotStartedNote is what drawings say when they hold ops of plugins that
+// were not started.
+const NotStartedNote = "ops marked \"not started\" belong to plugins weft graph did not run: their outputs are drawn with their first input's type (shapes marked ?)"
+
+// hasNotStarted reports whether any node applies an op of a plugin that
+// was not started.
+func (g *Graph) hasNotStarted() bool {
+	for _, n := range g.Nodes {
+		if n.NotStarted() {
+			return true
+		}
+	}
+	return false
+}
+
+// shapeText is v's shape as an edge label: marked "?" when a plugin that
+// was not started would have inferred it.
+func shapeText(v *Value) string {
+	if v.Producer != nil && v.Producer.NotStarted() {
+		return v.Type.Shape.String() + "?"
+	}
+	return v.Type.Shape.String()
 }

@@ -159,6 +159,9 @@ func fuseRoPEAttention(g *Graph, reg *ops.Registry) error {
 			continue
 		}
 		q, k := n.Inputs[0], n.Inputs[1]
+		if len(n.Inputs) > 3 && n.Inputs[3] != nil {
+			continue // a relative-position bias: rope_attention has none
+		}
 		if !isOp(q, "rope") || !isOp(k, "rope") || !single(users, q) || !single(users, k) {
 			continue
 		}
@@ -204,7 +207,7 @@ func scaledRoPE(n *Node) bool {
 	a := n.Attrs
 	has := func(k string) bool { _, ok := a[k]; return ok }
 	return has("freq_scale") && a.Float("freq_scale") != 1 || has("ext_factor") && a.Float("ext_factor") != 0 ||
-		has("attn_factor") && a.Float("attn_factor") != 1
+		has("attn_factor") && a.Float("attn_factor") != 1 || has("llama3_factor") && a.Float("llama3_factor") != 0
 }
 
 func fuseGatedFFN(g *Graph, reg *ops.Registry) error {

@@ -67,13 +67,23 @@ type Node struct {
 	Device string
 }
 
-// Label is a short description: op name, plus plugin.
+// Label is a short description: op name, plus plugin (with " (not
+// started)" for a placeholder).
 func (n *Node) Label() string {
+	if n.NotStarted() {
+		return n.Op.Name + " [" + n.Op.Plugin + ", not started]"
+	}
 	if n.Op.Plugin != "" {
 		return n.Op.Name + " [" + n.Op.Plugin + "]"
 	}
 	return n.Op.Name
 }
+
+// NotStarted reports whether n applies a placeholder for an op of a plugin
+// that was not started (a plugin op without a Host function: weft graph
+// draws a spec's plugin ops without running them). Its output types are
+// assumed, not inferred by the plugin.
+func (n *Node) NotStarted() bool { return n.Op.Plugin != "" && n.Op.Host == nil }
 
 // Graph is a model's computation for one scheduler step.
 type Graph struct {

@@ -43,11 +43,16 @@ func ParsePooling(s string) (Pooling, error) {
 }
 
 // DefaultPooling returns the model's pooling: the spec's pooling_type
-// param (read from GGUF ARCH.pooling_type), or cls when it has none.
+// param (read from GGUF ARCH.pooling_type), or, when it has none, cls for
+// an encoder (causal: false) and last for a decoder, whose last token is
+// the only one that has attended to the whole input.
 func (m *Model) DefaultPooling() (Pooling, error) {
 	v, ok := m.Params["pooling_type"]
 	if !ok {
-		return PoolCLS, nil
+		if c, ok := m.Params["causal"].(bool); ok && !c {
+			return PoolCLS, nil
+		}
+		return PoolLast, nil
 	}
 	n, ok := v.(int64)
 	if !ok || n < 0 || int(n) >= len(poolNames) {
@@ -77,11 +82,22 @@ type Embedder struct {
 }
 
 // NewEmbedder compiles the model for embeddings over inputs of up to
-// opt.MaxTokens tokens (0: the model's context) on one CPU device.
+// opt.MaxTokens tokens (0: the model's context) on one CPU device. It
+// runs the model's graph when that computes the spec's `hidden` output;
+// otherwise (a decoder loaded for its logits) it builds a second graph
+// that computes `hidden` and leaves the LM head out.
 func (m *Model) NewEmbedder(opt EngineOptions) (*Embedder, error) {
-	out := slices.Index(m.Spec.Outputs, "hidden")
-	if out < 0 {
+	if !slices.Contains(m.Spec.Outputs, "hidden") {
 		return nil, fmt.Errorf("%s: no `hidden` output to embed (outputs: %s); an embedding model's spec names its final hidden states `hidden`", m.Spec.File, strings.Join(m.Spec.Outputs, ", "))
+	}
+	g := m.Graph
+	out := slices.Index(m.outputs, "hidden")
+	if out < 0 {
+		var err error
+		if g, err = m.build(Source(m.Checkpoint), []string{"hidden"}, m.path); err != nil {
+			return nil, err
+		}
+		out = 0
 	}
 	maxTok := opt.MaxTokens
 	if maxTok <= 0 {
@@ -92,7 +108,7 @@ func (m *Model) NewEmbedder(opt EngineOptions) (*Embedder, error) {
 		threads = runtime.GOMAXPROCS(0)
 	}
 	dev := cpudev.New("cpu:0", threads, opt.Kernels)
-	plan, err := scheduler.NewPlan(m.Graph, scheduler.PlanOptions{MaxTokens: maxTok, Backends: []backend.Backend{dev}, Registry: m.Registry})
+	plan, err := scheduler.NewPlan(g, scheduler.PlanOptions{MaxTokens: maxTok, Backends: []backend.Backend{dev}, Registry: m.Registry})
 	if err != nil {
 		dev.Close()
 		return nil, err

@@ -44,6 +44,11 @@ type synthRecipe struct {
 	Set   map[string]any `json:"set"`
 	// RandomVectors is --random-vectors: 1-D weights are noisy too.
 	RandomVectors bool `json:"random_vectors"`
+	// Arch is --arch: the architecture written ("": the spec's first).
+	Arch string `json:"arch"`
+	// VocabRepo, when set, is a vocabulary GGUF in this repository
+	// (relative to its root), as `weft synth --vocab` takes it.
+	VocabRepo string `json:"vocab_repo"`
 }
 
 // synthGolden rebuilds a reference's model (as `weft synth` does) in a
@@ -78,9 +83,16 @@ func synthGolden(t *testing.T, r synthRecipe, sha string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opt := convert.SynthOptions{DType: dt, Seed: g.Synth.Seed, RandomVectors: g.Synth.RandomVectors}
-	if g.Synth.Vocab != "" {
-		f, err := gguf.Open(filepath.Join(testdata.Shared(t), g.Synth.Vocab))
+	opt := convert.SynthOptions{DType: dt, Seed: g.Synth.Seed, RandomVectors: g.Synth.RandomVectors, Arch: g.Synth.Arch}
+	vocabPath := ""
+	switch {
+	case g.Synth.VocabRepo != "":
+		vocabPath = filepath.Join("..", g.Synth.VocabRepo)
+	case g.Synth.Vocab != "":
+		vocabPath = filepath.Join(testdata.Shared(t), g.Synth.Vocab)
+	}
+	if vocabPath != "" {
+		f, err := gguf.Open(vocabPath)
 		if err != nil {
 			t.Fatal(err)
 		}

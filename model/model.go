@@ -38,6 +38,10 @@ type Options struct {
 	// Progress, when set, is started with the checkpoint's tensor bytes
 	// and told of each weight's bytes as it is bound (a progress line).
 	Progress func(total int64) Progress
+	// Outputs picks the spec outputs the graph computes (nil: the first,
+	// which text generation samples from). `weft embed` asks for
+	// "hidden" alone, which leaves a decoder's LM head out.
+	Outputs []string
 }
 
 // Progress receives the bytes of the weights bound so far.
@@ -48,6 +52,13 @@ type Progress interface {
 // PluginLoader registers out-of-process plugin ops into a registry.
 type PluginLoader interface {
 	Load(decls []*specs.PluginDecl, reg *ops.Registry) error
+}
+
+// SpecPluginLoader is a PluginLoader that wants the whole spec, not only
+// its plugins: section (plugins.Unstarted, which stands placeholders in
+// for the ops a spec calls, to draw a graph without starting a plugin).
+type SpecPluginLoader interface {
+	LoadSpec(sp *specs.Spec, reg *ops.Registry) error
 }
 
 // Prepare resolves a spec by path, built-in name or checkpoint
@@ -68,7 +79,11 @@ func Prepare(spec, arch string, meta map[string]any, reg *ops.Registry, pl Plugi
 		if pl == nil {
 			return nil, fmt.Errorf("%s uses plugins (%s) but no plugin host is configured", sp.File, sp.Plugins[0].Name)
 		}
-		if err := pl.Load(sp.Plugins, reg); err != nil {
+		load := func() error { return pl.Load(sp.Plugins, reg) }
+		if sl, ok := pl.(SpecPluginLoader); ok {
+			load = func() error { return sl.LoadSpec(sp, reg) }
+		}
+		if err := load(); err != nil {
 			return nil, err // plugin errors name the spec line already
 		}
 	}
@@ -81,9 +96,15 @@ type Model struct {
 	Spec       *specs.Spec
 	Params     specs.Params
 	Graph      *graph.Graph
-	Tokenizer  tokenizer.Tokenizer // nil when none was found
-	Format     string              // the spec naming scheme used
-	Registry   *ops.Registry
+	// Encoder is an encoder-decoder model's encoder graph (nil for other
+	// models); Graph is then its decoder. See NewSeq2Seq.
+	Encoder   *graph.Graph
+	Tokenizer tokenizer.Tokenizer // nil when none was found
+	Format    string              // the spec naming scheme used
+	Registry  *ops.Registry
+	noPasses  bool     // Options.NoPasses, for graphs built later
+	path      string   // Options.Path
+	outputs   []string // the spec outputs Graph computes, in order
 }
 
 // NamingScheme maps a checkpoint format to the spec's naming scheme.
@@ -111,6 +132,15 @@ func Source(ck checkpoint.Checkpoint) specs.TensorSource {
 }
 
 func (s *source) Has(name string) bool { return s.names[name] }
+
+// Names lists the checkpoint's tensors (the spec's `tensors` variable).
+func (s *source) Names() []string {
+	out := make([]string, 0, len(s.names))
+	for n := range s.names {
+		out = append(out, n)
+	}
+	return out
+}
 
 // Tensor returns the named tensor. 1-D F16/BF16 tensors (norm scales and
 // biases in HF checkpoints) are widened to F32 once, at bind time: the row
@@ -161,7 +191,8 @@ func load(ck checkpoint.Checkpoint, opt Options) (*Model, error) {
 		return nil, fmt.Errorf("%s: %w", opt.Path, err)
 	}
 	format := NamingScheme(ck.Format())
-	meta := &specs.Meta{Format: format, Arch: ck.Arch(), Values: ck.Meta()}
+	src := Source(ck)
+	meta := &specs.Meta{Format: format, Arch: ck.Arch(), Values: ck.Meta(), HasTensor: src.Has}
 	if err := CheckMeta(sp, meta); err != nil {
 		return nil, fmt.Errorf("%s: %w", opt.Path, err)
 	}
@@ -172,7 +203,6 @@ func load(ck checkpoint.Checkpoint, opt Options) (*Model, error) {
 	if err := CheckParams(sp, params, opt.Set, meta); err != nil {
 		return nil, fmt.Errorf("%s: %w", opt.Path, err)
 	}
-	src := Source(ck)
 	if opt.Progress != nil {
 		var total int64
 		for _, in := range ck.Infos() {
@@ -186,16 +216,19 @@ func load(ck checkpoint.Checkpoint, opt Options) (*Model, error) {
 		}
 		src.(*source).prog = opt.Progress(total)
 	}
-	g, err := sp.Build(specs.BuildOptions{Registry: reg, Params: params, Format: format, Source: src})
-	if err != nil {
-		return nil, fmt.Errorf("%s with %s: %w", filepath.Base(opt.Path), sp.File, err)
+	m := &Model{Checkpoint: ck, Spec: sp, Params: params, Format: format, Registry: reg, noPasses: opt.NoPasses, path: opt.Path}
+	if m.Graph, err = m.build(src, opt.Outputs, opt.Path); err != nil {
+		return nil, err
 	}
-	if !opt.NoPasses {
-		if err := graph.Optimize(g, reg); err != nil {
-			return nil, fmt.Errorf("optimize %s: %w", sp.File, err)
+	m.outputs = opt.Outputs
+	if m.outputs == nil {
+		m.outputs = sp.Outputs[:min(1, len(sp.Outputs))]
+	}
+	if sp.Encoder != nil {
+		if m.Encoder, err = buildEncoder(sp, specs.BuildOptions{Registry: reg, Params: params, Format: format, Source: src}, opt.NoPasses); err != nil {
+			return nil, fmt.Errorf("%s with %s: %w", filepath.Base(opt.Path), sp.File, err)
 		}
 	}
-	m := &Model{Checkpoint: ck, Spec: sp, Params: params, Graph: g, Format: format, Registry: reg}
 	if m.Tokenizer, err = LoadTokenizer(ck, opt.Path, opt.Tokenizer, params.Int("vocab")); err != nil {
 		return nil, err
 	}
@@ -203,6 +236,24 @@ func load(ck checkpoint.Checkpoint, opt Options) (*Model, error) {
 		return nil, err
 	}
 	return m, nil
+}
+
+// build builds and optimises the graph of the spec outputs named (nil:
+// the first) over the weights of src.
+func (m *Model) build(src specs.TensorSource, outputs []string, path string) (*graph.Graph, error) {
+	if outputs == nil && len(m.Spec.Outputs) > 0 {
+		outputs = m.Spec.Outputs[:1]
+	}
+	g, err := m.Spec.Build(specs.BuildOptions{Registry: m.Registry, Params: m.Params, Format: m.Format, Source: src, Outputs: outputs})
+	if err != nil {
+		return nil, fmt.Errorf("%s with %s: %w", filepath.Base(path), m.Spec.File, err)
+	}
+	if !m.noPasses {
+		if err := graph.Optimize(g, m.Registry); err != nil {
+			return nil, fmt.Errorf("optimize %s: %w", m.Spec.File, err)
+		}
+	}
+	return g, nil
 }
 
 // checkVocab checks that the tokenizer and the model agree on the number
@@ -311,11 +362,17 @@ type EngineOptions struct {
 	// Kernels forces a CPU kernel set (the zero value: the best the
 	// machine has).
 	Kernels cpu.Kernels
+	// StepTokens bounds the tokens of a step that carries decodes
+	// (scheduler.Options.StepTokens; 0: MaxTokens).
+	StepTokens int
 }
 
 // NewEngine places the graph on the devices opt names, compiles it and
 // returns an engine that owns the devices' workers (close it).
 func (m *Model) NewEngine(opt EngineOptions) (*scheduler.Engine, error) {
+	if m.Encoder != nil {
+		return nil, fmt.Errorf("%s is an encoder-decoder model: `weft run` serves it (model.Seq2Seq); the engine (serve, chat, bench, perplexity) serves decoder-only models", m.Spec.File)
+	}
 	kvt := m.DefaultKVType()
 	if opt.KVType != "" && opt.KVType != "auto" {
 		t, err := backend.ParseKVType(opt.KVType)
@@ -350,7 +407,7 @@ func (m *Model) NewEngine(opt EngineOptions) (*scheduler.Engine, error) {
 		closeAll()
 		return nil, err
 	}
-	e, err := scheduler.NewEngine(plan, scheduler.Options{Context: ctx, KVType: kvt, KVBudget: opt.KVBudget})
+	e, err := scheduler.NewEngine(plan, scheduler.Options{Context: ctx, KVType: kvt, KVBudget: opt.KVBudget, StepTokens: opt.StepTokens})
 	if err != nil {
 		closeAll()
 		return nil, err

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"reflect"
-	"strings"
 
 	"github.com/weftrun/weft/specs"
 )
@@ -114,15 +113,11 @@ func CheckMeta(sp *specs.Spec, meta *specs.Meta) error {
 	}
 	for _, d := range sp.Params {
 		r, known := knownRanges[d.Name]
-		key, ok := d.From[meta.Format]
-		if !known || !ok {
+		if !known {
 			continue
 		}
-		if strings.HasPrefix(key, ".") {
-			key = meta.Arch + key
-		}
-		raw, ok := meta.Values[key]
-		if !ok || raw == nil {
+		key, raw, ok := meta.Lookup(d)
+		if !ok {
 			continue
 		}
 		f, ok := number(raw)
@@ -155,15 +150,8 @@ func valueSource(d *specs.ParamDecl, set map[string]any, meta *specs.Meta) strin
 	if raw, ok := set[d.Name]; ok {
 		return fmt.Sprintf("--set %s=%v", d.Name, raw)
 	}
-	if meta != nil {
-		if key, ok := d.From[meta.Format]; ok {
-			if strings.HasPrefix(key, ".") {
-				key = meta.Arch + key
-			}
-			if raw, ok := meta.Values[key]; ok && raw != nil {
-				return fmt.Sprintf("checkpoint key %s", key)
-			}
-		}
+	if key, _, ok := meta.Lookup(d); ok {
+		return fmt.Sprintf("checkpoint key %s", key)
 	}
 	return fmt.Sprintf("%s (params.%s)", d.Pos, d.Name)
 }

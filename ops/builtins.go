@@ -10,7 +10,7 @@ import (
 // Builtins returns a registry holding weft's built-in ops.
 func Builtins() *Registry {
 	r := NewRegistry()
-	for _, d := range append(append(builtinDefs(), fusedDefs()...), placementDefs()...) {
+	for _, d := range append(append(append(builtinDefs(), fusedDefs()...), placementDefs()...), encDecDefs()...) {
 		if err := r.Register(d); err != nil {
 			panic(err) // a programming error in the table below
 		}
@@ -55,11 +55,15 @@ func builtinDefs() []*Def {
 				{Name: "attn_factor", Type: AttrFloat, Default: 1.0, Doc: "scales cos and sin (YaRN multiplies in 1 + 0.1 ln(1/freq_scale) when ext_factor ≠ 0)"},
 				{Name: "beta_fast", Type: AttrFloat, Default: 32.0, Doc: "YaRN: rotations over orig_ctx where the ramp starts"},
 				{Name: "beta_slow", Type: AttrFloat, Default: 1.0, Doc: "YaRN: rotations over orig_ctx where the ramp ends"},
-				{Name: "orig_ctx", Type: AttrInt, Default: int64(0), Doc: "YaRN: the context the model was trained on"},
+				{Name: "orig_ctx", Type: AttrInt, Default: int64(0), Doc: "YaRN and Llama 3: the context the model was trained on"},
+				{Name: "llama3_factor", Type: AttrFloat, Default: 0.0, Doc: "Llama 3.1's scaling when no factors input is given (0: off): pairs whose wavelength exceeds orig_ctx/low_freq_factor turn llama3_factor times slower, those under orig_ctx/high_freq_factor keep their speed, smoothly between"},
+				{Name: "low_freq_factor", Type: AttrFloat, Default: 1.0, Doc: "Llama 3.1: orig_ctx/low_freq_factor is the wavelength past which a pair is fully scaled"},
+				{Name: "high_freq_factor", Type: AttrFloat, Default: 4.0, Doc: "Llama 3.1: orig_ctx/high_freq_factor is the wavelength under which a pair is not scaled"},
 			},
 			Shape: shapeRoPE},
 		{Name: "attention", Doc: "Scaled dot-product attention with grouped KV heads; appends k/v to the KV cache and attends over each token's sequence.",
-			Inputs: []Port{{Name: "q"}, {Name: "k"}, {Name: "v"}}, Outputs: outPort, Stateful: true,
+			Inputs: []Port{{Name: "q"}, {Name: "k"}, {Name: "v"}, {Name: "rel_bias", Weight: true, Optional: true,
+				Doc: "T5's learned relative-position bias, [buckets, heads] (f32, f16 or bf16): added to each score at the bucket of the key's distance from the query (bidirectional buckets when causal=false, causal ones otherwise; see max_distance)"}}, Outputs: outPort, Stateful: true,
 			Attrs: attentionAttrs,
 			Shape: shapeAttention},
 		unary("silu", "SiLU (swish): x·σ(x)."),
@@ -137,6 +141,7 @@ var attentionAttrs = []AttrDef{
 	{Name: "sinks", Type: AttrInt, Default: int64(0), Doc: "StreamingLLM attention-sink positions kept with window"},
 	{Name: "window", Type: AttrInt, Default: int64(0), Doc: "sliding-window size (0: unlimited)"},
 	{Name: "softcap", Type: AttrFloat, Default: 0.0, Doc: "soft-cap the scaled scores: s → softcap·tanh(s/softcap) (Gemma 2; 0: off)"},
+	{Name: "max_distance", Type: AttrInt, Default: int64(128), Doc: "with rel_bias: the distance from which every key shares the last bucket (T5: 128); nearer distances past the exact buckets are bucketed on a log scale"},
 }
 
 // ---- shape functions ----
@@ -314,6 +319,12 @@ func shapeRoPE(in []*Type, a Attrs) ([]Type, error) {
 	if fs := a.Float("freq_scale"); !(fs > 0) || math.IsInf(fs, 0) {
 		return nil, fmt.Errorf("freq_scale=%g must be a positive number", fs)
 	}
+	if f := a.Float("llama3_factor"); f != 0 {
+		if !(f > 0) || math.IsInf(f, 0) || a.Int("orig_ctx") <= 0 || !(a.Float("high_freq_factor") > a.Float("low_freq_factor")) || !(a.Float("low_freq_factor") > 0) {
+			return nil, fmt.Errorf("llama3_factor=%g needs a positive factor, orig_ctx > 0 (%d) and 0 < low_freq_factor (%g) < high_freq_factor (%g)",
+				f, a.Int("orig_ctx"), a.Float("low_freq_factor"), a.Float("high_freq_factor"))
+		}
+	}
 	if a.Float("ext_factor") != 0 && a.Int("orig_ctx") <= 0 {
 		return nil, fmt.Errorf("YaRN (ext_factor=%g) needs orig_ctx, the trained context", a.Float("ext_factor"))
 	}
@@ -351,6 +362,11 @@ func shapeAttention(in []*Type, a Attrs) ([]Type, error) {
 	}
 	if k.Shape.Last() != kvh*hd || v.Shape.Last() != kvh*hd {
 		return nil, fmt.Errorf("k %s and v %s must have kv_heads×head_dim = %d×%d features", k.Shape, v.Shape, kvh, hd)
+	}
+	if len(in) > 3 && in[3] != nil {
+		if err := checkRelBias(in[3], a, h); err != nil {
+			return nil, err
+		}
 	}
 	return []Type{*q}, nil
 }

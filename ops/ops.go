@@ -94,10 +94,13 @@ const (
 	AttrString
 	AttrBool
 	AttrInts
+	// AttrAny takes any value unchecked: the attributes of a placeholder
+	// standing in for a plugin op that was not started (weft graph).
+	AttrAny
 )
 
 func (t AttrType) String() string {
-	return [...]string{"int", "float", "string", "bool", "ints"}[t]
+	return [...]string{"int", "float", "string", "bool", "ints", "any"}[t]
 }
 
 // AttrDef declares an attribute.
@@ -298,6 +301,8 @@ func Coerce(ad AttrDef, v any) (any, error) {
 			}
 			return s, nil
 		}
+	case AttrAny:
+		return v, nil
 	case AttrInts:
 		switch x := v.(type) {
 		case []int64:

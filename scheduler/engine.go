@@ -192,6 +192,15 @@ type Engine struct {
 	// running queries can finish.
 	pressure bool
 	Profile  *Profile
+	// stepTokens bounds a step that carries decode tokens (Options.StepTokens).
+	stepTokens int
+	last       StepInfo
+}
+
+// StepInfo describes the tokens of one engine step.
+type StepInfo struct {
+	Decode int // generated tokens fed back (one per live sequence)
+	Prompt int // prompt tokens prefilled
 }
 
 // rowRef names the sequence a kept row belongs to (seq -1: the last
@@ -211,23 +220,32 @@ type Options struct {
 	// blocks run out, new queries wait and the newest running query is
 	// preempted and recomputed later.
 	KVBudget int64
+	// StepTokens bounds the tokens of a step that carries decode tokens
+	// (vLLM's max_num_batched_tokens, for those steps): decodes go first,
+	// and prompt chunks get what is left, at least BlockRows, so a long
+	// prompt is prefilled over several steps and the running sequences'
+	// inter-token latency stays bounded. A step with no decode may use
+	// the whole plan (Plan.MaxTokens), so a burst of prompts into an idle
+	// engine starts as fast as before. 0 or more than the plan's tokens:
+	// the plan's.
+	StepTokens int
 }
 
 // NewEngine makes an engine running plan, which it owns from then on,
 // with KV stores on the plan's devices as opt says.
 func NewEngine(plan *Plan, opt Options) (*Engine, error) {
-	if len(plan.outTs) == 0 {
-		return nil, errors.New("engine: the graph has no output")
+	if opt.Context < 0 || opt.KVBudget < 0 || opt.StepTokens < 0 {
+		return nil, fmt.Errorf("engine: context %d, KV budget %d and step tokens %d must be ≥ 0", opt.Context, opt.KVBudget, opt.StepTokens)
 	}
-	if opt.Context < 0 || opt.KVBudget < 0 {
-		return nil, fmt.Errorf("engine: context %d and KV budget %d must be ≥ 0", opt.Context, opt.KVBudget)
+	if plan == nil || len(plan.outTs) == 0 {
+		return nil, errors.New("engine: the graph has no output")
 	}
 	kv, err := plan.NewKV(opt.KVBudget, opt.KVType)
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
 	out := plan.outTs[0]
-	return &Engine{plan: plan, kv: kv, ctx: opt.Context, vocab: out.Shape[len(out.Shape)-1]}, nil
+	return &Engine{plan: plan, kv: kv, ctx: opt.Context, vocab: out.Shape[len(out.Shape)-1], stepTokens: opt.StepTokens}, nil
 }
 
 // Close releases the plan's backends (their worker threads). The engine
@@ -415,6 +433,9 @@ type Stats struct {
 	Queries                                       int
 }
 
+// LastStep describes the tokens of the last step Infer ran.
+func (e *Engine) LastStep() StepInfo { return e.last }
+
 // Stats returns the engine's counters.
 func (e *Engine) Stats() Stats {
 	l, h, s := e.kv.PrefixStats()
@@ -512,6 +533,7 @@ func (e *Engine) Infer(ctx context.Context) ([]TokenEvent, error) {
 	st.Loc, st.View, st.Len, st.Views, st.Shift = st.Loc[:0], st.View[:0], st.Len[:0], st.Views[:0], st.Shift[:0]
 	e.rows, e.stepQ = e.rows[:0], e.stepQ[:0]
 	events := e.events[:0]
+	e.last = StepInfo{}
 	budget := e.plan.MaxTokens
 	// Decoding queries first, one token per live sequence: their latency
 	// stays low while long prompts are chunked into what the step has
@@ -537,6 +559,11 @@ func (e *Engine) Infer(ctx context.Context) ([]TokenEvent, error) {
 			events = e.fail(events, q, err)
 			break
 		}
+	}
+	e.last.Decode = len(st.Tokens)
+	if n := len(st.Tokens); n > 0 && e.stepTokens > 0 {
+		// Decodes are running: prompts get what the step budget leaves.
+		budget = min(budget, max(e.stepTokens-n, BlockRows))
 	}
 	for _, q := range e.queries {
 		if q.started || q.done || budget == 0 {
@@ -576,6 +603,7 @@ func (e *Engine) Infer(ctx context.Context) ([]TokenEvent, error) {
 			e.rows = append(e.rows, rowRef{q, -1})
 		}
 	}
+	e.last.Prompt = len(st.Tokens) - e.last.Decode
 	if len(st.Tokens) == 0 {
 		e.reap()
 		e.events = events

@@ -399,8 +399,8 @@ func planShards(g *graph.Graph, nodes []*graph.Node, d int, devs Devices, out ma
 		switch {
 		case n.Op.Stateful && n.Attrs.Int("heads") > 0 && len(n.Inputs) >= 3:
 			h, kvh := n.Attrs.Int("heads"), ops.KVHeads(n.Attrs)
-			if n.Attrs.Bool("alibi") {
-				continue // ALiBi's slopes depend on the head index: runs whole
+			if n.Attrs.Bool("alibi") || (n.Op.Name == "attention" && len(n.Inputs) > 3 && n.Inputs[3] != nil) {
+				continue // ALiBi's slopes and a rel_bias table depend on the head index: runs whole
 			}
 			l := closer(n.Outputs[0])
 			if l == nil {

@@ -422,6 +422,10 @@ func (p *Plan) microBatches(st *backend.Step) []backend.Step {
 		if len(st.Decode) >= hi {
 			sb.Decode = st.Decode[lo:hi]
 		}
+		sb.Memory = nil
+		if len(st.Memory) >= hi {
+			sb.Memory = st.Memory[lo:hi]
+		}
 		sb.Loc, sb.View, sb.Len, sb.Views = st.Loc[lo:hi], st.View[lo:hi], st.Len[lo:hi], st.Views
 		sb.Shift = nil
 		if i == 0 {

@@ -37,6 +37,17 @@ func (s *Server) routes() {
 	s.mux = m
 }
 
+// arrivalKey keys the time a request's headers were read in its context.
+type arrivalKey struct{}
+
+// arrival returns when r reached the server (now when it was not stamped).
+func arrival(r *http.Request) time.Time {
+	if t, ok := r.Context().Value(arrivalKey{}).(time.Time); ok {
+		return t
+	}
+	return time.Now()
+}
+
 // ready wraps a handler that needs the model: 503 while it loads.
 func (s *Server) ready(h func(http.ResponseWriter, *http.Request, *Model)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
@@ -46,6 +57,7 @@ func (s *Server) ready(h func(http.ResponseWriter, *http.Request, *Model)) http.
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, s.opt.MaxBodyBytes)
+		r = r.WithContext(context.WithValue(r.Context(), arrivalKey{}, time.Now()))
 		h(w, r, m)
 	}
 }
@@ -446,7 +458,7 @@ func (e *sse) send(v any) {
 func (s *Server) generate(w http.ResponseWriter, r *http.Request, m *Model, p *genParams, isChat bool) {
 	p.req.Logprobs = p.logprobs
 	p.req.TopLogprobs = p.topLogprobs
-	j := newJob(p.req)
+	j := newJob(p.req, arrival(r))
 	if err := s.submit(j); err != nil {
 		if errors.Is(err, errBusy) {
 			w.Header().Set("Retry-After", strconv.Itoa(s.opt.RetryAfter))
@@ -454,6 +466,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, m *Model, p *g
 		writeError(w, err)
 		return
 	}
+	s.met.prepare.Observe(time.Since(j.arrived).Seconds())
 	n := j.n
 	id := fmt.Sprintf("%s%x%04x", map[bool]string{true: "chatcmpl-", false: "cmpl-"}[isChat], s.created, s.ids.Add(1))
 	object := "text_completion"
@@ -517,7 +530,8 @@ loop:
 		case <-j.notify:
 		}
 		var closed bool
-		evs, closed, genErr = j.take(evs)
+		var pushed time.Time
+		evs, pushed, closed, genErr = j.take(evs)
 		for _, ev := range evs {
 			if ev.Seq < 0 || ev.Seq >= n {
 				continue
@@ -574,6 +588,9 @@ loop:
 		if out != nil && out.err != nil {
 			s.giveUp(j)
 			return // the client stopped reading
+		}
+		if p.stream && len(evs) > 0 && !pushed.IsZero() {
+			s.met.delivery.Observe(time.Since(pushed).Seconds())
 		}
 		all := true
 		for _, c := range choices {
@@ -641,6 +658,10 @@ func (s *Server) embeddings(w http.ResponseWriter, r *http.Request, m *Model) {
 	texts, toks, err := promptInputs(req.Input)
 	if err != nil {
 		writeError(w, badRequest("input", "input %v", err))
+		return
+	}
+	if len(texts) == 0 && len(toks) == 0 {
+		writeError(w, badRequest("input", "input is an empty list: give at least one text or token list"))
 		return
 	}
 	if req.EncodingFormat != "" && req.EncodingFormat != "float" {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"strconv"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -18,6 +19,11 @@ type metrics struct {
 	promptTokens, genTokens   prometheus.Counter
 	prefixQueries, prefixHits prometheus.Counter
 	requests                  *prometheus.CounterVec
+	// weft's own latency breakdown (not vLLM's): the handler's work
+	// before a request is queued, each engine step by kind, and the time
+	// from a token's step to its bytes being written to the client.
+	prepare, delivery    prometheus.Observer
+	stepTime, stepTokens *prometheus.HistogramVec
 	// the engine's cumulative prefix counters at the last update
 	lastLookups, lastHits int64
 }
@@ -58,6 +64,14 @@ func newMetrics(reg prometheus.Registerer, model string) *metrics {
 	}
 	m.cacheInfo = f(prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "vllm:cache_config_info", Help: "KV cache configuration.", ConstLabels: labels},
 		[]string{"block_size", "num_gpu_blocks"})).(*prometheus.GaugeVec)
+	m.prepare = hist("weft:request_prepare_seconds", "From a request's arrival to its submission: body parsing, chat template, tokenization.", latencyBuckets)
+	m.delivery = hist("weft:token_delivery_seconds", "From the end of the engine step that made a token to its bytes being flushed to the client.", itlBuckets)
+	m.stepTime = f(prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "weft:engine_step_seconds",
+		Help: "Engine step time by kind: decode (generated tokens only), prefill (prompt tokens only) or mixed.", Buckets: itlBuckets, ConstLabels: labels},
+		[]string{"kind"})).(*prometheus.HistogramVec)
+	m.stepTokens = f(prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "weft:engine_step_tokens",
+		Help: "Tokens in an engine step by kind (see weft:engine_step_seconds).", Buckets: prometheus.ExponentialBuckets(1, 2, 13), ConstLabels: labels},
+		[]string{"kind"})).(*prometheus.HistogramVec)
 	m.requests = f(prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vllm:request_success_total", Help: "Finished requests by finish reason.", ConstLabels: labels},
 		[]string{"finished_reason"})).(*prometheus.CounterVec)
 	return m
@@ -67,6 +81,20 @@ func newMetrics(reg prometheus.Registerer, model string) *metrics {
 // count.
 func (m *metrics) cacheConfig(blockSize, numBlocks int) {
 	m.cacheInfo.WithLabelValues(strconv.Itoa(blockSize), strconv.Itoa(numBlocks)).Set(1)
+}
+
+// step records one engine step of decode generated and prompt prefilled
+// tokens that took d.
+func (m *metrics) step(decode, prompt int, d time.Duration) {
+	kind := "mixed"
+	switch {
+	case prompt == 0:
+		kind = "decode"
+	case decode == 0:
+		kind = "prefill"
+	}
+	m.stepTime.WithLabelValues(kind).Observe(d.Seconds())
+	m.stepTokens.WithLabelValues(kind).Observe(float64(decode + prompt))
 }
 
 // update sets the gauges from the engine's counters; only the engine

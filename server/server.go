@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,6 +35,12 @@ type Engine interface {
 	Infer(ctx context.Context) ([]scheduler.TokenEvent, error)
 	Cancel(id int)
 	Stats() scheduler.Stats
+}
+
+// stepReporter is an engine that says what its last step held
+// (scheduler.Engine does), for the step metrics.
+type stepReporter interface {
+	LastStep() scheduler.StepInfo
 }
 
 // Constrainer makes a picker that only chooses tokens that keep a reply
@@ -239,6 +246,7 @@ type job struct {
 	closed bool
 	err    error
 	notify chan struct{}
+	pushed time.Time // when the engine goroutine last pushed events
 
 	cancel atomic.Bool // the handler gave up on it (disconnect, stop string)
 
@@ -249,9 +257,11 @@ type job struct {
 	last     []time.Time
 }
 
-func newJob(r scheduler.Request) *job {
+// newJob makes the job of request r that arrived at the server at
+// arrived.
+func newJob(r scheduler.Request, arrived time.Time) *job {
 	n := max(r.N, 1)
-	return &job{req: r, n: n, arrived: time.Now(), notify: make(chan struct{}, 1), last: make([]time.Time, n)}
+	return &job{req: r, n: n, arrived: arrived, notify: make(chan struct{}, 1), last: make([]time.Time, n)}
 }
 
 func (j *job) signal() {
@@ -261,9 +271,10 @@ func (j *job) signal() {
 	}
 }
 
-func (j *job) push(ev scheduler.TokenEvent) {
+func (j *job) push(ev scheduler.TokenEvent, at time.Time) {
 	j.mu.Lock()
 	j.evs = append(j.evs, ev)
+	j.pushed = at
 	j.mu.Unlock()
 	j.signal()
 }
@@ -276,13 +287,14 @@ func (j *job) end(err error) {
 	j.signal()
 }
 
-// take moves the job's pending events into buf.
-func (j *job) take(buf []scheduler.TokenEvent) ([]scheduler.TokenEvent, bool, error) {
+// take moves the job's pending events into buf, and says when the last
+// of them was pushed.
+func (j *job) take(buf []scheduler.TokenEvent) ([]scheduler.TokenEvent, time.Time, bool, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	buf = append(buf[:0], j.evs...)
 	j.evs = j.evs[:0]
-	return buf, j.closed, j.err
+	return buf, j.pushed, j.closed, j.err
 }
 
 // submit queues j, or says why not.
@@ -370,13 +382,25 @@ func (s *Server) loop(eng Engine) {
 		if len(running) == 0 {
 			select {
 			case <-s.wake:
+				// The engine was idle: let the handlers of a burst that
+				// are already runnable submit before the first step
+				// takes the cores, so that their prompts share it
+				// instead of waiting for it and then prefilling beside
+				// the first request's decodes.
+				runtime.Gosched()
 				continue
 			case <-s.quit:
 				return
 			}
 		}
+		t0 := time.Now()
 		evs, err := eng.Infer(context.Background())
 		now := time.Now()
+		if sr, ok := eng.(stepReporter); ok && err == nil {
+			if ls := sr.LastStep(); ls.Decode+ls.Prompt > 0 {
+				s.met.step(ls.Decode, ls.Prompt, now.Sub(t0))
+			}
+		}
 		for _, ev := range evs {
 			j := running[ev.Query]
 			if j == nil {
@@ -393,7 +417,7 @@ func (s *Server) loop(eng Engine) {
 				j.last[ev.Seq] = now
 			}
 			ev.Logits = nil
-			j.push(ev)
+			j.push(ev, now)
 			if ev.Done {
 				j.seqDone++
 				if ev.Reason != "" {
@@ -403,6 +427,13 @@ func (s *Server) loop(eng Engine) {
 					finish(ev.Query, j, nil)
 				}
 			}
+		}
+		if len(evs) > 0 {
+			// The handlers just woken write their tokens in microseconds;
+			// let them run before the next step's workers take every core
+			// (else a token waits for the scheduler's 10 ms preemption or
+			// the step's end: weft:token_delivery_seconds).
+			runtime.Gosched()
 		}
 		if err != nil {
 			// The step failed as a whole: the engine dropped the queries

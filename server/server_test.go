@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -294,10 +295,15 @@ func TestMetrics(t *testing.T) {
 	_, ts, _ := startServer(t, tm, Options{Parallel: 2})
 	prompt := `{"prompt": "` + strings.Repeat("Once upon a time ", 10) + `", "max_tokens": 5, "temperature": 0}`
 	for i := 0; i < 2; i++ { // the second finds the first's prompt blocks
-		resp, err := post(t, context.Background(), ts.URL+"/v1/completions", prompt)
+		body := prompt
+		if i == 1 {
+			body = strings.Replace(prompt, "{", `{"stream": true, `, 1)
+		}
+		resp, err := post(t, context.Background(), ts.URL+"/v1/completions", body)
 		if err != nil {
 			t.Fatal(err)
 		}
+		io.Copy(io.Discard, resp.Body) //nolint:errcheck
 		resp.Body.Close()
 	}
 	ids, err := encode(tm.m.Tokenizer, strings.Repeat("Once upon a time ", 10))
@@ -329,6 +335,17 @@ func TestMetrics(t *testing.T) {
 		`vllm:prefix_cache_queries_total{model_name="stories260K"} 48`,
 		`vllm:prefix_cache_hits_total{model_name="stories260K"} 32`,
 		`vllm:request_success_total{finished_reason="length",model_name="stories260K"} 2`,
+		// weft's breakdown: each request is one prefill step (the second
+		// only the tokens past its 32 cached ones) and 4 decode steps of
+		// one token; both were prepared; the streamed one was delivered.
+		`weft:request_prepare_seconds_count{model_name="stories260K"} 2`,
+		`weft:engine_step_seconds_count{kind="prefill",model_name="stories260K"} 2`,
+		`weft:engine_step_seconds_count{kind="decode",model_name="stories260K"} 8`,
+		fmt.Sprintf(`weft:engine_step_tokens_sum{kind="prefill",model_name="stories260K"} %d`, 2*len(ids)-32),
+		`weft:engine_step_tokens_sum{kind="decode",model_name="stories260K"} 8`,
+	}
+	if !regexp.MustCompile(`\nweft:token_delivery_seconds_count\{model_name="stories260K"\} [1-9]`).MatchString(text) {
+		t.Error("/metrics has no token delivery of the streamed request")
 	}
 	for _, w := range want {
 		if !strings.Contains(text, w+"\n") {

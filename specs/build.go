@@ -2,6 +2,8 @@ package specs
 
 import (
 	"fmt"
+	"slices"
+	"sort"
 	"strings"
 
 	"github.com/google/cel-go/interpreter"
@@ -25,6 +27,29 @@ type BuildOptions struct {
 	// Source binds weights to checkpoint tensors; nil builds an unbound
 	// graph (shapes from the spec, f32) for synthesis and shape checks.
 	Source TensorSource
+	// Outputs picks which of the spec's outputs the graph returns, in
+	// this order (nil: the first, the one the engine samples from). The
+	// ops only an unpicked output reads are left out, so a decoder's
+	// graph built for logits does not compute its `hidden` output, nor
+	// one built for `hidden` its LM head.
+	Outputs []string
+	// Encoder builds the spec's encoder (its encoder: graph, whose output
+	// is the value `memory`) instead of its graph.
+	Encoder bool
+}
+
+// TensorsVar is the CEL variable holding the names of the checkpoint's
+// tensors (a list; empty for an unbound build), so that a spec can follow
+// the tensors a checkpoint has, as llama.cpp does (e.g. T5's gated FFN
+// when ffn_gate is present): `when: '"enc.blk.0.ffn_gate.weight" in tensors'`.
+const TensorsVar = "tensors"
+
+// EncoderOutput is the name of the value an encoder graph outputs.
+const EncoderOutput = "memory"
+
+// tensorLister is a TensorSource that can list its tensors' names.
+type tensorLister interface {
+	Names() []string
 }
 
 type builder struct {
@@ -75,11 +100,29 @@ func (s *Spec) Build(opt BuildOptions) (*graph.Graph, error) {
 		b.inputs[in] = b.g.AddInput(in, si.Type)
 	}
 	top := &env{vals: map[string]*graph.Value{}, vars: map[string]any{}, layer: -1}
-	if err := b.stmts(s.Graph, top); err != nil {
+	if _, isParam := opt.Params[TensorsVar]; !isParam {
+		names := []string{}
+		if l, ok := opt.Source.(tensorLister); ok {
+			names = l.Names()
+		}
+		top.vars[TensorsVar] = names
+	}
+	stmts, outputs := s.Graph, s.Outputs
+	if opt.Encoder {
+		if s.Encoder == nil {
+			return nil, fmt.Errorf("%s: build: the spec has no encoder", s.File)
+		}
+		stmts, outputs = s.Encoder, []string{EncoderOutput}
+		b.g.Name = s.Name + ".encoder"
+	}
+	if err := b.stmts(stmts, top); err != nil {
 		return nil, err
 	}
-	for _, o := range s.Outputs {
+	for _, o := range outputs {
 		v, ok := top.vals[o]
+		if !ok && opt.Encoder {
+			return nil, fmt.Errorf("%s: the encoder never assigns %q, its output", s.File, o)
+		}
 		if !ok {
 			if s.outPos.File != "" {
 				msg := fmt.Sprintf("output %q is never assigned", o)
@@ -91,6 +134,15 @@ func (s *Spec) Build(opt BuildOptions) (*graph.Graph, error) {
 			return nil, fmt.Errorf("%s: output %q is never assigned", s.File, o)
 		}
 		b.g.Outputs = append(b.g.Outputs, v)
+	}
+	if !opt.Encoder {
+		picked := opt.Outputs
+		if picked == nil && len(s.Outputs) > 0 {
+			picked = s.Outputs[:1]
+		}
+		if err := b.pick(picked); err != nil {
+			return nil, err
+		}
 	}
 	if err := b.g.Validate(); err != nil {
 		return nil, err
@@ -150,6 +202,9 @@ func (s *Spec) Check(reg *ops.Registry) error {
 		}
 	}
 	if err := walk(s.Graph); err != nil {
+		return err
+	}
+	if err := walk(s.Encoder); err != nil {
 		return err
 	}
 	for _, b := range s.Blocks {
@@ -392,7 +447,7 @@ func (b *builder) attrs(def *ops.Def, c *call, e *env, pos graph.Pos) (ops.Attrs
 			raw = v
 		} else {
 			word := strings.TrimSpace(a.Src)
-			if ad.Type != ops.AttrString || !contains(ad.Enum, word) {
+			if ad.Type != ops.AttrAny && (ad.Type != ops.AttrString || !contains(ad.Enum, word)) {
 				return nil, &Error{Pos: apos, Msg: fmt.Sprintf("%s: attribute %s = %s: unknown name %q", def.Name, a.Key, a.Src, word)}
 			}
 			raw = word
@@ -613,13 +668,17 @@ func (s *Spec) TensorNames(key string, vars map[string]any, format string, param
 // MetaKeys returns, for each param with a GGUF metadata key under arch,
 // the key and the param's value typed as GGUF expects (uint32 for
 // integers, float32 for floats). Keys outside the architecture's namespace
-// (such as the tokenizer's) are left out.
+// (such as the tokenizer's) are left out, and so are optional params at
+// their default.
 func (s *Spec) MetaKeys(arch string, params Params) []MetaKV {
 	var out []MetaKV
 	for _, d := range s.Params {
 		key, ok := d.From["gguf"]
 		if !ok || !strings.HasPrefix(key, ".") {
 			continue
+		}
+		if d.Optional && d.Literal != nil && params[d.Name] == d.Literal {
+			continue // llama.cpp assumes the default when the key is absent
 		}
 		var v any
 		_, isFloat := d.Literal.(float64)
@@ -668,6 +727,141 @@ func applyTransform(op string, args []int, t *tensor.Tensor) (*tensor.Tensor, er
 		return RoPEPermute(t, args[0])
 	case "rows":
 		return Rows(t, args[0], args[1])
+	case "add_one":
+		return AddOne(t)
+	case "flatten":
+		return Flatten(t)
 	}
 	return nil, fmt.Errorf("unknown transform")
+}
+
+// OpUse describes how a spec calls an op that is neither a block nor in
+// a registry: the most inputs and outputs any call gives it, and the
+// attributes calls set. Commands that draw a graph without starting the
+// spec's plugins (weft graph) stand placeholders in for these ops.
+type OpUse struct {
+	Name    string
+	Inputs  int
+	Outputs int
+	Attrs   []string // sorted
+	Pos     graph.Pos
+}
+
+// UnknownOps lists, sorted by name, the ops the spec's statements call
+// that are neither blocks nor in reg (structure choices resolved).
+func (s *Spec) UnknownOps(reg *ops.Registry) []OpUse {
+	uses := map[string]*OpUse{}
+	attrs := map[string]map[string]bool{}
+	var walkCall func(c *call, pos graph.Pos, outs int)
+	walkCall = func(c *call, pos graph.Pos, outs int) {
+		pos = c.at(pos)
+		name := c.Op
+		if strings.HasPrefix(name, "$") {
+			if v, ok := s.choice(name[1:]); ok {
+				name, _ = v.(string)
+			}
+		}
+		_, isBlock := s.Blocks[name]
+		_, isOp := reg.Lookup(name)
+		if name != "" && !isBlock && !isOp {
+			u := uses[name]
+			if u == nil {
+				u = &OpUse{Name: name, Pos: pos}
+				uses[name] = u
+				attrs[name] = map[string]bool{}
+			}
+			u.Inputs = max(u.Inputs, len(c.Args))
+			u.Outputs = max(u.Outputs, outs, 1)
+			for _, a := range c.Attrs {
+				attrs[name][a.Key] = true
+			}
+		}
+		for _, a := range c.Args {
+			if a.Call != nil {
+				walkCall(a.Call, pos, 1)
+			}
+		}
+	}
+	var walk func(stmts []*Stmt)
+	walk = func(stmts []*Stmt) {
+		for _, st := range stmts {
+			if st.Call != nil {
+				walkCall(st.Call, st.Pos, len(st.Outs))
+			}
+			walk(st.Body)
+		}
+	}
+	walk(s.Graph)
+	names := make([]string, 0, len(s.Blocks))
+	for n := range s.Blocks {
+		names = append(names, n)
+	}
+	sort.Strings(names) // a deterministic first position
+	for _, n := range names {
+		walk(s.Blocks[n].Body)
+	}
+	out := make([]OpUse, 0, len(uses))
+	for _, u := range uses {
+		for a := range attrs[u.Name] {
+			u.Attrs = append(u.Attrs, a)
+		}
+		sort.Strings(u.Attrs)
+		out = append(out, *u)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// pick keeps only the named graph outputs and drops the nodes that no
+// kept output needs (stateful nodes, which write the KV cache, stay).
+func (b *builder) pick(names []string) error {
+	if len(names) == 0 {
+		return fmt.Errorf("%s: build: no output picked (the spec has %s)", b.s.File, strings.Join(b.s.Outputs, ", "))
+	}
+	var outs []*graph.Value
+	for _, n := range names {
+		i := slices.Index(b.s.Outputs, n)
+		if i < 0 {
+			return fmt.Errorf("%s: no output %q (the spec has %s)", b.s.File, n, strings.Join(b.s.Outputs, ", "))
+		}
+		outs = append(outs, b.g.Outputs[i])
+	}
+	b.g.Outputs = outs
+	live := map[int]bool{}
+	for _, v := range outs {
+		live[v.ID] = true
+	}
+	keep := make([]bool, len(b.g.Nodes))
+	for i := len(b.g.Nodes) - 1; i >= 0; i-- {
+		n := b.g.Nodes[i]
+		k := n.Op.Stateful
+		for _, o := range n.Outputs {
+			k = k || live[o.ID]
+		}
+		if !k {
+			continue
+		}
+		keep[i] = true
+		for _, in := range n.Inputs {
+			if in != nil {
+				live[in.ID] = true
+			}
+		}
+	}
+	nodes := b.g.Nodes[:0]
+	for i, n := range b.g.Nodes {
+		if keep[i] {
+			nodes = append(nodes, n)
+		}
+	}
+	b.g.Nodes = nodes
+	// Weights only the dropped nodes read are not the graph's any more.
+	vals := b.g.Values[:0]
+	for _, v := range b.g.Values {
+		if v.Param == nil || live[v.ID] {
+			vals = append(vals, v)
+		}
+	}
+	b.g.Values = vals
+	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
+	"github.com/google/cel-go/common/types/traits"
 	"github.com/google/cel-go/ext"
 	"github.com/google/cel-go/interpreter"
 	"github.com/weftrun/weft/graph"
@@ -21,6 +22,22 @@ type celExpr struct {
 	prog cel.Program
 }
 
+// Limits on spec expressions: a spec may come from anywhere, and opening
+// one must not hang weft (TestExprLimits holds inputs that did).
+const (
+	// MaxExprChars bounds one expression's length in code points.
+	MaxExprChars = 4096
+	// MaxExprCost bounds the work of one evaluation in CEL's cost units
+	// (about one per operation or element visited): nested list macros
+	// such as l.map(x, l.map(y, …)) grow as a power of the lists' length.
+	MaxExprCost = 1_000_000
+	// MaxValueLen bounds the elements of a list or the bytes of a string an
+	// expression gives: list concatenation costs CEL nothing, so params
+	// that each double the last (b: a + a, c: b + b, …) grow without
+	// bound otherwise.
+	MaxValueLen = 1 << 16
+)
+
 // newEnv declares every name a spec expression may use as a dynamic
 // variable: params, structure choices and loop variables.
 func newEnv(names []string) (*cel.Env, error) {
@@ -31,7 +48,7 @@ func newEnv(names []string) (*cel.Env, error) {
 	}
 	// ext.Math gives math.sqrt, math.pow-free roots, rounding and
 	// min/max (e.g. gemma's scale by math.sqrt(hidden)).
-	opts = append(opts, ext.Math())
+	opts = append(opts, ext.Math(), cel.ParserExpressionSizeLimit(MaxExprChars))
 	return cel.NewEnv(opts...)
 }
 
@@ -67,7 +84,7 @@ func compile(env *cel.Env, src string, pos graph.Pos, what string) (*celExpr, er
 	if iss != nil && iss.Err() != nil {
 		return nil, &Error{Pos: pos, Msg: fmt.Sprintf("%s: bad expression %q:\n%s", what, src, indent(iss.Err().Error()))}
 	}
-	prg, err := env.Program(ast)
+	prg, err := env.Program(ast, cel.CostLimit(MaxExprCost))
 	if err != nil {
 		return nil, &Error{Pos: pos, Msg: fmt.Sprintf("%s: %v", what, err)}
 	}
@@ -83,6 +100,9 @@ func indent(s string) string {
 func (e *celExpr) eval(act interpreter.Activation) (any, error) {
 	out, _, err := e.prog.Eval(act)
 	if err != nil {
+		if strings.Contains(err.Error(), "cost limit exceeded") {
+			return nil, fmt.Errorf("%v: the expression does more than %d units of work (a spec expression's limit)", err, MaxExprCost)
+		}
 		return nil, err
 	}
 	return native(out)
@@ -99,9 +119,17 @@ func native(v ref.Val) (any, error) {
 	case types.Bool:
 		return bool(x), nil
 	case types.String:
+		if len(x) > MaxValueLen {
+			return nil, fmt.Errorf("expression gives a string of %d bytes; a spec's limit is %d", len(x), MaxValueLen)
+		}
 		return string(x), nil
 	}
 	if v.Type() == types.ListType {
+		if sz, ok := v.(traits.Sizer); ok {
+			if n, ok := sz.Size().(types.Int); ok && n > MaxValueLen {
+				return nil, fmt.Errorf("expression gives a list of %d elements; a spec's limit is %d", n, MaxValueLen)
+			}
+		}
 		raw, err := v.ConvertToNative(reflect.TypeOf([]any{}))
 		if err != nil {
 			return nil, err

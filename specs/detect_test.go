@@ -27,6 +27,7 @@ func TestForCheckpoint(t *testing.T) {
 		{"qwen3moe", nil, "qwen3"},
 		{"gemma", nil, "gemma"},
 		{"gemma2", nil, "gemma2"},
+		{"gemma3", nil, "gemma3"},
 		{"phi2", nil, "phi2"},
 		{"phi3", nil, "phi3"},
 		{"falcon", nil, "falcon"},
@@ -37,6 +38,7 @@ func TestForCheckpoint(t *testing.T) {
 		{"stablelm", nil, "stablelm"},
 		{"olmo2", nil, "olmo2"},
 		{"nomic-bert", nil, "nomic-bert"},
+		{"t5", nil, "t5"},
 	} {
 		s, err := ForCheckpoint(tc.arch, tc.meta)
 		if err != nil {

@@ -46,6 +46,40 @@ type Meta struct {
 	Format string         // naming scheme: gguf, hf or llama2c
 	Arch   string         // replaces a leading "." in GGUF keys
 	Values map[string]any // the checkpoint's own keys
+	// HasTensor, when set, answers a param's "tensor:NAME" source: true
+	// when the checkpoint holds tensor NAME (llama.cpp marks Llama 3.1's
+	// RoPE scaling by a rope_freqs.weight tensor, not by a key).
+	HasTensor func(name string) bool
+}
+
+// Lookup returns the checkpoint value that sets param d, and its key: the
+// first of d's keys for the format that the checkpoint has, with a
+// leading "." standing for the architecture, dotted HF keys walking
+// nested objects, and "tensor:NAME" true when the tensor exists. A null
+// (JSON null in an HF config) means "not set".
+func (m *Meta) Lookup(d *ParamDecl) (key string, v any, ok bool) {
+	if m == nil {
+		return "", nil, false
+	}
+	first, ok := d.From[m.Format]
+	if !ok {
+		return "", nil, false
+	}
+	for _, key := range append([]string{first}, d.Also[m.Format]...) {
+		if name, isTensor := strings.CutPrefix(key, "tensor:"); isTensor {
+			if m.HasTensor != nil && m.HasTensor(name) {
+				return key, true, true
+			}
+			continue
+		}
+		if strings.HasPrefix(key, ".") {
+			key = m.Arch + key
+		}
+		if raw, ok := lookupMeta(m, key); ok && raw != nil {
+			return key, raw, true
+		}
+	}
+	return "", nil, false
 }
 
 // ResolveParams evaluates the spec's params in dependency order. A value
@@ -89,22 +123,19 @@ func (s *Spec) ResolveParams(meta *Meta, overrides map[string]any) (Params, erro
 		state[name] = 1
 		stack = append(stack, name)
 		defer func() { stack = stack[:len(stack)-1] }()
-		if meta != nil {
-			if key, ok := d.From[meta.Format]; ok {
-				if strings.HasPrefix(key, ".") {
-					key = meta.Arch + key
-				}
-				// A null (JSON null in an HF config) means "not set".
-				if raw, ok := meta.Values[key]; ok && raw != nil {
-					v, err := metaValue(raw)
-					if err != nil {
-						return nil, &Error{Pos: d.Pos, Msg: fmt.Sprintf("params.%s: checkpoint key %s: %v", name, key, err)}
-					}
-					out[name] = v
-					state[name] = 2
-					return v, nil
+		if key, raw, ok := meta.Lookup(d); ok {
+			v, err := metaValue(raw)
+			if err != nil {
+				return nil, &Error{Pos: d.Pos, Msg: fmt.Sprintf("params.%s: checkpoint key %s: %v", name, key, err)}
+			}
+			if i, isInt := v.(int64); isInt {
+				if _, wantFloat := d.Literal.(float64); wantFloat {
+					v = float64(i) // a whole number (8.0 in JSON, 8 in a GGUF) for a float param
 				}
 			}
+			out[name] = v
+			state[name] = 2
+			return v, nil
 		}
 		if d.Expr == nil {
 			out[name] = d.Literal
@@ -189,4 +220,24 @@ func metaValue(v any) (any, error) {
 		return int64(len(x)), nil
 	}
 	return nil, fmt.Errorf("unsupported value %T", v)
+}
+
+// lookupMeta finds key in the checkpoint's metadata. In an HF config a
+// dotted key that is not a top-level name walks nested objects:
+// "rope_scaling.factor" is config.json's {"rope_scaling": {"factor": ...}}.
+func lookupMeta(meta *Meta, key string) (any, bool) {
+	if v, ok := meta.Values[key]; ok || meta.Format != "hf" || !strings.Contains(key, ".") {
+		return v, ok
+	}
+	var cur any = meta.Values
+	for _, part := range strings.Split(key, ".") {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if cur, ok = m[part]; !ok {
+			return nil, false
+		}
+	}
+	return cur, true
 }

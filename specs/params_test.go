@@ -144,7 +144,87 @@ func TestForArch(t *testing.T) {
 			t.Errorf("ForArch(%s) = %s, want %s", arch, sp.Name, want)
 		}
 	}
-	if _, err := specs.ForArch("t5"); err == nil || !strings.Contains(err.Error(), `no built-in spec for architecture "t5"`) {
-		t.Errorf("t5: %v", err)
+	if _, err := specs.ForArch("rwkv6"); err == nil || !strings.Contains(err.Error(), `no built-in spec for architecture "rwkv6"`) {
+		t.Errorf("rwkv6: %v", err)
+	}
+}
+
+// scalingSpec has the kinds of metadata source RoPE scaling needs.
+const scalingSpec = `
+name: s
+params:
+  ctx:     {value: 64, gguf: .context_length, hf: max_position_embeddings}
+  kind:    {value: "'linear'", optional: true, gguf: .rope.scaling.type, hf: [rope_scaling.rope_type, rope_scaling.type]}
+  factor:  {value: 1.0, optional: true, gguf: .rope.scaling.factor, hf: rope_scaling.factor}
+  freqs:   {value: false, gguf: "tensor:rope_freqs.weight"}
+  either:  {value: false, gguf: ["tensor:a.weight", "tensor:b.weight"]}
+  scale:   "1.0 / factor"
+graph: []
+`
+
+// TestParamSources: lists of keys tried in order, nested HF keys, tensor
+// presence, whole numbers for float params, quoted strings as literals.
+func TestParamSources(t *testing.T) {
+	sp := parse(t, "s.yaml", scalingSpec)
+	has := func(names ...string) func(string) bool {
+		return func(n string) bool { return strings.Contains(strings.Join(names, ","), n) }
+	}
+	for _, c := range []struct {
+		name string
+		meta *specs.Meta
+		want map[string]any
+	}{
+		{"defaults", nil, map[string]any{"kind": "linear", "factor": 1.0, "freqs": false, "scale": 1.0}},
+		{"hf nested, newer key", &specs.Meta{Format: "hf", Values: map[string]any{
+			"rope_scaling": map[string]any{"rope_type": "llama3", "factor": int64(8)}}},
+			map[string]any{"kind": "llama3", "factor": 8.0, "scale": 0.125}},
+		{"hf nested, older key", &specs.Meta{Format: "hf", Values: map[string]any{
+			"rope_scaling": map[string]any{"type": "yarn", "factor": 4.0}}},
+			map[string]any{"kind": "yarn", "factor": 4.0}},
+		{"hf null rope_scaling", &specs.Meta{Format: "hf", Values: map[string]any{"rope_scaling": nil}},
+			map[string]any{"kind": "linear", "factor": 1.0}},
+		{"gguf", &specs.Meta{Format: "gguf", Arch: "llama", Values: map[string]any{
+			"llama.rope.scaling.type": "yarn", "llama.rope.scaling.factor": float32(4)}, HasTensor: has("rope_freqs.weight")},
+			map[string]any{"kind": "yarn", "factor": 4.0, "freqs": true, "either": false}},
+		{"tensor: list", &specs.Meta{Format: "gguf", Arch: "llama", HasTensor: has("b.weight")},
+			map[string]any{"freqs": false, "either": true}},
+		{"a dotted gguf key is not nested", &specs.Meta{Format: "gguf", Arch: "llama", Values: map[string]any{
+			"llama": map[string]any{"rope": map[string]any{"scaling": map[string]any{"factor": 2.0}}}}},
+			map[string]any{"factor": 1.0}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := sp.ResolveParams(c.meta, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, want := range c.want {
+				if p[k] != want {
+					t.Errorf("%s = %v (%T), want %v (%T)", k, p[k], p[k], want, want)
+				}
+			}
+		})
+	}
+}
+
+// TestOptionalMetaKeys: synth writes an optional key only when its value
+// differs from the default.
+func TestOptionalMetaKeys(t *testing.T) {
+	sp := parse(t, "s.yaml", scalingSpec)
+	keys := func(set map[string]any) string {
+		p, err := sp.ResolveParams(nil, set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, m := range sp.MetaKeys("llama", p) {
+			out = append(out, m.Key)
+		}
+		return strings.Join(out, " ")
+	}
+	if got := keys(nil); got != "llama.context_length" {
+		t.Errorf("defaults write %q, want only llama.context_length", got)
+	}
+	if got := keys(map[string]any{"kind": "yarn", "factor": 4.0}); got != "llama.context_length llama.rope.scaling.type llama.rope.scaling.factor" {
+		t.Errorf("yarn x4 writes %q", got)
 	}
 }

@@ -41,6 +41,11 @@ type Spec struct {
 	// Inputs are the step inputs (ops.StepInputs) the graph always has;
 	// any other step input the graph names is added when it is used.
 	Inputs []string
+	// Encoder, when set, is an encoder-decoder model's encoder: a graph
+	// run once per request over the prompt whose value `memory` (its
+	// output) the decoder's cross_attention ops attend over. Graph is then
+	// the decoder.
+	Encoder []*Stmt
 	// Detect, when set, decides whether the spec serves a checkpoint of
 	// one of its architectures (CEL over arch and meta).
 	Detect     *celExpr
@@ -56,7 +61,15 @@ type ParamDecl struct {
 	Literal any      // set when the default is a literal
 	Expr    *celExpr // set when the default is an expression
 	From    map[string]string
-	Pos     graph.Pos
+	// Also holds further keys per format, tried in order when From's is
+	// absent (an HF config that says rope_scaling.type where newer ones
+	// say rope_scaling.rope_type).
+	Also map[string][]string
+	// Optional marks a key that checkpoints may leave out (llama.cpp
+	// assumes the default then): weft synth writes it only when the
+	// value differs from the default literal.
+	Optional bool
+	Pos      graph.Pos
 }
 
 // Choice is an atomic-block choice (e.g. norm: rms_norm).
@@ -150,7 +163,7 @@ func Load(path string) (*Spec, error) {
 	return Parse(filepath.Base(path), data)
 }
 
-var transformArity = map[string]int{"transpose": 0, "rope_permute": 1, "rows": 2}
+var transformArity = map[string]int{"transpose": 0, "rope_permute": 1, "rows": 2, "add_one": 0, "flatten": 0}
 
 // Parse compiles a spec from YAML bytes; name labels error positions.
 func Parse(name string, data []byte) (*Spec, error) {
@@ -166,7 +179,7 @@ func Parse(name string, data []byte) (*Spec, error) {
 		return nil, fmt.Errorf("%s: empty spec", name)
 	}
 	root := doc.Content[0]
-	top, err := p.mapping(root, "spec", "name", "doc", "architectures", "detect", "params", "structure", "inputs", "weights", "blocks", "graph", "outputs", "plugins")
+	top, err := p.mapping(root, "spec", "name", "doc", "architectures", "detect", "params", "structure", "inputs", "weights", "blocks", "encoder", "graph", "outputs", "plugins")
 	if err != nil {
 		return nil, err
 	}
@@ -305,6 +318,11 @@ func Parse(name string, data []byte) (*Spec, error) {
 	if s.Graph, err = p.stmts(s.env, nodes["graph"].v, "graph"); err != nil {
 		return nil, err
 	}
+	if kv, ok := nodes["encoder"]; ok {
+		if s.Encoder, err = p.stmts(s.env, kv.v, "encoder"); err != nil {
+			return nil, err
+		}
+	}
 	if kv, ok := nodes["plugins"]; ok {
 		if s.Plugins, err = p.plugins(kv.v); err != nil {
 			return nil, err
@@ -340,11 +358,12 @@ func collectLoopVars(nodes map[string]pair, names map[string]bool) {
 			walk(c)
 		}
 	}
-	for _, k := range []string{"graph", "blocks"} {
+	for _, k := range []string{"graph", "blocks", "encoder"} {
 		if kv, ok := nodes[k]; ok {
 			walk(kv.v)
 		}
 	}
+	names[TensorsVar] = true
 	names["i"] = true
 	names["e"] = true // the expert index of a stacked weight's name
 }
@@ -353,7 +372,7 @@ func (p *parser) param(env *cel.Env, pp pair) (*ParamDecl, error) {
 	d := &ParamDecl{Name: pp.key, Pos: p.pos(pp.kn), From: map[string]string{}}
 	v := pp.v
 	if v.Kind == yaml.MappingNode {
-		fields, err := p.mapping(v, "params."+pp.key, "value", "gguf", "hf", "llama2c")
+		fields, err := p.mapping(v, "params."+pp.key, "value", "optional", "gguf", "hf", "llama2c")
 		if err != nil {
 			return nil, err
 		}
@@ -361,6 +380,30 @@ func (p *parser) param(env *cel.Env, pp pair) (*ParamDecl, error) {
 		for _, f := range fields {
 			if f.key == "value" {
 				v = f.v
+				continue
+			}
+			if f.key == "optional" {
+				if f.v.Kind != yaml.ScalarNode || (f.v.Value != "true" && f.v.Value != "false") {
+					return nil, p.errf(f.v, "params.%s.optional: want true or false", pp.key)
+				}
+				d.Optional = f.v.Value == "true"
+				continue
+			}
+			if f.v.Kind == yaml.SequenceNode {
+				keys, err := p.strList(f.v, "params."+pp.key+"."+f.key)
+				if err != nil {
+					return nil, err
+				}
+				if len(keys) == 0 {
+					return nil, p.errf(f.v, "params.%s.%s: an empty list", pp.key, f.key)
+				}
+				d.From[f.key] = keys[0]
+				if len(keys) > 1 {
+					if d.Also == nil {
+						d.Also = map[string][]string{}
+					}
+					d.Also[f.key] = keys[1:]
+				}
 				continue
 			}
 			if d.From[f.key], err = p.str(f.v, "params."+pp.key+"."+f.key); err != nil {
@@ -378,6 +421,10 @@ func (p *parser) param(env *cel.Env, pp pair) (*ParamDecl, error) {
 		e, err := compile(env, v.Value, p.pos(v), "params."+pp.key)
 		if err != nil {
 			return nil, err
+		}
+		if str, ok := quoted(v.Value); ok {
+			d.Literal = str // a string constant ('linear'): typed like a literal for --set and synth
+			return d, nil
 		}
 		d.Expr = e
 		return d, nil
@@ -507,7 +554,7 @@ func (p *parser) transform(env *cel.Env, src string, n *yaml.Node, what string) 
 	t := &Transform{Op: strings.TrimSpace(src[:open]), Pos: p.pos(n)}
 	arity, ok := transformArity[t.Op]
 	if !ok {
-		return nil, p.errf(n, "%s: unknown transform %q (known: transpose(), rope_permute(heads), rows(start, count))", what, t.Op)
+		return nil, p.errf(n, "%s: unknown transform %q (known: transpose(), rope_permute(heads), rows(start, count), add_one(), flatten())", what, t.Op)
 	}
 	body := strings.TrimSpace(src[open+1 : strings.LastIndexByte(src, ')')])
 	if body != "" {
@@ -765,4 +812,18 @@ func (p *parser) plugins(n *yaml.Node) ([]*PluginDecl, error) {
 		out = append(out, d)
 	}
 	return out, nil
+}
+
+// quoted returns the text of a CEL string constant written in single or
+// double quotes with no escapes or inner quotes ('linear').
+func quoted(src string) (string, bool) {
+	src = strings.TrimSpace(src)
+	if len(src) < 2 || (src[0] != '\'' && src[0] != '"') || src[len(src)-1] != src[0] {
+		return "", false
+	}
+	in := src[1 : len(src)-1]
+	if strings.ContainsAny(in, "'\"\\") {
+		return "", false
+	}
+	return in, true
 }

@@ -3,6 +3,7 @@ package specs
 import (
 	"fmt"
 
+	"github.com/weftrun/weft/kernels/quant"
 	"github.com/weftrun/weft/tensor"
 )
 
@@ -138,4 +139,50 @@ func Stack(name string, pieces []*tensor.Tensor) (*tensor.Tensor, error) {
 		data = append(data, p.Data...)
 	}
 	return &tensor.Tensor{Name: name, DType: p0.DType, Shape: append([]int{len(pieces)}, p0.Shape...), Data: data}, nil
+}
+
+// AddOne returns 1 + w as f32 for a plain-typed (f32, f16, bf16) tensor:
+// Gemma's RMSNorm multiplies by (1 + w) and HF checkpoints store w,
+// where llama.cpp's converter writes 1 + w into the GGUF.
+func AddOne(t *tensor.Tensor) (*tensor.Tensor, error) {
+	n := t.Elems()
+	var get func(i int) float32
+	switch t.DType {
+	case tensor.F32:
+		if len(t.Data) != 4*n {
+			return nil, fmt.Errorf("tensor %s: %d bytes, want %d", t.Name, len(t.Data), 4*n)
+		}
+		f := tensor.BytesToF32(t.Data)
+		get = func(i int) float32 { return f[i] }
+	case tensor.F16, tensor.BF16:
+		if len(t.Data) != 2*n {
+			return nil, fmt.Errorf("tensor %s: %d bytes, want %d", t.Name, len(t.Data), 2*n)
+		}
+		conv := quant.FromF16
+		if t.DType == tensor.BF16 {
+			conv = quant.FromBF16
+		}
+		get = func(i int) float32 { return conv(uint16(t.Data[2*i]) | uint16(t.Data[2*i+1])<<8) }
+	default:
+		return nil, fmt.Errorf("cannot add 1 to %s tensor %s", t.DType, t.Name)
+	}
+	out := make([]float32, n)
+	for i := range out {
+		out[i] = 1 + get(i)
+	}
+	return tensor.FromF32(t.Name, out, append([]int(nil), t.Shape...)...), nil
+}
+
+// Flatten returns t as a vector of all its elements, without copying
+// (HF Qwen2-MoE's shared-expert gate is [1, hidden], GGUF's [hidden]).
+func Flatten(t *tensor.Tensor) (*tensor.Tensor, error) {
+	n := t.Elems()
+	rb, err := t.DType.RowBytes(n)
+	if err != nil {
+		return nil, fmt.Errorf("tensor %s: %w", t.Name, err)
+	}
+	if len(t.Data) != rb {
+		return nil, fmt.Errorf("tensor %s: %d bytes, want %d", t.Name, len(t.Data), rb)
+	}
+	return &tensor.Tensor{Name: t.Name, DType: t.DType, Shape: []int{n}, Data: t.Data}, nil
 }

@@ -1,10 +1,12 @@
 package specs_test
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"testing"
 
+	"github.com/weftrun/weft/kernels/quant"
 	"github.com/weftrun/weft/specs"
 	"github.com/weftrun/weft/tensor"
 )
@@ -152,4 +154,39 @@ func TestLlamaHF(t *testing.T) {
 	}
 	prompt := []int{1, 2, 29, 7, 7}
 	sameRows(t, "logits", runSeq(t, build(t, sp, p, "hf", hf), prompt, 0), runSeq(t, build(t, sp, p, "gguf", src), prompt, 0))
+}
+
+// TestAddOne: 1 + w as f32 from f32, f16 and bf16; quantized refused.
+func TestAddOne(t *testing.T) {
+	w := []float32{-0.5, 0, 0.25, 2}
+	f16 := make([]byte, 2*len(w))
+	bf16 := make([]byte, 2*len(w))
+	for i, v := range w {
+		binary.LittleEndian.PutUint16(f16[2*i:], quant.ToF16(v))
+		binary.LittleEndian.PutUint16(bf16[2*i:], quant.ToBF16(v))
+	}
+	for _, in := range []*tensor.Tensor{
+		tensor.FromF32("n", w, 4),
+		{Name: "n", DType: tensor.F16, Shape: []int{4}, Data: f16},
+		{Name: "n", DType: tensor.BF16, Shape: []int{4}, Data: bf16},
+	} {
+		out, err := specs.AddOne(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.DType != tensor.F32 || len(out.Shape) != 1 || out.Shape[0] != 4 {
+			t.Fatalf("%s: got %s%v", in.DType, out.DType, out.Shape)
+		}
+		for i, v := range out.F32() {
+			if v != 1+w[i] {
+				t.Errorf("%s: element %d = %v, want %v", in.DType, i, v, 1+w[i])
+			}
+		}
+	}
+	if _, err := specs.AddOne(&tensor.Tensor{Name: "q", DType: tensor.Q8_0, Shape: []int{32}, Data: make([]byte, 34)}); err == nil {
+		t.Error("add_one on q8_0: no error")
+	}
+	if _, err := specs.AddOne(&tensor.Tensor{Name: "s", DType: tensor.F32, Shape: []int{4}, Data: make([]byte, 8)}); err == nil {
+		t.Error("add_one on a short tensor: no error")
+	}
 }

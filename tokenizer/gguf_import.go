@@ -220,8 +220,45 @@ func FromGGUF(meta gguf.Metadata) (Tokenizer, error) {
 		}
 		m.stripLeading = true
 		m.setDecoded(spmPiece(&m.vocab))
+	case "t5":
+		// A SentencePiece unigram model (T5): llama.cpp's defaults are
+		// EOS 1, unknown 2, padding 0, no BOS; add_eos is on.
+		m.family = "ugm"
+		m.bos = get("tokenizer.ggml.bos_token_id", -1)
+		m.eos = get("tokenizer.ggml.eos_token_id", 1)
+		unk := get("tokenizer.ggml.unknown_token_id", 2)
+		addEOS = true
+		if v.scores == nil {
+			return nil, fmt.Errorf("gguf tokenizer: model t5 needs %s", keyScores)
+		}
+		spacePrefix, err := boolKey(keySpacePrefix, false)
+		if err != nil {
+			return nil, err
+		}
+		merge, err := boolKey(keyRemoveExtraWS, false)
+		if err != nil {
+			return nil, err
+		}
+		var charsmap []byte
+		if raw, present := meta[keyCharsMap]; present {
+			cm, ok := meta.Ints(keyCharsMap)
+			if !ok {
+				return nil, fmt.Errorf("gguf tokenizer: %s is %T, want a byte array", keyCharsMap, raw)
+			}
+			charsmap = make([]byte, len(cm))
+			for i, b := range cm {
+				charsmap[i] = byte(b)
+			}
+		}
+		enc, err := newUGMEncoder(&m.vocab, unk, spacePrefix, merge, charsmap)
+		if err != nil {
+			return nil, fmt.Errorf("gguf tokenizer: %w", err)
+		}
+		m.enc = enc
+		m.stripLeading = spacePrefix
+		m.setDecoded(spmPiece(&m.vocab))
 	default:
-		return nil, fmt.Errorf("gguf tokenizer: %s = %q is not supported (want llama, gpt2 or bert)", keyModel, kind)
+		return nil, fmt.Errorf("gguf tokenizer: %s = %q is not supported (want llama, gpt2, bert or t5)", keyModel, kind)
 	}
 
 	if m.family == "wpm" {

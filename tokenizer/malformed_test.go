@@ -42,7 +42,7 @@ func TestMalformedGGUF(t *testing.T) {
 		want string
 	}{
 		{"no model", spmMeta, func(m gguf.Metadata) { delete(m, keyModel) }, keyModel},
-		{"unsupported model", spmMeta, func(m gguf.Metadata) { m[keyModel] = "t5" }, "not supported"},
+		{"unsupported model", spmMeta, func(m gguf.Metadata) { m[keyModel] = "rwkv" }, "not supported"},
 		{"no tokens", spmMeta, func(m gguf.Metadata) { delete(m, keyTokens) }, keyTokens},
 		{"tokens not strings", spmMeta, func(m gguf.Metadata) { m[keyTokens] = []int32{1, 2} }, keyTokens},
 		{"empty tokens", spmMeta, func(m gguf.Metadata) { m[keyTokens] = []string{} }, "empty"},

@@ -86,6 +86,9 @@ func KernelFor(op *ops.Def) (Kernel, bool) {
 		return nil, false
 	}
 	k, ok := kernels[op.Name]
+	if !ok {
+		k, ok = encDecKernels[op.Name]
+	}
 	return k, ok
 }
 

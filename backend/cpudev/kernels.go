@@ -164,6 +164,13 @@ func (r ropeSpec) apply(x []float32, n, heads int, pos []int32) {
 	}
 }
 
+// ropeState is a scaled rope node's state: its scaling and the Llama 3.1
+// factors it computed from its attributes, once.
+type ropeState struct {
+	s      cpu.RoPEScaling
+	llama3 []float32
+}
+
 func kRoPE(c *Call) error {
 	x, out := f32(c.In[0]), f32(c.Out[0])
 	d := c.In[0].Shape[1]
@@ -172,21 +179,32 @@ func kRoPE(c *Call) error {
 	copy(out[:n*d], x[:n*d])
 	r := ropeOf(c.Attrs, d/heads, "dim", "base")
 	a := c.Attrs
-	if f := optF32(c, 2); f != nil || a.Float("freq_scale") != 1 || a.Float("ext_factor") != 0 || a.Float("attn_factor") != 1 {
+	l3 := a.Float("llama3_factor")
+	if f := optF32(c, 2); f != nil || a.Float("freq_scale") != 1 || a.Float("ext_factor") != 0 || a.Float("attn_factor") != 1 || l3 != 0 {
 		if c.State == nil {
-			c.State = &cpu.RoPEScaling{}
+			c.State = &ropeState{}
 		}
-		s := c.State.(*cpu.RoPEScaling)
-		*s = cpu.RoPEScaling{FreqScale: float32(a.Float("freq_scale")), ExtFactor: float32(a.Float("ext_factor")),
+		st := c.State.(*ropeState)
+		if f == nil && l3 != 0 {
+			if len(st.llama3) != r.dim/2 {
+				st.llama3 = make([]float32, r.dim/2)
+				cpu.Llama3Factors(st.llama3, r.base, r.dim, l3, a.Float("low_freq_factor"), a.Float("high_freq_factor"), a.Int("orig_ctx"))
+			}
+			f = st.llama3
+		}
+		st.s = cpu.RoPEScaling{FreqScale: float32(a.Float("freq_scale")), ExtFactor: float32(a.Float("ext_factor")),
 			AttnFactor: float32(a.Float("attn_factor")), BetaFast: float32(a.Float("beta_fast")), BetaSlow: float32(a.Float("beta_slow")),
 			OrigCtx: a.Int("orig_ctx"), Factors: f}
-		r.scaling = s
+		r.scaling = &st.s
 	}
 	r.apply(out, n, heads, i32(c.In[1]))
 	return nil
 }
 
 func kAttention(c *Call) error {
+	if len(c.In) > 3 && c.In[3] != nil {
+		return attendRelBias(c)
+	}
 	if c.Step != nil && len(c.Step.Shift) > 0 {
 		return fmt.Errorf("a context shift needs attention that applies RoPE itself (rope_attention, the fused graph)")
 	}

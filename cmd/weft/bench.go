@@ -153,7 +153,9 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	defer host.Close()
-	m, err := model.Load(model.Options{Path: *modelPath, Spec: *specPath, Set: overrides(set), Plugins: host})
+	loadProg, loadDone := loadProgress(stderr, *modelPath)
+	m, err := model.Load(model.Options{Path: *modelPath, Spec: *specPath, Set: overrides(set), Plugins: host, Progress: loadProg})
+	loadDone()
 	if err != nil {
 		return err
 	}
@@ -184,7 +186,10 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	vocab := eng.Vocab()
 	rng := rand.New(rand.NewPCG(1, 2))
 	greedy, _ := sampling.New(sampling.Config{})
-	ctx := context.Background()
+	// Ctrl-C stops the benchmark: the rounds done so far are reported
+	// (exit status 130).
+	ctx, stop := interruptible()
+	defer stop()
 	// One untimed warm-up of each test.
 	run := func(prompt, gen int, prof *scheduler.Profile) (ppRate, tgRate float64, err error) {
 		ids := make([]int, prompt)
@@ -234,12 +239,12 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 			}
 			cold, err := ttft(ids)
 			if err != nil {
-				return err
+				return interrupted(ctx, err)
 			}
 			_, _, saved0 := eng.KV().PrefixStats()
 			warm, err := ttft(other)
 			if err != nil {
-				return err
+				return interrupted(ctx, err)
 			}
 			_, _, saved1 := eng.KV().PrefixStats()
 			colds, warms = append(colds, cold), append(warms, warm)
@@ -260,7 +265,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 			for r := 0; r <= *reps; r++ { // the first round warms up
 				pp, tg, err := runBatch(ctx, eng, rng, b, max(*nPrompt, 1), *nGen)
 				if err != nil {
-					return err
+					return interrupted(ctx, err)
 				}
 				if r > 0 {
 					pps, tgs = append(pps, pp), append(tgs, tg)
@@ -277,16 +282,53 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		}
 		return nil
 	}
-	if *nPrompt > 0 {
-		if _, _, err := run(*nPrompt, 0, nil); err != nil {
-			return err
-		}
-		for r := 0; r < *reps; r++ {
-			pp, _, err := run(*nPrompt, 0, nil)
-			if err != nil {
-				return err
+	// What is measured comes first, as llama-bench's header does.
+	if !*jsonOut {
+		fmt.Fprintf(stdout, "model      %s (%.1f MiB of weights), %d threads, kernels %s\n", *modelPath, float64(res.ModelBytes)/(1<<20), *threads, res.Kernels)
+		fmt.Fprintf(stdout, "kv cache   %s, %.1f KiB per position\n", res.KVType, float64(res.KVPosBytes)/(1<<10))
+		if len(res.Devices) > 1 {
+			for _, d := range res.Devices {
+				fmt.Fprintf(stdout, "device     %-8s %d threads, %.1f MiB of weights\n", d.Name, d.Threads, float64(d.WeightBytes)/(1<<20))
 			}
-			res.PPRuns = append(res.PPRuns, pp)
+		}
+	}
+	// A bar of the runs on a terminal; after Ctrl-C (stopped) the rounds
+	// done so far are reported.
+	runs := 0
+	for _, n := range []int{*nPrompt, *nGen} {
+		if n > 0 {
+			runs += *reps + 1
+		}
+	}
+	bar := countBar(stderr, "bench", runs)
+	var stopped error
+	measure := func(prompt, gen int, prof *scheduler.Profile, rates *[]float64) error {
+		for r := 0; r <= *reps && stopped == nil; r++ { // the first round warms up
+			p := prof
+			if r == 0 {
+				p = nil
+			}
+			pp, tg, err := run(prompt, gen, p)
+			if err != nil {
+				if stopped = interrupted(ctx, err); stopped != errInterrupted {
+					return err
+				}
+				break
+			}
+			bar.Add(1)
+			switch {
+			case r == 0:
+			case gen > 0:
+				*rates = append(*rates, tg)
+			default:
+				*rates = append(*rates, pp)
+			}
+		}
+		return nil
+	}
+	if *nPrompt > 0 {
+		if err := measure(*nPrompt, 0, nil, &res.PPRuns); err != nil {
+			return err
 		}
 		res.PPTokS = median(res.PPRuns)
 	}
@@ -295,17 +337,17 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		prof = scheduler.NewProfile()
 	}
 	if *nGen > 0 {
-		if _, _, err := run(1, *nGen, nil); err != nil {
+		if err := measure(1, *nGen, prof, &res.TGRuns); err != nil {
 			return err
 		}
-		for r := 0; r < *reps; r++ {
-			_, tg, err := run(1, *nGen, prof)
-			if err != nil {
-				return err
-			}
-			res.TGRuns = append(res.TGRuns, tg)
-		}
 		res.TGTokS = median(res.TGRuns)
+	}
+	bar.Done()
+	if stopped != nil && len(res.PPRuns)+len(res.TGRuns) == 0 {
+		if !*jsonOut {
+			fmt.Fprintln(stdout, "interrupted before a round was measured")
+		}
+		return stopped
 	}
 	// Measuring the bandwidth takes seconds, longer than a small model's
 	// whole benchmark: the roofline uses the figure --membw remembered.
@@ -314,7 +356,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		res.RooflineRatio = float64(res.ModelBytes) * res.TGTokS / res.MembwBytesS
 	}
 	if *profileOut != "" && prof != nil {
-		data, err := json.MarshalIndent(graph.Profile{Format: graph.ProfileFormat, Model: *modelPath, Tokens: *reps * *nGen, Nodes: prof.Nodes()}, "", " ")
+		data, err := json.MarshalIndent(graph.Profile{Format: graph.ProfileFormat, Model: *modelPath, Tokens: len(res.TGRuns) * *nGen, Nodes: prof.Nodes()}, "", " ")
 		if err != nil {
 			return err
 		}
@@ -326,7 +368,10 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		prof = nil
 	}
 	if *jsonOut {
-		return json.NewEncoder(stdout).Encode(res)
+		if err := json.NewEncoder(stdout).Encode(res); err != nil {
+			return err
+		}
+		return stopped
 	}
 	spread := func(x []float64) string {
 		if len(x) == 0 {
@@ -335,13 +380,6 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		s := append([]float64(nil), x...)
 		sort.Float64s(s)
 		return fmt.Sprintf("(min %.1f, max %.1f, %d runs)", s[0], s[len(s)-1], len(s))
-	}
-	fmt.Fprintf(stdout, "model      %s (%.1f MiB of weights), %d threads, kernels %s\n", *modelPath, float64(res.ModelBytes)/(1<<20), *threads, res.Kernels)
-	fmt.Fprintf(stdout, "kv cache   %s, %.1f KiB per position\n", res.KVType, float64(res.KVPosBytes)/(1<<10))
-	if len(res.Devices) > 1 {
-		for _, d := range res.Devices {
-			fmt.Fprintf(stdout, "device     %-8s %d threads, %.1f MiB of weights\n", d.Name, d.Threads, float64(d.WeightBytes)/(1<<20))
-		}
 	}
 	if *nPrompt > 0 {
 		fmt.Fprintf(stdout, "pp%-6d   %8.1f tok/s %s\n", *nPrompt, res.PPTokS, spread(res.PPRuns))
@@ -360,7 +398,10 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout)
 		prof.Write(stdout)
 	}
-	return nil
+	if stopped != nil {
+		fmt.Fprintf(stdout, "interrupted: %d pp and %d tg rounds of %d measured\n", len(res.PPRuns), len(res.TGRuns), *reps)
+	}
+	return stopped
 }
 
 // runBatch prefills b random prompts of p tokens together, then decodes n

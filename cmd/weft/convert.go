@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -18,21 +19,23 @@ import (
 )
 
 // createAtomic writes a file through a temporary name, renamed into place
-// only when fn succeeds: a failed run leaves no half-written model behind.
-func createAtomic(path string, fn func(w io.Writer) error) error {
+// only when fn succeeds: a failed or interrupted run leaves no half-written
+// model behind. Ctrl-C (ctx from interruptible) stops fn at its next write
+// and gives errInterrupted.
+func createAtomic(ctx context.Context, path string, fn func(w io.Writer) error) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	bw := bufio.NewWriterSize(tmp, 1<<20)
+	bw := bufio.NewWriterSize(ctxWriter{ctx, tmp}, 1<<20)
 	if err := fn(bw); err != nil {
 		tmp.Close()
-		return err
+		return interrupted(ctx, err)
 	}
 	if err := bw.Flush(); err != nil {
 		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
+		return interrupted(ctx, fmt.Errorf("write %s: %w", path, err))
 	}
 	if err := tmp.Chmod(0o644); err != nil {
 		tmp.Close()
@@ -87,6 +90,7 @@ func cmdSynth(args []string, stdout, stderr io.Writer) error {
 	vocab := fs.String("vocab", "", "tokenizer to include: a GGUF, tokenizer.json, vocab.txt or tokenizer.bin (default: a synthetic vocabulary)")
 	pf := addPluginFlags(fs, true)
 	randVec := fs.Bool("random-vectors", false, "perturb 1-D weights (norm scales, biases) by N(0, 0.1²) noise instead of exact ones and zeros")
+	arch := fs.String("arch", "", "general.architecture to write: one of the spec's architectures (default: its first; qwen3moe for a qwen3 spec with experts)")
 	set := setFlags{}
 	fs.Var(set, "set", "override a spec param: key=value (repeatable)")
 	if err := parseFlags(fs, args); err != nil {
@@ -127,8 +131,10 @@ func cmdSynth(args []string, stdout, stderr io.Writer) error {
 	}
 	prog, done := progressTo(stderr, "synth "+filepath.Base(*out))
 	defer done()
-	return createAtomic(*out, func(w io.Writer) error {
-		return convert.Synth(w, sp, params, convert.SynthOptions{DType: dt, Seed: *seed, Vocab: vm, Progress: prog, Registry: reg, RandomVectors: *randVec})
+	ctx, stop := interruptible()
+	defer stop()
+	return createAtomic(ctx, *out, func(w io.Writer) error {
+		return convert.Synth(w, sp, params, convert.SynthOptions{DType: dt, Seed: *seed, Vocab: vm, Progress: prog, Registry: reg, RandomVectors: *randVec, Arch: *arch})
 	})
 }
 
@@ -202,7 +208,9 @@ func cmdQuantize(args []string, stdout, stderr io.Writer) error {
 	}
 	prog, done := progressTo(stderr, "quantize "+filepath.Base(outPath))
 	defer done()
-	return createAtomic(outPath, func(w io.Writer) error {
+	ctx, stop := interruptible()
+	defer stop()
+	return createAtomic(ctx, outPath, func(w io.Writer) error {
 		if isPreset {
 			return convert.QuantizePreset(w, f, preset, *pure, prog)
 		}
@@ -244,7 +252,9 @@ func cmdConvert(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	defer host.Close()
-	m, err := model.Load(model.Options{Path: in, Spec: *specPath, Set: overrides(set), NoPasses: true, Plugins: host})
+	loadProg, loadDone := loadProgress(stderr, in)
+	m, err := model.Load(model.Options{Path: in, Spec: *specPath, Set: overrides(set), NoPasses: true, Plugins: host, Progress: loadProg})
+	loadDone()
 	if err != nil {
 		return err
 	}
@@ -256,8 +266,13 @@ func cmdConvert(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("%s: tokenizer: %w", in, err)
 		}
 	}
+	if a := m.Checkpoint.Arch(); slices.Contains(m.Spec.Architectures, a) {
+		opt.Arch = a // an HF Qwen3-MoE folder stays qwen3moe
+	}
 	prog, done := progressTo(stderr, "convert "+filepath.Base(outPath))
 	defer done()
+	ctx, stop := interruptible()
+	defer stop()
 	opt.Progress = prog
-	return createAtomic(outPath, func(w io.Writer) error { return convert.Convert(w, m.Spec, m.Params, m.Graph, opt) })
+	return createAtomic(ctx, outPath, func(w io.Writer) error { return convert.Convert(w, m.Spec, m.Params, m.Graph, opt) })
 }

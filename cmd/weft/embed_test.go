@@ -75,3 +75,41 @@ func TestEmbedCLI(t *testing.T) {
 		}
 	}
 }
+
+// TestEmbedDecoderCLI: weft embed on a decoder (the shared mini-llama)
+// prints its mean-pooled, unit-length final hidden states, which equal
+// llama-embedding's (model/testdata/decoder-embed, --pooling mean
+// --embd-normalize 2) to the f16 bound model's TestDecoderEmbedMatchesLlamaCpp
+// holds the embedder to.
+func TestEmbedDecoderCLI(t *testing.T) {
+	shared := testdata.Shared(t)
+	data, err := os.ReadFile(filepath.Join("..", "..", "model", "testdata", "decoder-embed", "mini-llama.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g struct {
+		Texts  []string                          `json:"texts"`
+		Models map[string]map[string][][]float32 `json:"models"`
+	}
+	if err := json.Unmarshal(data, &g); err != nil {
+		t.Fatal(err)
+	}
+	want := g.Models["mini-llama-f16.gguf"]["mean 2"]
+	if len(want) == 0 || len(g.Texts) == 0 {
+		t.Fatal("the reference has no f16 mean-pooled vectors")
+	}
+	code, out, e := weft("embed", "-m", filepath.Join(shared, "models", "mini-llama", "mini-llama-f16.gguf"), "--threads", "2",
+		"-p", g.Texts[0], "--pooling", "mean", "--normalize", "--json")
+	if code != 0 {
+		t.Fatalf("embed: exit %d: %s", code, e)
+	}
+	var res struct {
+		Embedding []float32 `json:"embedding"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("not one JSON object: %v\n%s", err, out)
+	}
+	if c := testdata.Cosine(res.Embedding, want[0]); len(res.Embedding) != len(want[0]) || !(c >= 0.999999) {
+		t.Fatalf("%d values, cosine %v with llama-embedding's %d; want the same vector", len(res.Embedding), c, len(want[0]))
+	}
+}

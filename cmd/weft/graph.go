@@ -12,6 +12,7 @@ import (
 	"github.com/weftrun/weft/graph"
 	"github.com/weftrun/weft/model"
 	"github.com/weftrun/weft/ops"
+	"github.com/weftrun/weft/plugins"
 	"github.com/weftrun/weft/scheduler"
 	"github.com/weftrun/weft/specs"
 )
@@ -51,7 +52,7 @@ func cmdGraph(args []string, stdout, stderr io.Writer) error {
 	noPasses := fs.Bool("no-passes", false, "show the graph as the spec wrote it, before fusion")
 	devices := fs.String("devices", "", devicesUsage+"; shows each node's device and the copies and all-reduces")
 	profilePath := fs.String("profile", "", "html: overlay the node times of FILE (weft bench --profile-out FILE, same model and flags)")
-	pf := addPluginFlags(fs, false)
+	fs.String("plugin-dir", "", "accepted and ignored: weft graph starts no plugin (it draws plugin ops with placeholders)")
 	set := setFlags{}
 	fs.Var(set, "set", "override a spec param: key=value (repeatable)")
 	if err := parseFlags(fs, args); err != nil {
@@ -70,11 +71,9 @@ func cmdGraph(args []string, stdout, stderr io.Writer) error {
 	if *profilePath != "" && *format != "html" {
 		return fmt.Errorf("%w: --profile goes with --format html", errUsage)
 	}
-	host, err := pf.host(*specPath, stderr)
-	if err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
-	}
-	defer host.Close()
+	// Drawing a spec must not run a program: plugin ops get placeholders
+	// (plugins.Unstarted), and no plugin starts, even from --plugin-dir.
+	var host plugins.Unstarted
 	reg := ops.Builtins()
 	html := *format == "html"
 	var g, unfused *graph.Graph

@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,6 +16,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/weftrun/weft/gguf"
+	"github.com/weftrun/weft/graph"
 	"github.com/weftrun/weft/internal/testdata"
 )
 
@@ -155,6 +158,69 @@ func TestGraphPage(t *testing.T) {
 			t.Errorf("open layer: no box %q among %s", want, l)
 		}
 	}
+	// The edges drawn are the dataflow: from each value's producer (a box,
+	// a closed layer or a graph input) to each box consuming it, weights
+	// aside; the JSON export of the same model says which.
+	code, js, errOut := weft("graph", "-m", m, "--format", "json")
+	if code != 0 {
+		t.Fatalf("graph --format json: %s", errOut)
+	}
+	var jg graph.JSONGraph
+	if err := json.Unmarshal([]byte(js), &jg); err != nil {
+		t.Fatal(err)
+	}
+	unit := map[int]string{} // value id → the key of the box that makes it
+	kind := map[int]string{}
+	for _, v := range jg.Values {
+		kind[v.ID] = v.Kind
+		if v.Kind == "input" {
+			unit[v.ID] = fmt.Sprintf("i%d", v.ID)
+		}
+	}
+	nodeUnit := func(n graph.JSONNode) string {
+		if n.Layer >= 0 && n.Layer != 2 {
+			return fmt.Sprintf("L%d", n.Layer)
+		}
+		return fmt.Sprintf("n%d", n.ID)
+	}
+	for _, n := range jg.Nodes {
+		for _, o := range n.Outputs {
+			unit[o] = nodeUnit(n)
+		}
+	}
+	want := map[string]bool{}
+	for _, n := range jg.Nodes {
+		for _, in := range n.Inputs {
+			if in == nil || kind[*in] == "param" {
+				continue
+			}
+			if from, to := unit[*in], nodeUnit(n); from != to {
+				want[from+">"+to] = true
+			}
+		}
+	}
+	var wantEdges []string
+	for e := range want {
+		wantEdges = append(wantEdges, e)
+	}
+	sort.Strings(wantEdges)
+	drawn := eval(`[...document.querySelectorAll("path.edge")].map(p=>p.dataset.from+">"+p.dataset.to).sort().join(",")`)
+	if drawn != strings.Join(wantEdges, ",") {
+		t.Errorf("edges drawn:\n%s\nwant (from the JSON export):\n%s", drawn, strings.Join(wantEdges, ","))
+	}
+	if !strings.Contains(","+drawn, ",L1>n") {
+		t.Error("no edge from closed layer 1 into layer 2")
+	}
+	// A layered drawing, not a column: the boxes of the open layer do not
+	// all share one x, and every edge runs downward.
+	xs := eval(`[...new Set([...document.querySelectorAll('g.unit.node[data-layer="2"]')].map(g=>g.transform.baseVal[0].matrix.e))].length+""`)
+	if n, _ := strconv.Atoi(xs); n < 2 {
+		t.Errorf("the boxes of layer 2 sit at %s distinct x", xs)
+	}
+	if up := eval(`(()=>{const y=k=>document.querySelector('g.unit[data-key="'+k+'"]').transform.baseVal[0].matrix.f;
+		return [...document.querySelectorAll("path.edge")].filter(p=>y(p.dataset.from)>=y(p.dataset.to)).length+""})()`); up != "0" {
+		t.Errorf("%s edges run upward or sideways", up)
+	}
 	// Select the attention projections: the weights' tensors, types and bytes.
 	do(`[...document.querySelectorAll("g.unit.node")].find(g=>g.textContent.startsWith("linear_multi")).dispatchEvent(new MouseEvent("click",{bubbles:true}))`)
 	detail := eval(`document.getElementById("detail").textContent`)
@@ -229,6 +295,11 @@ func screenshots(t *testing.T, ctx context.Context, dir string) {
 			[...document.querySelectorAll("g.unit.node")].find(g=>g.textContent.startsWith("linear_multi")).dispatchEvent(new MouseEvent("click",{bubbles:true}));
 			document.getElementById("main").scrollTop=0`},
 		{"graph-page-time.png", `const c=document.getElementById("color");c.value="time";c.dispatchEvent(new Event("change"));document.getElementById("main").scrollTop=0`},
+		{"graph-page-unfused.png", `const c=document.getElementById("color");c.value="op";c.dispatchEvent(new Event("change"));
+			const u=document.getElementById("unfused");u.checked=true;u.dispatchEvent(new Event("change"));
+			document.getElementById("collapse").click();
+			document.querySelector('g.unit[data-key="L0"]').dispatchEvent(new MouseEvent("click",{bubbles:true}));
+			document.getElementById("main").scrollTop=0`},
 	}
 	for _, s := range shots {
 		if _, err := chromedp.Run(ctx, chromedp.Evaluate[string]("(()=>{"+s.js+`;return ""})()`)); err != nil {

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"sync"
 
@@ -75,4 +77,45 @@ func prefillProgress(stderr io.Writer, promptLen, minTokens int) (func(done, tot
 		bar.Done()
 	}
 	return report, finish
+}
+
+// interruptible returns a context the first Ctrl-C (SIGINT) cancels, so a
+// long command can stop quietly with what it has; a second Ctrl-C kills
+// weft as usual. Call stop when the command ends.
+func interruptible() (ctx context.Context, stop func()) {
+	ctx, stop = signal.NotifyContext(context.Background(), os.Interrupt)
+	go func() {
+		<-ctx.Done()
+		stop() // back to the default: the next Ctrl-C kills
+	}()
+	return ctx, stop
+}
+
+// interrupted returns errInterrupted for an error that ctx's cancellation
+// caused (Ctrl-C), and err otherwise.
+func interrupted(ctx context.Context, err error) error {
+	if err != nil && ctx.Err() != nil {
+		return errInterrupted
+	}
+	return err
+}
+
+// ctxWriter fails its writes once ctx is done: a file writer stops at the
+// next write after Ctrl-C.
+type ctxWriter struct {
+	ctx context.Context
+	w   io.Writer
+}
+
+func (c ctxWriter) Write(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.w.Write(p)
+}
+
+// countBar returns a bar counting steps of a long command on stderr when it
+// is a terminal ("bench 3/12"), silent otherwise.
+func countBar(stderr io.Writer, label string, total int) *progress.Bar {
+	return progress.New(stderr, label, int64(total))
 }

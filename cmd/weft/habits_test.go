@@ -47,6 +47,31 @@ func TestVersionAndHelp(t *testing.T) {
 	}
 }
 
+// TestHabitsEverywhere checks that every command that runs a model takes
+// llama.cpp's spellings: -t and --threads, and -c and --ctx-size where it
+// has a context, -f and --file where it reads a file.
+func TestHabitsEverywhere(t *testing.T) {
+	cases := map[string][]string{
+		"run":        {"-t ", "-threads ", "-c ", "-ctx-size ", "-f ", "-file "},
+		"bench":      {"-t ", "-threads "},
+		"perplexity": {"-t ", "-threads ", "-c ", "-ctx-size ", "-f ", "-file "},
+		"embed":      {"-t ", "-threads ", "-f ", "-file "},
+		"serve":      {"-t ", "-threads ", "-c ", "-ctx-size "},
+		"chat":       {"-t ", "-threads ", "-c ", "-ctx-size "},
+	}
+	for cmd, flags := range cases {
+		code, out, errOut := weft("help", cmd)
+		if code != 0 {
+			t.Fatalf("help %s: exit %d: %s", cmd, code, errOut)
+		}
+		for _, f := range flags {
+			if !strings.Contains(out, "  "+f) {
+				t.Errorf("weft %s has no %s", cmd, strings.TrimSpace(f))
+			}
+		}
+	}
+}
+
 // withStdin runs f with os.Stdin reading text.
 func withStdin(t *testing.T, text string, f func()) {
 	t.Helper()

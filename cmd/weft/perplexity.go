@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -36,7 +35,9 @@ func cmdPerplexity(args []string, stdout, stderr io.Writer) error {
 	modelPath := fs.String("m", "", "model checkpoint")
 	specPath := fs.String("s", "", "spec (default: by architecture)")
 	textPath := fs.String("f", "", "text file to score")
+	fs.StringVar(textPath, "file", "", "same as -f")
 	ctxSize := fs.Int("c", 512, "window size in tokens")
+	fs.IntVar(ctxSize, "ctx-size", 512, "same as -c")
 	threads := fs.Int("t", 0, "threads (0: all cores)")
 	fs.IntVar(threads, "threads", 0, "same as -t")
 	kvType := fs.String("kv-type", "auto", kvTypeUsage)
@@ -57,7 +58,9 @@ func cmdPerplexity(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	m, err := model.Load(model.Options{Path: *modelPath, Spec: *specPath})
+	loadProg, loadDone := loadProgress(stderr, *modelPath)
+	m, err := model.Load(model.Options{Path: *modelPath, Spec: *specPath, Progress: loadProg})
+	loadDone()
 	if err != nil {
 		return err
 	}
@@ -88,6 +91,11 @@ func cmdPerplexity(args []string, stdout, stderr io.Writer) error {
 	res := pplResult{Model: *modelPath, Tokens: len(ids), Context: n, Chunks: len(ids) / n}
 	var nll float64
 	st := &backend.Step{}
+	// Like llama-perplexity, print each window's running estimate as it
+	// comes; Ctrl-C stops after the windows done so far and reports them.
+	ctx, stop := interruptible()
+	defer stop()
+	var runErr error
 	for c := 0; c < res.Chunks; c++ {
 		win := ids[c*n : (c+1)*n]
 		st.Tokens, st.Pos, st.Seq, st.Keep = st.Tokens[:0], st.Pos[:0], st.Seq[:0], st.Keep[:0]
@@ -106,9 +114,10 @@ func cmdPerplexity(args []string, stdout, stderr io.Writer) error {
 		if err := kv.AddressWhole(st); err != nil {
 			return err
 		}
-		outs, err := plan.Run(context.Background(), st, kv, nil)
+		outs, err := plan.Run(ctx, st, kv, nil)
 		if err != nil {
-			return err
+			runErr = interrupted(ctx, err)
+			break
 		}
 		rows := tensor.BytesToF32(outs[0].Data)
 		gathered := ops.Rows(outs[0]) == len(st.Keep)
@@ -121,14 +130,32 @@ func cmdPerplexity(args []string, stdout, stderr io.Writer) error {
 			res.Scored++
 		}
 		res.PerChunk = append(res.PerChunk, math.Exp(nll/float64(res.Scored)))
+		if !*jsonOut {
+			fmt.Fprintf(stdout, "[%d]%.4f,", c+1, res.PerChunk[c])
+		}
 	}
 	kv.Reset()
+	if runErr != nil && runErr != errInterrupted {
+		return runErr
+	}
+	done := len(res.PerChunk)
+	if done == 0 {
+		if !*jsonOut {
+			fmt.Fprintln(stdout)
+		}
+		return runErr
+	}
 	res.Perplexity = math.Exp(nll / float64(res.Scored))
 	if *jsonOut {
-		return json.NewEncoder(stdout).Encode(res)
+		res.Chunks = done
+		if err := json.NewEncoder(stdout).Encode(res); err != nil {
+			return err
+		}
+		return runErr
 	}
-	for i, p := range res.PerChunk {
-		fmt.Fprintf(stdout, "[%d]%.4f,", i+1, p)
+	if done < res.Chunks {
+		fmt.Fprintf(stdout, "\nperplexity %.4f over %d tokens (interrupted after %d of %d windows of %d, the second half of each scored)\n", res.Perplexity, res.Scored, done, res.Chunks, n)
+		return runErr
 	}
 	fmt.Fprintf(stdout, "\nperplexity %.4f over %d tokens (%d windows of %d, the second half of each scored)\n", res.Perplexity, res.Scored, res.Chunks, n)
 	return nil

@@ -190,6 +190,18 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if len(ids) > ctxLen {
 		return fmt.Errorf("the prompt's %d tokens exceed the context of %d (-c)", len(ids), ctxLen)
 	}
+	if m.Encoder != nil {
+		// An encoder-decoder model: its own two-phase loop, on one CPU.
+		if *beams > 0 || *choices > 1 || *keep >= 0 || *devices != "" || spf.on() {
+			return fmt.Errorf("%w: %s is an encoder-decoder model: --beams, --choices, --keep, --devices and speculative decoding serve decoder-only models", errUsage, m.Spec.File)
+		}
+		pickers, err := sf.pickers(1, s, m.Tokenizer)
+		if err != nil {
+			return fmt.Errorf("%w: %v", errUsage, err)
+		}
+		return runSeq2Seq(m, seq2seqRun{prompt: *prompt, ids: ids, n: *n, ctx: ctxLen, threads: *threads, kvType: *kvType,
+			picker: pickers[0], forced: forced, logitsOut: *logitsOut, json: *jsonOut, seed: s}, stdout, stderr)
+	}
 	if *n == -1 {
 		*n = ctxLen - len(ids) // until end of text, or the context is full
 		if *keep >= 0 {

@@ -28,6 +28,7 @@ import (
 type modelFlags struct {
 	model, spec, tok, kvType, devices, kvBudget, pluginDir, chatTemplate *string
 	threads, batch, microBatches, ctx                                    *int
+	stepTokens                                                           int // serve's --batch-tokens
 	trust                                                                *bool
 	set                                                                  setFlags
 }
@@ -38,6 +39,7 @@ func addModelFlags(fs *flag.FlagSet) *modelFlags {
 	f.spec = fs.String("s", "", "spec file or built-in name (default: chosen by the checkpoint's architecture)")
 	f.tok = fs.String("tokenizer", "", "tokenizer file (llama2.c tokenizer.bin, tokenizer.json, vocab GGUF)")
 	f.threads = fs.Int("threads", 0, "CPU threads (0: all cores)")
+	fs.IntVar(f.threads, "t", 0, "same as --threads")
 	f.batch = fs.Int("batch", 256, "tokens per engine step (prompt chunks and decode tokens of all requests)")
 	f.kvType = fs.String("kv-type", "auto", kvTypeUsage)
 	f.devices = fs.String("devices", "", devicesUsage)
@@ -98,7 +100,9 @@ func (f *modelFlags) load(budget int64, stderr io.Writer) (*loaded, error) {
 		return nil, fmt.Errorf("%w: %v", errUsage, err)
 	}
 	host.SetSpecDir(specDir(*f.spec))
-	m, err := model.Load(model.Options{Path: *f.model, Spec: *f.spec, Tokenizer: *f.tok, Set: overrides(f.set), Plugins: host})
+	loadProg, loadDone := loadProgress(stderr, *f.model)
+	m, err := model.Load(model.Options{Path: *f.model, Spec: *f.spec, Tokenizer: *f.tok, Set: overrides(f.set), Plugins: host, Progress: loadProg})
+	loadDone()
 	if err != nil {
 		host.Close()
 		return nil, err
@@ -121,7 +125,7 @@ func (f *modelFlags) load(budget int64, stderr io.Writer) (*loaded, error) {
 		ctxLen = m.Context()
 	}
 	eng, err := m.NewEngine(model.EngineOptions{Threads: *f.threads, MaxTokens: min(*f.batch, ctxLen), Context: ctxLen, KVType: *f.kvType,
-		Devices: *f.devices, MicroBatches: *f.microBatches, KVBudget: budget})
+		Devices: *f.devices, MicroBatches: *f.microBatches, KVBudget: budget, StepTokens: f.stepTokens})
 	if err != nil {
 		return fail(err)
 	}
@@ -154,6 +158,9 @@ func cmdServe(args []string, stdout, stderr io.Writer) error {
 	maxPrompt := fs.Int("max-prompt-tokens", 0, "largest prompt in tokens (0: the context)")
 	maxBody := fs.String("max-body", "4M", "largest request body (K, M, G suffixes)")
 	drain := fs.Duration("drain-timeout", 30*time.Second, "on SIGTERM, how long in-flight requests may finish before they are cancelled")
+	embeddings := fs.Bool("embeddings", false, "also serve /v1/embeddings from a decoder's pooled final hidden states (a second compiled graph; an encoder always serves them)")
+	stepTokens := fs.Int("batch-tokens", 64, "most tokens in an engine step that carries decodes (vLLM's max_num_batched_tokens): running sequences decode first, new prompts' chunks get the rest, so a long prompt cannot stall their next tokens (0: --batch, no bound)")
+	pooling := fs.String("pooling", "", "how /v1/embeddings pools: mean, cls or last (default: the model's pooling_type, else cls for an encoder and last for a decoder)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -172,6 +179,17 @@ func cmdServe(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%w: --max-tokens %d, --max-prompt-tokens %d (≥ 0)", errUsage, *maxTokens, *maxPrompt)
 	case *drain < 0:
 		return fmt.Errorf("%w: --drain-timeout %v", errUsage, *drain)
+	case *stepTokens < 0:
+		return fmt.Errorf("%w: --batch-tokens %d (≥ 0)", errUsage, *stepTokens)
+	}
+	mf.stepTokens = *stepTokens
+	var pool model.Pooling = -1 // the model's
+	if *pooling != "" {
+		p, err := model.ParsePooling(*pooling)
+		if err != nil || p == model.PoolNone {
+			return fmt.Errorf("%w: --pooling %q: want mean, cls or last (an OpenAI embedding is one vector per input)", errUsage, *pooling)
+		}
+		pool = p
 	}
 	bodyLimit, err := parseBytes(*maxBody)
 	if err != nil || bodyLimit < 1 || *maxBody == "auto" {
@@ -224,15 +242,20 @@ func cmdServe(args []string, stdout, stderr io.Writer) error {
 	}
 	sm := &server.Model{Engine: l.eng, Tokenizer: l.m.Tokenizer, Template: l.tmpl, Context: l.ctx,
 		BOS: l.bos, EOS: l.eos, NumBlocks: numBlocks, Constrainer: newFormatConstrainer(l.m.Tokenizer)}
-	if slices.Contains(l.m.Spec.Outputs, "hidden") {
-		// A spec that names its final hidden states serves /v1/embeddings.
-		emb, err := newServeEmbedder(l.m, *mf.threads, l.ctx)
+	encoder := l.m.CheckGenerates() != nil
+	if slices.Contains(l.m.Spec.Outputs, "hidden") && (encoder || *embeddings) {
+		// A spec that names its final hidden states serves /v1/embeddings:
+		// an encoder always, a decoder when asked.
+		emb, err := newServeEmbedder(l.m, *mf.threads, l.ctx, pool)
 		if err != nil {
 			hs.Close()
 			return err
 		}
 		defer emb.close()
 		sm.Embedder = emb
+	} else if *embeddings {
+		hs.Close()
+		return fmt.Errorf("%w: --embeddings: %s has no `hidden` output (outputs: %s)", errUsage, l.m.Spec.File, strings.Join(l.m.Spec.Outputs, ", "))
 	}
 	if err := srv.Start(sm); err != nil {
 		hs.Close()
@@ -271,18 +294,23 @@ func cmdServe(args []string, stdout, stderr io.Writer) error {
 }
 
 // serveEmbedder serves /v1/embeddings with a model.Embedder, one input at
-// a time (the embedder reuses its step), pooled as the model says (mean
-// where it says none) and scaled to unit length, as OpenAI's are.
+// a time (the embedder reuses its step), pooled as --pooling or the model
+// says (mean where it says none) and scaled to unit length, as OpenAI's
+// are (llama-server's --embd-normalize 2).
 type serveEmbedder struct {
 	mu  sync.Mutex
 	e   *model.Embedder
 	opt model.EmbedOptions
 }
 
-func newServeEmbedder(m *model.Model, threads, ctx int) (*serveEmbedder, error) {
-	pool, err := m.DefaultPooling()
-	if err != nil {
-		return nil, err
+// newServeEmbedder compiles m's embedder; pool < 0 takes the model's
+// default pooling (mean where that is none).
+func newServeEmbedder(m *model.Model, threads, ctx int, pool model.Pooling) (*serveEmbedder, error) {
+	if pool < 0 {
+		var err error
+		if pool, err = m.DefaultPooling(); err != nil {
+			return nil, err
+		}
 	}
 	if pool == model.PoolNone {
 		pool = model.PoolMean

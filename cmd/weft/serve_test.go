@@ -48,7 +48,7 @@ func TestServeEmbeddings(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer eng.Close()
-	emb, err := newServeEmbedder(m, 1, m.Context())
+	emb, err := newServeEmbedder(m, 1, m.Context(), -1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -120,7 +120,7 @@ func New(g *graph.Graph, c Config) (*Source, error) {
 // ForSpec builds sp unbound with params p and the given naming scheme,
 // and returns a source for its parameters.
 func ForSpec(sp *specs.Spec, reg *ops.Registry, p specs.Params, format string, c Config) (*Source, error) {
-	g, err := sp.Build(specs.BuildOptions{Registry: reg, Params: p, Format: format})
+	g, err := sp.Build(specs.BuildOptions{Registry: reg, Params: p, Format: format, Outputs: sp.Outputs})
 	if err != nil {
 		return nil, err
 	}

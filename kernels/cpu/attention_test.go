@@ -382,17 +382,23 @@ func BenchmarkAttend(b *testing.B) {
 		p := AttendParams{Heads: heads, KVHeads: kvh, HeadDim: hd, Scale: 0.125, N: n}
 		q := randRow(r, heads*hd, 1)
 		out := make([]float32, heads*hd)
-		scratch := make([]float32, n)
+		scratch := make([]float32, AttendScratch(p))
 		for _, c := range []struct {
 			name string
 			kv   *KV
 		}{{"f32", f32}, {"f16", f16}} {
-			b.Run(fmt.Sprintf("%s/n=%d", c.name, n), func(b *testing.B) {
-				b.SetBytes(int64(2 * n * kvh * hd * (2 + 2*len(c.kv.K)))) // K and V read once
-				for b.Loop() {
-					Attend(out, q, c.kv, p, scratch)
+			for _, l := range Levels() {
+				if l == Generic || l == AVX512 && Detect().Level() > AVX512 {
+					continue
 				}
-			})
+				k := Detect().Limit(l)
+				b.Run(fmt.Sprintf("%s/n=%d/%s", c.name, n, l), func(b *testing.B) {
+					b.SetBytes(int64(2 * n * kvh * hd * (2 + 2*len(c.kv.K)))) // K and V read once
+					for b.Loop() {
+						k.AttendHeads(out, q, c.kv, p, scratch, 0, heads)
+					}
+				})
+			}
 		}
 	}
 }

@@ -13,6 +13,9 @@ func gemv4F32NEON(w *byte, ldw uintptr, x *float32, n int, y *[4]float32)
 func gemv4F16NEON(w *byte, ldw uintptr, x *float32, n int, y *[4]float32)
 
 //go:noescape
+func gemv4x2F32NEON(w *byte, ldw uintptr, x *float32, ldx uintptr, n int, y *[8]float32)
+
+//go:noescape
 func gemv4BF16NEON(w *byte, ldw uintptr, x *float32, n int, y *[4]float32)
 
 // floatDot returns the dot product of a row of F32, F16 or BF16 weights
@@ -58,17 +61,37 @@ func (k Kernels) floatGemv4(dt floatType, w []byte, ldw int, x []float32, y *[4]
 }
 
 // floatTile computes a 4-row × 4-token tile: dst[t·ldd+r] (+)= w_r·x_t
-// over n values, tokens ldx values apart.
+// over n values, tokens ldx values apart. For F32 weights (the F16 and BF16
+// ones arrive widened, floatRowsTiles) pairs of tokens share each load of
+// the weights (gemv4x2F32NEON); every output is floatGemv4's sum, bit for
+// bit.
 func (k Kernels) floatTile(dt floatType, w []byte, ldw int, x []float32, ldx, n int, dst []float32, ldd int, acc bool) {
 	if k.level < NEON {
 		floatTileGo(dt, w, ldw, x, ldx, n, dst, ldd, acc)
 		return
 	}
-	var y [4]float32
-	for t := range 4 {
-		k.floatGemv4(dt, w, ldw, x[t*ldx:t*ldx+n], &y)
-		for r, v := range y {
-			put(dst, t*ldd+r, v, acc)
+	m := n &^ 7
+	if dt != ftF32 || m == 0 {
+		var y [4]float32
+		for t := range 4 {
+			k.floatGemv4(dt, w, ldw, x[t*ldx:t*ldx+n], &y)
+			for r, v := range y {
+				put(dst, t*ldd+r, v, acc)
+			}
+		}
+		return
+	}
+	_ = w[3*ldw+4*n-1]
+	_ = x[3*ldx+n-1]
+	var y [8]float32
+	for t := 0; t < 4; t += 2 {
+		gemv4x2F32NEON(&w[0], uintptr(ldw), &x[t*ldx], uintptr(4*ldx), m, &y)
+		for i, v := range y {
+			tk, r := t+i/4, i%4
+			if m < n {
+				v += floatDotGo(dt, w[r*ldw+4*m:], x[tk*ldx+m:tk*ldx+n])
+			}
+			put(dst, tk*ldd+r, v, acc)
 		}
 	}
 }

@@ -56,7 +56,7 @@ ddone:
 	RET
 
 // func gemvF32Y(w unsafe.Pointer, ldw uintptr, x *float32, k int, y *[4]float32)
-// Requires: AVX, FMA3
+// Requires: AVX, FMA3, MMX+
 TEXT ·gemvF32Y(SB), NOSPLIT, $0-40
 	MOVQ   w+0(FP), R8
 	MOVQ   ldw+8(FP), BX
@@ -80,6 +80,10 @@ TEXT ·gemvF32Y(SB), NOSPLIT, $0-40
 	JZ     vtail
 
 vloop:
+	PREFETCHT0  1024(R8)(AX*4)
+	PREFETCHT0  1024(R9)(AX*4)
+	PREFETCHT0  1024(R10)(AX*4)
+	PREFETCHT0  1024(R11)(AX*4)
 	VMOVUPS     (DI)(AX*4), Y8
 	VMOVUPS     32(DI)(AX*4), Y9
 	VMOVUPS     (R8)(AX*4), Y10
@@ -259,7 +263,7 @@ ddone:
 	RET
 
 // func gemvF16Y(w unsafe.Pointer, ldw uintptr, x *float32, k int, y *[4]float32)
-// Requires: AVX, F16C, FMA3
+// Requires: AVX, F16C, FMA3, MMX+
 TEXT ·gemvF16Y(SB), NOSPLIT, $0-40
 	MOVQ   w+0(FP), R8
 	MOVQ   ldw+8(FP), BX
@@ -283,6 +287,10 @@ TEXT ·gemvF16Y(SB), NOSPLIT, $0-40
 	JZ     vtail
 
 vloop:
+	PREFETCHT0  1024(R8)(AX*2)
+	PREFETCHT0  1024(R9)(AX*2)
+	PREFETCHT0  1024(R10)(AX*2)
+	PREFETCHT0  1024(R11)(AX*2)
 	VMOVUPS     (DI)(AX*4), Y8
 	VMOVUPS     32(DI)(AX*4), Y9
 	VCVTPH2PS   (R8)(AX*2), Y10
@@ -467,7 +475,7 @@ ddone:
 	RET
 
 // func gemvBF16Y(w unsafe.Pointer, ldw uintptr, x *float32, k int, y *[4]float32)
-// Requires: AVX, AVX2, FMA3
+// Requires: AVX, AVX2, FMA3, MMX+
 TEXT ·gemvBF16Y(SB), NOSPLIT, $0-40
 	MOVQ   w+0(FP), R8
 	MOVQ   ldw+8(FP), BX
@@ -491,6 +499,10 @@ TEXT ·gemvBF16Y(SB), NOSPLIT, $0-40
 	JZ     vtail
 
 vloop:
+	PREFETCHT0  1024(R8)(AX*2)
+	PREFETCHT0  1024(R9)(AX*2)
+	PREFETCHT0  1024(R10)(AX*2)
+	PREFETCHT0  1024(R11)(AX*2)
 	VMOVUPS     (DI)(AX*4), Y8
 	VMOVUPS     32(DI)(AX*4), Y9
 	VPMOVZXWD   (R8)(AX*2), Y10

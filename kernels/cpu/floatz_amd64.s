@@ -68,7 +68,7 @@ ddone:
 	RET
 
 // func gemvF32Z(w unsafe.Pointer, ldw uintptr, x *float32, k int, y *[4]float32)
-// Requires: AVX, AVX512F, BMI2
+// Requires: AVX, AVX512F, BMI2, MMX+
 TEXT ·gemvF32Z(SB), NOSPLIT, $0-40
 	// y[r] = Σ_i w[r][i]·x[i] for the 4 rows at w, w+ldw, w+2·ldw, w+3·ldw.
 	MOVQ   w+0(FP), R8
@@ -92,6 +92,14 @@ TEXT ·gemvF32Z(SB), NOSPLIT, $0-40
 	JZ     vtail
 
 vloop:
+	PREFETCHT0  1024(R8)(AX*4)
+	PREFETCHT0  1088(R8)(AX*4)
+	PREFETCHT0  1024(R9)(AX*4)
+	PREFETCHT0  1088(R9)(AX*4)
+	PREFETCHT0  1024(R10)(AX*4)
+	PREFETCHT0  1088(R10)(AX*4)
+	PREFETCHT0  1024(R11)(AX*4)
+	PREFETCHT0  1088(R11)(AX*4)
 	VMOVUPS     (DI)(AX*4), Z8
 	VMOVUPS     64(DI)(AX*4), Z9
 	VMOVUPS     (R8)(AX*4), Z10
@@ -419,7 +427,7 @@ ddone:
 	RET
 
 // func gemvF16Z(w unsafe.Pointer, ldw uintptr, x *float32, k int, y *[4]float32)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VL, BMI2
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, BMI2, MMX+
 TEXT ·gemvF16Z(SB), NOSPLIT, $0-40
 	// y[r] = Σ_i w[r][i]·x[i] for the 4 rows at w, w+ldw, w+2·ldw, w+3·ldw.
 	MOVQ   w+0(FP), R8
@@ -443,6 +451,10 @@ TEXT ·gemvF16Z(SB), NOSPLIT, $0-40
 	JZ     vtail
 
 vloop:
+	PREFETCHT0  1024(R8)(AX*2)
+	PREFETCHT0  1024(R9)(AX*2)
+	PREFETCHT0  1024(R10)(AX*2)
+	PREFETCHT0  1024(R11)(AX*2)
 	VMOVUPS     (DI)(AX*4), Z8
 	VMOVUPS     64(DI)(AX*4), Z9
 	VCVTPH2PS   (R8)(AX*2), Z10
@@ -784,7 +796,7 @@ ddone:
 	RET
 
 // func gemvBF16Z(w unsafe.Pointer, ldw uintptr, x *float32, k int, y *[4]float32)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VL, BMI2
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, BMI2, MMX+
 TEXT ·gemvBF16Z(SB), NOSPLIT, $0-40
 	// y[r] = Σ_i w[r][i]·x[i] for the 4 rows at w, w+ldw, w+2·ldw, w+3·ldw.
 	MOVQ   w+0(FP), R8
@@ -808,6 +820,10 @@ TEXT ·gemvBF16Z(SB), NOSPLIT, $0-40
 	JZ     vtail
 
 vloop:
+	PREFETCHT0  1024(R8)(AX*2)
+	PREFETCHT0  1024(R9)(AX*2)
+	PREFETCHT0  1024(R10)(AX*2)
+	PREFETCHT0  1024(R11)(AX*2)
 	VMOVUPS     (DI)(AX*4), Z8
 	VMOVUPS     64(DI)(AX*4), Z9
 	VPMOVZXWD   (R8)(AX*2), Z10

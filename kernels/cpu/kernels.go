@@ -34,7 +34,8 @@ const (
 	// Graviton 2, Ampere Altra and later).
 	DotProd
 	// I8MM adds the SMMLA int8 matrix instructions (FEAT_I8MM: Apple M2,
-	// Graviton 3 and later); its kernels are DotProd's for now.
+	// Graviton 3 and later): the Q4_0/Q8_0 prefill tiles; otherwise
+	// DotProd's kernels.
 	I8MM
 )
 

@@ -19,7 +19,8 @@ func TestKQuantGemv(t *testing.T) {
 	for _, dt := range []tensor.DType{tensor.Q6_K, tensor.Q5_K, tensor.Q4_K, tensor.Q3_K, tensor.Q2_K} {
 		kind, _, _ := Detect().classify(dt)
 		if !Detect().hasKQuant(kind) {
-			t.Skipf("no SIMD kernel for %s on this machine/build", dt)
+			t.Logf("no SIMD kernel for %s on this machine/build", dt)
+			continue
 		}
 		for _, sh := range []struct{ rows, cols int }{{1, 256}, {4, 256}, {7, 512}, {13, 2048}, {9, 4352}} {
 			w := randomMatrix(t, r, dt, sh.rows, sh.cols)

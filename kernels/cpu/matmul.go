@@ -672,7 +672,7 @@ func (t *packTask) Run(lo, hi int) {
 		case afQ8_0:
 			t.k.quantizeQ8_0(d, x)
 		case afQ8_K:
-			quant.QuantizeRowQ8_K(d, x)
+			t.k.quantizeQ8_K(d, x)
 		case afQ8C:
 			t.k.packQ8C(d, x)
 		}

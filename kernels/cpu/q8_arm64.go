@@ -24,6 +24,20 @@ func gemv4x2Q4_0Dot(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr
 //go:noescape
 func gemv4x2Q8_0Dot(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, groups int, acc int)
 
+//go:noescape
+func gemv4x4Q4_0Dot(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, groups int, acc int)
+
+//go:noescape
+func gemv4x4Q8_0Dot(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, groups int, acc int)
+
+// The MM kernels need FEAT_I8MM (SMMLA).
+
+//go:noescape
+func gemv4x4Q4_0MM(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, groups int, acc int)
+
+//go:noescape
+func gemv4x4Q8_0MM(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, groups int, acc int)
+
 // hasQ8 reports SIMD kernels for Q4_0 and Q8_0 weights. On arm64 they read
 // activation layouts A (Q4_0) and B (Q8_0), as classify picks for levels
 // above AVX512VNNI.
@@ -79,9 +93,10 @@ func (k Kernels) gemv4(kind wkind, w unsafe.Pointer, ldw uintptr, x unsafe.Point
 }
 
 // q8GemvN computes dst[t·ldd+r] (+)= w_r·a_t for rows rows and nt tokens,
-// their activations lda bytes apart. With dotprod, pairs of tokens share
-// each load of the weights (gemv4x2); each output is the same chain as
-// q8Gemv's.
+// their activations lda bytes apart. With dotprod, four tokens (then two)
+// share each load of the weights: 4-row × 4-token tiles (gemv4x4, SDOT,
+// or SMMLA with i8mm) and 4 × 2 (gemv4x2); each output is the same chain
+// as q8Gemv's.
 func (k Kernels) q8GemvN(kind wkind, w []byte, ldw int, a []byte, lda, nb int, dst []float32, ldd, rows, nt int, acc bool) {
 	t := 0
 	if g := rows / 4; k.level >= DotProd && g > 0 && nb > 0 {
@@ -94,10 +109,19 @@ func (k Kernels) q8GemvN(kind wkind, w []byte, ldw int, a []byte, lda, nb int, d
 		if acc {
 			ac = 1
 		}
+		wp := unsafe.Pointer(&w[0])
+		for ; t+4 <= nt; t += 4 {
+			_ = a[(t+3)*lda+(nb+3)/4*q8aGroup-1]
+			_ = dst[(t+3)*ldd+rows-1]
+			k.gemv4x4(kind, wp, uintptr(ldw), unsafe.Pointer(&a[t*lda]), uintptr(lda), nb, &dst[t*ldd], uintptr(4*ldd), g, ac)
+			for u := t; u < t+4; u++ {
+				k.q8Gemv(kind, w[4*g*ldw:], ldw, a[u*lda:(u+1)*lda], nb, dst[u*ldd+4*g:u*ldd+rows], acc)
+			}
+		}
 		for ; t+2 <= nt; t += 2 {
 			_ = a[(t+1)*lda+(nb+3)/4*q8aGroup-1]
 			_ = dst[(t+1)*ldd+rows-1]
-			wp, ap, yp := unsafe.Pointer(&w[0]), unsafe.Pointer(&a[t*lda]), &dst[t*ldd]
+			ap, yp := unsafe.Pointer(&a[t*lda]), &dst[t*ldd]
 			if kind == wkQ8_0 {
 				gemv4x2Q8_0Dot(wp, uintptr(ldw), ap, uintptr(lda), nb, yp, uintptr(4*ldd), g, ac)
 			} else {
@@ -113,13 +137,22 @@ func (k Kernels) q8GemvN(kind wkind, w []byte, ldw int, a []byte, lda, nb int, d
 	}
 }
 
-func (k Kernels) packQ8A(dst []byte, x []float32) { packQ8AGo(dst, x) }
-
-func (k Kernels) packQ8B(dst []byte, x []float32) { packQ8BGo(dst, x) }
+// gemv4x4 calls the set's 4-row × 4-token kernel for kind (dotprod or
+// better) directly, as gemv4 does.
+func (k Kernels) gemv4x4(kind wkind, w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, groups, acc int) {
+	switch {
+	case kind == wkQ8_0 && k.level >= I8MM:
+		gemv4x4Q8_0MM(w, ldw, x, ldx, nb, y, ldy, groups, acc)
+	case kind == wkQ8_0:
+		gemv4x4Q8_0Dot(w, ldw, x, ldx, nb, y, ldy, groups, acc)
+	case k.level >= I8MM:
+		gemv4x4Q4_0MM(w, ldw, x, ldx, nb, y, ldy, groups, acc)
+	default:
+		gemv4x4Q4_0Dot(w, ldw, x, ldx, nb, y, ldy, groups, acc)
+	}
+}
 
 func (k Kernels) packQ8P(dst []byte, x []float32) { packQ8PGo(dst, x) }
-
-func (k Kernels) quantizeQ8_0(dst []byte, x []float32) { quantizeQ8_0Go(dst, x) }
 
 func (k Kernels) hasQ8Unpacked() bool { return false }
 

@@ -94,3 +94,27 @@ func yarnRamp(lo, hi float64, j int) float64 {
 	y := (float64(j) - lo) / math.Max(0.001, hi-lo)
 	return 1 - math.Min(1, math.Max(0, y))
 }
+
+// Llama3Factors writes Llama 3.1's per-pair RoPE divisors into dst
+// (ropeDim/2 values): pair j of frequency ω_j = base^(-2j/ropeDim) has the
+// wavelength λ = 2π/ω_j; pairs with λ < origCtx/high keep their speed
+// (1), those with λ > origCtx/low turn factor times slower (factor), and
+// between them the divisor is 1/((1-s)/factor + s) with the smoothing
+// s = (origCtx/λ - low)/(high - low) (Meta's reference implementation,
+// which llama.cpp's converter writes as rope_freqs.weight).
+func Llama3Factors(dst []float32, base float32, ropeDim int, factor, low, high float64, origCtx int) {
+	lowWave, highWave := float64(origCtx)/low, float64(origCtx)/high
+	for j := range dst {
+		freq := 1 / math.Pow(float64(base), float64(2*j)/float64(ropeDim))
+		wave := 2 * math.Pi / freq
+		switch {
+		case wave < highWave:
+			dst[j] = 1
+		case wave > lowWave:
+			dst[j] = float32(factor)
+		default:
+			s := (float64(origCtx)/wave - low) / (high - low)
+			dst[j] = float32(1 / ((1-s)/factor + s))
+		}
+	}
+}

@@ -73,3 +73,31 @@ func TestRoPEExt(t *testing.T) {
 	}
 	near("yarn", got, want, 1e-5)
 }
+
+// TestLlama3Factors checks Llama 3.1's per-pair divisors against values
+// worked out by hand from Meta's rule (wavelength λ = 2π·base^(2j/d): 1
+// below orig/high, factor above orig/low, 1/((1-s)/factor + s) between
+// with s = (orig/λ - low)/(high - low)).
+func TestLlama3Factors(t *testing.T) {
+	for _, c := range []struct {
+		name              string
+		base              float32
+		dim, orig         int
+		factor, low, high float64
+		want              map[int]float64
+	}{
+		// λ_0 = 2π lies between 16/4 and 16/1: s = (8/π - 1)/3, divisor π/2.
+		{"small", 10000, 8, 16, 4, 1, 4, map[int]float64{0: math.Pi / 2, 1: 4, 2: 4, 3: 4}},
+		// Llama 3.1 8B: base 5e5, 128-dim heads, ×8 over 8192 positions.
+		{"llama3.1-8b", 500000, 128, 8192, 8, 1, 4, map[int]float64{0: 1, 28: 1, 29: 1.207483871283662,
+			30: 1.5534146285049255, 34: 5.257326588708467, 35: 8, 63: 8}},
+	} {
+		got := make([]float32, c.dim/2)
+		Llama3Factors(got, c.base, c.dim, c.factor, c.low, c.high, c.orig)
+		for j, w := range c.want {
+			if math.Abs(float64(got[j])-w) > 1e-6*w {
+				t.Errorf("%s: pair %d: %v, want %v", c.name, j, got[j], w)
+			}
+		}
+	}
+}

@@ -112,3 +112,23 @@ var (
 		reg.X24, reg.X25, reg.X26, reg.X27, reg.X28, reg.X29, reg.X30, reg.X31,
 	}
 )
+
+// VDPBF16PS emits VDPBF16PS src2, src1, dst on zmm registers (AVX512_BF16;
+// Go operand order): dst[i] += src1.bf16[2i+1]·src2.bf16[2i+1] +
+// src1.bf16[2i]·src2.bf16[2i], i < 16. Neither avo's x86 database nor the
+// Go assembler knows the instruction, so it is spelled out as its EVEX
+// encoding (EVEX.512.F3.0F38.W0 52 /r), with the mnemonic as a comment;
+// TestVDPBF16PS (peak_amd64_test.go) checks the encoding against the
+// instruction's definition.
+func (a *asm) VDPBF16PS(src2, src1, dst reg.VecPhysical) {
+	d, s1, s2 := int(dst.PhysicalIndex()), int(src1.PhysicalIndex()), int(src2.PhysicalIndex())
+	inv := func(v, bit int) byte { return byte(^(v >> bit) & 1) }
+	p0 := inv(d, 3)<<7 | inv(s2, 4)<<6 | inv(s2, 3)<<5 | inv(d, 4)<<4 | 0x2 // R X B R' 00 mm=10 (0F38)
+	p1 := byte(0)<<7 | byte((^s1)&15)<<3 | 1<<2 | 0x2                       // W=0 vvvv 1 pp=10 (F3)
+	p2 := byte(0)<<7 | 2<<5 | 0<<4 | inv(s1, 4)<<3                          // z=0 L'L=10 b=0 V' aaa=000
+	modrm := byte(0xc0) | byte(d&7)<<3 | byte(s2&7)
+	a.Comment(fmt.Sprintf("VDPBF16PS %s, %s, %s", src2.Asm(), src1.Asm(), dst.Asm()))
+	for _, b := range []byte{0x62, p0, p1, p2, 0x52, modrm} {
+		a.Instruction(&ir.Instruction{Opcode: "BYTE", Operands: []operand.Op{operand.U8(b)}})
+	}
+}

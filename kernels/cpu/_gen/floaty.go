@@ -111,6 +111,7 @@ func (a *asm) gemvY(t floatType) {
 	a.JZ(label("vtail"))
 
 	a.Label("vloop")
+	a.prefetchRows(t, rows[:], 2*o8)
 	a.VMOVUPS(xmem(reg.RDI, 0), reg.Y8)
 	a.VMOVUPS(xmem(reg.RDI, 32), reg.Y9)
 	for h := 0; h < 2; h++ {

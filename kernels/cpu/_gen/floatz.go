@@ -79,6 +79,25 @@ func floatz(a *asm) {
 	}
 }
 
+// gemvPrefetch is how far ahead, in bytes, the matrix-vector products
+// prefetch each of their 4 row streams into L1. Decode reads the weights
+// once from DRAM, and the hardware prefetchers alone left one thread at
+// 0.50-0.68 of its read bandwidth on the TinyLlama-shaped F16 file (issue
+// 18). 1 KiB per stream is 4 KiB ahead in all, above the bandwidth ×
+// latency product (25 GB/s × ~100 ns); 256 B to 2 KiB all beat no
+// prefetch (docs/performance.md, "Decode: software prefetch").
+const gemvPrefetch = 1024
+
+// prefetchRows prefetches the lines of the next span bytes of each row
+// stream gemvPrefetch bytes ahead of the weight element AX.
+func (a *asm) prefetchRows(t floatType, rows []reg.Register, span int) {
+	for _, r := range rows {
+		for l := 0; l < span; l += 64 {
+			a.PREFETCHT0(t.wmem(r, gemvPrefetch+l))
+		}
+	}
+}
+
 // dotZ generates dot<t>Z: Σ_i w[i]·x[i] over k elements, in four chains.
 func (a *asm) dotZ(t floatType) {
 	o16 := 16 * t.es
@@ -156,6 +175,7 @@ func (a *asm) gemvZ(t floatType) {
 
 	// Rows r's chains: Z<r> (even slices) and Z<4+r> (odd ones).
 	a.Label("vloop")
+	a.prefetchRows(t, rows[:], 2*o16)
 	a.VMOVUPS(xmem(reg.RDI, 0), reg.Z8)
 	a.VMOVUPS(xmem(reg.RDI, 64), reg.Z9)
 	for h := 0; h < 2; h++ {

@@ -38,6 +38,8 @@ var files = []file{
 	{"floatz_amd64.s", floatz},
 	{"floaty_amd64.s", floaty},
 	{"widenz_amd64.s", widenz},
+	{"peak_amd64.s", peak},
+	{"attentiongy_amd64.s", attentiongy},
 	{"rowsew_amd64.s", rowsew},
 	{"q8avx2_amd64.s", q8avx2},
 	{"q8vnni_amd64.s", q8vnni},
