@@ -75,6 +75,14 @@ type Options struct {
 	MaxN int
 	// RetryAfter is the Retry-After of a 429, in seconds (0: 1).
 	RetryAfter int
+	// BatchWindow is how long an idle engine waits for the rest of a burst
+	// of requests before its first step: it starts once arrivals pause for
+	// a millisecond, or after BatchWindow at most (0: start at once). The
+	// prompts of a burst then share one prefill step instead of the first
+	// one running alone and the others prefilling beside its decodes,
+	// which stalls its tokens (the dynamic batching delay of Triton's
+	// max_queue_delay_microseconds).
+	BatchWindow time.Duration
 	// Registry receives the metrics (nil: a new registry with the Go and
 	// process collectors).
 	Registry *prometheus.Registry
@@ -118,6 +126,7 @@ type Server struct {
 	rng      *rand.Rand // seeds for requests without one
 
 	wake     chan struct{} // a job arrived or was cancelled
+	burstGap time.Duration // the pause in arrivals that ends a burst (gather)
 	abort    chan struct{} // closed to cancel every job
 	quit     chan struct{} // closed to stop the loop
 	loopDone chan struct{}
@@ -147,7 +156,7 @@ func New(opt Options) *Server {
 		reg = prometheus.NewRegistry()
 		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
-	s := &Server{opt: opt, reg: reg, created: time.Now().Unix(), wake: make(chan struct{}, 1),
+	s := &Server{opt: opt, reg: reg, created: time.Now().Unix(), wake: make(chan struct{}, 1), burstGap: burstGap,
 		abort: make(chan struct{}), quit: make(chan struct{}), loopDone: make(chan struct{}),
 		rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x9e3779b97f4a7c15))}
 	s.met = newMetrics(reg, opt.ModelName)
@@ -211,6 +220,35 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		<-s.loopDone
 	}
 	return err
+}
+
+// burstGap is the pause in arrivals that ends gather's wait: a burst's
+// requests are prepared (parsed, templated, tokenized) in 0.1-1 ms each.
+const burstGap = time.Millisecond
+
+// gather waits, up to Options.BatchWindow, while requests keep arriving
+// less than s.burstGap apart.
+func (s *Server) gather() {
+	if s.opt.BatchWindow <= 0 {
+		return
+	}
+	end := time.Now().Add(s.opt.BatchWindow)
+	t := time.NewTimer(s.burstGap)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.wake:
+			left := time.Until(end)
+			if left <= 0 {
+				return
+			}
+			t.Reset(min(s.burstGap, left))
+		case <-t.C:
+			return
+		case <-s.quit:
+			return
+		}
+	}
 }
 
 // kick wakes the engine goroutine.
@@ -388,6 +426,7 @@ func (s *Server) loop(eng Engine) {
 				// instead of waiting for it and then prefilling beside
 				// the first request's decodes.
 				runtime.Gosched()
+				s.gather()
 				continue
 			case <-s.quit:
 				return

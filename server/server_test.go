@@ -35,6 +35,8 @@ type fakeEngine struct {
 	added     int
 	cancelled []int
 	infers    int
+	// firstStep is how many queries the first Infer call held.
+	firstStep int
 }
 
 func newFake(delay time.Duration) *fakeEngine {
@@ -56,6 +58,9 @@ func (f *fakeEngine) Infer(ctx context.Context) ([]scheduler.TokenEvent, error) 
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.infers++
+	if f.infers == 1 {
+		f.firstStep = len(f.queries)
+	}
 	var evs []scheduler.TokenEvent
 	for id, r := range f.queries {
 		k := f.counts[id]
@@ -161,6 +166,46 @@ func TestQueueFullAnswers429(t *testing.T) {
 	}
 	cancel()
 	wg.Wait()
+}
+
+// TestBatchWindowGathersABurst checks that an idle server waits for the
+// rest of a burst (requests arriving less than burstGap apart) so that the
+// burst's prompts share the first step, and that a lone request is not
+// held for the whole window once arrivals pause.
+func TestBatchWindowGathersABurst(t *testing.T) {
+	const n = 6
+	f := newFake(time.Millisecond)
+	s, ts := fakeServer(t, f, Options{Parallel: n, BatchWindow: 5 * time.Second})
+	// A gap far above the arrivals' spacing, so that a loaded machine's
+	// scheduling delays cannot end the burst early.
+	s.burstGap = 300 * time.Millisecond
+	body := `{"prompt": "Once", "max_tokens": 2}`
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := 0; i < n; i++ {
+		wg.Go(func() {
+			resp, err := post(t, context.Background(), ts.URL+"/v1/completions", body)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			io.Copy(io.Discard, resp.Body) //nolint:errcheck
+			resp.Body.Close()
+		})
+		time.Sleep(time.Millisecond)
+	}
+	wg.Wait()
+	f.mu.Lock()
+	first := f.firstStep
+	f.mu.Unlock()
+	if first != n {
+		t.Errorf("the first step held %d of a burst of %d requests", first, n)
+	}
+	// The burst ended long before the 5 s window: the step started when
+	// arrivals paused, not at the window's end.
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("the burst took %v: the server waited for the whole window", d)
+	}
 }
 
 // TestDisconnectCancels checks that a client that goes away mid-stream, or

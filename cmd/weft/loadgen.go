@@ -54,11 +54,13 @@ func cmdLoadgen(args []string, stdout, stderr io.Writer) error {
 	if *perClient < 1 || *maxTokens < 1 {
 		return fmt.Errorf("%w: -r %d and -n %d must be ≥ 1", errUsage, *perClient, *maxTokens)
 	}
-	// Each request's prompt starts with its own number, so that no server
-	// answers from a prompt cache.
+	// Each request's prompt starts with this run's number and its own, so
+	// that no server answers from a prompt cache, not even for a prompt an
+	// earlier loadgen run (a warm-up) sent.
+	run := time.Now().UnixNano() % 1000
 	var seq atomic.Int64
 	body := func() []byte {
-		b, _ := json.Marshal(map[string]any{"prompt": fmt.Sprintf("%d. %s", seq.Add(1), *prompt), "max_tokens": *maxTokens,
+		b, _ := json.Marshal(map[string]any{"prompt": fmt.Sprintf("%03d-%d. %s", run, seq.Add(1), *prompt), "max_tokens": *maxTokens,
 			"temperature": 0, "stream": true, "ignore_eos": true})
 		return b
 	}

@@ -40,7 +40,7 @@ func addModelFlags(fs *flag.FlagSet) *modelFlags {
 	f.tok = fs.String("tokenizer", "", "tokenizer file (llama2.c tokenizer.bin, tokenizer.json, vocab GGUF)")
 	f.threads = fs.Int("threads", 0, "CPU threads (0: all cores)")
 	fs.IntVar(f.threads, "t", 0, "same as --threads")
-	f.batch = fs.Int("batch", 256, "tokens per engine step (prompt chunks and decode tokens of all requests)")
+	f.batch = fs.Int("batch", 1024, "most tokens in an engine step (prompt chunks and decode tokens of all requests); a burst of prompts shares one step up to this")
 	f.kvType = fs.String("kv-type", "auto", kvTypeUsage)
 	f.devices = fs.String("devices", "", devicesUsage)
 	f.microBatches = fs.Int("micro-batches", 1, microBatchesUsage)
@@ -160,6 +160,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) error {
 	drain := fs.Duration("drain-timeout", 30*time.Second, "on SIGTERM, how long in-flight requests may finish before they are cancelled")
 	embeddings := fs.Bool("embeddings", false, "also serve /v1/embeddings from a decoder's pooled final hidden states (a second compiled graph; an encoder always serves them)")
 	stepTokens := fs.Int("batch-tokens", 64, "most tokens in an engine step that carries decodes (vLLM's max_num_batched_tokens): running sequences decode first, new prompts' chunks get the rest, so a long prompt cannot stall their next tokens (0: --batch, no bound)")
+	window := fs.Duration("batch-window", 10*time.Millisecond, "how long an idle server waits for the rest of a burst of requests before its first step (it starts once arrivals pause for 1 ms): a burst's prompts share one prefill step (0: start at once)")
 	pooling := fs.String("pooling", "", "how /v1/embeddings pools: mean, cls or last (default: the model's pooling_type, else cls for an encoder and last for a decoder)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -181,6 +182,8 @@ func cmdServe(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%w: --drain-timeout %v", errUsage, *drain)
 	case *stepTokens < 0:
 		return fmt.Errorf("%w: --batch-tokens %d (≥ 0)", errUsage, *stepTokens)
+	case *window < 0 || *window > time.Second:
+		return fmt.Errorf("%w: --batch-window %v (0 to 1s)", errUsage, *window)
 	}
 	mf.stepTokens = *stepTokens
 	var pool model.Pooling = -1 // the model's
@@ -199,7 +202,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) error {
 	if name == "" {
 		name = strings.TrimSuffix(filepath.Base(*mf.model), filepath.Ext(*mf.model))
 	}
-	srv := server.New(server.Options{ModelName: name, Parallel: *parallel, Queue: *queue, MaxBodyBytes: bodyLimit,
+	srv := server.New(server.Options{ModelName: name, Parallel: *parallel, Queue: *queue, MaxBodyBytes: bodyLimit, BatchWindow: *window,
 		MaxPromptTokens: *maxPrompt, MaxTokens: *maxTokens})
 	ln, err := net.Listen("tcp", net.JoinHostPort(*host, fmt.Sprint(*port)))
 	if err != nil {
