@@ -29,19 +29,9 @@ func sharedFile(t testing.TB, parts ...string) string {
 // readSharedOptional reads a file under ../shared if it is there, for
 // tests that use shared data as extra input but do not need it.
 func readSharedOptional(parts ...string) ([]byte, error) {
-	dir, err := os.Getwd()
+	dir, err := testdata.SharedPath() // the one locator of ../shared
 	if err != nil {
 		return nil, err
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return nil, os.ErrNotExist
-		}
-		dir = parent
-	}
-	return os.ReadFile(filepath.Join(append([]string{filepath.Dir(dir), "shared"}, parts...)...))
+	return os.ReadFile(filepath.Join(append([]string{dir}, parts...)...))
 }

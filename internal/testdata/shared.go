@@ -5,6 +5,7 @@ package testdata
 import (
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -16,21 +17,10 @@ import (
 // is missing the test is skipped with a message, or fails when CI=true.
 func Shared(t testing.TB) string {
 	t.Helper()
-	dir, err := os.Getwd()
+	shared, err := SharedPath()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the test directory")
-		}
-		dir = parent
-	}
-	shared := filepath.Join(filepath.Dir(dir), "shared")
 	if _, err := os.Stat(shared); err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("../shared not found at %s: CI must have it", shared)
@@ -38,6 +28,27 @@ func Shared(t testing.TB) string {
 		t.Skipf("../shared not found at %s: skipping reference-data test", shared)
 	}
 	return shared
+}
+
+// SharedPath returns where ../shared is, beside the repository root that
+// holds the working directory, whether or not it exists. It is for tests
+// that use shared data as optional extra input; tests that need it call
+// Shared.
+func SharedPath() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("locating ../shared: %w", err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return filepath.Join(filepath.Dir(dir), "shared"), nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("locating ../shared: go.mod not found above the test directory")
+		}
+		dir = parent
+	}
 }
 
 // Step is one golden generation step.
