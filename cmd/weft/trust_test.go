@@ -11,7 +11,8 @@ import (
 
 // TestSpecPluginsNeedTrust checks that a spec cannot make weft run a
 // program: a plugin it names by path starts only from a directory the
-// user named or with --trust-spec-plugins, and never for weft graph.
+// user named (--plugin-dir or $WEFT_PLUGIN_PATH) or with
+// --trust-spec-plugins, and never for weft graph.
 func TestSpecPluginsNeedTrust(t *testing.T) {
 	dir := t.TempDir()
 	marker := filepath.Join(dir, "ran")
@@ -31,29 +32,36 @@ func TestSpecPluginsNeedTrust(t *testing.T) {
 	if code, _, errOut := weft("synth", "-s", "llama", "--set", "hidden=32,layers=1,heads=2,ffn=64,vocab=64,ctx=32", "--dtype", "f32", "--seed", "1", "-o", model); code != 0 {
 		t.Fatalf("synth: exit %d: %s", code, errOut)
 	}
+	other := t.TempDir() // a plugin directory that does not hold evil.sh
+	run := []string{"run", "-m", model, "-s", spec, "-p", "a", "-n", "1"}
 	cases := []struct {
 		name     string
 		args     []string
+		env      string // $WEFT_PLUGIN_PATH
 		wantCode int
 		wantErr  string
+		wantRan  bool
 	}{
-		{"graph offers no trust", []string{"graph", "-s", spec, "--trust-spec-plugins"}, 2, "flag provided but not defined: -trust-spec-plugins"},
-		{"run", []string{"run", "-m", model, "-s", spec, "-p", "a", "-n", "1"}, 1, "--trust-spec-plugins"},
-		{"bench", []string{"bench", "-m", model, "-s", spec, "-p", "4", "-n", "1", "-r", "1"}, 1, "refusing to start"},
+		{"graph offers no trust", []string{"graph", "-s", spec, "--trust-spec-plugins"}, "", 2, "flag provided but not defined: -trust-spec-plugins", false},
+		{"run", run, "", 1, "--trust-spec-plugins", false},
+		{"bench", []string{"bench", "-m", model, "-s", spec, "-p", "4", "-n", "1", "-r", "1"}, "", 1, "refusing to start", false},
+		{"run, another plugin path", run, other, 1, "--trust-spec-plugins", false},
 		// Named by the user: the binary starts (and fails the handshake).
-		{"run, trusted", []string{"run", "-m", model, "-s", spec, "-p", "a", "-n", "1", "--trust-spec-plugins"}, 1, "plugin \"evil\""},
+		{"run, trusted", append(run, "--trust-spec-plugins"), "", 1, "plugin \"evil\"", true},
+		{"run, plugin path", run, dir, 1, "plugin \"evil\"", true},
+		{"run, plugin path list", run, other + string(os.PathListSeparator) + dir, 1, "plugin \"evil\"", true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Setenv("WEFT_PLUGIN_PATH", "")
+			t.Setenv("WEFT_PLUGIN_PATH", tc.env)
 			os.Remove(marker)
 			code, _, errOut := weft(tc.args...)
 			if code != tc.wantCode || !strings.Contains(errOut, tc.wantErr) {
 				t.Fatalf("exit %d, stderr %q; want exit %d and %q", code, errOut, tc.wantCode, tc.wantErr)
 			}
 			_, err := os.Stat(marker)
-			if ran := err == nil; ran != (tc.name == "run, trusted") {
-				t.Errorf("the spec's program ran: %v", ran)
+			if ran := err == nil; ran != tc.wantRan {
+				t.Errorf("the spec's program ran: %v, want %v", ran, tc.wantRan)
 			}
 		})
 	}
