@@ -203,6 +203,9 @@ func (s *Server) build(m *Model, f *samplingFields, prompt []int) (*genParams, e
 		}
 	}
 	cfg := sampling.DefaultConfig()
+	// presence_penalty and frequency_penalty are OpenAI's (openaiPenalties),
+	// not llama.cpp's: they count the completion's tokens, not the prompt's.
+	var presence, frequency float64
 	checks := []struct {
 		name   string
 		v      *float64
@@ -213,8 +216,8 @@ func (s *Server) build(m *Model, f *samplingFields, prompt []int) (*genParams, e
 		{"top_p", f.TopP, 0, 1, &cfg.TopP},
 		{"min_p", f.MinP, 0, 1, &cfg.MinP},
 		{"typical_p", f.TypicalP, 0, 1, &cfg.TypicalP},
-		{"presence_penalty", f.PresencePenalty, -2, 2, &cfg.PresencePenalty},
-		{"frequency_penalty", f.FrequencyPenalty, -2, 2, &cfg.FrequencyPenalty},
+		{"presence_penalty", f.PresencePenalty, -2, 2, &presence},
+		{"frequency_penalty", f.FrequencyPenalty, -2, 2, &frequency},
 		{"repetition_penalty", f.RepetitionPenalty, 0, 10, &cfg.RepeatPenalty},
 		{"repeat_penalty", f.RepeatPenalty, 0, 10, &cfg.RepeatPenalty},
 	}
@@ -295,8 +298,11 @@ func (s *Server) build(m *Model, f *samplingFields, prompt []int) (*genParams, e
 			return nil, badRequest("", "sampling: %v", err)
 		}
 		var pk scheduler.Picker = smp
+		if presence != 0 || frequency != 0 {
+			pk = newOpenAIPenalties(smp, frequency, presence)
+		}
 		if constrained {
-			if pk, err = m.Constrainer.Constrain(*format, smp); err != nil {
+			if pk, err = m.Constrainer.Constrain(*format, pk); err != nil {
 				return nil, badRequest("response_format", "response_format: %v", err)
 			}
 		}

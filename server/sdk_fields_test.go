@@ -1,0 +1,306 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+
+	"github.com/weftrun/weft/tokenizer"
+)
+
+// The tests in this file check request fields through the SDK against
+// references independent of the server's code: the non-streamed answer of
+// the same request, the unbiased logprobs with the fields' definitions
+// written out, and the greedy answer.
+
+// lpTok is a chat logprob entry without the SDK's JSON metadata.
+type lpTok struct {
+	Token   string
+	Logprob float64
+	Bytes   []int64
+	Top     []lpTop
+}
+
+type lpTop struct {
+	Token   string
+	Logprob float64
+}
+
+func plainLogprobs(in []openai.ChatCompletionTokenLogprob) []lpTok {
+	out := make([]lpTok, len(in))
+	for i, e := range in {
+		out[i] = lpTok{Token: e.Token, Logprob: e.Logprob, Bytes: e.Bytes}
+		for _, tp := range e.TopLogprobs {
+			out[i].Top = append(out[i].Top, lpTop{tp.Token, tp.Logprob})
+		}
+	}
+	return out
+}
+
+// sameLogprobs compares logprobs: the same tokens and bytes, the values
+// within 1e-4 (the second request finds the first's prompt in the prefix
+// cache, and a prefill of other rows sums in another order).
+func sameLogprobs(a, b []lpTok) bool {
+	near := func(x, y float64) bool { return math.Abs(x-y) < 1e-4 }
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Token != b[i].Token || fmt.Sprint(a[i].Bytes) != fmt.Sprint(b[i].Bytes) || !near(a[i].Logprob, b[i].Logprob) || len(a[i].Top) != len(b[i].Top) {
+			return false
+		}
+		for j := range a[i].Top {
+			if a[i].Top[j].Token != b[i].Top[j].Token || !near(a[i].Top[j].Logprob, b[i].Top[j].Logprob) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// TestSDKStreamedChoicesAndLogprobs checks that a streamed n=2 request
+// with a seed, logprobs and top_logprobs sends each choice the text and
+// logprobs of the same request answered whole, and each choice's
+// finish_reason in that choice's last chunk.
+func TestSDKStreamedChoicesAndLogprobs(t *testing.T) {
+	tm := loadStories(t, 0)
+	_, _, c := startServer(t, tm, Options{Parallel: 2, Queue: 2})
+	ctx := context.Background()
+	params := openai.ChatCompletionNewParams{Model: "m", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Tell me a story.")},
+		MaxTokens: openai.Int(40), Temperature: openai.Float(1), N: openai.Int(2), Seed: openai.Int(42),
+		Logprobs: openai.Bool(true), TopLogprobs: openai.Int(3)}
+	whole, err := c.Chat.Completions.New(ctx, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(whole.Choices) != 2 || whole.Choices[0].Message.Content == whole.Choices[1].Message.Content {
+		t.Fatalf("non-streamed choices %+v: want two different samples", whole.Choices)
+	}
+
+	st := c.Chat.Completions.NewStreaming(ctx, params)
+	var text [2]strings.Builder
+	var lps [2][]openai.ChatCompletionTokenLogprob
+	var finish [2]string
+	var chunks [2]int
+	for st.Next() {
+		for _, ch := range st.Current().Choices {
+			i := ch.Index
+			if i < 0 || i > 1 {
+				t.Fatalf("choice index %d", i)
+			}
+			if finish[i] != "" {
+				t.Errorf("choice %d: chunk %s after its finish reason", i, st.Current().RawJSON())
+			}
+			chunks[i]++
+			text[i].WriteString(ch.Delta.Content)
+			lps[i] = append(lps[i], ch.Logprobs.Content...)
+			finish[i] = string(ch.FinishReason)
+		}
+	}
+	if err := st.Err(); err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range whole.Choices {
+		if chunks[i] < 3 {
+			t.Errorf("choice %d came in %d chunks", i, chunks[i])
+		}
+		if text[i].String() != w.Message.Content {
+			t.Errorf("choice %d streamed %q, answered whole %q", i, text[i].String(), w.Message.Content)
+		}
+		if finish[i] != w.FinishReason || finish[i] == "" {
+			t.Errorf("choice %d: finish reason %q in its last chunk, %q answered whole", i, finish[i], w.FinishReason)
+		}
+		got, want := plainLogprobs(lps[i]), plainLogprobs(w.Logprobs.Content)
+		if len(want) != 40 && w.FinishReason == "length" {
+			t.Errorf("choice %d: %d logprobs for 40 tokens", i, len(want))
+		}
+		if !sameLogprobs(got, want) {
+			t.Errorf("choice %d: streamed logprobs\n%v\nanswered whole\n%v", i, got, want)
+		}
+	}
+}
+
+// tokenIDs returns the tokens of tok whose text is text (a piece and a
+// byte token may spell the same).
+func tokenIDs(t *testing.T, tok tokenizer.Tokenizer, text string) []int {
+	t.Helper()
+	var ids []int
+	for i := 0; i < tok.VocabSize(); i++ {
+		if tokenText(tok, i) == text {
+			ids = append(ids, i)
+		}
+	}
+	if ids == nil {
+		t.Fatalf("no token spells %q", text)
+	}
+	return ids
+}
+
+// TestSDKLogitBias checks logit_bias against its definition applied to the
+// unbiased top logprobs of the first token: a bias is added to the token's
+// logit (so to its logprob, up to the softmax's shift) and greedy takes
+// the largest; -100 bans the token, +100 forces it. The biases go on every
+// token that spells the same text.
+func TestSDKLogitBias(t *testing.T) {
+	tm := loadStories(t, 0)
+	_, _, c := startServer(t, tm, Options{Parallel: 1})
+	ctx := context.Background()
+	tok := tm.m.Tokenizer
+	params := openai.ChatCompletionNewParams{Model: "m", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Tell me a story.")},
+		MaxTokens: openai.Int(1), Temperature: openai.Float(0), Logprobs: openai.Bool(true), TopLogprobs: openai.Int(20)}
+	res, err := c.Chat.Completions.New(ctx, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	top := res.Choices[0].Logprobs.Content[0].TopLogprobs
+	if len(top) != 20 || top[0].Logprob-top[1].Logprob < 0.05 || top[0].Token == top[1].Token {
+		t.Fatalf("top logprobs %+v: the test wants 20 and a clear greedy token", top)
+	}
+	gap := top[0].Logprob - top[1].Logprob
+	type bias map[int]float64 // by rank in top
+	cases := []struct {
+		name string
+		bias bias
+	}{
+		{"-100 bans the greedy token", bias{0: -100}},
+		{"-100 on two", bias{0: -100, 1: -100}},
+		{"+100 forces a token", bias{15: 100}},
+		{"just above the gap", bias{1: gap + 0.02}},
+		{"just below the gap", bias{1: gap - 0.02}},
+		{"the greedy token lowered below the second", bias{0: -gap - 0.02}},
+		{"the greedy token lowered less than the gap", bias{0: -gap + 0.02}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			req := map[string]float64{}
+			byText := map[string]float64{}
+			for j, b := range tc.bias {
+				byText[top[j].Token] = b
+				for _, id := range tokenIDs(t, tok, top[j].Token) {
+					req[strconv.Itoa(id)] = b
+				}
+			}
+			// The reference: the largest biased logprob (-100: banned).
+			want, best := "", math.Inf(-1)
+			for _, e := range top {
+				v := e.Logprob + byText[e.Token]
+				if byText[e.Token] == -100 {
+					v = math.Inf(-1)
+				}
+				if v > best {
+					want, best = e.Token, v
+				}
+			}
+			res, err := c.Chat.Completions.New(ctx, params, option.WithJSONSet("logit_bias", req))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := res.Choices[0].Logprobs.Content[0].Token; got != want {
+				t.Errorf("logit_bias %v: first token %q, want %q (unbiased top: %q %v, %q %v)", req, got, want,
+					top[0].Token, top[0].Logprob, top[1].Token, top[1].Logprob)
+			}
+		})
+	}
+}
+
+// TestSDKPresenceFrequencyPenalty checks presence_penalty and
+// frequency_penalty against OpenAI's definition applied to the returned
+// (unpenalized) top logprobs: at each step greedy takes the largest
+// logprob − count·frequency_penalty − (count > 0)·presence_penalty, where
+// count is how often the token was generated before (the prompt does not
+// count).
+func TestSDKPresenceFrequencyPenalty(t *testing.T) {
+	tm := loadStories(t, 0)
+	_, _, c := startServer(t, tm, Options{Parallel: 1})
+	ctx := context.Background()
+	const steps = 48
+	run := func(freq, pres float64) []openai.ChatCompletionTokenLogprob {
+		res, err := c.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: "m",
+			Messages:  []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Tell me a story about Lily and the dog.")},
+			MaxTokens: openai.Int(steps), Temperature: openai.Float(0), Logprobs: openai.Bool(true), TopLogprobs: openai.Int(20),
+			FrequencyPenalty: openai.Float(freq), PresencePenalty: openai.Float(pres)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Choices[0].Logprobs.Content
+	}
+	plain := run(0, 0)
+	for _, tc := range []struct{ freq, pres float64 }{{1.5, 0}, {0, 1.5}, {0.7, 0.4}, {-1, 0}} {
+		t.Run(fmt.Sprintf("frequency %v presence %v", tc.freq, tc.pres), func(t *testing.T) {
+			got := run(tc.freq, tc.pres)
+			count := map[string]int{}
+			changed := false
+			for k, e := range got {
+				if k < len(plain) && e.Token != plain[k].Token {
+					changed = true
+				}
+				score := func(token string, lp float64) float64 {
+					n := count[token]
+					s := lp - float64(n)*tc.freq
+					if n > 0 {
+						s -= tc.pres
+					}
+					return s
+				}
+				chosen := score(e.Token, e.Logprob)
+				for _, tp := range e.TopLogprobs {
+					if s := score(tp.Token, tp.Logprob); s > chosen+1e-3 {
+						t.Fatalf("step %d: chose %q (%d before, score %.4f) over %q (%d before, score %.4f)", k, e.Token, count[e.Token], chosen,
+							tp.Token, count[tp.Token], s)
+					}
+				}
+				count[e.Token]++
+			}
+			if !changed {
+				t.Errorf("the penalties changed none of %d tokens", len(got))
+			}
+		})
+	}
+}
+
+// TestSDKExtraSamplers checks the llama.cpp-named samplers by behaviour:
+// top_k 1 and min_p 1 leave only the most likely token, so temperature 1
+// with any seed gives the greedy answer; repeat_penalty is llama.cpp's
+// (a positive logit of a token among the last repeat_last_n tokens,
+// prompt included, is divided by it), checked against llama.cpp's golden
+// logits; ignore_eos runs a reply that ends with EOS to max_tokens without
+// generating EOS.
+func TestSDKExtraSamplers(t *testing.T) {
+	tm := loadStories(t, 0)
+	_, _, c := startServer(t, tm, Options{Parallel: 2})
+	ctx := context.Background()
+	chat := func(seed int64, maxTok int64, opts ...option.RequestOption) *openai.ChatCompletion {
+		t.Helper()
+		params := openai.ChatCompletionNewParams{Model: "m", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Tell me a story.")},
+			MaxTokens: openai.Int(maxTok), Temperature: openai.Float(1), Seed: openai.Int(seed), Logprobs: openai.Bool(true)}
+		res, err := c.Chat.Completions.New(ctx, params, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	greedy := chat(0, 40, option.WithJSONSet("temperature", 0)).Choices[0].Message.Content
+	sampled := 0
+	for seed := int64(1); seed <= 3; seed++ {
+		if chat(seed, 40).Choices[0].Message.Content != greedy {
+			sampled++
+		}
+		for _, f := range []struct {
+			name string
+			v    any
+		}{{"top_k", 1}, {"min_p", 1.0}} {
+			if got := chat(seed, 40, option.WithJSONSet(f.name, f.v)).Choices[0].Message.Content; got != greedy {
+				t.Errorf("%s %v, temperature 1, seed %d: %q; want the greedy %q", f.name, f.v, seed, got, greedy)
+			}
+		}
+	}
+	if sampled == 0 {
+		t.Fatal("temperature 1 gave the greedy answer for every seed: the checks above prove nothing")
+	}
+}
