@@ -29,20 +29,41 @@ func readPrompt(p string, pGiven bool, file string, stdin io.Reader) (string, er
 	switch {
 	case file != "" && pGiven:
 		return "", fmt.Errorf("%w: give -p PROMPT or -f FILE, not both", errUsage)
-	case file == "-" || (file == "" && p == "-"):
+	case file == "" && p == "-":
+		file = "-"
+	case file == "":
+		return p, nil
+	}
+	data, err := readInput(file, stdin)
+	if err != nil {
+		return "", err
+	}
+	return string(data), nil
+}
+
+// readInput returns the contents of the file an -f flag names, or of
+// standard input for "-".
+func readInput(file string, stdin io.Reader) ([]byte, error) {
+	if file == "-" {
 		data, err := io.ReadAll(stdin)
 		if err != nil {
-			return "", fmt.Errorf("read the prompt from standard input: %w", err)
+			return nil, fmt.Errorf("-f -: read standard input: %w", err)
 		}
-		return string(data), nil
-	case file != "":
-		data, err := os.ReadFile(file)
-		if err != nil {
-			return "", fmt.Errorf("-f: %w", err)
-		}
-		return string(data), nil
+		return data, nil
 	}
-	return p, nil
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("-f: %w", err)
+	}
+	return data, nil
+}
+
+// inputName names an -f argument in messages: "standard input" for "-".
+func inputName(file string) string {
+	if file == "-" {
+		return "standard input"
+	}
+	return file
 }
 
 // loadProgress returns a model.Options.Progress drawing "load NAME" with a

@@ -30,6 +30,8 @@ func TestVersionAndHelp(t *testing.T) {
 		{[]string{"help", "quantize"}, 0, "Q4_0", ""},
 		{[]string{"run", "-h"}, 0, "-ctx-size", ""},
 		{[]string{"bench", "--help"}, 0, "-threads", ""},
+		{[]string{"run", "--version"}, 0, "weft ", ""}, // llama.cpp's tools take it anywhere
+		{[]string{"graph", "-s", "llama", "-version"}, 0, "weft ", ""},
 		{[]string{"help", "nope"}, 2, "", `unknown command "nope"`},
 		{[]string{}, 2, "", "commands:"},
 		{[]string{"run", "--nope"}, 2, "", "usage: weft run"},
@@ -49,7 +51,9 @@ func TestVersionAndHelp(t *testing.T) {
 
 // TestHabitsEverywhere checks that every command that runs a model takes
 // llama.cpp's spellings: -t and --threads, and -c and --ctx-size where it
-// has a context, -f and --file where it reads a file.
+// has a context, -f and --file where it reads a file; and that the flags
+// do what they say: -c bounds the context (and is named when it is too
+// small), -f - reads standard input.
 func TestHabitsEverywhere(t *testing.T) {
 	cases := map[string][]string{
 		"run":        {"-t ", "-threads ", "-c ", "-ctx-size ", "-f ", "-file "},
@@ -70,6 +74,56 @@ func TestHabitsEverywhere(t *testing.T) {
 			}
 		}
 	}
+	t.Run("behaviour", func(t *testing.T) {
+		shared := testdata.Shared(t)
+		m := filepath.Join(shared, "models", "stories260K", "stories260K.gguf")
+		long := strings.Repeat("Once upon a time there was a little girl named Lily. ", 12)
+		text := filepath.Join(t.TempDir(), "story.txt")
+		if err := os.WriteFile(text, []byte(long), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ppl := []string{"perplexity", "-m", m, "-t", "1", "--json"}
+		code, fromFile, errOut := weft(append(ppl, "-f", text, "-c", "16")...)
+		if code != 0 || !strings.Contains(fromFile, `"perplexity":`) {
+			t.Fatalf("perplexity -f %s: exit %d: %s%s", text, code, fromFile, errOut)
+		}
+		behaviours := []struct {
+			name     string
+			args     []string
+			stdin    string // "" leaves standard input alone
+			wantCode int
+			wantOut  string
+			wantErr  string
+		}{
+			{"run -c bounds the prompt", []string{"run", "-m", m, "-p", long, "-c", "8", "-n", "1"}, "", 1, "", "exceed the context of 8 (-c)"},
+			{"run --ctx-size", []string{"run", "-m", m, "-p", long, "--ctx-size", "8", "-n", "1"}, "", 1, "", "exceed the context of 8 (-c)"},
+			{"run -c fits", []string{"run", "-m", m, "-p", "Once", "-c", "8", "-n", "-1", "--temp", "0", "--json"}, "", 0, `"tokens":[`, ""},
+			{"run -f -", []string{"run", "-m", m, "-f", "-", "-n", "1", "--temp", "0", "--json"}, "Once upon a time", 0, `"prompt_tokens":[1,403,`, ""},
+			{"perplexity -c sets the window", []string{"perplexity", "-m", m, "-f", text, "-c", "16", "--json"}, "", 0, `"ctx":16,`, ""},
+			{"perplexity --ctx-size", []string{"perplexity", "-m", m, "-f", text, "--ctx-size", "32", "--json"}, "", 0, `"ctx":32,`, ""},
+			{"perplexity -c too large", []string{"perplexity", "-m", m, "-f", text, "-c", "4096"}, "", 1, "", "a window of 4096 (-c)"},
+			{"perplexity -f - reads stdin", append(ppl, "-f", "-", "-c", "16"), long, 0, fromFile, ""},
+			{"perplexity --file -", append(ppl, "--file", "-", "-c", "16"), long, 0, fromFile, ""},
+			{"perplexity -f missing", []string{"perplexity", "-m", m, "-f", text + ".nope"}, "", 1, "", "-f: open "},
+			{"chat -c bounds the conversation", []string{"chat", "-m", m, "-c", "8", "--temp", "0"}, long + "\n", 0, "", "fill the context of 8"},
+			{"bench -t", []string{"bench", "-m", m, "-t", "-1"}, "", 2, "", "-t must be"},
+		}
+		for _, tc := range behaviours {
+			t.Run(tc.name, func(t *testing.T) {
+				var code int
+				var out, errOut string
+				call := func() { code, out, errOut = weft(tc.args...) }
+				if tc.stdin != "" {
+					withStdin(t, tc.stdin, call)
+				} else {
+					call()
+				}
+				if code != tc.wantCode || !strings.Contains(out, tc.wantOut) || !strings.Contains(errOut, tc.wantErr) {
+					t.Errorf("exit %d\nstdout %q\nstderr %q\nwant exit %d, stdout with %q, stderr with %q", code, out, errOut, tc.wantCode, tc.wantOut, tc.wantErr)
+				}
+			})
+		}
+	})
 }
 
 // withStdin runs f with os.Stdin reading text.

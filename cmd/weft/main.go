@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -70,7 +71,12 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		usage(stderr, cmds)
 		return 2
 	}
-	if helpAsked(args[1:]) {
+	if flagAsked(args[1:], "-version", "--version") {
+		// llama.cpp's tools take --version anywhere: weft run --version.
+		fmt.Fprintf(stdout, "weft %s\n", versionString())
+		return 0
+	}
+	if flagAsked(args[1:], "-h", "-help", "--help") {
 		// Help that was asked for goes to stdout, like llama.cpp's.
 		stderr = stdout
 	}
@@ -90,14 +96,14 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// helpAsked reports whether a command's arguments ask for its help (-h,
-// -help, --help before any "--").
-func helpAsked(args []string) bool {
+// flagAsked reports whether a command's arguments hold one of names (such
+// as -h, -help and --help) before any "--".
+func flagAsked(args []string, names ...string) bool {
 	for _, a := range args {
-		switch a {
-		case "--":
+		if a == "--" {
 			return false
-		case "-h", "-help", "--help":
+		}
+		if slices.Contains(names, a) {
 			return true
 		}
 	}

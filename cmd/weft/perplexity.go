@@ -34,7 +34,7 @@ func cmdPerplexity(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("perplexity", stderr)
 	modelPath := fs.String("m", "", "model checkpoint")
 	specPath := fs.String("s", "", "spec (default: by architecture)")
-	textPath := fs.String("f", "", "text file to score")
+	textPath := fs.String("f", "", "text file to score (-: standard input)")
 	fs.StringVar(textPath, "file", "", "same as -f")
 	ctxSize := fs.Int("c", 512, "window size in tokens")
 	fs.IntVar(ctxSize, "ctx-size", 512, "same as -c")
@@ -54,7 +54,7 @@ func cmdPerplexity(args []string, stdout, stderr io.Writer) error {
 	if err := checkKVType(*kvType); err != nil {
 		return err
 	}
-	text, err := os.ReadFile(*textPath)
+	text, err := readInput(*textPath, os.Stdin)
 	if err != nil {
 		return err
 	}
@@ -70,11 +70,11 @@ func cmdPerplexity(args []string, stdout, stderr io.Writer) error {
 	}
 	ids, err := m.Tokenizer.Encode(string(text), tokenizer.EncodeOptions{AddSpecial: true})
 	if err != nil {
-		return fmt.Errorf("tokenize %s: %w", *textPath, err)
+		return fmt.Errorf("tokenize %s: %w", inputName(*textPath), err)
 	}
 	n := *ctxSize
 	if len(ids) < 2*n {
-		return fmt.Errorf("%s tokenizes to %d tokens; a window of %d needs at least %d", *textPath, len(ids), n, 2*n)
+		return fmt.Errorf("%s tokenizes to %d tokens; a window of %d (-c) needs at least %d", inputName(*textPath), len(ids), n, 2*n)
 	}
 	bos := -1
 	if first, err := m.Tokenizer.Encode("", tokenizer.EncodeOptions{AddSpecial: true}); err == nil && len(first) == 1 {
