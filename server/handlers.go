@@ -257,6 +257,19 @@ func (s *Server) build(m *Model, f *samplingFields, prompt []int) (*genParams, e
 		}
 		cfg.LogitBias = append(cfg.LogitBias, sampling.LogitBias{Token: id, Bias: b})
 	}
+	if f.IgnoreEOS {
+		// llama.cpp's ignore_eos: the end-of-generation tokens are banned,
+		// not only no longer ending the reply.
+		cfg.IgnoreEOS = true
+		for id := range vocab {
+			if m.Tokenizer.IsEOG(id) {
+				cfg.EOS = append(cfg.EOS, id)
+			}
+		}
+		if len(cfg.EOS) == 0 {
+			cfg.IgnoreEOS = false
+		}
+	}
 	seed := s.seed()
 	if f.Seed != nil {
 		seed = uint64(*f.Seed)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
+	"github.com/weftrun/weft/internal/testdata"
 	"github.com/weftrun/weft/tokenizer"
 )
 
@@ -302,5 +304,79 @@ func TestSDKExtraSamplers(t *testing.T) {
 	}
 	if sampled == 0 {
 		t.Fatal("temperature 1 gave the greedy answer for every seed: the checks above prove nothing")
+	}
+
+	// ignore_eos: with EOS forced by logit_bias the reply ends at once;
+	// with ignore_eos too, EOS is banned (llama.cpp's --ignore-eos), so the
+	// reply is the greedy one, to max_tokens.
+	eos := map[string]float64{strconv.Itoa(tm.m.Tokenizer.EOS()): 100}
+	greedyLP := chat(0, 40, option.WithJSONSet("temperature", 0))
+	res := chat(0, 40, option.WithJSONSet("temperature", 0), option.WithJSONSet("logit_bias", eos))
+	if ch := res.Choices[0]; ch.FinishReason != "stop" || ch.Message.Content != "" || res.Usage.CompletionTokens != 1 {
+		t.Errorf("EOS forced: %q (%s, %d tokens); want an empty reply ended by its one EOS token", ch.Message.Content, ch.FinishReason, res.Usage.CompletionTokens)
+	}
+	res = chat(0, 40, option.WithJSONSet("temperature", 0), option.WithJSONSet("logit_bias", eos), option.WithJSONSet("ignore_eos", true))
+	if ch := res.Choices[0]; ch.FinishReason != "length" || ch.Message.Content != greedy || res.Usage.CompletionTokens != 40 ||
+		!sameLogprobs(plainLogprobs(ch.Logprobs.Content), plainLogprobs(greedyLP.Choices[0].Logprobs.Content)) {
+		t.Errorf("EOS forced, ignore_eos: %q (%s, %d tokens); want the greedy %q (length, 40 tokens)", ch.Message.Content, ch.FinishReason,
+			res.Usage.CompletionTokens, greedy)
+	}
+}
+
+// TestSDKRepeatPenalty checks repeat_penalty (llama.cpp's name) against
+// llama.cpp's golden logits: along the golden greedy continuation, the
+// token chosen is the largest of the golden top 5 after llama.cpp's
+// penalty (a token among the last repeat_last_n tokens, prompt included,
+// has a positive logit divided by the penalty, a negative one
+// multiplied), up to the first step the penalty changes.
+func TestSDKRepeatPenalty(t *testing.T) {
+	tm := loadStories(t, 0)
+	_, _, c := startServer(t, tm, Options{Parallel: 1})
+	tok := tm.m.Tokenizer
+	const rp, lastN = 1.3, 64
+	for _, g := range testdata.Golden(t, testdata.Shared(t), "stories260K") {
+		res, err := c.Completions.New(context.Background(), openai.CompletionNewParams{Model: "m", Prompt: openai.CompletionNewParamsPromptUnion{OfString: openai.String(g.Prompt)},
+			MaxTokens: openai.Int(int64(len(g.Steps))), Temperature: openai.Float(0), Logprobs: openai.Int(1)},
+			option.WithJSONSet("repeat_penalty", rp), option.WithJSONSet("repeat_last_n", lastN))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := res.Choices[0].Logprobs.Tokens
+		hist := append([]int(nil), g.PromptTokens...)
+		changed := false
+		for k, st := range g.Steps {
+			if k >= len(got) {
+				t.Fatalf("%q: %d tokens", g.Prompt, len(got))
+			}
+			win := hist[max(0, len(hist)-lastN):]
+			best, bestV := -1, math.Inf(-1)
+			for _, e := range st.Top5 {
+				id, v := int(e[0]), e[1]
+				if slices.Contains(win, id) {
+					if v > 0 {
+						v /= rp
+					} else {
+						v *= rp
+					}
+				}
+				if v > bestV {
+					best, bestV = id, v
+				}
+			}
+			if bestV <= st.Top5[len(st.Top5)-1][1] {
+				break // a token outside the golden top 5 may win
+			}
+			if got[k] != tokenText(tok, best) {
+				t.Fatalf("%q step %d: chose %q; llama.cpp's logits with the penalty choose %q", g.Prompt, k, got[k], tokenText(tok, best))
+			}
+			if best != st.Token {
+				changed = true
+				break // the continuation leaves the golden one
+			}
+			hist = append(hist, best)
+		}
+		if !changed {
+			t.Errorf("%q: the penalty changed no token of the checked steps", g.Prompt)
+		}
 	}
 }
