@@ -60,9 +60,11 @@ gen-check:
 # a duration, Go 1.26's fuzzing coordinator can fail a target with a bare
 # "context deadline exceeded" when the time runs out mid-input on a busy
 # machine (golang/go#75804, fixed in Go 1.27), which reddened CI once with
-# no crasher written. FuzzSpec's inputs are whole specs (each parse compiles
-# dozens of CEL expressions): minimizing a new one for the default 60 s made
-# it look stalled, so its minimization is bounded too.
+# no crasher written. FuzzSpec's and FuzzHFConfigLoad's inputs go through
+# the spec compiler (each parse compiles dozens of CEL expressions), a few
+# dozen to a few hundred a second: they get fewer inputs, and their
+# minimization is bounded too (minimizing a new input for the default 60 s
+# made them look stalled).
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 200000x ./gguf
 	$(GO) test -run '^$$' -fuzz FuzzSafetensorsHeader -fuzztime 200000x ./checkpoint
@@ -77,6 +79,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzJSONSchema -fuzztime 50000x ./grammar
 	$(GO) test -run '^$$' -fuzz FuzzRequestBody -fuzztime 20000x ./server
 	$(GO) test -run '^$$' -fuzz '^FuzzSpec$$' -fuzztime 1000x -fuzzminimizetime 50x ./specs
+	$(GO) test -run '^$$' -fuzz '^FuzzHFConfigLoad$$' -fuzztime 1000x -fuzzminimizetime 50x ./model
 
 # gofmt and go vet; make test runs it first.
 lint:
