@@ -131,6 +131,19 @@ func (g *Graph) readers() map[int][]*Node {
 
 func single(users map[int][]*Node, v *Value) bool { return len(users[v.ID]) == 1 }
 
+// nameAfter gives v, a value the spec left unnamed (linear_9) and one node
+// reads, the spec's name for what it became, and its producer too when
+// that was named after it.
+func nameAfter(v *Value, name string, users map[int][]*Node) {
+	if v == nil || name == "" || AutoNamed(name) || !AutoNamed(v.Name) || !single(users, v) {
+		return
+	}
+	if p := v.Producer; p != nil && p.Name == v.Name && len(p.Outputs) == 1 {
+		p.Name = name
+	}
+	v.Name = name
+}
+
 func isOp(v *Value, name string) bool {
 	return v != nil && v.Producer != nil && v.Producer.Op.Name == name
 }
@@ -192,6 +205,13 @@ func fuseRoPEAttention(g *Graph, reg *ops.Registry) error {
 			return err
 		}
 		nn.Fused = []string{"rope", "rope", "attention"}
+		// The ropes' results were the spec's q and k: the values that now
+		// feed rope_attention in their place take those names where the
+		// spec left them unnamed (q: rope(linear(h, wq), …)), and an
+		// unnamed v takes the port's.
+		nameAfter(rq.Inputs[0], q.Name, users)
+		nameAfter(rk.Inputs[0], k.Name, users)
+		nameAfter(n.Inputs[2], def.Inputs[2].Name, users)
 		g.Nodes[i] = nn
 		g.replaceUses(n.Outputs[0], nn.Outputs[0])
 	}

@@ -41,8 +41,11 @@ var htmlPage string
 type pageGraph struct {
 	*JSONGraph
 	Labels map[int]string `json:"labels"`
-	Costs  map[int]Cost   `json:"costs"`
-	Bytes  map[int]int64  `json:"bytes"` // weight value id → bytes
+	// Names are the values' names as the spec gives them, "" for the
+	// values the spec leaves unnamed (an edge then shows its shape only).
+	Names map[int]string `json:"names"`
+	Costs map[int]Cost   `json:"costs"`
+	Bytes map[int]int64  `json:"bytes"` // weight value id → bytes
 }
 
 type pageData struct {
@@ -59,11 +62,29 @@ type pageData struct {
 // does not name (linear_9, swiglu_37).
 var autoName = regexp.MustCompile(`^[a-z][a-z0-9_.]*_[0-9]+$`)
 
+// AutoNamed reports whether name is one the spec builder made up for a
+// value the spec does not name (linear_9, swiglu_37).
+func AutoNamed(name string) bool { return autoName.MatchString(name) }
+
 // Label is the name the graph page shows for n: the spec's name for its
-// result, or, for an op the spec left unnamed, the op with the weights it
-// applies (linear(wq)).
+// result (its results' names, for a fused node with several, "q, k, v"),
+// or, for an op the spec left unnamed, the op with the weights it applies
+// (linear(wq)).
 func Label(n *Node) string {
-	if n.Name != "" && !autoName.MatchString(n.Name) {
+	if len(n.Outputs) > 1 {
+		var names []string
+		for _, v := range n.Outputs {
+			if AutoNamed(v.Name) {
+				names = nil
+				break
+			}
+			names = append(names, v.Name)
+		}
+		if names != nil {
+			return strings.Join(names, ", ")
+		}
+	}
+	if n.Name != "" && !AutoNamed(n.Name) {
 		return n.Name
 	}
 	var keys []string
@@ -79,7 +100,12 @@ func Label(n *Node) string {
 }
 
 func newPageGraph(g *Graph) *pageGraph {
-	pg := &pageGraph{JSONGraph: g.ToJSON(), Labels: map[int]string{}, Costs: map[int]Cost{}, Bytes: map[int]int64{}}
+	pg := &pageGraph{JSONGraph: g.ToJSON(), Labels: map[int]string{}, Names: map[int]string{}, Costs: map[int]Cost{}, Bytes: map[int]int64{}}
+	for _, v := range pg.JSONGraph.Values {
+		if !AutoNamed(v.Name) {
+			pg.Names[v.ID] = v.Name
+		}
+	}
 	for _, n := range g.Nodes {
 		pg.Labels[n.ID] = Label(n)
 		pg.Costs[n.ID] = NodeCost(n)

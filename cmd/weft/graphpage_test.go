@@ -18,6 +18,7 @@ import (
 	"github.com/weftrun/weft/gguf"
 	"github.com/weftrun/weft/graph"
 	"github.com/weftrun/weft/internal/testdata"
+	"github.com/weftrun/weft/model"
 )
 
 // browser returns a chromedp context on a headless Chromium, skipping
@@ -153,7 +154,7 @@ func TestGraphPage(t *testing.T) {
 	if got := count("g.frame"); got != 1 {
 		t.Errorf("after opening layer 2: %d layer frames, want 1", got)
 	}
-	for _, want := range []string{"|a|", "linear_multi(wq, wk, wv)", "gated_ffn(w_gate, w_up)"} {
+	for _, want := range []string{"|a|", "|q, k, v|", "gated_ffn(w_gate, w_up)"} {
 		if l := labels(); !strings.Contains(l, want) {
 			t.Errorf("open layer: no box %q among %s", want, l)
 		}
@@ -222,9 +223,9 @@ func TestGraphPage(t *testing.T) {
 		t.Errorf("%s edges run upward or sideways", up)
 	}
 	// Select the attention projections: the weights' tensors, types and bytes.
-	do(`[...document.querySelectorAll("g.unit.node")].find(g=>g.textContent.startsWith("linear_multi")).dispatchEvent(new MouseEvent("click",{bubbles:true}))`)
+	do(`[...document.querySelectorAll("g.unit.node")].find(g=>g.textContent.startsWith("q, k, v")).dispatchEvent(new MouseEvent("click",{bubbles:true}))`)
 	detail := eval(`document.getElementById("detail").textContent`)
-	for _, want := range []string{"blk.2.attn_q.weight f32 [64 64] 16.0 KiB", "blk.2.attn_k.weight f32 [32 64] 8.00 KiB", "llama.yaml:", "fused: linear + linear + linear"} {
+	for _, want := range []string{"blk.2.attn_q.weight f32 [64 64] 16.0 KiB", "blk.2.attn_k.weight f32 [32 64] 8.00 KiB", "llama.yaml:", "fused: linear + linear + linear", "outq f32 [T 64]", "outv f32 [T 32]"} {
 		if !strings.Contains(detail, want) {
 			t.Errorf("detail of linear_multi lacks %q: %s", want, detail)
 		}
@@ -232,6 +233,7 @@ func TestGraphPage(t *testing.T) {
 	if spec := eval(`document.querySelector("#spec .hl").textContent`); !strings.Contains(spec, "linear(h, wq)") {
 		t.Errorf("the spec line shown is %q, want the q projection's", spec)
 	}
+	checkPageDetails(t, ctx, m, eval, do, count, layers)
 
 	// Search a tensor: every layer's down projection, layers opened.
 	do(`const q=document.getElementById("q");q.value="ffn_down";q.dispatchEvent(new KeyboardEvent("keydown",{key:"Enter"}))`)
@@ -273,11 +275,112 @@ func TestGraphPage(t *testing.T) {
 		t.Errorf("--devices cpu:0;cpu:1: boxes on %q, %d of %d in the first box's colour", devs, fills, count("g.unit.node rect"))
 	}
 	if dir := os.Getenv("WEFT_SCREENSHOTS"); dir != "" {
+		// The screenshots show the fused, profiled page.
 		if err := chromedp.Do(ctx, chromedp.Navigate("file://"+page), chromedp.WaitVisible(chromedp.CSS("g.unit"))); err != nil {
 			t.Fatal(err)
 		}
 		screenshots(t, ctx, dir)
 	}
+}
+
+// checkPageDetails checks, on the page with layer 2 open, the edges'
+// labels (the spec's value names and shapes, no made-up names), the
+// hyperparameters panel against the model's, each selected op's FLOPs and
+// memory against graph.NodeCost, and that layer 2 closes again.
+func checkPageDetails(t *testing.T, ctx context.Context, path string, eval func(string) string, do func(string), count func(string) int, layers int) {
+	t.Helper()
+	m, err := model.Load(model.Options{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	key := func(label string) string {
+		return eval(fmt.Sprintf(`(([...document.querySelectorAll('g.unit.node[data-layer="2"]')].find(g=>g.querySelector("text").textContent===%q))||{dataset:{}}).dataset.key||""`, label))
+	}
+	qkv, a := key("q, k, v"), key("a")
+	if qkv == "" || a == "" {
+		t.Fatalf("layer 2 has no box q, k, v (%q) or a (%q)", qkv, a)
+	}
+	// Edges: the projection gives attention q, k and v, named and shaped.
+	edge := eval(fmt.Sprintf(`(document.querySelector('text.elabel[data-from=%q][data-to=%q]')||{}).textContent||""`, qkv, a))
+	if want := "q [T 64], k [T 32], v [T 32]"; edge != want {
+		t.Errorf("the edge from q, k, v into a is labelled %q, want %q", edge, want)
+	}
+	into := eval(fmt.Sprintf(`[...document.querySelectorAll('text.elabel[data-to=%q]')].map(t=>t.textContent).join("|")`, qkv))
+	if !strings.Contains(into, "h [T 64]") {
+		t.Errorf("the edges into q, k, v are labelled %q, want h [T 64]", into)
+	}
+	if made := eval(`[...document.querySelectorAll("text.elabel")].map(t=>t.textContent).filter(s=>/\b[a-z][a-z0-9_.]*_[0-9]+\b/.test(s)).join("|")`); made != "" {
+		t.Errorf("edges labelled with made-up names: %s", made)
+	}
+	// Hyperparameters: every one the model resolved, with its value.
+	if n := count("#params tr"); n != len(m.Params) {
+		t.Errorf("the hyperparameters panel has %d rows, the model %d params", n, len(m.Params))
+	}
+	for k, v := range m.Params {
+		got := eval(fmt.Sprintf(`((document.getElementById(%q)||{cells:[{},{dataset:{}}]}).cells[1].dataset.raw)||"(none)"`, "p-"+k))
+		want := fmt.Sprint(v)
+		if b, err := json.Marshal(v); err == nil && (strings.HasPrefix(string(b), "[") || strings.HasPrefix(string(b), "{")) {
+			want = string(b)
+		}
+		if f, ok := v.(float64); ok {
+			if g, err := strconv.ParseFloat(got, 64); err == nil && g == f {
+				continue
+			}
+		}
+		if got != want {
+			t.Errorf("hyperparameter %s: page %q, model %q", k, got, want)
+		}
+	}
+	for k, want := range map[string]string{"hidden": "64", "layers": strconv.Itoa(layers), "heads": "8", "kv_heads": "4", "vocab": "512"} {
+		if got := eval(fmt.Sprintf(`document.getElementById(%q).cells[1].textContent`, "p-"+k)); got != want {
+			t.Errorf("hyperparameter %s shows %q, want %s", k, got, want)
+		}
+	}
+	// Per-op FLOPs and memory: what graph.NodeCost says of the node, at
+	// the page's position.
+	pos, err := strconv.ParseInt(eval(`document.getElementById("pos").value`), 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes := map[int]*graph.Node{}
+	for _, n := range m.Graph.Nodes {
+		nodes[n.ID] = n
+	}
+	for _, k := range []string{qkv, a} {
+		do(fmt.Sprintf(`document.querySelector('g.unit[data-key=%q]').dispatchEvent(new MouseEvent("click",{bubbles:true}))`, k))
+		id, _ := strconv.Atoi(strings.TrimPrefix(k, "n"))
+		n := nodes[id]
+		if n == nil {
+			t.Fatalf("box %s: no node %d in the model's graph", k, id)
+		}
+		c := graph.NodeCost(n)
+		p := pos
+		if c.Window > 0 {
+			p = min(p, int64(c.Window))
+		}
+		wantFlops, wantMem := c.FLOPs+c.FLOPsPerPos*p, c.WeightBytes+c.ActBytes+c.KVBytesPerPos*p
+		if wantFlops == 0 || wantMem == 0 {
+			t.Errorf("%s: NodeCost %+v is empty", n.Op.Name, c)
+		}
+		gotFlops := eval(`(document.querySelector("#d-flops td:last-child")||{dataset:{}}).dataset.raw||""`)
+		gotMem := eval(`(document.querySelector("#d-mem td:last-child")||{dataset:{}}).dataset.raw||""`)
+		if gotFlops != strconv.FormatInt(wantFlops, 10) || gotMem != strconv.FormatInt(wantMem, 10) {
+			t.Errorf("%s (%s): page FLOPs %s, memory %s; NodeCost at position %d: %d, %d", graph.Label(n), n.Op.Name, gotFlops, gotMem, p, wantFlops, wantMem)
+		}
+	}
+	// Closing layer 2 again by its frame.
+	do(`document.querySelector('g.frame[data-layer="2"]').dispatchEvent(new MouseEvent("click",{bubbles:true}))`)
+	if got := count("g.unit.layer"); got != layers {
+		t.Errorf("after closing layer 2: %d closed layers, want %d", got, layers)
+	}
+	if got := count("g.frame"); got != 0 {
+		t.Errorf("after closing layer 2: %d layer frames, want 0", got)
+	}
+	if got := count(`g.unit.node[data-layer="2"]`); got != 0 {
+		t.Errorf("after closing layer 2: %d of its boxes still drawn", got)
+	}
+	do(`document.querySelector('g.unit[data-key="L2"]').dispatchEvent(new MouseEvent("click",{bubbles:true}))`)
 }
 
 // screenshots writes the pictures of docs/graph-page.md (run with
@@ -292,7 +395,7 @@ func screenshots(t *testing.T, ctx context.Context, dir string) {
 			const q=document.getElementById("q");q.value="";q.dispatchEvent(new KeyboardEvent("keydown",{key:"Enter"}));
 			document.getElementById("collapse").click();document.getElementById("main").scrollTop=0`},
 		{"graph-page-layer.png", `document.querySelector('g.unit[data-key="L0"]').dispatchEvent(new MouseEvent("click",{bubbles:true}));
-			[...document.querySelectorAll("g.unit.node")].find(g=>g.textContent.startsWith("linear_multi")).dispatchEvent(new MouseEvent("click",{bubbles:true}));
+			[...document.querySelectorAll("g.unit.node")].find(g=>g.textContent.startsWith("q, k, v")).dispatchEvent(new MouseEvent("click",{bubbles:true}));
 			document.getElementById("main").scrollTop=0`},
 		{"graph-page-time.png", `const c=document.getElementById("color");c.value="time";c.dispatchEvent(new Event("change"));document.getElementById("main").scrollTop=0`},
 		{"graph-page-unfused.png", `const c=document.getElementById("color");c.value="op";c.dispatchEvent(new Event("change"));
