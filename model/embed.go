@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"runtime"
 	"slices"
 	"strings"
 
@@ -103,9 +102,9 @@ func (m *Model) NewEmbedder(opt EngineOptions) (*Embedder, error) {
 	if maxTok <= 0 {
 		maxTok = m.Context()
 	}
-	threads := opt.Threads
-	if threads <= 0 {
-		threads = runtime.GOMAXPROCS(0)
+	threads, err := threadCount(opt.Threads)
+	if err != nil {
+		return nil, err
 	}
 	dev := cpudev.New("cpu:0", threads, opt.Kernels)
 	plan, err := scheduler.NewPlan(g, scheduler.PlanOptions{MaxTokens: maxTok, Backends: []backend.Backend{dev}, Registry: m.Registry})

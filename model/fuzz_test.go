@@ -13,9 +13,9 @@ import (
 // HF folder does with it before the weights: decoding, picking the spec
 // by model_type, resolving and checking the params, building the graph.
 // Errors are fine; panics, hangs and runaway graphs are not. Its seeds
-// run with the tests; like specs' FuzzSpec it stays out of make fuzz (the
-// fuzzing engine stalls on packages that link CEL); the decoder alone is
-// fuzzed there (checkpoint's FuzzHFConfig).
+// run with the tests, and make fuzz runs it briefly with a bounded count of
+// inputs and of minimization, as specs' FuzzSpec (each input compiles CEL
+// expressions); checkpoint's FuzzHFConfig fuzzes the decoder alone.
 func FuzzHFConfigLoad(f *testing.F) {
 	f.Add([]byte(`{"model_type":"llama","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,"num_key_value_heads":2,"intermediate_size":96,"vocab_size":128,"max_position_embeddings":64,"rms_norm_eps":1e-5,"rope_theta":10000.0}`))
 	f.Add([]byte(`{"model_type":"gpt2","n_embd":64,"n_layer":2,"n_head":4,"vocab_size":128,"n_positions":64}`))

@@ -389,9 +389,9 @@ func (m *Model) NewEngine(opt EngineOptions) (*scheduler.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	threads := opt.Threads
-	if threads <= 0 {
-		threads = runtime.GOMAXPROCS(0)
+	threads, err := threadCount(opt.Threads)
+	if err != nil {
+		return nil, err
 	}
 	var backends []backend.Backend
 	closeAll := func() {
@@ -440,4 +440,16 @@ func (m *Model) WeightBytes() int64 {
 		n += int64(len(v.Param.Tensor.Data))
 	}
 	return n
+}
+
+// threadCount is EngineOptions.Threads resolved: 0 means every core, and a
+// negative count is an error.
+func threadCount(n int) (int, error) {
+	switch {
+	case n < 0:
+		return 0, fmt.Errorf("threads %d: want 0 (all cores) or more", n)
+	case n == 0:
+		return runtime.GOMAXPROCS(0), nil
+	}
+	return n, nil
 }

@@ -3,7 +3,6 @@ package model
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"slices"
 
 	"github.com/weftrun/weft/backend"
@@ -67,9 +66,9 @@ func (m *Model) NewSeq2Seq(opt EngineOptions) (*Seq2Seq, error) {
 		}
 		kvt = t
 	}
-	threads := opt.Threads
-	if threads <= 0 {
-		threads = runtime.GOMAXPROCS(0)
+	threads, err := threadCount(opt.Threads)
+	if err != nil {
+		return nil, err
 	}
 	dev := cpudev.New("cpu:0", threads, opt.Kernels)
 	s := &Seq2Seq{m: m, backends: []backend.Backend{dev}}
@@ -77,7 +76,6 @@ func (m *Model) NewSeq2Seq(opt EngineOptions) (*Seq2Seq, error) {
 		s.Close()
 		return nil, err
 	}
-	var err error
 	if s.enc, err = scheduler.NewPlan(m.Encoder, scheduler.PlanOptions{MaxTokens: ctx, Backends: s.backends, Registry: m.Registry}); err != nil {
 		return fail(fmt.Errorf("encoder: %w", err))
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"strings"
@@ -22,7 +23,7 @@ func cmdChat(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("chat", stderr)
 	mf := addModelFlags(fs)
 	system := fs.String("system", "", "system prompt (the conversation's first message)")
-	n := fs.Int("n", 512, "most tokens per reply")
+	n := fs.Int("n", 512, "most tokens per reply (-1: until the end of the turn or of the context)")
 	temp := fs.Float64("temp", 0.8, "temperature (0: greedy)")
 	topK := fs.Int("top-k", 40, "top-k (0: off)")
 	topP := fs.Float64("top-p", 0.95, "top-p (1: off)")
@@ -35,8 +36,11 @@ func cmdChat(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if *n < 1 {
-		return fmt.Errorf("%w: -n %d", errUsage, *n)
+	switch {
+	case *n == -1:
+		*n = math.MaxInt // each reply is bounded by the context left
+	case *n < 1:
+		return fmt.Errorf("%w: -n %d (≥ 1, or -1 for no limit)", errUsage, *n)
 	}
 	s := uint64(*seed)
 	if *seed < 0 {

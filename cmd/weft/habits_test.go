@@ -107,6 +107,10 @@ func TestHabitsEverywhere(t *testing.T) {
 			{"perplexity -f missing", []string{"perplexity", "-m", m, "-f", text + ".nope"}, "", 1, "", "-f: open "},
 			{"chat -c bounds the conversation", []string{"chat", "-m", m, "-c", "8", "--temp", "0"}, long + "\n", 0, "", "fill the context of 8"},
 			{"bench -t", []string{"bench", "-m", m, "-t", "-1"}, "", 2, "", "-t must be"},
+			{"run -t -1", []string{"run", "-m", m, "-p", "Once", "-t", "-1", "-n", "1"}, "", 1, "", "threads -1: want 0 (all cores) or more"},
+			{"embed -t -1", []string{"embed", "-m", m, "-p", "Once", "-t", "-1"}, "", 1, "", "threads -1"},
+			{"chat -n -1", []string{"chat", "-m", m, "-c", "48", "-n", "-1", "--temp", "0"}, "Once\n", 0, "", ""},
+			{"chat -n -2", []string{"chat", "-m", m, "-n", "-2"}, "", 2, "", "-n -2"},
 		}
 		for _, tc := range behaviours {
 			t.Run(tc.name, func(t *testing.T) {
