@@ -397,7 +397,11 @@ func writeHF(t *testing.T, m *model.Model, class, dir string, extra map[string]a
 		}
 	}
 	for k, v := range extra {
-		if !strings.HasPrefix(k, "skip ") {
+		switch {
+		case strings.HasPrefix(k, "skip "):
+		case v == "drop": // leave the key out of config.json
+			delete(cfg, k)
+		default:
 			cfg[k] = v
 		}
 	}
