@@ -237,3 +237,18 @@ func (e *Embedder) EmbedText(ctx context.Context, text string, opt EmbedOptions)
 	}
 	return e.Embed(ctx, toks, nil, opt)
 }
+
+// EmbedPair embeds the sentence pair (a, b) as one input laid out by the
+// tokenizer's pair template (BERT: [CLS] a [SEP] b [SEP]) with each
+// token's type (0 for [CLS], a and its [SEP], 1 for b and the last [SEP]),
+// as BERT's next-sentence and cross-encoder inputs are.
+func (e *Embedder) EmbedPair(ctx context.Context, a, b string, opt EmbedOptions) ([][]float32, error) {
+	if e.m.Tokenizer == nil {
+		return nil, fmt.Errorf("embed: the model has no tokenizer")
+	}
+	toks, types, err := tokenizer.EncodePair(e.m.Tokenizer, a, b, tokenizer.EncodeOptions{AddSpecial: true})
+	if err != nil {
+		return nil, fmt.Errorf("embed: sentence pair: %w", err)
+	}
+	return e.Embed(ctx, toks, types, opt)
+}

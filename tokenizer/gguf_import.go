@@ -265,6 +265,7 @@ func FromGGUF(meta gguf.Metadata) (Tokenizer, error) {
 		// llama.cpp's BERT always brackets the text with [CLS] ... [SEP].
 		m.prefix = []int{m.bos}
 		m.suffix = []int{sep}
+		m.pair = bertPair(m.bos, sep)
 	} else {
 		if addBOS, err = boolKey(keyAddBOS, addBOS); err != nil {
 			return nil, err

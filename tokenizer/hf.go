@@ -268,6 +268,9 @@ func parseHF(data []byte, cfg *hfConfig) (*model, error) {
 	if m.prefix, m.suffix, err = parseHFPostProcessor(f.PostProcessor, &m.vocab); err != nil {
 		return nil, fmt.Errorf("post_processor: %w", err)
 	}
+	if m.pair, err = parseHFPairTemplate(f.PostProcessor, &m.vocab); err != nil {
+		return nil, fmt.Errorf("post_processor: %w", err)
+	}
 	piece, strip, err := parseHFDecoder(f.Decoder, &m.vocab)
 	if err != nil {
 		return nil, fmt.Errorf("decoder: %w", err)

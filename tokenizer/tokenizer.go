@@ -182,8 +182,9 @@ type model struct {
 	enc    fragmentEncoder
 
 	bos, eos int
-	prefix   []int // added before the text when EncodeOptions.AddSpecial
-	suffix   []int // added after it
+	prefix   []int      // added before the text when EncodeOptions.AddSpecial
+	suffix   []int      // added after it
+	pair     []pairItem // the sentence-pair template (EncodePair); nil: none
 	eog      map[int]bool
 
 	special specialMatcher

@@ -18,7 +18,8 @@ func cmdEmbed(args []string, stdout, stderr io.Writer) error {
 	specPath := fs.String("s", "", "spec file or built-in name (default: chosen by the checkpoint's architecture)")
 	tokPath := fs.String("tokenizer", "", "tokenizer file (default: the checkpoint's own)")
 	prompt := fs.String("p", "", "text to embed; each line is a separate text")
-	file := fs.String("f", "", "file of texts to embed, one per line")
+	file := fs.String("f", "", "file of texts to embed, one per line (- reads standard input)")
+	pair := fs.String("pair", "", "a second text: embed each text and this one as a sentence pair ([CLS] TEXT [SEP] PAIR [SEP] for BERT, the second segment of token type 1; the tokenizer's pair template)")
 	fs.StringVar(file, "file", "", "same as -f")
 	pooling := fs.String("pooling", "", "cls, mean, last or none (one embedding per token); default: the model's pooling_type, else cls for an encoder and last for a decoder")
 	norm := fs.Bool("normalize", false, "scale each embedding to unit Euclidean length")
@@ -43,9 +44,9 @@ func cmdEmbed(args []string, stdout, stderr io.Writer) error {
 	}
 	addLines(*prompt)
 	if *file != "" {
-		data, err := os.ReadFile(*file)
+		data, err := readInput(*file, os.Stdin)
 		if err != nil {
-			return fmt.Errorf("%w: -f: %v", errUsage, err)
+			return fmt.Errorf("%w: %v", errUsage, err)
 		}
 		addLines(string(data))
 	}
@@ -96,7 +97,14 @@ func cmdEmbed(args []string, stdout, stderr io.Writer) error {
 	bar := countBar(barTo, "embed", len(texts))
 	defer bar.Done()
 	for i, t := range texts {
-		v, err := e.EmbedText(ctx, t, model.EmbedOptions{Pooling: pool, Normalize: *norm})
+		opt := model.EmbedOptions{Pooling: pool, Normalize: *norm}
+		var v [][]float32
+		var err error
+		if *pair != "" {
+			v, err = e.EmbedPair(ctx, t, *pair, opt)
+		} else {
+			v, err = e.EmbedText(ctx, t, opt)
+		}
 		bar.Add(1)
 		if err != nil {
 			if stopped = interrupted(ctx, err); stopped != errInterrupted {
