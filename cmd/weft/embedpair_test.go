@@ -36,7 +36,9 @@ func TestEmbedPairCLI(t *testing.T) {
 		t.Helper()
 		var code int
 		var out, e string
-		call := func() { code, out, e = weft(append([]string{"embed", "-m", m, "--pooling", "none", "--json", "-t", "1"}, args...)...) }
+		call := func() {
+			code, out, e = weft(append([]string{"embed", "-m", m, "--pooling", "none", "--json", "-t", "1"}, args...)...)
+		}
 		if stdin != "" {
 			withStdin(t, stdin, call)
 		} else {
