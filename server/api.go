@@ -35,46 +35,43 @@ func (s *stringList) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// content is a message's content: a string or a list of content parts, of
-// which only text parts are accepted.
-type content string
-
-func (c *content) UnmarshalJSON(b []byte) error {
+// contentText reads a message's content: a string, null, or a list of
+// content parts, of which only text parts are accepted (their texts are
+// joined).
+func contentText(b json.RawMessage) (string, error) {
 	b = bytes.TrimSpace(b)
-	if bytes.Equal(b, []byte("null")) {
-		*c = ""
-		return nil
+	if len(b) == 0 || bytes.Equal(b, []byte("null")) {
+		return "", nil
 	}
-	if len(b) > 0 && b[0] == '"' {
+	if b[0] == '"' {
 		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		*c = content(s)
-		return nil
+		err := json.Unmarshal(b, &s)
+		return s, err
 	}
 	var parts []struct {
 		Type string  `json:"type"`
 		Text *string `json:"text"`
 	}
 	if err := json.Unmarshal(b, &parts); err != nil {
-		return errors.New("want a string or a list of content parts")
+		return "", errors.New("want a string or a list of content parts")
 	}
 	var out []byte
 	for i, p := range parts {
-		if p.Type != "text" || p.Text == nil {
-			return fmt.Errorf("content part %d has type %q: only text parts are supported", i, p.Type)
+		if p.Type != "text" {
+			return "", fmt.Errorf("content part %d has type %q: only text parts are supported", i, p.Type)
+		}
+		if p.Text == nil {
+			return "", fmt.Errorf("content part %d is a text part without text", i)
 		}
 		out = append(out, *p.Text...)
 	}
-	*c = content(out)
-	return nil
+	return string(out), nil
 }
 
 // message is one chat message of a request.
 type message struct {
-	Role    string  `json:"role"`
-	Content content `json:"content"`
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"` // contentText reads it
 }
 
 // streamOptions is stream_options.

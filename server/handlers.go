@@ -158,21 +158,22 @@ type genParams struct {
 
 // build validates the sampling fields and makes the engine request for
 // prompt.
-func (s *Server) build(m *Model, f *samplingFields, prompt []int) (*genParams, error) {
+// promptField names the prompt's field in errors (messages or prompt).
+func (s *Server) build(m *Model, f *samplingFields, prompt []int, promptField string) (*genParams, error) {
 	// Like llama-server, any model name is served by the one model.
 	limitPrompt := m.Context
 	if s.opt.MaxPromptTokens > 0 {
 		limitPrompt = min(limitPrompt, s.opt.MaxPromptTokens)
 	}
 	if len(prompt) == 0 {
-		return nil, badRequest("prompt", "the prompt is empty")
+		return nil, badRequest(promptField, "the prompt is empty")
 	}
 	if len(prompt) > limitPrompt {
-		return nil, badRequest("messages", "the prompt has %d tokens; this server accepts at most %d", len(prompt), limitPrompt)
+		return nil, badRequest(promptField, "the prompt has %d tokens; this server accepts at most %d", len(prompt), limitPrompt)
 	}
 	room := m.Context - len(prompt)
 	if room < 1 {
-		return nil, badRequest("messages", "the prompt's %d tokens fill the model's context of %d", len(prompt), m.Context)
+		return nil, badRequest(promptField, "the prompt's %d tokens fill the model's context of %d", len(prompt), m.Context)
 	}
 	maxTok := min(room, s.opt.MaxTokens)
 	if s.opt.MaxTokens <= 0 {
@@ -360,7 +361,12 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request, m *Mode
 			writeError(w, badRequest(fmt.Sprintf("messages[%d].role", i), "messages[%d] has no role", i))
 			return
 		}
-		msgs[i] = chat.Message{Role: mm.Role, Content: string(mm.Content)}
+		text, err := contentText(mm.Content)
+		if err != nil {
+			writeError(w, badRequest(fmt.Sprintf("messages[%d].content", i), "messages[%d].content: %v", i, err))
+			return
+		}
+		msgs[i] = chat.Message{Role: mm.Role, Content: text}
 	}
 	text, err := m.Template.Render(msgs, chat.Options{AddGenerationPrompt: true, BOS: m.BOS, EOS: m.EOS})
 	if err != nil {
@@ -372,7 +378,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request, m *Mode
 		writeError(w, badRequest("messages", "tokenize the prompt: %v", err))
 		return
 	}
-	p, err := s.build(m, &req.samplingFields, prompt)
+	p, err := s.build(m, &req.samplingFields, prompt, "messages")
 	if err != nil {
 		writeError(w, err)
 		return
@@ -426,7 +432,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request, m *Model) {
 			}
 		}
 	}
-	p, err := s.build(m, &req.samplingFields, prompt)
+	p, err := s.build(m, &req.samplingFields, prompt, "prompt")
 	if err != nil {
 		writeError(w, err)
 		return

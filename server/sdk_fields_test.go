@@ -2,8 +2,13 @@ package server
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,6 +18,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/weftrun/weft/internal/testdata"
+	"github.com/weftrun/weft/scheduler"
 	"github.com/weftrun/weft/tokenizer"
 )
 
@@ -379,4 +385,221 @@ func TestSDKRepeatPenalty(t *testing.T) {
 			t.Errorf("%q: the penalty changed no token of the checked steps", g.Prompt)
 		}
 	}
+}
+
+// TestSDKContentParts checks that a message's content given as text parts
+// gets the reply of the same text given as a string, and that a part of
+// another type answers 400 naming the field.
+func TestSDKContentParts(t *testing.T) {
+	tm := loadStories(t, 0)
+	_, _, c := startServer(t, tm, Options{Parallel: 1})
+	ctx := context.Background()
+	ask := func(msgs ...openai.ChatCompletionMessageParamUnion) (*openai.ChatCompletion, error) {
+		return c.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: "m", Messages: msgs, MaxTokens: openai.Int(24), Temperature: openai.Float(0)})
+	}
+	want, err := ask(openai.SystemMessage("You are a storyteller."), openai.UserMessage("Tell me a story about a cat."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ask(openai.SystemMessage([]openai.ChatCompletionContentPartTextParam{{Text: "You are "}, {Text: "a storyteller."}}),
+		openai.UserMessage([]openai.ChatCompletionContentPartUnionParam{openai.TextContentPart("Tell me a story "), openai.TextContentPart("about a cat.")}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Choices[0].Message.Content != want.Choices[0].Message.Content || got.Usage.PromptTokens != want.Usage.PromptTokens {
+		t.Errorf("text parts: %q (%d prompt tokens); the same text as a string: %q (%d)", got.Choices[0].Message.Content, got.Usage.PromptTokens,
+			want.Choices[0].Message.Content, want.Usage.PromptTokens)
+	}
+
+	_, err = ask(openai.SystemMessage("You are a storyteller."), openai.UserMessage([]openai.ChatCompletionContentPartUnionParam{openai.TextContentPart("What is this?"),
+		openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{URL: "data:image/png;base64,AAAA"})}))
+	var apiErr *openai.Error
+	if !errors.As(err, &apiErr) {
+		t.Fatalf("an image part: error %v, want an API error", err)
+	}
+	if apiErr.StatusCode != 400 || apiErr.Type != "invalid_request_error" || apiErr.Param != "messages[1].content" || !strings.Contains(apiErr.Message, "image_url") {
+		t.Errorf("an image part: %d %q param %q: %q; want 400 invalid_request_error messages[1].content, naming the part's type", apiErr.StatusCode,
+			apiErr.Type, apiErr.Param, apiErr.Message)
+	}
+}
+
+// TestSDKMaxPromptTokens checks Options.MaxPromptTokens (weft serve
+// --max-prompt-tokens): a longer prompt answers an OpenAI-shaped 400 that
+// names the limit, on both endpoints; a prompt at the limit is served.
+func TestSDKMaxPromptTokens(t *testing.T) {
+	tm := loadStories(t, 0)
+	const limit = 12
+	_, _, c := startServer(t, tm, Options{Parallel: 1, MaxPromptTokens: limit})
+	ctx := context.Background()
+	tok := tm.m.Tokenizer
+	prompt := func(n int) string { // a text of n tokens (BOS included)
+		for s := "Once upon a time there was a girl named Lily who loved to play"; ; s = s[:strings.LastIndexByte(s, ' ')] {
+			if ids, err := encode(tok, s); err != nil || len(ids) <= n {
+				if len(ids) != n {
+					t.Fatalf("no prefix of %d tokens (%q has %d)", n, s, len(ids))
+				}
+				return s
+			}
+		}
+	}
+	check := func(name, param string, err error) {
+		t.Helper()
+		var apiErr *openai.Error
+		if !errors.As(err, &apiErr) {
+			t.Fatalf("%s: error %v, want an API error", name, err)
+		}
+		if apiErr.StatusCode != 400 || apiErr.Type != "invalid_request_error" || apiErr.Param != param || !strings.Contains(apiErr.Message, strconv.Itoa(limit)) {
+			t.Errorf("%s: %d %q param %q: %q; want 400 invalid_request_error %s naming the limit %d", name, apiErr.StatusCode, apiErr.Type, apiErr.Param,
+				apiErr.Message, param, limit)
+		}
+		var body struct {
+			Error map[string]any `json:"error"`
+		}
+		if json.Unmarshal([]byte(apiErr.RawJSON()), &body.Error) != nil {
+			t.Errorf("%s: error body %s", name, apiErr.RawJSON())
+		}
+		for _, k := range []string{"message", "type", "param", "code"} {
+			if _, ok := body.Error[k]; !ok {
+				t.Errorf("%s: error body %s lacks %q", name, apiErr.RawJSON(), k)
+			}
+		}
+	}
+	comp := func(p string) error {
+		_, err := c.Completions.New(ctx, openai.CompletionNewParams{Model: "m", Prompt: openai.CompletionNewParamsPromptUnion{OfString: openai.String(p)}, MaxTokens: openai.Int(2)})
+		return err
+	}
+	if err := comp(prompt(limit)); err != nil {
+		t.Errorf("a prompt of %d tokens: %v", limit, err)
+	}
+	check("completions", "prompt", comp(prompt(limit+1)))
+	_, err := c.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: "m", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Hi")},
+		MaxTokens: openai.Int(2)})
+	check("chat", "messages", err)
+}
+
+// TestSDKModels checks GET /v1/models on a started server, through the SDK
+// and as raw JSON.
+func TestSDKModels(t *testing.T) {
+	tm := loadStories(t, 0)
+	_, ts, c := startServer(t, tm, Options{ModelName: "weft-stories"})
+	page, err := c.Models.List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Data) != 1 || page.Data[0].ID != "weft-stories" || page.Data[0].Object != "model" || page.Data[0].OwnedBy == "" || page.Data[0].Created <= 0 {
+		t.Errorf("models %+v", page.Data)
+	}
+	m, err := c.Models.Get(context.Background(), "weft-stories")
+	if err == nil && m.ID != "weft-stories" {
+		t.Errorf("model %+v", m)
+	}
+	resp, err := http.Get(ts.URL + "/v1/models")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Object string
+		Data   []map[string]any
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		t.Fatalf("GET /v1/models: %d %s (%v)", resp.StatusCode, resp.Header.Get("Content-Type"), err)
+	}
+	if body.Object != "list" || len(body.Data) != 1 || body.Data[0]["id"] != "weft-stories" || body.Data[0]["object"] != "model" {
+		t.Errorf("GET /v1/models: %+v", body)
+	}
+}
+
+// metricValue reads one unlabelled-but-for-the-model series from /metrics.
+func metricValue(t *testing.T, url, name string) float64 {
+	t.Helper()
+	resp, err := http.Get(url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, name+"{") {
+			v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
+			if err != nil {
+				t.Fatalf("%s: %v", line, err)
+			}
+			return v
+		}
+	}
+	t.Fatalf("/metrics has no %s", name)
+	return 0
+}
+
+// gatedEngine is a real engine whose steps each wait for a value on gate
+// (closed: no more waiting), so that a test can hold a request mid-flight.
+type gatedEngine struct {
+	*scheduler.Engine
+	gate chan struct{}
+}
+
+func (g *gatedEngine) Infer(ctx context.Context) ([]scheduler.TokenEvent, error) {
+	<-g.gate
+	return g.Engine.Infer(ctx)
+}
+
+// TestSDKMetricsWhileRunning checks the gauges while stories260K's engine
+// holds a streamed request between two steps: one running, none waiting,
+// KV cache usage above 0; and all back to 0 once it ends.
+func TestSDKMetricsWhileRunning(t *testing.T) {
+	tm := loadStories(t, 64<<20)
+	eng := &gatedEngine{Engine: tm.eng, gate: make(chan struct{}, 1)}
+	eng.gate <- struct{}{} // the first step: the prompt and the first token
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			close(eng.gate)
+		}
+	}
+	s := New(Options{ModelName: "stories260K", Parallel: 1})
+	tok := tm.m.Tokenizer
+	if err := s.Start(&Model{Engine: eng, Tokenizer: tok, Context: tm.m.Context(), NumBlocks: 100}); err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	defer func() {
+		release()
+		ts.Close()
+		if err := s.Shutdown(context.Background()); err != nil {
+			t.Error(err)
+		}
+	}()
+	c := openai.NewClient(option.WithBaseURL(ts.URL+"/v1/"), option.WithAPIKey("none"), option.WithMaxRetries(0))
+	for _, name := range []string{"vllm:kv_cache_usage_perc", "vllm:num_requests_running", "vllm:num_requests_waiting"} {
+		if v := metricValue(t, ts.URL, name); v != 0 {
+			t.Errorf("before any request: %s %v", name, v)
+		}
+	}
+	st := c.Completions.NewStreaming(context.Background(), openai.CompletionNewParams{Model: "m",
+		Prompt: openai.CompletionNewParamsPromptUnion{OfString: openai.String("Once upon a time")}, MaxTokens: openai.Int(20), Temperature: openai.Float(0)},
+		option.WithJSONSet("ignore_eos", true))
+	if !st.Next() {
+		t.Fatalf("no first chunk: %v", st.Err())
+	}
+	// The engine now waits before its second step, holding the request.
+	var kv, running, waiting float64
+	waitFor(t, "the gauges to show the running request", func() bool {
+		kv, running, waiting = metricValue(t, ts.URL, "vllm:kv_cache_usage_perc"), metricValue(t, ts.URL, "vllm:num_requests_running"),
+			metricValue(t, ts.URL, "vllm:num_requests_waiting")
+		return kv > 0 && running == 1
+	})
+	if kv > 1 || waiting != 0 {
+		t.Errorf("while a request runs: kv_cache_usage_perc %v, running %v, waiting %v; want in (0, 1], 1, 0", kv, running, waiting)
+	}
+	release()
+	for st.Next() {
+	}
+	if err := st.Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the gauges to return to 0", func() bool {
+		return metricValue(t, ts.URL, "vllm:kv_cache_usage_perc") == 0 && metricValue(t, ts.URL, "vllm:num_requests_running") == 0
+	})
 }
