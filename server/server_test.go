@@ -23,10 +23,12 @@ import (
 	"github.com/weftrun/weft/tokenizer"
 )
 
-// fakeEngine generates token 403 (" Once") for every sequence, one per
-// step, each step taking delay, and records what the server asks of it.
+// fakeEngine generates token 403 (" Once") for every sequence (or tokens,
+// in turn, when set), one per step, each step taking delay, and records
+// what the server asks of it.
 type fakeEngine struct {
-	delay time.Duration
+	delay  time.Duration
+	tokens []int
 
 	mu        sync.Mutex
 	queries   map[int]*scheduler.Request
@@ -66,6 +68,9 @@ func (f *fakeEngine) Infer(ctx context.Context) ([]scheduler.TokenEvent, error) 
 		k := f.counts[id]
 		f.counts[id] = k + 1
 		ev := scheduler.TokenEvent{Query: id, Token: 403, Index: k}
+		if len(f.tokens) > 0 {
+			ev.Token = f.tokens[k%len(f.tokens)]
+		}
 		if k+1 >= r.MaxTokens {
 			ev.Done, ev.Reason = true, "length"
 			delete(f.queries, id)
