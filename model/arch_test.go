@@ -173,12 +173,28 @@ func TestHFFoldersMatchGGUF(t *testing.T) {
 		{name: "qwen2moe", class: "Qwen2MoeForCausalLM", spec: "qwen2moe", set: with(map[string]any{"ffn_exp": int64(24), "ffn_shexp": int64(40), "experts": int64(4), "experts_used": int64(2)})},
 		{name: "mixtral", class: "MixtralForCausalLM", spec: "mixtral", set: with(map[string]any{"experts": int64(4), "experts_used": int64(2)})},
 		{name: "qwen3moe", class: "Qwen3MoeForCausalLM", spec: "qwen3", arch: "qwen3moe", set: with(map[string]any{"head_dim": int64(16), "experts": int64(4), "experts_used": int64(2), "ffn_exp": int64(16)})},
+		{name: "mistral", class: "MistralForCausalLM", spec: "llama", arch: "mistral", set: small},
+		{name: "qwen3", class: "Qwen3ForCausalLM", spec: "qwen3", set: with(map[string]any{"head_dim": int64(16)})},
+		{name: "falcon", class: "FalconForCausalLM", golden: "falcon"},
+		{name: "falcon-40b", class: "FalconForCausalLM", golden: "falcon-40b"},
+		// HF BLOOM's FFN is always 4 · hidden (bloom.json's is not).
+		{name: "bloom", class: "BloomForCausalLM", spec: "bloom", set: map[string]any{"hidden": int64(48), "layers": int64(2), "heads": int64(3),
+			"ffn": int64(192), "vocab": int64(260), "ctx": int64(64)}},
+		{name: "gptneox", class: "GPTNeoXForCausalLM", golden: "gptneox"},
+		{name: "gptneox-seq", class: "GPTNeoXForCausalLM", golden: "gptneox-seq"},
+		{name: "gpt2", class: "GPT2LMHeadModel", spec: "gpt2", set: map[string]any{"hidden": int64(32), "layers": int64(2), "heads": int64(4),
+			"ffn": int64(48), "vocab": int64(260), "ctx": int64(64)}},
+		{name: "bert", class: "BertModel", spec: "bert", set: map[string]any{"hidden": int64(32), "layers": int64(2), "heads": int64(4),
+			"ffn": int64(48), "vocab": int64(260), "ctx": int64(64)}},
+		{name: "nomic-bert", class: "NomicBertModel", spec: "nomic-bert", set: map[string]any{"hidden": int64(32), "layers": int64(2), "heads": int64(4),
+			"ffn": int64(48), "vocab": int64(260), "ctx": int64(64)}},
 		{name: "gemma3", class: "Gemma3ForCausalLM", spec: "gemma3", set: with(map[string]any{"layers": int64(3), "head_dim": int64(16), "swa_pattern": int64(3), "window": int64(2), "rope_factor": 4.0})},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			tokens := []int{1, 17, 142, 99, 5, 7}
 			var path string
 			var want [][]float32
+			structure := map[string]any{}
 			if c.golden != "" {
 				data, err := os.ReadFile(filepath.Join("testdata/arch", c.golden+".json"))
 				if err != nil {
@@ -189,17 +205,28 @@ func TestHFFoldersMatchGGUF(t *testing.T) {
 					t.Fatal(err)
 				}
 				path, tokens, want = synthGolden(t, g.Synth, g.SHA256), g.Tokens, g.Logits
+				// Structure choices are in no metadata: pass them as --set
+				// (Falcon-40B's two norms).
+				sp, err := specs.LoadBuiltin(g.Synth.Spec)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, sc := range sp.Structure {
+					if v, ok := g.Synth.Set[sc.Name]; ok {
+						structure[sc.Name] = v
+					}
+				}
 			} else {
 				path = synthFile(t, c.spec, c.arch, c.set)
 			}
-			gm, err := model.Load(model.Options{Path: path})
+			gm, err := model.Load(model.Options{Path: path, Set: structure})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer gm.Close()
 			dir := t.TempDir()
 			writeHF(t, gm, c.class, dir, c.cfg)
-			hm, err := model.Load(model.Options{Path: dir})
+			hm, err := model.Load(model.Options{Path: dir, Set: structure})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -355,6 +382,8 @@ func writeHF(t *testing.T, m *model.Model, class, dir string, extra map[string]a
 					x, err = specs.Transpose(x)
 				case "flatten":
 					x = &tensor.Tensor{Name: x.Name, DType: x.DType, Shape: []int{1, x.Shape[0]}, Data: x.Data}
+				case "qkv_groups":
+					x, err = specs.QKVUngroups(x, m.Params.Int(strings.TrimSpace(tr.Args[0].Src)), m.Params.Int(strings.TrimSpace(tr.Args[1].Src)))
 				case "add_one":
 					f := slices.Clone(x.F32())
 					for j := range f {

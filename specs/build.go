@@ -731,6 +731,8 @@ func applyTransform(op string, args []int, t *tensor.Tensor) (*tensor.Tensor, er
 		return AddOne(t)
 	case "flatten":
 		return Flatten(t)
+	case "qkv_groups":
+		return QKVGroups(t, args[0], args[1])
 	}
 	return nil, fmt.Errorf("unknown transform")
 }

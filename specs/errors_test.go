@@ -100,7 +100,7 @@ func TestErrors(t *testing.T) {
 		{name: "param empty key list", src: "name: t\nparams:\n  a: {value: 1, hf: []}\ngraph: []\n", pos: "bad.yaml:3:21: ", msg: "params.a.hf: an empty list"},
 		{name: "unknown key in weight", src: "name: t\nweights:\n  w: {shape: [1], gguf: w, shap: [2]}\ngraph: []\n", pos: "bad.yaml:3:28: ", msg: `weights.w: unknown key "shap" (allowed: [shape optional gguf hf llama2c])`},
 		{name: "weight without shape", src: "name: t\nweights:\n  w: {gguf: w}\ngraph: []\n", pos: "bad.yaml:3:3: ", msg: "weights.w: missing shape"},
-		{name: "unknown transform", src: "name: t\nweights:\n  w: {shape: [1], gguf: {name: w, transform: flip()}}\ngraph: []\n", pos: "bad.yaml:3:46: ", msg: `weights.w.gguf: unknown transform "flip" (known: transpose(), rope_permute(heads), rows(start, count), add_one(), flatten())`},
+		{name: "unknown transform", src: "name: t\nweights:\n  w: {shape: [1], gguf: {name: w, transform: flip()}}\ngraph: []\n", pos: "bad.yaml:3:46: ", msg: `weights.w.gguf: unknown transform "flip" (known: transpose(), rope_permute(heads), rows(start, count), add_one(), flatten(), qkv_groups(groups, heads))`},
 		{name: "transform arity", src: "name: t\nweights:\n  w: {shape: [1], gguf: {name: w, transform: \"rows(1)\"}}\ngraph: []\n", pos: "bad.yaml:3:46: ", msg: "weights.w.gguf: transform rows takes 2 arguments, got 1"},
 		{name: "unclosed template", src: "name: t\nweights:\n  w: {shape: [1], gguf: \"blk.{i.w\"}\ngraph: []\n", pos: "bad.yaml:3:25: ", msg: `unclosed '{' in "blk.{i.w"`},
 		{name: "statement with two assignments", src: badBase + "  - x: embedding(emb, tokens)\n    y: embedding(emb, tokens)\n", pos: "bad.yaml:7:5: ", msg: `one assignment per statement (found "x" and "y")`},

@@ -163,7 +163,7 @@ func Load(path string) (*Spec, error) {
 	return Parse(filepath.Base(path), data)
 }
 
-var transformArity = map[string]int{"transpose": 0, "rope_permute": 1, "rows": 2, "add_one": 0, "flatten": 0}
+var transformArity = map[string]int{"transpose": 0, "rope_permute": 1, "rows": 2, "add_one": 0, "flatten": 0, "qkv_groups": 2}
 
 // Parse compiles a spec from YAML bytes; name labels error positions.
 func Parse(name string, data []byte) (*Spec, error) {
@@ -554,7 +554,7 @@ func (p *parser) transform(env *cel.Env, src string, n *yaml.Node, what string) 
 	t := &Transform{Op: strings.TrimSpace(src[:open]), Pos: p.pos(n)}
 	arity, ok := transformArity[t.Op]
 	if !ok {
-		return nil, p.errf(n, "%s: unknown transform %q (known: transpose(), rope_permute(heads), rows(start, count), add_one(), flatten())", what, t.Op)
+		return nil, p.errf(n, "%s: unknown transform %q (known: transpose(), rope_permute(heads), rows(start, count), add_one(), flatten(), qkv_groups(groups, heads))", what, t.Op)
 	}
 	body := strings.TrimSpace(src[open+1 : strings.LastIndexByte(src, ')')])
 	if body != "" {

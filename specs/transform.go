@@ -186,3 +186,60 @@ func Flatten(t *tensor.Tensor) (*tensor.Tensor, error) {
 	}
 	return &tensor.Tensor{Name: t.Name, DType: t.DType, Shape: []int{n}, Data: t.Data}, nil
 }
+
+// qkvRows returns the rows of a fused QKV weight (a matrix) or bias (a
+// plain-typed vector: one element a row) and each row's bytes.
+func qkvRows(t *tensor.Tensor) (int, int, error) {
+	if len(t.Shape) == 1 {
+		es, err := t.DType.RowBytes(1)
+		if err != nil || len(t.Data) != es*t.Shape[0] {
+			return 0, 0, fmt.Errorf("tensor %s: a %s vector of %d elements cannot be regrouped", t.Name, t.DType, t.Shape[0])
+		}
+		return t.Shape[0], es, nil
+	}
+	return rowBytes(t)
+}
+
+// QKVGroups reorders a fused QKV projection (weight rows or bias
+// elements) from Hugging Face's grouped layout to GGUF's [Q; K; V]: HF
+// keeps `groups` groups (the key/value heads), each of heads/groups query
+// heads, then one key head and one value head, every head head_dim rows
+// (head_dim = rows / (heads + 2·groups)). BLOOM, GPT-NeoX and Falcon
+// without multi-query interleave per head (groups = heads: q, k, v of
+// head 0, then head 1, ...); Falcon-40B's new decoder architecture has
+// groups = kv_heads; Falcon-7B's multi-query groups = 1 is already [Q; K; V].
+func QKVGroups(t *tensor.Tensor, groups, heads int) (*tensor.Tensor, error) {
+	return qkvRegroup(t, groups, heads, false)
+}
+
+// QKVUngroups is the inverse of QKVGroups ([Q; K; V] → HF's groups).
+func QKVUngroups(t *tensor.Tensor, groups, heads int) (*tensor.Tensor, error) {
+	return qkvRegroup(t, groups, heads, true)
+}
+
+func qkvRegroup(t *tensor.Tensor, groups, heads int, inverse bool) (*tensor.Tensor, error) {
+	rows, rb, err := qkvRows(t)
+	if err != nil {
+		return nil, err
+	}
+	if groups <= 0 || heads <= 0 || heads%groups != 0 || rows%(heads+2*groups) != 0 {
+		return nil, fmt.Errorf("tensor %s: %d rows do not split into %d query heads and %d key/value groups", t.Name, rows, heads, groups)
+	}
+	d, per := rows/(heads+2*groups), heads/groups
+	out := make([]byte, len(t.Data))
+	move := func(src, dst int) { // head src of HF's layout is head dst of GGUF's
+		if inverse {
+			src, dst = dst, src
+		}
+		copy(out[dst*d*rb:(dst+1)*d*rb], t.Data[src*d*rb:(src+1)*d*rb])
+	}
+	for g := 0; g < groups; g++ {
+		base := g * (per + 2)
+		for j := 0; j < per; j++ {
+			move(base+j, g*per+j) // query head g·per+j
+		}
+		move(base+per, heads+g)          // key head g
+		move(base+per+1, heads+groups+g) // value head g
+	}
+	return &tensor.Tensor{Name: t.Name, DType: t.DType, Shape: append([]int(nil), t.Shape...), Data: out}, nil
+}

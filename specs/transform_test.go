@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/weftrun/weft/kernels/quant"
@@ -188,5 +189,58 @@ func TestAddOne(t *testing.T) {
 	}
 	if _, err := specs.AddOne(&tensor.Tensor{Name: "s", DType: tensor.F32, Shape: []int{4}, Data: make([]byte, 8)}); err == nil {
 		t.Error("add_one on a short tensor: no error")
+	}
+}
+
+// TestQKVGroups: HF's fused QKV layouts, written out by hand with one-row
+// heads (each row holds its own label), regroup to GGUF's [Q; K; V]:
+// BLOOM/GPT-NeoX's per-head q, k, v (groups = heads), Falcon-40B's groups
+// of query heads with their key and value, and Falcon-7B's multi-query
+// (one group: unchanged); a bias vector likewise, with two-row heads;
+// QKVUngroups undoes it.
+func TestQKVGroups(t *testing.T) {
+	for _, c := range []struct {
+		name          string
+		groups, heads int
+		hf, gguf      []float32
+		vector        bool
+	}{
+		// 1xx query heads, 2xx keys, 3xx values
+		{"per head", 2, 2, []float32{100, 200, 300, 101, 201, 301}, []float32{100, 101, 200, 201, 300, 301}, false},
+		{"grouped", 2, 4, []float32{100, 101, 200, 300, 102, 103, 201, 301}, []float32{100, 101, 102, 103, 200, 201, 300, 301}, false},
+		{"multi-query", 1, 3, []float32{100, 101, 102, 200, 300}, []float32{100, 101, 102, 200, 300}, false},
+		{"bias, two-row heads", 2, 2, []float32{100, 100.5, 200, 200.5, 300, 300.5, 101, 101.5, 201, 201.5, 301, 301.5},
+			[]float32{100, 100.5, 101, 101.5, 200, 200.5, 201, 201.5, 300, 300.5, 301, 301.5}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			shape := []int{len(c.hf), 2}
+			data := make([]float32, 0, 2*len(c.hf))
+			want := make([]float32, 0, 2*len(c.hf))
+			for i := range c.hf {
+				data = append(data, c.hf[i], -c.hf[i])
+				want = append(want, c.gguf[i], -c.gguf[i])
+			}
+			if c.vector {
+				shape, data, want = []int{len(c.hf)}, c.hf, c.gguf
+			}
+			x := tensor.FromF32("qkv", data, shape...)
+			got, err := specs.QKVGroups(x, c.groups, c.heads)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got.F32(), want) {
+				t.Fatalf("QKVGroups = %v, want %v", got.F32(), want)
+			}
+			back, err := specs.QKVUngroups(got, c.groups, c.heads)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(back.F32(), data) {
+				t.Fatalf("QKVUngroups = %v, want %v", back.F32(), data)
+			}
+		})
+	}
+	if _, err := specs.QKVGroups(tensor.FromF32("qkv", make([]float32, 10), 10), 2, 3); err == nil {
+		t.Error("3 query heads in 2 groups were accepted")
 	}
 }
