@@ -51,7 +51,9 @@ int main(int argc, char **argv) {
 		fprintf(stderr, "teacher: cannot load %s\n", path);
 		return 1;
 	}
-	int n_vocab = llama_n_vocab(model);
+	// llama_n_vocab takes the model in ik_llama.cpp and the vocabulary in
+	// llama.cpp; this pair means the same in both.
+	int n_vocab = llama_vocab_n_tokens(llama_model_get_vocab(model));
 
 	struct llama_context_params cp = llama_context_default_params();
 	cp.n_ctx = 0; // the model's own context
