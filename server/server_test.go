@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -19,6 +20,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/weftrun/weft/chat"
+	"github.com/weftrun/weft/internal/testdata"
+	"github.com/weftrun/weft/model"
 	"github.com/weftrun/weft/scheduler"
 	"github.com/weftrun/weft/tokenizer"
 )
@@ -468,5 +471,51 @@ func TestChoiceText(t *testing.T) {
 		if got.String() != tc.want || c.finish != tc.finish || c.text.String() != tc.want {
 			t.Errorf("%q stops %q: %q (%s), want %q (%s)", tc.text, tc.stops, got.String(), c.finish, tc.want, tc.finish)
 		}
+	}
+}
+
+// TestDisconnectFreesKV runs a long streaming request on stories260K's
+// real engine, drops the client after its first tokens, and checks that
+// the engine gives the request's KV memory back at once: the running
+// count and vllm:kv_cache_usage_perc fall to 0 while the request had
+// thousands of tokens left.
+func TestDisconnectFreesKV(t *testing.T) {
+	// stories260K with a context of 16384: thousands of tokens take
+	// seconds, so the request is still running when the client leaves.
+	m, err := model.Load(model.Options{Path: filepath.Join(testdata.Shared(t), "models", "stories260K", "stories260K.gguf"), Set: map[string]any{"ctx": int64(16384)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := m.NewEngine(model.EngineOptions{Threads: 1, MaxTokens: 256, KVBudget: 256 << 20})
+	if err != nil {
+		m.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		eng.Close()
+		m.Close()
+	})
+	_, ts, _ := startServer(t, &testModel{m: m, eng: eng}, Options{Parallel: 2})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	resp, err := post(t, ctx, ts.URL+"/v1/completions", `{"prompt": "Once upon a time", "max_tokens": 16000, "ignore_eos": true, "stream": true}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	rd := bufio.NewReader(resp.Body)
+	for i := 0; i < 8; i++ { // a few tokens in: the request holds KV blocks
+		if _, err := rd.ReadString('\n'); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "KV usage above 0 while the request runs", func() bool { return metricValue(t, ts.URL, "vllm:kv_cache_usage_perc") > 0 })
+	cancel()
+	resp.Body.Close()
+	waitFor(t, "the request to leave the engine", func() bool { return metricValue(t, ts.URL, "vllm:num_requests_running") == 0 })
+	if v := metricValue(t, ts.URL, "vllm:kv_cache_usage_perc"); v != 0 {
+		t.Errorf("KV usage %v after the client went away, want 0", v)
 	}
 }
