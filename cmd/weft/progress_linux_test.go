@@ -88,3 +88,58 @@ func TestRunProgressOnATerminal(t *testing.T) {
 		t.Errorf("no prefill line ending at %q on the terminal: %q", want, term)
 	}
 }
+
+// TestProgressOnATerminalEverywhere runs each long command with standard
+// error on a pseudo-terminal and checks the lines it draws there: the
+// model's load line and the command's own bar (synth, quantize and
+// convert draw the file they write).
+func TestProgressOnATerminalEverywhere(t *testing.T) {
+	shared := testdata.Shared(t)
+	m := filepath.Join(shared, "models", "stories260K", "stories260K.gguf")
+	dir := t.TempDir()
+	text := filepath.Join(dir, "text.txt")
+	if err := os.WriteFile(text, []byte(strings.Repeat("Once upon a time there was a little girl named Lily. ", 20)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	synth := filepath.Join(dir, "tiny.gguf")
+	cases := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"bench", []string{"bench", "-m", m, "-t", "1", "-p", "16", "-n", "4", "-r", "2"}, []string{"load stories260K.gguf", "bench"}},
+		{"perplexity", []string{"perplexity", "-m", m, "-t", "1", "-f", text, "-c", "64"}, []string{"load stories260K.gguf"}},
+		{"embed", []string{"embed", "-m", m, "-t", "1", "-p", "Once", "--json"}, []string{"load stories260K.gguf", "embed"}},
+		{"synth", []string{"synth", "-s", "llama", "--set", "hidden=64,layers=2,heads=4,ffn=128,vocab=512,ctx=64", "--dtype", "f32", "--seed", "1", "-o", synth}, []string{"synth tiny.gguf"}},
+		{"quantize", []string{"quantize", synth, filepath.Join(dir, "tiny-q8.gguf"), "q8_0"}, []string{"quantize tiny-q8.gguf"}},
+		{"convert", []string{"convert", "--dtype", "f16", synth, filepath.Join(dir, "tiny-f16.gguf")}, []string{"load tiny.gguf", "convert tiny-f16.gguf"}},
+	}
+	for _, tc := range cases { // in order: quantize and convert read synth's file
+		t.Run(tc.name, func(t *testing.T) {
+			master, slave := openPTY(t)
+			defer master.Close()
+			var got bytes.Buffer
+			read := make(chan struct{})
+			go func() {
+				defer close(read)
+				io.Copy(&got, master) //nolint:errcheck // ends with EIO when the slave closes
+			}()
+			var out bytes.Buffer
+			code := realMain(tc.args, &out, slave)
+			slave.Close()
+			select {
+			case <-read:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the terminal's output did not end")
+			}
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, got.String())
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(got.String(), w) {
+					t.Errorf("no %q line on the terminal: %q", w, got.String())
+				}
+			}
+		})
+	}
+}
