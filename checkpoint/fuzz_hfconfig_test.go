@@ -20,8 +20,23 @@ func FuzzHFConfig(f *testing.F) {
 		if meta == nil {
 			t.Fatal("nil metadata without an error")
 		}
-		if mt, ok := meta["model_type"].(string); ok && mt != arch {
-			t.Fatalf("arch %q, model_type %q", arch, mt)
+		// The architecture is the first class of `architectures` that
+		// weft knows, else model_type (renamed where GGUF's name differs).
+		mt, _ := meta["model_type"].(string)
+		want := mt
+		if r, ok := hfModelTypes[mt]; ok {
+			want = r
+		}
+		if list, ok := meta["architectures"].([]any); ok {
+			for _, c := range list {
+				if name, ok := c.(string); ok && hfClasses[name] != "" {
+					want = hfClasses[name]
+					break
+				}
+			}
+		}
+		if arch != want {
+			t.Fatalf("arch %q, want %q (model_type %q, architectures %v)", arch, want, mt, meta["architectures"])
 		}
 		var check func(v any)
 		check = func(v any) {
