@@ -41,7 +41,7 @@ var benchShapes = []struct{ rows, cols int }{
 // BenchmarkMatVec measures decode-shaped products (one token) per weight
 // type and kernel level, reporting weight bytes read per second.
 func BenchmarkMatVec(b *testing.B) {
-	for _, dt := range []tensor.DType{tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0, tensor.Q4_0, tensor.Q4_K, tensor.Q6_K} {
+	for _, dt := range []tensor.DType{tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0, tensor.Q4_0, tensor.Q4_K, tensor.Q6_K, tensor.IQ4_NL} {
 		for _, sh := range benchShapes {
 			w := benchMatrix(b, dt, sh.rows, sh.cols)
 			x := make([]float32, sh.cols)
@@ -72,7 +72,7 @@ func BenchmarkMatVec(b *testing.B) {
 // GFLOP/s (2 per multiply-add).
 func BenchmarkGEMM(b *testing.B) {
 	const n = 128
-	for _, dt := range []tensor.DType{tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0, tensor.Q4_0, tensor.Q4_K, tensor.Q6_K} {
+	for _, dt := range []tensor.DType{tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0, tensor.Q4_0, tensor.Q4_K, tensor.Q6_K, tensor.IQ4_NL} {
 		for _, sh := range benchShapes[:3] {
 			w := benchMatrix(b, dt, sh.rows, sh.cols)
 			x := make([]float32, n*sh.cols)
@@ -211,7 +211,7 @@ func BenchmarkDecodeTinyLlama(b *testing.B) {
 // attention.
 func BenchmarkPrefillTinyLlama(b *testing.B) {
 	const n = 128
-	for _, dt := range []tensor.DType{tensor.F16, tensor.BF16, tensor.F32, tensor.Q8_0, tensor.Q4_0} {
+	for _, dt := range []tensor.DType{tensor.F16, tensor.BF16, tensor.F32, tensor.Q8_0, tensor.Q4_0, tensor.IQ4_NL} {
 		b.Run(dt.String(), func(b *testing.B) {
 			m := newTinyLlama(b, dt)
 			p := NewPool(0)

@@ -52,3 +52,39 @@ func (k Kernels) iq4nlGemv(w []byte, ldw int, a []byte, nb int, dst []float32, a
 		put(dst, r, dot(w[r*ldw:], a, nb*32), acc)
 	}
 }
+
+//go:noescape
+func gemm4x4IQ4_NLBVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, q int, acc int)
+
+// iq4nlGemm computes, for n tokens t (rows of Q8_0 blocks in a, lda bytes
+// apart), dst[t·ldd+r] (+)= w_r·a_t for rows rows of nb IQ4_NL blocks,
+// ldw bytes apart, as iq4nlGemv with batch does token by token, to the
+// last bit: 4 tokens at a time share each unpacked weight block, the
+// tokens left over go through iq4nlGemv.
+func (k Kernels) iq4nlGemm(w []byte, ldw int, a []byte, lda, nb, n int, dst []float32, ldd, rows int, acc bool) {
+	if rows == 0 || n == 0 {
+		return
+	}
+	t := 0
+	if q := rows / 4; q > 0 && nb > 0 && n >= 4 {
+		_ = w[(rows-1)*ldw+nb*18-1]
+		ac := 0
+		if acc {
+			ac = 1
+		}
+		for ; t+4 <= n; t += 4 {
+			_ = a[(t+3)*lda+nb*34-1]
+			_ = dst[(t+3)*ldd+rows-1]
+			gemm4x4IQ4_NLBVNNI(unsafe.Pointer(&w[0]), uintptr(ldw), unsafe.Pointer(&a[t*lda]), uintptr(lda), nb,
+				&dst[t*ldd], uintptr(ldd*4), q, ac)
+			for r := 4 * q; r < rows; r++ {
+				for u := t; u < t+4; u++ {
+					put(dst, u*ldd+r, quant.DotIQ4_NLQ8_0Batch(w[r*ldw:], a[u*lda:], nb*32), acc)
+				}
+			}
+		}
+	}
+	for ; t < n; t++ {
+		k.iq4nlGemv(w, ldw, a[t*lda:(t+1)*lda], nb, dst[t*ldd:t*ldd+rows], acc, true)
+	}
+}

@@ -1,7 +1,7 @@
 //go:build amd64 && !noasm
 
-// Hand-written, as kquantz_amd64.s (one kernel, no repetitive runs to
-// generate).
+// Hand-written, as kquantz_amd64.s (three kernels sharing a few macros,
+// no repetitive runs to generate; not yet moved to the avo generator).
 
 #include "textflag.h"
 #include "simd_amd64.h"
@@ -300,5 +300,190 @@ bstore:
 	JNZ        brow
 
 bdone:
+	VZEROUPPER
+	RET
+
+// The multi-token kernel: 4 rows × 4 tokens of a matmul of two or more
+// tokens, each weight block unpacked once for the 4 tokens. A zmm holds
+// one block for two tokens: lanes 0..7 the block's 8 dword sums with the
+// first token, lanes 8..15 with the second (the weight levels broadcast to
+// both halves), so each of a row's two accumulators per token pair fuses
+// block after block into 8 lanes per token in ggml's batched order: no
+// lane crosses, and a row of any number of blocks runs here.
+//
+// Registers: Z31 0x0f bytes, Z30 the shifts, Z29 the table, Z27 0x80
+// bytes. Tokens 0,1: quants Z16, −128·Σ4 x Z17, [dx0 ×8, dx1 ×8] Z18;
+// tokens 2,3: Z19, Z20, Z21. Accumulators: row j, pair k in Z(2j+k).
+
+// IQ4ACT loads the Q8_0 blocks at a and a+R13 (two tokens) into quants
+// qz, correction cz and scales sz (its ymm sy, xmm sx); Z12, X13 scratch.
+#define IQ4ACT(a, qz, cz, sz, sy, sx) \
+	VMOVDQU64       2(a), Y12; \
+	VINSERTI64X4    $1, 2(a)(R13*1), Z12, qz; \
+	VPXORD          cz, cz, cz; \
+	VPDPBUSD        qz, Z27, cz; \
+	VPXORD          Z12, Z12, Z12; \
+	VPSUBD          cz, Z12, cz; \
+	VPBROADCASTW    (a), sx; \
+	VPBROADCASTW    (a)(R13*1), X13; \
+	VINSERTI32X4    $1, X13, sy, sy; \
+	VCVTPH2PS       sy, sz
+
+// IQ4ROW4 unpacks the block at offset AX of the row at p once and fuses
+// its products with the 4 tokens into a0 (tokens 0,1) and a1 (2,3).
+#define IQ4ROW4(p, a0, a1) \
+	VBROADCASTI32X4 2(p)(AX*1), Z8; \
+	VPSRLVW         Z30, Z8, Z8; \
+	VPANDD          Z31, Z8, Z8; \
+	VPSHUFB         Z8, Z29, Z8; \
+	VPBROADCASTW    (p)(AX*1), Y9; \
+	VCVTPH2PS       Y9, Z9; \
+	VMULPS          Z18, Z9, Z10; \
+	VMOVDQA32       Z17, Z12; \
+	VPDPBUSD        Z16, Z8, Z12; \
+	VCVTDQ2PS       Z12, Z12; \
+	VFMADD231PS     Z12, Z10, a0; \
+	VMULPS          Z21, Z9, Z11; \
+	VMOVDQA32       Z20, Z13; \
+	VPDPBUSD        Z19, Z8, Z13; \
+	VCVTDQ2PS       Z13, Z13; \
+	VFMADD231PS     Z13, Z11, a1
+
+// IQ4H8X2 reduces each 8-lane half of z as hsum8 (ggml's hsum_float_8):
+// the first token's sum ends in lane 0, the second's in lane 8.
+#define IQ4H8X2(z) \
+	VSHUFF32X4 $0xb1, z, z, Z8; \
+	VADDPS     Z8, z, z; \
+	VPERMILPS  $0x4e, z, Z8; \
+	VADDPS     Z8, z, z; \
+	VPERMILPS  $0xb1, z, Z8; \
+	VADDPS     Z8, z, z
+
+// IQ4STORE4 writes (or, under K1, adds to) the 4 rows' values in x for the
+// token whose outputs start at DI (rows SI bytes apart); X12 is scratch.
+#define IQ4STORE4(x) \
+	LEAQ       (DI)(SI*2), R12; \
+	VMOVSS     (DI), X12; \
+	VINSERTPS  $0x10, (DI)(SI*1), X12, X12; \
+	VINSERTPS  $0x20, (R12), X12, X12; \
+	VINSERTPS  $0x30, (R12)(SI*1), X12, X12; \
+	VADDPS     X12, x, K1, x; \
+	VMOVSS     x, (DI); \
+	VEXTRACTPS $1, x, (DI)(SI*1); \
+	VEXTRACTPS $2, x, (R12); \
+	VEXTRACTPS $3, x, (R12)(SI*1)
+
+// func gemm4x4IQ4_NLBVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, q int, acc int)
+// For 4 streams j of q rows each (rows j·q .. j·q+q-1 of nb IQ4_NL blocks,
+// ldw bytes apart) and 4 tokens t (rows of Q8_0 blocks at x, ldx bytes
+// apart), y[t·ldy/4 + j·q + r] = w_{j·q+r}·x_t in ggml's batched order,
+// or += when acc is not 0.
+TEXT ·gemm4x4IQ4_NLBVNNI(SB), NOSPLIT, $0-72
+	MOVL            $0x0f0f0f0f, AX
+	VPBROADCASTD    AX, Z31
+	MOVL            $0x80808080, AX
+	VPBROADCASTD    AX, Z27
+	VMOVDQU64       iq4shr<>(SB), Z30
+	VBROADCASTI32X4 iq4lut<>(SB), Z29
+	MOVQ            acc+64(FP), AX
+	NEGQ            AX
+	KMOVW           AX, K1
+	MOVQ            w+0(FP), R8
+	MOVQ            ldw+8(FP), BX
+	MOVQ            ldx+24(FP), R13
+	MOVQ            nb+32(FP), CX
+	IMULQ           $18, CX
+	MOVQ            y+40(FP), DX
+	MOVQ            q+56(FP), R14
+	MOVQ            R14, AX
+	IMULQ           BX, AX
+	LEAQ            (R8)(AX*1), R9
+	LEAQ            (R9)(AX*1), R10
+	LEAQ            (R10)(AX*1), R11
+	MOVQ            R14, SI
+	SHLQ            $2, SI
+	TESTQ           R14, R14
+	JZ              mdone
+	TESTQ           CX, CX
+	JZ              mdone
+
+mrow:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	MOVQ   x+16(FP), R12
+	LEAQ   (R12)(R13*2), DI
+	XORQ   AX, AX
+
+mblk:
+	PREFETCHT0 PFD(R8)(AX*1)
+	PREFETCHT0 PFD(R9)(AX*1)
+	PREFETCHT0 PFD(R10)(AX*1)
+	PREFETCHT0 PFD(R11)(AX*1)
+	IQ4ACT(R12, Z16, Z17, Z18, Y18, X18)
+	IQ4ACT(DI, Z19, Z20, Z21, Y21, X21)
+	IQ4ROW4(R8, Z0, Z1)
+	IQ4ROW4(R9, Z2, Z3)
+	IQ4ROW4(R10, Z4, Z5)
+	IQ4ROW4(R11, Z6, Z7)
+	ADDQ $18, AX
+	ADDQ $34, R12
+	ADDQ $34, DI
+	CMPQ AX, CX
+	JB   mblk
+
+	IQ4H8X2(Z0)
+	IQ4H8X2(Z1)
+	IQ4H8X2(Z2)
+	IQ4H8X2(Z3)
+	IQ4H8X2(Z4)
+	IQ4H8X2(Z5)
+	IQ4H8X2(Z6)
+	IQ4H8X2(Z7)
+
+	// Token 0 (lane 0 of the even accumulators), then 1 (their lane 8),
+	// 2 and 3 (the odd ones'), 4 rows to an xmm.
+	VEXTRACTF32X4 $2, Z0, X16
+	VEXTRACTF32X4 $2, Z2, X17
+	VEXTRACTF32X4 $2, Z4, X18
+	VEXTRACTF32X4 $2, Z6, X19
+	VEXTRACTF32X4 $2, Z1, X20
+	VEXTRACTF32X4 $2, Z3, X21
+	VEXTRACTF32X4 $2, Z5, X22
+	VEXTRACTF32X4 $2, Z7, X23
+	VINSERTPS     $0x10, X2, X0, X0
+	VINSERTPS     $0x20, X4, X0, X0
+	VINSERTPS     $0x30, X6, X0, X0
+	VINSERTPS     $0x10, X3, X1, X1
+	VINSERTPS     $0x20, X5, X1, X1
+	VINSERTPS     $0x30, X7, X1, X1
+	VINSERTPS     $0x10, X17, X16, X16
+	VINSERTPS     $0x20, X18, X16, X16
+	VINSERTPS     $0x30, X19, X16, X16
+	VINSERTPS     $0x10, X21, X20, X20
+	VINSERTPS     $0x20, X22, X20, X20
+	VINSERTPS     $0x30, X23, X20, X20
+	MOVQ          DX, DI
+	IQ4STORE4(X0)
+	ADDQ          ldy+48(FP), DI
+	IQ4STORE4(X16)
+	ADDQ          ldy+48(FP), DI
+	IQ4STORE4(X1)
+	ADDQ          ldy+48(FP), DI
+	IQ4STORE4(X20)
+	ADDQ          $4, DX
+	ADDQ          BX, R8
+	ADDQ          BX, R9
+	ADDQ          BX, R10
+	ADDQ          BX, R11
+	DECQ          R14
+	JNZ           mrow
+
+mdone:
 	VZEROUPPER
 	RET

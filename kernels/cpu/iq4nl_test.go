@@ -63,3 +63,64 @@ func testIQ4_NLGemv(t *testing.T, kind wkind, dot quant.DotFunc) {
 		}
 	}
 }
+
+// TestIQ4_NLGemm checks the multi-token IQ4_NL kernel (4 rows × 4 tokens
+// per weight block unpacked, the leftover tokens and rows through
+// iq4nlGemv and kernels/quant) against quant.DotIQ4_NLQ8_0Batch for every
+// (row, token), to the last bit: 2 to 9 tokens, row counts that are and
+// are not multiples of 4, odd and even block counts, padded token and
+// output strides, with and without accumulation. It also checks that the
+// inputs tell ggml's batched order from its one-token order, so a kernel
+// in the wrong order fails.
+func TestIQ4_NLGemm(t *testing.T) {
+	k := Detect()
+	if kind, _, _ := k.classify(tensor.IQ4_NL); !k.hasKQuant(kind) {
+		t.Skip("no SIMD IQ4_NL kernel on this machine/build")
+	}
+	r := rand.New(rand.NewPCG(17, 18))
+	differ := 0
+	for _, sh := range []struct{ rows, cols int }{{4, 32}, {16, 96}, {7, 288}, {13, 2048}, {9, 544}, {8, 5632}} {
+		w := randomMatrix(t, r, tensor.IQ4_NL, sh.rows, sh.cols)
+		nb := sh.cols / 32
+		lda, ldd := nb*34+6, sh.rows+3
+		for n := 2; n <= 9; n++ {
+			a := make([]byte, n*lda)
+			for tok := range n {
+				x := randRow(r, sh.cols, 1)
+				if tok%3 == 2 {
+					for i := range x {
+						x[i] = float32(r.IntN(3)-1) * 1e4
+					}
+				}
+				quant.QuantizeActivationQ8_0(a[tok*lda:], x)
+			}
+			for _, acc := range []bool{false, true} {
+				dst, check := guarded(n*ldd, 0.5)
+				k.iq4nlGemm(w.Data, w.RowBytes(), a, lda, nb, n, dst, ldd, sh.rows, acc)
+				check(t)
+				for tok := range n {
+					for i := range ldd {
+						got := dst[tok*ldd+i]
+						want := float32(0.5)
+						if i < sh.rows {
+							want = quant.DotIQ4_NLQ8_0Batch(w.Row(i), a[tok*lda:], sh.cols)
+							if !acc && want != quant.DotIQ4_NLQ8_0(w.Row(i), a[tok*lda:], sh.cols) {
+								differ++
+							}
+							if acc {
+								want += 0.5
+							}
+						}
+						if math.Float32bits(got) != math.Float32bits(want) {
+							t.Fatalf("%dx%d n=%d acc=%v: token %d row %d = %v, want %v", sh.rows, sh.cols, n, acc, tok, i, got, want)
+						}
+					}
+				}
+			}
+		}
+	}
+	if differ == 0 {
+		t.Fatal("no output tells the batched order from the one-token order")
+	}
+	t.Logf("%d outputs differ between the two orders", differ)
+}

@@ -624,6 +624,10 @@ func (t *mmTask) kRows(j *mmJob, r0, r1 int) {
 	}
 	for b0 := r0; b0 < r1; b0 += step {
 		b1 := min(b0+step, r1)
+		if j.kind == wkIQ4NB {
+			t.k.iq4nlGemm(j.w.Data[b0*rb:b1*rb], rb, j.act, j.ldx, nb, n, j.dst[b0:], ldd, b1-b0, t.acc)
+			continue
+		}
 		for tok := range n {
 			t.k.kGemv(j.kind, j.w.Data[b0*rb:b1*rb], rb, j.act[tok*j.ldx:(tok+1)*j.ldx], nb, j.dst[tok*ldd+b0:tok*ldd+b1], t.acc)
 		}
