@@ -56,11 +56,14 @@ func (k Kernels) iq4nlGemv(w []byte, ldw int, a []byte, nb int, dst []float32, a
 //go:noescape
 func gemm4x4IQ4_NLBVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, q int, acc int)
 
+//go:noescape
+func gemm4x6IQ4_NLBVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, q int, acc int)
+
 // iq4nlGemm computes, for n tokens t (rows of Q8_0 blocks in a, lda bytes
 // apart), dst[t·ldd+r] (+)= w_r·a_t for rows rows of nb IQ4_NL blocks,
 // ldw bytes apart, as iq4nlGemv with batch does token by token, to the
-// last bit: 4 tokens at a time share each unpacked weight block, the
-// tokens left over go through iq4nlGemv.
+// last bit: 6 tokens at a time (4 for the last 4 or 5) share each
+// unpacked weight block, the tokens left over go through iq4nlGemv.
 func (k Kernels) iq4nlGemm(w []byte, ldw int, a []byte, lda, nb, n int, dst []float32, ldd, rows int, acc bool) {
 	if rows == 0 || n == 0 {
 		return
@@ -72,16 +75,21 @@ func (k Kernels) iq4nlGemm(w []byte, ldw int, a []byte, lda, nb, n int, dst []fl
 		if acc {
 			ac = 1
 		}
-		for ; t+4 <= n; t += 4 {
-			_ = a[(t+3)*lda+nb*34-1]
-			_ = dst[(t+3)*ldd+rows-1]
-			gemm4x4IQ4_NLBVNNI(unsafe.Pointer(&w[0]), uintptr(ldw), unsafe.Pointer(&a[t*lda]), uintptr(lda), nb,
+		for t+4 <= n {
+			g, gemm := 6, gemm4x6IQ4_NLBVNNI
+			if t+6 > n {
+				g, gemm = 4, gemm4x4IQ4_NLBVNNI
+			}
+			_ = a[(t+g-1)*lda+nb*34-1]
+			_ = dst[(t+g-1)*ldd+rows-1]
+			gemm(unsafe.Pointer(&w[0]), uintptr(ldw), unsafe.Pointer(&a[t*lda]), uintptr(lda), nb,
 				&dst[t*ldd], uintptr(ldd*4), q, ac)
 			for r := 4 * q; r < rows; r++ {
-				for u := t; u < t+4; u++ {
+				for u := t; u < t+g; u++ {
 					put(dst, u*ldd+r, quant.DotIQ4_NLQ8_0Batch(w[r*ldw:], a[u*lda:], nb*32), acc)
 				}
 			}
+			t += g
 		}
 	}
 	for ; t < n; t++ {

@@ -1,6 +1,6 @@
 //go:build amd64 && !noasm
 
-// Hand-written, as kquantz_amd64.s (three kernels sharing a few macros,
+// Hand-written, as kquantz_amd64.s (four kernels sharing a few macros,
 // no repetitive runs to generate; not yet moved to the avo generator).
 
 #include "textflag.h"
@@ -485,5 +485,170 @@ mblk:
 	JNZ           mrow
 
 mdone:
+	VZEROUPPER
+	RET
+
+// The 6-token kernel: as gemm4x4IQ4_NLBVNNI with three token pairs.
+// Tokens 4,5: Z22, Z23, Z24; accumulators: row j, pair k in Z(3j+k);
+// scratch Z12..Z15, Z25, Z26.
+
+// IQ4ACTA is IQ4ACT with the two tokens' quants at qa, qb and scales at
+// sa, sb (memory operands).
+#define IQ4ACTA(qa, qb, sa, sb, qz, cz, sz, sy, sx) \
+	VMOVDQU64       qa, Y12; \
+	VINSERTI64X4    $1, qb, Z12, qz; \
+	VPXORD          cz, cz, cz; \
+	VPDPBUSD        qz, Z27, cz; \
+	VPXORD          Z12, Z12, Z12; \
+	VPSUBD          cz, Z12, cz; \
+	VPBROADCASTW    sa, sx; \
+	VPBROADCASTW    sb, X13; \
+	VINSERTI32X4    $1, X13, sy, sy; \
+	VCVTPH2PS       sy, sz
+
+// IQ4ROW6 is IQ4ROW4 for 6 tokens: a0 (tokens 0,1), a1 (2,3), a2 (4,5).
+#define IQ4ROW6(p, a0, a1, a2) \
+	VBROADCASTI32X4 2(p)(AX*1), Z12; \
+	VPSRLVW         Z30, Z12, Z12; \
+	VPANDD          Z31, Z12, Z12; \
+	VPSHUFB         Z12, Z29, Z12; \
+	VPBROADCASTW    (p)(AX*1), Y13; \
+	VCVTPH2PS       Y13, Z13; \
+	VMULPS          Z18, Z13, Z14; \
+	VMOVDQA32       Z17, Z15; \
+	VPDPBUSD        Z16, Z12, Z15; \
+	VCVTDQ2PS       Z15, Z15; \
+	VFMADD231PS     Z15, Z14, a0; \
+	VMULPS          Z21, Z13, Z25; \
+	VMOVDQA32       Z20, Z26; \
+	VPDPBUSD        Z19, Z12, Z26; \
+	VCVTDQ2PS       Z26, Z26; \
+	VFMADD231PS     Z26, Z25, a1; \
+	VMULPS          Z24, Z13, Z14; \
+	VMOVDQA32       Z23, Z15; \
+	VPDPBUSD        Z22, Z12, Z15; \
+	VCVTDQ2PS       Z15, Z15; \
+	VFMADD231PS     Z15, Z14, a2
+
+// IQ4H8X2T is IQ4H8X2 with scratch Z12.
+#define IQ4H8X2T(z) \
+	VSHUFF32X4 $0xb1, z, z, Z12; \
+	VADDPS     Z12, z, z; \
+	VPERMILPS  $0x4e, z, Z12; \
+	VADDPS     Z12, z, z; \
+	VPERMILPS  $0xb1, z, Z12; \
+	VADDPS     Z12, z, z
+
+// IQ4OUT2 stores the two tokens of the 4 rows' accumulators a0..a3 (xmm
+// x0..x3) at DI and DI+ldy, and leaves DI two tokens on.
+#define IQ4OUT2(a0, a1, a2, a3, x0, x1, x2, x3) \
+	VEXTRACTF32X4 $2, a0, X16; \
+	VEXTRACTF32X4 $2, a1, X17; \
+	VEXTRACTF32X4 $2, a2, X18; \
+	VEXTRACTF32X4 $2, a3, X19; \
+	VINSERTPS     $0x10, x1, x0, x0; \
+	VINSERTPS     $0x20, x2, x0, x0; \
+	VINSERTPS     $0x30, x3, x0, x0; \
+	VINSERTPS     $0x10, X17, X16, X16; \
+	VINSERTPS     $0x20, X18, X16, X16; \
+	VINSERTPS     $0x30, X19, X16, X16; \
+	IQ4STORE4(x0); \
+	ADDQ          ldy+48(FP), DI; \
+	IQ4STORE4(X16); \
+	ADDQ          ldy+48(FP), DI
+
+// func gemm4x6IQ4_NLBVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, q int, acc int)
+// As gemm4x4IQ4_NLBVNNI for 6 tokens.
+TEXT ·gemm4x6IQ4_NLBVNNI(SB), NOSPLIT, $0-72
+	MOVL            $0x0f0f0f0f, AX
+	VPBROADCASTD    AX, Z31
+	MOVL            $0x80808080, AX
+	VPBROADCASTD    AX, Z27
+	VMOVDQU64       iq4shr<>(SB), Z30
+	VBROADCASTI32X4 iq4lut<>(SB), Z29
+	MOVQ            acc+64(FP), AX
+	NEGQ            AX
+	KMOVW           AX, K1
+	MOVQ            w+0(FP), R8
+	MOVQ            ldw+8(FP), BX
+	MOVQ            ldx+24(FP), R13
+	MOVQ            nb+32(FP), CX
+	IMULQ           $18, CX
+	MOVQ            y+40(FP), DX
+	MOVQ            q+56(FP), R14
+	MOVQ            R14, AX
+	IMULQ           BX, AX
+	LEAQ            (R8)(AX*1), R9
+	LEAQ            (R9)(AX*1), R10
+	LEAQ            (R10)(AX*1), R11
+	MOVQ            R14, SI
+	SHLQ            $2, SI
+	TESTQ           R14, R14
+	JZ              sdone
+	TESTQ           CX, CX
+	JZ              sdone
+
+srow:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	MOVQ   x+16(FP), R12
+	LEAQ   (R12)(R13*2), DI
+	ADDQ   R13, DI
+	XORQ   AX, AX
+
+	// Tokens: 0 at R12, 1 R12+R13, 2 R12+2·R13, 3 DI, 4 DI+R13, 5 DI+2·R13.
+sblk:
+	PREFETCHT0 PFD(R8)(AX*1)
+	PREFETCHT0 PFD(R9)(AX*1)
+	PREFETCHT0 PFD(R10)(AX*1)
+	PREFETCHT0 PFD(R11)(AX*1)
+	IQ4ACTA(2(R12), 2(R12)(R13*1), (R12), (R12)(R13*1), Z16, Z17, Z18, Y18, X18)
+	IQ4ACTA(2(R12)(R13*2), 2(DI), (R12)(R13*2), (DI), Z19, Z20, Z21, Y21, X21)
+	IQ4ACTA(2(DI)(R13*1), 2(DI)(R13*2), (DI)(R13*1), (DI)(R13*2), Z22, Z23, Z24, Y24, X24)
+	IQ4ROW6(R8, Z0, Z1, Z2)
+	IQ4ROW6(R9, Z3, Z4, Z5)
+	IQ4ROW6(R10, Z6, Z7, Z8)
+	IQ4ROW6(R11, Z9, Z10, Z11)
+	ADDQ $18, AX
+	ADDQ $34, R12
+	ADDQ $34, DI
+	CMPQ AX, CX
+	JB   sblk
+
+	IQ4H8X2T(Z0)
+	IQ4H8X2T(Z1)
+	IQ4H8X2T(Z2)
+	IQ4H8X2T(Z3)
+	IQ4H8X2T(Z4)
+	IQ4H8X2T(Z5)
+	IQ4H8X2T(Z6)
+	IQ4H8X2T(Z7)
+	IQ4H8X2T(Z8)
+	IQ4H8X2T(Z9)
+	IQ4H8X2T(Z10)
+	IQ4H8X2T(Z11)
+	MOVQ DX, DI
+	IQ4OUT2(Z0, Z3, Z6, Z9, X0, X3, X6, X9)
+	IQ4OUT2(Z1, Z4, Z7, Z10, X1, X4, X7, X10)
+	IQ4OUT2(Z2, Z5, Z8, Z11, X2, X5, X8, X11)
+	ADDQ BX, R8
+	ADDQ BX, R9
+	ADDQ BX, R10
+	ADDQ BX, R11
+	ADDQ $4, DX
+	DECQ R14
+	JNZ  srow
+
+sdone:
 	VZEROUPPER
 	RET
