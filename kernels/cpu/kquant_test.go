@@ -45,6 +45,61 @@ func TestKQuantGemv(t *testing.T) {
 	}
 }
 
+// TestKQuantGemvRandomBytes checks the Q3_K and Q2_K kernels bit for bit
+// on blocks of random bytes (every scale and min nibble, every 6-bit
+// scale, every hmask and quant pattern) with random block scales, d and
+// dmin of either sign, and activations at ±127 in some blocks: the per-row
+// float sequence (Q2_K's min term before its lane term, the scales'
+// products, hsum) must be kernels/quant's.
+func TestKQuantGemvRandomBytes(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	for _, dt := range []tensor.DType{tensor.Q3_K, tensor.Q2_K} {
+		kind, _, _ := Detect().classify(dt)
+		if !Detect().hasKQuant(kind) {
+			t.Logf("no SIMD kernel for %s on this machine/build", dt)
+			continue
+		}
+		bb, dOff := 110, 108
+		if dt == tensor.Q2_K {
+			bb, dOff = 84, 80
+		}
+		for _, sh := range []struct{ rows, cols int }{{4, 256}, {8, 1024}, {11, 4352}} {
+			w := randomMatrix(t, r, dt, sh.rows, sh.cols)
+			for i := 0; i+bb <= len(w.Data); i += bb {
+				for j := range bb {
+					w.Data[i+j] = byte(r.Uint32())
+				}
+				for j := dOff; j < bb; j += 2 {
+					h := quant.ToF16(float32(r.NormFloat64()) * 0.01)
+					w.Data[i+j], w.Data[i+j+1] = byte(h), byte(h>>8)
+				}
+			}
+			x := randRow(r, sh.cols, 1)
+			for i := range x {
+				if i/256%2 == 1 {
+					x[i] = float32(r.IntN(3)-1) * 1e4
+				}
+			}
+			act := make([]byte, sh.cols/256*292)
+			quant.QuantizeRowQ8_K(act, x)
+			for _, acc := range []bool{false, true} {
+				dst, check := guarded(sh.rows, 0.5)
+				Detect().kGemv(kind, w.Data, w.RowBytes(), act, sh.cols/256, dst, acc)
+				check(t)
+				for i := range dst {
+					want := quant.Dot(dt, w.Row(i), act, sh.cols)
+					if acc {
+						want += 0.5
+					}
+					if math.Float32bits(dst[i]) != math.Float32bits(want) {
+						t.Fatalf("%s %dx%d acc=%v: row %d = %v, want %v", dt, sh.rows, sh.cols, acc, i, dst[i], want)
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestInferflowGemv checks the SIMD Q4_B64T1 and Q3H_B64T1 matrix-vector
 // kernels row by row against kernels/quant's dot products, to the last
 // bit, including the rows left over by the 4 streams; one matrix holds

@@ -742,65 +742,7 @@ q5done:
 	VZEROUPPER
 	RET
 
-// Q3_K and Q2_K: word shifts that bring 2-bit plane s (low half) and s+1
-// (high half) of 32 quant bytes to bits 0-1 (k2shr0: planes 0,1; k2shr1:
-// planes 2,3); Q3_K's dword rotations that bring hmask bit 4c+s (low half)
-// or 4c+s+1 (high half) to bit 2, for chunk t = 2c + s/2; and the
-// constants that unpack Q3_K's 6-bit scales.
-DATA k2shr0<>+0(SB)/8, $0x0000000000000000
-DATA k2shr0<>+8(SB)/8, $0x0000000000000000
-DATA k2shr0<>+16(SB)/8, $0x0000000000000000
-DATA k2shr0<>+24(SB)/8, $0x0000000000000000
-DATA k2shr0<>+32(SB)/8, $0x0002000200020002
-DATA k2shr0<>+40(SB)/8, $0x0002000200020002
-DATA k2shr0<>+48(SB)/8, $0x0002000200020002
-DATA k2shr0<>+56(SB)/8, $0x0002000200020002
-GLOBL k2shr0<>(SB), RODATA|NOPTR, $64
-DATA k2shr1<>+0(SB)/8, $0x0004000400040004
-DATA k2shr1<>+8(SB)/8, $0x0004000400040004
-DATA k2shr1<>+16(SB)/8, $0x0004000400040004
-DATA k2shr1<>+24(SB)/8, $0x0004000400040004
-DATA k2shr1<>+32(SB)/8, $0x0006000600060006
-DATA k2shr1<>+40(SB)/8, $0x0006000600060006
-DATA k2shr1<>+48(SB)/8, $0x0006000600060006
-DATA k2shr1<>+56(SB)/8, $0x0006000600060006
-GLOBL k2shr1<>(SB), RODATA|NOPTR, $64
-DATA q3krot0<>+0(SB)/8, $0x0000000200000002
-DATA q3krot0<>+8(SB)/8, $0x0000000200000002
-DATA q3krot0<>+16(SB)/8, $0x0000000200000002
-DATA q3krot0<>+24(SB)/8, $0x0000000200000002
-DATA q3krot0<>+32(SB)/8, $0x0000000100000001
-DATA q3krot0<>+40(SB)/8, $0x0000000100000001
-DATA q3krot0<>+48(SB)/8, $0x0000000100000001
-DATA q3krot0<>+56(SB)/8, $0x0000000100000001
-GLOBL q3krot0<>(SB), RODATA|NOPTR, $64
-DATA q3krot1<>+0(SB)/8, $0x0000000000000000
-DATA q3krot1<>+8(SB)/8, $0x0000000000000000
-DATA q3krot1<>+16(SB)/8, $0x0000000000000000
-DATA q3krot1<>+24(SB)/8, $0x0000000000000000
-DATA q3krot1<>+32(SB)/8, $0x0000001f0000001f
-DATA q3krot1<>+40(SB)/8, $0x0000001f0000001f
-DATA q3krot1<>+48(SB)/8, $0x0000001f0000001f
-DATA q3krot1<>+56(SB)/8, $0x0000001f0000001f
-GLOBL q3krot1<>(SB), RODATA|NOPTR, $64
-DATA q3krot2<>+0(SB)/8, $0x0000001e0000001e
-DATA q3krot2<>+8(SB)/8, $0x0000001e0000001e
-DATA q3krot2<>+16(SB)/8, $0x0000001e0000001e
-DATA q3krot2<>+24(SB)/8, $0x0000001e0000001e
-DATA q3krot2<>+32(SB)/8, $0x0000001d0000001d
-DATA q3krot2<>+40(SB)/8, $0x0000001d0000001d
-DATA q3krot2<>+48(SB)/8, $0x0000001d0000001d
-DATA q3krot2<>+56(SB)/8, $0x0000001d0000001d
-GLOBL q3krot2<>(SB), RODATA|NOPTR, $64
-DATA q3krot3<>+0(SB)/8, $0x0000001c0000001c
-DATA q3krot3<>+8(SB)/8, $0x0000001c0000001c
-DATA q3krot3<>+16(SB)/8, $0x0000001c0000001c
-DATA q3krot3<>+24(SB)/8, $0x0000001c0000001c
-DATA q3krot3<>+32(SB)/8, $0x0000001b0000001b
-DATA q3krot3<>+40(SB)/8, $0x0000001b0000001b
-DATA q3krot3<>+48(SB)/8, $0x0000001b0000001b
-DATA q3krot3<>+56(SB)/8, $0x0000001b0000001b
-GLOBL q3krot3<>(SB), RODATA|NOPTR, $64
+// Q3_K: the constants that unpack its 6-bit scales.
 DATA q3ksa<>+0(SB)/8, $0x0000000000000000
 DATA q3ksa<>+8(SB)/8, $0x0000000400000004
 GLOBL q3ksa<>(SB), RODATA|NOPTR, $16
@@ -819,33 +761,89 @@ DATA q3k32<>+16(SB)/8, $0x0020002000200020
 DATA q3k32<>+24(SB)/8, $0x0020002000200020
 GLOBL q3k32<>(SB), RODATA|NOPTR, $32
 
-// K2CHUNK adds into Z6 the 64 values of a chunk of 2-bit planes (quant
-// bytes at off, planes by shr) times the activations x, less Z8·x when
-// sub (Q3_K: 4 where the high bit is clear), times the scales gathered by
-// idx from Z4. Z31 holds 0x03 bytes.
-#define K2CHUNK(p, off, shr, x, idx) \
-	VBROADCASTI64X4 off(p)(AX*1), Z7; \
-	VPSRLVW         shr(SB), Z7, Z7; \
-	VPANDD          Z31, Z7, Z7; \
-	VPMADDUBSW      x, Z7, Z7; \
-	VPERMW          Z4, idx, Z9; \
-	VPDPWSSD        Z9, Z7, Z6
+// Q3_K takes its 64 quant bytes in one load and regroups the activations
+// as Q2_K does. Two bytes per quant byte carry two planes each: R0 holds
+// planes 0 and 1 (bits 0-3) with their hmask bits (4, 5), R1 planes 2 and
+// 3 (bits 4-7) with theirs (0, 1); one GF2P8AFFINEQB per plane makes
+// u = q2 + 4·h (0..7), and VPMADDUBSW(u, x) less 4·(x pair sums, once per
+// block) is q3·x by pairs. The constants: the scale gathers of the four
+// planes (lane k of plane s is sub-block 8·(k/2) + 2s + k mod 2), the
+// hmask word shifts per half, the pick matrices.
+DATA q3kidx0<>+0(SB)/8, $0x0000000000000000
+DATA q3kidx0<>+8(SB)/8, $0x0000000000000000
+DATA q3kidx0<>+16(SB)/8, $0x0001000100010001
+DATA q3kidx0<>+24(SB)/8, $0x0001000100010001
+DATA q3kidx0<>+32(SB)/8, $0x0008000800080008
+DATA q3kidx0<>+40(SB)/8, $0x0008000800080008
+DATA q3kidx0<>+48(SB)/8, $0x0009000900090009
+DATA q3kidx0<>+56(SB)/8, $0x0009000900090009
+GLOBL q3kidx0<>(SB), RODATA|NOPTR, $64
+DATA q3kidx1<>+0(SB)/8, $0x0002000200020002
+DATA q3kidx1<>+8(SB)/8, $0x0002000200020002
+DATA q3kidx1<>+16(SB)/8, $0x0003000300030003
+DATA q3kidx1<>+24(SB)/8, $0x0003000300030003
+DATA q3kidx1<>+32(SB)/8, $0x000a000a000a000a
+DATA q3kidx1<>+40(SB)/8, $0x000a000a000a000a
+DATA q3kidx1<>+48(SB)/8, $0x000b000b000b000b
+DATA q3kidx1<>+56(SB)/8, $0x000b000b000b000b
+GLOBL q3kidx1<>(SB), RODATA|NOPTR, $64
+DATA q3kidx2<>+0(SB)/8, $0x0004000400040004
+DATA q3kidx2<>+8(SB)/8, $0x0004000400040004
+DATA q3kidx2<>+16(SB)/8, $0x0005000500050005
+DATA q3kidx2<>+24(SB)/8, $0x0005000500050005
+DATA q3kidx2<>+32(SB)/8, $0x000c000c000c000c
+DATA q3kidx2<>+40(SB)/8, $0x000c000c000c000c
+DATA q3kidx2<>+48(SB)/8, $0x000d000d000d000d
+DATA q3kidx2<>+56(SB)/8, $0x000d000d000d000d
+GLOBL q3kidx2<>(SB), RODATA|NOPTR, $64
+DATA q3kidx3<>+0(SB)/8, $0x0006000600060006
+DATA q3kidx3<>+8(SB)/8, $0x0006000600060006
+DATA q3kidx3<>+16(SB)/8, $0x0007000700070007
+DATA q3kidx3<>+24(SB)/8, $0x0007000700070007
+DATA q3kidx3<>+32(SB)/8, $0x000e000e000e000e
+DATA q3kidx3<>+40(SB)/8, $0x000e000e000e000e
+DATA q3kidx3<>+48(SB)/8, $0x000f000f000f000f
+DATA q3kidx3<>+56(SB)/8, $0x000f000f000f000f
+GLOBL q3kidx3<>(SB), RODATA|NOPTR, $64
+DATA q3khs0<>+0(SB)/8, $0x0004000400040004
+DATA q3khs0<>+8(SB)/8, $0x0004000400040004
+DATA q3khs0<>+16(SB)/8, $0x0004000400040004
+DATA q3khs0<>+24(SB)/8, $0x0004000400040004
+DATA q3khs0<>+32(SB)/8, $0x0000000000000000
+DATA q3khs0<>+40(SB)/8, $0x0000000000000000
+DATA q3khs0<>+48(SB)/8, $0x0000000000000000
+DATA q3khs0<>+56(SB)/8, $0x0000000000000000
+GLOBL q3khs0<>(SB), RODATA|NOPTR, $64
+DATA q3khs1<>+0(SB)/8, $0x0002000200020002
+DATA q3khs1<>+8(SB)/8, $0x0002000200020002
+DATA q3khs1<>+16(SB)/8, $0x0002000200020002
+DATA q3khs1<>+24(SB)/8, $0x0002000200020002
+DATA q3khs1<>+32(SB)/8, $0x0006000600060006
+DATA q3khs1<>+40(SB)/8, $0x0006000600060006
+DATA q3khs1<>+48(SB)/8, $0x0006000600060006
+DATA q3khs1<>+56(SB)/8, $0x0006000600060006
+GLOBL q3khs1<>(SB), RODATA|NOPTR, $64
+DATA q3kmat<>+0(SB)/8, $0x0102100000000000
+DATA q3kmat<>+8(SB)/8, $0x0408200000000000
+DATA q3kmat<>+16(SB)/8, $0x1020010000000000
+DATA q3kmat<>+24(SB)/8, $0x4080020000000000
+GLOBL q3kmat<>(SB), RODATA|NOPTR, $32
 
-#define Q3KCHUNK(p, off, shr, rot, x, idx) \
-	VBROADCASTI64X4 off(p)(AX*1), Z7; \
-	VPSRLVW         shr(SB), Z7, Z7; \
-	VPANDD          Z31, Z7, Z7; \
-	VPMADDUBSW      x, Z7, Z7; \
-	VPROLVD         rot(SB), Z15, Z8; \
-	VPANDND         Z30, Z8, Z8; \
-	VPMADDUBSW      x, Z8, Z8; \
-	VPSUBW          Z8, Z7, Z7; \
-	VPERMW          Z4, idx, Z9; \
-	VPDPWSSD        Z9, Z7, Z6
+// Q3KPLANE adds into Z6 the 64 values of plane s: u picked from r by the
+// matrix mat, times the activations x less xs (4·pair sums), times the
+// scales gathered by idx from Z4.
+#define Q3KPLANE(r, mat, x, xs, idx) \
+	VGF2P8AFFINEQB $0, mat, r, Z8; \
+	VPMADDUBSW     x, Z8, Z8; \
+	VPSUBW         xs, Z8, Z8; \
+	VPERMW         Z4, idx, Z9; \
+	VPDPWSSD       Z9, Z8, Z6
 
 // Q3KROW accumulates into the 8 float32 lanes of f (a ymm register) the
 // product of the Q3_K block at offset AX of the row at p with the
-// activations in Z16..Z19 (scale dx in X21).
+// activations (regrouped in Z16..Z19, 4·pair sums in Z12, Z13, Z14, Z22,
+// dx ×8 in Y21). Z20 holds 0x0f bytes, Z23..Z26 the scale gathers,
+// Z27..Z30 the pick matrices.
 #define Q3KROW(p, f) \
 	VMOVDQU         96(p)(AX*1), X5; \
 	VPSHUFD         $0x44, X5, X6; \
@@ -859,63 +857,110 @@ GLOBL q3k32<>(SB), RODATA|NOPTR, $32
 	VPMOVZXBW       X6, Y4; \
 	VPSUBW          q3k32<>(SB), Y4, Y4; \
 	VBROADCASTI64X4 (p)(AX*1), Z15; \
+	VMOVDQU64       32(p)(AX*1), Z7; \
+	VPSLLVW         q3khs0<>(SB), Z15, Z10; \
+	VPTERNLOGD      $0xd8, Z20, Z7, Z10; \
+	VPSRLVW         q3khs1<>(SB), Z15, Z11; \
+	VPTERNLOGD      $0xe4, Z20, Z7, Z11; \
 	VPXORD          Z6, Z6, Z6; \
-	Q3KCHUNK(p, 32, k2shr0<>, q3krot0<>, Z16, Z23); \
-	Q3KCHUNK(p, 32, k2shr1<>, q3krot1<>, Z17, Z24); \
-	Q3KCHUNK(p, 64, k2shr0<>, q3krot2<>, Z18, Z25); \
-	Q3KCHUNK(p, 64, k2shr1<>, q3krot3<>, Z19, Z26); \
+	Q3KPLANE(Z10, Z27, Z16, Z12, Z23); \
+	Q3KPLANE(Z10, Z28, Z17, Z13, Z24); \
+	Q3KPLANE(Z11, Z29, Z18, Z14, Z25); \
+	Q3KPLANE(Z11, Z30, Z19, Z22, Z26); \
 	VEXTRACTI64X4   $1, Z6, Y7; \
 	VPADDD          Y7, Y6, Y6; \
 	VCVTDQ2PS       Y6, Y6; \
-	VPBROADCASTW    108(p)(AX*1), X12; \
-	VCVTPH2PS       X12, X12; \
-	VMULSS          X21, X12, X12; \
-	VBROADCASTSS    X12, Y12; \
-	VFMADD231PS     Y12, Y6, f
+	VPBROADCASTW    108(p)(AX*1), X10; \
+	VCVTPH2PS       X10, Y10; \
+	VMULPS          Y21, Y10, Y10; \
+	VFMADD231PS     Y10, Y6, f
+
+// Q2_K takes its 64 quant bytes in one load: plane s (bits 2s, 2s+1) of
+// byte 32c+l is value 128c+32s+l, so the activations are regrouped once
+// per block (shared by the 4 rows) into [x 32s..32s+31 | x 128+32s..+31]
+// (Z16..Z19), and each 128-bit lane of a plane is one sub-block (2s,
+// 2s+1, 8+2s, 9+2s). One GF2P8AFFINEQB per plane picks its 2 bits and
+// ors in 4s, one VPSHUFB looks up q·sc in a per-row table (lane k, bytes
+// 4s..4s+3: 0, sc, 2sc, 3sc of the lane's sub-block; sc ≤ 15 so q·sc ≤
+// 45 fits a byte) and one VPDPBUSD adds q·sc·x by 4 values: dword lane m
+// holds values 4m..4m+3 of a 32-value group, so the folded lanes are
+// ggml's. Constants: the plane-pick matrices, the table's byte gather and
+// word multipliers, and the sign that puts −dx beside dx.
+DATA q2kmat<>+0(SB)/8, $0x0102000000000000
+DATA q2kmat<>+8(SB)/8, $0x0408000000000000
+DATA q2kmat<>+16(SB)/8, $0x1020000000000000
+DATA q2kmat<>+24(SB)/8, $0x4080000000000000
+GLOBL q2kmat<>(SB), RODATA|NOPTR, $32
+DATA q2ktab<>+0(SB)/8, $0x8002800280008000
+DATA q2ktab<>+8(SB)/8, $0x8006800680048004
+DATA q2ktab<>+16(SB)/8, $0x8003800380018001
+DATA q2ktab<>+24(SB)/8, $0x8007800780058005
+DATA q2ktab<>+32(SB)/8, $0x800a800a80088008
+DATA q2ktab<>+40(SB)/8, $0x800e800e800c800c
+DATA q2ktab<>+48(SB)/8, $0x800b800b80098009
+DATA q2ktab<>+56(SB)/8, $0x800f800f800d800d
+GLOBL q2ktab<>(SB), RODATA|NOPTR, $64
+DATA q2ksgn<>+0(SB)/8, $0x8000000000000000
+DATA q2ksgn<>+8(SB)/8, $0x8000000000000000
+DATA q2ksgn<>+16(SB)/8, $0x8000000000000000
+DATA q2ksgn<>+24(SB)/8, $0x8000000000000000
+GLOBL q2ksgn<>(SB), RODATA|NOPTR, $32
 
 // Q2KROW accumulates into the 8 float32 lanes of f the product of the
-// Q2_K block at offset AX of the row at p with the activations (block
-// sums in Y20): first −dmin·dx·(m·Σx) by pairs of sub-blocks, then
-// d·dx·lane sums, as ggml does.
+// Q2_K block at offset AX of the row at p with the activations (regrouped
+// in Z16..Z19, block sums in Y20, [dx, −dx] ×4 in Y21): first
+// −dmin·dx·(m·Σx) by pairs of sub-blocks, then d·dx·lane sums, as ggml
+// does. Z23..Z26 hold the plane-pick matrices, Z27 the table gather, Z28
+// the words 0x0100, 0x0302, Z31 0x0f bytes.
 #define Q2KROW(p, f) \
-	VMOVDQU         (p)(AX*1), X5; \
-	VPAND           q3km4<>(SB), X5, X6; \
-	VPMOVZXBW       X6, Y4; \
-	VPSRLW          $4, X5, X5; \
-	VPAND           q3km4<>(SB), X5, X5; \
-	VPMOVZXBW       X5, Y5; \
+	VPMOVZXBW       (p)(AX*1), Y5; \
+	VPSRLW          $4, Y5, Y5; \
 	VPMADDWD        Y20, Y5, Y5; \
-	VPXOR           Y6, Y6, Y6; \
-	VPSUBD          Y5, Y6, Y5; \
 	VCVTDQ2PS       Y5, Y5; \
-	VPBROADCASTD    80(p)(AX*1), X10; \
-	VCVTPH2PS       X10, X10; \
-	VMULPS          X21, X10, X10; \
-	VMOVSHDUP       X10, X12; \
-	VBROADCASTSS    X12, Y12; \
-	VFMADD231PS     Y12, Y5, f; \
+	VPBROADCASTD    80(p)(AX*1), Y10; \
+	VCVTPH2PS       X10, Y10; \
+	VMULPS          Y21, Y10, Y10; \
+	VMOVSHDUP       Y10, Y11; \
+	VFMADD231PS     Y11, Y5, f; \
+	VBROADCASTI32X4 (p)(AX*1), Z12; \
+	VPSHUFB         Z27, Z12, Z12; \
+	VPANDD          Z31, Z12, Z12; \
+	VPMULLW         Z28, Z12, Z12; \
+	VMOVDQU64       16(p)(AX*1), Z7; \
 	VPXORD          Z6, Z6, Z6; \
-	K2CHUNK(p, 16, k2shr0<>, Z16, Z23); \
-	K2CHUNK(p, 16, k2shr1<>, Z17, Z24); \
-	K2CHUNK(p, 48, k2shr0<>, Z18, Z25); \
-	K2CHUNK(p, 48, k2shr1<>, Z19, Z26); \
+	VGF2P8AFFINEQB  $0, Z23, Z7, Z8; \
+	VPSHUFB         Z8, Z12, Z8; \
+	VPDPBUSD        Z16, Z8, Z6; \
+	VGF2P8AFFINEQB  $4, Z24, Z7, Z8; \
+	VPSHUFB         Z8, Z12, Z8; \
+	VPDPBUSD        Z17, Z8, Z6; \
+	VGF2P8AFFINEQB  $8, Z25, Z7, Z8; \
+	VPSHUFB         Z8, Z12, Z8; \
+	VPDPBUSD        Z18, Z8, Z6; \
+	VGF2P8AFFINEQB  $12, Z26, Z7, Z8; \
+	VPSHUFB         Z8, Z12, Z8; \
+	VPDPBUSD        Z19, Z8, Z6; \
 	VEXTRACTI64X4   $1, Z6, Y7; \
 	VPADDD          Y7, Y6, Y6; \
 	VCVTDQ2PS       Y6, Y6; \
-	VBROADCASTSS    X10, Y11; \
+	VMOVSLDUP       Y10, Y11; \
 	VFMADD231PS     Y11, Y6, f
 
 // func gemv4Q3_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
 // As gemv4Q6_KVNNI for Q3_K weights.
 TEXT ·gemv4Q3_KVNNI(SB), NOSPLIT, $0-56
-	MOVL         $0x03030303, AX
-	VPBROADCASTD AX, Z31
 	MOVL         $0x04040404, AX
-	VPBROADCASTD AX, Z30
-	VMOVDQU64    q6idx3<>(SB), Z26
-	VMOVDQU64    q6idx2<>(SB), Z25
-	VMOVDQU64    q6idx1<>(SB), Z24
-	VMOVDQU64    q6idx0<>(SB), Z23
+	VPBROADCASTD AX, Z31
+	MOVL         $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z20
+	VMOVDQU64    q3kidx3<>(SB), Z26
+	VMOVDQU64    q3kidx2<>(SB), Z25
+	VMOVDQU64    q3kidx1<>(SB), Z24
+	VMOVDQU64    q3kidx0<>(SB), Z23
+	VPBROADCASTQ q3kmat<>+0(SB), Z27
+	VPBROADCASTQ q3kmat<>+8(SB), Z28
+	VPBROADCASTQ q3kmat<>+16(SB), Z29
+	VPBROADCASTQ q3kmat<>+24(SB), Z30
 	MOVQ         w+0(FP), R8
 	MOVQ         ldw+8(FP), BX
 	MOVQ         x+16(FP), DI
@@ -948,11 +993,19 @@ q3blk:
 	PREFETCHT0 PFD(R9)(AX*1)
 	PREFETCHT0 PFD(R10)(AX*1)
 	PREFETCHT0 PFD(R11)(AX*1)
-	VMOVDQU64  4(R12), Z16
-	VMOVDQU64  68(R12), Z17
-	VMOVDQU64  132(R12), Z18
-	VMOVDQU64  196(R12), Z19
-	VBROADCASTSS (R12), X21
+	VMOVDQU64     4(R12), Y16
+	VINSERTI64X4  $1, 132(R12), Z16, Z16
+	VMOVDQU64     36(R12), Y17
+	VINSERTI64X4  $1, 164(R12), Z17, Z17
+	VMOVDQU64     68(R12), Y18
+	VINSERTI64X4  $1, 196(R12), Z18, Z18
+	VMOVDQU64     100(R12), Y19
+	VINSERTI64X4  $1, 228(R12), Z19, Z19
+	VPMADDUBSW    Z16, Z31, Z12
+	VPMADDUBSW    Z17, Z31, Z13
+	VPMADDUBSW    Z18, Z31, Z14
+	VPMADDUBSW    Z19, Z31, Z22
+	VBROADCASTSS  (R12), Y21
 	Q3KROW(R8, Y0)
 	Q3KROW(R9, Y1)
 	Q3KROW(R10, Y2)
@@ -997,14 +1050,15 @@ q3done:
 // func gemv4Q2_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
 // As gemv4Q6_KVNNI for Q2_K weights.
 TEXT ·gemv4Q2_KVNNI(SB), NOSPLIT, $0-56
-	MOVL         $0x03030303, AX
+	MOVL         $0x0f0f0f0f, AX
 	VPBROADCASTD AX, Z31
-	MOVL         $0x04040404, AX
-	VPBROADCASTD AX, Z30
-	VMOVDQU64    q6idx3<>(SB), Z26
-	VMOVDQU64    q6idx2<>(SB), Z25
-	VMOVDQU64    q6idx1<>(SB), Z24
-	VMOVDQU64    q6idx0<>(SB), Z23
+	MOVL         $0x03020100, AX
+	VPBROADCASTD AX, Z28
+	VMOVDQU64    q2ktab<>(SB), Z27
+	VPBROADCASTQ q2kmat<>+24(SB), Z26
+	VPBROADCASTQ q2kmat<>+16(SB), Z25
+	VPBROADCASTQ q2kmat<>+8(SB), Z24
+	VPBROADCASTQ q2kmat<>+0(SB), Z23
 	MOVQ         w+0(FP), R8
 	MOVQ         ldw+8(FP), BX
 	MOVQ         x+16(FP), DI
@@ -1037,12 +1091,17 @@ q2blk:
 	PREFETCHT0 PFD(R9)(AX*1)
 	PREFETCHT0 PFD(R10)(AX*1)
 	PREFETCHT0 PFD(R11)(AX*1)
-	VMOVDQU64  4(R12), Z16
-	VMOVDQU64  68(R12), Z17
-	VMOVDQU64  132(R12), Z18
-	VMOVDQU64  196(R12), Z19
-	VMOVDQU16  260(R12), Y20
-	VBROADCASTSS (R12), X21
+	VMOVDQU64     4(R12), Y16
+	VINSERTI64X4  $1, 132(R12), Z16, Z16
+	VMOVDQU64     36(R12), Y17
+	VINSERTI64X4  $1, 164(R12), Z17, Z17
+	VMOVDQU64     68(R12), Y18
+	VINSERTI64X4  $1, 196(R12), Z18, Z18
+	VMOVDQU64     100(R12), Y19
+	VINSERTI64X4  $1, 228(R12), Z19, Z19
+	VMOVDQU16     260(R12), Y20
+	VBROADCASTSS  (R12), Y21
+	VXORPS        q2ksgn<>(SB), Y21, Y21
 	Q2KROW(R8, Y0)
 	Q2KROW(R9, Y1)
 	Q2KROW(R10, Y2)
