@@ -745,21 +745,33 @@ q5done:
 // Q3_K: the constants that unpack its 6-bit scales.
 DATA q3ksa<>+0(SB)/8, $0x0000000000000000
 DATA q3ksa<>+8(SB)/8, $0x0000000400000004
-GLOBL q3ksa<>(SB), RODATA|NOPTR, $16
+DATA q3ksa<>+16(SB)/8, $0x0000000000000000
+DATA q3ksa<>+24(SB)/8, $0x0000000400000004
+GLOBL q3ksa<>(SB), RODATA|NOPTR, $32
 DATA q3ksb<>+0(SB)/8, $0x0000000200000000
 DATA q3ksb<>+8(SB)/8, $0x0000000600000004
-GLOBL q3ksb<>(SB), RODATA|NOPTR, $16
+DATA q3ksb<>+16(SB)/8, $0x0000000200000000
+DATA q3ksb<>+24(SB)/8, $0x0000000600000004
+GLOBL q3ksb<>(SB), RODATA|NOPTR, $32
 DATA q3km4<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
 DATA q3km4<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f
-GLOBL q3km4<>(SB), RODATA|NOPTR, $16
+DATA q3km4<>+16(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA q3km4<>+24(SB)/8, $0x0f0f0f0f0f0f0f0f
+GLOBL q3km4<>(SB), RODATA|NOPTR, $32
 DATA q3km2<>+0(SB)/8, $0x0303030303030303
 DATA q3km2<>+8(SB)/8, $0x0303030303030303
-GLOBL q3km2<>(SB), RODATA|NOPTR, $16
+DATA q3km2<>+16(SB)/8, $0x0303030303030303
+DATA q3km2<>+24(SB)/8, $0x0303030303030303
+GLOBL q3km2<>(SB), RODATA|NOPTR, $32
 DATA q3k32<>+0(SB)/8, $0x0020002000200020
 DATA q3k32<>+8(SB)/8, $0x0020002000200020
 DATA q3k32<>+16(SB)/8, $0x0020002000200020
 DATA q3k32<>+24(SB)/8, $0x0020002000200020
-GLOBL q3k32<>(SB), RODATA|NOPTR, $32
+DATA q3k32<>+32(SB)/8, $0x0020002000200020
+DATA q3k32<>+40(SB)/8, $0x0020002000200020
+DATA q3k32<>+48(SB)/8, $0x0020002000200020
+DATA q3k32<>+56(SB)/8, $0x0020002000200020
+GLOBL q3k32<>(SB), RODATA|NOPTR, $64
 
 // Q3_K takes its 64 quant bytes in one load and regroups the activations
 // as Q2_K does. Two bytes per quant byte carry two planes each: R0 holds
@@ -831,31 +843,38 @@ GLOBL q3kmat<>(SB), RODATA|NOPTR, $32
 
 // Q3KPLANE adds into Z6 the 64 values of plane s: u picked from r by the
 // matrix mat, times the activations x less xs (4·pair sums), times the
-// scales gathered by idx from Z4.
-#define Q3KPLANE(r, mat, x, xs, idx) \
+// scales gathered by idx from sc.
+#define Q3KPLANE(r, mat, x, xs, idx, sc) \
 	VGF2P8AFFINEQB $0, mat, r, Z8; \
 	VPMADDUBSW     x, Z8, Z8; \
 	VPSUBW         xs, Z8, Z8; \
-	VPERMW         Z4, idx, Z9; \
+	VPERMW         sc, idx, Z9; \
 	VPDPWSSD       Z9, Z8, Z6
 
+// Q3KSC2 unpacks the 6-bit scales (less 32) of the Q3_K blocks at offset
+// AX of the rows at pa and pb, both in one ymm: pa's 16 words into Y4, pb's
+// into Y5.
+#define Q3KSC2(pa, pb) \
+	VMOVDQU         96(pa)(AX*1), X5; \
+	VINSERTI128     $1, 96(pb)(AX*1), Y5, Y5; \
+	VPSHUFD         $0x44, Y5, Y6; \
+	VPSRLVD         q3ksa<>(SB), Y6, Y6; \
+	VPAND           q3km4<>(SB), Y6, Y6; \
+	VPSHUFD         $0xaa, Y5, Y7; \
+	VPSRLVD         q3ksb<>(SB), Y7, Y7; \
+	VPAND           q3km2<>(SB), Y7, Y7; \
+	VPSLLD          $4, Y7, Y7; \
+	VPOR            Y7, Y6, Y6; \
+	VPMOVZXBW       Y6, Z4; \
+	VPSUBW          q3k32<>(SB), Z4, Z4; \
+	VEXTRACTI64X4   $1, Z4, Y5
+
 // Q3KROW accumulates into the 8 float32 lanes of f (a ymm register) the
-// product of the Q3_K block at offset AX of the row at p with the
-// activations (regrouped in Z16..Z19, 4·pair sums in Z12, Z13, Z14, Z22,
-// dx ×8 in Y21). Z20 holds 0x0f bytes, Z23..Z26 the scale gathers,
+// product of the Q3_K block at offset AX of the row at p (its scales as
+// words in sc, from Q3KSC2) with the activations (regrouped in Z16..Z19,
+// 4·pair sums in Z12, Z13, Z14, Z22, dx ×8 in Y21). Z20 holds 0x0f bytes, Z23..Z26 the scale gathers,
 // Z27..Z30 the pick matrices.
-#define Q3KROW(p, f) \
-	VMOVDQU         96(p)(AX*1), X5; \
-	VPSHUFD         $0x44, X5, X6; \
-	VPSRLVD         q3ksa<>(SB), X6, X6; \
-	VPAND           q3km4<>(SB), X6, X6; \
-	VPSHUFD         $0xaa, X5, X7; \
-	VPSRLVD         q3ksb<>(SB), X7, X7; \
-	VPAND           q3km2<>(SB), X7, X7; \
-	VPSLLD          $4, X7, X7; \
-	VPOR            X7, X6, X6; \
-	VPMOVZXBW       X6, Y4; \
-	VPSUBW          q3k32<>(SB), Y4, Y4; \
+#define Q3KROW(p, f, sc) \
 	VBROADCASTI64X4 (p)(AX*1), Z15; \
 	VMOVDQU64       32(p)(AX*1), Z7; \
 	VPSLLVW         q3khs0<>(SB), Z15, Z10; \
@@ -863,10 +882,10 @@ GLOBL q3kmat<>(SB), RODATA|NOPTR, $32
 	VPSRLVW         q3khs1<>(SB), Z15, Z11; \
 	VPTERNLOGD      $0xe4, Z20, Z7, Z11; \
 	VPXORD          Z6, Z6, Z6; \
-	Q3KPLANE(Z10, Z27, Z16, Z12, Z23); \
-	Q3KPLANE(Z10, Z28, Z17, Z13, Z24); \
-	Q3KPLANE(Z11, Z29, Z18, Z14, Z25); \
-	Q3KPLANE(Z11, Z30, Z19, Z22, Z26); \
+	Q3KPLANE(Z10, Z27, Z16, Z12, Z23, sc); \
+	Q3KPLANE(Z10, Z28, Z17, Z13, Z24, sc); \
+	Q3KPLANE(Z11, Z29, Z18, Z14, Z25, sc); \
+	Q3KPLANE(Z11, Z30, Z19, Z22, Z26, sc); \
 	VEXTRACTI64X4   $1, Z6, Y7; \
 	VPADDD          Y7, Y6, Y6; \
 	VCVTDQ2PS       Y6, Y6; \
@@ -1006,10 +1025,12 @@ q3blk:
 	VPMADDUBSW    Z18, Z31, Z14
 	VPMADDUBSW    Z19, Z31, Z22
 	VBROADCASTSS  (R12), Y21
-	Q3KROW(R8, Y0)
-	Q3KROW(R9, Y1)
-	Q3KROW(R10, Y2)
-	Q3KROW(R11, Y3)
+	Q3KSC2(R8, R9)
+	Q3KROW(R8, Y0, Z4)
+	Q3KROW(R9, Y1, Z5)
+	Q3KSC2(R10, R11)
+	Q3KROW(R10, Y2, Z4)
+	Q3KROW(R11, Y3, Z5)
 	ADDQ $110, AX
 	ADDQ $292, R12
 	DECQ R13
