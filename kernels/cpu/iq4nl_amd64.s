@@ -108,6 +108,36 @@ GLOBL iq4shr<>(SB), RODATA|NOPTR, $64
 	VCVTPH2PS    Y8, Z8; \
 	VMULPS       Z18, Z8, Z8
 
+// IQ4GEMMSETUP loads the constants and arguments both gemm kernels share:
+// Z31 the low-nibble mask, Z27 0x80 bytes, Z30 the nibble shifts, Z29 the
+// IQ4_NL table in each lane, K1 all ones when acc (else none), R8..R11 the
+// four rows of the first quarter (q rows apart), BX ldw, R13 ldx, CX the
+// row's bytes, DX y, R14 q and SI 4q.
+#define IQ4GEMMSETUP \
+	MOVL            $0x0f0f0f0f, AX \
+	VPBROADCASTD    AX, Z31 \
+	MOVL            $0x80808080, AX \
+	VPBROADCASTD    AX, Z27 \
+	VMOVDQU64       iq4shr<>(SB), Z30 \
+	VBROADCASTI32X4 iq4lut<>(SB), Z29 \
+	MOVQ            acc+64(FP), AX \
+	NEGQ            AX \
+	KMOVW           AX, K1 \
+	MOVQ            w+0(FP), R8 \
+	MOVQ            ldw+8(FP), BX \
+	MOVQ            ldx+24(FP), R13 \
+	MOVQ            nb+32(FP), CX \
+	IMULQ           $18, CX \
+	MOVQ            y+40(FP), DX \
+	MOVQ            q+56(FP), R14 \
+	MOVQ            R14, AX \
+	IMULQ           BX, AX \
+	LEAQ            (R8)(AX*1), R9 \
+	LEAQ            (R9)(AX*1), R10 \
+	LEAQ            (R10)(AX*1), R11 \
+	MOVQ            R14, SI \
+	SHLQ            $2, SI
+
 // func gemv4IQ4_NLVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
 // For 4 streams j of q rows each (rows j·q .. j·q+q-1 of nb IQ4_NL blocks,
 // nb even, ldw bytes apart), y[j·q+r] = w_{j·q+r}·x, or += when acc is
@@ -379,29 +409,7 @@ bdone:
 // apart), y[t·ldy/4 + j·q + r] = w_{j·q+r}·x_t in ggml's batched order,
 // or += when acc is not 0.
 TEXT ·gemm4x4IQ4_NLBVNNI(SB), NOSPLIT, $0-72
-	MOVL            $0x0f0f0f0f, AX
-	VPBROADCASTD    AX, Z31
-	MOVL            $0x80808080, AX
-	VPBROADCASTD    AX, Z27
-	VMOVDQU64       iq4shr<>(SB), Z30
-	VBROADCASTI32X4 iq4lut<>(SB), Z29
-	MOVQ            acc+64(FP), AX
-	NEGQ            AX
-	KMOVW           AX, K1
-	MOVQ            w+0(FP), R8
-	MOVQ            ldw+8(FP), BX
-	MOVQ            ldx+24(FP), R13
-	MOVQ            nb+32(FP), CX
-	IMULQ           $18, CX
-	MOVQ            y+40(FP), DX
-	MOVQ            q+56(FP), R14
-	MOVQ            R14, AX
-	IMULQ           BX, AX
-	LEAQ            (R8)(AX*1), R9
-	LEAQ            (R9)(AX*1), R10
-	LEAQ            (R10)(AX*1), R11
-	MOVQ            R14, SI
-	SHLQ            $2, SI
+	IQ4GEMMSETUP
 	TESTQ           R14, R14
 	JZ              mdone
 	TESTQ           CX, CX
@@ -560,29 +568,7 @@ mdone:
 // func gemm4x6IQ4_NLBVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, q int, acc int)
 // As gemm4x4IQ4_NLBVNNI for 6 tokens.
 TEXT ·gemm4x6IQ4_NLBVNNI(SB), NOSPLIT, $0-72
-	MOVL            $0x0f0f0f0f, AX
-	VPBROADCASTD    AX, Z31
-	MOVL            $0x80808080, AX
-	VPBROADCASTD    AX, Z27
-	VMOVDQU64       iq4shr<>(SB), Z30
-	VBROADCASTI32X4 iq4lut<>(SB), Z29
-	MOVQ            acc+64(FP), AX
-	NEGQ            AX
-	KMOVW           AX, K1
-	MOVQ            w+0(FP), R8
-	MOVQ            ldw+8(FP), BX
-	MOVQ            ldx+24(FP), R13
-	MOVQ            nb+32(FP), CX
-	IMULQ           $18, CX
-	MOVQ            y+40(FP), DX
-	MOVQ            q+56(FP), R14
-	MOVQ            R14, AX
-	IMULQ           BX, AX
-	LEAQ            (R8)(AX*1), R9
-	LEAQ            (R9)(AX*1), R10
-	LEAQ            (R10)(AX*1), R11
-	MOVQ            R14, SI
-	SHLQ            $2, SI
+	IQ4GEMMSETUP
 	TESTQ           R14, R14
 	JZ              sdone
 	TESTQ           CX, CX

@@ -27,20 +27,7 @@ func TestKQuantGemv(t *testing.T) {
 			x := randRow(r, sh.cols, 1)
 			act := make([]byte, sh.cols/256*292)
 			quant.QuantizeRowQ8_K(act, x)
-			for _, acc := range []bool{false, true} {
-				dst, check := guarded(sh.rows, 0.5)
-				Detect().kGemv(kind, w.Data, w.RowBytes(), act, sh.cols/256, dst, acc)
-				check(t)
-				for i := range dst {
-					want := quant.Dot(dt, w.Row(i), act, sh.cols)
-					if acc {
-						want += 0.5
-					}
-					if math.Float32bits(dst[i]) != math.Float32bits(want) {
-						t.Fatalf("%s %dx%d acc=%v: row %d = %v, want %v", dt, sh.rows, sh.cols, acc, i, dst[i], want)
-					}
-				}
-			}
+			checkKGemv(t, dt, kind, w, act)
 		}
 	}
 }
@@ -82,20 +69,7 @@ func TestKQuantGemvRandomBytes(t *testing.T) {
 			}
 			act := make([]byte, sh.cols/256*292)
 			quant.QuantizeRowQ8_K(act, x)
-			for _, acc := range []bool{false, true} {
-				dst, check := guarded(sh.rows, 0.5)
-				Detect().kGemv(kind, w.Data, w.RowBytes(), act, sh.cols/256, dst, acc)
-				check(t)
-				for i := range dst {
-					want := quant.Dot(dt, w.Row(i), act, sh.cols)
-					if acc {
-						want += 0.5
-					}
-					if math.Float32bits(dst[i]) != math.Float32bits(want) {
-						t.Fatalf("%s %dx%d acc=%v: row %d = %v, want %v", dt, sh.rows, sh.cols, acc, i, dst[i], want)
-					}
-				}
-			}
+			checkKGemv(t, dt, kind, w, act)
 		}
 	}
 }
@@ -177,6 +151,27 @@ func BenchmarkKQuantMatVec(b *testing.B) {
 					b.ReportMetric(float64(len(w.Data))*float64(b.N)/float64(threadCPUTime()-c0), "cpu-GB/s")
 				}
 			})
+		}
+	}
+}
+
+// checkKGemv runs kGemv on every row of w, storing and accumulating onto
+// 0.5, and checks each result bit for bit against kernels/quant's dot
+// product.
+func checkKGemv(t *testing.T, dt tensor.DType, kind wkind, w Matrix, act []byte) {
+	t.Helper()
+	for _, acc := range []bool{false, true} {
+		dst, check := guarded(w.Rows, 0.5)
+		Detect().kGemv(kind, w.Data, w.RowBytes(), act, w.Cols/256, dst, acc)
+		check(t)
+		for i := range dst {
+			want := quant.Dot(dt, w.Row(i), act, w.Cols)
+			if acc {
+				want += 0.5
+			}
+			if math.Float32bits(dst[i]) != math.Float32bits(want) {
+				t.Fatalf("%s %dx%d acc=%v: row %d = %v, want %v", dt, w.Rows, w.Cols, acc, i, dst[i], want)
+			}
 		}
 	}
 }
