@@ -41,8 +41,14 @@ type testModel struct {
 
 func loadStories(t testing.TB, budget int64) *testModel {
 	t.Helper()
+	return loadStoriesSet(t, budget, nil)
+}
+
+// loadStoriesSet is loadStories with spec params overridden (--set).
+func loadStoriesSet(t testing.TB, budget int64, set map[string]any) *testModel {
+	t.Helper()
 	shared := testdata.Shared(t)
-	m, err := model.Load(model.Options{Path: filepath.Join(shared, "models", "stories260K", "stories260K.gguf")})
+	m, err := model.Load(model.Options{Path: filepath.Join(shared, "models", "stories260K", "stories260K.gguf"), Set: set})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -20,8 +19,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/weftrun/weft/chat"
-	"github.com/weftrun/weft/internal/testdata"
-	"github.com/weftrun/weft/model"
 	"github.com/weftrun/weft/scheduler"
 	"github.com/weftrun/weft/tokenizer"
 )
@@ -483,20 +480,8 @@ func TestChoiceText(t *testing.T) {
 func TestDisconnectFreesKV(t *testing.T) {
 	// stories260K with a context of 16384: thousands of tokens take
 	// seconds, so the request is still running when the client leaves.
-	m, err := model.Load(model.Options{Path: filepath.Join(testdata.Shared(t), "models", "stories260K", "stories260K.gguf"), Set: map[string]any{"ctx": int64(16384)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng, err := m.NewEngine(model.EngineOptions{Threads: 1, MaxTokens: 256, KVBudget: 256 << 20})
-	if err != nil {
-		m.Close()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		eng.Close()
-		m.Close()
-	})
-	_, ts, _ := startServer(t, &testModel{m: m, eng: eng}, Options{Parallel: 2})
+	tm := loadStoriesSet(t, 256<<20, map[string]any{"ctx": int64(16384)})
+	_, ts, _ := startServer(t, tm, Options{Parallel: 2})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	resp, err := post(t, ctx, ts.URL+"/v1/completions", `{"prompt": "Once upon a time", "max_tokens": 16000, "ignore_eos": true, "stream": true}`)

@@ -2,21 +2,17 @@ package main
 
 import (
 	"encoding/json"
-	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/weftrun/weft/chat"
-	"github.com/weftrun/weft/internal/testdata"
 )
 
 // TestChatMatchesLlamaServer holds two conversations with stories260K
 // (chatml, greedy) and compares the replies with llama-server's answers to
 // the same messages (server/testdata/llama-server-chat.json).
 func TestChatMatchesLlamaServer(t *testing.T) {
-	shared := testdata.Shared(t)
 	data, err := os.ReadFile("../../server/testdata/llama-server-chat.json")
 	if err != nil {
 		t.Fatal(err)
@@ -30,20 +26,7 @@ func TestChatMatchesLlamaServer(t *testing.T) {
 	if err := json.Unmarshal(data, &cases); err != nil {
 		t.Fatal(err)
 	}
-	fs := newFlags("chat", io.Discard)
-	mf := addModelFlags(fs)
-	if err := fs.Parse([]string{"-m", filepath.Join(shared, "models", "stories260K", "stories260K.gguf"), "--chat-template", "chatml", "--threads", "1"}); err != nil {
-		t.Fatal(err)
-	}
-	budget, err := mf.check()
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := mf.load(budget, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.close()
+	l := loadChat(t)
 	var out, errOut strings.Builder
 	c := &chatter{l: l, maxTokens: 32, out: &out, errOut: &errOut}
 	c.history = append(c.history, chat.Message{Role: "system", Content: cases[0].Request.Messages[0].Content})

@@ -15,14 +15,14 @@ import (
 	"github.com/weftrun/weft/tokenizer"
 )
 
-// loadChat loads stories260K (its context widened to 512, as make demo
-// does) with the chatml template for a chatter.
-func loadChat(t *testing.T) *loaded {
+// loadChat loads stories260K with the chatml template for a chatter,
+// with extra flags after the defaults.
+func loadChat(t *testing.T, extra ...string) *loaded {
 	t.Helper()
 	fs := newFlags("chat", io.Discard)
 	mf := addModelFlags(fs)
 	model := filepath.Join(testdata.Shared(t), "models", "stories260K", "stories260K.gguf")
-	if err := fs.Parse([]string{"-m", model, "--chat-template", "chatml", "--threads", "1", "--set", "ctx=512"}); err != nil {
+	if err := fs.Parse(append([]string{"-m", model, "--chat-template", "chatml", "--threads", "1"}, extra...)); err != nil {
 		t.Fatal(err)
 	}
 	budget, err := mf.check()
@@ -67,7 +67,7 @@ func greedyReply(t *testing.T, l *loaded, text string, maxTokens int) string {
 // message, first reply and second message, written out here from
 // ChatML's published format.
 func TestChatKeepsHistory(t *testing.T) {
-	l := loadChat(t)
+	l := loadChat(t, "--set", "ctx=512") // a context as make demo's: two turns fit
 	const system, first, second = "You are a storyteller.", "Tell me about a cat.", "What did the cat do next?"
 	var out strings.Builder
 	c := &chatter{l: l, cfg: sampling.Config{Temperature: 0}, maxTokens: 24, out: &out, errOut: io.Discard}
@@ -117,7 +117,7 @@ func (w *stopWriter) Write(p []byte) (int, error) {
 // the reply ends early with what was written so far, which the history
 // keeps, and the chat goes on to answer the next message.
 func TestChatCtrlCStopsAReply(t *testing.T) {
-	l := loadChat(t)
+	l := loadChat(t, "--set", "ctx=512") // a context as make demo's: two turns fit
 	const first, second = "Tell me a long story.", "And then?"
 	full := greedyReply(t, l, "<|im_start|>user\n"+first+"<|im_end|>\n<|im_start|>assistant\n", 48)
 	var errOut strings.Builder

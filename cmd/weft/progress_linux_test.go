@@ -42,13 +42,11 @@ func openPTY(t *testing.T) (master, slave *os.File) {
 	return m, s
 }
 
-// TestRunProgressOnATerminal runs weft run with its standard error on a
-// pseudo-terminal and a prompt longer than two prefill steps: it draws a
-// load line and a prefill line that ends at the prompt's token count, and
-// with standard error not a terminal (the other tests) it draws neither.
-func TestRunProgressOnATerminal(t *testing.T) {
-	shared := testdata.Shared(t)
-	m := filepath.Join(shared, "models", "stories260K", "stories260K.gguf")
+// onTerminal runs weft with args, its standard error on a new
+// pseudo-terminal, and returns the exit status, standard output and what
+// the terminal received.
+func onTerminal(t *testing.T, args ...string) (code int, stdout, term string) {
+	t.Helper()
 	master, slave := openPTY(t)
 	defer master.Close()
 	var got bytes.Buffer
@@ -57,29 +55,39 @@ func TestRunProgressOnATerminal(t *testing.T) {
 		defer close(read)
 		io.Copy(&got, master) //nolint:errcheck // ends with EIO when the slave closes
 	}()
-	prompt := strings.Repeat("Once upon a time there was a little girl. ", 4)
 	var out bytes.Buffer
-	code := realMain([]string{"run", "-m", m, "-p", prompt, "-n", "2", "--temp", "0", "-t", "1", "--batch", "8", "--json"}, &out, slave)
+	code = realMain(args, &out, slave)
 	slave.Close()
 	select {
 	case <-read:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the terminal's output did not end")
 	}
+	return code, out.String(), got.String()
+}
+
+// TestRunProgressOnATerminal runs weft run with its standard error on a
+// pseudo-terminal and a prompt longer than two prefill steps: it draws a
+// load line and a prefill line that ends at the prompt's token count, and
+// with standard error not a terminal (the other tests) it draws neither.
+func TestRunProgressOnATerminal(t *testing.T) {
+	shared := testdata.Shared(t)
+	m := filepath.Join(shared, "models", "stories260K", "stories260K.gguf")
+	prompt := strings.Repeat("Once upon a time there was a little girl. ", 4)
+	code, out, term := onTerminal(t, "run", "-m", m, "-p", prompt, "-n", "2", "--temp", "0", "-t", "1", "--batch", "8", "--json")
 	if code != 0 {
-		t.Fatalf("exit %d: %s", code, got.String())
+		t.Fatalf("exit %d: %s", code, term)
 	}
 	var res struct {
 		PromptTokens []int `json:"prompt_tokens"`
 	}
-	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatal(err)
 	}
 	n := len(res.PromptTokens)
 	if n <= 16 {
 		t.Fatalf("the prompt has %d tokens; the test needs more than two steps of 8", n)
 	}
-	term := got.String()
 	if !strings.Contains(term, "load stories260K.gguf") {
 		t.Errorf("no load line on the terminal: %q", term)
 	}
@@ -116,28 +124,13 @@ func TestProgressOnATerminalEverywhere(t *testing.T) {
 	}
 	for _, tc := range cases { // in order: quantize and convert read synth's file
 		t.Run(tc.name, func(t *testing.T) {
-			master, slave := openPTY(t)
-			defer master.Close()
-			var got bytes.Buffer
-			read := make(chan struct{})
-			go func() {
-				defer close(read)
-				io.Copy(&got, master) //nolint:errcheck // ends with EIO when the slave closes
-			}()
-			var out bytes.Buffer
-			code := realMain(tc.args, &out, slave)
-			slave.Close()
-			select {
-			case <-read:
-			case <-time.After(10 * time.Second):
-				t.Fatal("the terminal's output did not end")
-			}
+			code, _, got := onTerminal(t, tc.args...)
 			if code != 0 {
-				t.Fatalf("exit %d: %s", code, got.String())
+				t.Fatalf("exit %d: %s", code, got)
 			}
 			for _, w := range tc.want {
-				if !strings.Contains(got.String(), w) {
-					t.Errorf("no %q line on the terminal: %q", w, got.String())
+				if !strings.Contains(got, w) {
+					t.Errorf("no %q line on the terminal: %q", w, got)
 				}
 			}
 		})
