@@ -12,8 +12,9 @@ import (
 )
 
 // The AMX instructions in amx_amd64.s are written as bytes (the Go
-// assembler has no mnemonics for them), each line commented with its
-// mnemonic. This test encodes every commented mnemonic from the Intel SDM's
+// assembler has no mnemonics for them) by the generator (_gen/amxenc.go),
+// each instruction's BYTE lines under a comment line with its mnemonic.
+// This test encodes every such mnemonic again from the Intel SDM's
 // definitions (VEX.128.0F38.W0; LDTILECFG/TILERELEASE NP 49, TILEZERO F2
 // 49, TILELOADD F2 4B, TILESTORED F3 4B, TDPBF16PS F3 5C with the B tile
 // in VEX.vvvv) and compares it with the bytes.
@@ -124,33 +125,44 @@ func TestAMXEncodings(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	reByte := regexp.MustCompile(`BYTE \$0x([0-9a-f]{2})`)
+	reByte := regexp.MustCompile(`^\s*BYTE\s+\$0x([0-9a-f]{2})\s*$`)
+	reMnemonic := regexp.MustCompile(`^\s*// ((LDTILECFG|TILERELEASE|TILEZERO|TILELOADD|TILESTORED|TDPBF16PS)\b.*)$`)
 	n := 0
-	sc := bufio.NewScanner(f)
-	for line := 1; sc.Scan(); line++ {
-		code, comment, ok := strings.Cut(sc.Text(), "//")
-		if !strings.Contains(code, "BYTE") {
-			continue
+	var mn string // the mnemonic whose bytes follow
+	var got []byte
+	mnLine := 0
+	check := func() {
+		if mn == "" {
+			return
 		}
-		if !ok {
-			t.Errorf("line %d: bytes without a mnemonic", line)
-			continue
-		}
-		var got []byte
-		for _, m := range reByte.FindAllStringSubmatch(code, -1) {
-			v, _ := strconv.ParseUint(m[1], 16, 8)
-			got = append(got, byte(v))
-		}
-		want, err := encodeAMX(strings.TrimSpace(comment))
-		if err != nil {
-			t.Errorf("line %d: %v", line, err)
-			continue
-		}
-		if string(got) != string(want) {
-			t.Errorf("line %d: %s: bytes % x, want % x", line, strings.TrimSpace(comment), got, want)
+		want, err := encodeAMX(mn)
+		switch {
+		case err != nil:
+			t.Errorf("line %d: %v", mnLine, err)
+		case string(got) != string(want):
+			t.Errorf("line %d: %s: bytes % x, want % x", mnLine, mn, got, want)
 		}
 		n++
+		mn, got = "", nil
 	}
+	sc := bufio.NewScanner(f)
+	for line := 1; sc.Scan(); line++ {
+		text := sc.Text()
+		if m := reByte.FindStringSubmatch(text); m != nil {
+			if mn == "" {
+				t.Errorf("line %d: bytes without a mnemonic", line)
+				continue
+			}
+			v, _ := strconv.ParseUint(m[1], 16, 8)
+			got = append(got, byte(v))
+			continue
+		}
+		check()
+		if m := reMnemonic.FindStringSubmatch(text); m != nil {
+			mn, mnLine = strings.TrimSpace(m[1]), line
+		}
+	}
+	check()
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}

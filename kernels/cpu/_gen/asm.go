@@ -127,8 +127,16 @@ func (a *asm) VDPBF16PS(src2, src1, dst reg.VecPhysical) {
 	p1 := byte(0)<<7 | byte((^s1)&15)<<3 | 1<<2 | 0x2                       // W=0 vvvv 1 pp=10 (F3)
 	p2 := byte(0)<<7 | 2<<5 | 0<<4 | inv(s1, 4)<<3                          // z=0 L'L=10 b=0 V' aaa=000
 	modrm := byte(0xc0) | byte(d&7)<<3 | byte(s2&7)
-	a.Comment(fmt.Sprintf("VDPBF16PS %s, %s, %s", src2.Asm(), src1.Asm(), dst.Asm()))
-	for _, b := range []byte{0x62, p0, p1, p2, 0x52, modrm} {
+	a.bytes(fmt.Sprintf("VDPBF16PS %s, %s, %s", src2.Asm(), src1.Asm(), dst.Asm()),
+		[]byte{0x62, p0, p1, p2, 0x52, modrm})
+}
+
+// bytes emits the encoding e of an instruction that neither avo nor the Go
+// assembler knows, as BYTE directives under a comment line with its
+// mnemonic (Go operand order).
+func (a *asm) bytes(mnemonic string, e []byte) {
+	a.Comment(mnemonic)
+	for _, b := range e {
 		a.Instruction(&ir.Instruction{Opcode: "BYTE", Operands: []operand.Op{operand.U8(b)}})
 	}
 }

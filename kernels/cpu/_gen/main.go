@@ -43,6 +43,7 @@ var files = []file{
 	{"rowsew_amd64.s", rowsew},
 	{"q8avx2_amd64.s", q8avx2},
 	{"q8vnni_amd64.s", q8vnni},
+	{"amx_amd64.s", amx},
 }
 
 func main() {
