@@ -44,6 +44,8 @@ var files = []file{
 	{"q8avx2_amd64.s", q8avx2},
 	{"q8vnni_amd64.s", q8vnni},
 	{"amx_amd64.s", amx},
+	{"convz_amd64.s", convz},
+	{"rowsz_amd64.s", rowsz},
 }
 
 func main() {

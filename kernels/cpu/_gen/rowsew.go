@@ -118,23 +118,13 @@ func (a *asm) ewZ(k ewKernel) {
 	a.text(k.name+"Z", attr.NOSPLIT, k.sig, k.doc...)
 	a.ewArgs(k, 0, reg.Z19)
 
-	a.Label("loop")
-	a.MOVQ(reg.RCX, reg.RDX)
-	a.SUBQ(reg.RAX, reg.RDX)
-	a.JZ(label("done"))
-	a.CMPQ(reg.RDX, operand.U8(16))
-	a.JB(label("last"))
-	k.vec(a, reg.Z1, reg.Z2, reg.Z19, false)
-	a.VMOVUPS(reg.Z1, xmem(reg.RDI, 0))
-	a.ADDQ(operand.U8(16), reg.RAX)
-	a.JMP(label("loop"))
-
-	a.Label("last")
-	a.tailMask(reg.R11L)
-	k.vec(a, reg.Z1, reg.Z2, reg.Z19, true)
-	a.VMOVUPS(reg.Z1, reg.K1, xmem(reg.RDI, 0))
-
-	a.Label("done")
+	a.loop16Z("loop", func() {
+		k.vec(a, reg.Z1, reg.Z2, reg.Z19, false)
+		a.VMOVUPS(reg.Z1, xmem(reg.RDI, 0))
+	}, func() {
+		k.vec(a, reg.Z1, reg.Z2, reg.Z19, true)
+		a.VMOVUPS(reg.Z1, reg.K1, xmem(reg.RDI, 0))
+	})
 	a.VZEROUPPER()
 	a.RET()
 }
@@ -143,16 +133,10 @@ func (a *asm) ewZ(k ewKernel) {
 func (a *asm) ewY(k ewKernel) {
 	a.text(k.name+"Y", attr.NOSPLIT, k.sig)
 	a.ewArgs(k, 8, reg.Y9)
-	a.JMP(label("test"))
-
-	a.Label("loop")
-	k.vec(a, reg.Y1, reg.Y2, reg.Y9, false)
-	a.VMOVUPS(reg.Y1, xmem(reg.RDI, 0))
-	a.ADDQ(operand.U8(8), reg.RAX)
-
-	a.Label("test")
-	a.CMPQ(reg.RAX, reg.RCX)
-	a.JB(label("loop"))
+	a.loopY(func() {
+		k.vec(a, reg.Y1, reg.Y2, reg.Y9, false)
+		a.VMOVUPS(reg.Y1, xmem(reg.RDI, 0))
+	})
 	a.VZEROUPPER()
 	a.RET()
 }
