@@ -6,11 +6,11 @@ import (
 	"github.com/mmcloughlin/avo/reg"
 )
 
-// loop16Z emits the loop (labelled loop) of an AVX-512 row kernel over the
-// CX elements of a row from AX: full computes the 16 elements at AX, last
-// the DX < 16 left under the mask K1 (R11 the scratch). The function goes
-// on at the label done.
-func (a *asm) loop16Z(loop string, full, last func()) {
+// loop16 emits the loop (labelled loop) of a row kernel over the CX
+// elements of a row from AX, 16 at a time: full computes the 16 at AX, last
+// (at the label last) the DX < 16 left. The function goes on at the label
+// done.
+func (a *asm) loop16(loop string, full, last func()) {
 	a.Label(loop)
 	a.MOVQ(reg.RCX, reg.RDX)
 	a.SUBQ(reg.RAX, reg.RDX)
@@ -22,10 +22,18 @@ func (a *asm) loop16Z(loop string, full, last func()) {
 	a.JMP(label(loop))
 
 	a.Label("last")
-	a.tailMask(reg.R11L)
 	last()
 
 	a.Label("done")
+}
+
+// loop16Z is loop16 for AVX-512 kernels: last runs under the mask K1 of
+// the DX elements left (R11 the scratch).
+func (a *asm) loop16Z(loop string, full, last func()) {
+	a.loop16(loop, full, func() {
+		a.tailMask(reg.R11L)
+		last()
+	})
 }
 
 // loopY emits the loop of an AVX2 row kernel over the elements from AX (0

@@ -46,6 +46,7 @@ var files = []file{
 	{"amx_amd64.s", amx},
 	{"convz_amd64.s", convz},
 	{"rowsz_amd64.s", rowsz},
+	{"rowsy_amd64.s", rowsy},
 }
 
 func main() {
