@@ -4,7 +4,8 @@ package cpu
 
 import "unsafe"
 
-// Half-precision attention kernels (attentionz_amd64.s, AVX-512).
+// Half-precision attention kernels (attentionz_amd64.s, AVX-512, generated
+// by _gen/attention.go).
 
 //go:noescape
 func dotRowsF16Z(out, q *float32, k *uint16, stride uintptr, n, hd int)

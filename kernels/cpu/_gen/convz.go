@@ -60,7 +60,8 @@ func hmem(base reg.Register) operand.Mem {
 type convKernel struct {
 	name string // without the Z/Y suffix
 	sig  string
-	doc  []string
+	doc  []string // of the AVX-512 kernel
+	docY []string // of the AVX2 one
 	// vec converts the vector at element AX of the row at SI to the row
 	// at DI: 16 elements through Z0 (and Y1) or, with ymm, 8 through Y0
 	// (and X1); masked (zmm only): the DX left, under the mask K1.
@@ -120,33 +121,68 @@ var convKernels = []convKernel{
 		}},
 }
 
+// roundF16 rounds float32s to the nearest half (ties to even), kept as
+// float32s: the f16 KV cache's rounding of the rows it stores.
+var roundF16 = convKernel{name: "roundF16", sig: "func(dst, src *float32, n int)",
+	doc:  []string{"dst[i] = src[i] rounded to the nearest half (ties to even)."},
+	docY: []string{"dst[i] = src[i] rounded to the nearest half, for i < n rounded down to 8."},
+	vec: func(a *asm, ymm, masked bool) {
+		switch {
+		case ymm:
+			a.VMOVUPS(xmem(reg.RSI, 0), reg.Y0)
+			a.VCVTPS2PH(operand.U8(0), reg.Y0, reg.X1)
+			a.VCVTPH2PS(reg.X1, reg.Y0)
+			a.VMOVUPS(reg.Y0, xmem(reg.RDI, 0))
+		case masked:
+			a.VMOVUPS_Z(xmem(reg.RSI, 0), reg.K1, reg.Z0)
+			a.VCVTPS2PH(operand.U8(0), reg.Z0, reg.Y1)
+			a.VCVTPH2PS(reg.Y1, reg.Z0)
+			a.VMOVUPS(reg.Z0, reg.K1, xmem(reg.RDI, 0))
+		default:
+			a.VMOVUPS(xmem(reg.RSI, 0), reg.Z0)
+			a.VCVTPS2PH(operand.U8(0), reg.Z0, reg.Y1)
+			a.VCVTPH2PS(reg.Y1, reg.Z0)
+			a.VMOVUPS(reg.Z0, xmem(reg.RDI, 0))
+		}
+	}}
+
 // convz generates convz_amd64.s: the element-type conversions, AVX-512
 // (F16C instructions on zmm), any n.
 func convz(a *asm) {
 	for _, k := range convKernels {
-		a.text(k.name+"Z", attr.NOSPLIT, k.sig, k.doc...)
-		a.load("dst", reg.RDI)
-		a.load("src", reg.RSI)
-		a.load("n", reg.RCX)
-		a.XORQ(reg.RAX, reg.RAX)
-		a.loop16Z("loop", func() { k.vec(a, false, false) }, func() { k.vec(a, false, true) })
-		a.VZEROUPPER()
-		a.RET()
+		a.convKernelZ(k)
 	}
 }
 
-// convY generates the AVX2 conversions (in rowsy_amd64.s): n rounded down
-// to a multiple of 8, the Go wrappers finish the rest.
+// convY generates the AVX2 conversions (in rowsy_amd64.s).
 func convY(a *asm) {
 	for _, k := range convKernels {
-		a.text(k.name+"Y", attr.NOSPLIT, k.sig)
-		a.load("dst", reg.RDI)
-		a.load("src", reg.RSI)
-		a.load("n", reg.RCX)
-		a.ANDQ(operand.I8(-8), reg.RCX)
-		a.XORQ(reg.RAX, reg.RAX)
-		a.loopY(func() { k.vec(a, true, false) })
-		a.VZEROUPPER()
-		a.RET()
+		a.convKernelY(k)
 	}
+}
+
+// convKernelZ generates the AVX-512 kernel <k>Z: any n.
+func (a *asm) convKernelZ(k convKernel) {
+	a.text(k.name+"Z", attr.NOSPLIT, k.sig, k.doc...)
+	a.load("dst", reg.RDI)
+	a.load("src", reg.RSI)
+	a.load("n", reg.RCX)
+	a.XORQ(reg.RAX, reg.RAX)
+	a.loop16Z("loop", func() { k.vec(a, false, false) }, func() { k.vec(a, false, true) })
+	a.VZEROUPPER()
+	a.RET()
+}
+
+// convKernelY generates the AVX2 kernel <k>Y: n rounded down to a
+// multiple of 8, the Go wrappers finish the rest.
+func (a *asm) convKernelY(k convKernel) {
+	a.text(k.name+"Y", attr.NOSPLIT, k.sig, k.docY...)
+	a.load("dst", reg.RDI)
+	a.load("src", reg.RSI)
+	a.load("n", reg.RCX)
+	a.ANDQ(operand.I8(-8), reg.RCX)
+	a.XORQ(reg.RAX, reg.RAX)
+	a.loopY(func() { k.vec(a, true, false) })
+	a.VZEROUPPER()
+	a.RET()
 }

@@ -47,6 +47,8 @@ var files = []file{
 	{"convz_amd64.s", convz},
 	{"rowsz_amd64.s", rowsz},
 	{"rowsy_amd64.s", rowsy},
+	{"attentionz_amd64.s", attentionz},
+	{"attentiony_amd64.s", attentiony},
 }
 
 func main() {

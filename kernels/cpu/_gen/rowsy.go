@@ -18,7 +18,7 @@ func rowsy(a *asm) {
 	geluTanhY(a, y)
 	maxY(a)
 	sumSqLanesY(a)
-	axpyRowsY(a)
+	axpyRowsY(a, false)
 	convY(a)
 }
 
@@ -376,9 +376,18 @@ func sumSqLanesY(a *asm) {
 	a.RET()
 }
 
-func axpyRowsY(a *asm) {
-	a.text("axpyRowsY", attr.NOSPLIT, "func(o, p, v *float32, stride uintptr, n, hd int)",
-		"o[i] += Σ_{r<n} p[r]·v[r·stride/4 + i] for i < hd rounded down to 8.")
+// axpyRowsY generates axpyRowsY, or axpyRowsF16Y (f16: the v rows are
+// halves, widened by VCVTPH2PS).
+func axpyRowsY(a *asm, f16 bool) {
+	es := 4
+	if f16 {
+		es = 2
+		a.text("axpyRowsF16Y", attr.NOSPLIT, "func(o, p *float32, v *uint16, stride uintptr, n, hd int)",
+			"o[i] += Σ_{r<n} p[r]·f32(v[r·stride/2 + i]) for i < hd rounded down to 8.")
+	} else {
+		a.text("axpyRowsY", attr.NOSPLIT, "func(o, p, v *float32, stride uintptr, n, hd int)",
+			"o[i] += Σ_{r<n} p[r]·v[r·stride/4 + i] for i < hd rounded down to 8.")
+	}
 	a.load("o", reg.RDI)
 	a.load("p", reg.RSI)
 	a.load("v", reg.R8)
@@ -392,10 +401,26 @@ func axpyRowsY(a *asm) {
 	pmem := func(disp int) operand.Mem {
 		return operand.Mem{Base: reg.RSI, Index: reg.R13, Scale: 4, Disp: disp}
 	}
+	// fmas adds Y<4+i> times the 8 elements at m[i] to Y<i>, through
+	// Y<6+i> for halves.
+	fmas := func(m ...operand.Mem) {
+		if !f16 {
+			for i, m := range m {
+				a.VFMADD231PS(m, yr[4+i], yr[i])
+			}
+			return
+		}
+		for i, m := range m {
+			a.VCVTPH2PS(m, yr[6+i])
+		}
+		for i := range m {
+			a.VFMADD231PS(yr[6+i], yr[4+i], yr[i])
+		}
+	}
 	a.Label("chunk")
 	a.VXORPS(reg.Y0, reg.Y0, reg.Y0)
 	a.VXORPS(reg.Y1, reg.Y1, reg.Y1)
-	a.LEAQ(xmem(reg.R8, 0), reg.R9)
+	a.LEAQ(operand.Mem{Base: reg.R8, Index: reg.RAX, Scale: uint8(es)}, reg.R9)
 	a.XORQ(reg.R13, reg.R13)
 	a.MOVQ(reg.RCX, reg.R14)
 	a.ANDQ(operand.I8(-2), reg.R14)
@@ -404,8 +429,7 @@ func axpyRowsY(a *asm) {
 	a.Label("rows2")
 	a.VBROADCASTSS(pmem(0), reg.Y4)
 	a.VBROADCASTSS(pmem(4), reg.Y5)
-	a.VFMADD231PS(mem(reg.R9, 0), reg.Y4, reg.Y0)
-	a.VFMADD231PS(operand.Mem{Base: reg.R9, Index: reg.RBX, Scale: 1}, reg.Y5, reg.Y1)
+	fmas(mem(reg.R9, 0), operand.Mem{Base: reg.R9, Index: reg.RBX, Scale: 1})
 	a.LEAQ(operand.Mem{Base: reg.R9, Index: reg.RBX, Scale: 2}, reg.R9)
 	a.ADDQ(operand.U8(2), reg.R13)
 
@@ -415,7 +439,7 @@ func axpyRowsY(a *asm) {
 	a.CMPQ(reg.R13, reg.RCX)
 	a.JAE(label("store"))
 	a.VBROADCASTSS(pmem(0), reg.Y4)
-	a.VFMADD231PS(mem(reg.R9, 0), reg.Y4, reg.Y0)
+	fmas(mem(reg.R9, 0))
 
 	a.Label("store")
 	a.VADDPS(reg.Y1, reg.Y0, reg.Y0)

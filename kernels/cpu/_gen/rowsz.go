@@ -19,8 +19,8 @@ func rowsz(a *asm) {
 	siluZ(a, true)
 	expSumGGZ(a)
 	geluTanhZ(a)
-	dotRowsZ(a)
-	axpyRowsZ(a)
+	dotRowsZ(a, false)
+	axpyRowsZ(a, false)
 }
 
 // broadcasts loads each constant c[i].v into every lane of c[i].z,
@@ -373,17 +373,34 @@ func bmem(base reg.Register) operand.Mem {
 	return operand.Mem{Base: base, Index: reg.RAX, Scale: 1}
 }
 
-func dotRowsZ(a *asm) {
-	a.text("dotRowsZ", attr.NOSPLIT, "func(out, q, k *float32, stride uintptr, n, hd int)",
-		"out[r] = Σ_{i<hd} q[i]·k[r·stride/4 + i] for r < n (hd ≥ 1).")
+// dotRowsZ generates dotRowsZ, or dotRowsF16Z (f16: the k rows are
+// halves, widened by VCVTPH2PS; AX counts their bytes, q is read at twice
+// the offset).
+func dotRowsZ(a *asm, f16 bool) {
+	if f16 {
+		a.text("dotRowsF16Z", attr.NOSPLIT, "func(out, q *float32, k *uint16, stride uintptr, n, hd int)",
+			"out[r] = Σ_{i<hd} q[i]·f32(k[r·stride/2 + i]) for r < n (hd ≥ 1).")
+	} else {
+		a.text("dotRowsZ", attr.NOSPLIT, "func(out, q, k *float32, stride uintptr, n, hd int)",
+			"out[r] = Σ_{i<hd} q[i]·k[r·stride/4 + i] for r < n (hd ≥ 1).")
+	}
 	a.load("out", reg.RDX)
 	a.load("q", reg.RSI)
 	a.load("k", reg.R8)
 	a.load("stride", reg.RBX)
 	a.load("n", reg.RCX)
 	a.load("hd", reg.R10)
-	a.Comment("K1: the lanes of the last (possibly partial) 16-wide chunk; R12:",
-		"the bytes of the chunks before it.")
+	// es: the bytes of an element of k; qmem: q at element AX/es.
+	es, qmem := 4, bmem(reg.RSI)
+	if f16 {
+		es, qmem = 2, operand.Mem{Base: reg.RSI, Index: reg.RAX, Scale: 2}
+		a.Comment("K1: the lanes of the last (possibly partial) 16-wide chunk; R12:",
+			"the bytes of halves in the chunks before it (AX counts those bytes,",
+			"q is read at twice the offset).")
+	} else {
+		a.Comment("K1: the lanes of the last (possibly partial) 16-wide chunk; R12:",
+			"the bytes of the chunks before it.")
+	}
 	a.LEAQ(mem(reg.R10, -1), reg.R11)
 	a.ANDQ(operand.U8(15), reg.R11)
 	a.INCQ(reg.R11)
@@ -392,7 +409,42 @@ func dotRowsZ(a *asm) {
 	a.KMOVW(reg.R12L, reg.K1)
 	a.MOVQ(reg.R10, reg.R12)
 	a.SUBQ(reg.R11, reg.R12)
-	a.SHLQ(operand.U8(2), reg.R12)
+	a.SHLQ(operand.U8(es/2), reg.R12)
+
+	// dots adds q·row for the 16 elements at AX of each of rows into
+	// Z0..: masked, the lanes of K1 alone.
+	dots := func(rows []reg.Register, masked bool) {
+		if masked {
+			a.VMOVUPS_Z(qmem, reg.K1, reg.Z4)
+		} else {
+			a.VMOVUPS(qmem, reg.Z4)
+		}
+		switch {
+		case !f16 && !masked:
+			for i, r := range rows {
+				a.VFMADD231PS(bmem(r), reg.Z4, zr[i])
+			}
+			return
+		case !f16:
+			for i, r := range rows {
+				a.VMOVUPS_Z(bmem(r), reg.K1, zr[5+i])
+			}
+		case !masked:
+			for i, r := range rows {
+				a.VCVTPH2PS(bmem(r), zr[5+i])
+			}
+		default:
+			for i, r := range rows {
+				a.VMOVDQU16_Z(bmem(r), reg.K1, yr[5+i])
+			}
+			for i := range rows {
+				a.VCVTPH2PS(yr[5+i], zr[5+i])
+			}
+		}
+		for i := range rows {
+			a.VFMADD231PS(zr[5+i], reg.Z4, zr[i])
+		}
+	}
 
 	rows := []reg.Register{reg.R8, reg.R9, reg.RDI, reg.R14}
 	a.Label("rows4")
@@ -409,21 +461,12 @@ func dotRowsZ(a *asm) {
 	a.Label("chunk4")
 	a.CMPQ(reg.RAX, reg.R12)
 	a.JAE(label("last4"))
-	a.VMOVUPS(bmem(reg.RSI), reg.Z4)
-	for i, r := range rows {
-		a.VFMADD231PS(bmem(r), reg.Z4, zr[i])
-	}
-	a.ADDQ(operand.U8(64), reg.RAX)
+	dots(rows, false)
+	a.ADDQ(operand.U8(16*es), reg.RAX)
 	a.JMP(label("chunk4"))
 
 	a.Label("last4")
-	a.VMOVUPS_Z(bmem(reg.RSI), reg.K1, reg.Z4)
-	for i, r := range rows {
-		a.VMOVUPS_Z(bmem(r), reg.K1, zr[5+i])
-	}
-	for i := range rows {
-		a.VFMADD231PS(zr[5+i], reg.Z4, zr[i])
-	}
+	dots(rows, true)
 	a.fold8([4]int{0, 1, 2, 3}, 31)
 	a.reduce4x([4]int{0, 1, 2, 3})
 	a.VMOVUPS(reg.X0, mem(reg.RDX, 0))
@@ -441,15 +484,12 @@ func dotRowsZ(a *asm) {
 	a.Label("chunk1")
 	a.CMPQ(reg.RAX, reg.R12)
 	a.JAE(label("last1"))
-	a.VMOVUPS(bmem(reg.RSI), reg.Z4)
-	a.VFMADD231PS(bmem(reg.R8), reg.Z4, reg.Z0)
-	a.ADDQ(operand.U8(64), reg.RAX)
+	dots(rows[:1], false)
+	a.ADDQ(operand.U8(16*es), reg.RAX)
 	a.JMP(label("chunk1"))
 
 	a.Label("last1")
-	a.VMOVUPS_Z(bmem(reg.RSI), reg.K1, reg.Z4)
-	a.VMOVUPS_Z(bmem(reg.R8), reg.K1, reg.Z5)
-	a.VFMADD231PS(reg.Z5, reg.Z4, reg.Z0)
+	dots(rows[:1], true)
 	a.hsum(0, 1)
 	a.VMOVSS(reg.X0, mem(reg.RDX, 0))
 	a.ADDQ(operand.U8(4), reg.RDX)
@@ -462,20 +502,85 @@ func dotRowsZ(a *asm) {
 	a.RET()
 }
 
-func axpyRowsZ(a *asm) {
-	a.text("axpyRowsZ", attr.NOSPLIT, "func(o, p, v *float32, stride uintptr, n, hd int)",
-		"o[i] += Σ_{r<n} p[r]·v[r·stride/4 + i] for i < hd.")
+// axpyRowsZ generates axpyRowsZ, or axpyRowsF16Z (f16: the v rows are
+// halves, widened by VCVTPH2PS, and whole groups of 64 columns go first).
+func axpyRowsZ(a *asm, f16 bool) {
+	es := 4
+	if f16 {
+		es = 2
+		a.text("axpyRowsF16Z", attr.NOSPLIT, "func(o, p *float32, v *uint16, stride uintptr, n, hd int)",
+			"o[i] += Σ_{r<n} p[r]·f32(v[r·stride/2 + i]) for i < hd (n ≥ 1).",
+			"Whole groups of 64 columns go in one pass over the rows (one broadcast",
+			"of p[r] for four vectors); the rest, 16 columns at a time.")
+	} else {
+		a.text("axpyRowsZ", attr.NOSPLIT, "func(o, p, v *float32, stride uintptr, n, hd int)",
+			"o[i] += Σ_{r<n} p[r]·v[r·stride/4 + i] for i < hd.")
+	}
 	a.load("o", reg.RDI)
 	a.load("p", reg.RSI)
 	a.load("v", reg.R8)
 	a.load("stride", reg.RBX)
 	a.load("n", reg.RCX)
 	a.load("hd", reg.R10)
-	a.XORQ(reg.RAX, reg.RAX) // the chunk's first element
+	a.XORQ(reg.RAX, reg.RAX) // the chunk's first column
+	vrow := operand.Mem{Base: reg.R8, Index: reg.RAX, Scale: uint8(es)}
+	pmem := func(disp int) operand.Mem {
+		return operand.Mem{Base: reg.RSI, Index: reg.R13, Scale: 4, Disp: disp}
+	}
+
+	if f16 {
+		a.Label("wide")
+		a.MOVQ(reg.R10, reg.RDX)
+		a.SUBQ(reg.RAX, reg.RDX)
+		a.CMPQ(reg.RDX, operand.U8(64))
+		a.JB(label("chunk"))
+		for z := 0; z < 4; z++ {
+			a.VPXORD(zr[z], zr[z], zr[z])
+		}
+		a.LEAQ(vrow, reg.R9)     // the v row at this column
+		a.XORQ(reg.R13, reg.R13) // the row
+
+		a.Label("wrow")
+		a.VBROADCASTSS(pmem(0), reg.Z4)
+		for i := 0; i < 4; i++ {
+			a.VCVTPH2PS(mem(reg.R9, 32*i), zr[5+i])
+		}
+		for i := 0; i < 4; i++ {
+			a.VFMADD231PS(zr[5+i], reg.Z4, zr[i])
+		}
+		a.ADDQ(reg.RBX, reg.R9)
+		a.INCQ(reg.R13)
+		a.CMPQ(reg.R13, reg.RCX)
+		a.JB(label("wrow"))
+		for i := 0; i < 4; i++ {
+			a.VADDPS(xmem(reg.RDI, 64*i), zr[i], zr[i])
+		}
+		for i := 0; i < 4; i++ {
+			a.VMOVUPS(zr[i], xmem(reg.RDI, 64*i))
+		}
+		a.ADDQ(operand.U8(64), reg.RAX)
+		a.JMP(label("wide"))
+	}
+
+	// load loads the 16 (masked) elements at m into Z<z>.
+	load := func(m operand.Mem, z int) {
+		if f16 {
+			a.VMOVDQU16_Z(m, reg.K1, yr[z])
+		} else {
+			a.VMOVUPS_Z(m, reg.K1, zr[z])
+		}
+	}
+	widen := func(zs ...int) {
+		if f16 {
+			for _, z := range zs {
+				a.VCVTPH2PS(yr[z], zr[z])
+			}
+		}
+	}
 
 	a.Label("chunk")
 	a.MOVQ(reg.R10, reg.RDX)
-	a.SUBQ(reg.RAX, reg.RDX) // the elements left
+	a.SUBQ(reg.RAX, reg.RDX) // the columns left
 	a.JLE(label("done"))
 	a.MOVQ(operand.U32(16), reg.R11)
 	a.CMPQ(reg.RDX, reg.R11)
@@ -485,21 +590,19 @@ func axpyRowsZ(a *asm) {
 	a.KMOVW(reg.R12L, reg.K1)
 	a.VPXORD(reg.Z0, reg.Z0, reg.Z0)
 	a.VPXORD(reg.Z1, reg.Z1, reg.Z1)
-	a.LEAQ(xmem(reg.R8, 0), reg.R9) // the v row at this chunk
-	a.XORQ(reg.R13, reg.R13)        // the row
+	a.LEAQ(vrow, reg.R9)     // the v row at this chunk
+	a.XORQ(reg.R13, reg.R13) // the row
 	a.MOVQ(reg.RCX, reg.R14)
 	a.ANDQ(operand.I8(-2), reg.R14)
 
-	pmem := func(disp int) operand.Mem {
-		return operand.Mem{Base: reg.RSI, Index: reg.R13, Scale: 4, Disp: disp}
-	}
 	a.Label("rows2")
 	a.CMPQ(reg.R13, reg.R14)
 	a.JAE(label("row1"))
 	a.VBROADCASTSS(pmem(0), reg.Z4)
 	a.VBROADCASTSS(pmem(4), reg.Z5)
-	a.VMOVUPS_Z(mem(reg.R9, 0), reg.K1, reg.Z6)
-	a.VMOVUPS_Z(operand.Mem{Base: reg.R9, Index: reg.RBX, Scale: 1}, reg.K1, reg.Z7)
+	load(mem(reg.R9, 0), 6)
+	load(operand.Mem{Base: reg.R9, Index: reg.RBX, Scale: 1}, 7)
+	widen(6, 7)
 	a.VFMADD231PS(reg.Z6, reg.Z4, reg.Z0)
 	a.VFMADD231PS(reg.Z7, reg.Z5, reg.Z1)
 	a.LEAQ(operand.Mem{Base: reg.R9, Index: reg.RBX, Scale: 2}, reg.R9)
@@ -510,7 +613,8 @@ func axpyRowsZ(a *asm) {
 	a.CMPQ(reg.R13, reg.RCX)
 	a.JAE(label("store"))
 	a.VBROADCASTSS(pmem(0), reg.Z4)
-	a.VMOVUPS_Z(mem(reg.R9, 0), reg.K1, reg.Z6)
+	load(mem(reg.R9, 0), 6)
+	widen(6)
 	a.VFMADD231PS(reg.Z6, reg.Z4, reg.Z0)
 
 	a.Label("store")
