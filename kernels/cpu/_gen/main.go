@@ -49,6 +49,7 @@ var files = []file{
 	{"rowsy_amd64.s", rowsy},
 	{"attentionz_amd64.s", attentionz},
 	{"attentiony_amd64.s", attentiony},
+	{"attentiongg_amd64.s", attentiongg},
 }
 
 func main() {
