@@ -1,6 +1,6 @@
 //go:build amd64 && !noasm
 
-// Hand-written: not moved to the avo generators (_gen) yet: one kernel per function, little repeated between them (issue 18 item 3).
+// Hand-written: one benchmark-only loop (dotQ4_0F32Z, for BenchmarkQ4_0Activations; matmuls do not use it), nothing repeated to generate.
 
 #include "textflag.h"
 #include "simd_amd64.h"

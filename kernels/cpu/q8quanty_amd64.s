@@ -1,6 +1,6 @@
 //go:build amd64 && !noasm
 
-// Hand-written: not moved to the avo generators (_gen) yet: one kernel per function, little repeated between them (issue 18 item 3).
+// Hand-written: the AVX2 twin of q8quantz_amd64.s (same blocks, same layouts), its repeated block already one macro (QBLOCKY); to be generated together with q8quantz, not alone.
 
 #include "textflag.h"
 
