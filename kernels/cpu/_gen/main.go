@@ -7,6 +7,7 @@
 //
 //	go run .          # rewrites the generated ../*_amd64.s files
 //	go run . -check   # fails if any differs from what it would write
+//	go run . -same OLD.s NEW.s  # fails unless both assemble to the same code
 //
 // The generators use physical registers only, so each generated kernel is
 // the instruction sequence its hand-written predecessor had.
@@ -55,7 +56,19 @@ var files = []file{
 func main() {
 	check := flag.Bool("check", false, "compare the generated files with those on disk instead of writing them")
 	dir := flag.String("dir", "..", "the package directory")
+	same := flag.Bool("same", false, "compare the machine code of the two files given (old, new) instead")
 	flag.Parse()
+	if *same {
+		if flag.NArg() != 2 {
+			fmt.Fprintln(os.Stderr, "usage: go run . -same OLD.s NEW.s")
+			os.Exit(2)
+		}
+		if err := sameCode(*dir, flag.Arg(0), flag.Arg(1)); err != nil {
+			fmt.Fprintf(os.Stderr, "_gen: %v\n", err)
+			os.Exit(1)
+		}
+		return
+	}
 	stale := 0
 	for _, f := range files {
 		src, err := generate(f)
