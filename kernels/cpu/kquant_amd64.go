@@ -30,7 +30,7 @@ func gemv4Q4_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *f
 func (k Kernels) hasKQuant(kind wkind) bool {
 	switch kind {
 	case wkQ6_K, wkQ5_K, wkQ4_K, wkQ3_K, wkQ2_K, wkIfQ4, wkIfQ3H, wkIQ4NL, wkIQ4NB:
-		return k.level >= AVX512VNNI
+		return k.level >= AVX512VNNI || k.hasKQuantAVX2(kind)
 	}
 	return false
 }
@@ -39,6 +39,10 @@ func (k Kernels) hasKQuant(kind wkind) bool {
 // ldw bytes apart; a is a row of Q8_K blocks (for Inferflow's kinds, of
 // Q8_0 blocks: see ifGemv).
 func (k Kernels) kGemv(kind wkind, w []byte, ldw int, a []byte, nb int, dst []float32, acc bool) {
+	if k.level < AVX512VNNI {
+		k.kGemvAVX2(kind, w, ldw, a, nb, dst, acc)
+		return
+	}
 	switch kind {
 	case wkIfQ4, wkIfQ3H:
 		k.ifGemv(kind, w, ldw, a, nb, dst, acc)

@@ -51,6 +51,7 @@ var files = []file{
 	{"attentionz_amd64.s", attentionz},
 	{"attentiony_amd64.s", attentiony},
 	{"attentiongg_amd64.s", attentiongg},
+	{"kquanty_amd64.s", kquanty},
 }
 
 func main() {
