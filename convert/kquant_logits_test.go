@@ -10,6 +10,7 @@ import (
 
 	"github.com/weftrun/weft/convert"
 	"github.com/weftrun/weft/gguf"
+	"github.com/weftrun/weft/kernels/cpu"
 	"github.com/weftrun/weft/model"
 	"github.com/weftrun/weft/scheduler"
 	"github.com/weftrun/weft/specs"
@@ -55,7 +56,8 @@ func kqModel(t *testing.T) []byte {
 // from the same input: the rows must be equal to the last bit, as every
 // K-quant matmul sums in ggml's x86 order (testdata/kq-PRESET.f32, made by
 // testdata/llama_logits.sh). Under -tags noasm the Go references run; on a
-// machine with AVX-512 VNNI the Q4_K and Q6_K kernels do.
+// machine with AVX-512 VNNI the Q4_K and Q6_K kernels do. On amd64 the
+// K-quants run once more on the AVX2 kernels (subtests PRESET/avx2).
 func TestKQuantLogitsMatchLlama(t *testing.T) {
 	data := kqModel(t)
 	if *presetInputs != "" {
@@ -84,40 +86,52 @@ func TestKQuantLogitsMatchLlama(t *testing.T) {
 			if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			m, err := model.Load(model.Options{Path: path})
-			if err != nil {
-				t.Fatal(err)
+			kerns := []cpu.Kernels{cpu.Detect()}
+			if k := cpu.Detect().Limit(cpu.AVX2); k.Level() == cpu.AVX2 && cpu.Detect().Level() > cpu.AVX2 {
+				kerns = append(kerns, k)
 			}
-			defer m.Close()
-			eng, err := m.NewEngine(model.EngineOptions{Threads: 2, MaxTokens: 32})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer eng.Close()
-			var rows [][]float32
-			force := append(append([]int(nil), kqForced...), 0)
-			_, err = eng.Generate(context.Background(), scheduler.Request{Prompt: kqPrompt, MaxTokens: len(force), Force: force, KeepLogits: true},
-				func(ev scheduler.TokenEvent) { rows = append(rows, ev.Logits) })
-			if err != nil {
-				t.Fatal(err)
-			}
-			const vocab = 260
-			if len(want) != vocab*len(rows) {
-				t.Fatalf("golden has %d floats, want %d rows of %d", len(want), len(rows), vocab)
-			}
-			for r, row := range rows {
-				w := want[r*vocab : (r+1)*vocab]
-				diff, worst := 0, 0.0
-				for i := range row {
-					if math.Float32bits(row[i]) != math.Float32bits(w[i]) {
-						diff++
-						worst = max(worst, math.Abs(float64(row[i]-w[i])))
-					}
-				}
-				if diff > 0 {
-					t.Errorf("row %d: %d of %d logits differ from llama.cpp's (max |Δ| %g)", r, diff, vocab, worst)
-				}
+			for _, k := range kerns {
+				t.Run(k.String(), func(t *testing.T) { kqCheckLogits(t, path, k, want) })
 			}
 		})
+	}
+}
+
+// kqCheckLogits runs the model at path on the kernel set k and compares
+// its logits rows with want, bit for bit.
+func kqCheckLogits(t *testing.T, path string, k cpu.Kernels, want []float32) {
+	m, err := model.Load(model.Options{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	eng, err := m.NewEngine(model.EngineOptions{Threads: 2, MaxTokens: 32, Kernels: k})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	var rows [][]float32
+	force := append(append([]int(nil), kqForced...), 0)
+	_, err = eng.Generate(context.Background(), scheduler.Request{Prompt: kqPrompt, MaxTokens: len(force), Force: force, KeepLogits: true},
+		func(ev scheduler.TokenEvent) { rows = append(rows, ev.Logits) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	const vocab = 260
+	if len(want) != vocab*len(rows) {
+		t.Fatalf("golden has %d floats, want %d rows of %d", len(want), len(rows), vocab)
+	}
+	for r, row := range rows {
+		w := want[r*vocab : (r+1)*vocab]
+		diff, worst := 0, 0.0
+		for i := range row {
+			if math.Float32bits(row[i]) != math.Float32bits(w[i]) {
+				diff++
+				worst = max(worst, math.Abs(float64(row[i]-w[i])))
+			}
+		}
+		if diff > 0 {
+			t.Errorf("row %d: %d of %d logits differ from llama.cpp's (max |Δ| %g)", r, diff, vocab, worst)
+		}
 	}
 }
