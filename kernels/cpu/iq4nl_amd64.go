@@ -65,6 +65,12 @@ func gemm4x6IQ4_NLBVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uin
 // last bit: 6 tokens at a time (4 for the last 4 or 5) share each
 // unpacked weight block, the tokens left over go through iq4nlGemv.
 func (k Kernels) iq4nlGemm(w []byte, ldw int, a []byte, lda, nb, n int, dst []float32, ldd, rows int, acc bool) {
+	if k.level < AVX512VNNI {
+		for t := range n { // the AVX2 kernel, token by token
+			k.kGemvAVX2(wkIQ4NB, w, ldw, a[t*lda:(t+1)*lda], nb, dst[t*ldd:t*ldd+rows], acc)
+		}
+		return
+	}
 	if rows == 0 || n == 0 {
 		return
 	}

@@ -849,3 +849,210 @@ store:
 done:
 	VZEROUPPER
 	RET
+
+DATA kyiq4<>+0(SB)/8, $0xf6eaddcfbfad9881
+DATA kyiq4<>+8(SB)/8, $0x7159453526190d01
+GLOBL kyiq4<>(SB), RODATA|NOPTR, $16
+
+// func gemvIQ4_NLAVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, nrows int, acc int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·gemvIQ4_NLAVX2(SB), NOSPLIT, $0-56
+	// For each of nrows rows of nb IQ4_NL blocks (ldw bytes apart), y[r] = w_r·x
+	// (or += when acc is not 0, one addition after the row's sum); x holds
+	// nb Q8_0 blocks, nb > 0.
+	MOVQ           w+0(FP), SI
+	MOVQ           x+16(FP), DI
+	MOVQ           nb+24(FP), CX
+	MOVQ           y+32(FP), DX
+	MOVQ           nrows+40(FP), R14
+	MOVL           $0x0f0f0f0f, AX
+	VMOVD          AX, X15
+	VPBROADCASTD   X15, Y15
+	VBROADCASTI128 kyiq4<>+0(SB), Y11
+	MOVL           $0x00010001, AX
+	VMOVD          AX, X10
+	VPBROADCASTD   X10, Y10
+	TESTQ          R14, R14
+	JZ             done
+
+row:
+	VXORPS Y14, Y14, Y14
+	VXORPS Y13, Y13, Y13
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   CX, R13
+	SHRQ   $0x01, R13
+	JZ     sum
+
+pair:
+	VMOVDQU      2(R11), X0
+	VPSRLW       $0x04, X0, X1
+	VINSERTI128  $0x01, X1, Y0, Y0
+	VPAND        Y15, Y0, Y0
+	VPSHUFB      Y0, Y11, Y0
+	VMOVDQU      2(R12), Y1
+	VPSIGNB      Y0, Y1, Y1
+	VPABSB       Y0, Y0
+	VPMADDUBSW   Y1, Y0, Y0
+	VPMADDWD     Y10, Y0, Y0
+	MOVWLZX      (R11), AX
+	VMOVD        AX, X2
+	VCVTPH2PS    X2, X2
+	MOVWLZX      (R12), AX
+	VMOVD        AX, X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X3, X2, X2
+	VBROADCASTSS X2, Y2
+	VCVTDQ2PS    Y0, Y0
+	VFMADD231PS  Y0, Y2, Y14
+	VMOVDQU      20(R11), X0
+	VPSRLW       $0x04, X0, X1
+	VINSERTI128  $0x01, X1, Y0, Y0
+	VPAND        Y15, Y0, Y0
+	VPSHUFB      Y0, Y11, Y0
+	VMOVDQU      36(R12), Y1
+	VPSIGNB      Y0, Y1, Y1
+	VPABSB       Y0, Y0
+	VPMADDUBSW   Y1, Y0, Y0
+	VPMADDWD     Y10, Y0, Y0
+	MOVWLZX      18(R11), AX
+	VMOVD        AX, X2
+	VCVTPH2PS    X2, X2
+	MOVWLZX      34(R12), AX
+	VMOVD        AX, X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X3, X2, X2
+	VBROADCASTSS X2, Y2
+	VCVTDQ2PS    Y0, Y0
+	VFMADD231PS  Y0, Y2, Y13
+	ADDQ         $0x24, R11
+	ADDQ         $0x44, R12
+	DECQ         R13
+	JNZ          pair
+
+sum:
+	VADDPS       Y13, Y14, Y14
+	VEXTRACTF128 $0x01, Y14, X0
+	VADDPS       X0, X14, X14
+	VPERMILPS    $0x4e, X14, X0
+	VADDPS       X0, X14, X14
+	VPERMILPS    $0xb1, X14, X0
+	VADDSS       X0, X14, X14
+	TESTQ        $0x00000001, CX
+	JZ           fin
+
+	// The odd last block: one exact integer sum, one scalar FMA.
+	VMOVDQU      2(R11), X0
+	VPSRLW       $0x04, X0, X1
+	VINSERTI128  $0x01, X1, Y0, Y0
+	VPAND        Y15, Y0, Y0
+	VPSHUFB      Y0, Y11, Y0
+	VMOVDQU      2(R12), Y1
+	VPSIGNB      Y0, Y1, Y1
+	VPABSB       Y0, Y0
+	VPMADDUBSW   Y1, Y0, Y0
+	VPMADDWD     Y10, Y0, Y0
+	MOVWLZX      (R11), AX
+	VMOVD        AX, X2
+	VCVTPH2PS    X2, X2
+	MOVWLZX      (R12), AX
+	VMOVD        AX, X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X3, X2, X2
+	VBROADCASTSS X2, Y2
+	VEXTRACTI128 $0x01, Y0, X1
+	VPADDD       X1, X0, X0
+	VPHADDD      X0, X0, X0
+	VPHADDD      X0, X0, X0
+	VCVTDQ2PS    X0, X0
+	VFMADD231SS  X0, X2, X14
+
+fin:
+	CMPQ   acc+48(FP), $0x00
+	JEQ    store
+	VADDSS (DX), X14, X14
+
+store:
+	VMOVSS X14, (DX)
+	ADDQ   $0x04, DX
+	ADDQ   ldw+8(FP), SI
+	DECQ   R14
+	JNZ    row
+
+done:
+	VZEROUPPER
+	RET
+
+// func gemvIQ4_NLBAVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, nrows int, acc int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·gemvIQ4_NLBAVX2(SB), NOSPLIT, $0-56
+	// For each of nrows rows of nb IQ4_NL blocks (ldw bytes apart), y[r] = w_r·x
+	// (or += when acc is not 0, one addition after the row's sum); x holds
+	// nb Q8_0 blocks, nb > 0.
+	MOVQ           w+0(FP), SI
+	MOVQ           x+16(FP), DI
+	MOVQ           nb+24(FP), CX
+	MOVQ           y+32(FP), DX
+	MOVQ           nrows+40(FP), R14
+	MOVL           $0x0f0f0f0f, AX
+	VMOVD          AX, X15
+	VPBROADCASTD   X15, Y15
+	VBROADCASTI128 kyiq4<>+0(SB), Y11
+	MOVL           $0x00010001, AX
+	VMOVD          AX, X10
+	VPBROADCASTD   X10, Y10
+	TESTQ          R14, R14
+	JZ             done
+
+row:
+	VXORPS Y14, Y14, Y14
+	VXORPS Y13, Y13, Y13
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   CX, R13
+
+blk:
+	VMOVDQU      2(R11), X0
+	VPSRLW       $0x04, X0, X1
+	VINSERTI128  $0x01, X1, Y0, Y0
+	VPAND        Y15, Y0, Y0
+	VPSHUFB      Y0, Y11, Y0
+	VMOVDQU      2(R12), Y1
+	VPSIGNB      Y0, Y1, Y1
+	VPABSB       Y0, Y0
+	VPMADDUBSW   Y1, Y0, Y0
+	VPMADDWD     Y10, Y0, Y0
+	MOVWLZX      (R11), AX
+	VMOVD        AX, X2
+	VCVTPH2PS    X2, X2
+	MOVWLZX      (R12), AX
+	VMOVD        AX, X3
+	VCVTPH2PS    X3, X3
+	VMULSS       X3, X2, X2
+	VBROADCASTSS X2, Y2
+	VCVTDQ2PS    Y0, Y0
+	VFMADD231PS  Y0, Y2, Y14
+	ADDQ         $0x12, R11
+	ADDQ         $0x22, R12
+	DECQ         R13
+	JNZ          blk
+	VEXTRACTF128 $0x01, Y14, X0
+	VADDPS       X0, X14, X14
+	VPERMILPS    $0x4e, X14, X0
+	VADDPS       X0, X14, X14
+	VPERMILPS    $0xb1, X14, X0
+	VADDSS       X0, X14, X14
+	CMPQ         acc+48(FP), $0x00
+	JEQ          store
+	VADDSS       (DX), X14, X14
+
+store:
+	VMOVSS X14, (DX)
+	ADDQ   $0x04, DX
+	ADDQ   ldw+8(FP), SI
+	DECQ   R14
+	JNZ    row
+
+done:
+	VZEROUPPER
+	RET

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/weftrun/weft/kernels/quant"
@@ -18,12 +19,7 @@ import (
 // pattern, d and dmin of either sign), and activations whose quants
 // include -128 and ±127 runs, for odd row counts and several block counts.
 func TestKQuantGemvAVX2(t *testing.T) {
-	var ks []Kernels
-	for _, l := range []Level{AVX2, AVX512} {
-		if k := Detect().Limit(l); k.Level() == l {
-			ks = append(ks, k)
-		}
-	}
+	ks := avx2Kernels()
 	if len(ks) == 0 {
 		t.Skip("no AVX2 on this machine")
 	}
@@ -105,5 +101,113 @@ func randQ8K(r *rand.Rand, act []byte) {
 			}
 			binary.LittleEndian.PutUint16(act[b+260+2*j:], uint16(int16(s)))
 		}
+	}
+}
+
+// avx2Kernels returns the kernel sets below AVX512VNNI this machine runs
+// (avx2, avx512), whose K-quant and IQ4_NL products are the AVX2 kernels'.
+func avx2Kernels() []Kernels {
+	var ks []Kernels
+	for _, l := range []Level{AVX2, AVX512} {
+		if k := Detect().Limit(l); k.Level() == l {
+			ks = append(ks, k)
+		}
+	}
+	return ks
+}
+
+// TestIQ4_NLGemvAVX2 checks the AVX2 IQ4_NL kernels bit for bit against
+// kernels/quant's dot products, ggml's one-token order and its batched
+// one: odd row and block counts (the one-token order's last-block path),
+// every index in every nibble and activations at ±127, and the matmul of
+// several tokens through iq4nlGemm.
+func TestIQ4_NLGemvAVX2(t *testing.T) {
+	ks := avx2Kernels()
+	if len(ks) == 0 {
+		t.Skip("no AVX2 on this machine")
+	}
+	r := rand.New(rand.NewPCG(33, 34))
+	for _, sh := range []struct{ rows, cols int }{{1, 32}, {3, 64}, {5, 96}, {7, 288}, {13, 2048}, {9, 5632}, {8, 4096}} {
+		w := randomMatrix(t, r, tensor.IQ4_NL, sh.rows, sh.cols)
+		x := randRow(r, sh.cols, 1)
+		if sh.rows == 8 || sh.rows == 5 {
+			for i := 0; i < len(w.Data); i += 18 {
+				for j := 2; j < 18; j++ {
+					w.Data[i+j] = byte(r.Uint32())
+				}
+			}
+			for i := range x {
+				x[i] = float32(r.IntN(3)-1) * 1e4
+			}
+		}
+		act := make([]byte, sh.cols/32*34)
+		quant.QuantizeActivationQ8_0(act, x)
+		for _, k := range ks {
+			for _, kd := range []struct {
+				kind wkind
+				dot  quant.DotFunc
+			}{{wkIQ4NL, quant.DotIQ4_NLQ8_0}, {wkIQ4NB, quant.DotIQ4_NLQ8_0Batch}} {
+				for _, acc := range []bool{false, true} {
+					dst, check := guarded(sh.rows, 0.5)
+					k.kGemv(kd.kind, w.Data, w.RowBytes(), act, sh.cols/32, dst, acc)
+					check(t)
+					for i := range dst {
+						want := kd.dot(w.Row(i), act, sh.cols)
+						if acc {
+							want += 0.5
+						}
+						if math.Float32bits(dst[i]) != math.Float32bits(want) {
+							t.Fatalf("%v kind %d %dx%d acc=%v: row %d = %v, want %v", k, kd.kind, sh.rows, sh.cols, acc, i, dst[i], want)
+						}
+					}
+				}
+			}
+			// Three tokens through iq4nlGemm, in the batched order.
+			const n = 3
+			acts := make([]byte, n*len(act))
+			for tk := range n {
+				quant.QuantizeActivationQ8_0(acts[tk*len(act):], randRow(r, sh.cols, 1))
+			}
+			dst := make([]float32, n*sh.rows)
+			k.iq4nlGemm(w.Data, w.RowBytes(), acts, len(act), sh.cols/32, n, dst, sh.rows, sh.rows, false)
+			for tk := range n {
+				for i := range sh.rows {
+					want := quant.DotIQ4_NLQ8_0Batch(w.Row(i), acts[tk*len(act):], sh.cols)
+					if math.Float32bits(dst[tk*sh.rows+i]) != math.Float32bits(want) {
+						t.Fatalf("%v gemm %dx%d token %d row %d = %v, want %v", k, sh.rows, sh.cols, tk, i, dst[tk*sh.rows+i], want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkKQuantMatVecAVX2 is BenchmarkKQuantMatVec's one-token product
+// for the K-quants and IQ4_NL on the AVX2 kernels (the level limited to avx2).
+func BenchmarkKQuantMatVecAVX2(b *testing.B) {
+	if Detect().Limit(AVX2).Level() != AVX2 {
+		b.Skip("no AVX2 on this machine")
+	}
+	const rows, cols = 5632, 2048
+	for _, dt := range []tensor.DType{tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.IQ4_NL} {
+		w := benchMatrix(b, dt, rows, cols)
+		x := randRow(rand.New(rand.NewPCG(1, 2)), cols, 1)
+		dst := make([]float32, rows)
+		b.Run(dt.String(), func(b *testing.B) {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			p := NewPoolKernels(1, Detect().Limit(AVX2))
+			defer p.Close()
+			b.SetBytes(int64(len(w.Data)))
+			c0 := threadCPUTime()
+			for b.Loop() {
+				if err := MatMul(p, dst, w, x, 1); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if c0 >= 0 {
+				b.ReportMetric(float64(len(w.Data))*float64(b.N)/float64(threadCPUTime()-c0), "cpu-GB/s")
+			}
+		})
 	}
 }

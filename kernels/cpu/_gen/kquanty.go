@@ -44,6 +44,9 @@ func kquanty(a *asm) {
 	} {
 		a.kyGemv(k, g)
 	}
+	iq4 := a.global("kyiq4", 0xf6eaddcfbfad9881, 0x7159453526190d01)
+	a.iq4Gemv(iq4, false)
+	a.iq4Gemv(iq4, true)
 }
 
 // kyShuf returns n VPSHUFB masks of 32 bytes as uint64s. With step 2
@@ -449,4 +452,120 @@ func (a *asm) kyQ2(g *kyGlobals) {
 		}
 	}
 	a.kyFMA(8)
+}
+
+// iq4Gemv generates gemvIQ4_NLAVX2 or, with batch, gemvIQ4_NLBAVX2:
+// IQ4_NL weights (blocks of 32: f16 d, 16 bytes of indices into ggml's
+// kvalues_iq4nl, at vals) times Q8_0 activations (f16 d, 32 int8), in the
+// order of kernels/quant's DotIQ4_NLQ8_0 (ggml's AVX2 dot product: pairs
+// of blocks into two sets of 8 accumulators, Y14 and Y13, added before
+// hsum_float_8, an odd last block fused into the sum as one exact integer
+// sum) or DotIQ4_NLQ8_0Batch (every block into Y14). The values times the
+// activations go through VPABSB and VPSIGNB, as in ggml: exact for
+// activation quants in [-127, 127], which is all Q8_0 quantizing writes.
+// Y15 holds 0x0f bytes, Y11 the 16 values in both halves, Y10 int16 ones.
+func (a *asm) iq4Gemv(vals operand.Mem, batch bool) {
+	name := "gemvIQ4_NLAVX2"
+	if batch {
+		name = "gemvIQ4_NLBAVX2"
+	}
+	a.text(name, attr.NOSPLIT, kyGemvSig,
+		"For each of nrows rows of nb IQ4_NL blocks (ldw bytes apart), y[r] = w_r·x",
+		"(or += when acc is not 0, one addition after the row's sum); x holds",
+		"nb Q8_0 blocks, nb > 0.")
+	a.load("w", reg.RSI)
+	a.load("x", reg.RDI)
+	a.load("nb", reg.RCX)
+	a.load("y", reg.RDX)
+	a.load("nrows", reg.R14)
+	a.bconst(0x0f, 15)
+	a.VBROADCASTI128(vals, reg.Y11)
+	a.MOVL(operand.U32(0x00010001), reg.EAX)
+	a.VMOVD(reg.EAX, reg.X10)
+	a.VPBROADCASTD(reg.X10, reg.Y10)
+	a.TESTQ(reg.R14, reg.R14)
+	a.JZ(label("done"))
+
+	a.Label("row")
+	a.VXORPS(reg.Y14, reg.Y14, reg.Y14)
+	a.VXORPS(reg.Y13, reg.Y13, reg.Y13)
+	a.MOVQ(reg.RSI, reg.R11)
+	a.MOVQ(reg.RDI, reg.R12)
+	a.MOVQ(reg.RCX, reg.R13)
+	if batch {
+		a.Label("blk")
+		a.iq4Blk(0)
+		a.VCVTDQ2PS(reg.Y0, reg.Y0)
+		a.VFMADD231PS(reg.Y0, reg.Y2, reg.Y14)
+		a.ADDQ(operand.U8(18), reg.R11)
+		a.ADDQ(operand.U8(34), reg.R12)
+		a.DECQ(reg.R13)
+		a.JNZ(label("blk"))
+		a.hsum8y(14, 0, false)
+	} else {
+		a.SHRQ(operand.U8(1), reg.R13)
+		a.JZ(label("sum"))
+		a.Label("pair")
+		a.iq4Blk(0)
+		a.VCVTDQ2PS(reg.Y0, reg.Y0)
+		a.VFMADD231PS(reg.Y0, reg.Y2, reg.Y14)
+		a.iq4Blk(1)
+		a.VCVTDQ2PS(reg.Y0, reg.Y0)
+		a.VFMADD231PS(reg.Y0, reg.Y2, reg.Y13)
+		a.ADDQ(operand.U8(36), reg.R11)
+		a.ADDQ(operand.U8(68), reg.R12)
+		a.DECQ(reg.R13)
+		a.JNZ(label("pair"))
+		a.Label("sum")
+		a.VADDPS(reg.Y13, reg.Y14, reg.Y14)
+		a.hsum8y(14, 0, false)
+		a.TESTQ(operand.U32(1), reg.RCX)
+		a.JZ(label("fin"))
+		a.Comment("The odd last block: one exact integer sum, one scalar FMA.")
+		a.iq4Blk(0)
+		a.VEXTRACTI128(operand.U8(1), reg.Y0, reg.X1)
+		a.VPADDD(reg.X1, reg.X0, reg.X0)
+		a.VPHADDD(reg.X0, reg.X0, reg.X0)
+		a.VPHADDD(reg.X0, reg.X0, reg.X0)
+		a.VCVTDQ2PS(reg.X0, reg.X0)
+		a.VFMADD231SS(reg.X0, reg.X2, reg.X14)
+		a.Label("fin")
+	}
+	a.CMPQ(a.arg("acc"), operand.U8(0))
+	a.JEQ(label("store"))
+	a.VADDSS(mem(reg.RDX, 0), reg.X14, reg.X14)
+	a.Label("store")
+	a.VMOVSS(reg.X14, mem(reg.RDX, 0))
+	a.ADDQ(operand.U8(4), reg.RDX)
+	a.ADDQ(a.arg("ldw"), reg.RSI)
+	a.DECQ(reg.R14)
+	a.JNZ(label("row"))
+
+	a.Label("done")
+	a.VZEROUPPER()
+	a.RET()
+}
+
+// iq4Blk sets Y0 to the 8 int32 lanes (lane e/4 for element e) of IQ4_NL
+// block i at R11 times Q8_0 block i at R12, and Y2 to the broadcast
+// product of their scales (X1, X3 scratch).
+func (a *asm) iq4Blk(i int) {
+	a.VMOVDQU(mem(reg.R11, 18*i+2), reg.X0)
+	a.VPSRLW(operand.U8(4), reg.X0, reg.X1)
+	a.VINSERTI128(operand.U8(1), reg.X1, reg.Y0, reg.Y0)
+	a.VPAND(reg.Y15, reg.Y0, reg.Y0)
+	a.VPSHUFB(reg.Y0, reg.Y11, reg.Y0)
+	a.VMOVDQU(mem(reg.R12, 34*i+2), reg.Y1)
+	a.VPSIGNB(reg.Y0, reg.Y1, reg.Y1)
+	a.VPABSB(reg.Y0, reg.Y0)
+	a.VPMADDUBSW(reg.Y1, reg.Y0, reg.Y0)
+	a.VPMADDWD(reg.Y10, reg.Y0, reg.Y0)
+	a.MOVWLZX(mem(reg.R11, 18*i), reg.EAX)
+	a.VMOVD(reg.EAX, reg.X2)
+	a.VCVTPH2PS(reg.X2, reg.X2)
+	a.MOVWLZX(mem(reg.R12, 34*i), reg.EAX)
+	a.VMOVD(reg.EAX, reg.X3)
+	a.VCVTPH2PS(reg.X3, reg.X3)
+	a.VMULSS(reg.X3, reg.X2, reg.X2)
+	a.VBROADCASTSS(reg.X2, reg.Y2)
 }
