@@ -4,6 +4,7 @@ package cpu
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -209,5 +210,49 @@ func BenchmarkKQuantMatVecAVX2(b *testing.B) {
 				b.ReportMetric(float64(len(w.Data))*float64(b.N)/float64(threadCPUTime()-c0), "cpu-GB/s")
 			}
 		})
+	}
+}
+
+// BenchmarkDecodeTinyLlamaAVX2 is BenchmarkDecodeTinyLlama's one-thread
+// decode step (t1: weights from memory, cpu-GB/s per CPU second of the
+// thread) for the K-quants and IQ4_NL, on the AVX2 kernels and on the
+// machine's level, alternately.
+func BenchmarkDecodeTinyLlamaAVX2(b *testing.B) {
+	if Detect().Limit(AVX2).Level() != AVX2 {
+		b.Skip("no AVX2 on this machine")
+	}
+	for _, dt := range []tensor.DType{tensor.Q4_K, tensor.Q6_K, tensor.Q5_K, tensor.Q3_K, tensor.Q2_K, tensor.IQ4_NL} {
+		m := newTinyLlama(b, dt)
+		for _, l := range []Level{AVX2, Detect().Level()} {
+			b.Run(fmt.Sprintf("%s/%s", dt, l), func(b *testing.B) {
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				p := NewPoolKernels(1, Detect().Limit(l))
+				defer p.Close()
+				x := make([]float32, 5632)
+				for i := range x {
+					x[i] = float32(i%13) - 6
+				}
+				q, k, v := make([]float32, 2048), make([]float32, 256), make([]float32, 256)
+				g, u := make([]float32, 5632), make([]float32, 5632)
+				h := make([]float32, 2048)
+				logits := make([]float32, 32000)
+				b.SetBytes(m.bytes)
+				c0 := threadCPUTime()
+				for b.Loop() {
+					for l := range m.qkv {
+						must(b, MatMulMulti(p, [][]float32{q, k, v}, m.qkv[l], x[:2048], 1))
+						must(b, MatMulAcc(p, h, m.o[l][0], q, 1))
+						must(b, MatMulMulti(p, [][]float32{g, u}, m.gateUp[l], x[:2048], 1))
+						must(b, MatMulAcc(p, h, m.down[l][0], x, 1))
+					}
+					must(b, MatMul(p, logits, m.out, x[:2048], 1))
+				}
+				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tok/s")
+				if c0 >= 0 {
+					b.ReportMetric(float64(m.bytes)*float64(b.N)/float64(threadCPUTime()-c0), "cpu-GB/s")
+				}
+			})
+		}
 	}
 }
