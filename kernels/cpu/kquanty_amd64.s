@@ -854,6 +854,12 @@ DATA kyiq4<>+0(SB)/8, $0xf6eaddcfbfad9881
 DATA kyiq4<>+8(SB)/8, $0x7159453526190d01
 GLOBL kyiq4<>(SB), RODATA|NOPTR, $16
 
+DATA kyiq4sh<>+0(SB)/8, $0x0000000000000000
+DATA kyiq4sh<>+8(SB)/8, $0x0000000000000000
+DATA kyiq4sh<>+16(SB)/8, $0x0000000400000004
+DATA kyiq4sh<>+24(SB)/8, $0x0000000400000004
+GLOBL kyiq4sh<>(SB), RODATA|NOPTR, $32
+
 // func gemvIQ4_NLAVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, nrows int, acc int)
 // Requires: AVX, AVX2, F16C, FMA3
 TEXT ·gemvIQ4_NLAVX2(SB), NOSPLIT, $0-56
@@ -872,6 +878,7 @@ TEXT ·gemvIQ4_NLAVX2(SB), NOSPLIT, $0-56
 	MOVL           $0x00010001, AX
 	VMOVD          AX, X10
 	VPBROADCASTD   X10, Y10
+	VMOVDQU        kyiq4sh<>+0(SB), Y9
 	TESTQ          R14, R14
 	JZ             done
 
@@ -885,50 +892,48 @@ row:
 	JZ     sum
 
 pair:
-	VMOVDQU      2(R11), X0
-	VPSRLW       $0x04, X0, X1
-	VINSERTI128  $0x01, X1, Y0, Y0
-	VPAND        Y15, Y0, Y0
-	VPSHUFB      Y0, Y11, Y0
-	VMOVDQU      2(R12), Y1
-	VPSIGNB      Y0, Y1, Y1
-	VPABSB       Y0, Y0
-	VPMADDUBSW   Y1, Y0, Y0
-	VPMADDWD     Y10, Y0, Y0
-	MOVWLZX      (R11), AX
-	VMOVD        AX, X2
-	VCVTPH2PS    X2, X2
-	MOVWLZX      (R12), AX
-	VMOVD        AX, X3
-	VCVTPH2PS    X3, X3
-	VMULSS       X3, X2, X2
-	VBROADCASTSS X2, Y2
-	VCVTDQ2PS    Y0, Y0
-	VFMADD231PS  Y0, Y2, Y14
-	VMOVDQU      20(R11), X0
-	VPSRLW       $0x04, X0, X1
-	VINSERTI128  $0x01, X1, Y0, Y0
-	VPAND        Y15, Y0, Y0
-	VPSHUFB      Y0, Y11, Y0
-	VMOVDQU      36(R12), Y1
-	VPSIGNB      Y0, Y1, Y1
-	VPABSB       Y0, Y0
-	VPMADDUBSW   Y1, Y0, Y0
-	VPMADDWD     Y10, Y0, Y0
-	MOVWLZX      18(R11), AX
-	VMOVD        AX, X2
-	VCVTPH2PS    X2, X2
-	MOVWLZX      34(R12), AX
-	VMOVD        AX, X3
-	VCVTPH2PS    X3, X3
-	VMULSS       X3, X2, X2
-	VBROADCASTSS X2, Y2
-	VCVTDQ2PS    Y0, Y0
-	VFMADD231PS  Y0, Y2, Y13
-	ADDQ         $0x24, R11
-	ADDQ         $0x44, R12
-	DECQ         R13
-	JNZ          pair
+	VBROADCASTI128 2(R11), Y0
+	VPSRLVD        Y9, Y0, Y0
+	VPAND          Y15, Y0, Y0
+	VPSHUFB        Y0, Y11, Y0
+	VMOVDQU        2(R12), Y1
+	VPSIGNB        Y0, Y1, Y1
+	VPABSB         Y0, Y0
+	VPMADDUBSW     Y1, Y0, Y0
+	VPMADDWD       Y10, Y0, Y0
+	VBROADCASTI128 20(R11), Y4
+	VPSRLVD        Y9, Y4, Y4
+	VPAND          Y15, Y4, Y4
+	VPSHUFB        Y4, Y11, Y4
+	VMOVDQU        36(R12), Y1
+	VPSIGNB        Y4, Y1, Y1
+	VPABSB         Y4, Y4
+	VPMADDUBSW     Y1, Y4, Y4
+	VPMADDWD       Y10, Y4, Y4
+	MOVWLZX        (R11), AX
+	MOVWLZX        18(R11), BX
+	SHLL           $0x10, BX
+	ORL            BX, AX
+	VMOVD          AX, X2
+	VCVTPH2PS      X2, X2
+	MOVWLZX        (R12), AX
+	MOVWLZX        34(R12), BX
+	SHLL           $0x10, BX
+	ORL            BX, AX
+	VMOVD          AX, X1
+	VCVTPH2PS      X1, X1
+	VMULPS         X1, X2, X2
+	VMOVSHDUP      X2, X3
+	VBROADCASTSS   X3, Y3
+	VBROADCASTSS   X2, Y2
+	VCVTDQ2PS      Y0, Y0
+	VFMADD231PS    Y0, Y2, Y14
+	VCVTDQ2PS      Y4, Y4
+	VFMADD231PS    Y4, Y3, Y13
+	ADDQ           $0x24, R11
+	ADDQ           $0x44, R12
+	DECQ           R13
+	JNZ            pair
 
 sum:
 	VADDPS       Y13, Y14, Y14
@@ -942,30 +947,29 @@ sum:
 	JZ           fin
 
 	// The odd last block: one exact integer sum, one scalar FMA.
-	VMOVDQU      2(R11), X0
-	VPSRLW       $0x04, X0, X1
-	VINSERTI128  $0x01, X1, Y0, Y0
-	VPAND        Y15, Y0, Y0
-	VPSHUFB      Y0, Y11, Y0
-	VMOVDQU      2(R12), Y1
-	VPSIGNB      Y0, Y1, Y1
-	VPABSB       Y0, Y0
-	VPMADDUBSW   Y1, Y0, Y0
-	VPMADDWD     Y10, Y0, Y0
-	MOVWLZX      (R11), AX
-	VMOVD        AX, X2
-	VCVTPH2PS    X2, X2
-	MOVWLZX      (R12), AX
-	VMOVD        AX, X3
-	VCVTPH2PS    X3, X3
-	VMULSS       X3, X2, X2
-	VBROADCASTSS X2, Y2
-	VEXTRACTI128 $0x01, Y0, X1
-	VPADDD       X1, X0, X0
-	VPHADDD      X0, X0, X0
-	VPHADDD      X0, X0, X0
-	VCVTDQ2PS    X0, X0
-	VFMADD231SS  X0, X2, X14
+	VBROADCASTI128 2(R11), Y0
+	VPSRLVD        Y9, Y0, Y0
+	VPAND          Y15, Y0, Y0
+	VPSHUFB        Y0, Y11, Y0
+	VMOVDQU        2(R12), Y1
+	VPSIGNB        Y0, Y1, Y1
+	VPABSB         Y0, Y0
+	VPMADDUBSW     Y1, Y0, Y0
+	VPMADDWD       Y10, Y0, Y0
+	MOVWLZX        (R11), AX
+	VMOVD          AX, X2
+	VCVTPH2PS      X2, X2
+	MOVWLZX        (R12), AX
+	VMOVD          AX, X1
+	VCVTPH2PS      X1, X1
+	VMULSS         X1, X2, X2
+	VBROADCASTSS   X2, Y2
+	VEXTRACTI128   $0x01, Y0, X1
+	VPADDD         X1, X0, X0
+	VPHADDD        X0, X0, X0
+	VPHADDD        X0, X0, X0
+	VCVTDQ2PS      X0, X0
+	VFMADD231SS    X0, X2, X14
 
 fin:
 	CMPQ   acc+48(FP), $0x00
@@ -1001,6 +1005,7 @@ TEXT ·gemvIQ4_NLBAVX2(SB), NOSPLIT, $0-56
 	MOVL           $0x00010001, AX
 	VMOVD          AX, X10
 	VPBROADCASTD   X10, Y10
+	VMOVDQU        kyiq4sh<>+0(SB), Y9
 	TESTQ          R14, R14
 	JZ             done
 
@@ -1010,32 +1015,77 @@ row:
 	MOVQ   SI, R11
 	MOVQ   DI, R12
 	MOVQ   CX, R13
+	SHRQ   $0x01, R13
+	JZ     sum
 
-blk:
-	VMOVDQU      2(R11), X0
-	VPSRLW       $0x04, X0, X1
-	VINSERTI128  $0x01, X1, Y0, Y0
-	VPAND        Y15, Y0, Y0
-	VPSHUFB      Y0, Y11, Y0
-	VMOVDQU      2(R12), Y1
-	VPSIGNB      Y0, Y1, Y1
-	VPABSB       Y0, Y0
-	VPMADDUBSW   Y1, Y0, Y0
-	VPMADDWD     Y10, Y0, Y0
-	MOVWLZX      (R11), AX
-	VMOVD        AX, X2
-	VCVTPH2PS    X2, X2
-	MOVWLZX      (R12), AX
-	VMOVD        AX, X3
-	VCVTPH2PS    X3, X3
-	VMULSS       X3, X2, X2
-	VBROADCASTSS X2, Y2
-	VCVTDQ2PS    Y0, Y0
-	VFMADD231PS  Y0, Y2, Y14
-	ADDQ         $0x12, R11
-	ADDQ         $0x22, R12
-	DECQ         R13
-	JNZ          blk
+pair:
+	VBROADCASTI128 2(R11), Y0
+	VPSRLVD        Y9, Y0, Y0
+	VPAND          Y15, Y0, Y0
+	VPSHUFB        Y0, Y11, Y0
+	VMOVDQU        2(R12), Y1
+	VPSIGNB        Y0, Y1, Y1
+	VPABSB         Y0, Y0
+	VPMADDUBSW     Y1, Y0, Y0
+	VPMADDWD       Y10, Y0, Y0
+	VBROADCASTI128 20(R11), Y4
+	VPSRLVD        Y9, Y4, Y4
+	VPAND          Y15, Y4, Y4
+	VPSHUFB        Y4, Y11, Y4
+	VMOVDQU        36(R12), Y1
+	VPSIGNB        Y4, Y1, Y1
+	VPABSB         Y4, Y4
+	VPMADDUBSW     Y1, Y4, Y4
+	VPMADDWD       Y10, Y4, Y4
+	MOVWLZX        (R11), AX
+	MOVWLZX        18(R11), BX
+	SHLL           $0x10, BX
+	ORL            BX, AX
+	VMOVD          AX, X2
+	VCVTPH2PS      X2, X2
+	MOVWLZX        (R12), AX
+	MOVWLZX        34(R12), BX
+	SHLL           $0x10, BX
+	ORL            BX, AX
+	VMOVD          AX, X1
+	VCVTPH2PS      X1, X1
+	VMULPS         X1, X2, X2
+	VMOVSHDUP      X2, X3
+	VBROADCASTSS   X3, Y3
+	VBROADCASTSS   X2, Y2
+	VCVTDQ2PS      Y0, Y0
+	VFMADD231PS    Y0, Y2, Y14
+	VCVTDQ2PS      Y4, Y4
+	VFMADD231PS    Y4, Y3, Y14
+	ADDQ           $0x24, R11
+	ADDQ           $0x44, R12
+	DECQ           R13
+	JNZ            pair
+
+sum:
+	TESTQ          $0x00000001, CX
+	JZ             hsum
+	VBROADCASTI128 2(R11), Y0
+	VPSRLVD        Y9, Y0, Y0
+	VPAND          Y15, Y0, Y0
+	VPSHUFB        Y0, Y11, Y0
+	VMOVDQU        2(R12), Y1
+	VPSIGNB        Y0, Y1, Y1
+	VPABSB         Y0, Y0
+	VPMADDUBSW     Y1, Y0, Y0
+	VPMADDWD       Y10, Y0, Y0
+	MOVWLZX        (R11), AX
+	VMOVD          AX, X2
+	VCVTPH2PS      X2, X2
+	MOVWLZX        (R12), AX
+	VMOVD          AX, X1
+	VCVTPH2PS      X1, X1
+	VMULSS         X1, X2, X2
+	VBROADCASTSS   X2, Y2
+	VCVTDQ2PS      Y0, Y0
+	VFMADD231PS    Y0, Y2, Y14
+
+hsum:
 	VEXTRACTF128 $0x01, Y14, X0
 	VADDPS       X0, X14, X14
 	VPERMILPS    $0x4e, X14, X0

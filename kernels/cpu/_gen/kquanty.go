@@ -45,8 +45,9 @@ func kquanty(a *asm) {
 		a.kyGemv(k, g)
 	}
 	iq4 := a.global("kyiq4", 0xf6eaddcfbfad9881, 0x7159453526190d01)
-	a.iq4Gemv(iq4, false)
-	a.iq4Gemv(iq4, true)
+	iq4sh := a.global("kyiq4sh", 0, 0, 0x0000000400000004, 0x0000000400000004)
+	a.iq4Gemv(iq4, iq4sh, false)
+	a.iq4Gemv(iq4, iq4sh, true)
 }
 
 // kyShuf returns n VPSHUFB masks of 32 bytes as uint64s. With step 2
@@ -460,11 +461,15 @@ func (a *asm) kyQ2(g *kyGlobals) {
 // order of kernels/quant's DotIQ4_NLQ8_0 (ggml's AVX2 dot product: pairs
 // of blocks into two sets of 8 accumulators, Y14 and Y13, added before
 // hsum_float_8, an odd last block fused into the sum as one exact integer
-// sum) or DotIQ4_NLQ8_0Batch (every block into Y14). The values times the
-// activations go through VPABSB and VPSIGNB, as in ggml: exact for
-// activation quants in [-127, 127], which is all Q8_0 quantizing writes.
-// Y15 holds 0x0f bytes, Y11 the 16 values in both halves, Y10 int16 ones.
-func (a *asm) iq4Gemv(vals operand.Mem, batch bool) {
+// sum) or DotIQ4_NLQ8_0Batch (every block in turn into Y14). The values
+// times the activations go through VPABSB and VPSIGNB, as in ggml: exact
+// for activation quants in [-127, 127], which is all Q8_0 quantizing
+// writes. Y15 holds 0x0f bytes, Y11 the 16 values in both halves, Y10
+// int16 ones, Y9 the dword shift counts 0 (low half) and 4 (high half)
+// that take the indices of elements 0-15 and 16-31 from one broadcast
+// 16-byte load. The vector units are the bottleneck, so a pair's scales
+// are put together in general registers.
+func (a *asm) iq4Gemv(vals, shifts operand.Mem, batch bool) {
 	name := "gemvIQ4_NLAVX2"
 	if batch {
 		name = "gemvIQ4_NLBAVX2"
@@ -483,6 +488,7 @@ func (a *asm) iq4Gemv(vals operand.Mem, batch bool) {
 	a.MOVL(operand.U32(0x00010001), reg.EAX)
 	a.VMOVD(reg.EAX, reg.X10)
 	a.VPBROADCASTD(reg.X10, reg.Y10)
+	a.VMOVDQU(shifts, reg.Y9)
 	a.TESTQ(reg.R14, reg.R14)
 	a.JZ(label("done"))
 
@@ -492,37 +498,43 @@ func (a *asm) iq4Gemv(vals operand.Mem, batch bool) {
 	a.MOVQ(reg.RSI, reg.R11)
 	a.MOVQ(reg.RDI, reg.R12)
 	a.MOVQ(reg.RCX, reg.R13)
+	a.SHRQ(operand.U8(1), reg.R13)
+	a.JZ(label("sum"))
+	a.Label("pair")
+	a.iq4Ints(0, 0)
+	a.iq4Ints(1, 4)
+	a.iq4D2()
+	a.VCVTDQ2PS(reg.Y0, reg.Y0)
+	a.VFMADD231PS(reg.Y0, reg.Y2, reg.Y14)
+	a.VCVTDQ2PS(reg.Y4, reg.Y4)
 	if batch {
-		a.Label("blk")
-		a.iq4Blk(0)
+		a.VFMADD231PS(reg.Y4, reg.Y3, reg.Y14)
+	} else {
+		a.VFMADD231PS(reg.Y4, reg.Y3, reg.Y13)
+	}
+	a.ADDQ(operand.U8(36), reg.R11)
+	a.ADDQ(operand.U8(68), reg.R12)
+	a.DECQ(reg.R13)
+	a.JNZ(label("pair"))
+
+	a.Label("sum")
+	if batch {
+		a.TESTQ(operand.U32(1), reg.RCX)
+		a.JZ(label("hsum"))
+		a.iq4Ints(0, 0)
+		a.iq4D1()
 		a.VCVTDQ2PS(reg.Y0, reg.Y0)
 		a.VFMADD231PS(reg.Y0, reg.Y2, reg.Y14)
-		a.ADDQ(operand.U8(18), reg.R11)
-		a.ADDQ(operand.U8(34), reg.R12)
-		a.DECQ(reg.R13)
-		a.JNZ(label("blk"))
+		a.Label("hsum")
 		a.hsum8y(14, 0, false)
 	} else {
-		a.SHRQ(operand.U8(1), reg.R13)
-		a.JZ(label("sum"))
-		a.Label("pair")
-		a.iq4Blk(0)
-		a.VCVTDQ2PS(reg.Y0, reg.Y0)
-		a.VFMADD231PS(reg.Y0, reg.Y2, reg.Y14)
-		a.iq4Blk(1)
-		a.VCVTDQ2PS(reg.Y0, reg.Y0)
-		a.VFMADD231PS(reg.Y0, reg.Y2, reg.Y13)
-		a.ADDQ(operand.U8(36), reg.R11)
-		a.ADDQ(operand.U8(68), reg.R12)
-		a.DECQ(reg.R13)
-		a.JNZ(label("pair"))
-		a.Label("sum")
 		a.VADDPS(reg.Y13, reg.Y14, reg.Y14)
 		a.hsum8y(14, 0, false)
 		a.TESTQ(operand.U32(1), reg.RCX)
 		a.JZ(label("fin"))
 		a.Comment("The odd last block: one exact integer sum, one scalar FMA.")
-		a.iq4Blk(0)
+		a.iq4Ints(0, 0)
+		a.iq4D1()
 		a.VEXTRACTI128(operand.U8(1), reg.Y0, reg.X1)
 		a.VPADDD(reg.X1, reg.X0, reg.X0)
 		a.VPHADDD(reg.X0, reg.X0, reg.X0)
@@ -546,26 +558,51 @@ func (a *asm) iq4Gemv(vals operand.Mem, batch bool) {
 	a.RET()
 }
 
-// iq4Blk sets Y0 to the 8 int32 lanes (lane e/4 for element e) of IQ4_NL
-// block i at R11 times Q8_0 block i at R12, and Y2 to the broadcast
-// product of their scales (X1, X3 scratch).
-func (a *asm) iq4Blk(i int) {
-	a.VMOVDQU(mem(reg.R11, 18*i+2), reg.X0)
-	a.VPSRLW(operand.U8(4), reg.X0, reg.X1)
-	a.VINSERTI128(operand.U8(1), reg.X1, reg.Y0, reg.Y0)
-	a.VPAND(reg.Y15, reg.Y0, reg.Y0)
-	a.VPSHUFB(reg.Y0, reg.Y11, reg.Y0)
+// iq4Ints sets Y<out> to the 8 int32 lanes (lane e/4 for element e) of
+// IQ4_NL block i at R11 times Q8_0 block i at R12 (Y1 scratch).
+func (a *asm) iq4Ints(i, out int) {
+	y := yr[out]
+	a.VBROADCASTI128(mem(reg.R11, 18*i+2), y)
+	a.VPSRLVD(reg.Y9, y, y)
+	a.VPAND(reg.Y15, y, y)
+	a.VPSHUFB(y, reg.Y11, y)
 	a.VMOVDQU(mem(reg.R12, 34*i+2), reg.Y1)
-	a.VPSIGNB(reg.Y0, reg.Y1, reg.Y1)
-	a.VPABSB(reg.Y0, reg.Y0)
-	a.VPMADDUBSW(reg.Y1, reg.Y0, reg.Y0)
-	a.VPMADDWD(reg.Y10, reg.Y0, reg.Y0)
-	a.MOVWLZX(mem(reg.R11, 18*i), reg.EAX)
+	a.VPSIGNB(y, reg.Y1, reg.Y1)
+	a.VPABSB(y, y)
+	a.VPMADDUBSW(reg.Y1, y, y)
+	a.VPMADDWD(reg.Y10, y, y)
+}
+
+// iq4D2 sets Y2 and Y3 to the broadcast products of the scales of blocks
+// 0 and 1 at R11 and R12, f16(w)·f16(x) (AX, BX, X1 scratch).
+func (a *asm) iq4D2() {
+	a.MOVWLZX(mem(reg.R11, 0), reg.EAX)
+	a.MOVWLZX(mem(reg.R11, 18), reg.EBX)
+	a.SHLL(operand.U8(16), reg.EBX)
+	a.ORL(reg.EBX, reg.EAX)
 	a.VMOVD(reg.EAX, reg.X2)
 	a.VCVTPH2PS(reg.X2, reg.X2)
-	a.MOVWLZX(mem(reg.R12, 34*i), reg.EAX)
-	a.VMOVD(reg.EAX, reg.X3)
-	a.VCVTPH2PS(reg.X3, reg.X3)
-	a.VMULSS(reg.X3, reg.X2, reg.X2)
+	a.MOVWLZX(mem(reg.R12, 0), reg.EAX)
+	a.MOVWLZX(mem(reg.R12, 34), reg.EBX)
+	a.SHLL(operand.U8(16), reg.EBX)
+	a.ORL(reg.EBX, reg.EAX)
+	a.VMOVD(reg.EAX, reg.X1)
+	a.VCVTPH2PS(reg.X1, reg.X1)
+	a.VMULPS(reg.X1, reg.X2, reg.X2)
+	a.VMOVSHDUP(reg.X2, reg.X3)
+	a.VBROADCASTSS(reg.X3, reg.Y3)
+	a.VBROADCASTSS(reg.X2, reg.Y2)
+}
+
+// iq4D1 sets Y2 to the broadcast product of the scales of block 0 at R11
+// and R12 (AX, X1 scratch).
+func (a *asm) iq4D1() {
+	a.MOVWLZX(mem(reg.R11, 0), reg.EAX)
+	a.VMOVD(reg.EAX, reg.X2)
+	a.VCVTPH2PS(reg.X2, reg.X2)
+	a.MOVWLZX(mem(reg.R12, 0), reg.EAX)
+	a.VMOVD(reg.EAX, reg.X1)
+	a.VCVTPH2PS(reg.X1, reg.X1)
+	a.VMULSS(reg.X1, reg.X2, reg.X2)
 	a.VBROADCASTSS(reg.X2, reg.Y2)
 }
