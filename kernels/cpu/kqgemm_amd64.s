@@ -1,0 +1,333 @@
+//go:build amd64 && !noasm
+
+// Hand-written, as kquantz_amd64.s (a few kernels built from macros, no
+// long runs to generate).
+
+#include "textflag.h"
+
+// K-quant weights times Q8_K activations for several tokens at a time
+// (prefill), AVX-512 with VNNI and VBMI: each kernel unpacks a super-block
+// of 2 rows once and takes it through 8 (or 4) tokens. The integer sums
+// are exact, so their grouping is free; the float operations per (row,
+// token) are those of kernels/quant's K-quant dot products (ggml's x86
+// order): per super-block, dword lane m of a 64-value chunk holds values
+// 4m..4m+3, lanes m and m+8 fold to ggml's lane m (values v with
+// (v mod 32)/4 = m), and the row's 16-lane float accumulator gains
+// d·dx·lane in one fused multiply-add per lane; Q4_K's four min lanes
+// (−dmin·dx·(m_2k·Σx_2k + m_2k+1·Σx_2k+1)) ride in lanes 8, 10, 12, 14 of
+// the same accumulator (9, 11, 13, 15 gather junk that is never read). At
+// the end KQRED reduces as hsum_float_8 and adds the min lanes as ggml
+// does.
+//
+// Registers: accumulators Z0..Z7 (row a, tokens 0..7) and Z8..Z15 (row
+// b); the unpacked super-block of the current row in Z16..Z26; scratch
+// Z27..Z30; Z31 0x0f bytes; K1 lanes 0..7; K2 bit 0 when adding to y.
+
+// Q4_K: the 6-bit scale and min unpack (as kquantz_amd64.s), the scale
+// gathers per 64-value chunk (words 0..15 sub-block 2c, 16..31 sub-block
+// 2c+1), the min gather (each min twice, for the block sums by 16), d and
+// dmin picked from the block's first words, the sign of the min lanes and
+// the word shifts that bring the high nibbles of the upper half down.
+DATA kq4sh<>+0(SB)/8, $0x0000000000000000
+DATA kq4sh<>+8(SB)/8, $0x0000000400000000
+GLOBL kq4sh<>(SB), RODATA|NOPTR, $16
+DATA kq4m1<>+0(SB)/8, $0x0f0f0f0f3f3f3f3f
+DATA kq4m1<>+8(SB)/8, $0x0f0f0f0f3f3f3f3f
+GLOBL kq4m1<>(SB), RODATA|NOPTR, $16
+DATA kq4m2<>+0(SB)/8, $0x0303030300000000
+DATA kq4m2<>+8(SB)/8, $0x0303030300000000
+GLOBL kq4m2<>(SB), RODATA|NOPTR, $16
+DATA kq4idx0<>+0(SB)/8, $0x0000000000000000
+DATA kq4idx0<>+8(SB)/8, $0x0000000000000000
+DATA kq4idx0<>+16(SB)/8, $0x0000000000000000
+DATA kq4idx0<>+24(SB)/8, $0x0000000000000000
+DATA kq4idx0<>+32(SB)/8, $0x0001000100010001
+DATA kq4idx0<>+40(SB)/8, $0x0001000100010001
+DATA kq4idx0<>+48(SB)/8, $0x0001000100010001
+DATA kq4idx0<>+56(SB)/8, $0x0001000100010001
+GLOBL kq4idx0<>(SB), RODATA|NOPTR, $64
+DATA kq4idx1<>+0(SB)/8, $0x0002000200020002
+DATA kq4idx1<>+8(SB)/8, $0x0002000200020002
+DATA kq4idx1<>+16(SB)/8, $0x0002000200020002
+DATA kq4idx1<>+24(SB)/8, $0x0002000200020002
+DATA kq4idx1<>+32(SB)/8, $0x0003000300030003
+DATA kq4idx1<>+40(SB)/8, $0x0003000300030003
+DATA kq4idx1<>+48(SB)/8, $0x0003000300030003
+DATA kq4idx1<>+56(SB)/8, $0x0003000300030003
+GLOBL kq4idx1<>(SB), RODATA|NOPTR, $64
+DATA kq4idx2<>+0(SB)/8, $0x0004000400040004
+DATA kq4idx2<>+8(SB)/8, $0x0004000400040004
+DATA kq4idx2<>+16(SB)/8, $0x0004000400040004
+DATA kq4idx2<>+24(SB)/8, $0x0004000400040004
+DATA kq4idx2<>+32(SB)/8, $0x0005000500050005
+DATA kq4idx2<>+40(SB)/8, $0x0005000500050005
+DATA kq4idx2<>+48(SB)/8, $0x0005000500050005
+DATA kq4idx2<>+56(SB)/8, $0x0005000500050005
+GLOBL kq4idx2<>(SB), RODATA|NOPTR, $64
+DATA kq4idx3<>+0(SB)/8, $0x0006000600060006
+DATA kq4idx3<>+8(SB)/8, $0x0006000600060006
+DATA kq4idx3<>+16(SB)/8, $0x0006000600060006
+DATA kq4idx3<>+24(SB)/8, $0x0006000600060006
+DATA kq4idx3<>+32(SB)/8, $0x0007000700070007
+DATA kq4idx3<>+40(SB)/8, $0x0007000700070007
+DATA kq4idx3<>+48(SB)/8, $0x0007000700070007
+DATA kq4idx3<>+56(SB)/8, $0x0007000700070007
+GLOBL kq4idx3<>(SB), RODATA|NOPTR, $64
+DATA kq4idxm<>+0(SB)/8, $0x0009000900080008
+DATA kq4idxm<>+8(SB)/8, $0x000b000b000a000a
+DATA kq4idxm<>+16(SB)/8, $0x000d000d000c000c
+DATA kq4idxm<>+24(SB)/8, $0x000f000f000e000e
+GLOBL kq4idxm<>(SB), RODATA|NOPTR, $32
+DATA kq4dm<>+0(SB)/8, $0x0000000000000000
+DATA kq4dm<>+8(SB)/8, $0x0000000000000000
+DATA kq4dm<>+16(SB)/8, $0x0001000100010001
+DATA kq4dm<>+24(SB)/8, $0x0001000100010001
+GLOBL kq4dm<>(SB), RODATA|NOPTR, $32
+DATA kq4sgn<>+0(SB)/8, $0x0000000000000000
+DATA kq4sgn<>+8(SB)/8, $0x0000000000000000
+DATA kq4sgn<>+16(SB)/8, $0x0000000000000000
+DATA kq4sgn<>+24(SB)/8, $0x0000000000000000
+DATA kq4sgn<>+32(SB)/8, $0x8000000080000000
+DATA kq4sgn<>+40(SB)/8, $0x8000000080000000
+DATA kq4sgn<>+48(SB)/8, $0x8000000080000000
+DATA kq4sgn<>+56(SB)/8, $0x8000000080000000
+GLOBL kq4sgn<>(SB), RODATA|NOPTR, $64
+DATA kq4shr<>+0(SB)/8, $0x0000000000000000
+DATA kq4shr<>+8(SB)/8, $0x0000000000000000
+DATA kq4shr<>+16(SB)/8, $0x0000000000000000
+DATA kq4shr<>+24(SB)/8, $0x0000000000000000
+DATA kq4shr<>+32(SB)/8, $0x0004000400040004
+DATA kq4shr<>+40(SB)/8, $0x0004000400040004
+DATA kq4shr<>+48(SB)/8, $0x0004000400040004
+DATA kq4shr<>+56(SB)/8, $0x0004000400040004
+GLOBL kq4shr<>(SB), RODATA|NOPTR, $64
+
+// KQSETUP loads Z31 (0x0f bytes), K1 (lanes 0..7) and K2 (bit 0 when acc
+// is not 0), and the arguments: R8, R9 the rows of the first pair (ldw =
+// BX apart), R12 the tokens (ldx = R13 apart), CX nb, DX y, R14 q.
+#define KQSETUP \
+	MOVL         $0x0f0f0f0f, AX; \
+	VPBROADCASTD AX, Z31; \
+	MOVL         $0xff, AX; \
+	KMOVW        AX, K1; \
+	MOVQ         acc+64(FP), AX; \
+	ANDQ         $1, AX; \
+	KMOVW        AX, K2; \
+	MOVQ         w+0(FP), R8; \
+	MOVQ         ldw+8(FP), BX; \
+	LEAQ         (R8)(BX*1), R9; \
+	MOVQ         ldx+24(FP), R13; \
+	MOVQ         nb+32(FP), CX; \
+	MOVQ         y+40(FP), DX; \
+	MOVQ         q+56(FP), R14
+
+// Q4KUNPACK unpacks the Q4_K block at offset AX of the row at p: quants
+// of chunk c (values 64c..64c+63) in Z16+c, the scales for VPMADDWD of
+// chunk c in Z20+c, the mins (each twice) in Y25, [d ×8, −dmin ×8] in
+// Z26.
+#define Q4KUNPACK(p) \
+	VMOVDQU32       4(p)(AX*1), X24; \
+	VPSHUFD         $0x98, X24, X29; \
+	VPSHUFD         $0x50, X24, X30; \
+	VPSRLVD         kq4sh<>(SB), X29, X29; \
+	VPANDD          kq4m1<>(SB), X29, X29; \
+	VPSRLD          $6, X30, X30; \
+	VPANDD          kq4m2<>(SB), X30, X30; \
+	VPSLLD          $4, X30, X30; \
+	VPORD           X30, X29, X29; \
+	VPMOVZXBW       X29, Y24; \
+	VMOVDQU64       kq4idx0<>(SB), Z27; \
+	VPERMW          Z24, Z27, Z20; \
+	VMOVDQU64       kq4idx1<>(SB), Z28; \
+	VPERMW          Z24, Z28, Z21; \
+	VMOVDQU64       kq4idx2<>(SB), Z27; \
+	VPERMW          Z24, Z27, Z22; \
+	VMOVDQU64       kq4idx3<>(SB), Z28; \
+	VPERMW          Z24, Z28, Z23; \
+	VMOVDQU64       kq4idxm<>(SB), Y27; \
+	VPERMW          Y24, Y27, Y25; \
+	VMOVDQU64       kq4dm<>(SB), Y28; \
+	VPERMW          (p)(AX*1), Y28, Y30; \
+	VCVTPH2PS       Y30, Z26; \
+	VXORPS          kq4sgn<>(SB), Z26, Z26; \
+	VBROADCASTI64X4 16(p)(AX*1), Z16; \
+	VPSRLVW         kq4shr<>(SB), Z16, Z16; \
+	VPANDD          Z31, Z16, Z16; \
+	VBROADCASTI64X4 48(p)(AX*1), Z17; \
+	VPSRLVW         kq4shr<>(SB), Z17, Z17; \
+	VPANDD          Z31, Z17, Z17; \
+	VBROADCASTI64X4 80(p)(AX*1), Z18; \
+	VPSRLVW         kq4shr<>(SB), Z18, Z18; \
+	VPANDD          Z31, Z18, Z18; \
+	VBROADCASTI64X4 112(p)(AX*1), Z19; \
+	VPSRLVW         kq4shr<>(SB), Z19, Z19; \
+	VPANDD          Z31, Z19, Z19
+
+// Q4KTOK adds into f the unpacked block times the Q8_K block at x, and
+// moves x to the next token.
+#define Q4KTOK(f) \
+	VPMADDUBSW  4(R11), Z16, Z27; \
+	VPMADDWD    Z20, Z27, Z27; \
+	VPMADDUBSW  68(R11), Z17, Z28; \
+	VPDPWSSD    Z21, Z28, Z27; \
+	VPMADDUBSW  132(R11), Z18, Z28; \
+	VPDPWSSD    Z22, Z28, Z27; \
+	VPMADDUBSW  196(R11), Z19, Z28; \
+	VPDPWSSD    Z23, Z28, Z27; \
+	VPMADDWD    260(R11), Y25, Y29; \
+	VPSRLQ      $32, Y29, Y30; \
+	VPADDD      Y30, Y29, Y29; \
+	VSHUFI64X2  $0x4e, Z29, Z27, Z30; \
+	VPADDD      Z27, Z30, K1, Z30; \
+	VCVTDQ2PS   Z30, Z30; \
+	VMULPS.BCST (R11), Z26, Z28; \
+	VFMADD231PS Z28, Z30, f; \
+	ADDQ        R13, R11
+
+// KQRED reduces the accumulator z (ymm y, xmm x) into the low lane of x:
+// hsum_float_8 of lanes 0..7, plus (l8+l12) + (l10+l14).
+#define KQRED(z, y, x) \
+	VEXTRACTF32X4 $2, z, X28; \
+	VEXTRACTF32X4 $3, z, X29; \
+	VADDPS        X29, X28, X28; \
+	VMOVHLPS      X28, X28, X29; \
+	VADDSS        X29, X28, X28; \
+	VEXTRACTF32X4 $1, y, X29; \
+	VADDPS        x, X29, X29; \
+	VMOVHLPS      X29, X29, X30; \
+	VADDPS        X30, X29, X29; \
+	VMOVSHDUP     X29, X30; \
+	VADDSS        X30, X29, X29; \
+	VADDSS        X28, X29, x
+
+// KQOUT reduces the accumulators of rows a and b of one token and stores
+// (or, under K2, adds) them at DI and 4(DI); DI moves to the next token.
+#define KQOUT(za, ya, xa, zb, yb, xb) \
+	KQRED(za, ya, xa); \
+	KQRED(zb, yb, xb); \
+	VADDSS (DI), xa, K2, xa; \
+	VADDSS 4(DI), xb, K2, xb; \
+	VMOVSS xa, (DI); \
+	VMOVSS xb, 4(DI); \
+	ADDQ   ldy+48(FP), DI
+
+#define KQZERO8(a, b, c, d, e, f, g, h) \
+	VPXORD a, a, a; \
+	VPXORD b, b, b; \
+	VPXORD c, c, c; \
+	VPXORD d, d, d; \
+	VPXORD e, e, e; \
+	VPXORD f, f, f; \
+	VPXORD g, g, g; \
+	VPXORD h, h, h
+
+// func gemm2x8Q4_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, q int, acc int)
+// For q pairs of rows (rows 2i and 2i+1 of nb Q4_K blocks, ldw bytes
+// apart) and 8 tokens t (rows of Q8_K blocks at x, ldx bytes apart),
+// y[t·ldy/4 + r] = w_r·x_t, or += when acc is not 0.
+TEXT ·gemm2x8Q4_KVNNI(SB), NOSPLIT, $0-72
+	KQSETUP
+	IMULQ $144, CX
+	TESTQ R14, R14
+	JZ    q8done
+	TESTQ CX, CX
+	JZ    q8done
+
+q8pair:
+	KQZERO8(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
+	KQZERO8(Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
+	MOVQ x+16(FP), R12
+	XORQ AX, AX
+
+q8blk:
+	Q4KUNPACK(R8)
+	MOVQ R12, R11
+	Q4KTOK(Z0)
+	Q4KTOK(Z1)
+	Q4KTOK(Z2)
+	Q4KTOK(Z3)
+	Q4KTOK(Z4)
+	Q4KTOK(Z5)
+	Q4KTOK(Z6)
+	Q4KTOK(Z7)
+	Q4KUNPACK(R9)
+	MOVQ R12, R11
+	Q4KTOK(Z8)
+	Q4KTOK(Z9)
+	Q4KTOK(Z10)
+	Q4KTOK(Z11)
+	Q4KTOK(Z12)
+	Q4KTOK(Z13)
+	Q4KTOK(Z14)
+	Q4KTOK(Z15)
+	ADDQ $144, AX
+	ADDQ $292, R12
+	CMPQ AX, CX
+	JB   q8blk
+
+	MOVQ  DX, DI
+	KQOUT(Z0, Y0, X0, Z8, Y8, X8)
+	KQOUT(Z1, Y1, X1, Z9, Y9, X9)
+	KQOUT(Z2, Y2, X2, Z10, Y10, X10)
+	KQOUT(Z3, Y3, X3, Z11, Y11, X11)
+	KQOUT(Z4, Y4, X4, Z12, Y12, X12)
+	KQOUT(Z5, Y5, X5, Z13, Y13, X13)
+	KQOUT(Z6, Y6, X6, Z14, Y14, X14)
+	KQOUT(Z7, Y7, X7, Z15, Y15, X15)
+	ADDQ  $8, DX
+	LEAQ  (R8)(BX*2), R8
+	LEAQ  (R9)(BX*2), R9
+	DECQ  R14
+	JNZ   q8pair
+
+q8done:
+	VZEROUPPER
+	RET
+
+// func gemm2x4Q4_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, q int, acc int)
+// As gemm2x8Q4_KVNNI for 4 tokens.
+TEXT ·gemm2x4Q4_KVNNI(SB), NOSPLIT, $0-72
+	KQSETUP
+	IMULQ $144, CX
+	TESTQ R14, R14
+	JZ    q4done
+	TESTQ CX, CX
+	JZ    q4done
+
+q4pair:
+	KQZERO8(Z0, Z1, Z2, Z3, Z8, Z9, Z10, Z11)
+	MOVQ x+16(FP), R12
+	XORQ AX, AX
+
+q4blk:
+	Q4KUNPACK(R8)
+	MOVQ R12, R11
+	Q4KTOK(Z0)
+	Q4KTOK(Z1)
+	Q4KTOK(Z2)
+	Q4KTOK(Z3)
+	Q4KUNPACK(R9)
+	MOVQ R12, R11
+	Q4KTOK(Z8)
+	Q4KTOK(Z9)
+	Q4KTOK(Z10)
+	Q4KTOK(Z11)
+	ADDQ $144, AX
+	ADDQ $292, R12
+	CMPQ AX, CX
+	JB   q4blk
+
+	MOVQ  DX, DI
+	KQOUT(Z0, Y0, X0, Z8, Y8, X8)
+	KQOUT(Z1, Y1, X1, Z9, Y9, X9)
+	KQOUT(Z2, Y2, X2, Z10, Y10, X10)
+	KQOUT(Z3, Y3, X3, Z11, Y11, X11)
+	ADDQ  $8, DX
+	LEAQ  (R8)(BX*2), R8
+	LEAQ  (R9)(BX*2), R9
+	DECQ  R14
+	JNZ   q4pair
+
+q4done:
+	VZEROUPPER
+	RET
