@@ -331,3 +331,278 @@ q4blk:
 q4done:
 	VZEROUPPER
 	RET
+
+// Q6_K: the word shifts that bring the 2 high bits of a value (in qh) to
+// bits 4-5 of its byte (left by 4 and 2 for the first 64 values of a half,
+// right by 0 and 2 for the last 64), the scale gathers per 64-value chunk
+// (words 8k..8k+7 sub-block 4c+k), 0x30 and 0x20 bytes.
+DATA kq6shl<>+0(SB)/8, $0x0004000400040004
+DATA kq6shl<>+8(SB)/8, $0x0004000400040004
+DATA kq6shl<>+16(SB)/8, $0x0004000400040004
+DATA kq6shl<>+24(SB)/8, $0x0004000400040004
+DATA kq6shl<>+32(SB)/8, $0x0002000200020002
+DATA kq6shl<>+40(SB)/8, $0x0002000200020002
+DATA kq6shl<>+48(SB)/8, $0x0002000200020002
+DATA kq6shl<>+56(SB)/8, $0x0002000200020002
+GLOBL kq6shl<>(SB), RODATA|NOPTR, $64
+DATA kq6shr<>+0(SB)/8, $0x0000000000000000
+DATA kq6shr<>+8(SB)/8, $0x0000000000000000
+DATA kq6shr<>+16(SB)/8, $0x0000000000000000
+DATA kq6shr<>+24(SB)/8, $0x0000000000000000
+DATA kq6shr<>+32(SB)/8, $0x0002000200020002
+DATA kq6shr<>+40(SB)/8, $0x0002000200020002
+DATA kq6shr<>+48(SB)/8, $0x0002000200020002
+DATA kq6shr<>+56(SB)/8, $0x0002000200020002
+GLOBL kq6shr<>(SB), RODATA|NOPTR, $64
+DATA kq6idx0<>+0(SB)/8, $0x0000000000000000
+DATA kq6idx0<>+8(SB)/8, $0x0000000000000000
+DATA kq6idx0<>+16(SB)/8, $0x0001000100010001
+DATA kq6idx0<>+24(SB)/8, $0x0001000100010001
+DATA kq6idx0<>+32(SB)/8, $0x0002000200020002
+DATA kq6idx0<>+40(SB)/8, $0x0002000200020002
+DATA kq6idx0<>+48(SB)/8, $0x0003000300030003
+DATA kq6idx0<>+56(SB)/8, $0x0003000300030003
+GLOBL kq6idx0<>(SB), RODATA|NOPTR, $64
+DATA kq6idx1<>+0(SB)/8, $0x0004000400040004
+DATA kq6idx1<>+8(SB)/8, $0x0004000400040004
+DATA kq6idx1<>+16(SB)/8, $0x0005000500050005
+DATA kq6idx1<>+24(SB)/8, $0x0005000500050005
+DATA kq6idx1<>+32(SB)/8, $0x0006000600060006
+DATA kq6idx1<>+40(SB)/8, $0x0006000600060006
+DATA kq6idx1<>+48(SB)/8, $0x0007000700070007
+DATA kq6idx1<>+56(SB)/8, $0x0007000700070007
+GLOBL kq6idx1<>(SB), RODATA|NOPTR, $64
+DATA kq6idx2<>+0(SB)/8, $0x0008000800080008
+DATA kq6idx2<>+8(SB)/8, $0x0008000800080008
+DATA kq6idx2<>+16(SB)/8, $0x0009000900090009
+DATA kq6idx2<>+24(SB)/8, $0x0009000900090009
+DATA kq6idx2<>+32(SB)/8, $0x000a000a000a000a
+DATA kq6idx2<>+40(SB)/8, $0x000a000a000a000a
+DATA kq6idx2<>+48(SB)/8, $0x000b000b000b000b
+DATA kq6idx2<>+56(SB)/8, $0x000b000b000b000b
+GLOBL kq6idx2<>(SB), RODATA|NOPTR, $64
+DATA kq6idx3<>+0(SB)/8, $0x000c000c000c000c
+DATA kq6idx3<>+8(SB)/8, $0x000c000c000c000c
+DATA kq6idx3<>+16(SB)/8, $0x000d000d000d000d
+DATA kq6idx3<>+24(SB)/8, $0x000d000d000d000d
+DATA kq6idx3<>+32(SB)/8, $0x000e000e000e000e
+DATA kq6idx3<>+40(SB)/8, $0x000e000e000e000e
+DATA kq6idx3<>+48(SB)/8, $0x000f000f000f000f
+DATA kq6idx3<>+56(SB)/8, $0x000f000f000f000f
+GLOBL kq6idx3<>(SB), RODATA|NOPTR, $64
+DATA kq620<>+0(SB)/8, $0x2020202020202020
+DATA kq620<>+8(SB)/8, $0x2020202020202020
+DATA kq620<>+16(SB)/8, $0x2020202020202020
+DATA kq620<>+24(SB)/8, $0x2020202020202020
+DATA kq620<>+32(SB)/8, $0x2020202020202020
+DATA kq620<>+40(SB)/8, $0x2020202020202020
+DATA kq620<>+48(SB)/8, $0x2020202020202020
+DATA kq620<>+56(SB)/8, $0x2020202020202020
+GLOBL kq620<>(SB), RODATA|NOPTR, $64
+DATA kq630<>+0(SB)/4, $0x30303030
+GLOBL kq630<>(SB), RODATA|NOPTR, $4
+
+// Q6_K meets its activations the other way round: x+128 (x XOR 0x80,
+// unsigned) times the signed values q−32, so that the correction,
+// 128·Σ sc·(q−32) per dword lane, depends on the row only: the unpack
+// computes it once, negated, and each token's integer sums start there.
+
+// Q6KHALF unpacks the 128 values of half h of the Q6_K block at offset AX
+// of the row at p (ql at lo, qh at hi) as q−32 into za (values 0..63 of
+// the half) and zb (64..127).
+#define Q6KHALF(p, lo, hi, za, zb) \
+	VMOVDQU64       lo(p)(AX*1), Z27; \
+	VBROADCASTI64X4 hi(p)(AX*1), Z28; \
+	VPANDD          Z31, Z27, za; \
+	VPSLLVW         kq6shl<>(SB), Z28, Z29; \
+	VPTERNLOGD.BCST $0xf8, kq630<>(SB), Z29, za; \
+	VPSUBB          kq620<>(SB), za, za; \
+	VPSRLW          $4, Z27, Z27; \
+	VPANDD          Z31, Z27, zb; \
+	VPSRLVW         kq6shr<>(SB), Z28, Z29; \
+	VPTERNLOGD.BCST $0xf8, kq630<>(SB), Z29, zb; \
+	VPSUBB          kq620<>(SB), zb, zb
+
+// Q6KUNPACK unpacks the Q6_K block at offset AX of the row at p: q−32 of
+// chunk c (values 64c..64c+63) in Z16+c, the scales for VPMADDWD of chunk
+// c in Z20+c, −128·Σ sc·(q−32) by dword lane in Z24, d ×8 in Y25.
+#define Q6KUNPACK(p) \
+	Q6KHALF(p, 0, 128, Z16, Z17); \
+	Q6KHALF(p, 64, 160, Z18, Z19); \
+	VPMOVSXBW    192(p)(AX*1), Y24; \
+	VMOVDQU64    kq6idx0<>(SB), Z27; \
+	VPERMW       Z24, Z27, Z20; \
+	VMOVDQU64    kq6idx1<>(SB), Z28; \
+	VPERMW       Z24, Z28, Z21; \
+	VMOVDQU64    kq6idx2<>(SB), Z27; \
+	VPERMW       Z24, Z27, Z22; \
+	VMOVDQU64    kq6idx3<>(SB), Z28; \
+	VPERMW       Z24, Z28, Z23; \
+	VPBROADCASTW 208(p)(AX*1), X25; \
+	VCVTPH2PS    X25, Y25; \
+	VPMADDUBSW   Z16, Z26, Z27; \
+	VPMADDWD     Z20, Z27, Z24; \
+	VPMADDUBSW   Z17, Z26, Z27; \
+	VPDPWSSD     Z21, Z27, Z24; \
+	VPMADDUBSW   Z18, Z26, Z27; \
+	VPDPWSSD     Z22, Z27, Z24; \
+	VPMADDUBSW   Z19, Z26, Z27; \
+	VPDPWSSD     Z23, Z27, Z24; \
+	VPXORD       Z27, Z27, Z27; \
+	VPSUBD       Z24, Z27, Z24
+
+// Q6KTOK adds into f (a ymm register) the unpacked block times the Q8_K
+// block at R11, and moves R11 to the next token.
+#define Q6KTOK(f) \
+	VMOVDQA64   Z24, Z29; \
+	VPXORD      4(R11), Z26, Z27; \
+	VPMADDUBSW  Z16, Z27, Z27; \
+	VPDPWSSD    Z20, Z27, Z29; \
+	VPXORD      68(R11), Z26, Z28; \
+	VPMADDUBSW  Z17, Z28, Z28; \
+	VPDPWSSD    Z21, Z28, Z29; \
+	VPXORD      132(R11), Z26, Z27; \
+	VPMADDUBSW  Z18, Z27, Z27; \
+	VPDPWSSD    Z22, Z27, Z29; \
+	VPXORD      196(R11), Z26, Z28; \
+	VPMADDUBSW  Z19, Z28, Z28; \
+	VPDPWSSD    Z23, Z28, Z29; \
+	VEXTRACTI64X4 $1, Z29, Y30; \
+	VPADDD      Y30, Y29, Y29; \
+	VCVTDQ2PS   Y29, Y29; \
+	VMULPS.BCST (R11), Y25, Y30; \
+	VFMADD231PS Y30, Y29, f; \
+	ADDQ        R13, R11
+
+// KQRED8 reduces the 8 lanes of y (xmm x) into the low lane of x as
+// hsum_float_8.
+#define KQRED8(y, x) \
+	VEXTRACTF32X4 $1, y, X29; \
+	VADDPS        x, X29, X29; \
+	VMOVHLPS      X29, X29, X30; \
+	VADDPS        X30, X29, X29; \
+	VMOVSHDUP     X29, X30; \
+	VADDSS        X30, X29, x
+
+// KQOUT8 is KQOUT for accumulators reduced by KQRED8.
+#define KQOUT8(ya, xa, yb, xb) \
+	KQRED8(ya, xa); \
+	KQRED8(yb, xb); \
+	VADDSS (DI), xa, K2, xa; \
+	VADDSS 4(DI), xb, K2, xb; \
+	VMOVSS xa, (DI); \
+	VMOVSS xb, 4(DI); \
+	ADDQ   ldy+48(FP), DI
+
+// func gemm2x8Q6_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, q int, acc int)
+// As gemm2x8Q4_KVNNI for Q6_K weights.
+TEXT ·gemm2x8Q6_KVNNI(SB), NOSPLIT, $0-72
+	KQSETUP
+	MOVL         $0x80808080, AX
+	VPBROADCASTD AX, Z26
+	IMULQ        $210, CX
+	TESTQ        R14, R14
+	JZ           s8done
+	TESTQ        CX, CX
+	JZ           s8done
+
+s8pair:
+	KQZERO8(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
+	KQZERO8(Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
+	MOVQ x+16(FP), R12
+	XORQ AX, AX
+
+s8blk:
+	Q6KUNPACK(R8)
+	MOVQ R12, R11
+	Q6KTOK(Y0)
+	Q6KTOK(Y1)
+	Q6KTOK(Y2)
+	Q6KTOK(Y3)
+	Q6KTOK(Y4)
+	Q6KTOK(Y5)
+	Q6KTOK(Y6)
+	Q6KTOK(Y7)
+	Q6KUNPACK(R9)
+	MOVQ R12, R11
+	Q6KTOK(Y8)
+	Q6KTOK(Y9)
+	Q6KTOK(Y10)
+	Q6KTOK(Y11)
+	Q6KTOK(Y12)
+	Q6KTOK(Y13)
+	Q6KTOK(Y14)
+	Q6KTOK(Y15)
+	ADDQ $210, AX
+	ADDQ $292, R12
+	CMPQ AX, CX
+	JB   s8blk
+
+	MOVQ   DX, DI
+	KQOUT8(Y0, X0, Y8, X8)
+	KQOUT8(Y1, X1, Y9, X9)
+	KQOUT8(Y2, X2, Y10, X10)
+	KQOUT8(Y3, X3, Y11, X11)
+	KQOUT8(Y4, X4, Y12, X12)
+	KQOUT8(Y5, X5, Y13, X13)
+	KQOUT8(Y6, X6, Y14, X14)
+	KQOUT8(Y7, X7, Y15, X15)
+	ADDQ   $8, DX
+	LEAQ   (R8)(BX*2), R8
+	LEAQ   (R9)(BX*2), R9
+	DECQ   R14
+	JNZ    s8pair
+
+s8done:
+	VZEROUPPER
+	RET
+
+// func gemm2x4Q6_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, q int, acc int)
+// As gemm2x8Q6_KVNNI for 4 tokens.
+TEXT ·gemm2x4Q6_KVNNI(SB), NOSPLIT, $0-72
+	KQSETUP
+	MOVL         $0x80808080, AX
+	VPBROADCASTD AX, Z26
+	IMULQ        $210, CX
+	TESTQ        R14, R14
+	JZ           s4done
+	TESTQ        CX, CX
+	JZ           s4done
+
+s4pair:
+	KQZERO8(Z0, Z1, Z2, Z3, Z8, Z9, Z10, Z11)
+	MOVQ x+16(FP), R12
+	XORQ AX, AX
+
+s4blk:
+	Q6KUNPACK(R8)
+	MOVQ R12, R11
+	Q6KTOK(Y0)
+	Q6KTOK(Y1)
+	Q6KTOK(Y2)
+	Q6KTOK(Y3)
+	Q6KUNPACK(R9)
+	MOVQ R12, R11
+	Q6KTOK(Y8)
+	Q6KTOK(Y9)
+	Q6KTOK(Y10)
+	Q6KTOK(Y11)
+	ADDQ $210, AX
+	ADDQ $292, R12
+	CMPQ AX, CX
+	JB   s4blk
+
+	MOVQ   DX, DI
+	KQOUT8(Y0, X0, Y8, X8)
+	KQOUT8(Y1, X1, Y9, X9)
+	KQOUT8(Y2, X2, Y10, X10)
+	KQOUT8(Y3, X3, Y11, X11)
+	ADDQ   $8, DX
+	LEAQ   (R8)(BX*2), R8
+	LEAQ   (R9)(BX*2), R9
+	DECQ   R14
+	JNZ    s4pair
+
+s4done:
+	VZEROUPPER
+	RET
