@@ -22,11 +22,21 @@ func gemm2x8Q6_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintpt
 //go:noescape
 func gemm2x4Q6_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, q int, acc int)
 
+//go:noescape
+func gemm2x8Q5_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, q int, acc int)
+
+//go:noescape
+func gemm2x4Q5_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, q int, acc int)
+
 type kqGemmFunc func(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, q int, acc int)
 
 // hasKQGemm reports a multi-token kernel for K-quant weights of kind.
 func (k Kernels) hasKQGemm(kind wkind) bool {
-	return (kind == wkQ4_K || kind == wkQ6_K) && k.level >= AVX512VNNI
+	switch kind {
+	case wkQ4_K, wkQ5_K, wkQ6_K:
+		return k.level >= AVX512VNNI
+	}
+	return false
 }
 
 // kqGemm computes, for n tokens t (rows of Q8_K blocks in a, lda bytes
@@ -48,6 +58,8 @@ func (k Kernels) kqGemm(kind wkind, w []byte, ldw int, a []byte, lda, nb, n int,
 		bb, g8, g4, dot = 144, gemm2x8Q4_KVNNI, gemm2x4Q4_KVNNI, quant.DotQ4_KQ8_K
 	case wkQ6_K:
 		bb, g8, g4, dot = 210, gemm2x8Q6_KVNNI, gemm2x4Q6_KVNNI, quant.DotQ6_KQ8_K
+	case wkQ5_K:
+		bb, g8, g4, dot = 176, gemm2x8Q5_KVNNI, gemm2x4Q5_KVNNI, quant.DotQ5_KQ8_K
 	default:
 		panic("cpu: no multi-token kernel for this K-quant")
 	}

@@ -606,3 +606,237 @@ s4blk:
 s4done:
 	VZEROUPPER
 	RET
+
+// Q5_K: per 64-value chunk c, the word shifts that bring bit 2c (values
+// of the lower half) and 2c+1 (upper half) of each qh byte to bit 4: left
+// for chunks 0 and 1, right for 2 and 3; and 0x10 bytes.
+DATA kq5sh0<>+0(SB)/8, $0x0004000400040004
+DATA kq5sh0<>+8(SB)/8, $0x0004000400040004
+DATA kq5sh0<>+16(SB)/8, $0x0004000400040004
+DATA kq5sh0<>+24(SB)/8, $0x0004000400040004
+DATA kq5sh0<>+32(SB)/8, $0x0003000300030003
+DATA kq5sh0<>+40(SB)/8, $0x0003000300030003
+DATA kq5sh0<>+48(SB)/8, $0x0003000300030003
+DATA kq5sh0<>+56(SB)/8, $0x0003000300030003
+GLOBL kq5sh0<>(SB), RODATA|NOPTR, $64
+DATA kq5sh1<>+0(SB)/8, $0x0002000200020002
+DATA kq5sh1<>+8(SB)/8, $0x0002000200020002
+DATA kq5sh1<>+16(SB)/8, $0x0002000200020002
+DATA kq5sh1<>+24(SB)/8, $0x0002000200020002
+DATA kq5sh1<>+32(SB)/8, $0x0001000100010001
+DATA kq5sh1<>+40(SB)/8, $0x0001000100010001
+DATA kq5sh1<>+48(SB)/8, $0x0001000100010001
+DATA kq5sh1<>+56(SB)/8, $0x0001000100010001
+GLOBL kq5sh1<>(SB), RODATA|NOPTR, $64
+DATA kq5sh2<>+0(SB)/8, $0x0000000000000000
+DATA kq5sh2<>+8(SB)/8, $0x0000000000000000
+DATA kq5sh2<>+16(SB)/8, $0x0000000000000000
+DATA kq5sh2<>+24(SB)/8, $0x0000000000000000
+DATA kq5sh2<>+32(SB)/8, $0x0001000100010001
+DATA kq5sh2<>+40(SB)/8, $0x0001000100010001
+DATA kq5sh2<>+48(SB)/8, $0x0001000100010001
+DATA kq5sh2<>+56(SB)/8, $0x0001000100010001
+GLOBL kq5sh2<>(SB), RODATA|NOPTR, $64
+DATA kq5sh3<>+0(SB)/8, $0x0002000200020002
+DATA kq5sh3<>+8(SB)/8, $0x0002000200020002
+DATA kq5sh3<>+16(SB)/8, $0x0002000200020002
+DATA kq5sh3<>+24(SB)/8, $0x0002000200020002
+DATA kq5sh3<>+32(SB)/8, $0x0003000300030003
+DATA kq5sh3<>+40(SB)/8, $0x0003000300030003
+DATA kq5sh3<>+48(SB)/8, $0x0003000300030003
+DATA kq5sh3<>+56(SB)/8, $0x0003000300030003
+GLOBL kq5sh3<>(SB), RODATA|NOPTR, $64
+DATA kq510<>+0(SB)/4, $0x10101010
+GLOBL kq510<>(SB), RODATA|NOPTR, $4
+
+// Q5KCHUNK unpacks chunk c of the Q5_K block at offset AX of the row at p
+// into z: the nibbles of qs at off, bit 4 from the qh bytes in Z28
+// shifted by sh (VPSLLVW or VPSRLVW) by the counts at cnt.
+#define Q5KCHUNK(p, off, z, sh, cnt) \
+	VBROADCASTI64X4 off(p)(AX*1), z; \
+	VPSRLVW         kq4shr<>(SB), z, z; \
+	VPANDD          Z31, z, z; \
+	sh              cnt, Z28, Z29; \
+	VPTERNLOGD.BCST $0xf8, kq510<>(SB), Z29, z
+
+// Q5KUNPACK unpacks the Q5_K block at offset AX of the row at p as
+// Q4KUNPACK does a Q4_K block.
+#define Q5KUNPACK(p) \
+	VMOVDQU32       4(p)(AX*1), X24; \
+	VPSHUFD         $0x98, X24, X29; \
+	VPSHUFD         $0x50, X24, X30; \
+	VPSRLVD         kq4sh<>(SB), X29, X29; \
+	VPANDD          kq4m1<>(SB), X29, X29; \
+	VPSRLD          $6, X30, X30; \
+	VPANDD          kq4m2<>(SB), X30, X30; \
+	VPSLLD          $4, X30, X30; \
+	VPORD           X30, X29, X29; \
+	VPMOVZXBW       X29, Y24; \
+	VMOVDQU64       kq4idx0<>(SB), Z27; \
+	VPERMW          Z24, Z27, Z20; \
+	VMOVDQU64       kq4idx1<>(SB), Z28; \
+	VPERMW          Z24, Z28, Z21; \
+	VMOVDQU64       kq4idx2<>(SB), Z27; \
+	VPERMW          Z24, Z27, Z22; \
+	VMOVDQU64       kq4idx3<>(SB), Z28; \
+	VPERMW          Z24, Z28, Z23; \
+	VMOVDQU64       kq4idxm<>(SB), Y27; \
+	VPERMW          Y24, Y27, Y25; \
+	VMOVDQU64       kq4dm<>(SB), Y28; \
+	VPERMW          (p)(AX*1), Y28, Y30; \
+	VCVTPH2PS       Y30, Z26; \
+	VXORPS          kq4sgn<>(SB), Z26, Z26; \
+	VBROADCASTI64X4 16(p)(AX*1), Z28; \
+	Q5KCHUNK(p, 48, Z16, VPSLLVW, kq5sh0<>(SB)); \
+	Q5KCHUNK(p, 80, Z17, VPSLLVW, kq5sh1<>(SB)); \
+	Q5KCHUNK(p, 112, Z18, VPSRLVW, kq5sh2<>(SB)); \
+	Q5KCHUNK(p, 144, Z19, VPSRLVW, kq5sh3<>(SB))
+
+// Q5KTOK is Q4KTOK for Q5_K: its min sum, Σ m_j·Σx_j as one integer
+// (ggml's summs), goes to lane 8; lanes 9..11 get junk that is never
+// read.
+#define Q5KTOK(f) \
+	VPMADDUBSW    4(R11), Z16, Z27; \
+	VPMADDWD      Z20, Z27, Z27; \
+	VPMADDUBSW    68(R11), Z17, Z28; \
+	VPDPWSSD      Z21, Z28, Z27; \
+	VPMADDUBSW    132(R11), Z18, Z28; \
+	VPDPWSSD      Z22, Z28, Z27; \
+	VPMADDUBSW    196(R11), Z19, Z28; \
+	VPDPWSSD      Z23, Z28, Z27; \
+	VPMADDWD      260(R11), Y25, Y29; \
+	VPSRLQ        $32, Y29, Y30; \
+	VPADDD        Y30, Y29, Y29; \
+	VEXTRACTI32X4 $1, Y29, X30; \
+	VPADDD        X30, X29, X29; \
+	VPSHUFD       $0xee, X29, X30; \
+	VPADDD        X30, X29, X29; \
+	VSHUFI64X2    $0x4e, Z29, Z27, Z30; \
+	VPADDD        Z27, Z30, K1, Z30; \
+	VCVTDQ2PS     Z30, Z30; \
+	VMULPS.BCST   (R11), Z26, Z28; \
+	VFMADD231PS   Z28, Z30, f; \
+	ADDQ          R13, R11
+
+// KQOUT5 is KQOUT for Q5_K: hsum_float_8 of lanes 0..7, plus lane 8.
+#define KQOUT5(za, ya, xa, zb, yb, xb) \
+	VEXTRACTF32X4 $2, za, X28; \
+	KQRED8(ya, xa); \
+	VADDSS        X28, xa, xa; \
+	VEXTRACTF32X4 $2, zb, X28; \
+	KQRED8(yb, xb); \
+	VADDSS        X28, xb, xb; \
+	VADDSS        (DI), xa, K2, xa; \
+	VADDSS        4(DI), xb, K2, xb; \
+	VMOVSS        xa, (DI); \
+	VMOVSS        xb, 4(DI); \
+	ADDQ          ldy+48(FP), DI
+
+// func gemm2x8Q5_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, q int, acc int)
+// As gemm2x8Q4_KVNNI for Q5_K weights.
+TEXT ·gemm2x8Q5_KVNNI(SB), NOSPLIT, $0-72
+	KQSETUP
+	IMULQ $176, CX
+	TESTQ R14, R14
+	JZ    f8done
+	TESTQ CX, CX
+	JZ    f8done
+
+f8pair:
+	KQZERO8(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
+	KQZERO8(Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
+	MOVQ x+16(FP), R12
+	XORQ AX, AX
+
+f8blk:
+	Q5KUNPACK(R8)
+	MOVQ R12, R11
+	Q5KTOK(Z0)
+	Q5KTOK(Z1)
+	Q5KTOK(Z2)
+	Q5KTOK(Z3)
+	Q5KTOK(Z4)
+	Q5KTOK(Z5)
+	Q5KTOK(Z6)
+	Q5KTOK(Z7)
+	Q5KUNPACK(R9)
+	MOVQ R12, R11
+	Q5KTOK(Z8)
+	Q5KTOK(Z9)
+	Q5KTOK(Z10)
+	Q5KTOK(Z11)
+	Q5KTOK(Z12)
+	Q5KTOK(Z13)
+	Q5KTOK(Z14)
+	Q5KTOK(Z15)
+	ADDQ $176, AX
+	ADDQ $292, R12
+	CMPQ AX, CX
+	JB   f8blk
+
+	MOVQ   DX, DI
+	KQOUT5(Z0, Y0, X0, Z8, Y8, X8)
+	KQOUT5(Z1, Y1, X1, Z9, Y9, X9)
+	KQOUT5(Z2, Y2, X2, Z10, Y10, X10)
+	KQOUT5(Z3, Y3, X3, Z11, Y11, X11)
+	KQOUT5(Z4, Y4, X4, Z12, Y12, X12)
+	KQOUT5(Z5, Y5, X5, Z13, Y13, X13)
+	KQOUT5(Z6, Y6, X6, Z14, Y14, X14)
+	KQOUT5(Z7, Y7, X7, Z15, Y15, X15)
+	ADDQ   $8, DX
+	LEAQ   (R8)(BX*2), R8
+	LEAQ   (R9)(BX*2), R9
+	DECQ   R14
+	JNZ    f8pair
+
+f8done:
+	VZEROUPPER
+	RET
+
+// func gemm2x4Q5_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, q int, acc int)
+// As gemm2x8Q5_KVNNI for 4 tokens.
+TEXT ·gemm2x4Q5_KVNNI(SB), NOSPLIT, $0-72
+	KQSETUP
+	IMULQ $176, CX
+	TESTQ R14, R14
+	JZ    f4done
+	TESTQ CX, CX
+	JZ    f4done
+
+f4pair:
+	KQZERO8(Z0, Z1, Z2, Z3, Z8, Z9, Z10, Z11)
+	MOVQ x+16(FP), R12
+	XORQ AX, AX
+
+f4blk:
+	Q5KUNPACK(R8)
+	MOVQ R12, R11
+	Q5KTOK(Z0)
+	Q5KTOK(Z1)
+	Q5KTOK(Z2)
+	Q5KTOK(Z3)
+	Q5KUNPACK(R9)
+	MOVQ R12, R11
+	Q5KTOK(Z8)
+	Q5KTOK(Z9)
+	Q5KTOK(Z10)
+	Q5KTOK(Z11)
+	ADDQ $176, AX
+	ADDQ $292, R12
+	CMPQ AX, CX
+	JB   f4blk
+
+	MOVQ   DX, DI
+	KQOUT5(Z0, Y0, X0, Z8, Y8, X8)
+	KQOUT5(Z1, Y1, X1, Z9, Y9, X9)
+	KQOUT5(Z2, Y2, X2, Z10, Y10, X10)
+	KQOUT5(Z3, Y3, X3, Z11, Y11, X11)
+	ADDQ   $8, DX
+	LEAQ   (R8)(BX*2), R8
+	LEAQ   (R9)(BX*2), R9
+	DECQ   R14
+	JNZ    f4pair
+
+f4done:
+	VZEROUPPER
+	RET
