@@ -28,12 +28,24 @@ func gemm2x8Q5_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintpt
 //go:noescape
 func gemm2x4Q5_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, q int, acc int)
 
+//go:noescape
+func gemm2x8Q3_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, q int, acc int)
+
+//go:noescape
+func gemm2x4Q3_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, q int, acc int)
+
+//go:noescape
+func gemm2x8Q2_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, q int, acc int)
+
+//go:noescape
+func gemm2x4Q2_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, q int, acc int)
+
 type kqGemmFunc func(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, q int, acc int)
 
 // hasKQGemm reports a multi-token kernel for K-quant weights of kind.
 func (k Kernels) hasKQGemm(kind wkind) bool {
 	switch kind {
-	case wkQ4_K, wkQ5_K, wkQ6_K:
+	case wkQ2_K, wkQ3_K, wkQ4_K, wkQ5_K, wkQ6_K:
 		return k.level >= AVX512VNNI
 	}
 	return false
@@ -60,6 +72,10 @@ func (k Kernels) kqGemm(kind wkind, w []byte, ldw int, a []byte, lda, nb, n int,
 		bb, g8, g4, dot = 210, gemm2x8Q6_KVNNI, gemm2x4Q6_KVNNI, quant.DotQ6_KQ8_K
 	case wkQ5_K:
 		bb, g8, g4, dot = 176, gemm2x8Q5_KVNNI, gemm2x4Q5_KVNNI, quant.DotQ5_KQ8_K
+	case wkQ3_K:
+		bb, g8, g4, dot = 110, gemm2x8Q3_KVNNI, gemm2x4Q3_KVNNI, quant.DotQ3_KQ8_K
+	case wkQ2_K:
+		bb, g8, g4, dot = 84, gemm2x8Q2_KVNNI, gemm2x4Q2_KVNNI, quant.DotQ2_KQ8_K
 	default:
 		panic("cpu: no multi-token kernel for this K-quant")
 	}

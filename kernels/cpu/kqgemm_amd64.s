@@ -840,3 +840,416 @@ f4blk:
 f4done:
 	VZEROUPPER
 	RET
+
+// Q3_K and Q2_K: per 64-value chunk, the word shifts that bring bit pair
+// 2s of each quant byte down (planes 0, 1 for even chunks, 2, 3 for odd
+// ones); Q3_K's hmask shifts that bring bit 4c+s to bit 2 (left for chunk
+// 0, right for the others); the dword shifts of its scales' high bits,
+// and 0x03, 0x04 bytes and 0x20 words.
+DATA kq3qs0<>+0(SB)/8, $0x0000000000000000
+DATA kq3qs0<>+8(SB)/8, $0x0000000000000000
+DATA kq3qs0<>+16(SB)/8, $0x0000000000000000
+DATA kq3qs0<>+24(SB)/8, $0x0000000000000000
+DATA kq3qs0<>+32(SB)/8, $0x0002000200020002
+DATA kq3qs0<>+40(SB)/8, $0x0002000200020002
+DATA kq3qs0<>+48(SB)/8, $0x0002000200020002
+DATA kq3qs0<>+56(SB)/8, $0x0002000200020002
+GLOBL kq3qs0<>(SB), RODATA|NOPTR, $64
+DATA kq3qs1<>+0(SB)/8, $0x0004000400040004
+DATA kq3qs1<>+8(SB)/8, $0x0004000400040004
+DATA kq3qs1<>+16(SB)/8, $0x0004000400040004
+DATA kq3qs1<>+24(SB)/8, $0x0004000400040004
+DATA kq3qs1<>+32(SB)/8, $0x0006000600060006
+DATA kq3qs1<>+40(SB)/8, $0x0006000600060006
+DATA kq3qs1<>+48(SB)/8, $0x0006000600060006
+DATA kq3qs1<>+56(SB)/8, $0x0006000600060006
+GLOBL kq3qs1<>(SB), RODATA|NOPTR, $64
+DATA kq3hs0<>+0(SB)/8, $0x0002000200020002
+DATA kq3hs0<>+8(SB)/8, $0x0002000200020002
+DATA kq3hs0<>+16(SB)/8, $0x0002000200020002
+DATA kq3hs0<>+24(SB)/8, $0x0002000200020002
+DATA kq3hs0<>+32(SB)/8, $0x0001000100010001
+DATA kq3hs0<>+40(SB)/8, $0x0001000100010001
+DATA kq3hs0<>+48(SB)/8, $0x0001000100010001
+DATA kq3hs0<>+56(SB)/8, $0x0001000100010001
+GLOBL kq3hs0<>(SB), RODATA|NOPTR, $64
+DATA kq3hs1<>+0(SB)/8, $0x0000000000000000
+DATA kq3hs1<>+8(SB)/8, $0x0000000000000000
+DATA kq3hs1<>+16(SB)/8, $0x0000000000000000
+DATA kq3hs1<>+24(SB)/8, $0x0000000000000000
+DATA kq3hs1<>+32(SB)/8, $0x0001000100010001
+DATA kq3hs1<>+40(SB)/8, $0x0001000100010001
+DATA kq3hs1<>+48(SB)/8, $0x0001000100010001
+DATA kq3hs1<>+56(SB)/8, $0x0001000100010001
+GLOBL kq3hs1<>(SB), RODATA|NOPTR, $64
+DATA kq3hs2<>+0(SB)/8, $0x0002000200020002
+DATA kq3hs2<>+8(SB)/8, $0x0002000200020002
+DATA kq3hs2<>+16(SB)/8, $0x0002000200020002
+DATA kq3hs2<>+24(SB)/8, $0x0002000200020002
+DATA kq3hs2<>+32(SB)/8, $0x0003000300030003
+DATA kq3hs2<>+40(SB)/8, $0x0003000300030003
+DATA kq3hs2<>+48(SB)/8, $0x0003000300030003
+DATA kq3hs2<>+56(SB)/8, $0x0003000300030003
+GLOBL kq3hs2<>(SB), RODATA|NOPTR, $64
+DATA kq3hs3<>+0(SB)/8, $0x0004000400040004
+DATA kq3hs3<>+8(SB)/8, $0x0004000400040004
+DATA kq3hs3<>+16(SB)/8, $0x0004000400040004
+DATA kq3hs3<>+24(SB)/8, $0x0004000400040004
+DATA kq3hs3<>+32(SB)/8, $0x0005000500050005
+DATA kq3hs3<>+40(SB)/8, $0x0005000500050005
+DATA kq3hs3<>+48(SB)/8, $0x0005000500050005
+DATA kq3hs3<>+56(SB)/8, $0x0005000500050005
+GLOBL kq3hs3<>(SB), RODATA|NOPTR, $64
+DATA kq3hsh<>+0(SB)/8, $0x0000000200000000
+DATA kq3hsh<>+8(SB)/8, $0x0000000600000004
+GLOBL kq3hsh<>(SB), RODATA|NOPTR, $16
+DATA kq303<>+0(SB)/4, $0x03030303
+GLOBL kq303<>(SB), RODATA|NOPTR, $4
+DATA kq304<>+0(SB)/4, $0x04040404
+GLOBL kq304<>(SB), RODATA|NOPTR, $4
+DATA kq304b<>+0(SB)/8, $0x0404040404040404
+DATA kq304b<>+8(SB)/8, $0x0404040404040404
+DATA kq304b<>+16(SB)/8, $0x0404040404040404
+DATA kq304b<>+24(SB)/8, $0x0404040404040404
+DATA kq304b<>+32(SB)/8, $0x0404040404040404
+DATA kq304b<>+40(SB)/8, $0x0404040404040404
+DATA kq304b<>+48(SB)/8, $0x0404040404040404
+DATA kq304b<>+56(SB)/8, $0x0404040404040404
+GLOBL kq304b<>(SB), RODATA|NOPTR, $64
+DATA kq3w32<>+0(SB)/8, $0x0020002000200020
+DATA kq3w32<>+8(SB)/8, $0x0020002000200020
+DATA kq3w32<>+16(SB)/8, $0x0020002000200020
+DATA kq3w32<>+24(SB)/8, $0x0020002000200020
+GLOBL kq3w32<>(SB), RODATA|NOPTR, $32
+
+// Q3KCHUNK unpacks chunk k of the Q3_K block at offset AX of the row at p
+// into z as q−4 (signed): bit pairs of the quants at off shifted by qs,
+// bit 2 from the hmask bytes in Z30 shifted by sh (VPSLLVW or VPSRLVW) by
+// the counts at hs.
+#define Q3KCHUNK(p, off, z, qs, sh, hs) \
+	VBROADCASTI64X4 off(p)(AX*1), z; \
+	VPSRLVW         qs, z, z; \
+	VPANDD.BCST     kq303<>(SB), z, z; \
+	sh              hs, Z30, Z29; \
+	VPTERNLOGD.BCST $0xf8, kq304<>(SB), Z29, z; \
+	VPSUBB          kq304b<>(SB), z, z
+
+// Q3KUNPACK unpacks the Q3_K block at offset AX of the row at p as
+// Q6KUNPACK does a Q6_K block (q−4 in Z16..Z19, scales for VPMADDWD in
+// Z20..Z23, −128·Σ sc·(q−4) by dword lane in Z24, d ×8 in Y25).
+#define Q3KUNPACK(p) \
+	VMOVQ           96(p)(AX*1), X24; \
+	VPSRLW          $4, X24, X29; \
+	VPUNPCKLQDQ     X29, X24, X24; \
+	VPANDD          Z31, Z24, Z24; \
+	VPBROADCASTD    104(p)(AX*1), X29; \
+	VPSRLVD         kq3hsh<>(SB), X29, X29; \
+	VPANDD.BCST     kq303<>(SB), X29, X29; \
+	VPSLLD          $4, X29, X29; \
+	VPORD           X29, X24, X24; \
+	VPMOVZXBW       X24, Y24; \
+	VPSUBW          kq3w32<>(SB), Y24, Y24; \
+	VBROADCASTI64X4 (p)(AX*1), Z30; \
+	Q3KCHUNK(p, 32, Z16, kq3qs0<>(SB), VPSLLVW, kq3hs0<>(SB)); \
+	Q3KCHUNK(p, 32, Z17, kq3qs1<>(SB), VPSRLVW, kq3hs1<>(SB)); \
+	Q3KCHUNK(p, 64, Z18, kq3qs0<>(SB), VPSRLVW, kq3hs2<>(SB)); \
+	Q3KCHUNK(p, 64, Z19, kq3qs1<>(SB), VPSRLVW, kq3hs3<>(SB)); \
+	VMOVDQU64       kq6idx0<>(SB), Z27; \
+	VPERMW          Z24, Z27, Z20; \
+	VMOVDQU64       kq6idx1<>(SB), Z28; \
+	VPERMW          Z24, Z28, Z21; \
+	VMOVDQU64       kq6idx2<>(SB), Z27; \
+	VPERMW          Z24, Z27, Z22; \
+	VMOVDQU64       kq6idx3<>(SB), Z28; \
+	VPERMW          Z24, Z28, Z23; \
+	VPBROADCASTW    108(p)(AX*1), X25; \
+	VCVTPH2PS       X25, Y25; \
+	VPMADDUBSW      Z16, Z26, Z27; \
+	VPMADDWD        Z20, Z27, Z24; \
+	VPMADDUBSW      Z17, Z26, Z27; \
+	VPDPWSSD        Z21, Z27, Z24; \
+	VPMADDUBSW      Z18, Z26, Z27; \
+	VPDPWSSD        Z22, Z27, Z24; \
+	VPMADDUBSW      Z19, Z26, Z27; \
+	VPDPWSSD        Z23, Z27, Z24; \
+	VPXORD          Z27, Z27, Z27; \
+	VPSUBD          Z24, Z27, Z24
+
+// func gemm2x8Q3_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, q int, acc int)
+// As gemm2x8Q6_KVNNI for Q3_K weights.
+TEXT ·gemm2x8Q3_KVNNI(SB), NOSPLIT, $0-72
+	KQSETUP
+	MOVL         $0x80808080, AX
+	VPBROADCASTD AX, Z26
+	IMULQ        $110, CX
+	TESTQ        R14, R14
+	JZ           t8done
+	TESTQ        CX, CX
+	JZ           t8done
+
+t8pair:
+	KQZERO8(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
+	KQZERO8(Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
+	MOVQ x+16(FP), R12
+	XORQ AX, AX
+
+t8blk:
+	Q3KUNPACK(R8)
+	MOVQ R12, R11
+	Q6KTOK(Y0)
+	Q6KTOK(Y1)
+	Q6KTOK(Y2)
+	Q6KTOK(Y3)
+	Q6KTOK(Y4)
+	Q6KTOK(Y5)
+	Q6KTOK(Y6)
+	Q6KTOK(Y7)
+	Q3KUNPACK(R9)
+	MOVQ R12, R11
+	Q6KTOK(Y8)
+	Q6KTOK(Y9)
+	Q6KTOK(Y10)
+	Q6KTOK(Y11)
+	Q6KTOK(Y12)
+	Q6KTOK(Y13)
+	Q6KTOK(Y14)
+	Q6KTOK(Y15)
+	ADDQ $110, AX
+	ADDQ $292, R12
+	CMPQ AX, CX
+	JB   t8blk
+
+	MOVQ   DX, DI
+	KQOUT8(Y0, X0, Y8, X8)
+	KQOUT8(Y1, X1, Y9, X9)
+	KQOUT8(Y2, X2, Y10, X10)
+	KQOUT8(Y3, X3, Y11, X11)
+	KQOUT8(Y4, X4, Y12, X12)
+	KQOUT8(Y5, X5, Y13, X13)
+	KQOUT8(Y6, X6, Y14, X14)
+	KQOUT8(Y7, X7, Y15, X15)
+	ADDQ   $8, DX
+	LEAQ   (R8)(BX*2), R8
+	LEAQ   (R9)(BX*2), R9
+	DECQ   R14
+	JNZ    t8pair
+
+t8done:
+	VZEROUPPER
+	RET
+
+// func gemm2x4Q3_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, q int, acc int)
+// As gemm2x8Q3_KVNNI for 4 tokens.
+TEXT ·gemm2x4Q3_KVNNI(SB), NOSPLIT, $0-72
+	KQSETUP
+	MOVL         $0x80808080, AX
+	VPBROADCASTD AX, Z26
+	IMULQ        $110, CX
+	TESTQ        R14, R14
+	JZ           t4done
+	TESTQ        CX, CX
+	JZ           t4done
+
+t4pair:
+	KQZERO8(Z0, Z1, Z2, Z3, Z8, Z9, Z10, Z11)
+	MOVQ x+16(FP), R12
+	XORQ AX, AX
+
+t4blk:
+	Q3KUNPACK(R8)
+	MOVQ R12, R11
+	Q6KTOK(Y0)
+	Q6KTOK(Y1)
+	Q6KTOK(Y2)
+	Q6KTOK(Y3)
+	Q3KUNPACK(R9)
+	MOVQ R12, R11
+	Q6KTOK(Y8)
+	Q6KTOK(Y9)
+	Q6KTOK(Y10)
+	Q6KTOK(Y11)
+	ADDQ $110, AX
+	ADDQ $292, R12
+	CMPQ AX, CX
+	JB   t4blk
+
+	MOVQ   DX, DI
+	KQOUT8(Y0, X0, Y8, X8)
+	KQOUT8(Y1, X1, Y9, X9)
+	KQOUT8(Y2, X2, Y10, X10)
+	KQOUT8(Y3, X3, Y11, X11)
+	ADDQ   $8, DX
+	LEAQ   (R8)(BX*2), R8
+	LEAQ   (R9)(BX*2), R9
+	DECQ   R14
+	JNZ    t4pair
+
+t4done:
+	VZEROUPPER
+	RET
+
+// Q2_K: each row-token first adds −dmin·dx·(m·Σx by pairs of sub-blocks
+// of 16) to its 8 lanes, then d·dx·(lane sums), as ggml does.
+
+// Q2KCHUNK unpacks chunk k of the Q2_K block at offset AX of the row at p
+// into z (0..3): bit pairs of the quants at off shifted by qs.
+#define Q2KCHUNK(p, off, z, qs) \
+	VBROADCASTI64X4 off(p)(AX*1), z; \
+	VPSRLVW         qs, z, z; \
+	VPANDD.BCST     kq303<>(SB), z, z
+
+// Q2KUNPACK unpacks the Q2_K block at offset AX of the row at p: quants
+// of chunk c in Z16+c, the scales for VPMADDWD of chunk c in Z20+c, the
+// 16 mins as words in Y25, [d ×8, −dmin ×8] in Z26.
+#define Q2KUNPACK(p) \
+	VPMOVZXBW       (p)(AX*1), Y24; \
+	VPSRLW          $4, Y24, Y25; \
+	VPANDD          Y31, Y24, Y24; \
+	Q2KCHUNK(p, 16, Z16, kq3qs0<>(SB)); \
+	Q2KCHUNK(p, 16, Z17, kq3qs1<>(SB)); \
+	Q2KCHUNK(p, 48, Z18, kq3qs0<>(SB)); \
+	Q2KCHUNK(p, 48, Z19, kq3qs1<>(SB)); \
+	VMOVDQU64       kq6idx0<>(SB), Z27; \
+	VPERMW          Z24, Z27, Z20; \
+	VMOVDQU64       kq6idx1<>(SB), Z28; \
+	VPERMW          Z24, Z28, Z21; \
+	VMOVDQU64       kq6idx2<>(SB), Z27; \
+	VPERMW          Z24, Z27, Z22; \
+	VMOVDQU64       kq6idx3<>(SB), Z28; \
+	VPERMW          Z24, Z28, Z23; \
+	VPBROADCASTW    80(p)(AX*1), X27; \
+	VPBROADCASTW    82(p)(AX*1), X28; \
+	VINSERTI32X4    $1, X28, Y27, Y27; \
+	VCVTPH2PS       Y27, Z26; \
+	VXORPS          kq4sgn<>(SB), Z26, Z26
+
+// Q2KTOK adds into f (a ymm register) the unpacked block times the Q8_K
+// block at R11, and moves R11 to the next token.
+#define Q2KTOK(f) \
+	VPMADDUBSW    4(R11), Z16, Z27; \
+	VPMADDWD      Z20, Z27, Z27; \
+	VPMADDUBSW    68(R11), Z17, Z28; \
+	VPDPWSSD      Z21, Z28, Z27; \
+	VPMADDUBSW    132(R11), Z18, Z28; \
+	VPDPWSSD      Z22, Z28, Z27; \
+	VPMADDUBSW    196(R11), Z19, Z28; \
+	VPDPWSSD      Z23, Z28, Z27; \
+	VEXTRACTI64X4 $1, Z27, Y28; \
+	VPADDD        Y28, Y27, Y27; \
+	VCVTDQ2PS     Y27, Y27; \
+	VPMADDWD      260(R11), Y25, Y29; \
+	VCVTDQ2PS     Y29, Y29; \
+	VMULPS.BCST   (R11), Z26, Z28; \
+	VEXTRACTF64X4 $1, Z28, Y30; \
+	VFMADD231PS   Y30, Y29, f; \
+	VFMADD231PS   Y28, Y27, f; \
+	ADDQ          R13, R11
+
+// func gemm2x8Q2_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, q int, acc int)
+// As gemm2x8Q4_KVNNI for Q2_K weights.
+TEXT ·gemm2x8Q2_KVNNI(SB), NOSPLIT, $0-72
+	KQSETUP
+	IMULQ $84, CX
+	TESTQ R14, R14
+	JZ    u8done
+	TESTQ CX, CX
+	JZ    u8done
+
+u8pair:
+	KQZERO8(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
+	KQZERO8(Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
+	MOVQ x+16(FP), R12
+	XORQ AX, AX
+
+u8blk:
+	Q2KUNPACK(R8)
+	MOVQ R12, R11
+	Q2KTOK(Y0)
+	Q2KTOK(Y1)
+	Q2KTOK(Y2)
+	Q2KTOK(Y3)
+	Q2KTOK(Y4)
+	Q2KTOK(Y5)
+	Q2KTOK(Y6)
+	Q2KTOK(Y7)
+	Q2KUNPACK(R9)
+	MOVQ R12, R11
+	Q2KTOK(Y8)
+	Q2KTOK(Y9)
+	Q2KTOK(Y10)
+	Q2KTOK(Y11)
+	Q2KTOK(Y12)
+	Q2KTOK(Y13)
+	Q2KTOK(Y14)
+	Q2KTOK(Y15)
+	ADDQ $84, AX
+	ADDQ $292, R12
+	CMPQ AX, CX
+	JB   u8blk
+
+	MOVQ   DX, DI
+	KQOUT8(Y0, X0, Y8, X8)
+	KQOUT8(Y1, X1, Y9, X9)
+	KQOUT8(Y2, X2, Y10, X10)
+	KQOUT8(Y3, X3, Y11, X11)
+	KQOUT8(Y4, X4, Y12, X12)
+	KQOUT8(Y5, X5, Y13, X13)
+	KQOUT8(Y6, X6, Y14, X14)
+	KQOUT8(Y7, X7, Y15, X15)
+	ADDQ   $8, DX
+	LEAQ   (R8)(BX*2), R8
+	LEAQ   (R9)(BX*2), R9
+	DECQ   R14
+	JNZ    u8pair
+
+u8done:
+	VZEROUPPER
+	RET
+
+// func gemm2x4Q2_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, q int, acc int)
+// As gemm2x8Q2_KVNNI for 4 tokens.
+TEXT ·gemm2x4Q2_KVNNI(SB), NOSPLIT, $0-72
+	KQSETUP
+	IMULQ $84, CX
+	TESTQ R14, R14
+	JZ    u4done
+	TESTQ CX, CX
+	JZ    u4done
+
+u4pair:
+	KQZERO8(Z0, Z1, Z2, Z3, Z8, Z9, Z10, Z11)
+	MOVQ x+16(FP), R12
+	XORQ AX, AX
+
+u4blk:
+	Q2KUNPACK(R8)
+	MOVQ R12, R11
+	Q2KTOK(Y0)
+	Q2KTOK(Y1)
+	Q2KTOK(Y2)
+	Q2KTOK(Y3)
+	Q2KUNPACK(R9)
+	MOVQ R12, R11
+	Q2KTOK(Y8)
+	Q2KTOK(Y9)
+	Q2KTOK(Y10)
+	Q2KTOK(Y11)
+	ADDQ $84, AX
+	ADDQ $292, R12
+	CMPQ AX, CX
+	JB   u4blk
+
+	MOVQ   DX, DI
+	KQOUT8(Y0, X0, Y8, X8)
+	KQOUT8(Y1, X1, Y9, X9)
+	KQOUT8(Y2, X2, Y10, X10)
+	KQOUT8(Y3, X3, Y11, X11)
+	ADDQ   $8, DX
+	LEAQ   (R8)(BX*2), R8
+	LEAQ   (R9)(BX*2), R9
+	DECQ   R14
+	JNZ    u4pair
+
+u4done:
+	VZEROUPPER
+	RET

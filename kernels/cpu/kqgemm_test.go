@@ -29,6 +29,8 @@ func TestKQuantGemm(t *testing.T) {
 		{tensor.Q4_K, []int{0, 2}},
 		{tensor.Q6_K, []int{208}},
 		{tensor.Q5_K, []int{0, 2}},
+		{tensor.Q3_K, []int{108}},
+		{tensor.Q2_K, []int{80, 82}},
 	} {
 		kind, _, _ := k.classify(c.dt)
 		if !k.hasKQGemm(kind) {
@@ -100,7 +102,7 @@ func BenchmarkKQuantGemm(b *testing.B) {
 	const rows, cols, n = 2048, 5632, 128
 	k := Detect()
 	r := rand.New(rand.NewPCG(1, 2))
-	for _, dt := range []tensor.DType{tensor.Q4_K, tensor.Q5_K, tensor.Q6_K} {
+	for _, dt := range []tensor.DType{tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K} {
 		kind, _, _ := k.classify(dt)
 		if !k.hasKQGemm(kind) {
 			continue
