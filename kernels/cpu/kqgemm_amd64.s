@@ -7,21 +7,27 @@
 
 // K-quant weights times Q8_K activations for several tokens at a time
 // (prefill), AVX-512 with VNNI and VBMI: each kernel unpacks a super-block
-// of 2 rows once and takes it through 8 (or 4) tokens. The integer sums
-// are exact, so their grouping is free; the float operations per (row,
-// token) are those of kernels/quant's K-quant dot products (ggml's x86
-// order): per super-block, dword lane m of a 64-value chunk holds values
+// of 2 rows once (quants in natural order, 64 to a zmm; scales gathered
+// per word for VPMADDWD) and takes it through 8 (or 4) tokens, whose
+// quants it reads straight from their Q8_K blocks. The integer sums are
+// exact, so their grouping is free; the float operations per (row, token)
+// are those of kernels/quant's K-quant dot products (ggml's x86 order):
+// per super-block, dword lane m of a 64-value chunk holds values
 // 4m..4m+3, lanes m and m+8 fold to ggml's lane m (values v with
-// (v mod 32)/4 = m), and the row's 16-lane float accumulator gains
-// d·dx·lane in one fused multiply-add per lane; Q4_K's four min lanes
-// (−dmin·dx·(m_2k·Σx_2k + m_2k+1·Σx_2k+1)) ride in lanes 8, 10, 12, 14 of
-// the same accumulator (9, 11, 13, 15 gather junk that is never read). At
-// the end KQRED reduces as hsum_float_8 and adds the min lanes as ggml
-// does.
+// (v mod 32)/4 = m), and the (row, token)'s float accumulator gains
+// d·dx·lane in one fused multiply-add per lane. The mins: Q4_K's four min
+// lanes (−dmin·dx·(m_2k·Σx_2k + m_2k+1·Σx_2k+1)) ride in lanes 8, 10, 12,
+// 14 of a 16-lane accumulator, Q5_K's one min sum in lane 8 (the other
+// upper lanes gather junk that is never read), each added after
+// hsum_float_8 as ggml does; Q2_K's min products take their own fused
+// multiply-add per lane before the lane sums'. Q6_K and Q3_K, whose
+// values are signed, multiply x+128 (unsigned) by q−32 or q−4, less
+// 128·Σ sc·q by lane, computed once per row-block.
 //
 // Registers: accumulators Z0..Z7 (row a, tokens 0..7) and Z8..Z15 (row
-// b); the unpacked super-block of the current row in Z16..Z26; scratch
-// Z27..Z30; Z31 0x0f bytes; K1 lanes 0..7; K2 bit 0 when adding to y.
+// b; their ymm halves for the kinds without min lanes); the unpacked
+// super-block of the current row in Z16..Z26; scratch Z27..Z30; Z31 0x0f
+// bytes; K1 lanes 0..7; K2 bit 0 when adding to y.
 
 // Q4_K: the 6-bit scale and min unpack (as kquantz_amd64.s), the scale
 // gathers per 64-value chunk (words 0..15 sub-block 2c, 16..31 sub-block
