@@ -1,7 +1,10 @@
 //go:build amd64 && !noasm
 
-// Hand-written, as kquantz_amd64.s (a few kernels built from macros, no
-// long runs to generate).
+// Hand-written with macros, as kquantz_amd64.s: each kind's kernels are
+// its unpack macro and token step repeated for 8 or 4 tokens, a 2×8 and a
+// 2×4 body per kind that differ only in the number of token steps. They
+// are a candidate for the avo generator (kernels/cpu/_gen), written
+// outside it while it was being reorganized.
 
 #include "textflag.h"
 
