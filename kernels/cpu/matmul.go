@@ -628,6 +628,10 @@ func (t *mmTask) kRows(j *mmJob, r0, r1 int) {
 			t.k.iq4nlGemm(j.w.Data[b0*rb:b1*rb], rb, j.act, j.ldx, nb, n, j.dst[b0:], ldd, b1-b0, t.acc)
 			continue
 		}
+		if n > 1 && t.k.hasKQGemm(j.kind) {
+			t.k.kqGemm(j.kind, j.w.Data[b0*rb:b1*rb], rb, j.act, j.ldx, nb, n, j.dst[b0:], ldd, b1-b0, t.acc)
+			continue
+		}
 		for tok := range n {
 			t.k.kGemv(j.kind, j.w.Data[b0*rb:b1*rb], rb, j.act[tok*j.ldx:(tok+1)*j.ldx], nb, j.dst[tok*ldd+b0:tok*ldd+b1], t.acc)
 		}
