@@ -112,3 +112,47 @@ func (k Kernels) unpanel(dst []float32, ldd int, src []float32, rows, ntok int, 
 	}
 	unpanelZ(&dst[0], uintptr(4*ldd), &src[0], rows, ntok, a)
 }
+
+// gemm12x32ZW* are gemm12x32Z for k a positive multiple of 8 that first
+// write the tile at w from 12 rows of weights rb bytes apart at src, as
+// widenTile*Z does, a block ahead of the multiply-adds (gemmz_amd64.s).
+//
+//go:noescape
+func gemm12x32ZWF16(w *float32, src *byte, rb uintptr, xp *float32, k int, buf *float32, add int, pf *byte, pfoff, pfstride, pfseg uintptr, npf int)
+
+//go:noescape
+func gemm12x32ZWBF16(w *float32, src *byte, rb uintptr, xp *float32, k int, buf *float32, add int, pf *byte, pfoff, pfstride, pfseg uintptr, npf int)
+
+//go:noescape
+func gemm12x32ZWF32(w *float32, src *byte, rb uintptr, xp *float32, k int, buf *float32, add int, pf *byte, pfoff, pfstride, pfseg uintptr, npf int)
+
+// widenPanelTile is widenTile of 12 whole rows followed by panelTile, in
+// one pass: it needs n, the elements per row, to be a positive multiple
+// of 8. Its results, the tile in w included, are those of the two calls.
+func (k Kernels) widenPanelTile(ft floatType, w []float32, src []byte, rb int, xp []float32, n int, buf []float32, add bool, pf *prefetcher) {
+	if n <= 0 || n%8 != 0 {
+		panic("cpu: widenPanelTile needs a positive multiple of 8 elements")
+	}
+	_ = w[tileLen(n)-1]
+	_ = src[11*rb+n*ft.size()-1]
+	_ = xp[32*n-1]
+	_ = buf[tileBufLen-1]
+	a := 0
+	if add {
+		a = 1
+	}
+	var p *byte
+	var off, lines, stride, seg int
+	if pf != nil {
+		p, off, lines = pf.take()
+		stride, seg = pf.rb, pf.seg
+	}
+	switch ft {
+	case ftF16:
+		gemm12x32ZWF16(&w[0], &src[0], uintptr(rb), &xp[0], n, &buf[0], a, p, uintptr(off), uintptr(stride), uintptr(seg), lines)
+	case ftBF16:
+		gemm12x32ZWBF16(&w[0], &src[0], uintptr(rb), &xp[0], n, &buf[0], a, p, uintptr(off), uintptr(stride), uintptr(seg), lines)
+	default:
+		gemm12x32ZWF32(&w[0], &src[0], uintptr(rb), &xp[0], n, &buf[0], a, p, uintptr(off), uintptr(stride), uintptr(seg), lines)
+	}
+}

@@ -14,7 +14,9 @@
 // strided rows. (FMAs with the broadcast as their memory operand, 26
 // micro-ops per k instead of 38, measured no faster: they load each
 // weight twice, and the loads then compete with the core's other
-// hyperthread.) Each accumulator holds 16 tokens of one row.
+// hyperthread.) Each accumulator holds 16 tokens of one row. The
+// broadcasts rotate through Z24-Z27 (renaming makes more needless), which
+// leaves Z28 and Z29 to the fused kernels' widening.
 
 // KSTEP multiplies the 32 tokens at j·128(SI) with element j of the block
 // at R8-192.
@@ -31,32 +33,32 @@
 	VBROADCASTSS (j*4+96-192)(R8), Z27; \
 	VFMADD231PS  Z30, Z26, Z4; \
 	VFMADD231PS  Z31, Z26, Z5; \
-	VBROADCASTSS (j*4+128-192)(R8), Z28; \
+	VBROADCASTSS (j*4+128-192)(R8), Z24; \
 	VFMADD231PS  Z30, Z27, Z6; \
 	VFMADD231PS  Z31, Z27, Z7; \
-	VBROADCASTSS (j*4+160-192)(R8), Z29; \
-	VFMADD231PS  Z30, Z28, Z8; \
-	VFMADD231PS  Z31, Z28, Z9; \
-	VBROADCASTSS (j*4+192-192)(R8), Z24; \
-	VFMADD231PS  Z30, Z29, Z10; \
-	VFMADD231PS  Z31, Z29, Z11; \
-	VBROADCASTSS (j*4+224-192)(R8), Z25; \
-	VFMADD231PS  Z30, Z24, Z12; \
-	VFMADD231PS  Z31, Z24, Z13; \
-	VBROADCASTSS (j*4+256-192)(R8), Z26; \
-	VFMADD231PS  Z30, Z25, Z14; \
-	VFMADD231PS  Z31, Z25, Z15; \
-	VBROADCASTSS (j*4+288-192)(R8), Z27; \
-	VFMADD231PS  Z30, Z26, Z16; \
-	VFMADD231PS  Z31, Z26, Z17; \
-	VBROADCASTSS (j*4+320-192)(R8), Z28; \
-	VFMADD231PS  Z30, Z27, Z18; \
-	VFMADD231PS  Z31, Z27, Z19; \
-	VBROADCASTSS (j*4+352-192)(R8), Z29; \
-	VFMADD231PS  Z30, Z28, Z20; \
-	VFMADD231PS  Z31, Z28, Z21; \
-	VFMADD231PS  Z30, Z29, Z22; \
-	VFMADD231PS  Z31, Z29, Z23
+	VBROADCASTSS (j*4+160-192)(R8), Z25; \
+	VFMADD231PS  Z30, Z24, Z8; \
+	VFMADD231PS  Z31, Z24, Z9; \
+	VBROADCASTSS (j*4+192-192)(R8), Z26; \
+	VFMADD231PS  Z30, Z25, Z10; \
+	VFMADD231PS  Z31, Z25, Z11; \
+	VBROADCASTSS (j*4+224-192)(R8), Z27; \
+	VFMADD231PS  Z30, Z26, Z12; \
+	VFMADD231PS  Z31, Z26, Z13; \
+	VBROADCASTSS (j*4+256-192)(R8), Z24; \
+	VFMADD231PS  Z30, Z27, Z14; \
+	VFMADD231PS  Z31, Z27, Z15; \
+	VBROADCASTSS (j*4+288-192)(R8), Z25; \
+	VFMADD231PS  Z30, Z24, Z16; \
+	VFMADD231PS  Z31, Z24, Z17; \
+	VBROADCASTSS (j*4+320-192)(R8), Z26; \
+	VFMADD231PS  Z30, Z25, Z18; \
+	VFMADD231PS  Z31, Z25, Z19; \
+	VBROADCASTSS (j*4+352-192)(R8), Z27; \
+	VFMADD231PS  Z30, Z26, Z20; \
+	VFMADD231PS  Z31, Z26, Z21; \
+	VFMADD231PS  Z30, Z27, Z22; \
+	VFMADD231PS  Z31, Z27, Z23
 
 // BUFADD adds row i of the tile buffer at DI to lo, hi.
 #define BUFADD(lo, hi, i) \
@@ -80,6 +82,105 @@
 	JB         3(PC); \
 	XORQ       R14, R14; \
 	ADDQ       pfstride+56(FP), R12
+
+// Fused widening (gemm12x32ZW*): the first panel of a tile converts the 12
+// rows' weights to the tile layout itself, a block of 8 elements ahead of
+// the one it multiplies, instead of widenTile*Z doing it in a pass of its
+// own whose loads wait for the weights: here the loads' latency hides
+// under the multiply-adds of the block before. Rows 0-11 of the source
+// are at R9, R10, R11, AX (rows 0, 3, 6, 9) plus 0, 1 or 2 times BX (rb).
+// Each WPAIR* writes rows 2p and 2p+1 of a block at disp(R8): 8 elements
+// of each, as 16 float32s, through Z28 or Z29.
+
+// WPAIRF16 converts 8 float16s of rows a and b.
+#define WPAIRF16(a, b, z, y, x, disp) \
+	VMOVDQU32    a, x; \
+	VINSERTI32X4 $1, b, z, z; \
+	VCVTPH2PS    y, z; \
+	VMOVUPS      z, disp(R8)
+
+// WPAIRBF16 widens 8 bfloat16s of rows a and b.
+#define WPAIRBF16(a, b, z, y, x, disp) \
+	VMOVDQU32    a, x; \
+	VINSERTI32X4 $1, b, z, z; \
+	VPMOVZXWD    y, z; \
+	VPSLLD       $16, z, z; \
+	VMOVUPS      z, disp(R8)
+
+// WPAIRF32 copies 8 float32s of rows a and b.
+#define WPAIRF32(a, b, z, y, x, disp) \
+	VMOVUPS      a, y; \
+	VINSERTF32X8 $1, b, z, z; \
+	VMOVUPS      z, disp(R8)
+
+// PREFETCHW1 is PREFETCH1 with the fused kernels' arguments.
+#define PREFETCHW1 \
+	TESTQ      R13, R13; \
+	JEQ        8(PC); \
+	PREFETCHT1 (R12)(R14*1); \
+	DECQ       R13; \
+	ADDQ       $64, R14; \
+	CMPQ       R14, pfseg+80(FP); \
+	JB         3(PC); \
+	XORQ       R14, R14; \
+	ADDQ       pfstride+72(FP), R12
+
+// ZEROACC clears the 24 accumulators.
+#define ZEROACC \
+	VPXORD Z0, Z0, Z0 \
+	VPXORD Z1, Z1, Z1 \
+	VPXORD Z2, Z2, Z2 \
+	VPXORD Z3, Z3, Z3 \
+	VPXORD Z4, Z4, Z4 \
+	VPXORD Z5, Z5, Z5 \
+	VPXORD Z6, Z6, Z6 \
+	VPXORD Z7, Z7, Z7 \
+	VPXORD Z8, Z8, Z8 \
+	VPXORD Z9, Z9, Z9 \
+	VPXORD Z10, Z10, Z10 \
+	VPXORD Z11, Z11, Z11 \
+	VPXORD Z12, Z12, Z12 \
+	VPXORD Z13, Z13, Z13 \
+	VPXORD Z14, Z14, Z14 \
+	VPXORD Z15, Z15, Z15 \
+	VPXORD Z16, Z16, Z16 \
+	VPXORD Z17, Z17, Z17 \
+	VPXORD Z18, Z18, Z18 \
+	VPXORD Z19, Z19, Z19 \
+	VPXORD Z20, Z20, Z20 \
+	VPXORD Z21, Z21, Z21 \
+	VPXORD Z22, Z22, Z22 \
+	VPXORD Z23, Z23, Z23
+
+// ACCADD adds the tile buffer at DI to the accumulators; ACCST stores them
+// there.
+#define ACCADD \
+	BUFADD(Z0, Z1, 0) \
+	BUFADD(Z2, Z3, 1) \
+	BUFADD(Z4, Z5, 2) \
+	BUFADD(Z6, Z7, 3) \
+	BUFADD(Z8, Z9, 4) \
+	BUFADD(Z10, Z11, 5) \
+	BUFADD(Z12, Z13, 6) \
+	BUFADD(Z14, Z15, 7) \
+	BUFADD(Z16, Z17, 8) \
+	BUFADD(Z18, Z19, 9) \
+	BUFADD(Z20, Z21, 10) \
+	BUFADD(Z22, Z23, 11)
+
+#define ACCST \
+	BUFST(Z0, Z1, 0) \
+	BUFST(Z2, Z3, 1) \
+	BUFST(Z4, Z5, 2) \
+	BUFST(Z6, Z7, 3) \
+	BUFST(Z8, Z9, 4) \
+	BUFST(Z10, Z11, 5) \
+	BUFST(Z12, Z13, 6) \
+	BUFST(Z14, Z15, 7) \
+	BUFST(Z16, Z17, 8) \
+	BUFST(Z18, Z19, 9) \
+	BUFST(Z20, Z21, 10) \
+	BUFST(Z22, Z23, 11)
 
 // func gemm12x32Z(w, xp *float32, k int, buf *float32, add int, pf *byte, pfoff, pfstride, pfseg uintptr, npf int)
 // Computes the 12-row × 32-token tile s[r][t] = Σ_{i<k} W[r][i]·xp[32i + t],
@@ -308,5 +409,242 @@ loop:
 	JNZ         loop
 
 done:
+	VZEROUPPER
+	RET
+
+// func gemm12x32ZWF16(w *float32, src *byte, rb uintptr, xp *float32, k int, buf *float32, add int, pf *byte, pfoff, pfstride, pfseg uintptr, npf int)
+// Is gemm12x32Z for k a positive multiple of 8 with the tile at w written
+// first, from 12 rows of float16 weights rb bytes apart at src, as
+// widenTileF16Z writes it.
+TEXT ·gemm12x32ZWF16(SB), NOSPLIT, $0-96
+	MOVQ w+0(FP), R8
+	MOVQ src+8(FP), R9
+	MOVQ rb+16(FP), BX
+	MOVQ xp+24(FP), SI
+	MOVQ k+32(FP), DX
+	MOVQ pf+56(FP), R12
+	MOVQ pfoff+64(FP), R14
+	MOVQ npf+88(FP), R13
+	LEAQ (R9)(BX*2), R10
+	ADDQ BX, R10
+	LEAQ (R10)(BX*2), R11
+	ADDQ BX, R11
+	LEAQ (R11)(BX*2), AX
+	ADDQ BX, AX
+	ADDQ $192, R8
+	SHRQ $3, DX
+	WPAIRF16((R9), (R9)(BX*1), Z28, Y28, X28, -192)
+	WPAIRF16((R9)(BX*2), (R10), Z29, Y29, X29, -128)
+	WPAIRF16((R10)(BX*1), (R10)(BX*2), Z28, Y28, X28, -64)
+	WPAIRF16((R11), (R11)(BX*1), Z29, Y29, X29, 0)
+	WPAIRF16((R11)(BX*2), (AX), Z28, Y28, X28, 64)
+	WPAIRF16((AX)(BX*1), (AX)(BX*2), Z29, Y29, X29, 128)
+	ZEROACC
+	DECQ DX
+	JZ   last
+
+loop8:
+	ADDQ $16, R9
+	ADDQ $16, R10
+	ADDQ $16, R11
+	ADDQ $16, AX
+	PREFETCHW1
+	KSTEP(0)
+	WPAIRF16((R9), (R9)(BX*1), Z28, Y28, X28, 192)
+	KSTEP(1)
+	WPAIRF16((R9)(BX*2), (R10), Z29, Y29, X29, 256)
+	KSTEP(2)
+	WPAIRF16((R10)(BX*1), (R10)(BX*2), Z28, Y28, X28, 320)
+	KSTEP(3)
+	PREFETCHW1
+	WPAIRF16((R11), (R11)(BX*1), Z29, Y29, X29, 384)
+	KSTEP(4)
+	WPAIRF16((R11)(BX*2), (AX), Z28, Y28, X28, 448)
+	KSTEP(5)
+	WPAIRF16((AX)(BX*1), (AX)(BX*2), Z29, Y29, X29, 512)
+	KSTEP(6)
+	KSTEP(7)
+	ADDQ $1024, SI
+	ADDQ $384, R8
+	DECQ DX
+	JNZ  loop8
+
+last:
+	PREFETCHW1
+	KSTEP(0)
+	KSTEP(1)
+	KSTEP(2)
+	KSTEP(3)
+	PREFETCHW1
+	KSTEP(4)
+	KSTEP(5)
+	KSTEP(6)
+	KSTEP(7)
+	MOVQ  buf+40(FP), DI
+	MOVQ  add+48(FP), CX
+	TESTQ CX, CX
+	JEQ   store
+	ACCADD
+
+store:
+	ACCST
+	VZEROUPPER
+	RET
+
+// func gemm12x32ZWBF16(w *float32, src *byte, rb uintptr, xp *float32, k int, buf *float32, add int, pf *byte, pfoff, pfstride, pfseg uintptr, npf int)
+// Is gemm12x32Z for k a positive multiple of 8 with the tile at w written
+// first, from 12 rows of bfloat16 weights rb bytes apart at src, as
+// widenTileBF16Z writes it.
+TEXT ·gemm12x32ZWBF16(SB), NOSPLIT, $0-96
+	MOVQ w+0(FP), R8
+	MOVQ src+8(FP), R9
+	MOVQ rb+16(FP), BX
+	MOVQ xp+24(FP), SI
+	MOVQ k+32(FP), DX
+	MOVQ pf+56(FP), R12
+	MOVQ pfoff+64(FP), R14
+	MOVQ npf+88(FP), R13
+	LEAQ (R9)(BX*2), R10
+	ADDQ BX, R10
+	LEAQ (R10)(BX*2), R11
+	ADDQ BX, R11
+	LEAQ (R11)(BX*2), AX
+	ADDQ BX, AX
+	ADDQ $192, R8
+	SHRQ $3, DX
+	WPAIRBF16((R9), (R9)(BX*1), Z28, Y28, X28, -192)
+	WPAIRBF16((R9)(BX*2), (R10), Z29, Y29, X29, -128)
+	WPAIRBF16((R10)(BX*1), (R10)(BX*2), Z28, Y28, X28, -64)
+	WPAIRBF16((R11), (R11)(BX*1), Z29, Y29, X29, 0)
+	WPAIRBF16((R11)(BX*2), (AX), Z28, Y28, X28, 64)
+	WPAIRBF16((AX)(BX*1), (AX)(BX*2), Z29, Y29, X29, 128)
+	ZEROACC
+	DECQ DX
+	JZ   last
+
+loop8:
+	ADDQ $16, R9
+	ADDQ $16, R10
+	ADDQ $16, R11
+	ADDQ $16, AX
+	PREFETCHW1
+	KSTEP(0)
+	WPAIRBF16((R9), (R9)(BX*1), Z28, Y28, X28, 192)
+	KSTEP(1)
+	WPAIRBF16((R9)(BX*2), (R10), Z29, Y29, X29, 256)
+	KSTEP(2)
+	WPAIRBF16((R10)(BX*1), (R10)(BX*2), Z28, Y28, X28, 320)
+	KSTEP(3)
+	PREFETCHW1
+	WPAIRBF16((R11), (R11)(BX*1), Z29, Y29, X29, 384)
+	KSTEP(4)
+	WPAIRBF16((R11)(BX*2), (AX), Z28, Y28, X28, 448)
+	KSTEP(5)
+	WPAIRBF16((AX)(BX*1), (AX)(BX*2), Z29, Y29, X29, 512)
+	KSTEP(6)
+	KSTEP(7)
+	ADDQ $1024, SI
+	ADDQ $384, R8
+	DECQ DX
+	JNZ  loop8
+
+last:
+	PREFETCHW1
+	KSTEP(0)
+	KSTEP(1)
+	KSTEP(2)
+	KSTEP(3)
+	PREFETCHW1
+	KSTEP(4)
+	KSTEP(5)
+	KSTEP(6)
+	KSTEP(7)
+	MOVQ  buf+40(FP), DI
+	MOVQ  add+48(FP), CX
+	TESTQ CX, CX
+	JEQ   store
+	ACCADD
+
+store:
+	ACCST
+	VZEROUPPER
+	RET
+
+// func gemm12x32ZWF32(w *float32, src *byte, rb uintptr, xp *float32, k int, buf *float32, add int, pf *byte, pfoff, pfstride, pfseg uintptr, npf int)
+// Is gemm12x32Z for k a positive multiple of 8 with the tile at w written
+// first, from 12 rows of float32 weights rb bytes apart at src, as
+// widenTileF32Z writes it.
+TEXT ·gemm12x32ZWF32(SB), NOSPLIT, $0-96
+	MOVQ w+0(FP), R8
+	MOVQ src+8(FP), R9
+	MOVQ rb+16(FP), BX
+	MOVQ xp+24(FP), SI
+	MOVQ k+32(FP), DX
+	MOVQ pf+56(FP), R12
+	MOVQ pfoff+64(FP), R14
+	MOVQ npf+88(FP), R13
+	LEAQ (R9)(BX*2), R10
+	ADDQ BX, R10
+	LEAQ (R10)(BX*2), R11
+	ADDQ BX, R11
+	LEAQ (R11)(BX*2), AX
+	ADDQ BX, AX
+	ADDQ $192, R8
+	SHRQ $3, DX
+	WPAIRF32((R9), (R9)(BX*1), Z28, Y28, X28, -192)
+	WPAIRF32((R9)(BX*2), (R10), Z29, Y29, X29, -128)
+	WPAIRF32((R10)(BX*1), (R10)(BX*2), Z28, Y28, X28, -64)
+	WPAIRF32((R11), (R11)(BX*1), Z29, Y29, X29, 0)
+	WPAIRF32((R11)(BX*2), (AX), Z28, Y28, X28, 64)
+	WPAIRF32((AX)(BX*1), (AX)(BX*2), Z29, Y29, X29, 128)
+	ZEROACC
+	DECQ DX
+	JZ   last
+
+loop8:
+	ADDQ $32, R9
+	ADDQ $32, R10
+	ADDQ $32, R11
+	ADDQ $32, AX
+	PREFETCHW1
+	KSTEP(0)
+	WPAIRF32((R9), (R9)(BX*1), Z28, Y28, X28, 192)
+	KSTEP(1)
+	WPAIRF32((R9)(BX*2), (R10), Z29, Y29, X29, 256)
+	KSTEP(2)
+	WPAIRF32((R10)(BX*1), (R10)(BX*2), Z28, Y28, X28, 320)
+	KSTEP(3)
+	PREFETCHW1
+	WPAIRF32((R11), (R11)(BX*1), Z29, Y29, X29, 384)
+	KSTEP(4)
+	WPAIRF32((R11)(BX*2), (AX), Z28, Y28, X28, 448)
+	KSTEP(5)
+	WPAIRF32((AX)(BX*1), (AX)(BX*2), Z29, Y29, X29, 512)
+	KSTEP(6)
+	KSTEP(7)
+	ADDQ $1024, SI
+	ADDQ $384, R8
+	DECQ DX
+	JNZ  loop8
+
+last:
+	PREFETCHW1
+	KSTEP(0)
+	KSTEP(1)
+	KSTEP(2)
+	KSTEP(3)
+	PREFETCHW1
+	KSTEP(4)
+	KSTEP(5)
+	KSTEP(6)
+	KSTEP(7)
+	MOVQ  buf+40(FP), DI
+	MOVQ  add+48(FP), CX
+	TESTQ CX, CX
+	JEQ   store
+	ACCADD
+
+store:
+	ACCST
 	VZEROUPPER
 	RET

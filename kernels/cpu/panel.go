@@ -48,11 +48,25 @@ func (t *mmTask) floatRowsPanel(w int, j *mmJob, r0, r1 int) {
 						nb0, nb1 = b1, min(b1+panelRB, r1)
 					}
 				}
-				pf.plan(wd, rb, nb0, nb1, nc0*es, min(nc0+panelKC, cols)*es, (p1-p0)*tiles)
 				for i := range tiles {
 					g0 := b0 + 12*i
-					k.widenTile(ft, wide, wd[g0*rb+c0*es:], rb, min(12, b1-g0), kc)
-					for p := p0; p < p1; p++ {
+					// Prefetch the next tile's weights while this one's
+					// are multiplied: the next 12 rows of the chunk or
+					// the first ones of the next chunk.
+					if i+1 < tiles {
+						pf.plan(wd, rb, g0+12, min(g0+24, b1), c0*es, c1*es, p1-p0)
+					} else {
+						pf.plan(wd, rb, nb0, min(nb0+12, nb1), nc0*es, min(nc0+panelKC, cols)*es, p1-p0)
+					}
+					p := p0
+					if b1-g0 >= 12 && kc%8 == 0 {
+						// The first panel widens the tile as it goes.
+						k.widenPanelTile(ft, wide, wd[g0*rb+c0*es:], rb, t.xp[p*32*cols+c0*32:], kc, buf[i*tileBufLen:], c0 > 0, &pf)
+						p++
+					} else {
+						k.widenTile(ft, wide, wd[g0*rb+c0*es:], rb, min(12, b1-g0), kc)
+					}
+					for ; p < p1; p++ {
 						k.panelTile(wide, t.xp[p*32*cols+c0*32:], kc, buf[((p-p0)*tiles+i)*tileBufLen:], c0 > 0, &pf)
 					}
 				}
