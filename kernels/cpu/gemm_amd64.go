@@ -27,10 +27,23 @@ func widenTileBF16Z(dst *float32, src *byte, rb uintptr, nrow, n int)
 //go:noescape
 func unpanelZ(dst *float32, ldd uintptr, src *float32, rows, ntok, acc int)
 
-// packPanelZ transposes up to 32 tokens of x into a panel (gemmz_amd64.s).
+// packPanelZ transposes up to 32 tokens of x, ld elements apart, into a
+// panel (gemmz_amd64.s).
 //
 //go:noescape
-func packPanelZ(dst, x *float32, cols, ntok int)
+func packPanelZ(dst, x *float32, ld, cols, ntok int)
+
+// packPanel16Z is packPanelZ for 32 tokens and 16·groups elements, by
+// 16×16 transposes (gemmz_amd64.s).
+//
+//go:noescape
+func packPanel16Z(dst, x *float32, ld uintptr, groups int)
+
+// unpanel16Z is unpanelZ for 32 tokens and 16·groups rows, by 16×16
+// transposes (gemmz_amd64.s).
+//
+//go:noescape
+func unpanel16Z(dst *float32, ldd uintptr, src *float32, groups, acc int)
 
 // packPanel writes panel dst (32·cols floats) from ntok tokens of x.
 func (k Kernels) packPanel(dst, x []float32, cols, ntok int) {
@@ -39,7 +52,14 @@ func (k Kernels) packPanel(dst, x []float32, cols, ntok int) {
 	}
 	_ = dst[32*cols-1]
 	_ = x[(ntok-1)*cols+cols-1]
-	packPanelZ(&dst[0], &x[0], cols, ntok)
+	c := 0
+	if ntok == 32 && cols >= 16 {
+		packPanel16Z(&dst[0], &x[0], uintptr(4*cols), cols/16)
+		c = cols &^ 15
+	}
+	if c < cols {
+		packPanelZ(&dst[32*c], &x[c], cols, cols-c, ntok)
+	}
 }
 
 // hasPanelGEMM reports the 12×32 float GEMM tile.
@@ -109,6 +129,14 @@ func (k Kernels) unpanel(dst []float32, ldd int, src []float32, rows, ntok int, 
 	a := 0
 	if acc {
 		a = 1
+	}
+	if ntok == 32 && rows >= 16 {
+		unpanel16Z(&dst[0], uintptr(4*ldd), &src[0], rows/16, a)
+		r := rows &^ 15
+		if r == rows {
+			return
+		}
+		dst, src, rows = dst[r:], src[32*r:], rows-r
 	}
 	unpanelZ(&dst[0], uintptr(4*ldd), &src[0], rows, ntok, a)
 }

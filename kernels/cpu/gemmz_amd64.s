@@ -182,6 +182,75 @@
 	BUFST(Z20, Z21, 10) \
 	BUFST(Z22, Z23, 11)
 
+// TRANSPOSE16 transposes the 16×16 floats in Z0-Z15 (row i in Zi) into
+// Z0-Z15 (column j in Zj), through Z16-Z31: pairs of rows interleaved by
+// floats, then by pairs of floats, then 128-bit lanes twice.
+#define TRANSPOSE16 \
+	VUNPCKLPS Z1, Z0, Z16; \
+	VUNPCKHPS Z1, Z0, Z17; \
+	VUNPCKLPS Z3, Z2, Z18; \
+	VUNPCKHPS Z3, Z2, Z19; \
+	VUNPCKLPS Z5, Z4, Z20; \
+	VUNPCKHPS Z5, Z4, Z21; \
+	VUNPCKLPS Z7, Z6, Z22; \
+	VUNPCKHPS Z7, Z6, Z23; \
+	VUNPCKLPS Z9, Z8, Z24; \
+	VUNPCKHPS Z9, Z8, Z25; \
+	VUNPCKLPS Z11, Z10, Z26; \
+	VUNPCKHPS Z11, Z10, Z27; \
+	VUNPCKLPS Z13, Z12, Z28; \
+	VUNPCKHPS Z13, Z12, Z29; \
+	VUNPCKLPS Z15, Z14, Z30; \
+	VUNPCKHPS Z15, Z14, Z31; \
+	VUNPCKLPD Z18, Z16, Z0; \
+	VUNPCKHPD Z18, Z16, Z1; \
+	VUNPCKLPD Z19, Z17, Z2; \
+	VUNPCKHPD Z19, Z17, Z3; \
+	VUNPCKLPD Z22, Z20, Z4; \
+	VUNPCKHPD Z22, Z20, Z5; \
+	VUNPCKLPD Z23, Z21, Z6; \
+	VUNPCKHPD Z23, Z21, Z7; \
+	VUNPCKLPD Z26, Z24, Z8; \
+	VUNPCKHPD Z26, Z24, Z9; \
+	VUNPCKLPD Z27, Z25, Z10; \
+	VUNPCKHPD Z27, Z25, Z11; \
+	VUNPCKLPD Z30, Z28, Z12; \
+	VUNPCKHPD Z30, Z28, Z13; \
+	VUNPCKLPD Z31, Z29, Z14; \
+	VUNPCKHPD Z31, Z29, Z15; \
+	VSHUFF32X4 $0x44, Z4, Z0, Z16; \
+	VSHUFF32X4 $0xee, Z4, Z0, Z17; \
+	VSHUFF32X4 $0x44, Z12, Z8, Z18; \
+	VSHUFF32X4 $0xee, Z12, Z8, Z19; \
+	VSHUFF32X4 $0x44, Z5, Z1, Z20; \
+	VSHUFF32X4 $0xee, Z5, Z1, Z21; \
+	VSHUFF32X4 $0x44, Z13, Z9, Z22; \
+	VSHUFF32X4 $0xee, Z13, Z9, Z23; \
+	VSHUFF32X4 $0x44, Z6, Z2, Z24; \
+	VSHUFF32X4 $0xee, Z6, Z2, Z25; \
+	VSHUFF32X4 $0x44, Z14, Z10, Z26; \
+	VSHUFF32X4 $0xee, Z14, Z10, Z27; \
+	VSHUFF32X4 $0x44, Z7, Z3, Z28; \
+	VSHUFF32X4 $0xee, Z7, Z3, Z29; \
+	VSHUFF32X4 $0x44, Z15, Z11, Z30; \
+	VSHUFF32X4 $0xee, Z15, Z11, Z31; \
+	VSHUFF32X4 $0x88, Z18, Z16, Z0; \
+	VSHUFF32X4 $0xdd, Z18, Z16, Z4; \
+	VSHUFF32X4 $0x88, Z19, Z17, Z8; \
+	VSHUFF32X4 $0xdd, Z19, Z17, Z12; \
+	VSHUFF32X4 $0x88, Z22, Z20, Z1; \
+	VSHUFF32X4 $0xdd, Z22, Z20, Z5; \
+	VSHUFF32X4 $0x88, Z23, Z21, Z9; \
+	VSHUFF32X4 $0xdd, Z23, Z21, Z13; \
+	VSHUFF32X4 $0x88, Z26, Z24, Z2; \
+	VSHUFF32X4 $0xdd, Z26, Z24, Z6; \
+	VSHUFF32X4 $0x88, Z27, Z25, Z10; \
+	VSHUFF32X4 $0xdd, Z27, Z25, Z14; \
+	VSHUFF32X4 $0x88, Z30, Z28, Z3; \
+	VSHUFF32X4 $0xdd, Z30, Z28, Z7; \
+	VSHUFF32X4 $0x88, Z31, Z29, Z11; \
+	VSHUFF32X4 $0xdd, Z31, Z29, Z15
+
 // func gemm12x32Z(w, xp *float32, k int, buf *float32, add int, pf *byte, pfoff, pfstride, pfseg uintptr, npf int)
 // Computes the 12-row × 32-token tile s[r][t] = Σ_{i<k} W[r][i]·xp[32i + t],
 // with W in tile layout at w, over one reduction chunk and stores it to
@@ -372,14 +441,14 @@ DATA iota32<>+112(SB)/8, $0x0000001d0000001c
 DATA iota32<>+120(SB)/8, $0x0000001f0000001e
 GLOBL iota32<>(SB), RODATA|NOPTR, $128
 
-// func packPanelZ(dst, x *float32, cols, ntok int)
-// dst[32c + t] = x[t·cols + c] for c < cols and t < 32 (0 for t ≥ ntok).
-TEXT ·packPanelZ(SB), NOSPLIT, $0-32
+// func packPanelZ(dst, x *float32, ld, cols, ntok int)
+// dst[32c + t] = x[t·ld + c] for c < cols and t < 32 (0 for t ≥ ntok).
+TEXT ·packPanelZ(SB), NOSPLIT, $0-40
 	MOVQ         dst+0(FP), DI
 	MOVQ         x+8(FP), SI
-	MOVQ         cols+16(FP), CX
-	MOVQ         ntok+24(FP), DX
-	MOVQ         CX, BX
+	MOVQ         ld+16(FP), BX
+	MOVQ         cols+24(FP), CX
+	MOVQ         ntok+32(FP), DX
 	SHLQ         $2, BX
 	VPBROADCASTD BX, Z26
 	VMOVDQU32    iota32<>(SB), Z24
@@ -646,5 +715,215 @@ last:
 
 store:
 	ACCST
+	VZEROUPPER
+	RET
+
+// func packPanel16Z(dst, x *float32, ld uintptr, groups int)
+// Is packPanelZ for 32 tokens (ld bytes apart) and 16·groups elements,
+// by 16×16 transposes instead of gathers: dst[32c + t] = x[t·ld/4 + c].
+TEXT ·packPanel16Z(SB), NOSPLIT, $0-32
+	MOVQ  dst+0(FP), DI
+	MOVQ  x+8(FP), R8
+	MOVQ  ld+16(FP), BX
+	MOVQ  groups+24(FP), CX
+	TESTQ CX, CX
+	JEQ   pdone
+
+pgroup:
+	MOVQ R8, SI
+	XORQ DX, DX
+
+phalf:
+	VMOVUPS (SI), Z0
+	ADDQ    BX, SI
+	VMOVUPS (SI), Z1
+	ADDQ    BX, SI
+	VMOVUPS (SI), Z2
+	ADDQ    BX, SI
+	VMOVUPS (SI), Z3
+	ADDQ    BX, SI
+	VMOVUPS (SI), Z4
+	ADDQ    BX, SI
+	VMOVUPS (SI), Z5
+	ADDQ    BX, SI
+	VMOVUPS (SI), Z6
+	ADDQ    BX, SI
+	VMOVUPS (SI), Z7
+	ADDQ    BX, SI
+	VMOVUPS (SI), Z8
+	ADDQ    BX, SI
+	VMOVUPS (SI), Z9
+	ADDQ    BX, SI
+	VMOVUPS (SI), Z10
+	ADDQ    BX, SI
+	VMOVUPS (SI), Z11
+	ADDQ    BX, SI
+	VMOVUPS (SI), Z12
+	ADDQ    BX, SI
+	VMOVUPS (SI), Z13
+	ADDQ    BX, SI
+	VMOVUPS (SI), Z14
+	ADDQ    BX, SI
+	VMOVUPS (SI), Z15
+	ADDQ    BX, SI
+	TRANSPOSE16
+	VMOVUPS Z0, 0(DI)(DX*1)
+	VMOVUPS Z1, 128(DI)(DX*1)
+	VMOVUPS Z2, 256(DI)(DX*1)
+	VMOVUPS Z3, 384(DI)(DX*1)
+	VMOVUPS Z4, 512(DI)(DX*1)
+	VMOVUPS Z5, 640(DI)(DX*1)
+	VMOVUPS Z6, 768(DI)(DX*1)
+	VMOVUPS Z7, 896(DI)(DX*1)
+	VMOVUPS Z8, 1024(DI)(DX*1)
+	VMOVUPS Z9, 1152(DI)(DX*1)
+	VMOVUPS Z10, 1280(DI)(DX*1)
+	VMOVUPS Z11, 1408(DI)(DX*1)
+	VMOVUPS Z12, 1536(DI)(DX*1)
+	VMOVUPS Z13, 1664(DI)(DX*1)
+	VMOVUPS Z14, 1792(DI)(DX*1)
+	VMOVUPS Z15, 1920(DI)(DX*1)
+	ADDQ $64, DX
+	CMPQ DX, $128
+	JB   phalf
+	ADDQ $64, R8
+	ADDQ $2048, DI
+	DECQ CX
+	JNZ  pgroup
+
+pdone:
+	VZEROUPPER
+	RET
+
+// func unpanel16Z(dst *float32, ldd uintptr, src *float32, groups, acc int)
+// Is unpanelZ for 32 tokens and 16·groups rows, by 16×16 transposes
+// instead of gathers: dst[t·ldd/4 + r] (+)= src[32r + t].
+TEXT ·unpanel16Z(SB), NOSPLIT, $0-40
+	MOVQ  dst+0(FP), DI
+	MOVQ  ldd+8(FP), BX
+	MOVQ  src+16(FP), SI
+	MOVQ  groups+24(FP), CX
+	MOVQ  acc+32(FP), AX
+	TESTQ CX, CX
+	JEQ   udone16
+
+ugroup16:
+	MOVQ DI, DX
+	XORQ R9, R9
+
+uhalf16:
+	VMOVUPS 0(SI)(R9*1), Z0
+	VMOVUPS 128(SI)(R9*1), Z1
+	VMOVUPS 256(SI)(R9*1), Z2
+	VMOVUPS 384(SI)(R9*1), Z3
+	VMOVUPS 512(SI)(R9*1), Z4
+	VMOVUPS 640(SI)(R9*1), Z5
+	VMOVUPS 768(SI)(R9*1), Z6
+	VMOVUPS 896(SI)(R9*1), Z7
+	VMOVUPS 1024(SI)(R9*1), Z8
+	VMOVUPS 1152(SI)(R9*1), Z9
+	VMOVUPS 1280(SI)(R9*1), Z10
+	VMOVUPS 1408(SI)(R9*1), Z11
+	VMOVUPS 1536(SI)(R9*1), Z12
+	VMOVUPS 1664(SI)(R9*1), Z13
+	VMOVUPS 1792(SI)(R9*1), Z14
+	VMOVUPS 1920(SI)(R9*1), Z15
+	TRANSPOSE16
+	TESTQ AX, AX
+	JEQ   ustore16
+	VADDPS (DX), Z0, Z0
+	VMOVUPS Z0, (DX)
+	ADDQ   BX, DX
+	VADDPS (DX), Z1, Z1
+	VMOVUPS Z1, (DX)
+	ADDQ   BX, DX
+	VADDPS (DX), Z2, Z2
+	VMOVUPS Z2, (DX)
+	ADDQ   BX, DX
+	VADDPS (DX), Z3, Z3
+	VMOVUPS Z3, (DX)
+	ADDQ   BX, DX
+	VADDPS (DX), Z4, Z4
+	VMOVUPS Z4, (DX)
+	ADDQ   BX, DX
+	VADDPS (DX), Z5, Z5
+	VMOVUPS Z5, (DX)
+	ADDQ   BX, DX
+	VADDPS (DX), Z6, Z6
+	VMOVUPS Z6, (DX)
+	ADDQ   BX, DX
+	VADDPS (DX), Z7, Z7
+	VMOVUPS Z7, (DX)
+	ADDQ   BX, DX
+	VADDPS (DX), Z8, Z8
+	VMOVUPS Z8, (DX)
+	ADDQ   BX, DX
+	VADDPS (DX), Z9, Z9
+	VMOVUPS Z9, (DX)
+	ADDQ   BX, DX
+	VADDPS (DX), Z10, Z10
+	VMOVUPS Z10, (DX)
+	ADDQ   BX, DX
+	VADDPS (DX), Z11, Z11
+	VMOVUPS Z11, (DX)
+	ADDQ   BX, DX
+	VADDPS (DX), Z12, Z12
+	VMOVUPS Z12, (DX)
+	ADDQ   BX, DX
+	VADDPS (DX), Z13, Z13
+	VMOVUPS Z13, (DX)
+	ADDQ   BX, DX
+	VADDPS (DX), Z14, Z14
+	VMOVUPS Z14, (DX)
+	ADDQ   BX, DX
+	VADDPS (DX), Z15, Z15
+	VMOVUPS Z15, (DX)
+	ADDQ   BX, DX
+	JMP   unext16
+
+ustore16:
+	VMOVUPS Z0, (DX)
+	ADDQ   BX, DX
+	VMOVUPS Z1, (DX)
+	ADDQ   BX, DX
+	VMOVUPS Z2, (DX)
+	ADDQ   BX, DX
+	VMOVUPS Z3, (DX)
+	ADDQ   BX, DX
+	VMOVUPS Z4, (DX)
+	ADDQ   BX, DX
+	VMOVUPS Z5, (DX)
+	ADDQ   BX, DX
+	VMOVUPS Z6, (DX)
+	ADDQ   BX, DX
+	VMOVUPS Z7, (DX)
+	ADDQ   BX, DX
+	VMOVUPS Z8, (DX)
+	ADDQ   BX, DX
+	VMOVUPS Z9, (DX)
+	ADDQ   BX, DX
+	VMOVUPS Z10, (DX)
+	ADDQ   BX, DX
+	VMOVUPS Z11, (DX)
+	ADDQ   BX, DX
+	VMOVUPS Z12, (DX)
+	ADDQ   BX, DX
+	VMOVUPS Z13, (DX)
+	ADDQ   BX, DX
+	VMOVUPS Z14, (DX)
+	ADDQ   BX, DX
+	VMOVUPS Z15, (DX)
+	ADDQ   BX, DX
+
+unext16:
+	ADDQ $64, R9
+	CMPQ R9, $128
+	JB   uhalf16
+	ADDQ $64, DI
+	ADDQ $2048, SI
+	DECQ CX
+	JNZ  ugroup16
+
+udone16:
 	VZEROUPPER
 	RET

@@ -170,3 +170,68 @@ func putF32(b []byte, f float32) {
 	u := math.Float32bits(f)
 	b[0], b[1], b[2], b[3] = byte(u), byte(u>>8), byte(u>>16), byte(u>>24)
 }
+
+// TestPackUnpanel checks packPanel and unpanel against their definitions,
+// for token counts and lengths with and without whole groups of 16 (the
+// transposing kernels) and tails (the gathering ones).
+func TestPackUnpanel(t *testing.T) {
+	k := Detect()
+	if !k.hasPanelGEMM() {
+		t.Skip("no panel GEMM at this level")
+	}
+	r := newTestRand()
+	for _, ntok := range []int{32, 31, 7, 1} {
+		for _, cols := range []int{1, 15, 16, 37, 64, 200} {
+			x := make([]float32, ntok*cols)
+			for i := range x {
+				x[i] = float32(r.NormFloat64())
+			}
+			dst := make([]float32, 32*cols)
+			for i := range dst {
+				dst[i] = sentinel
+			}
+			k.packPanel(dst, x, cols, ntok)
+			for c := range cols {
+				for tok := range 32 {
+					want := float32(0)
+					if tok < ntok {
+						want = x[tok*cols+c]
+					}
+					if got := dst[32*c+tok]; got != want {
+						t.Fatalf("pack ntok=%d cols=%d: element %d token %d: %v, want %v", ntok, cols, c, tok, got, want)
+					}
+				}
+			}
+		}
+		for _, rows := range []int{1, 12, 16, 40, 192} {
+			for _, acc := range []bool{false, true} {
+				const ldd = 211
+				src := make([]float32, 32*rows)
+				for i := range src {
+					src[i] = float32(r.NormFloat64())
+				}
+				dst := make([]float32, 32*ldd)
+				for i := range dst {
+					dst[i] = float32(r.NormFloat64())
+				}
+				orig := append([]float32(nil), dst...)
+				k.unpanel(dst, ldd, src, rows, ntok, acc)
+				for tok := range 32 {
+					for row := range ldd {
+						want := orig[tok*ldd+row]
+						if tok < ntok && row < rows {
+							if acc {
+								want += src[32*row+tok]
+							} else {
+								want = src[32*row+tok]
+							}
+						}
+						if got := dst[tok*ldd+row]; got != want {
+							t.Fatalf("unpanel ntok=%d rows=%d acc=%v: token %d row %d: %v, want %v", ntok, rows, acc, tok, row, got, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
