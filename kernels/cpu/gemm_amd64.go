@@ -27,10 +27,23 @@ func widenTileBF16Z(dst *float32, src *byte, rb uintptr, nrow, n int)
 //go:noescape
 func unpanelZ(dst *float32, ldd uintptr, src *float32, rows, ntok, acc int)
 
-// packPanelZ transposes up to 32 tokens of x into a panel (gemmz_amd64.s).
+// packPanelZ transposes up to 32 tokens of x, ld elements apart, into a
+// panel (gemmz_amd64.s).
 //
 //go:noescape
-func packPanelZ(dst, x *float32, cols, ntok int)
+func packPanelZ(dst, x *float32, ld, cols, ntok int)
+
+// packPanel16Z is packPanelZ for 32 tokens and 16·groups elements, by
+// 16×16 transposes (gemmz_amd64.s).
+//
+//go:noescape
+func packPanel16Z(dst, x *float32, ld uintptr, groups int)
+
+// unpanel16Z is unpanelZ for 32 tokens and 16·groups rows, by 16×16
+// transposes (gemmz_amd64.s).
+//
+//go:noescape
+func unpanel16Z(dst *float32, ldd uintptr, src *float32, groups, acc int)
 
 // packPanel writes panel dst (32·cols floats) from ntok tokens of x.
 func (k Kernels) packPanel(dst, x []float32, cols, ntok int) {
@@ -39,7 +52,14 @@ func (k Kernels) packPanel(dst, x []float32, cols, ntok int) {
 	}
 	_ = dst[32*cols-1]
 	_ = x[(ntok-1)*cols+cols-1]
-	packPanelZ(&dst[0], &x[0], cols, ntok)
+	c := 0
+	if ntok == 32 && cols >= 16 {
+		packPanel16Z(&dst[0], &x[0], uintptr(4*cols), cols/16)
+		c = cols &^ 15
+	}
+	if c < cols {
+		packPanelZ(&dst[32*c], &x[c], cols, cols-c, ntok)
+	}
 }
 
 // hasPanelGEMM reports the 12×32 float GEMM tile.
@@ -110,5 +130,57 @@ func (k Kernels) unpanel(dst []float32, ldd int, src []float32, rows, ntok int, 
 	if acc {
 		a = 1
 	}
+	if ntok == 32 && rows >= 16 {
+		unpanel16Z(&dst[0], uintptr(4*ldd), &src[0], rows/16, a)
+		r := rows &^ 15
+		if r == rows {
+			return
+		}
+		dst, src, rows = dst[r:], src[32*r:], rows-r
+	}
 	unpanelZ(&dst[0], uintptr(4*ldd), &src[0], rows, ntok, a)
+}
+
+// gemm12x32ZW* are gemm12x32Z for k a positive multiple of 8 that first
+// write the tile at w from 12 rows of weights rb bytes apart at src, as
+// widenTile*Z does, a block ahead of the multiply-adds (gemmz_amd64.s).
+//
+//go:noescape
+func gemm12x32ZWF16(w *float32, src *byte, rb uintptr, xp *float32, k int, buf *float32, add int, pf *byte, pfoff, pfstride, pfseg uintptr, npf int)
+
+//go:noescape
+func gemm12x32ZWBF16(w *float32, src *byte, rb uintptr, xp *float32, k int, buf *float32, add int, pf *byte, pfoff, pfstride, pfseg uintptr, npf int)
+
+//go:noescape
+func gemm12x32ZWF32(w *float32, src *byte, rb uintptr, xp *float32, k int, buf *float32, add int, pf *byte, pfoff, pfstride, pfseg uintptr, npf int)
+
+// widenPanelTile is widenTile of 12 whole rows followed by panelTile, in
+// one pass: it needs n, the elements per row, to be a positive multiple
+// of 8. Its results, the tile in w included, are those of the two calls.
+func (k Kernels) widenPanelTile(ft floatType, w []float32, src []byte, rb int, xp []float32, n int, buf []float32, add bool, pf *prefetcher) {
+	if n <= 0 || n%8 != 0 {
+		panic("cpu: widenPanelTile needs a positive multiple of 8 elements")
+	}
+	_ = w[tileLen(n)-1]
+	_ = src[11*rb+n*ft.size()-1]
+	_ = xp[32*n-1]
+	_ = buf[tileBufLen-1]
+	a := 0
+	if add {
+		a = 1
+	}
+	var p *byte
+	var off, lines, stride, seg int
+	if pf != nil {
+		p, off, lines = pf.take()
+		stride, seg = pf.rb, pf.seg
+	}
+	switch ft {
+	case ftF16:
+		gemm12x32ZWF16(&w[0], &src[0], uintptr(rb), &xp[0], n, &buf[0], a, p, uintptr(off), uintptr(stride), uintptr(seg), lines)
+	case ftBF16:
+		gemm12x32ZWBF16(&w[0], &src[0], uintptr(rb), &xp[0], n, &buf[0], a, p, uintptr(off), uintptr(stride), uintptr(seg), lines)
+	default:
+		gemm12x32ZWF32(&w[0], &src[0], uintptr(rb), &xp[0], n, &buf[0], a, p, uintptr(off), uintptr(stride), uintptr(seg), lines)
+	}
 }

@@ -23,3 +23,7 @@ func (k Kernels) unpanel(dst []float32, ldd int, src []float32, rows, ntok int, 
 func (k Kernels) packPanel(dst, x []float32, cols, ntok int) {
 	panic("cpu: no panel GEMM in this build")
 }
+
+func (k Kernels) widenPanelTile(ft floatType, w []float32, src []byte, rb int, xp []float32, n int, buf []float32, add bool, pf *prefetcher) {
+	panic("cpu: no panel GEMM in this build")
+}

@@ -108,3 +108,130 @@ func TestPanelTile(t *testing.T) {
 		}
 	}
 }
+
+// TestWidenPanelTile checks the fused kernels bit for bit against
+// widenTile followed by panelTile: the tile they leave and the sums, with
+// and without the buffer added, for each weight type and several lengths.
+// The weights are random bit patterns (NaNs and infinities included for
+// F16 and BF16), so a row, element or token out of place shows.
+func TestWidenPanelTile(t *testing.T) {
+	k := Detect()
+	if !k.hasPanelGEMM() {
+		t.Skip("no panel GEMM at this level")
+	}
+	r := newTestRand()
+	for _, ft := range []floatType{ftF32, ftF16, ftBF16} {
+		for _, n := range []int{8, 16, 24, 200, 512} {
+			t.Run(fmt.Sprintf("%d/%d", ft, n), func(t *testing.T) {
+				es := ft.size()
+				rb := n*es + 6*es // rows longer than n
+				src := make([]byte, 12*rb)
+				for i := range src {
+					src[i] = byte(r.Uint32())
+				}
+				if ft == ftF32 {
+					for i := 0; i < len(src); i += 4 {
+						putF32(src[i:], float32(r.NormFloat64()))
+					}
+				}
+				xp := make([]float32, 32*n)
+				for i := range xp {
+					xp[i] = float32(r.NormFloat64())
+				}
+				init := make([]float32, tileBufLen)
+				for i := range init {
+					init[i] = float32(r.NormFloat64())
+				}
+				for _, add := range []bool{false, true} {
+					want := make([]float32, tileLen(n))
+					wantBuf := append([]float32(nil), init...)
+					k.widenTile(ft, want, src, rb, 12, n)
+					k.panelTile(want, xp, n, wantBuf, add, nil)
+					got := make([]float32, tileLen(n))
+					gotBuf := append([]float32(nil), init...)
+					k.widenPanelTile(ft, got, src, rb, xp, n, gotBuf, add, nil)
+					for i := range want {
+						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+							t.Fatalf("tile element %d: %v, want %v", i, got[i], want[i])
+						}
+					}
+					for i := range wantBuf {
+						if math.Float32bits(gotBuf[i]) != math.Float32bits(wantBuf[i]) {
+							t.Fatalf("add=%v row %d token %d: %v, want %v", add, i/32, i%32, gotBuf[i], wantBuf[i])
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+func putF32(b []byte, f float32) {
+	u := math.Float32bits(f)
+	b[0], b[1], b[2], b[3] = byte(u), byte(u>>8), byte(u>>16), byte(u>>24)
+}
+
+// TestPackUnpanel checks packPanel and unpanel against their definitions,
+// for token counts and lengths with and without whole groups of 16 (the
+// transposing kernels) and tails (the gathering ones).
+func TestPackUnpanel(t *testing.T) {
+	k := Detect()
+	if !k.hasPanelGEMM() {
+		t.Skip("no panel GEMM at this level")
+	}
+	r := newTestRand()
+	for _, ntok := range []int{32, 31, 7, 1} {
+		for _, cols := range []int{1, 15, 16, 37, 64, 200} {
+			x := make([]float32, ntok*cols)
+			for i := range x {
+				x[i] = float32(r.NormFloat64())
+			}
+			dst := make([]float32, 32*cols)
+			for i := range dst {
+				dst[i] = sentinel
+			}
+			k.packPanel(dst, x, cols, ntok)
+			for c := range cols {
+				for tok := range 32 {
+					want := float32(0)
+					if tok < ntok {
+						want = x[tok*cols+c]
+					}
+					if got := dst[32*c+tok]; got != want {
+						t.Fatalf("pack ntok=%d cols=%d: element %d token %d: %v, want %v", ntok, cols, c, tok, got, want)
+					}
+				}
+			}
+		}
+		for _, rows := range []int{1, 12, 16, 40, 192} {
+			for _, acc := range []bool{false, true} {
+				const ldd = 211
+				src := make([]float32, 32*rows)
+				for i := range src {
+					src[i] = float32(r.NormFloat64())
+				}
+				dst := make([]float32, 32*ldd)
+				for i := range dst {
+					dst[i] = float32(r.NormFloat64())
+				}
+				orig := append([]float32(nil), dst...)
+				k.unpanel(dst, ldd, src, rows, ntok, acc)
+				for tok := range 32 {
+					for row := range ldd {
+						want := orig[tok*ldd+row]
+						if tok < ntok && row < rows {
+							if acc {
+								want += src[32*row+tok]
+							} else {
+								want = src[32*row+tok]
+							}
+						}
+						if got := dst[tok*ldd+row]; got != want {
+							t.Fatalf("unpanel ntok=%d rows=%d acc=%v: token %d row %d: %v, want %v", ntok, rows, acc, tok, row, got, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}

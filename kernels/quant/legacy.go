@@ -499,6 +499,13 @@ func FMA32(a, b, c float32) float32 {
 	p, q := float64(a)*float64(b), float64(c) // p is exact (24+24 bits)
 	r := p + q
 	f := float32(r)
+	// Rounding r again to float32 can differ from rounding p + q once
+	// only where r is halfway between two float32s. Where float32s are
+	// normal, those are the float64s whose 29 low mantissa bits are
+	// 1<<28; r is rarely one of them, and this test is cheap.
+	if b := math.Float64bits(r); b&(1<<29-1) != 1<<28 && b>>52&0x7ff >= 1023-126 {
+		return f
+	}
 	if float64(f) == r || math.IsInf(r, 0) || math.IsNaN(r) {
 		return f
 	}
