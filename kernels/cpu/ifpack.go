@@ -122,43 +122,64 @@ func packIf(p *Pool, kind wkind, w Matrix) *ifPacked {
 // packIfStrip writes strip s of w into dst.
 func packIfStrip(kind wkind, dst []byte, w Matrix, s int) {
 	nb, sb, rb := w.Cols/64, ifStripBlock(kind), w.RowBytes()
-	bb := rb / nb // bytes per file block
+	bb := rb / nb                // bytes per file block
+	var g [ifStripRows][8]uint32 // Q3H: the 4 codes of each group, 7 bits apart
 	for b := range nb {
 		d := dst[b*sb : (b+1)*sb]
-		clear(d)
+		var hd [64]byte
 		for r := range ifStripRows {
 			row := s*ifStripRows + r
 			if row >= w.Rows {
-				break
-			}
-			x := w.Data[row*rb+b*bb : row*rb+(b+1)*bb]
-			copy(d[sb-64+2*r:], x[2:4]) // scale
-			copy(d[sb-32+2*r:], x[0:2]) // base
-			if kind == wkIfQ4 {
+				// Zero rows pad the last strip.
+				g[r] = [8]uint32{}
 				for j := range 8 {
-					copy(d[64*j+4*r:64*j+4*r+4], x[4+4*j:8+4*j])
+					if kind == wkIfQ4 {
+						binary.LittleEndian.PutUint32(d[64*j+4*r:], 0)
+					}
 				}
 				continue
 			}
-			qh := uint64(binary.LittleEndian.Uint32(x[4:]))
-			qm := binary.LittleEndian.Uint64(x[8:])
-			qs := [2]uint64{binary.LittleEndian.Uint64(x[16:]), binary.LittleEndian.Uint64(x[24:])}
-			for j := range 8 {
-				var v uint64
-				for m := range 4 {
-					k := 4*j + m
-					c := qs[k/16]>>(4*(k%16))&15 | (qm>>(2*k)&3)<<4 | (qh>>k&1)<<6
-					v |= c << (7 * m)
+			x := w.Data[row*rb+b*bb : row*rb+(b+1)*bb]
+			hd[2*r], hd[2*r+1] = x[2], x[3]       // scale
+			hd[32+2*r], hd[32+2*r+1] = x[0], x[1] // base
+			if kind == wkIfQ4 {
+				for j := range 8 {
+					binary.LittleEndian.PutUint32(d[64*j+4*r:], binary.LittleEndian.Uint32(x[4+4*j:]))
 				}
-				o := 56*j + 7*(r/2)
-				sh := 28 * (r % 2)
-				for i := range 7 {
-					d[o+i] |= byte(v << sh >> (8 * i))
+				continue
+			}
+			qh, qm, qs := binary.LittleEndian.Uint32(x[4:]), x[8:16], x[16:32]
+			for j := range 8 {
+				g[r][j] = ifNibT[qs[2*j]] | ifNibT[qs[2*j+1]]<<14 | ifQmT[qm[j]] | ifQhT[qh>>(4*j)&15]
+			}
+		}
+		if kind == wkIfQ3H {
+			// Pair i of group j is 7 bytes at 56j+7i; the eighth byte each
+			// store writes is overwritten by the next one (the last, by
+			// the headers).
+			for j := range 8 {
+				for i := range 8 {
+					v := uint64(g[2*i][j]) | uint64(g[2*i+1][j])<<28
+					binary.LittleEndian.PutUint64(d[56*j+7*i:], v)
 				}
 			}
 		}
+		copy(d[sb-64:], hd[:])
 	}
 }
+
+// Tables of packIfStrip: a qs byte's two nibbles 7 bits apart, a qm
+// byte's four bit pairs at 7m+4, four qh bits at 7m+6.
+var ifNibT, ifQmT, ifQhT = func() (nib, qm, qh [256]uint32) {
+	for v := range uint32(256) {
+		nib[v] = v&15 | v>>4<<7
+		for m := range 4 {
+			qm[v] |= (v >> (2 * m) & 3) << (7*m + 4)
+			qh[v] |= (v >> m & 1) << (7*m + 6)
+		}
+	}
+	return
+}()
 
 // ifRows computes rows [r0, r1) of a job on strips for all tokens: whole
 // strips straight into dst, a strip cut by r0 or r1 through a buffer.

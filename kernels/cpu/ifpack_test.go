@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/weftrun/weft/kernels/quant"
@@ -149,6 +150,50 @@ func compareIf(t *testing.T, name string, dst []float32, w Matrix, acts [][]byte
 			if got := dst[tok*w.Rows+r]; math.Float32bits(got) != math.Float32bits(want) {
 				t.Fatalf("%s: token %d row %d = %v, want %v", name, tok, r, got, want)
 			}
+		}
+	}
+}
+
+// BenchmarkIfStrips measures the strip kernels on one thread: "l2" on a
+// 256×2048 matrix that stays in L2 (the kernel's instruction bound),
+// "mem" on 5632×2048 ones far larger than the caches. It reports weight
+// bytes per CPU second of the thread (cpu-GB/s, Linux).
+func BenchmarkIfStrips(b *testing.B) {
+	k := Detect()
+	if !k.hasIfPack() {
+		b.Skip("no strip kernels")
+	}
+	const cols = 2048
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, dt := range []tensor.DType{tensor.Q4_B64T1, tensor.Q3H_B64T1} {
+		kind, _, _ := k.classify(dt)
+		for _, sz := range []struct {
+			name       string
+			rows, mats int
+		}{{"l2", 256, 1}, {"mem", 5632, 16}} {
+			b.Run(fmt.Sprintf("%s/%s", dt, sz.name), func(b *testing.B) {
+				p := NewPoolKernels(1, k)
+				defer p.Close()
+				var pks []*ifPacked
+				for range sz.mats {
+					pks = append(pks, packIf(p, kind, benchMatrix(b, dt, sz.rows, cols)))
+				}
+				ai := make([]byte, ifActBytes(cols))
+				k.packQ8I(ai, randRow(r, cols, 1))
+				y := make([]float32, sz.rows)
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				b.SetBytes(int64(len(pks[0].data)))
+				c0 := threadCPUTime()
+				i := 0
+				for b.Loop() {
+					k.ifStrips(kind, pks[i%len(pks)].data, ai, cols/64, y, sz.rows/16, false)
+					i++
+				}
+				if c0 >= 0 {
+					b.ReportMetric(float64(len(pks[0].data))*float64(b.N)/float64(threadCPUTime()-c0), "cpu-GB/s")
+				}
+			})
 		}
 	}
 }
