@@ -224,11 +224,12 @@ func BenchmarkDecodeTinyLlama(b *testing.B) {
 // attention.
 func BenchmarkPrefillTinyLlama(b *testing.B) {
 	const n = 128
-	for _, dt := range []tensor.DType{tensor.F16, tensor.BF16, tensor.F32, tensor.Q8_0, tensor.Q4_0, tensor.IQ4_NL} {
+	for _, dt := range []tensor.DType{tensor.F16, tensor.BF16, tensor.F32, tensor.Q8_0, tensor.Q4_0, tensor.IQ4_NL, tensor.Q4_B64T1, tensor.Q3H_B64T1} {
 		b.Run(dt.String(), func(b *testing.B) {
 			m := newTinyLlama(b, dt)
 			p := NewPool(0)
 			defer p.Close()
+			m.pack(p)
 			x := make([]float32, n*5632)
 			for i := range x {
 				x[i] = float32(i%13)/4 - 1.5

@@ -182,7 +182,8 @@ var ifNibT, ifQmT, ifQhT = func() (nib, qm, qh [256]uint32) {
 }()
 
 // ifRows computes rows [r0, r1) of a job on strips for all tokens: whole
-// strips straight into dst, a strip cut by r0 or r1 through a buffer.
+// strips straight into dst, 4 tokens at a time, a strip cut by r0 or r1
+// through a buffer.
 func (t *mmTask) ifRows(j *mmJob, r0, r1 int) {
 	pk, k := j.pack, t.k
 	n, ldd, nb := t.n, j.w.Rows, j.w.Cols/64
@@ -194,26 +195,35 @@ func (t *mmTask) ifRows(j *mmJob, r0, r1 int) {
 	}
 	for c0 := s0; c0 < s1; c0 += step {
 		c1 := min(c0+step, s1)
-		for tok := range n {
-			a := j.act[tok*j.ldx : (tok+1)*j.ldx]
-			d := j.dst[tok*ldd : (tok+1)*ldd]
-			lo, hi := c0, c1
-			if lo*ifStripRows < r0 || hi*ifStripRows > r1 {
-				// Cut strips, one at a time.
-				for s := lo; s < hi; s++ {
-					if s*ifStripRows >= r0 && (s+1)*ifStripRows <= r1 {
-						k.ifStrips(pk.kind, pk.data[s*ss:(s+1)*ss], a, nb, d[s*ifStripRows:(s+1)*ifStripRows], 1, t.acc)
-						continue
-					}
-					var y [ifStripRows]float32
-					k.ifStrips(pk.kind, pk.data[s*ss:(s+1)*ss], a, nb, y[:], 1, false)
-					for r := max(s*ifStripRows, r0); r < min((s+1)*ifStripRows, r1); r++ {
-						put(d, r, y[r-s*ifStripRows], t.acc)
-					}
-				}
+		// The whole strips [lo, hi) of [c0, c1).
+		lo, hi := c0, c1
+		if lo*ifStripRows < r0 {
+			lo++
+		}
+		if hi*ifStripRows > r1 && hi > lo {
+			hi--
+		}
+		tok := 0
+		if hi > lo {
+			w := pk.data[lo*ss : hi*ss]
+			for ; tok+4 <= n; tok += 4 {
+				k.ifStrips4(pk.kind, w, j.act[tok*j.ldx:], j.ldx, nb, j.dst[tok*ldd+lo*ifStripRows:], ldd, hi-lo, t.acc)
+			}
+			for ; tok < n; tok++ {
+				k.ifStrips(pk.kind, w, j.act[tok*j.ldx:], nb, j.dst[tok*ldd+lo*ifStripRows:], hi-lo, t.acc)
+			}
+		}
+		for s := c0; s < c1; s++ {
+			if s >= lo && s < hi {
 				continue
 			}
-			k.ifStrips(pk.kind, pk.data[lo*ss:hi*ss], a, nb, d[lo*ifStripRows:hi*ifStripRows], hi-lo, t.acc)
+			for tok := range n {
+				var y [ifStripRows]float32
+				k.ifStrips(pk.kind, pk.data[s*ss:(s+1)*ss], j.act[tok*j.ldx:], nb, y[:], 1, false)
+				for r := max(s*ifStripRows, r0); r < min((s+1)*ifStripRows, r1); r++ {
+					put(j.dst, tok*ldd+r, y[r-s*ifStripRows], t.acc)
+				}
+			}
 		}
 	}
 }

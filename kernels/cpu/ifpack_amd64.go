@@ -13,6 +13,12 @@ func ifStripsQ3HVNNI(w, a unsafe.Pointer, nb int, y *float32, strips int, acc in
 func ifStripsQ4VNNI(w, a unsafe.Pointer, nb int, y *float32, strips int, acc int)
 
 //go:noescape
+func ifStrips4Q3HVNNI(w, a unsafe.Pointer, lda, nb int, y *float32, ldy, strips, acc int)
+
+//go:noescape
+func ifStrips4Q4VNNI(w, a unsafe.Pointer, lda, nb int, y *float32, ldy, strips, acc int)
+
+//go:noescape
 func ifActQ8I(dst, src unsafe.Pointer, nb int)
 
 // hasIfPack reports the strip kernels (ifpack.go).
@@ -42,6 +48,29 @@ func (k Kernels) ifStrips(kind wkind, w, a []byte, nb int, y []float32, strips i
 		ifStripsQ3HVNNI(unsafe.Pointer(&w[0]), unsafe.Pointer(&a[0]), nb, &y[0], strips, ac)
 	} else {
 		ifStripsQ4VNNI(unsafe.Pointer(&w[0]), unsafe.Pointer(&a[0]), nb, &y[0], strips, ac)
+	}
+}
+
+// ifStrips4 is ifStrips for 4 tokens: activations lda bytes apart in a,
+// results ldy floats apart in y.
+func (k Kernels) ifStrips4(kind wkind, w, a []byte, lda, nb int, y []float32, ldy, strips int, acc bool) {
+	if strips == 0 || nb == 0 || !k.hasIfPack() {
+		for t := range 4 {
+			k.ifStrips(kind, w, a[t*lda:], nb, y[t*ldy:], strips, acc)
+		}
+		return
+	}
+	_ = w[strips*nb*ifStripBlock(kind)-1]
+	_ = a[3*lda+2*nb*ifActBlock-1]
+	_ = y[3*ldy+16*strips-1]
+	ac := 0
+	if acc {
+		ac = 1
+	}
+	if kind == wkIfQ3H {
+		ifStrips4Q3HVNNI(unsafe.Pointer(&w[0]), unsafe.Pointer(&a[0]), lda, nb, &y[0], ldy, strips, ac)
+	} else {
+		ifStrips4Q4VNNI(unsafe.Pointer(&w[0]), unsafe.Pointer(&a[0]), lda, nb, &y[0], ldy, strips, ac)
 	}
 }
 

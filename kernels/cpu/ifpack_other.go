@@ -9,3 +9,9 @@ func (k Kernels) ifStrips(kind wkind, w, a []byte, nb int, y []float32, strips i
 }
 
 func (k Kernels) packQ8I(dst []byte, x []float32) { packQ8IGo(dst, x) }
+
+func (k Kernels) ifStrips4(kind wkind, w, a []byte, lda, nb int, y []float32, ldy, strips int, acc bool) {
+	for t := range 4 {
+		ifStripsGo(kind, w, a[t*lda:], nb, y[t*ldy:t*ldy+16*strips], acc)
+	}
+}

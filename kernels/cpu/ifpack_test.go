@@ -108,7 +108,7 @@ func TestIfPackedMatMul(t *testing.T) {
 					t.Fatalf("%s: not packed", dt)
 				}
 			}
-			for _, n := range []int{1, 3} {
+			for _, n := range []int{1, 3, 6} {
 				x := randRow(r, n*cols, 2)
 				acts := make([][]byte, n)
 				for tok := range n {
@@ -156,8 +156,9 @@ func compareIf(t *testing.T, name string, dst []float32, w Matrix, acts [][]byte
 
 // BenchmarkIfStrips measures the strip kernels on one thread: "l2" on a
 // 256×2048 matrix that stays in L2 (the kernel's instruction bound),
-// "mem" on 5632×2048 ones far larger than the caches. It reports weight
-// bytes per CPU second of the thread (cpu-GB/s, Linux).
+// "l2x4" the same with 4 tokens at a time, "mem" on 5632×2048 ones far
+// larger than the caches. It reports weight bytes (times the tokens) per
+// CPU second of the thread (cpu-GB/s, Linux).
 func BenchmarkIfStrips(b *testing.B) {
 	k := Detect()
 	if !k.hasIfPack() {
@@ -170,7 +171,8 @@ func BenchmarkIfStrips(b *testing.B) {
 		for _, sz := range []struct {
 			name       string
 			rows, mats int
-		}{{"l2", 256, 1}, {"mem", 5632, 16}} {
+			tokens     int
+		}{{"l2", 256, 1, 1}, {"l2x4", 256, 1, 4}, {"mem", 5632, 16, 1}} {
 			b.Run(fmt.Sprintf("%s/%s", dt, sz.name), func(b *testing.B) {
 				p := NewPoolKernels(1, k)
 				defer p.Close()
@@ -178,20 +180,28 @@ func BenchmarkIfStrips(b *testing.B) {
 				for range sz.mats {
 					pks = append(pks, packIf(p, kind, benchMatrix(b, dt, sz.rows, cols)))
 				}
-				ai := make([]byte, ifActBytes(cols))
-				k.packQ8I(ai, randRow(r, cols, 1))
-				y := make([]float32, sz.rows)
+				lda := ifActBytes(cols)
+				ai := make([]byte, 4*lda)
+				for tok := range 4 {
+					k.packQ8I(ai[tok*lda:], randRow(r, cols, 1))
+				}
+				y := make([]float32, 4*sz.rows)
 				runtime.LockOSThread()
 				defer runtime.UnlockOSThread()
-				b.SetBytes(int64(len(pks[0].data)))
+				bytes := int64(sz.tokens * len(pks[0].data)) // per token
+				b.SetBytes(bytes)
 				c0 := threadCPUTime()
 				i := 0
 				for b.Loop() {
-					k.ifStrips(kind, pks[i%len(pks)].data, ai, cols/64, y, sz.rows/16, false)
+					if sz.tokens == 4 {
+						k.ifStrips4(kind, pks[0].data, ai, lda, cols/64, y, sz.rows, sz.rows/16, false)
+					} else {
+						k.ifStrips(kind, pks[i%len(pks)].data, ai, cols/64, y, sz.rows/16, false)
+					}
 					i++
 				}
 				if c0 >= 0 {
-					b.ReportMetric(float64(len(pks[0].data))*float64(b.N)/float64(threadCPUTime()-c0), "cpu-GB/s")
+					b.ReportMetric(float64(bytes)*float64(b.N)/float64(threadCPUTime()-c0), "cpu-GB/s")
 				}
 			})
 		}

@@ -508,6 +508,192 @@ s4blk:
 	VZEROUPPER
 	RET
 
+// The strip kernels for 4 tokens: each group of weights is unpacked
+// once and multiplied with the 4 tokens' activations, at R12,
+// R12+BX, R14 = R12+2·BX and R14+BX. Block A's sums of token t go to
+// Z11+t, block B's to Z15+t, the rows' sums to Z0+t.
+
+// IFZERO4 clears the 8 integer sums.
+#define IFZERO4 \
+	VPXORD Z11, Z11, Z11; \
+	VPXORD Z12, Z12, Z12; \
+	VPXORD Z13, Z13, Z13; \
+	VPXORD Z14, Z14, Z14; \
+	VPXORD Z15, Z15, Z15; \
+	VPXORD Z16, Z16, Z16; \
+	VPXORD Z17, Z17, Z17; \
+	VPXORD Z18, Z18, Z18
+
+// IFDOT4 multiplies the even values in Z5 and the odd ones in Z6 with the
+// activation dwords at ae and ao of the 4 tokens, into z0..z3.
+#define IFDOT4(ae, ao, z0, z1, z2, z3) \
+	VPDPBUSD.BCST ae(R12), Z5, z0; \
+	VPDPBUSD.BCST ao(R12), Z6, z0; \
+	VPDPBUSD.BCST ae(R12)(BX*1), Z5, z1; \
+	VPDPBUSD.BCST ao(R12)(BX*1), Z6, z1; \
+	VPDPBUSD.BCST ae(R14), Z5, z2; \
+	VPDPBUSD.BCST ao(R14), Z6, z2; \
+	VPDPBUSD.BCST ae(R14)(BX*1), Z5, z3; \
+	VPDPBUSD.BCST ao(R14)(BX*1), Z6, z3
+
+// IFEPIT adds a block to one token's sums zs as IFEPI does: za, zb the
+// integer sums of blocks A and B, the token's activations at ra, ra+40 (da, ya, db, yb the
+// offsets of dy and fl(Y·dy)), the scales in Z7, the bases in Z8.
+#define IFEPIT(da, ya, db, yb, za, zb, zs) \
+	VCVTDQ2PS   za, za; \
+	VCVTDQ2PS   zb, zb; \
+	VMULPS.BCST da, Z7, Z9; \
+	VMULPS      za, Z9, Z9; \
+	VMULPS.BCST ya, Z8, Z10; \
+	VADDPS      Z10, Z9, Z9; \
+	VADDPS      Z9, zs, zs; \
+	VMULPS.BCST db, Z7, Z9; \
+	VMULPS      zb, Z9, Z9; \
+	VMULPS.BCST yb, Z8, Z10; \
+	VADDPS      Z10, Z9, Z9; \
+	VADDPS      Z9, zs, zs
+
+// IFEPI4 adds the block to the 4 tokens' sums; the headers at sc(SI) and
+// ba(SI).
+#define IFEPI4(sc, ba) \
+	VCVTPH2PS sc(SI), Z7; \
+	VCVTPH2PS ba(SI), Z8; \
+	IFEPIT(32(R12), 36(R12), 72(R12), 76(R12), Z11, Z15, Z0); \
+	IFEPIT(32(R12)(BX*1), 36(R12)(BX*1), 72(R12)(BX*1), 76(R12)(BX*1), Z12, Z16, Z1); \
+	IFEPIT(32(R14), 36(R14), 72(R14), 76(R14), Z13, Z17, Z2); \
+	IFEPIT(32(R14)(BX*1), 36(R14)(BX*1), 72(R14)(BX*1), 76(R14)(BX*1), Z14, Z18, Z3)
+
+// IFSTRIP4START clears the 4 tokens' sums and points R12, R14 at the
+// activations and R13 at the blocks.
+#define IFSTRIP4START \
+	VPXORD Z0, Z0, Z0; \
+	VPXORD Z1, Z1, Z1; \
+	VPXORD Z2, Z2, Z2; \
+	VPXORD Z3, Z3, Z3; \
+	MOVQ   DI, R12; \
+	LEAQ   (DI)(BX*2), R14; \
+	MOVQ   CX, R13
+
+// IFSTORE4 stores (or adds) the 4 tokens' sums at DX, DX+R10, R11,
+// R11+R10 (R11 = DX+2·R10) and moves to the next strip.
+#define IFSTORE4(label) \
+	LEAQ    (DX)(R10*2), R11; \
+	TESTQ   R9, R9; \
+	JZ      label; \
+	VADDPS  (DX), Z0, Z0; \
+	VADDPS  (DX)(R10*1), Z1, Z1; \
+	VADDPS  (R11), Z2, Z2; \
+	VADDPS  (R11)(R10*1), Z3, Z3; \
+label:; \
+	VMOVUPS Z0, (DX); \
+	VMOVUPS Z1, (DX)(R10*1); \
+	VMOVUPS Z2, (R11); \
+	VMOVUPS Z3, (R11)(R10*1); \
+	ADDQ    $64, DX
+
+// Q3HGRP4 unpacks group wo/56 of a Q3H strip block (as Q3HGRP) and adds
+// it to the 4 tokens' sums z0..z3.
+#define Q3HGRP4(wo, ae, ao, z0, z1, z2, z3) \
+	VPERMB         wo(SI), Z26, Z5; \
+	VPMULTISHIFTQB Z5, Z27, Z5; \
+	VMOVDQA64      Z5, Z6; \
+	VPERMI2B       Z23, Z22, Z5; \
+	VPERMI2B       Z25, Z24, Z6; \
+	IFDOT4(ae, ao, z0, z1, z2, z3)
+
+// func ifStrips4Q3HVNNI(w, a unsafe.Pointer, lda, nb int, y *float32, ldy, strips, acc int)
+// As ifStripsQ3HVNNI for 4 tokens: activations lda bytes apart, results
+// ldy floats apart.
+TEXT ·ifStrips4Q3HVNNI(SB), NOSPLIT, $0-64
+	MOVQ w+0(FP), SI
+	MOVQ a+8(FP), DI
+	MOVQ lda+16(FP), BX
+	MOVQ nb+24(FP), CX
+	MOVQ y+32(FP), DX
+	MOVQ ldy+40(FP), R10
+	SHLQ $2, R10
+	MOVQ strips+48(FP), R8
+	MOVQ acc+56(FP), R9
+	VMOVDQU64    q3hmod0<>(SB), Z22
+	VMOVDQU64    q3hmod1<>(SB), Z23
+	VMOVDQU64    q3hdiv0<>(SB), Z24
+	VMOVDQU64    q3hdiv1<>(SB), Z25
+	VMOVDQU64    ifp7idx<>(SB), Z26
+	VPBROADCASTQ ifp7ctl<>(SB), Z27
+
+t3strip:
+	IFSTRIP4START
+
+t3blk:
+	IFZERO4
+	Q3HGRP4(0, 0, 4, Z11, Z12, Z13, Z14)
+	Q3HGRP4(56, 8, 12, Z11, Z12, Z13, Z14)
+	Q3HGRP4(112, 16, 20, Z11, Z12, Z13, Z14)
+	Q3HGRP4(168, 24, 28, Z11, Z12, Z13, Z14)
+	Q3HGRP4(224, 40, 44, Z15, Z16, Z17, Z18)
+	Q3HGRP4(280, 48, 52, Z15, Z16, Z17, Z18)
+	Q3HGRP4(336, 56, 60, Z15, Z16, Z17, Z18)
+	Q3HGRP4(392, 64, 68, Z15, Z16, Z17, Z18)
+	IFEPI4(448, 480)
+	ADDQ $512, SI
+	ADDQ $80, R12
+	ADDQ $80, R14
+	DECQ R13
+	JNZ  t3blk
+	IFSTORE4(t3st)
+	DECQ R8
+	JNZ  t3strip
+	VZEROUPPER
+	RET
+
+// Q4GRP4 unpacks group wo/64 of a Q4_B64T1 strip block (as Q4GRP) and
+// adds it to the 4 tokens' sums z0..z3.
+#define Q4GRP4(wo, ae, ao, z0, z1, z2, z3) \
+	VPSRLW $4, wo(SI), Z6; \
+	VPANDD wo(SI), Z31, Z5; \
+	VPANDD Z31, Z6, Z6; \
+	IFDOT4(ae, ao, z0, z1, z2, z3)
+
+// func ifStrips4Q4VNNI(w, a unsafe.Pointer, lda, nb int, y *float32, ldy, strips, acc int)
+// As ifStrips4Q3HVNNI for Q4_B64T1 strips.
+TEXT ·ifStrips4Q4VNNI(SB), NOSPLIT, $0-64
+	MOVQ w+0(FP), SI
+	MOVQ a+8(FP), DI
+	MOVQ lda+16(FP), BX
+	MOVQ nb+24(FP), CX
+	MOVQ y+32(FP), DX
+	MOVQ ldy+40(FP), R10
+	SHLQ $2, R10
+	MOVQ strips+48(FP), R8
+	MOVQ acc+56(FP), R9
+	MOVL         $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z31
+
+t4strip:
+	IFSTRIP4START
+
+t4blk:
+	IFZERO4
+	Q4GRP4(0, 0, 4, Z11, Z12, Z13, Z14)
+	Q4GRP4(64, 8, 12, Z11, Z12, Z13, Z14)
+	Q4GRP4(128, 16, 20, Z11, Z12, Z13, Z14)
+	Q4GRP4(192, 24, 28, Z11, Z12, Z13, Z14)
+	Q4GRP4(256, 40, 44, Z15, Z16, Z17, Z18)
+	Q4GRP4(320, 48, 52, Z15, Z16, Z17, Z18)
+	Q4GRP4(384, 56, 60, Z15, Z16, Z17, Z18)
+	Q4GRP4(448, 64, 68, Z15, Z16, Z17, Z18)
+	IFEPI4(512, 544)
+	ADDQ $576, SI
+	ADDQ $80, R12
+	ADDQ $80, R14
+	DECQ R13
+	JNZ  t4blk
+	IFSTORE4(t4st)
+	DECQ R8
+	JNZ  t4strip
+	VZEROUPPER
+	RET
+
 // func ifActQ8I(dst, src unsafe.Pointer, nb int)
 // Rewrites nb Q8_0 blocks at src in layout I at dst.
 TEXT ·ifActQ8I(SB), NOSPLIT, $0-24
