@@ -193,11 +193,8 @@ func (b *Backend) Passes() []graph.Pass { return graph.Fusions() }
 // Weight implements backend.Backend: host tensors are used in place, or,
 // on a device pinned to a NUMA node, copied by a thread of that node so
 // that their pages are allocated there (Linux's first-touch policy).
-// Matrices whose kernels read a layout of their own are copied into it
-// as well (cpu.Pool.PackWeight).
 func (b *Backend) Weight(t *tensor.Tensor) (*tensor.Tensor, error) {
 	if len(b.cpus) == 0 {
-		b.pack(t)
 		return t, nil
 	}
 	c := *t
@@ -206,13 +203,16 @@ func (b *Backend) Weight(t *tensor.Tensor) (*tensor.Tensor, error) {
 		defer close(done)
 		cpu.PinThread(b.cpus)
 		c.Data = append([]byte(nil), t.Data...)
-		b.pack(&c)
 	}() // the goroutine exits with its thread locked: Go ends that thread
 	<-done
 	return &c, nil
 }
 
-// pack hands a 2-D weight to the pool's PackWeight.
+// pack hands a 2-D weight to the pool's PackWeight, which copies the
+// matrices whose kernels read a layout of their own into it (the pool's
+// workers write the copy: on a NUMA node, its pages are the node's).
+// Compile calls it for the weights of every op but those that only read
+// rows (embedding, take).
 func (b *Backend) pack(t *tensor.Tensor) {
 	if len(t.Shape) != 2 {
 		return
