@@ -208,6 +208,20 @@ func (b *Backend) Weight(t *tensor.Tensor) (*tensor.Tensor, error) {
 	return &c, nil
 }
 
+// pack hands a 2-D weight to the pool's PackWeight, which copies the
+// matrices whose kernels read a layout of their own into it (the pool's
+// workers write the copy: on a NUMA node, its pages are the node's).
+// Compile calls it for the weights of every op but those that only read
+// rows (embedding, take).
+func (b *Backend) pack(t *tensor.Tensor) {
+	if len(t.Shape) != 2 {
+		return
+	}
+	if m, err := cpu.MatrixOf(t); err == nil {
+		b.pool.PackWeight(m)
+	}
+}
+
 // NewKVStore implements backend.Backend.
 func (b *Backend) NewKVStore(dims []int, typ backend.KVType) (backend.KVStore, error) {
 	if typ != KVF32 && typ != KVF16 {

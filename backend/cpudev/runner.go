@@ -104,6 +104,9 @@ func (b *Backend) Compile(nodes []*graph.Node, opt backend.CompileOptions) (back
 			if !ok {
 				return nil, fmt.Errorf("%s: %s: input %s has no buffer", n.Pos, n.Name, v.Name)
 			}
+			if v.Param != nil && n.Op.Name != "embedding" && n.Op.Name != "take" {
+				b.pack(t) // a weight that a matmul may read
+			}
 			st.call.In = append(st.call.In, t)
 		}
 		for _, v := range n.Outputs {

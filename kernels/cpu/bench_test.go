@@ -124,6 +124,18 @@ type tinyLlama struct {
 	bytes                int64
 }
 
+// pack hands every matrix of m to p.PackWeight.
+func (m *tinyLlama) pack(p *Pool) {
+	for l := range m.qkv {
+		for _, ws := range [][]Matrix{m.qkv[l], m.o[l], m.gateUp[l], m.down[l]} {
+			for _, w := range ws {
+				p.PackWeight(w)
+			}
+		}
+	}
+	p.PackWeight(m.out)
+}
+
 func newTinyLlama(b testing.TB, dt tensor.DType) *tinyLlama {
 	const hidden, layers, kv, ffn, vocab = 2048, 22, 256, 5632, 32000
 	m := &tinyLlama{}
@@ -161,7 +173,7 @@ func newTinyLlama(b testing.TB, dt tensor.DType) *tinyLlama {
 // other work: a kernel that reads far more than half the machine's
 // bandwidth per CPU second keeps two threads at the roofline.
 func BenchmarkDecodeTinyLlama(b *testing.B) {
-	for _, dt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.F16, tensor.Q4_K, tensor.Q6_K, tensor.Q5_K, tensor.Q3_K, tensor.Q2_K, tensor.IQ4_NL} {
+	for _, dt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.F16, tensor.Q4_K, tensor.Q6_K, tensor.Q5_K, tensor.Q3_K, tensor.Q2_K, tensor.IQ4_NL, tensor.Q4_B64T1, tensor.Q3H_B64T1} {
 		m := newTinyLlama(b, dt)
 		for _, th := range []int{0, 1} {
 			b.Run(fmt.Sprintf("%s/%s", dt, map[int]string{0: "all", 1: "t1"}[th]), func(b *testing.B) {
@@ -171,6 +183,7 @@ func BenchmarkDecodeTinyLlama(b *testing.B) {
 				}
 				p := NewPool(th)
 				defer p.Close()
+				m.pack(p)
 				x := make([]float32, 5632)
 				for i := range x {
 					x[i] = float32(i%13) - 6
@@ -211,11 +224,12 @@ func BenchmarkDecodeTinyLlama(b *testing.B) {
 // attention.
 func BenchmarkPrefillTinyLlama(b *testing.B) {
 	const n = 128
-	for _, dt := range []tensor.DType{tensor.F16, tensor.BF16, tensor.F32, tensor.Q8_0, tensor.Q4_0, tensor.IQ4_NL} {
+	for _, dt := range []tensor.DType{tensor.F16, tensor.BF16, tensor.F32, tensor.Q8_0, tensor.Q4_0, tensor.IQ4_NL, tensor.Q4_B64T1, tensor.Q3H_B64T1} {
 		b.Run(dt.String(), func(b *testing.B) {
 			m := newTinyLlama(b, dt)
 			p := NewPool(0)
 			defer p.Close()
+			m.pack(p)
 			x := make([]float32, n*5632)
 			for i := range x {
 				x[i] = float32(i%13)/4 - 1.5

@@ -32,6 +32,11 @@
 // rows side by side to keep memory busy; several tokens take blocked GEMM
 // kernels that reuse each unpacked block of weights for every token.
 //
+// Pool.PackWeight copies a weight, at load time, into a layout of the
+// pool's own where its kernels gain from one: Inferflow's Q4_B64T1 and
+// Q3H_B64T1 go into strips of 16 interleaved rows (ifpack.go), as many
+// bytes per block as the file, that later matmuls of the same matrix read.
+//
 // A Pool owns the reusable buffers of its matmuls, so that after the first
 // call of a shape nothing is allocated.
 package cpu

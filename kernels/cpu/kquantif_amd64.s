@@ -345,3 +345,391 @@ q3store:
 q3done:
 	VZEROUPPER
 	RET
+
+// The strip kernels (ifpack.go): 16 rows of a strip in the 16 dword
+// lanes, activations in layout I broadcast a dword at a time.
+
+// ifp7idx spreads 8 groups of 7 bytes to 8 qwords, ifp7ctl pulls the
+// eight 7-bit fields of each (bit 7 is left over: VPERMI2B reads 7 index
+// bits). ifdeint8 puts the even bytes of each 8 before the odd ones.
+DATA ifp7idx<>+0(SB)/8, $0x0606050403020100
+DATA ifp7idx<>+8(SB)/8, $0x0d0d0c0b0a090807
+DATA ifp7idx<>+16(SB)/8, $0x1414131211100f0e
+DATA ifp7idx<>+24(SB)/8, $0x1b1b1a1918171615
+DATA ifp7idx<>+32(SB)/8, $0x222221201f1e1d1c
+DATA ifp7idx<>+40(SB)/8, $0x2929282726252423
+DATA ifp7idx<>+48(SB)/8, $0x30302f2e2d2c2b2a
+DATA ifp7idx<>+56(SB)/8, $0x3737363534333231
+GLOBL ifp7idx<>(SB), RODATA|NOPTR, $64
+DATA ifp7ctl<>+0(SB)/8, $0x312a231c150e0700
+GLOBL ifp7ctl<>(SB), RODATA|NOPTR, $8
+DATA ifdeint8<>+0(SB)/8, $0x0705030106040200
+DATA ifdeint8<>+8(SB)/8, $0x0f0d0b090e0c0a08
+GLOBL ifdeint8<>(SB), RODATA|NOPTR, $16
+
+// IFSTRIPARGS loads the arguments of a strip kernel.
+#define IFSTRIPARGS \
+	MOVQ w+0(FP), SI; \
+	MOVQ a+8(FP), DI; \
+	MOVQ nb+16(FP), CX; \
+	MOVQ y+24(FP), DX; \
+	MOVQ strips+32(FP), R8; \
+	MOVQ acc+40(FP), R9
+
+// IFZERO clears the block's integer sums: Z1, Z2 block A's (even, odd
+// values), Z3, Z4 block B's.
+#define IFZERO \
+	VPXORD Z1, Z1, Z1; \
+	VPXORD Z2, Z2, Z2; \
+	VPXORD Z3, Z3, Z3; \
+	VPXORD Z4, Z4, Z4
+
+// IFEPI adds the block to the 16 rows' sums in Z0: per activation block,
+// fl(fl(fl(scale·dy)·S) + fl(base·fl(Y·dy))), A then B; the f16 scales
+// at sc(SI), the bases at ba(SI), dy and fl(Y·dy) of A at 32(R12), of B at
+// 72(R12).
+#define IFEPI(sc, ba) \
+	VPADDD      Z2, Z1, Z1; \
+	VPADDD      Z4, Z3, Z3; \
+	VCVTDQ2PS   Z1, Z1; \
+	VCVTDQ2PS   Z3, Z3; \
+	VCVTPH2PS   sc(SI), Z7; \
+	VCVTPH2PS   ba(SI), Z8; \
+	VMULPS.BCST 32(R12), Z7, Z9; \
+	VMULPS      Z1, Z9, Z9; \
+	VMULPS.BCST 36(R12), Z8, Z10; \
+	VADDPS      Z10, Z9, Z9; \
+	VADDPS      Z9, Z0, Z0; \
+	VMULPS.BCST 72(R12), Z7, Z9; \
+	VMULPS      Z3, Z9, Z9; \
+	VMULPS.BCST 76(R12), Z8, Z10; \
+	VADDPS      Z10, Z9, Z9; \
+	VADDPS      Z9, Z0, Z0
+
+// IFSTORE stores (or adds) the strip's 16 sums and moves to the next.
+#define IFSTORE(label) \
+	TESTQ   R9, R9; \
+	JZ      label; \
+	VADDPS  (DX), Z0, Z0; \
+label:; \
+	VMOVUPS Z0, (DX); \
+	ADDQ    $64, DX
+
+// Q3HGRP adds group wo/56 of a Q3H strip block: 64 pair codes (4 per
+// row) unpacked to their even values (code mod 11) times the activation
+// dword at ae(R12) into ze, odd values (code div 11) times ao(R12) into zo.
+#define Q3HGRP(wo, ae, ao, ze, zo) \
+	VPERMB         wo(SI), Z26, Z5; \
+	VPMULTISHIFTQB Z5, Z27, Z5; \
+	VMOVDQA64      Z5, Z6; \
+	VPERMI2B       Z23, Z22, Z5; \
+	VPERMI2B       Z25, Z24, Z6; \
+	VPDPBUSD.BCST  ae(R12), Z5, ze; \
+	VPDPBUSD.BCST  ao(R12), Z6, zo
+
+// func ifStripsQ3HVNNI(w, a unsafe.Pointer, nb int, y *float32, strips int, acc int)
+// y[16s+r] (+)= row r of strip s times a, for strips ≥ 1 Q3H_B64T1 strips
+// of nb ≥ 1 blocks at w; a in layout I.
+TEXT ·ifStripsQ3HVNNI(SB), NOSPLIT, $0-48
+	IFSTRIPARGS
+	VMOVDQU64       q3hmod0<>(SB), Z22
+	VMOVDQU64       q3hmod1<>(SB), Z23
+	VMOVDQU64       q3hdiv0<>(SB), Z24
+	VMOVDQU64       q3hdiv1<>(SB), Z25
+	VMOVDQU64       ifp7idx<>(SB), Z26
+	VPBROADCASTQ    ifp7ctl<>(SB), Z27
+
+s3strip:
+	VPXORD Z0, Z0, Z0
+	MOVQ   DI, R12
+	MOVQ   CX, R13
+
+s3blk:
+	IFZERO
+	Q3HGRP(0, 0, 4, Z1, Z2)
+	Q3HGRP(56, 8, 12, Z1, Z2)
+	Q3HGRP(112, 16, 20, Z1, Z2)
+	Q3HGRP(168, 24, 28, Z1, Z2)
+	Q3HGRP(224, 40, 44, Z3, Z4)
+	Q3HGRP(280, 48, 52, Z3, Z4)
+	Q3HGRP(336, 56, 60, Z3, Z4)
+	Q3HGRP(392, 64, 68, Z3, Z4)
+	IFEPI(448, 480)
+	ADDQ $512, SI
+	ADDQ $80, R12
+	DECQ R13
+	JNZ  s3blk
+	IFSTORE(s3st)
+	DECQ R8
+	JNZ  s3strip
+	VZEROUPPER
+	RET
+
+// Q4GRP adds group wo/64 of a Q4_B64T1 strip block: low nibbles (even
+// values) times the activation dword at ae(R12) into ze, high nibbles
+// times ao(R12) into zo. Z31 holds 0x0f bytes.
+#define Q4GRP(wo, ae, ao, ze, zo) \
+	VPSRLW        $4, wo(SI), Z6; \
+	VPANDD        wo(SI), Z31, Z5; \
+	VPANDD        Z31, Z6, Z6; \
+	VPDPBUSD.BCST ae(R12), Z5, ze; \
+	VPDPBUSD.BCST ao(R12), Z6, zo
+
+// func ifStripsQ4VNNI(w, a unsafe.Pointer, nb int, y *float32, strips int, acc int)
+// As ifStripsQ3HVNNI for Q4_B64T1 strips.
+TEXT ·ifStripsQ4VNNI(SB), NOSPLIT, $0-48
+	IFSTRIPARGS
+	MOVL         $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z31
+
+s4strip:
+	VPXORD Z0, Z0, Z0
+	MOVQ   DI, R12
+	MOVQ   CX, R13
+
+s4blk:
+	IFZERO
+	Q4GRP(0, 0, 4, Z1, Z2)
+	Q4GRP(64, 8, 12, Z1, Z2)
+	Q4GRP(128, 16, 20, Z1, Z2)
+	Q4GRP(192, 24, 28, Z1, Z2)
+	Q4GRP(256, 40, 44, Z3, Z4)
+	Q4GRP(320, 48, 52, Z3, Z4)
+	Q4GRP(384, 56, 60, Z3, Z4)
+	Q4GRP(448, 64, 68, Z3, Z4)
+	IFEPI(512, 544)
+	ADDQ $576, SI
+	ADDQ $80, R12
+	DECQ R13
+	JNZ  s4blk
+	IFSTORE(s4st)
+	DECQ R8
+	JNZ  s4strip
+	VZEROUPPER
+	RET
+
+// The strip kernels for 4 tokens: each group of weights is unpacked
+// once and multiplied with the 4 tokens' activations, at R12,
+// R12+BX, R14 = R12+2·BX and R14+BX. Block A's sums of token t go to
+// Z11+t, block B's to Z15+t, the rows' sums to Z0+t.
+
+// IFZERO4 clears the 8 integer sums.
+#define IFZERO4 \
+	VPXORD Z11, Z11, Z11; \
+	VPXORD Z12, Z12, Z12; \
+	VPXORD Z13, Z13, Z13; \
+	VPXORD Z14, Z14, Z14; \
+	VPXORD Z15, Z15, Z15; \
+	VPXORD Z16, Z16, Z16; \
+	VPXORD Z17, Z17, Z17; \
+	VPXORD Z18, Z18, Z18
+
+// IFDOT4 multiplies the even values in Z5 and the odd ones in Z6 with the
+// activation dwords at ae and ao of the 4 tokens, into z0..z3.
+#define IFDOT4(ae, ao, z0, z1, z2, z3) \
+	VPDPBUSD.BCST ae(R12), Z5, z0; \
+	VPDPBUSD.BCST ao(R12), Z6, z0; \
+	VPDPBUSD.BCST ae(R12)(BX*1), Z5, z1; \
+	VPDPBUSD.BCST ao(R12)(BX*1), Z6, z1; \
+	VPDPBUSD.BCST ae(R14), Z5, z2; \
+	VPDPBUSD.BCST ao(R14), Z6, z2; \
+	VPDPBUSD.BCST ae(R14)(BX*1), Z5, z3; \
+	VPDPBUSD.BCST ao(R14)(BX*1), Z6, z3
+
+// IFEPIT adds a block to one token's sums zs as IFEPI does: za, zb the
+// integer sums of blocks A and B, the token's activations at ra, ra+40 (da, ya, db, yb the
+// offsets of dy and fl(Y·dy)), the scales in Z7, the bases in Z8.
+#define IFEPIT(da, ya, db, yb, za, zb, zs) \
+	VCVTDQ2PS   za, za; \
+	VCVTDQ2PS   zb, zb; \
+	VMULPS.BCST da, Z7, Z9; \
+	VMULPS      za, Z9, Z9; \
+	VMULPS.BCST ya, Z8, Z10; \
+	VADDPS      Z10, Z9, Z9; \
+	VADDPS      Z9, zs, zs; \
+	VMULPS.BCST db, Z7, Z9; \
+	VMULPS      zb, Z9, Z9; \
+	VMULPS.BCST yb, Z8, Z10; \
+	VADDPS      Z10, Z9, Z9; \
+	VADDPS      Z9, zs, zs
+
+// IFEPI4 adds the block to the 4 tokens' sums; the headers at sc(SI) and
+// ba(SI).
+#define IFEPI4(sc, ba) \
+	VCVTPH2PS sc(SI), Z7; \
+	VCVTPH2PS ba(SI), Z8; \
+	IFEPIT(32(R12), 36(R12), 72(R12), 76(R12), Z11, Z15, Z0); \
+	IFEPIT(32(R12)(BX*1), 36(R12)(BX*1), 72(R12)(BX*1), 76(R12)(BX*1), Z12, Z16, Z1); \
+	IFEPIT(32(R14), 36(R14), 72(R14), 76(R14), Z13, Z17, Z2); \
+	IFEPIT(32(R14)(BX*1), 36(R14)(BX*1), 72(R14)(BX*1), 76(R14)(BX*1), Z14, Z18, Z3)
+
+// IFSTRIP4START clears the 4 tokens' sums and points R12, R14 at the
+// activations and R13 at the blocks.
+#define IFSTRIP4START \
+	VPXORD Z0, Z0, Z0; \
+	VPXORD Z1, Z1, Z1; \
+	VPXORD Z2, Z2, Z2; \
+	VPXORD Z3, Z3, Z3; \
+	MOVQ   DI, R12; \
+	LEAQ   (DI)(BX*2), R14; \
+	MOVQ   CX, R13
+
+// IFSTORE4 stores (or adds) the 4 tokens' sums at DX, DX+R10, R11,
+// R11+R10 (R11 = DX+2·R10) and moves to the next strip.
+#define IFSTORE4(label) \
+	LEAQ    (DX)(R10*2), R11; \
+	TESTQ   R9, R9; \
+	JZ      label; \
+	VADDPS  (DX), Z0, Z0; \
+	VADDPS  (DX)(R10*1), Z1, Z1; \
+	VADDPS  (R11), Z2, Z2; \
+	VADDPS  (R11)(R10*1), Z3, Z3; \
+label:; \
+	VMOVUPS Z0, (DX); \
+	VMOVUPS Z1, (DX)(R10*1); \
+	VMOVUPS Z2, (R11); \
+	VMOVUPS Z3, (R11)(R10*1); \
+	ADDQ    $64, DX
+
+// Q3HGRP4 unpacks group wo/56 of a Q3H strip block (as Q3HGRP) and adds
+// it to the 4 tokens' sums z0..z3.
+#define Q3HGRP4(wo, ae, ao, z0, z1, z2, z3) \
+	VPERMB         wo(SI), Z26, Z5; \
+	VPMULTISHIFTQB Z5, Z27, Z5; \
+	VMOVDQA64      Z5, Z6; \
+	VPERMI2B       Z23, Z22, Z5; \
+	VPERMI2B       Z25, Z24, Z6; \
+	IFDOT4(ae, ao, z0, z1, z2, z3)
+
+// func ifStrips4Q3HVNNI(w, a unsafe.Pointer, lda, nb int, y *float32, ldy, strips, acc int)
+// As ifStripsQ3HVNNI for 4 tokens: activations lda bytes apart, results
+// ldy floats apart.
+TEXT ·ifStrips4Q3HVNNI(SB), NOSPLIT, $0-64
+	MOVQ w+0(FP), SI
+	MOVQ a+8(FP), DI
+	MOVQ lda+16(FP), BX
+	MOVQ nb+24(FP), CX
+	MOVQ y+32(FP), DX
+	MOVQ ldy+40(FP), R10
+	SHLQ $2, R10
+	MOVQ strips+48(FP), R8
+	MOVQ acc+56(FP), R9
+	VMOVDQU64    q3hmod0<>(SB), Z22
+	VMOVDQU64    q3hmod1<>(SB), Z23
+	VMOVDQU64    q3hdiv0<>(SB), Z24
+	VMOVDQU64    q3hdiv1<>(SB), Z25
+	VMOVDQU64    ifp7idx<>(SB), Z26
+	VPBROADCASTQ ifp7ctl<>(SB), Z27
+
+t3strip:
+	IFSTRIP4START
+
+t3blk:
+	IFZERO4
+	Q3HGRP4(0, 0, 4, Z11, Z12, Z13, Z14)
+	Q3HGRP4(56, 8, 12, Z11, Z12, Z13, Z14)
+	Q3HGRP4(112, 16, 20, Z11, Z12, Z13, Z14)
+	Q3HGRP4(168, 24, 28, Z11, Z12, Z13, Z14)
+	Q3HGRP4(224, 40, 44, Z15, Z16, Z17, Z18)
+	Q3HGRP4(280, 48, 52, Z15, Z16, Z17, Z18)
+	Q3HGRP4(336, 56, 60, Z15, Z16, Z17, Z18)
+	Q3HGRP4(392, 64, 68, Z15, Z16, Z17, Z18)
+	IFEPI4(448, 480)
+	ADDQ $512, SI
+	ADDQ $80, R12
+	ADDQ $80, R14
+	DECQ R13
+	JNZ  t3blk
+	IFSTORE4(t3st)
+	DECQ R8
+	JNZ  t3strip
+	VZEROUPPER
+	RET
+
+// Q4GRP4 unpacks group wo/64 of a Q4_B64T1 strip block (as Q4GRP) and
+// adds it to the 4 tokens' sums z0..z3.
+#define Q4GRP4(wo, ae, ao, z0, z1, z2, z3) \
+	VPSRLW $4, wo(SI), Z6; \
+	VPANDD wo(SI), Z31, Z5; \
+	VPANDD Z31, Z6, Z6; \
+	IFDOT4(ae, ao, z0, z1, z2, z3)
+
+// func ifStrips4Q4VNNI(w, a unsafe.Pointer, lda, nb int, y *float32, ldy, strips, acc int)
+// As ifStrips4Q3HVNNI for Q4_B64T1 strips.
+TEXT ·ifStrips4Q4VNNI(SB), NOSPLIT, $0-64
+	MOVQ w+0(FP), SI
+	MOVQ a+8(FP), DI
+	MOVQ lda+16(FP), BX
+	MOVQ nb+24(FP), CX
+	MOVQ y+32(FP), DX
+	MOVQ ldy+40(FP), R10
+	SHLQ $2, R10
+	MOVQ strips+48(FP), R8
+	MOVQ acc+56(FP), R9
+	MOVL         $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z31
+
+t4strip:
+	IFSTRIP4START
+
+t4blk:
+	IFZERO4
+	Q4GRP4(0, 0, 4, Z11, Z12, Z13, Z14)
+	Q4GRP4(64, 8, 12, Z11, Z12, Z13, Z14)
+	Q4GRP4(128, 16, 20, Z11, Z12, Z13, Z14)
+	Q4GRP4(192, 24, 28, Z11, Z12, Z13, Z14)
+	Q4GRP4(256, 40, 44, Z15, Z16, Z17, Z18)
+	Q4GRP4(320, 48, 52, Z15, Z16, Z17, Z18)
+	Q4GRP4(384, 56, 60, Z15, Z16, Z17, Z18)
+	Q4GRP4(448, 64, 68, Z15, Z16, Z17, Z18)
+	IFEPI4(512, 544)
+	ADDQ $576, SI
+	ADDQ $80, R12
+	ADDQ $80, R14
+	DECQ R13
+	JNZ  t4blk
+	IFSTORE4(t4st)
+	DECQ R8
+	JNZ  t4strip
+	VZEROUPPER
+	RET
+
+// func ifActQ8I(dst, src unsafe.Pointer, nb int)
+// Rewrites nb Q8_0 blocks at src in layout I at dst.
+TEXT ·ifActQ8I(SB), NOSPLIT, $0-24
+	MOVQ           dst+0(FP), DI
+	MOVQ           src+8(FP), SI
+	MOVQ           nb+16(FP), CX
+	VBROADCASTI128 ifdeint8<>(SB), Y14
+	MOVL           $0x01010101, AX
+	VPBROADCASTD   AX, Y15
+	TESTQ          CX, CX
+	JZ             actdone
+
+actblk:
+	VMOVDQU      2(SI), Y1
+	VPSHUFB      Y14, Y1, Y2
+	VMOVDQU      Y2, (DI)
+	VPXORD       Y3, Y3, Y3
+	VPDPBUSD     Y1, Y15, Y3
+	VEXTRACTI128 $1, Y3, X4
+	VPADDD       X4, X3, X3
+	VPSHUFD      $0x4e, X3, X4
+	VPADDD       X4, X3, X3
+	VPSHUFD      $0xb1, X3, X4
+	VPADDD       X4, X3, X3
+	VCVTDQ2PS    X3, X3
+	MOVWLZX      (SI), AX
+	VMOVD        AX, X5
+	VCVTPH2PS    X5, X5
+	VMULSS       X5, X3, X3
+	VMOVSS       X5, 32(DI)
+	VMOVSS       X3, 36(DI)
+	ADDQ         $34, SI
+	ADDQ         $40, DI
+	DECQ         CX
+	JNZ          actblk
+
+actdone:
+	VZEROUPPER
+	RET

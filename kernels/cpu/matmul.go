@@ -83,6 +83,7 @@ const (
 	afQ8_0                  // ggml Q8_0 blocks
 	afQ8_K                  // ggml Q8_K blocks
 	afQ8C                   // layout C (block-interleaved), prefill
+	afQ8I                   // layout I (ifpack.go), Inferflow strips
 	nActFormats
 )
 
@@ -101,6 +102,8 @@ func (f actFormat) rowBytes(cols int) int {
 		return cols / 256 * 292
 	case afQ8C:
 		return q8cRowBytes(cols)
+	case afQ8I:
+		return ifActBytes(cols)
 	}
 	return 4 * cols
 }
@@ -171,9 +174,10 @@ type mmJob struct {
 	act   []byte // quantized activations, ldx bytes per token
 	ldx   int
 	dot   quant.DotFunc
-	u0    int  // first unit (row) of this job in the dispatch
-	units int  // rows rounded up to a multiple of 4
-	amx   bool // F16/BF16 prefill on AMX tiles (floatRowsAMX)
+	u0    int       // first unit (row) of this job in the dispatch
+	units int       // rows rounded up to a multiple of 4
+	amx   bool      // F16/BF16 prefill on AMX tiles (floatRowsAMX)
+	pack  *ifPacked // the weight in strips (Pool.PackWeight), or nil
 }
 
 // mmTask is a matmul dispatch: the rows of all jobs, in order, split over
@@ -317,7 +321,7 @@ func (p *Pool) matmul(op string, dsts [][]float32, ws []Matrix, x []float32, n i
 
 	// Quantize the activations once per format.
 	var need [nActFormats]bool
-	units, work := 0, 0
+	units, work, strips := 0, 0, false
 	for i := range ws {
 		j := &t.jobs[i]
 		j.w, j.dst = ws[i], dsts[i]
@@ -339,7 +343,17 @@ func (p *Pool) matmul(op string, dsts [][]float32, ws []Matrix, x []float32, n i
 			}
 		}
 		j.amx = j.kind == wkFloat && j.ft != ftF32 && n >= panelMinTokens && k.hasAMX()
+		j.pack = nil
+		if j.kind == wkIfQ4 || j.kind == wkIfQ3H {
+			j.pack = p.packFor(ws[i])
+		}
 		j.u0, j.units = units, (ws[i].Rows+3)&^3
+		if j.pack != nil {
+			// Whole strips of 16 rows, from a multiple of 16.
+			j.af, strips = afQ8I, true
+			units = (units + 15) &^ 15
+			j.u0, j.units = units, (ws[i].Rows+15)&^15
+		}
 		units += j.units
 		work += j.rb * ws[i].Rows
 		need[j.af] = true
@@ -427,8 +441,8 @@ func (p *Pool) matmul(op string, dsts [][]float32, ws []Matrix, x []float32, n i
 		grain = (grain + 31) &^ 31 // whole pairs of 16-row AMX tiles
 	} else if t.xp != nil {
 		grain = (grain + 11) / 12 * 12 // whole 12-row panel tiles
-	} else if need[afQ8C] {
-		grain = (grain + 15) &^ 15 // whole 16-row strips of the Q8 tiles
+	} else if need[afQ8C] || strips {
+		grain = (grain + 15) &^ 15 // whole 16-row strips
 	}
 	if locked && units > grain {
 		if n > 1 {
@@ -490,6 +504,10 @@ func (t *mmTask) runWorker(w, lo, hi int) {
 		case wkQ4_0, wkQ8_0:
 			t.q8Rows(w, j, a, b)
 		case wkQ6_K, wkQ5_K, wkQ4_K, wkQ3_K, wkQ2_K, wkIfQ4, wkIfQ3H, wkIQ4NL, wkIQ4NB:
+			if j.pack != nil {
+				t.ifRows(j, a, b)
+				break
+			}
 			t.kRows(j, a, b)
 		default:
 			t.quantRows(j, a, b)
@@ -683,6 +701,8 @@ func (t *packTask) Run(lo, hi int) {
 			t.k.quantizeQ8_K(d, x)
 		case afQ8C:
 			t.k.packQ8C(d, x)
+		case afQ8I:
+			t.k.packQ8I(d, x)
 		}
 	}
 }

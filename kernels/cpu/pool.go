@@ -81,6 +81,10 @@ type Pool struct {
 	// mm holds MatMul's reusable state (task values, scratch buffers);
 	// used only while mu is held.
 	mm mmState
+
+	// packs holds the weights PackWeight copied into strips, by the
+	// address of their data (ifpack.go).
+	packs sync.Map
 }
 
 type worker struct {
@@ -144,6 +148,7 @@ func (p *Pool) Close() {
 		}
 	}
 	p.workers = nil
+	p.packs.Clear()
 	p.mu.Unlock()
 }
 
