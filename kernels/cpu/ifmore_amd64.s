@@ -1,0 +1,532 @@
+// Hand-written rather than generated with avo: five short kernels that
+// share their loop and sums through the same cpp macros as
+// kquantif_amd64.s, which they follow; avo would only restate them.
+
+//go:build amd64 && !noasm
+
+#include "textflag.h"
+
+// Inferflow's Q6_B64T1, Q5_B64T1, Q4_B32T1, Q3_B32T1 and Q2_B32T1 weights
+// times Q8_0 activations, AVX-512 with VNNI and VBMI, four rows at a time
+// sharing the activation loads. They compute exactly what kernels/quant's
+// DotQ6_B64T1Q8_0 etc. compute: per 32-value activation block with scale
+// dy, the exact integer sums S = Σq·qy and Y = Σqy, then
+// sum += (scale·dy)·S + base·(Y·dy), each operation rounded to float32,
+// one chain per row over the blocks (the four rows ride in the four lanes
+// of X0).
+//
+// The 64-value formats keep their 4-bit parts in stored order (low
+// nibbles, the even values, then high nibbles) against activations
+// de-interleaved the same way, and take the top bits by multishifts of
+// qh; a weight block meets two activation blocks A and B, whose products
+// VPDPBUSD leaves in dwords 0-3 and 8-11 (A) and 4-7 and 12-15 (B). The
+// 32-value formats work on one block in a YMM register: Q4_B32T1 with
+// de-interleaved activations, Q3_B32T1 and Q2_B32T1 in natural order,
+// each value's bits picked by multishifts of a broadcast qword.
+
+DATA ifmdeint<>+0(SB)/8, $0x0e0c0a0806040200
+DATA ifmdeint<>+8(SB)/8, $0x1e1c1a1816141210
+DATA ifmdeint<>+16(SB)/8, $0x0f0d0b0907050301
+DATA ifmdeint<>+24(SB)/8, $0x1f1d1b1917151311
+GLOBL ifmdeint<>(SB), RODATA|NOPTR, $32
+DATA ifmshr<>+0(SB)/8, $0x0000000000000000
+DATA ifmshr<>+8(SB)/8, $0x0000000000000000
+DATA ifmshr<>+16(SB)/8, $0x0004000400040004
+DATA ifmshr<>+24(SB)/8, $0x0004000400040004
+GLOBL ifmshr<>(SB), RODATA|NOPTR, $32
+DATA ifmdeint64<>+0(SB)/8, $0x0e0c0a0806040200
+DATA ifmdeint64<>+8(SB)/8, $0x1e1c1a1816141210
+DATA ifmdeint64<>+16(SB)/8, $0x2e2c2a2826242220
+DATA ifmdeint64<>+24(SB)/8, $0x3e3c3a3836343230
+DATA ifmdeint64<>+32(SB)/8, $0x0f0d0b0907050301
+DATA ifmdeint64<>+40(SB)/8, $0x1f1d1b1917151311
+DATA ifmdeint64<>+48(SB)/8, $0x2f2d2b2927252321
+DATA ifmdeint64<>+56(SB)/8, $0x3f3d3b3937353331
+GLOBL ifmdeint64<>(SB), RODATA|NOPTR, $64
+DATA ifmshr64<>+0(SB)/8, $0x0000000000000000
+DATA ifmshr64<>+8(SB)/8, $0x0000000000000000
+DATA ifmshr64<>+16(SB)/8, $0x0000000000000000
+DATA ifmshr64<>+24(SB)/8, $0x0000000000000000
+DATA ifmshr64<>+32(SB)/8, $0x0004000400040004
+DATA ifmshr64<>+40(SB)/8, $0x0004000400040004
+DATA ifmshr64<>+48(SB)/8, $0x0004000400040004
+DATA ifmshr64<>+56(SB)/8, $0x0004000400040004
+GLOBL ifmshr64<>(SB), RODATA|NOPTR, $64
+DATA ifmq6h<>+0(SB)/8, $0x1814100c0804003c
+DATA ifmq6h<>+8(SB)/8, $0x3834302c2824201c
+DATA ifmq6h<>+16(SB)/8, $0x1814100c0804003c
+DATA ifmq6h<>+24(SB)/8, $0x3834302c2824201c
+DATA ifmq6h<>+32(SB)/8, $0x1a16120e0a06023e
+DATA ifmq6h<>+40(SB)/8, $0x3a36322e2a26221e
+DATA ifmq6h<>+48(SB)/8, $0x1a16120e0a06023e
+DATA ifmq6h<>+56(SB)/8, $0x3a36322e2a26221e
+GLOBL ifmq6h<>(SB), RODATA|NOPTR, $64
+DATA ifmq5h<>+0(SB)/8, $0x0a08060402003e3c
+DATA ifmq5h<>+8(SB)/8, $0x1a18161412100e0c
+DATA ifmq5h<>+16(SB)/8, $0x2a28262422201e1c
+DATA ifmq5h<>+24(SB)/8, $0x3a38363432302e2c
+DATA ifmq5h<>+32(SB)/8, $0x0b09070503013f3d
+DATA ifmq5h<>+40(SB)/8, $0x1b19171513110f0d
+DATA ifmq5h<>+48(SB)/8, $0x2b29272523211f1d
+DATA ifmq5h<>+56(SB)/8, $0x3b39373533312f2d
+GLOBL ifmq5h<>(SB), RODATA|NOPTR, $64
+DATA ifmc2<>+0(SB)/8, $0x0e0c0a0806040200
+DATA ifmc2<>+8(SB)/8, $0x1e1c1a1816141210
+DATA ifmc2<>+16(SB)/8, $0x2e2c2a2826242220
+DATA ifmc2<>+24(SB)/8, $0x3e3c3a3836343230
+GLOBL ifmc2<>(SB), RODATA|NOPTR, $32
+DATA ifmc3<>+0(SB)/8, $0x0504030201003f3e
+DATA ifmc3<>+8(SB)/8, $0x0d0c0b0a09080706
+DATA ifmc3<>+16(SB)/8, $0x1514131211100f0e
+DATA ifmc3<>+24(SB)/8, $0x1d1c1b1a19181716
+GLOBL ifmc3<>(SB), RODATA|NOPTR, $32
+
+// IFMACT64 loads the two Q8_0 activation blocks at R12 (68 bytes): Z16
+// gets their 64 quants de-interleaved (even values, then odd), X18/X19 dy
+// of A and B broadcast, X20/X21 fl(Y·dy) of A and B broadcast. Z15 must
+// hold 0x01 bytes, Z29 the de-interleave table.
+#define IFMACT64 \
+	VMOVDQU64     2(R12), Y16; \
+	VINSERTI64X4  $1, 36(R12), Z16, Z16; \
+	VPXORD        Z5, Z5, Z5; \
+	VPDPBUSD      Z16, Z15, Z5; \
+	VEXTRACTI64X4 $1, Z5, Y6; \
+	VPHADDD       Y6, Y5, Y5; \
+	VPHADDD       Y5, Y5, Y5; \
+	VEXTRACTI128  $1, Y5, X6; \
+	VPADDD        X6, X5, X5; \
+	VCVTDQ2PS     X5, X5; \
+	VPBROADCASTW  (R12), X7; \
+	VPINSRW       $1, 34(R12), X7, X7; \
+	VCVTPH2PS     X7, X7; \
+	VMULPS        X7, X5, X5; \
+	VBROADCASTSS  X7, X18; \
+	VMOVSHDUP     X7, X7; \
+	VBROADCASTSS  X7, X19; \
+	VBROADCASTSS  X5, X20; \
+	VMOVSHDUP     X5, X5; \
+	VBROADCASTSS  X5, X21; \
+	VPERMB        Z16, Z29, Z16
+
+// IFMACT32 loads the Q8_0 activation block at R12 (34 bytes): Y16 gets
+// its 32 quants, X18 dy broadcast, X20 fl(Y·dy) broadcast. Z15 must hold
+// 0x01 bytes.
+#define IFMACT32 \
+	VMOVDQU64    2(R12), Y16; \
+	VPXORD       Y5, Y5, Y5; \
+	VPDPBUSD     Y16, Y15, Y5; \
+	VEXTRACTI128 $1, Y5, X6; \
+	VPADDD       X6, X5, X5; \
+	VPHADDD      X5, X5, X5; \
+	VPHADDD      X5, X5, X5; \
+	VCVTDQ2PS    X5, X5; \
+	VPBROADCASTW (R12), X18; \
+	VCVTPH2PS    X18, X18; \
+	VMULPS       X18, X5, X20
+
+// IFMFOLD folds the 16 dword sums of a row in z (ymm name y, t a ymm
+// temp) to 8: dwords 0-3 block A, 4-7 block B.
+#define IFMFOLD(z, y, t) \
+	VEXTRACTI64X4 $1, z, t; \
+	VPADDD        t, y, y
+
+// IFMHDR loads the headers (base, scale f16) of the four rows' blocks at
+// offset AX of R8..R11 and leaves their bases in X14, scales in X3.
+#define IFMHDR \
+	VMOVD        (R8)(AX*1), X12; \
+	VPINSRD      $1, (R9)(AX*1), X12, X12; \
+	VPINSRD      $2, (R10)(AX*1), X12, X12; \
+	VPINSRD      $3, (R11)(AX*1), X12, X12; \
+	VCVTPH2PS    X12, Y12; \
+	VEXTRACTF128 $1, Y12, X13; \
+	VSHUFPS      $0x88, X13, X12, X14; \
+	VSHUFPS      $0xdd, X13, X12, X3
+
+// IFMSUM64 adds the four rows' 64-value blocks to X0: the folded sums in
+// Y8..Y11 (block A in each row's dwords 0-3, B in 4-7).
+#define IFMSUM64 \
+	VPHADDD      Y9, Y8, Y8; \
+	VPHADDD      Y11, Y10, Y10; \
+	VPHADDD      Y10, Y8, Y8; \
+	VCVTDQ2PS    Y8, Y8; \
+	IFMHDR; \
+	VMULPS       X18, X3, X9; \
+	VMULPS       X8, X9, X9; \
+	VMULPS       X20, X14, X10; \
+	VADDPS       X10, X9, X9; \
+	VADDPS       X9, X0, X0; \
+	VEXTRACTF128 $1, Y8, X8; \
+	VMULPS       X19, X3, X9; \
+	VMULPS       X8, X9, X9; \
+	VMULPS       X21, X14, X10; \
+	VADDPS       X10, X9, X9; \
+	VADDPS       X9, X0, X0
+
+// IFMSUM32 adds the four rows' 32-value blocks to X0: their 8 dword sums
+// in Y8..Y11.
+#define IFMSUM32 \
+	VPHADDD      Y9, Y8, Y8; \
+	VPHADDD      Y11, Y10, Y10; \
+	VPHADDD      Y10, Y8, Y8; \
+	VEXTRACTI128 $1, Y8, X9; \
+	VPADDD       X9, X8, X8; \
+	VCVTDQ2PS    X8, X8; \
+	IFMHDR; \
+	VMULPS       X18, X3, X9; \
+	VMULPS       X8, X9, X9; \
+	VMULPS       X20, X14, X10; \
+	VADDPS       X10, X9, X9; \
+	VADDPS       X9, X0, X0
+
+// IFMARGS loads the arguments and the four stream pointers.
+#define IFMARGS \
+	MOVQ  w+0(FP), R8; \
+	MOVQ  ldw+8(FP), BX; \
+	MOVQ  x+16(FP), DI; \
+	MOVQ  nb+24(FP), CX; \
+	MOVQ  y+32(FP), DX; \
+	MOVQ  q+40(FP), R14; \
+	MOVQ  R14, AX; \
+	IMULQ BX, AX; \
+	LEAQ  (R8)(AX*1), R9; \
+	LEAQ  (R9)(AX*1), R10; \
+	LEAQ  (R10)(AX*1), R11; \
+	MOVQ  R14, SI; \
+	SHLQ  $2, SI
+
+// IFMROWSTART clears a row's sums and points AX, R12, R13 at its first
+// block.
+#define IFMROWSTART \
+	VPXORD X0, X0, X0; \
+	XORQ   AX, AX; \
+	MOVQ   DI, R12; \
+	MOVQ   CX, R13
+
+// IFMLOAD4 loads the four outputs into X4 (R13 = DX + 2·SI).
+#define IFMLOAD4 \
+	VMOVSS    (DX), X4; \
+	VINSERTPS $0x10, (DX)(SI*1), X4, X4; \
+	VINSERTPS $0x20, (R13), X4, X4; \
+	VINSERTPS $0x30, (R13)(SI*1), X4, X4
+
+// IFMSTORE4 stores X0's four lanes and steps to the next rows.
+#define IFMSTORE4 \
+	VMOVSS     X0, (DX); \
+	VEXTRACTPS $1, X0, (DX)(SI*1); \
+	VEXTRACTPS $2, X0, (R13); \
+	VEXTRACTPS $3, X0, (R13)(SI*1); \
+	ADDQ       $4, DX; \
+	ADDQ       BX, R8; \
+	ADDQ       BX, R9; \
+	ADDQ       BX, R10; \
+	ADDQ       BX, R11
+
+// Q6ROW puts the 16 dword sums of the Q6_B64T1 block at offset AX of the
+// row at p times the activations into z: the low nibbles as Q4_B64T1's
+// (Z30 the word shifts, Z31 0x0f bytes), bits 4-5 by a multishift of qh
+// (Z28 the controls) selected by Z17 (0x30 bytes).
+#define Q6ROW(p, z) \
+	VBROADCASTI64X4 20(p)(AX*1), Z7; \
+	VPSRLVW         Z30, Z7, Z7; \
+	VPANDD          Z31, Z7, Z7; \
+	VBROADCASTI32X4 4(p)(AX*1), Z1; \
+	VPERMQ          $0x50, Z1, Z1; \
+	VPMULTISHIFTQB  Z1, Z28, Z1; \
+	VPTERNLOGD      $0xe2, Z7, Z17, Z1; \
+	VPXORD          z, z, z; \
+	VPDPBUSD        Z16, Z1, z
+
+// Q5ROW is Q6ROW for Q5_B64T1: bit 4 from the qh qword (Z28 the controls,
+// Z17 0x10 bytes).
+#define Q5ROW(p, z) \
+	VBROADCASTI64X4 12(p)(AX*1), Z7; \
+	VPSRLVW         Z30, Z7, Z7; \
+	VPANDD          Z31, Z7, Z7; \
+	VPBROADCASTQ    4(p)(AX*1), Z1; \
+	VPMULTISHIFTQB  Z1, Z28, Z1; \
+	VPTERNLOGD      $0xe2, Z7, Z17, Z1; \
+	VPXORD          z, z, z; \
+	VPDPBUSD        Z16, Z1, z
+
+// Q4SROW puts the 8 dword sums of the Q4_B32T1 block at offset AX of the
+// row at p times the de-interleaved activations into y (Y30 the word
+// shifts, Y31 0x0f bytes).
+#define Q4SROW(p, y) \
+	VBROADCASTI32X4 4(p)(AX*1), Y7; \
+	VPSRLVW         Y30, Y7, Y7; \
+	VPANDD          Y31, Y7, Y7; \
+	VPXORD          y, y, y; \
+	VPDPBUSD        Y16, Y7, y
+
+// Q3ROW puts the 8 dword sums of the Q3_B32T1 block at offset AX of the
+// row at p times the activations into y: bits 0-1 by a multishift of qs
+// (Y26 the controls), bit 2 by one of qh (Y27), joined by the 0x03 bytes
+// of Y17 and cut by the 0x07 bytes of Y31.
+#define Q3ROW(p, y) \
+	VPBROADCASTQ   8(p)(AX*1), Y1; \
+	VPMULTISHIFTQB Y1, Y26, Y1; \
+	VPBROADCASTD   4(p)(AX*1), Y2; \
+	VPMULTISHIFTQB Y2, Y27, Y2; \
+	VPTERNLOGD     $0xe2, Y2, Y17, Y1; \
+	VPANDD         Y31, Y1, Y1; \
+	VPXORD         y, y, y; \
+	VPDPBUSD       Y16, Y1, y
+
+// Q2ROW puts the 8 dword sums of the Q2_B32T1 block at offset AX of the
+// row at p times the activations into y (Y26 the controls, Y31 0x03
+// bytes).
+#define Q2ROW(p, y) \
+	VPBROADCASTQ   4(p)(AX*1), Y1; \
+	VPMULTISHIFTQB Y1, Y26, Y1; \
+	VPANDD         Y31, Y1, Y1; \
+	VPXORD         y, y, y; \
+	VPDPBUSD       Y16, Y1, y
+
+// func gemv4Q6_B64VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
+// As gemv4Q4SVNNI for Q6_B64T1 weights (52-byte 64-value blocks).
+TEXT ·gemv4Q6_B64VNNI(SB), NOSPLIT, $0-56
+	MOVL         $0x01010101, AX
+	VPBROADCASTD AX, Z15
+	MOVL         $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z31
+	MOVL         $0x30303030, AX
+	VPBROADCASTD AX, Z17
+	VMOVDQU64    ifmshr64<>(SB), Z30
+	VMOVDQU64    ifmdeint64<>(SB), Z29
+	VMOVDQU64    ifmq6h<>(SB), Z28
+	IFMARGS
+	TESTQ R14, R14
+	JZ    q6done
+
+q6row:
+	IFMROWSTART
+	TESTQ R13, R13
+	JZ    q6fin
+
+q6blk:
+	IFMACT64
+	Q6ROW(R8, Z8)
+	Q6ROW(R9, Z9)
+	Q6ROW(R10, Z10)
+	Q6ROW(R11, Z11)
+	IFMFOLD(Z8, Y8, Y4)
+	IFMFOLD(Z9, Y9, Y4)
+	IFMFOLD(Z10, Y10, Y4)
+	IFMFOLD(Z11, Y11, Y4)
+	IFMSUM64
+	ADDQ $52, AX
+	ADDQ $68, R12
+	DECQ R13
+	JNZ  q6blk
+
+q6fin:
+	LEAQ (DX)(SI*2), R13
+	CMPQ acc+48(FP), $0
+	JEQ  q6store
+	IFMLOAD4
+	VADDPS X4, X0, X0
+
+q6store:
+	IFMSTORE4
+	DECQ R14
+	JNZ  q6row
+
+q6done:
+	VZEROUPPER
+	RET
+
+// func gemv4Q5_B64VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
+// As gemv4Q4SVNNI for Q5_B64T1 weights (44-byte 64-value blocks).
+TEXT ·gemv4Q5_B64VNNI(SB), NOSPLIT, $0-56
+	MOVL         $0x01010101, AX
+	VPBROADCASTD AX, Z15
+	MOVL         $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z31
+	MOVL         $0x10101010, AX
+	VPBROADCASTD AX, Z17
+	VMOVDQU64    ifmshr64<>(SB), Z30
+	VMOVDQU64    ifmdeint64<>(SB), Z29
+	VMOVDQU64    ifmq5h<>(SB), Z28
+	IFMARGS
+	TESTQ R14, R14
+	JZ    q5done
+
+q5row:
+	IFMROWSTART
+	TESTQ R13, R13
+	JZ    q5fin
+
+q5blk:
+	IFMACT64
+	Q5ROW(R8, Z8)
+	Q5ROW(R9, Z9)
+	Q5ROW(R10, Z10)
+	Q5ROW(R11, Z11)
+	IFMFOLD(Z8, Y8, Y4)
+	IFMFOLD(Z9, Y9, Y4)
+	IFMFOLD(Z10, Y10, Y4)
+	IFMFOLD(Z11, Y11, Y4)
+	IFMSUM64
+	ADDQ $44, AX
+	ADDQ $68, R12
+	DECQ R13
+	JNZ  q5blk
+
+q5fin:
+	LEAQ (DX)(SI*2), R13
+	CMPQ acc+48(FP), $0
+	JEQ  q5store
+	IFMLOAD4
+	VADDPS X4, X0, X0
+
+q5store:
+	IFMSTORE4
+	DECQ R14
+	JNZ  q5row
+
+q5done:
+	VZEROUPPER
+	RET
+
+// func gemv4Q4SVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
+// For 4 streams j of q rows each (rows j·q .. j·q+q-1 of nb Q4_B32T1
+// blocks, ldw bytes apart), y[j·q+r] = w_{j·q+r}·x, or += when acc is not
+// 0; x is a row of Q8_0 blocks.
+TEXT ·gemv4Q4SVNNI(SB), NOSPLIT, $0-56
+	MOVL         $0x01010101, AX
+	VPBROADCASTD AX, Z15
+	MOVL         $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Y31
+	VMOVDQU64    ifmshr<>(SB), Y30
+	VMOVDQU64    ifmdeint<>(SB), Y29
+	IFMARGS
+	TESTQ R14, R14
+	JZ    q4sdone
+
+q4srow:
+	IFMROWSTART
+	TESTQ R13, R13
+	JZ    q4sfin
+
+q4sblk:
+	IFMACT32
+	VPERMB Y16, Y29, Y16
+	Q4SROW(R8, Y8)
+	Q4SROW(R9, Y9)
+	Q4SROW(R10, Y10)
+	Q4SROW(R11, Y11)
+	IFMSUM32
+	ADDQ $20, AX
+	ADDQ $34, R12
+	DECQ R13
+	JNZ  q4sblk
+
+q4sfin:
+	LEAQ (DX)(SI*2), R13
+	CMPQ acc+48(FP), $0
+	JEQ  q4sstore
+	IFMLOAD4
+	VADDPS X4, X0, X0
+
+q4sstore:
+	IFMSTORE4
+	DECQ R14
+	JNZ  q4srow
+
+q4sdone:
+	VZEROUPPER
+	RET
+
+// func gemv4Q3SVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
+// As gemv4Q4SVNNI for Q3_B32T1 weights (16-byte blocks).
+TEXT ·gemv4Q3SVNNI(SB), NOSPLIT, $0-56
+	MOVL         $0x01010101, AX
+	VPBROADCASTD AX, Z15
+	MOVL         $0x07070707, AX
+	VPBROADCASTD AX, Y31
+	MOVL         $0x03030303, AX
+	VPBROADCASTD AX, Y17
+	VMOVDQU64    ifmc2<>(SB), Y26
+	VMOVDQU64    ifmc3<>(SB), Y27
+	IFMARGS
+	TESTQ R14, R14
+	JZ    q3sdone
+
+q3srow:
+	IFMROWSTART
+	TESTQ R13, R13
+	JZ    q3sfin
+
+q3sblk:
+	IFMACT32
+	Q3ROW(R8, Y8)
+	Q3ROW(R9, Y9)
+	Q3ROW(R10, Y10)
+	Q3ROW(R11, Y11)
+	IFMSUM32
+	ADDQ $16, AX
+	ADDQ $34, R12
+	DECQ R13
+	JNZ  q3sblk
+
+q3sfin:
+	LEAQ (DX)(SI*2), R13
+	CMPQ acc+48(FP), $0
+	JEQ  q3sstore
+	IFMLOAD4
+	VADDPS X4, X0, X0
+
+q3sstore:
+	IFMSTORE4
+	DECQ R14
+	JNZ  q3srow
+
+q3sdone:
+	VZEROUPPER
+	RET
+
+// func gemv4Q2SVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
+// As gemv4Q4SVNNI for Q2_B32T1 weights (12-byte blocks).
+TEXT ·gemv4Q2SVNNI(SB), NOSPLIT, $0-56
+	MOVL         $0x01010101, AX
+	VPBROADCASTD AX, Z15
+	MOVL         $0x03030303, AX
+	VPBROADCASTD AX, Y31
+	VMOVDQU64    ifmc2<>(SB), Y26
+	IFMARGS
+	TESTQ R14, R14
+	JZ    q2sdone
+
+q2srow:
+	IFMROWSTART
+	TESTQ R13, R13
+	JZ    q2sfin
+
+q2sblk:
+	IFMACT32
+	Q2ROW(R8, Y8)
+	Q2ROW(R9, Y9)
+	Q2ROW(R10, Y10)
+	Q2ROW(R11, Y11)
+	IFMSUM32
+	ADDQ $12, AX
+	ADDQ $34, R12
+	DECQ R13
+	JNZ  q2sblk
+
+q2sfin:
+	LEAQ (DX)(SI*2), R13
+	CMPQ acc+48(FP), $0
+	JEQ  q2sstore
+	IFMLOAD4
+	VADDPS X4, X0, X0
+
+q2sstore:
+	IFMSTORE4
+	DECQ R14
+	JNZ  q2srow
+
+q2sdone:
+	VZEROUPPER
+	RET
+
