@@ -80,6 +80,24 @@ DATA ifmc3<>+8(SB)/8, $0x0d0c0b0a09080706
 DATA ifmc3<>+16(SB)/8, $0x1514131211100f0e
 DATA ifmc3<>+24(SB)/8, $0x1d1c1b1a19181716
 GLOBL ifmc3<>(SB), RODATA|NOPTR, $32
+DATA ifmp2<>+0(SB)/8, $0x1c1814100c080400
+DATA ifmp2<>+8(SB)/8, $0x3c3834302c282420
+DATA ifmp2<>+16(SB)/8, $0x1c1814100c080400
+DATA ifmp2<>+24(SB)/8, $0x3c3834302c282420
+DATA ifmp2<>+32(SB)/8, $0x1e1a16120e0a0602
+DATA ifmp2<>+40(SB)/8, $0x3e3a36322e2a2622
+DATA ifmp2<>+48(SB)/8, $0x1e1a16120e0a0602
+DATA ifmp2<>+56(SB)/8, $0x3e3a36322e2a2622
+GLOBL ifmp2<>(SB), RODATA|NOPTR, $64
+DATA ifmp3<>+0(SB)/8, $0x0c0a08060402003e
+DATA ifmp3<>+8(SB)/8, $0x1c1a18161412100e
+DATA ifmp3<>+16(SB)/8, $0x0c0a08060402003e
+DATA ifmp3<>+24(SB)/8, $0x1c1a18161412100e
+DATA ifmp3<>+32(SB)/8, $0x0d0b09070503013f
+DATA ifmp3<>+40(SB)/8, $0x1d1b19171513110f
+DATA ifmp3<>+48(SB)/8, $0x0d0b09070503013f
+DATA ifmp3<>+56(SB)/8, $0x1d1b19171513110f
+GLOBL ifmp3<>(SB), RODATA|NOPTR, $64
 
 // IFMACT64 loads the two Q8_0 activation blocks at R12 (68 bytes): Z16
 // gets their 64 quants de-interleaved (even values, then odd), X18/X19 dy
@@ -130,13 +148,14 @@ GLOBL ifmc3<>(SB), RODATA|NOPTR, $32
 	VEXTRACTI64X4 $1, z, t; \
 	VPADDD        t, y, y
 
-// IFMHDR loads the headers (base, scale f16) of the four rows' blocks at
-// offset AX of R8..R11 and leaves their bases in X14, scales in X3.
-#define IFMHDR \
-	VMOVD        (R8)(AX*1), X12; \
-	VPINSRD      $1, (R9)(AX*1), X12, X12; \
-	VPINSRD      $2, (R10)(AX*1), X12, X12; \
-	VPINSRD      $3, (R11)(AX*1), X12, X12; \
+// IFMHDR(off) loads the headers (base, scale f16) of the four rows'
+// blocks at offset AX+off of R8..R11 and leaves their bases in X14,
+// scales in X3.
+#define IFMHDR(off) \
+	VMOVD        off(R8)(AX*1), X12; \
+	VPINSRD      $1, off(R9)(AX*1), X12, X12; \
+	VPINSRD      $2, off(R10)(AX*1), X12, X12; \
+	VPINSRD      $3, off(R11)(AX*1), X12, X12; \
 	VCVTPH2PS    X12, Y12; \
 	VEXTRACTF128 $1, Y12, X13; \
 	VSHUFPS      $0x88, X13, X12, X14; \
@@ -149,13 +168,34 @@ GLOBL ifmc3<>(SB), RODATA|NOPTR, $32
 	VPHADDD      Y11, Y10, Y10; \
 	VPHADDD      Y10, Y8, Y8; \
 	VCVTDQ2PS    Y8, Y8; \
-	IFMHDR; \
+	IFMHDR(0); \
 	VMULPS       X18, X3, X9; \
 	VMULPS       X8, X9, X9; \
 	VMULPS       X20, X14, X10; \
 	VADDPS       X10, X9, X9; \
 	VADDPS       X9, X0, X0; \
 	VEXTRACTF128 $1, Y8, X8; \
+	VMULPS       X19, X3, X9; \
+	VMULPS       X8, X9, X9; \
+	VMULPS       X21, X14, X10; \
+	VADDPS       X10, X9, X9; \
+	VADDPS       X9, X0, X0
+
+// IFMSUM2(bb) is IFMSUM64 for a pair of 32-value blocks, bb bytes each:
+// block B's headers follow block A's by bb.
+#define IFMSUM2(bb) \
+	VPHADDD      Y9, Y8, Y8; \
+	VPHADDD      Y11, Y10, Y10; \
+	VPHADDD      Y10, Y8, Y8; \
+	VCVTDQ2PS    Y8, Y8; \
+	IFMHDR(0); \
+	VMULPS       X18, X3, X9; \
+	VMULPS       X8, X9, X9; \
+	VMULPS       X20, X14, X10; \
+	VADDPS       X10, X9, X9; \
+	VADDPS       X9, X0, X0; \
+	VEXTRACTF128 $1, Y8, X8; \
+	IFMHDR(bb); \
 	VMULPS       X19, X3, X9; \
 	VMULPS       X8, X9, X9; \
 	VMULPS       X21, X14, X10; \
@@ -171,7 +211,7 @@ GLOBL ifmc3<>(SB), RODATA|NOPTR, $32
 	VEXTRACTI128 $1, Y8, X9; \
 	VPADDD       X9, X8, X8; \
 	VCVTDQ2PS    X8, X8; \
-	IFMHDR; \
+	IFMHDR(0); \
 	VMULPS       X18, X3, X9; \
 	VMULPS       X8, X9, X9; \
 	VMULPS       X20, X14, X10; \
@@ -249,38 +289,75 @@ GLOBL ifmc3<>(SB), RODATA|NOPTR, $32
 	VPDPBUSD        Z16, Z1, z
 
 // Q4SROW puts the 8 dword sums of the Q4_B32T1 block at offset AX of the
-// row at p times the de-interleaved activations into y (Y30 the word
+// row at p times the de-interleaved activations into y (Y25 the word
 // shifts, Y31 0x0f bytes).
 #define Q4SROW(p, y) \
 	VBROADCASTI32X4 4(p)(AX*1), Y7; \
-	VPSRLVW         Y30, Y7, Y7; \
+	VPSRLVW         Y25, Y7, Y7; \
 	VPANDD          Y31, Y7, Y7; \
 	VPXORD          y, y, y; \
 	VPDPBUSD        Y16, Y7, y
 
 // Q3ROW puts the 8 dword sums of the Q3_B32T1 block at offset AX of the
 // row at p times the activations into y: bits 0-1 by a multishift of qs
-// (Y26 the controls), bit 2 by one of qh (Y27), joined by the 0x03 bytes
+// (Y22 the controls), bit 2 by one of qh (Y23), joined by the 0x03 bytes
 // of Y17 and cut by the 0x07 bytes of Y31.
 #define Q3ROW(p, y) \
 	VPBROADCASTQ   8(p)(AX*1), Y1; \
-	VPMULTISHIFTQB Y1, Y26, Y1; \
+	VPMULTISHIFTQB Y1, Y22, Y1; \
 	VPBROADCASTD   4(p)(AX*1), Y2; \
-	VPMULTISHIFTQB Y2, Y27, Y2; \
+	VPMULTISHIFTQB Y2, Y23, Y2; \
 	VPTERNLOGD     $0xe2, Y2, Y17, Y1; \
 	VPANDD         Y31, Y1, Y1; \
 	VPXORD         y, y, y; \
 	VPDPBUSD       Y16, Y1, y
 
 // Q2ROW puts the 8 dword sums of the Q2_B32T1 block at offset AX of the
-// row at p times the activations into y (Y26 the controls, Y31 0x03
+// row at p times the activations into y (Y22 the controls, Y31 0x03
 // bytes).
 #define Q2ROW(p, y) \
 	VPBROADCASTQ   4(p)(AX*1), Y1; \
-	VPMULTISHIFTQB Y1, Y26, Y1; \
+	VPMULTISHIFTQB Y1, Y22, Y1; \
 	VPANDD         Y31, Y1, Y1; \
 	VPXORD         y, y, y; \
 	VPDPBUSD       Y16, Y1, y
+
+// Q4SPAIR puts the 16 dword sums of the two Q4_B32T1 blocks at offset AX
+// of the row at p times the de-interleaved activations of two blocks into
+// z, block A's in dwords 0-3 and 8-11, B's in 4-7 and 12-15 (Z30 the word
+// shifts, Z31 0x0f bytes).
+#define Q4SPAIR(p, z) \
+	VBROADCASTI32X4 4(p)(AX*1), Z7; \
+	VINSERTI32X4    $1, 24(p)(AX*1), Z7, Z7; \
+	VINSERTI32X4    $3, 24(p)(AX*1), Z7, Z7; \
+	VPSRLVW         Z30, Z7, Z7; \
+	VPANDD          Z31, Z7, Z7; \
+	VPXORD          z, z, z; \
+	VPDPBUSD        Z16, Z7, z
+
+// Q3PAIR is Q4SPAIR for two Q3_B32T1 blocks: K1 (qwords 2, 3, 6, 7) and
+// K2 (their dwords) merge block B's qs and qh into the qwords that meet
+// its activations, Z26 and Z27 the multishift controls.
+#define Q3PAIR(p, z) \
+	VPBROADCASTQ   8(p)(AX*1), Z1; \
+	VPBROADCASTQ   24(p)(AX*1), K1, Z1; \
+	VPMULTISHIFTQB Z1, Z26, Z1; \
+	VPBROADCASTD   4(p)(AX*1), Z2; \
+	VPBROADCASTD   20(p)(AX*1), K2, Z2; \
+	VPMULTISHIFTQB Z2, Z27, Z2; \
+	VPTERNLOGD     $0xe2, Z2, Z17, Z1; \
+	VPANDD         Z31, Z1, Z1; \
+	VPXORD         z, z, z; \
+	VPDPBUSD       Z16, Z1, z
+
+// Q2PAIR is Q3PAIR for two Q2_B32T1 blocks.
+#define Q2PAIR(p, z) \
+	VPBROADCASTQ   4(p)(AX*1), Z1; \
+	VPBROADCASTQ   16(p)(AX*1), K1, Z1; \
+	VPMULTISHIFTQB Z1, Z26, Z1; \
+	VPANDD         Z31, Z1, Z1; \
+	VPXORD         z, z, z; \
+	VPDPBUSD       Z16, Z1, z
 
 // func gemv4Q6_B64VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
 // As gemv4Q4SVNNI for Q6_B64T1 weights (52-byte 64-value blocks).
@@ -391,35 +468,52 @@ q5done:
 // func gemv4Q4SVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
 // For 4 streams j of q rows each (rows j·q .. j·q+q-1 of nb Q4_B32T1
 // blocks, ldw bytes apart), y[j·q+r] = w_{j·q+r}·x, or += when acc is not
-// 0; x is a row of Q8_0 blocks.
+// 0; x is a row of Q8_0 blocks. Blocks go two at a time, as one 64-value
+// block would, and a last odd one alone.
 TEXT ·gemv4Q4SVNNI(SB), NOSPLIT, $0-56
 	MOVL         $0x01010101, AX
 	VPBROADCASTD AX, Z15
 	MOVL         $0x0f0f0f0f, AX
-	VPBROADCASTD AX, Y31
-	VMOVDQU64    ifmshr<>(SB), Y30
-	VMOVDQU64    ifmdeint<>(SB), Y29
+	VPBROADCASTD AX, Z31
+	VMOVDQU64    ifmshr64<>(SB), Z30
+	VMOVDQU64    ifmdeint64<>(SB), Z29
+	VMOVDQU64    ifmshr<>(SB), Y25
+	VMOVDQU64    ifmdeint<>(SB), Y24
 	IFMARGS
 	TESTQ R14, R14
 	JZ    q4sdone
 
 q4srow:
 	IFMROWSTART
-	TESTQ R13, R13
-	JZ    q4sfin
+	SHRQ  $1, R13
+	JZ    q4stail
 
 q4sblk:
+	IFMACT64
+	Q4SPAIR(R8, Z8)
+	Q4SPAIR(R9, Z9)
+	Q4SPAIR(R10, Z10)
+	Q4SPAIR(R11, Z11)
+	IFMFOLD(Z8, Y8, Y4)
+	IFMFOLD(Z9, Y9, Y4)
+	IFMFOLD(Z10, Y10, Y4)
+	IFMFOLD(Z11, Y11, Y4)
+	IFMSUM2(20)
+	ADDQ $40, AX
+	ADDQ $68, R12
+	DECQ R13
+	JNZ  q4sblk
+
+q4stail:
+	TESTQ $1, CX
+	JZ    q4sfin
 	IFMACT32
-	VPERMB Y16, Y29, Y16
+	VPERMB Y16, Y24, Y16
 	Q4SROW(R8, Y8)
 	Q4SROW(R9, Y9)
 	Q4SROW(R10, Y10)
 	Q4SROW(R11, Y11)
 	IFMSUM32
-	ADDQ $20, AX
-	ADDQ $34, R12
-	DECQ R13
-	JNZ  q4sblk
 
 q4sfin:
 	LEAQ (DX)(SI*2), R13
@@ -443,31 +537,52 @@ TEXT ·gemv4Q3SVNNI(SB), NOSPLIT, $0-56
 	MOVL         $0x01010101, AX
 	VPBROADCASTD AX, Z15
 	MOVL         $0x07070707, AX
-	VPBROADCASTD AX, Y31
+	VPBROADCASTD AX, Z31
 	MOVL         $0x03030303, AX
-	VPBROADCASTD AX, Y17
-	VMOVDQU64    ifmc2<>(SB), Y26
-	VMOVDQU64    ifmc3<>(SB), Y27
+	VPBROADCASTD AX, Z17
+	MOVL         $0xcc, AX
+	KMOVB        AX, K1
+	MOVL         $0xf0f0, AX
+	KMOVW        AX, K2
+	VMOVDQU64    ifmdeint64<>(SB), Z29
+	VMOVDQU64    ifmp2<>(SB), Z26
+	VMOVDQU64    ifmp3<>(SB), Z27
+	VMOVDQU64    ifmc2<>(SB), Y22
+	VMOVDQU64    ifmc3<>(SB), Y23
 	IFMARGS
 	TESTQ R14, R14
 	JZ    q3sdone
 
 q3srow:
 	IFMROWSTART
-	TESTQ R13, R13
-	JZ    q3sfin
+	SHRQ  $1, R13
+	JZ    q3stail
 
 q3sblk:
+	IFMACT64
+	Q3PAIR(R8, Z8)
+	Q3PAIR(R9, Z9)
+	Q3PAIR(R10, Z10)
+	Q3PAIR(R11, Z11)
+	IFMFOLD(Z8, Y8, Y4)
+	IFMFOLD(Z9, Y9, Y4)
+	IFMFOLD(Z10, Y10, Y4)
+	IFMFOLD(Z11, Y11, Y4)
+	IFMSUM2(16)
+	ADDQ $32, AX
+	ADDQ $68, R12
+	DECQ R13
+	JNZ  q3sblk
+
+q3stail:
+	TESTQ $1, CX
+	JZ    q3sfin
 	IFMACT32
 	Q3ROW(R8, Y8)
 	Q3ROW(R9, Y9)
 	Q3ROW(R10, Y10)
 	Q3ROW(R11, Y11)
 	IFMSUM32
-	ADDQ $16, AX
-	ADDQ $34, R12
-	DECQ R13
-	JNZ  q3sblk
 
 q3sfin:
 	LEAQ (DX)(SI*2), R13
@@ -491,28 +606,46 @@ TEXT ·gemv4Q2SVNNI(SB), NOSPLIT, $0-56
 	MOVL         $0x01010101, AX
 	VPBROADCASTD AX, Z15
 	MOVL         $0x03030303, AX
-	VPBROADCASTD AX, Y31
-	VMOVDQU64    ifmc2<>(SB), Y26
+	VPBROADCASTD AX, Z31
+	MOVL         $0xcc, AX
+	KMOVB        AX, K1
+	VMOVDQU64    ifmdeint64<>(SB), Z29
+	VMOVDQU64    ifmp2<>(SB), Z26
+	VMOVDQU64    ifmc2<>(SB), Y22
 	IFMARGS
 	TESTQ R14, R14
 	JZ    q2sdone
 
 q2srow:
 	IFMROWSTART
-	TESTQ R13, R13
-	JZ    q2sfin
+	SHRQ  $1, R13
+	JZ    q2stail
 
 q2sblk:
+	IFMACT64
+	Q2PAIR(R8, Z8)
+	Q2PAIR(R9, Z9)
+	Q2PAIR(R10, Z10)
+	Q2PAIR(R11, Z11)
+	IFMFOLD(Z8, Y8, Y4)
+	IFMFOLD(Z9, Y9, Y4)
+	IFMFOLD(Z10, Y10, Y4)
+	IFMFOLD(Z11, Y11, Y4)
+	IFMSUM2(12)
+	ADDQ $24, AX
+	ADDQ $68, R12
+	DECQ R13
+	JNZ  q2sblk
+
+q2stail:
+	TESTQ $1, CX
+	JZ    q2sfin
 	IFMACT32
 	Q2ROW(R8, Y8)
 	Q2ROW(R9, Y9)
 	Q2ROW(R10, Y10)
 	Q2ROW(R11, Y11)
 	IFMSUM32
-	ADDQ $12, AX
-	ADDQ $34, R12
-	DECQ R13
-	JNZ  q2sblk
 
 q2sfin:
 	LEAQ (DX)(SI*2), R13

@@ -12,7 +12,7 @@ import (
 // TestInferflowMoreGemv checks the SIMD Q6_B64T1, Q5_B64T1, Q4_B32T1,
 // Q3_B32T1 and Q2_B32T1 matrix-vector kernels row by row against
 // kernels/quant's dot products, to the last bit: 1 to 13 rows (those
-// left over by the 4 streams included), several block counts, random
+// left over by the 4 streams included), odd and even block counts, random
 // bytes in every block (bases and scales of both signs and every quant
 // value), activations random and at ±127, storing and accumulating.
 func TestInferflowMoreGemv(t *testing.T) {
@@ -29,7 +29,10 @@ func testInferflowMoreGemv(t *testing.T, r *rand.Rand, dt tensor.DType) {
 	}
 	elems, bb := dt.BlockSize(), dt.TypeSize()
 	for rows := 1; rows <= 13; rows++ {
-		for _, cols := range []int{64, 128, 192, 1024, 2048} {
+		for _, cols := range []int{32, 64, 96, 128, 160, 192, 1024, 2048, 2080} {
+			if cols%elems != 0 {
+				continue
+			}
 			nb := cols / elems
 			w := randomMatrix(t, r, dt, rows, cols)
 			for i := 0; i < len(w.Data); i += bb {
