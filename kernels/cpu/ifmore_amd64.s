@@ -98,11 +98,19 @@ DATA ifmp3<>+40(SB)/8, $0x1d1b19171513110f
 DATA ifmp3<>+48(SB)/8, $0x0d0b09070503013f
 DATA ifmp3<>+56(SB)/8, $0x1d1b19171513110f
 GLOBL ifmp3<>(SB), RODATA|NOPTR, $64
+DATA ifmidx<>+0(SB)/8, $0x0101010100000000
+DATA ifmidx<>+8(SB)/8, $0x0000000000000000
+DATA ifmidx<>+16(SB)/8, $0x0e0c0a0806040200
+DATA ifmidx<>+24(SB)/8, $0x0e0c0a0806040200
+DATA ifmidx<>+32(SB)/8, $0x0f0d0b0907050301
+DATA ifmidx<>+40(SB)/8, $0x0f0d0b0907050301
+GLOBL ifmidx<>(SB), RODATA|NOPTR, $48
 
 // IFMACT64 loads the two Q8_0 activation blocks at R12 (68 bytes): Z16
-// gets their 64 quants de-interleaved (even values, then odd), X18/X19 dy
-// of A and B broadcast, X20/X21 fl(Y·dy) of A and B broadcast. Z15 must
-// hold 0x01 bytes, Z29 the de-interleave table.
+// gets their 64 quants de-interleaved (even values, then odd), Y18 dy of
+// A in its low four lanes and of B in its high four, Y20 fl(Y·dy) the
+// same way. Z15 must hold 0x01 bytes, Z29 the de-interleave table, Y19
+// the dword indices 0,0,0,0,1,1,1,1.
 #define IFMACT64 \
 	VMOVDQU64     2(R12), Y16; \
 	VINSERTI64X4  $1, 36(R12), Z16, Z16; \
@@ -118,12 +126,8 @@ GLOBL ifmp3<>(SB), RODATA|NOPTR, $64
 	VPINSRW       $1, 34(R12), X7, X7; \
 	VCVTPH2PS     X7, X7; \
 	VMULPS        X7, X5, X5; \
-	VBROADCASTSS  X7, X18; \
-	VMOVSHDUP     X7, X7; \
-	VBROADCASTSS  X7, X19; \
-	VBROADCASTSS  X5, X20; \
-	VMOVSHDUP     X5, X5; \
-	VBROADCASTSS  X5, X21; \
+	VPERMPS       Y7, Y19, Y18; \
+	VPERMPS       Y5, Y19, Y20; \
 	VPERMB        Z16, Z29, Z16
 
 // IFMACT32 loads the Q8_0 activation block at R12 (34 bytes): Y16 gets
@@ -161,46 +165,57 @@ GLOBL ifmp3<>(SB), RODATA|NOPTR, $64
 	VSHUFPS      $0x88, X13, X12, X14; \
 	VSHUFPS      $0xdd, X13, X12, X3
 
+// IFMHDR2 converts the headers of blocks A (in X12) and B (in X13) of
+// the four rows: Y14 gets the bases (A's in the low four lanes, B's in
+// the high four), Y3 the scales. Z21 and Z24 must hold the dword indices
+// 0,2,..,14 and 1,3,..,15.
+#define IFMHDR2 \
+	VINSERTI128 $1, X13, Y12, Y12; \
+	VCVTPH2PS   Y12, Z12; \
+	VPERMPS     Z12, Z21, Z14; \
+	VPERMPS     Z12, Z24, Z3
+
+// IFMLDH(off, x) loads the headers of the four rows' blocks at offset
+// AX+off of R8..R11 into x.
+#define IFMLDH(off, x) \
+	VMOVD   off(R8)(AX*1), x; \
+	VPINSRD $1, off(R9)(AX*1), x, x; \
+	VPINSRD $2, off(R10)(AX*1), x, x; \
+	VPINSRD $3, off(R11)(AX*1), x, x
+
+// IFMADD2 adds the four rows' A and B blocks to X0, A first: their sums
+// (as float32) in Y8, A's in the low four lanes and B's in the high four.
+#define IFMADD2 \
+	IFMHDR2; \
+	VMULPS       Y18, Y3, Y9; \
+	VMULPS       Y8, Y9, Y9; \
+	VMULPS       Y20, Y14, Y10; \
+	VADDPS       Y10, Y9, Y9; \
+	VADDPS       X9, X0, X0; \
+	VEXTRACTF128 $1, Y9, X9; \
+	VADDPS       X9, X0, X0
+
 // IFMSUM64 adds the four rows' 64-value blocks to X0: the folded sums in
 // Y8..Y11 (block A in each row's dwords 0-3, B in 4-7).
 #define IFMSUM64 \
-	VPHADDD      Y9, Y8, Y8; \
-	VPHADDD      Y11, Y10, Y10; \
-	VPHADDD      Y10, Y8, Y8; \
-	VCVTDQ2PS    Y8, Y8; \
-	IFMHDR(0); \
-	VMULPS       X18, X3, X9; \
-	VMULPS       X8, X9, X9; \
-	VMULPS       X20, X14, X10; \
-	VADDPS       X10, X9, X9; \
-	VADDPS       X9, X0, X0; \
-	VEXTRACTF128 $1, Y8, X8; \
-	VMULPS       X19, X3, X9; \
-	VMULPS       X8, X9, X9; \
-	VMULPS       X21, X14, X10; \
-	VADDPS       X10, X9, X9; \
-	VADDPS       X9, X0, X0
+	VPHADDD   Y9, Y8, Y8; \
+	VPHADDD   Y11, Y10, Y10; \
+	VPHADDD   Y10, Y8, Y8; \
+	VCVTDQ2PS Y8, Y8; \
+	IFMLDH(0, X12); \
+	VMOVDQA   X12, X13; \
+	IFMADD2
 
 // IFMSUM2(bb) is IFMSUM64 for a pair of 32-value blocks, bb bytes each:
 // block B's headers follow block A's by bb.
 #define IFMSUM2(bb) \
-	VPHADDD      Y9, Y8, Y8; \
-	VPHADDD      Y11, Y10, Y10; \
-	VPHADDD      Y10, Y8, Y8; \
-	VCVTDQ2PS    Y8, Y8; \
-	IFMHDR(0); \
-	VMULPS       X18, X3, X9; \
-	VMULPS       X8, X9, X9; \
-	VMULPS       X20, X14, X10; \
-	VADDPS       X10, X9, X9; \
-	VADDPS       X9, X0, X0; \
-	VEXTRACTF128 $1, Y8, X8; \
-	IFMHDR(bb); \
-	VMULPS       X19, X3, X9; \
-	VMULPS       X8, X9, X9; \
-	VMULPS       X21, X14, X10; \
-	VADDPS       X10, X9, X9; \
-	VADDPS       X9, X0, X0
+	VPHADDD   Y9, Y8, Y8; \
+	VPHADDD   Y11, Y10, Y10; \
+	VPHADDD   Y10, Y8, Y8; \
+	VCVTDQ2PS Y8, Y8; \
+	IFMLDH(0, X12); \
+	IFMLDH(bb, X13); \
+	IFMADD2
 
 // IFMSUM32 adds the four rows' 32-value blocks to X0: their 8 dword sums
 // in Y8..Y11.
@@ -289,11 +304,11 @@ GLOBL ifmp3<>(SB), RODATA|NOPTR, $64
 	VPDPBUSD        Z16, Z1, z
 
 // Q4SROW puts the 8 dword sums of the Q4_B32T1 block at offset AX of the
-// row at p times the de-interleaved activations into y (Y25 the word
+// row at p times the de-interleaved activations into y (Y23 the word
 // shifts, Y31 0x0f bytes).
 #define Q4SROW(p, y) \
 	VBROADCASTI32X4 4(p)(AX*1), Y7; \
-	VPSRLVW         Y25, Y7, Y7; \
+	VPSRLVW         Y23, Y7, Y7; \
 	VPANDD          Y31, Y7, Y7; \
 	VPXORD          y, y, y; \
 	VPDPBUSD        Y16, Y7, y
@@ -364,6 +379,9 @@ GLOBL ifmp3<>(SB), RODATA|NOPTR, $64
 TEXT ·gemv4Q6_B64VNNI(SB), NOSPLIT, $0-56
 	MOVL         $0x01010101, AX
 	VPBROADCASTD AX, Z15
+	VPMOVZXBD    ifmidx<>(SB), Z19
+	VPMOVZXBD    ifmidx<>+16(SB), Z21
+	VPMOVZXBD    ifmidx<>+32(SB), Z24
 	MOVL         $0x0f0f0f0f, AX
 	VPBROADCASTD AX, Z31
 	MOVL         $0x30303030, AX
@@ -417,6 +435,9 @@ q6done:
 TEXT ·gemv4Q5_B64VNNI(SB), NOSPLIT, $0-56
 	MOVL         $0x01010101, AX
 	VPBROADCASTD AX, Z15
+	VPMOVZXBD    ifmidx<>(SB), Z19
+	VPMOVZXBD    ifmidx<>+16(SB), Z21
+	VPMOVZXBD    ifmidx<>+32(SB), Z24
 	MOVL         $0x0f0f0f0f, AX
 	VPBROADCASTD AX, Z31
 	MOVL         $0x10101010, AX
@@ -473,12 +494,15 @@ q5done:
 TEXT ·gemv4Q4SVNNI(SB), NOSPLIT, $0-56
 	MOVL         $0x01010101, AX
 	VPBROADCASTD AX, Z15
+	VPMOVZXBD    ifmidx<>(SB), Z19
+	VPMOVZXBD    ifmidx<>+16(SB), Z21
+	VPMOVZXBD    ifmidx<>+32(SB), Z24
 	MOVL         $0x0f0f0f0f, AX
 	VPBROADCASTD AX, Z31
 	VMOVDQU64    ifmshr64<>(SB), Z30
 	VMOVDQU64    ifmdeint64<>(SB), Z29
-	VMOVDQU64    ifmshr<>(SB), Y25
-	VMOVDQU64    ifmdeint<>(SB), Y24
+	VMOVDQU64    ifmshr<>(SB), Y23
+	VMOVDQU64    ifmdeint<>(SB), Y22
 	IFMARGS
 	TESTQ R14, R14
 	JZ    q4sdone
@@ -508,7 +532,7 @@ q4stail:
 	TESTQ $1, CX
 	JZ    q4sfin
 	IFMACT32
-	VPERMB Y16, Y24, Y16
+	VPERMB Y16, Y22, Y16
 	Q4SROW(R8, Y8)
 	Q4SROW(R9, Y9)
 	Q4SROW(R10, Y10)
@@ -536,6 +560,9 @@ q4sdone:
 TEXT ·gemv4Q3SVNNI(SB), NOSPLIT, $0-56
 	MOVL         $0x01010101, AX
 	VPBROADCASTD AX, Z15
+	VPMOVZXBD    ifmidx<>(SB), Z19
+	VPMOVZXBD    ifmidx<>+16(SB), Z21
+	VPMOVZXBD    ifmidx<>+32(SB), Z24
 	MOVL         $0x07070707, AX
 	VPBROADCASTD AX, Z31
 	MOVL         $0x03030303, AX
@@ -605,6 +632,9 @@ q3sdone:
 TEXT ·gemv4Q2SVNNI(SB), NOSPLIT, $0-56
 	MOVL         $0x01010101, AX
 	VPBROADCASTD AX, Z15
+	VPMOVZXBD    ifmidx<>(SB), Z19
+	VPMOVZXBD    ifmidx<>+16(SB), Z21
+	VPMOVZXBD    ifmidx<>+32(SB), Z24
 	MOVL         $0x03030303, AX
 	VPBROADCASTD AX, Z31
 	MOVL         $0xcc, AX
