@@ -3,6 +3,7 @@
 package cpu
 
 import (
+	"sync"
 	"unsafe"
 
 	"github.com/weftrun/weft/kernels/quant"
@@ -12,19 +13,26 @@ import (
 // formats (ifmore_amd64.s).
 
 //go:noescape
-func gemv4Q6_B64VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
+func gemv4Q6_B64VNNI(w unsafe.Pointer, ldw uintptr, xt, xp unsafe.Pointer, nb int, y *float32, q int, acc int)
 
 //go:noescape
-func gemv4Q5_B64VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
+func gemv4Q5_B64VNNI(w unsafe.Pointer, ldw uintptr, xt, xp unsafe.Pointer, nb int, y *float32, q int, acc int)
 
 //go:noescape
-func gemv4Q4SVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
+func gemv4Q4SVNNI(w unsafe.Pointer, ldw uintptr, xt, xp unsafe.Pointer, nb int, y *float32, q int, acc int)
 
 //go:noescape
-func gemv4Q3SVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
+func gemv4Q3SVNNI(w unsafe.Pointer, ldw uintptr, xt, xp unsafe.Pointer, nb int, y *float32, q int, acc int)
 
 //go:noescape
-func gemv4Q2SVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
+func gemv4Q2SVNNI(w unsafe.Pointer, ldw uintptr, xt, xp unsafe.Pointer, nb int, y *float32, q int, acc int)
+
+//go:noescape
+func ifmPrep(x unsafe.Pointer, n int, xp unsafe.Pointer)
+
+// ifmBufs holds the activations that ifmPrep prepares (128 bytes per 64
+// values), one buffer per concurrent ifMoreGemv.
+var ifmBufs = sync.Pool{New: func() any { return new([]byte) }}
 
 // ifMoreGemv computes dst[r] (+)= w_r·a for len(dst) rows of nb blocks of
 // the Inferflow format of kind (wkIfQ6, wkIfQ5, wkIfQ4S, wkIfQ3 or
@@ -37,7 +45,7 @@ func (k Kernels) ifMoreGemv(kind wkind, w []byte, ldw int, a []byte, nb int, dst
 	}
 	var (
 		bb, elems int
-		gemv      func(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
+		gemv      func(w unsafe.Pointer, ldw uintptr, xt, xp unsafe.Pointer, nb int, y *float32, q int, acc int)
 		dot       quant.DotFunc
 	)
 	switch kind {
@@ -62,7 +70,22 @@ func (k Kernels) ifMoreGemv(kind wkind, w []byte, ldw int, a []byte, nb int, dst
 		if acc {
 			ac = 1
 		}
-		gemv(unsafe.Pointer(&w[0]), uintptr(ldw), unsafe.Pointer(&a[0]), nb, &dst[0], q, ac)
+		// The activations of each 64 values, de-interleaved, with their
+		// scales and sums, once for all the rows; an odd last block of a
+		// 32-value format is read in place.
+		np := nb * elems / 64
+		bp := ifmBufs.Get().(*[]byte)
+		if cap(*bp) < np*128+64 {
+			*bp = make([]byte, np*128+64)
+		}
+		xp := alignedBytes((*bp)[:cap(*bp)], np*128+1)
+		xt := unsafe.Pointer(&a[0])
+		if nb*elems%64 != 0 {
+			xt = unsafe.Pointer(&a[(nb-1)*34])
+		}
+		ifmPrep(unsafe.Pointer(&a[0]), np, unsafe.Pointer(&xp[0]))
+		gemv(unsafe.Pointer(&w[0]), uintptr(ldw), xt, unsafe.Pointer(&xp[0]), nb, &dst[0], q, ac)
+		ifmBufs.Put(bp)
 	}
 	for r := 4 * q; r < rows; r++ {
 		put(dst, r, dot(w[r*ldw:], a, nb*elems), acc)

@@ -20,9 +20,15 @@
 // de-interleaved the same way, and take the top bits by multishifts of
 // qh; a weight block meets two activation blocks A and B, whose products
 // VPDPBUSD leaves in dwords 0-3 and 8-11 (A) and 4-7 and 12-15 (B). The
-// 32-value formats work on one block in a YMM register: Q4_B32T1 with
-// de-interleaved activations, Q3_B32T1 and Q2_B32T1 in natural order,
-// each value's bits picked by multishifts of a broadcast qword.
+// 32-value formats take two blocks at a time the same way (Q3_B32T1 and
+// Q2_B32T1 pick each value's bits by multishifts of broadcast qwords, in
+// the de-interleaved order) and a last odd block alone in a YMM register.
+//
+// ifmPrep prepares the activations once per call for all the rows: per
+// 64 values the de-interleaved quants, then dy and fl(Y·dy) of blocks A
+// and B spread over four lanes each, so that a block's two products for
+// the four rows are formed in one YMM register (A's in the low lanes) and
+// added to the chains A first.
 
 DATA ifmdeint<>+0(SB)/8, $0x0e0c0a0806040200
 DATA ifmdeint<>+8(SB)/8, $0x1e1c1a1816141210
@@ -184,12 +190,13 @@ GLOBL ifmidx<>(SB), RODATA|NOPTR, $48
 	VPINSRD $3, off(R11)(AX*1), x, x
 
 // IFMADD2 adds the four rows' A and B blocks to X0, A first: their sums
-// (as float32) in Y8, A's in the low four lanes and B's in the high four.
+// (as float32) in Y8, A's in the low four lanes and B's in the high four,
+// the activations' dy and fl(Y·dy) at 64(R12) and 96(R12) (see ifmPrep).
 #define IFMADD2 \
 	IFMHDR2; \
-	VMULPS       Y18, Y3, Y9; \
+	VMULPS       64(R12), Y3, Y9; \
 	VMULPS       Y8, Y9, Y9; \
-	VMULPS       Y20, Y14, Y10; \
+	VMULPS       96(R12), Y14, Y10; \
 	VADDPS       Y10, Y9, Y9; \
 	VADDPS       X9, X0, X0; \
 	VEXTRACTF128 $1, Y9, X9; \
@@ -237,10 +244,10 @@ GLOBL ifmidx<>(SB), RODATA|NOPTR, $48
 #define IFMARGS \
 	MOVQ  w+0(FP), R8; \
 	MOVQ  ldw+8(FP), BX; \
-	MOVQ  x+16(FP), DI; \
-	MOVQ  nb+24(FP), CX; \
-	MOVQ  y+32(FP), DX; \
-	MOVQ  q+40(FP), R14; \
+	MOVQ  xp+24(FP), DI; \
+	MOVQ  nb+32(FP), CX; \
+	MOVQ  y+40(FP), DX; \
+	MOVQ  q+48(FP), R14; \
 	MOVQ  R14, AX; \
 	IMULQ BX, AX; \
 	LEAQ  (R8)(AX*1), R9; \
@@ -249,8 +256,8 @@ GLOBL ifmidx<>(SB), RODATA|NOPTR, $48
 	MOVQ  R14, SI; \
 	SHLQ  $2, SI
 
-// IFMROWSTART clears a row's sums and points AX, R12, R13 at its first
-// block.
+// IFMROWSTART clears a row's sums and points AX, R12 (the prepared
+// activations), R13 (the count) at its first block.
 #define IFMROWSTART \
 	VPXORD X0, X0, X0; \
 	XORQ   AX, AX; \
@@ -374,12 +381,40 @@ GLOBL ifmidx<>(SB), RODATA|NOPTR, $48
 	VPXORD         z, z, z; \
 	VPDPBUSD       Z16, Z1, z
 
-// func gemv4Q6_B64VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
-// As gemv4Q4SVNNI for Q6_B64T1 weights (52-byte 64-value blocks).
-TEXT ·gemv4Q6_B64VNNI(SB), NOSPLIT, $0-56
+// func ifmPrep(x unsafe.Pointer, n int, xp unsafe.Pointer)
+// Prepares n pairs of Q8_0 activation blocks at x for the kernels above,
+// 128 bytes a pair at xp: the 64 quants de-interleaved (IFMACT64's Z16),
+// then dy (Y18) and fl(Y·dy) (Y20), A's in four lanes and B's in four.
+TEXT ·ifmPrep(SB), NOSPLIT, $0-24
 	MOVL         $0x01010101, AX
 	VPBROADCASTD AX, Z15
 	VPMOVZXBD    ifmidx<>(SB), Z19
+	VMOVDQU64    ifmdeint64<>(SB), Z29
+	MOVQ         x+0(FP), R12
+	MOVQ         n+8(FP), CX
+	MOVQ         xp+16(FP), DI
+	TESTQ        CX, CX
+	JZ           prepdone
+
+prepblk:
+	IFMACT64
+	VMOVDQU64 Z16, (DI)
+	VMOVUPS   Y18, 64(DI)
+	VMOVUPS   Y20, 96(DI)
+	ADDQ      $68, R12
+	ADDQ      $128, DI
+	DECQ      CX
+	JNZ       prepblk
+
+prepdone:
+	VZEROUPPER
+	RET
+
+// func gemv4Q6_B64VNNI(w unsafe.Pointer, ldw uintptr, xt, xp unsafe.Pointer, nb int, y *float32, q int, acc int)
+// As gemv4Q4SVNNI for Q6_B64T1 weights (52-byte 64-value blocks).
+TEXT ·gemv4Q6_B64VNNI(SB), NOSPLIT, $0-64
+	MOVL         $0x01010101, AX
+	VPBROADCASTD AX, Z15
 	VPMOVZXBD    ifmidx<>+16(SB), Z21
 	VPMOVZXBD    ifmidx<>+32(SB), Z24
 	MOVL         $0x0f0f0f0f, AX
@@ -387,7 +422,6 @@ TEXT ·gemv4Q6_B64VNNI(SB), NOSPLIT, $0-56
 	MOVL         $0x30303030, AX
 	VPBROADCASTD AX, Z17
 	VMOVDQU64    ifmshr64<>(SB), Z30
-	VMOVDQU64    ifmdeint64<>(SB), Z29
 	VMOVDQU64    ifmq6h<>(SB), Z28
 	IFMARGS
 	TESTQ R14, R14
@@ -399,7 +433,7 @@ q6row:
 	JZ    q6fin
 
 q6blk:
-	IFMACT64
+	VMOVDQU64 (R12), Z16
 	Q6ROW(R8, Z8)
 	Q6ROW(R9, Z9)
 	Q6ROW(R10, Z10)
@@ -410,13 +444,13 @@ q6blk:
 	IFMFOLD(Z11, Y11, Y4)
 	IFMSUM64
 	ADDQ $52, AX
-	ADDQ $68, R12
+	ADDQ $128, R12
 	DECQ R13
 	JNZ  q6blk
 
 q6fin:
 	LEAQ (DX)(SI*2), R13
-	CMPQ acc+48(FP), $0
+	CMPQ acc+56(FP), $0
 	JEQ  q6store
 	IFMLOAD4
 	VADDPS X4, X0, X0
@@ -430,12 +464,11 @@ q6done:
 	VZEROUPPER
 	RET
 
-// func gemv4Q5_B64VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
+// func gemv4Q5_B64VNNI(w unsafe.Pointer, ldw uintptr, xt, xp unsafe.Pointer, nb int, y *float32, q int, acc int)
 // As gemv4Q4SVNNI for Q5_B64T1 weights (44-byte 64-value blocks).
-TEXT ·gemv4Q5_B64VNNI(SB), NOSPLIT, $0-56
+TEXT ·gemv4Q5_B64VNNI(SB), NOSPLIT, $0-64
 	MOVL         $0x01010101, AX
 	VPBROADCASTD AX, Z15
-	VPMOVZXBD    ifmidx<>(SB), Z19
 	VPMOVZXBD    ifmidx<>+16(SB), Z21
 	VPMOVZXBD    ifmidx<>+32(SB), Z24
 	MOVL         $0x0f0f0f0f, AX
@@ -443,7 +476,6 @@ TEXT ·gemv4Q5_B64VNNI(SB), NOSPLIT, $0-56
 	MOVL         $0x10101010, AX
 	VPBROADCASTD AX, Z17
 	VMOVDQU64    ifmshr64<>(SB), Z30
-	VMOVDQU64    ifmdeint64<>(SB), Z29
 	VMOVDQU64    ifmq5h<>(SB), Z28
 	IFMARGS
 	TESTQ R14, R14
@@ -455,7 +487,7 @@ q5row:
 	JZ    q5fin
 
 q5blk:
-	IFMACT64
+	VMOVDQU64 (R12), Z16
 	Q5ROW(R8, Z8)
 	Q5ROW(R9, Z9)
 	Q5ROW(R10, Z10)
@@ -466,13 +498,13 @@ q5blk:
 	IFMFOLD(Z11, Y11, Y4)
 	IFMSUM64
 	ADDQ $44, AX
-	ADDQ $68, R12
+	ADDQ $128, R12
 	DECQ R13
 	JNZ  q5blk
 
 q5fin:
 	LEAQ (DX)(SI*2), R13
-	CMPQ acc+48(FP), $0
+	CMPQ acc+56(FP), $0
 	JEQ  q5store
 	IFMLOAD4
 	VADDPS X4, X0, X0
@@ -486,21 +518,20 @@ q5done:
 	VZEROUPPER
 	RET
 
-// func gemv4Q4SVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
+// func gemv4Q4SVNNI(w unsafe.Pointer, ldw uintptr, xt, xp unsafe.Pointer, nb int, y *float32, q int, acc int)
 // For 4 streams j of q rows each (rows j·q .. j·q+q-1 of nb Q4_B32T1
 // blocks, ldw bytes apart), y[j·q+r] = w_{j·q+r}·x, or += when acc is not
-// 0; x is a row of Q8_0 blocks. Blocks go two at a time, as one 64-value
-// block would, and a last odd one alone.
-TEXT ·gemv4Q4SVNNI(SB), NOSPLIT, $0-56
+// 0; x is a row of Q8_0 blocks, given as its pairs of blocks prepared by
+// ifmPrep (xp) and, for an odd nb, its last block (xt). Blocks go two at
+// a time, as one 64-value block would, and a last odd one alone.
+TEXT ·gemv4Q4SVNNI(SB), NOSPLIT, $0-64
 	MOVL         $0x01010101, AX
 	VPBROADCASTD AX, Z15
-	VPMOVZXBD    ifmidx<>(SB), Z19
 	VPMOVZXBD    ifmidx<>+16(SB), Z21
 	VPMOVZXBD    ifmidx<>+32(SB), Z24
 	MOVL         $0x0f0f0f0f, AX
 	VPBROADCASTD AX, Z31
 	VMOVDQU64    ifmshr64<>(SB), Z30
-	VMOVDQU64    ifmdeint64<>(SB), Z29
 	VMOVDQU64    ifmshr<>(SB), Y23
 	VMOVDQU64    ifmdeint<>(SB), Y22
 	IFMARGS
@@ -513,7 +544,7 @@ q4srow:
 	JZ    q4stail
 
 q4sblk:
-	IFMACT64
+	VMOVDQU64 (R12), Z16
 	Q4SPAIR(R8, Z8)
 	Q4SPAIR(R9, Z9)
 	Q4SPAIR(R10, Z10)
@@ -524,13 +555,14 @@ q4sblk:
 	IFMFOLD(Z11, Y11, Y4)
 	IFMSUM2(20)
 	ADDQ $40, AX
-	ADDQ $68, R12
+	ADDQ $128, R12
 	DECQ R13
 	JNZ  q4sblk
 
 q4stail:
 	TESTQ $1, CX
 	JZ    q4sfin
+	MOVQ  xt+16(FP), R12
 	IFMACT32
 	VPERMB Y16, Y22, Y16
 	Q4SROW(R8, Y8)
@@ -541,7 +573,7 @@ q4stail:
 
 q4sfin:
 	LEAQ (DX)(SI*2), R13
-	CMPQ acc+48(FP), $0
+	CMPQ acc+56(FP), $0
 	JEQ  q4sstore
 	IFMLOAD4
 	VADDPS X4, X0, X0
@@ -555,12 +587,11 @@ q4sdone:
 	VZEROUPPER
 	RET
 
-// func gemv4Q3SVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
+// func gemv4Q3SVNNI(w unsafe.Pointer, ldw uintptr, xt, xp unsafe.Pointer, nb int, y *float32, q int, acc int)
 // As gemv4Q4SVNNI for Q3_B32T1 weights (16-byte blocks).
-TEXT ·gemv4Q3SVNNI(SB), NOSPLIT, $0-56
+TEXT ·gemv4Q3SVNNI(SB), NOSPLIT, $0-64
 	MOVL         $0x01010101, AX
 	VPBROADCASTD AX, Z15
-	VPMOVZXBD    ifmidx<>(SB), Z19
 	VPMOVZXBD    ifmidx<>+16(SB), Z21
 	VPMOVZXBD    ifmidx<>+32(SB), Z24
 	MOVL         $0x07070707, AX
@@ -571,7 +602,6 @@ TEXT ·gemv4Q3SVNNI(SB), NOSPLIT, $0-56
 	KMOVB        AX, K1
 	MOVL         $0xf0f0, AX
 	KMOVW        AX, K2
-	VMOVDQU64    ifmdeint64<>(SB), Z29
 	VMOVDQU64    ifmp2<>(SB), Z26
 	VMOVDQU64    ifmp3<>(SB), Z27
 	VMOVDQU64    ifmc2<>(SB), Y22
@@ -586,7 +616,7 @@ q3srow:
 	JZ    q3stail
 
 q3sblk:
-	IFMACT64
+	VMOVDQU64 (R12), Z16
 	Q3PAIR(R8, Z8)
 	Q3PAIR(R9, Z9)
 	Q3PAIR(R10, Z10)
@@ -597,13 +627,14 @@ q3sblk:
 	IFMFOLD(Z11, Y11, Y4)
 	IFMSUM2(16)
 	ADDQ $32, AX
-	ADDQ $68, R12
+	ADDQ $128, R12
 	DECQ R13
 	JNZ  q3sblk
 
 q3stail:
 	TESTQ $1, CX
 	JZ    q3sfin
+	MOVQ  xt+16(FP), R12
 	IFMACT32
 	Q3ROW(R8, Y8)
 	Q3ROW(R9, Y9)
@@ -613,7 +644,7 @@ q3stail:
 
 q3sfin:
 	LEAQ (DX)(SI*2), R13
-	CMPQ acc+48(FP), $0
+	CMPQ acc+56(FP), $0
 	JEQ  q3sstore
 	IFMLOAD4
 	VADDPS X4, X0, X0
@@ -627,19 +658,17 @@ q3sdone:
 	VZEROUPPER
 	RET
 
-// func gemv4Q2SVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
+// func gemv4Q2SVNNI(w unsafe.Pointer, ldw uintptr, xt, xp unsafe.Pointer, nb int, y *float32, q int, acc int)
 // As gemv4Q4SVNNI for Q2_B32T1 weights (12-byte blocks).
-TEXT ·gemv4Q2SVNNI(SB), NOSPLIT, $0-56
+TEXT ·gemv4Q2SVNNI(SB), NOSPLIT, $0-64
 	MOVL         $0x01010101, AX
 	VPBROADCASTD AX, Z15
-	VPMOVZXBD    ifmidx<>(SB), Z19
 	VPMOVZXBD    ifmidx<>+16(SB), Z21
 	VPMOVZXBD    ifmidx<>+32(SB), Z24
 	MOVL         $0x03030303, AX
 	VPBROADCASTD AX, Z31
 	MOVL         $0xcc, AX
 	KMOVB        AX, K1
-	VMOVDQU64    ifmdeint64<>(SB), Z29
 	VMOVDQU64    ifmp2<>(SB), Z26
 	VMOVDQU64    ifmc2<>(SB), Y22
 	IFMARGS
@@ -652,7 +681,7 @@ q2srow:
 	JZ    q2stail
 
 q2sblk:
-	IFMACT64
+	VMOVDQU64 (R12), Z16
 	Q2PAIR(R8, Z8)
 	Q2PAIR(R9, Z9)
 	Q2PAIR(R10, Z10)
@@ -663,13 +692,14 @@ q2sblk:
 	IFMFOLD(Z11, Y11, Y4)
 	IFMSUM2(12)
 	ADDQ $24, AX
-	ADDQ $68, R12
+	ADDQ $128, R12
 	DECQ R13
 	JNZ  q2sblk
 
 q2stail:
 	TESTQ $1, CX
 	JZ    q2sfin
+	MOVQ  xt+16(FP), R12
 	IFMACT32
 	Q2ROW(R8, Y8)
 	Q2ROW(R9, Y9)
@@ -679,7 +709,7 @@ q2stail:
 
 q2sfin:
 	LEAQ (DX)(SI*2), R13
-	CMPQ acc+48(FP), $0
+	CMPQ acc+56(FP), $0
 	JEQ  q2sstore
 	IFMLOAD4
 	VADDPS X4, X0, X0
