@@ -70,3 +70,47 @@ func testInferflowMoreGemv(t *testing.T, r *rand.Rand, dt tensor.DType) {
 		}
 	}
 }
+
+// TestInferflowMoreMatMul checks MatMul and MatMulAcc with the SIMD
+// Inferflow kernels (two threads, one and several tokens, rows in 4-row
+// groups and left over) against the Go reference at Generic, bit for bit.
+func TestInferflowMoreMatMul(t *testing.T) {
+	if Detect().Level() == Generic {
+		t.Skip("no SIMD level")
+	}
+	r := rand.New(rand.NewPCG(23, 24))
+	simd := NewPoolKernels(2, Detect())
+	defer simd.Close()
+	ref := NewPoolKernels(2, Detect().Limit(Generic))
+	defer ref.Close()
+	for _, dt := range []tensor.DType{tensor.Q4_B32T1, tensor.Q6_B64T1, tensor.Q5_B64T1, tensor.Q3_B32T1, tensor.Q2_B32T1} {
+		for _, sh := range []struct{ rows, cols, n int }{{37, 2048, 1}, {37, 2048, 3}, {22, 1088, 1}, {22, 1088, 5}, {5, 96, 2}} {
+			if sh.cols%dt.BlockSize() != 0 {
+				continue
+			}
+			w := randomMatrix(t, r, dt, sh.rows, sh.cols)
+			x := randRow(r, sh.n*sh.cols, 1)
+			for _, acc := range []bool{false, true} {
+				got, want := make([]float32, sh.n*sh.rows), make([]float32, sh.n*sh.rows)
+				for i := range got {
+					got[i], want[i] = 0.5, 0.5
+				}
+				mm := MatMul
+				if acc {
+					mm = MatMulAcc
+				}
+				if err := mm(simd, got, w, x, sh.n); err != nil {
+					t.Fatal(err)
+				}
+				if err := mm(ref, want, w, x, sh.n); err != nil {
+					t.Fatal(err)
+				}
+				for i := range got {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%s %dx%d n=%d acc=%v: out[%d] = %v, want %v", dt, sh.rows, sh.cols, sh.n, acc, i, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}
