@@ -111,6 +111,11 @@ DATA ifmidx<>+24(SB)/8, $0x0e0c0a0806040200
 DATA ifmidx<>+32(SB)/8, $0x0f0d0b0907050301
 DATA ifmidx<>+40(SB)/8, $0x0f0d0b0907050301
 GLOBL ifmidx<>(SB), RODATA|NOPTR, $48
+DATA ifmhk<>+0(SB)/8, $0x000000000b030800
+DATA ifmhk<>+8(SB)/8, $0x000000000c040800
+DATA ifmhk<>+16(SB)/8, $0x000000000d050800
+DATA ifmhk<>+24(SB)/8, $0x0b0a030209080100
+GLOBL ifmhk<>(SB), RODATA|NOPTR, $32
 
 // IFMACT64 loads the two Q8_0 activation blocks at R12 (68 bytes): Z16
 // gets their 64 quants de-interleaved (even values, then odd), Y18 dy of
@@ -137,7 +142,7 @@ GLOBL ifmidx<>(SB), RODATA|NOPTR, $48
 	VPERMB        Z16, Z29, Z16
 
 // IFMACT32 loads the Q8_0 activation block at R12 (34 bytes): Y16 gets
-// its 32 quants, X18 dy broadcast, X20 fl(Y·dy) broadcast. Z15 must hold
+// its 32 quants, X20 dy broadcast, X25 fl(Y·dy) broadcast. Z15 must hold
 // 0x01 bytes.
 #define IFMACT32 \
 	VMOVDQU64    2(R12), Y16; \
@@ -148,9 +153,9 @@ GLOBL ifmidx<>(SB), RODATA|NOPTR, $48
 	VPHADDD      X5, X5, X5; \
 	VPHADDD      X5, X5, X5; \
 	VCVTDQ2PS    X5, X5; \
-	VPBROADCASTW (R12), X18; \
-	VCVTPH2PS    X18, X18; \
-	VMULPS       X18, X5, X20
+	VPBROADCASTW (R12), X20; \
+	VCVTPH2PS    X20, X20; \
+	VMULPS       X20, X5, X25
 
 // IFMFOLD folds the 16 dword sums of a row in z (ymm name y, t a ymm
 // temp) to 8: dwords 0-3 block A, 4-7 block B.
@@ -194,6 +199,10 @@ GLOBL ifmidx<>(SB), RODATA|NOPTR, $48
 // the activations' dy and fl(Y·dy) at 64(R12) and 96(R12) (see ifmPrep).
 #define IFMADD2 \
 	IFMHDR2; \
+	IFMADD2X
+
+// IFMADD2X is IFMADD2 with the bases and scales already in Y14 and Y3.
+#define IFMADD2X \
 	VMULPS       64(R12), Y3, Y9; \
 	VMULPS       Y8, Y9, Y9; \
 	VMULPS       96(R12), Y14, Y10; \
@@ -213,16 +222,27 @@ GLOBL ifmidx<>(SB), RODATA|NOPTR, $48
 	VMOVDQA   X12, X13; \
 	IFMADD2
 
-// IFMSUM2(bb) is IFMSUM64 for a pair of 32-value blocks, bb bytes each:
-// block B's headers follow block A's by bb.
-#define IFMSUM2(bb) \
+// IFMSUM2(mov, t12, t13, t3, t14) is IFMSUM64 for a pair of 32-value
+// blocks: each row's headers of blocks A and B come from one load (mov
+// into the register named, X or Y, at its dwords 0 and k) and are
+// gathered by VPERMT2D, Y18 holding the indices 0, 8, k, 8+k and Y19
+// 0, 1, 8, 9, 2, 3, 10, 11.
+#define IFMSUM2(mov, t12, t13, t3, t14) \
 	VPHADDD   Y9, Y8, Y8; \
 	VPHADDD   Y11, Y10, Y10; \
 	VPHADDD   Y10, Y8, Y8; \
 	VCVTDQ2PS Y8, Y8; \
-	IFMLDH(0, X12); \
-	IFMLDH(bb, X13); \
-	IFMADD2
+	mov       (R8)(AX*1), t12; \
+	mov       (R9)(AX*1), t13; \
+	mov       (R10)(AX*1), t3; \
+	mov       (R11)(AX*1), t14; \
+	VPERMT2D  Y13, Y18, Y12; \
+	VPERMT2D  Y14, Y18, Y3; \
+	VPERMT2D  Y3, Y19, Y12; \
+	VCVTPH2PS Y12, Z12; \
+	VPERMPS   Z12, Z21, Z14; \
+	VPERMPS   Z12, Z24, Z3; \
+	IFMADD2X
 
 // IFMSUM32 adds the four rows' 32-value blocks to X0: their 8 dword sums
 // in Y8..Y11.
@@ -234,9 +254,9 @@ GLOBL ifmidx<>(SB), RODATA|NOPTR, $48
 	VPADDD       X9, X8, X8; \
 	VCVTDQ2PS    X8, X8; \
 	IFMHDR(0); \
-	VMULPS       X18, X3, X9; \
+	VMULPS       X20, X3, X9; \
 	VMULPS       X8, X9, X9; \
-	VMULPS       X20, X14, X10; \
+	VMULPS       X25, X14, X10; \
 	VADDPS       X10, X9, X9; \
 	VADDPS       X9, X0, X0
 
@@ -534,6 +554,8 @@ TEXT ·gemv4Q4SVNNI(SB), NOSPLIT, $0-64
 	VMOVDQU64    ifmshr64<>(SB), Z30
 	VMOVDQU64    ifmshr<>(SB), Y23
 	VMOVDQU64    ifmdeint<>(SB), Y22
+	VPMOVZXBD    ifmhk<>+16(SB), Y18
+	VPMOVZXBD    ifmhk<>+24(SB), Y19
 	IFMARGS
 	TESTQ R14, R14
 	JZ    q4sdone
@@ -553,7 +575,7 @@ q4sblk:
 	IFMFOLD(Z9, Y9, Y4)
 	IFMFOLD(Z10, Y10, Y4)
 	IFMFOLD(Z11, Y11, Y4)
-	IFMSUM2(20)
+	IFMSUM2(VMOVDQU, Y12, Y13, Y3, Y14)
 	ADDQ $40, AX
 	ADDQ $128, R12
 	DECQ R13
@@ -606,6 +628,8 @@ TEXT ·gemv4Q3SVNNI(SB), NOSPLIT, $0-64
 	VMOVDQU64    ifmp3<>(SB), Z27
 	VMOVDQU64    ifmc2<>(SB), Y22
 	VMOVDQU64    ifmc3<>(SB), Y23
+	VPMOVZXBD    ifmhk<>+8(SB), Y18
+	VPMOVZXBD    ifmhk<>+24(SB), Y19
 	IFMARGS
 	TESTQ R14, R14
 	JZ    q3sdone
@@ -625,7 +649,7 @@ q3sblk:
 	IFMFOLD(Z9, Y9, Y4)
 	IFMFOLD(Z10, Y10, Y4)
 	IFMFOLD(Z11, Y11, Y4)
-	IFMSUM2(16)
+	IFMSUM2(VMOVDQU, Y12, Y13, Y3, Y14)
 	ADDQ $32, AX
 	ADDQ $128, R12
 	DECQ R13
@@ -671,6 +695,8 @@ TEXT ·gemv4Q2SVNNI(SB), NOSPLIT, $0-64
 	KMOVB        AX, K1
 	VMOVDQU64    ifmp2<>(SB), Z26
 	VMOVDQU64    ifmc2<>(SB), Y22
+	VPMOVZXBD    ifmhk<>+0(SB), Y18
+	VPMOVZXBD    ifmhk<>+24(SB), Y19
 	IFMARGS
 	TESTQ R14, R14
 	JZ    q2sdone
@@ -690,7 +716,7 @@ q2sblk:
 	IFMFOLD(Z9, Y9, Y4)
 	IFMFOLD(Z10, Y10, Y4)
 	IFMFOLD(Z11, Y11, Y4)
-	IFMSUM2(12)
+	IFMSUM2(VMOVDQU, X12, X13, X3, X14)
 	ADDQ $24, AX
 	ADDQ $128, R12
 	DECQ R13
