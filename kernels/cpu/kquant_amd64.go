@@ -31,6 +31,8 @@ func (k Kernels) hasKQuant(kind wkind) bool {
 	switch kind {
 	case wkQ6_K, wkQ5_K, wkQ4_K, wkQ3_K, wkQ2_K, wkIfQ4, wkIfQ3H, wkIQ4NL, wkIQ4NB:
 		return k.level >= AVX512VNNI || k.hasKQuantAVX2(kind)
+	case wkIfQ6, wkIfQ5, wkIfQ4S, wkIfQ3, wkIfQ2:
+		return k.level >= AVX512VNNI
 	}
 	return false
 }
@@ -46,6 +48,9 @@ func (k Kernels) kGemv(kind wkind, w []byte, ldw int, a []byte, nb int, dst []fl
 	switch kind {
 	case wkIfQ4, wkIfQ3H:
 		k.ifGemv(kind, w, ldw, a, nb, dst, acc)
+		return
+	case wkIfQ6, wkIfQ5, wkIfQ4S, wkIfQ3, wkIfQ2:
+		k.ifMoreGemv(kind, w, ldw, a, nb, dst, acc)
 		return
 	case wkIQ4NL, wkIQ4NB:
 		k.iq4nlGemv(w, ldw, a, nb, dst, acc, kind == wkIQ4NB)

@@ -130,7 +130,7 @@ func TestInferflowGemv(t *testing.T) {
 // thread (cpu-GB/s, Linux: meaningful on a busy machine).
 func BenchmarkKQuantMatVec(b *testing.B) {
 	const rows, cols = 5632, 2048
-	for _, dt := range []tensor.DType{tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.IQ4_NL, tensor.Q4_B64T1, tensor.Q3H_B64T1} {
+	for _, dt := range []tensor.DType{tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.IQ4_NL, tensor.Q4_B64T1, tensor.Q3H_B64T1, tensor.Q6_B64T1, tensor.Q5_B64T1, tensor.Q4_B32T1, tensor.Q3_B32T1, tensor.Q2_B32T1} {
 		w := benchMatrix(b, dt, rows, cols)
 		x := randRow(rand.New(rand.NewPCG(1, 2)), cols, 1)
 		dst := make([]float32, rows)

@@ -67,10 +67,33 @@ const (
 	wkQ2_K               // SIMD Q2_K × Q8_K activations
 	wkIfQ4               // SIMD Inferflow Q4_B64T1 × Q8_0 activations
 	wkIfQ3H              // SIMD Inferflow Q3H_B64T1 × Q8_0 activations
+	wkIfQ6               // SIMD Inferflow Q6_B64T1 × Q8_0 activations
+	wkIfQ5               // SIMD Inferflow Q5_B64T1 × Q8_0 activations
+	wkIfQ4S              // SIMD Inferflow Q4_B32T1 × Q8_0 activations
+	wkIfQ3               // SIMD Inferflow Q3_B32T1 × Q8_0 activations
+	wkIfQ2               // SIMD Inferflow Q2_B32T1 × Q8_0 activations
 	wkIQ4NL              // SIMD IQ4_NL × Q8_0 activations
 	wkIQ4NB              // wkIQ4NL for 2 or more tokens (ggml's batched order)
 	wkQuant              // kernels/quant dot products, row by row
 )
+
+// ifMoreKind returns the SIMD kind of Inferflow's Q6_B64T1, Q5_B64T1,
+// Q4_B32T1, Q3_B32T1 and Q2_B32T1 weights.
+func ifMoreKind(d tensor.DType) (wkind, bool) {
+	switch d {
+	case tensor.Q6_B64T1:
+		return wkIfQ6, true
+	case tensor.Q5_B64T1:
+		return wkIfQ5, true
+	case tensor.Q4_B32T1:
+		return wkIfQ4S, true
+	case tensor.Q3_B32T1:
+		return wkIfQ3, true
+	case tensor.Q2_B32T1:
+		return wkIfQ2, true
+	}
+	return 0, false
+}
 
 // actFormat is the form activations take for a weight type.
 type actFormat uint8
@@ -149,6 +172,9 @@ func (k Kernels) classify(d tensor.DType) (wkind, floatType, actFormat) {
 	}
 	if d == tensor.Q3H_B64T1 && k.hasKQuant(wkIfQ3H) {
 		return wkIfQ3H, 0, afQ8_0
+	}
+	if kind, ok := ifMoreKind(d); ok && k.hasKQuant(kind) {
+		return kind, 0, afQ8_0
 	}
 	if d == tensor.IQ4_NL && k.hasKQuant(wkIQ4NL) {
 		return wkIQ4NL, 0, afQ8_0
@@ -503,7 +529,7 @@ func (t *mmTask) runWorker(w, lo, hi int) {
 			t.floatRows(w, j, a, b)
 		case wkQ4_0, wkQ8_0:
 			t.q8Rows(w, j, a, b)
-		case wkQ6_K, wkQ5_K, wkQ4_K, wkQ3_K, wkQ2_K, wkIfQ4, wkIfQ3H, wkIQ4NL, wkIQ4NB:
+		case wkQ6_K, wkQ5_K, wkQ4_K, wkQ3_K, wkQ2_K, wkIfQ4, wkIfQ3H, wkIfQ6, wkIfQ5, wkIfQ4S, wkIfQ3, wkIfQ2, wkIQ4NL, wkIQ4NB:
 			if j.pack != nil {
 				t.ifRows(j, a, b)
 				break

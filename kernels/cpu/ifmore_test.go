@@ -1,0 +1,116 @@
+package cpu
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/weftrun/weft/kernels/quant"
+	"github.com/weftrun/weft/tensor"
+)
+
+// TestInferflowMoreGemv checks the SIMD Q6_B64T1, Q5_B64T1, Q4_B32T1,
+// Q3_B32T1 and Q2_B32T1 matrix-vector kernels row by row against
+// kernels/quant's dot products, to the last bit: 1 to 13 rows (those
+// left over by the 4 streams included), odd and even block counts, random
+// bytes in every block (bases and scales of both signs and every quant
+// value), activations random and at ±127, storing and accumulating.
+func TestInferflowMoreGemv(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	for _, dt := range []tensor.DType{tensor.Q4_B32T1, tensor.Q6_B64T1, tensor.Q5_B64T1, tensor.Q3_B32T1, tensor.Q2_B32T1} {
+		t.Run(dt.String(), func(t *testing.T) { testInferflowMoreGemv(t, r, dt) })
+	}
+}
+
+func testInferflowMoreGemv(t *testing.T, r *rand.Rand, dt tensor.DType) {
+	kind, _, _ := Detect().classify(dt)
+	if !Detect().hasKQuant(kind) {
+		t.Skipf("no SIMD kernel for %s on this machine/build", dt)
+	}
+	elems, bb := dt.BlockSize(), dt.TypeSize()
+	for rows := 1; rows <= 13; rows++ {
+		for _, cols := range []int{32, 64, 96, 128, 160, 192, 1024, 2048, 2080} {
+			if cols%elems != 0 {
+				continue
+			}
+			nb := cols / elems
+			w := randomMatrix(t, r, dt, rows, cols)
+			for i := 0; i < len(w.Data); i += bb {
+				// f16 base and scale of either sign, exponent 2^-10..2^5.
+				for h := 0; h < 4; h += 2 {
+					v := r.Uint32()&0x8000 | (5+r.Uint32()%16)<<10 | r.Uint32()&0x3ff
+					w.Data[i+h], w.Data[i+h+1] = byte(v), byte(v>>8)
+				}
+				for j := 4; j < bb; j++ {
+					w.Data[i+j] = byte(r.Uint32())
+				}
+			}
+			x := randRow(r, cols, 1)
+			if rows%3 == 0 {
+				for i := range x {
+					x[i] = float32(r.IntN(3)-1) * 1e4 // blocks at ±127
+				}
+			}
+			act := make([]byte, cols/32*34)
+			quant.QuantizeActivationQ8_0(act, x)
+			for _, acc := range []bool{false, true} {
+				dst, check := guarded(rows, 0.5)
+				Detect().kGemv(kind, w.Data, w.RowBytes(), act, nb, dst, acc)
+				check(t)
+				for i := range dst {
+					want := quant.Dot(dt, w.Row(i), act, cols)
+					if acc {
+						want += 0.5
+					}
+					if math.Float32bits(dst[i]) != math.Float32bits(want) {
+						t.Fatalf("%s %dx%d acc=%v: row %d = %v, want %v", dt, rows, cols, acc, i, dst[i], want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestInferflowMoreMatMul checks MatMul and MatMulAcc with the SIMD
+// Inferflow kernels (two threads, one and several tokens, rows in 4-row
+// groups and left over) against the Go reference at Generic, bit for bit.
+func TestInferflowMoreMatMul(t *testing.T) {
+	if Detect().Level() == Generic {
+		t.Skip("no SIMD level")
+	}
+	r := rand.New(rand.NewPCG(23, 24))
+	simd := NewPoolKernels(2, Detect())
+	defer simd.Close()
+	ref := NewPoolKernels(2, Detect().Limit(Generic))
+	defer ref.Close()
+	for _, dt := range []tensor.DType{tensor.Q4_B32T1, tensor.Q6_B64T1, tensor.Q5_B64T1, tensor.Q3_B32T1, tensor.Q2_B32T1} {
+		for _, sh := range []struct{ rows, cols, n int }{{37, 2048, 1}, {37, 2048, 3}, {22, 1088, 1}, {22, 1088, 5}, {5, 96, 2}} {
+			if sh.cols%dt.BlockSize() != 0 {
+				continue
+			}
+			w := randomMatrix(t, r, dt, sh.rows, sh.cols)
+			x := randRow(r, sh.n*sh.cols, 1)
+			for _, acc := range []bool{false, true} {
+				got, want := make([]float32, sh.n*sh.rows), make([]float32, sh.n*sh.rows)
+				for i := range got {
+					got[i], want[i] = 0.5, 0.5
+				}
+				mm := MatMul
+				if acc {
+					mm = MatMulAcc
+				}
+				if err := mm(simd, got, w, x, sh.n); err != nil {
+					t.Fatal(err)
+				}
+				if err := mm(ref, want, w, x, sh.n); err != nil {
+					t.Fatal(err)
+				}
+				for i := range got {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%s %dx%d n=%d acc=%v: out[%d] = %v, want %v", dt, sh.rows, sh.cols, sh.n, acc, i, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}
