@@ -894,76 +894,118 @@ GLOBL q3kmat<>(SB), RODATA|NOPTR, $32
 	VMULPS          Y21, Y10, Y10; \
 	VFMADD231PS     Y10, Y6, f
 
-// Q2_K takes its 64 quant bytes in one load: plane s (bits 2s, 2s+1) of
-// byte 32c+l is value 128c+32s+l, so the activations are regrouped once
-// per block (shared by the 4 rows) into [x 32s..32s+31 | x 128+32s..+31]
-// (Z16..Z19), and each 128-bit lane of a plane is one sub-block (2s,
-// 2s+1, 8+2s, 9+2s). One GF2P8AFFINEQB per plane picks its 2 bits and
-// ors in 4s, one VPSHUFB looks up q·sc in a per-row table (lane k, bytes
-// 4s..4s+3: 0, sc, 2sc, 3sc of the lane's sub-block; sc ≤ 15 so q·sc ≤
-// 45 fits a byte) and one VPDPBUSD adds q·sc·x by 4 values: dword lane m
-// holds values 4m..4m+3 of a 32-value group, so the folded lanes are
-// ggml's. Constants: the plane-pick matrices, the table's byte gather and
-// word multipliers, and the sign that puts −dx beside dx.
+// Q2_K runs two rows per vector: a pair of rows p, p' has its 32 quant
+// bytes of half c (values 128c..128c+127) side by side in one zmm, [p |
+// p'], and plane s (bits 2s, 2s+1) of byte l in a half is value 128c +
+// 32s + l, so the activations of plane s of half c are those 32 values
+// broadcast to both halves (Z16..Z23, loaded once per block). Each
+// 128-bit lane of a plane is one sub-block: 8c+2s (lanes 0, 2) or
+// 8c+2s+1 (lanes 1, 3). One GF2P8AFFINEQB per plane picks its 2 bits and
+// ors in 4s, one VPSHUFB looks up q·sc in the pair's table of half c
+// (lane k, bytes 4s..4s+3: 0, sc, 2sc, 3sc of the lane's sub-block; sc ≤
+// 15 so q·sc ≤ 45 fits a byte) and one VPDPBUSD adds q·sc·x by 4 values:
+// dword lane m of each 256-bit half holds values 4m..4m+3 of a 32-value
+// group, so dwords 0..7 are ggml's 8 lanes of row p and 8..15 those of
+// row p', with no folding. The mins (VPMOVZXBW, shift, VPMADDWD with the
+// block sums twice) come out in the same two halves. Constants: the
+// scale-byte gathers of the two tables, the d and dmin spreads, the
+// plane-pick matrices (q2kmat) and the sign that puts −dx beside dx.
 DATA q2kmat<>+0(SB)/8, $0x0102000000000000
 DATA q2kmat<>+8(SB)/8, $0x0408000000000000
 DATA q2kmat<>+16(SB)/8, $0x1020000000000000
 DATA q2kmat<>+24(SB)/8, $0x4080000000000000
 GLOBL q2kmat<>(SB), RODATA|NOPTR, $32
-DATA q2ktab<>+0(SB)/8, $0x8002800280008000
-DATA q2ktab<>+8(SB)/8, $0x8006800680048004
-DATA q2ktab<>+16(SB)/8, $0x8003800380018001
-DATA q2ktab<>+24(SB)/8, $0x8007800780058005
-DATA q2ktab<>+32(SB)/8, $0x800a800a80088008
-DATA q2ktab<>+40(SB)/8, $0x800e800e800c800c
-DATA q2ktab<>+48(SB)/8, $0x800b800b80098009
-DATA q2ktab<>+56(SB)/8, $0x800f800f800d800d
-GLOBL q2ktab<>(SB), RODATA|NOPTR, $64
+DATA q2kperm0<>+0(SB)/8, $0x0202020200000000
+DATA q2kperm0<>+8(SB)/8, $0x0606060604040404
+DATA q2kperm0<>+16(SB)/8, $0x0303030301010101
+DATA q2kperm0<>+24(SB)/8, $0x0707070705050505
+DATA q2kperm0<>+32(SB)/8, $0x1212121210101010
+DATA q2kperm0<>+40(SB)/8, $0x1616161614141414
+DATA q2kperm0<>+48(SB)/8, $0x1313131311111111
+DATA q2kperm0<>+56(SB)/8, $0x1717171715151515
+GLOBL q2kperm0<>(SB), RODATA|NOPTR, $64
+DATA q2kperm1<>+0(SB)/8, $0x0a0a0a0a08080808
+DATA q2kperm1<>+8(SB)/8, $0x0e0e0e0e0c0c0c0c
+DATA q2kperm1<>+16(SB)/8, $0x0b0b0b0b09090909
+DATA q2kperm1<>+24(SB)/8, $0x0f0f0f0f0d0d0d0d
+DATA q2kperm1<>+32(SB)/8, $0x1a1a1a1a18181818
+DATA q2kperm1<>+40(SB)/8, $0x1e1e1e1e1c1c1c1c
+DATA q2kperm1<>+48(SB)/8, $0x1b1b1b1b19191919
+DATA q2kperm1<>+56(SB)/8, $0x1f1f1f1f1d1d1d1d
+GLOBL q2kperm1<>(SB), RODATA|NOPTR, $64
+DATA q2kdidx<>+0(SB)/8, $0x0000000000000000
+DATA q2kdidx<>+8(SB)/8, $0x0000000000000000
+DATA q2kdidx<>+16(SB)/8, $0x0000000000000000
+DATA q2kdidx<>+24(SB)/8, $0x0000000000000000
+DATA q2kdidx<>+32(SB)/8, $0x0000000200000002
+DATA q2kdidx<>+40(SB)/8, $0x0000000200000002
+DATA q2kdidx<>+48(SB)/8, $0x0000000200000002
+DATA q2kdidx<>+56(SB)/8, $0x0000000200000002
+GLOBL q2kdidx<>(SB), RODATA|NOPTR, $64
+DATA q2kmidx<>+0(SB)/8, $0x0000000100000001
+DATA q2kmidx<>+8(SB)/8, $0x0000000100000001
+DATA q2kmidx<>+16(SB)/8, $0x0000000100000001
+DATA q2kmidx<>+24(SB)/8, $0x0000000100000001
+DATA q2kmidx<>+32(SB)/8, $0x0000000300000003
+DATA q2kmidx<>+40(SB)/8, $0x0000000300000003
+DATA q2kmidx<>+48(SB)/8, $0x0000000300000003
+DATA q2kmidx<>+56(SB)/8, $0x0000000300000003
+GLOBL q2kmidx<>(SB), RODATA|NOPTR, $64
 DATA q2ksgn<>+0(SB)/8, $0x8000000000000000
 DATA q2ksgn<>+8(SB)/8, $0x8000000000000000
-DATA q2ksgn<>+16(SB)/8, $0x8000000000000000
-DATA q2ksgn<>+24(SB)/8, $0x8000000000000000
-GLOBL q2ksgn<>(SB), RODATA|NOPTR, $32
+GLOBL q2ksgn<>(SB), RODATA|NOPTR, $16
 
-// Q2KROW accumulates into the 8 float32 lanes of f the product of the
-// Q2_K block at offset AX of the row at p with the activations (regrouped
-// in Z16..Z19, block sums in Y20, [dx, −dx] ×4 in Y21): first
-// −dmin·dx·(m·Σx) by pairs of sub-blocks, then d·dx·lane sums, as ggml
-// does. Z23..Z26 hold the plane-pick matrices, Z27 the table gather, Z28
-// the words 0x0100, 0x0302, Z31 0x0f bytes.
-#define Q2KROW(p, f) \
-	VPMOVZXBW       (p)(AX*1), Y5; \
-	VPSRLW          $4, Y5, Y5; \
-	VPMADDWD        Y20, Y5, Y5; \
-	VCVTDQ2PS       Y5, Y5; \
-	VPBROADCASTD    80(p)(AX*1), Y10; \
-	VCVTPH2PS       X10, Y10; \
-	VMULPS          Y21, Y10, Y10; \
-	VMOVSHDUP       Y10, Y11; \
-	VFMADD231PS     Y11, Y5, f; \
-	VBROADCASTI32X4 (p)(AX*1), Z12; \
-	VPSHUFB         Z27, Z12, Z12; \
-	VPANDD          Z31, Z12, Z12; \
-	VPMULLW         Z28, Z12, Z12; \
-	VMOVDQU64       16(p)(AX*1), Z7; \
-	VPXORD          Z6, Z6, Z6; \
-	VGF2P8AFFINEQB  $0, Z23, Z7, Z8; \
-	VPSHUFB         Z8, Z12, Z8; \
-	VPDPBUSD        Z16, Z8, Z6; \
-	VGF2P8AFFINEQB  $4, Z24, Z7, Z8; \
-	VPSHUFB         Z8, Z12, Z8; \
-	VPDPBUSD        Z17, Z8, Z6; \
-	VGF2P8AFFINEQB  $8, Z25, Z7, Z8; \
-	VPSHUFB         Z8, Z12, Z8; \
-	VPDPBUSD        Z18, Z8, Z6; \
-	VGF2P8AFFINEQB  $12, Z26, Z7, Z8; \
-	VPSHUFB         Z8, Z12, Z8; \
-	VPDPBUSD        Z19, Z8, Z6; \
-	VEXTRACTI64X4   $1, Z6, Y7; \
-	VPADDD          Y7, Y6, Y6; \
-	VCVTDQ2PS       Y6, Y6; \
-	VMOVSLDUP       Y10, Y11; \
-	VFMADD231PS     Y11, Y6, f
+// Q2KPLANE adds into acc plane s of the quants q (pick matrix mat, or-ed
+// constant 4s in imm), looked up in table tab, times the activations x.
+#define Q2KPLANE(imm, mat, q, tab, x, t, acc) \
+	VGF2P8AFFINEQB imm, mat, q, t; \
+	VPSHUFB        t, tab, t; \
+	VPDPBUSD       x, t, acc
+
+// Q2KPAIR accumulates into f (zmm: lanes 0..7 row p, 8..15 row pb) the
+// products of the Q2_K blocks at offset AX of the rows at p and pb with
+// the activations (Z16..Z23 as above, block sums twice in Z15, [dx, −dx]
+// ×2 in X14): first −dmin·dx·(m·Σx) by pairs of sub-blocks, then
+// d·dx·lane sums, as ggml does. Z24..Z27 hold the plane-pick matrices,
+// Z28, Z29 the table gathers, Z30 the words 0x000f, Z31 the words 0x0100,
+// 0x0302, Z12, Z13 the d and dmin spreads.
+#define Q2KPAIR(p, pb, f) \
+	VMOVDQU        (p)(AX*1), X2; \
+	VINSERTI128    $1, (pb)(AX*1), Y2, Y2; \
+	VPMOVZXBW      Y2, Z5; \
+	VPSRLW         $4, Z5, Z5; \
+	VPMADDWD       Z15, Z5, Z5; \
+	VCVTDQ2PS      Z5, Z5; \
+	VMOVD          80(p)(AX*1), X6; \
+	VPINSRD        $1, 80(pb)(AX*1), X6, X6; \
+	VCVTPH2PS      X6, X6; \
+	VMULPS         X14, X6, X6; \
+	VPERMPS        Z6, Z13, Z7; \
+	VFMADD231PS    Z7, Z5, f; \
+	VPERMPS        Z6, Z12, Z6; \
+	VPERMB         Z2, Z28, Z3; \
+	VPANDD         Z30, Z3, Z3; \
+	VPMULLW        Z31, Z3, Z3; \
+	VPERMB         Z2, Z29, Z4; \
+	VPANDD         Z30, Z4, Z4; \
+	VPMULLW        Z31, Z4, Z4; \
+	VMOVDQU        16(p)(AX*1), Y8; \
+	VINSERTI64X4   $1, 16(pb)(AX*1), Z8, Z8; \
+	VMOVDQU        48(p)(AX*1), Y9; \
+	VINSERTI64X4   $1, 48(pb)(AX*1), Z9, Z9; \
+	VPXORD         Z10, Z10, Z10; \
+	VPXORD         Z5, Z5, Z5; \
+	Q2KPLANE($0, Z24, Z8, Z3, Z16, Z11, Z10); \
+	Q2KPLANE($4, Z25, Z8, Z3, Z17, Z7, Z10); \
+	Q2KPLANE($8, Z26, Z8, Z3, Z18, Z11, Z10); \
+	Q2KPLANE($12, Z27, Z8, Z3, Z19, Z7, Z10); \
+	Q2KPLANE($0, Z24, Z9, Z4, Z20, Z11, Z5); \
+	Q2KPLANE($4, Z25, Z9, Z4, Z21, Z7, Z5); \
+	Q2KPLANE($8, Z26, Z9, Z4, Z22, Z11, Z5); \
+	Q2KPLANE($12, Z27, Z9, Z4, Z23, Z7, Z5); \
+	VPADDD         Z5, Z10, Z10; \
+	VCVTDQ2PS      Z10, Z10; \
+	VFMADD231PS    Z6, Z10, f
 
 // func gemv4Q3_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
 // As gemv4Q6_KVNNI for Q3_K weights.
@@ -1071,15 +1113,18 @@ q3done:
 // func gemv4Q2_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
 // As gemv4Q6_KVNNI for Q2_K weights.
 TEXT ·gemv4Q2_KVNNI(SB), NOSPLIT, $0-56
-	MOVL         $0x0f0f0f0f, AX
-	VPBROADCASTD AX, Z31
+	MOVL         $0x000f000f, AX
+	VPBROADCASTD AX, Z30
 	MOVL         $0x03020100, AX
-	VPBROADCASTD AX, Z28
-	VMOVDQU64    q2ktab<>(SB), Z27
-	VPBROADCASTQ q2kmat<>+24(SB), Z26
-	VPBROADCASTQ q2kmat<>+16(SB), Z25
-	VPBROADCASTQ q2kmat<>+8(SB), Z24
-	VPBROADCASTQ q2kmat<>+0(SB), Z23
+	VPBROADCASTD AX, Z31
+	VMOVDQU64    q2kperm0<>(SB), Z28
+	VMOVDQU64    q2kperm1<>(SB), Z29
+	VMOVDQU64    q2kdidx<>(SB), Z12
+	VMOVDQU64    q2kmidx<>(SB), Z13
+	VPBROADCASTQ q2kmat<>+24(SB), Z27
+	VPBROADCASTQ q2kmat<>+16(SB), Z26
+	VPBROADCASTQ q2kmat<>+8(SB), Z25
+	VPBROADCASTQ q2kmat<>+0(SB), Z24
 	MOVQ         w+0(FP), R8
 	MOVQ         ldw+8(FP), BX
 	MOVQ         x+16(FP), DI
@@ -1099,8 +1144,6 @@ TEXT ·gemv4Q2_KVNNI(SB), NOSPLIT, $0-56
 q2row:
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
 	XORQ   AX, AX
 	MOVQ   DI, R12
 	MOVQ   CX, R13
@@ -1108,34 +1151,34 @@ q2row:
 	JZ     q2fin
 
 q2blk:
-	PREFETCHT0 PFD(R8)(AX*1)
-	PREFETCHT0 PFD(R9)(AX*1)
-	PREFETCHT0 PFD(R10)(AX*1)
-	PREFETCHT0 PFD(R11)(AX*1)
-	VMOVDQU64     4(R12), Y16
-	VINSERTI64X4  $1, 132(R12), Z16, Z16
-	VMOVDQU64     36(R12), Y17
-	VINSERTI64X4  $1, 164(R12), Z17, Z17
-	VMOVDQU64     68(R12), Y18
-	VINSERTI64X4  $1, 196(R12), Z18, Z18
-	VMOVDQU64     100(R12), Y19
-	VINSERTI64X4  $1, 228(R12), Z19, Z19
-	VMOVDQU16     260(R12), Y20
-	VBROADCASTSS  (R12), Y21
-	VXORPS        q2ksgn<>(SB), Y21, Y21
-	Q2KROW(R8, Y0)
-	Q2KROW(R9, Y1)
-	Q2KROW(R10, Y2)
-	Q2KROW(R11, Y3)
+	PREFETCHT0       PFD(R8)(AX*1)
+	PREFETCHT0       PFD(R9)(AX*1)
+	PREFETCHT0       PFD(R10)(AX*1)
+	PREFETCHT0       PFD(R11)(AX*1)
+	VBROADCASTI64X4  4(R12), Z16
+	VBROADCASTI64X4  36(R12), Z17
+	VBROADCASTI64X4  68(R12), Z18
+	VBROADCASTI64X4  100(R12), Z19
+	VBROADCASTI64X4  132(R12), Z20
+	VBROADCASTI64X4  164(R12), Z21
+	VBROADCASTI64X4  196(R12), Z22
+	VBROADCASTI64X4  228(R12), Z23
+	VBROADCASTI64X4  260(R12), Z15
+	VBROADCASTSS     (R12), X14
+	VXORPS           q2ksgn<>(SB), X14, X14
+	Q2KPAIR(R8, R9, Z0)
+	Q2KPAIR(R10, R11, Z1)
 	ADDQ $84, AX
 	ADDQ $292, R12
 	DECQ R13
 	JNZ  q2blk
 
 q2fin:
+	VEXTRACTF64X4 $1, Z0, Y2
+	VEXTRACTF64X4 $1, Z1, Y3
 	KSUM8(Y0, X0, X4, X8)
-	KSUM8(Y1, X1, X5, X8)
-	KSUM8(Y2, X2, X6, X8)
+	KSUM8(Y2, X2, X5, X8)
+	KSUM8(Y1, X1, X6, X8)
 	KSUM8(Y3, X3, X7, X8)
 	KGATHER4(X4, X5, X6, X7, X0)
 	LEAQ      (DX)(SI*2), R13
