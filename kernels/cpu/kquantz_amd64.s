@@ -841,15 +841,15 @@ DATA q3kmat<>+16(SB)/8, $0x1020010000000000
 DATA q3kmat<>+24(SB)/8, $0x4080020000000000
 GLOBL q3kmat<>(SB), RODATA|NOPTR, $32
 
-// Q3KPLANE adds into Z6 the 64 values of plane s: u picked from r by the
+// Q3KPLANE adds into acc the 64 values of plane s: u picked from r by the
 // matrix mat, times the activations x less xs (4·pair sums), times the
 // scales gathered by idx from sc.
-#define Q3KPLANE(r, mat, x, xs, idx, sc) \
+#define Q3KPLANE(r, mat, x, xs, idx, sc, acc) \
 	VGF2P8AFFINEQB $0, mat, r, Z8; \
 	VPMADDUBSW     x, Z8, Z8; \
 	VPSUBW         xs, Z8, Z8; \
 	VPERMW         sc, idx, Z9; \
-	VPDPWSSD       Z9, Z8, Z6
+	VPDPWSSD       Z9, Z8, acc
 
 // Q3KSC2 unpacks the 6-bit scales (less 32) of the Q3_K blocks at offset
 // AX of the rows at pa and pb, both in one ymm: pa's 16 words into Y4, pb's
@@ -869,30 +869,42 @@ GLOBL q3kmat<>(SB), RODATA|NOPTR, $32
 	VPSUBW          q3k32<>(SB), Z4, Z4; \
 	VEXTRACTI64X4   $1, Z4, Y5
 
-// Q3KROW accumulates into the 8 float32 lanes of f (a ymm register) the
-// product of the Q3_K block at offset AX of the row at p (its scales as
-// words in sc, from Q3KSC2) with the activations (regrouped in Z16..Z19,
-// 4·pair sums in Z12, Z13, Z14, Z22, dx ×8 in Y21). Z20 holds 0x0f bytes, Z23..Z26 the scale gathers,
-// Z27..Z30 the pick matrices.
-#define Q3KROW(p, f, sc) \
+// Q3KROW sets the 16 dword lanes of acc to the integer products of the
+// Q3_K block at offset AX of the row at p (its scales as words in sc,
+// from Q3KSC2) with the activations (regrouped in Z16..Z19, 4·pair sums
+// in Z12, Z13, Z14, Z22): lane m and m+8 hold ggml's lane m. Z20 holds
+// 0x0f bytes, Z23..Z26 the scale gathers, Z27..Z30 the pick matrices.
+#define Q3KROW(p, acc, sc) \
 	VBROADCASTI64X4 (p)(AX*1), Z15; \
 	VMOVDQU64       32(p)(AX*1), Z7; \
 	VPSLLVW         q3khs0<>(SB), Z15, Z10; \
 	VPTERNLOGD      $0xd8, Z20, Z7, Z10; \
 	VPSRLVW         q3khs1<>(SB), Z15, Z11; \
 	VPTERNLOGD      $0xe4, Z20, Z7, Z11; \
-	VPXORD          Z6, Z6, Z6; \
-	Q3KPLANE(Z10, Z27, Z16, Z12, Z23, sc); \
-	Q3KPLANE(Z10, Z28, Z17, Z13, Z24, sc); \
-	Q3KPLANE(Z11, Z29, Z18, Z14, Z25, sc); \
-	Q3KPLANE(Z11, Z30, Z19, Z22, Z26, sc); \
-	VEXTRACTI64X4   $1, Z6, Y7; \
-	VPADDD          Y7, Y6, Y6; \
-	VCVTDQ2PS       Y6, Y6; \
-	VPBROADCASTW    108(p)(AX*1), X10; \
-	VCVTPH2PS       X10, Y10; \
-	VMULPS          Y21, Y10, Y10; \
-	VFMADD231PS     Y10, Y6, f
+	VPXORD          acc, acc, acc; \
+	Q3KPLANE(Z10, Z27, Z16, Z12, Z23, sc, acc); \
+	Q3KPLANE(Z10, Z28, Z17, Z13, Z24, sc, acc); \
+	Q3KPLANE(Z11, Z29, Z18, Z14, Z25, sc, acc); \
+	Q3KPLANE(Z11, Z30, Z19, Z22, Z26, sc, acc)
+
+// Q3KPAIR adds into f (zmm: lanes 0..7 row p, 8..15 row pb) d·dx times
+// the lanes of the Q3_K blocks at offset AX of the rows at p and pb, one
+// fused multiply-add per lane as ggml does: the 16 lanes of each row are
+// folded (m + m+8) for both rows at once into [p | pb], and d of both
+// rows is spread by one masked broadcast (K1 = the upper 8 words). dx ×16
+// in Z21.
+#define Q3KPAIR(p, pb, f) \
+	Q3KROW(p, Z2, Z4); \
+	Q3KROW(pb, Z3, Z5); \
+	VSHUFI64X2      $0x44, Z3, Z2, Z6; \
+	VSHUFI64X2      $0xee, Z3, Z2, Z7; \
+	VPADDD          Z7, Z6, Z6; \
+	VCVTDQ2PS       Z6, Z6; \
+	VPBROADCASTW    108(p)(AX*1), Y10; \
+	VPBROADCASTW    108(pb)(AX*1), K1, Y10; \
+	VCVTPH2PS       Y10, Z10; \
+	VMULPS          Z21, Z10, Z10; \
+	VFMADD231PS     Z10, Z6, f
 
 // Q2_K runs two rows per vector: a pair of rows p, p' has its 32 quant
 // bytes of half c (values 128c..128c+127) side by side in one zmm, [p |
@@ -1010,6 +1022,8 @@ GLOBL q2ksgn<>(SB), RODATA|NOPTR, $16
 // func gemv4Q3_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
 // As gemv4Q6_KVNNI for Q3_K weights.
 TEXT ·gemv4Q3_KVNNI(SB), NOSPLIT, $0-56
+	MOVL         $0xff00, AX
+	KMOVW        AX, K1
 	MOVL         $0x04040404, AX
 	VPBROADCASTD AX, Z31
 	MOVL         $0x0f0f0f0f, AX
@@ -1041,8 +1055,6 @@ TEXT ·gemv4Q3_KVNNI(SB), NOSPLIT, $0-56
 q3row:
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
 	XORQ   AX, AX
 	MOVQ   DI, R12
 	MOVQ   CX, R13
@@ -1066,22 +1078,22 @@ q3blk:
 	VPMADDUBSW    Z17, Z31, Z13
 	VPMADDUBSW    Z18, Z31, Z14
 	VPMADDUBSW    Z19, Z31, Z22
-	VBROADCASTSS  (R12), Y21
+	VBROADCASTSS  (R12), Z21
 	Q3KSC2(R8, R9)
-	Q3KROW(R8, Y0, Z4)
-	Q3KROW(R9, Y1, Z5)
+	Q3KPAIR(R8, R9, Z0)
 	Q3KSC2(R10, R11)
-	Q3KROW(R10, Y2, Z4)
-	Q3KROW(R11, Y3, Z5)
+	Q3KPAIR(R10, R11, Z1)
 	ADDQ $110, AX
 	ADDQ $292, R12
 	DECQ R13
 	JNZ  q3blk
 
 q3fin:
+	VEXTRACTF64X4 $1, Z0, Y2
+	VEXTRACTF64X4 $1, Z1, Y3
 	KSUM8(Y0, X0, X4, X8)
-	KSUM8(Y1, X1, X5, X8)
-	KSUM8(Y2, X2, X6, X8)
+	KSUM8(Y2, X2, X5, X8)
+	KSUM8(Y1, X1, X6, X8)
 	KSUM8(Y3, X3, X7, X8)
 	KGATHER4(X4, X5, X6, X7, X0)
 	LEAQ      (DX)(SI*2), R13
