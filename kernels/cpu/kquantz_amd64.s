@@ -742,37 +742,6 @@ q5done:
 	VZEROUPPER
 	RET
 
-// Q3_K: the constants that unpack its 6-bit scales.
-DATA q3ksa<>+0(SB)/8, $0x0000000000000000
-DATA q3ksa<>+8(SB)/8, $0x0000000400000004
-DATA q3ksa<>+16(SB)/8, $0x0000000000000000
-DATA q3ksa<>+24(SB)/8, $0x0000000400000004
-GLOBL q3ksa<>(SB), RODATA|NOPTR, $32
-DATA q3ksb<>+0(SB)/8, $0x0000000200000000
-DATA q3ksb<>+8(SB)/8, $0x0000000600000004
-DATA q3ksb<>+16(SB)/8, $0x0000000200000000
-DATA q3ksb<>+24(SB)/8, $0x0000000600000004
-GLOBL q3ksb<>(SB), RODATA|NOPTR, $32
-DATA q3km4<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
-DATA q3km4<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f
-DATA q3km4<>+16(SB)/8, $0x0f0f0f0f0f0f0f0f
-DATA q3km4<>+24(SB)/8, $0x0f0f0f0f0f0f0f0f
-GLOBL q3km4<>(SB), RODATA|NOPTR, $32
-DATA q3km2<>+0(SB)/8, $0x0303030303030303
-DATA q3km2<>+8(SB)/8, $0x0303030303030303
-DATA q3km2<>+16(SB)/8, $0x0303030303030303
-DATA q3km2<>+24(SB)/8, $0x0303030303030303
-GLOBL q3km2<>(SB), RODATA|NOPTR, $32
-DATA q3k32<>+0(SB)/8, $0x0020002000200020
-DATA q3k32<>+8(SB)/8, $0x0020002000200020
-DATA q3k32<>+16(SB)/8, $0x0020002000200020
-DATA q3k32<>+24(SB)/8, $0x0020002000200020
-DATA q3k32<>+32(SB)/8, $0x0020002000200020
-DATA q3k32<>+40(SB)/8, $0x0020002000200020
-DATA q3k32<>+48(SB)/8, $0x0020002000200020
-DATA q3k32<>+56(SB)/8, $0x0020002000200020
-GLOBL q3k32<>(SB), RODATA|NOPTR, $64
-
 // Q3_K takes its 64 quant bytes in one load and regroups the activations
 // as Q2_K does. Two bytes per quant byte carry two planes each: R0 holds
 // planes 0 and 1 (bits 0-3) with their hmask bits (4, 5), R1 planes 2 and
@@ -851,23 +820,44 @@ GLOBL q3kmat<>(SB), RODATA|NOPTR, $32
 	VPERMW         sc, idx, Z9; \
 	VPDPWSSD       Z9, Z8, acc
 
+// Q3_K's 6-bit scales, 16 per row, two rows at a time as bytes [p | p']:
+// VPMULTISHIFTQB takes the low 4 bits of scale j from byte j mod 8 (bits
+// 4·(j/8)..) and the high 2 from byte 8 + j mod 4 (bits 2·(j/4)..); one
+// GF2P8AFFINEQB puts the high 2 in bits 4-5 and, with 0xe0 or-ed in,
+// sets bits 5-7 to the inverse of the top bit: that is v − 32 for v =
+// lo | hi<<4 in two's complement, the signed scale.
+DATA q3kctl<>+0(SB)/8, $0x3830282018100800
+DATA q3kctl<>+8(SB)/8, $0x3c342c241c140c04
+DATA q3kctl<>+16(SB)/8, $0x3830282018100800
+DATA q3kctl<>+24(SB)/8, $0x3c342c241c140c04
+GLOBL q3kctl<>(SB), RODATA|NOPTR, $32
+DATA q3kcth<>+0(SB)/8, $0x1a120a0218100800
+DATA q3kcth<>+8(SB)/8, $0x1e160e061c140c04
+DATA q3kcth<>+16(SB)/8, $0x1a120a0218100800
+DATA q3kcth<>+24(SB)/8, $0x1e160e061c140c04
+GLOBL q3kcth<>(SB), RODATA|NOPTR, $32
+DATA q3kmh<>+0(SB)/8, $0x0000000001020202
+DATA q3kmh<>+8(SB)/8, $0x0000000001020202
+DATA q3kmh<>+16(SB)/8, $0x0000000001020202
+DATA q3kmh<>+24(SB)/8, $0x0000000001020202
+GLOBL q3kmh<>(SB), RODATA|NOPTR, $32
+
 // Q3KSC2 unpacks the 6-bit scales (less 32) of the Q3_K blocks at offset
-// AX of the rows at pa and pb, both in one ymm: pa's 16 words into Y4, pb's
-// into Y5.
+// AX of the rows at pa and pb: pa's 16 words into Z4 (lower half), pb's
+// into Y5. K2 selects the upper two qwords of a ymm.
 #define Q3KSC2(pa, pb) \
-	VMOVDQU         96(pa)(AX*1), X5; \
-	VINSERTI128     $1, 96(pb)(AX*1), Y5, Y5; \
-	VPSHUFD         $0x44, Y5, Y6; \
-	VPSRLVD         q3ksa<>(SB), Y6, Y6; \
-	VPAND           q3km4<>(SB), Y6, Y6; \
-	VPSHUFD         $0xaa, Y5, Y7; \
-	VPSRLVD         q3ksb<>(SB), Y7, Y7; \
-	VPAND           q3km2<>(SB), Y7, Y7; \
-	VPSLLD          $4, Y7, Y7; \
-	VPOR            Y7, Y6, Y6; \
-	VPMOVZXBW       Y6, Z4; \
-	VPSUBW          q3k32<>(SB), Z4, Z4; \
-	VEXTRACTI64X4   $1, Z4, Y5
+	VPBROADCASTQ   96(pa)(AX*1), Y6; \
+	VPBROADCASTQ   96(pb)(AX*1), K2, Y6; \
+	VPBROADCASTQ   104(pa)(AX*1), Y7; \
+	VPBROADCASTQ   104(pb)(AX*1), K2, Y7; \
+	VMOVDQU        q3kctl<>(SB), Y8; \
+	VPMULTISHIFTQB Y6, Y8, Y6; \
+	VMOVDQU        q3kcth<>(SB), Y9; \
+	VPMULTISHIFTQB Y7, Y9, Y7; \
+	VGF2P8AFFINEQB $0xe0, q3kmh<>(SB), Y7, Y7; \
+	VPTERNLOGD     $0xea, Y7, Y20, Y6; \
+	VPMOVSXBW      Y6, Z4; \
+	VEXTRACTI64X4  $1, Z4, Y5
 
 // Q3KROW sets the 16 dword lanes of acc to the integer products of the
 // Q3_K block at offset AX of the row at p (its scales as words in sc,
@@ -1024,6 +1014,8 @@ GLOBL q2ksgn<>(SB), RODATA|NOPTR, $16
 TEXT ·gemv4Q3_KVNNI(SB), NOSPLIT, $0-56
 	MOVL         $0xff00, AX
 	KMOVW        AX, K1
+	MOVL         $0x0c, AX
+	KMOVW        AX, K2
 	MOVL         $0x04040404, AX
 	VPBROADCASTD AX, Z31
 	MOVL         $0x0f0f0f0f, AX
