@@ -900,7 +900,7 @@ GLOBL q3kmh<>(SB), RODATA|NOPTR, $32
 // bytes of half c (values 128c..128c+127) side by side in one zmm, [p |
 // p'], and plane s (bits 2s, 2s+1) of byte l in a half is value 128c +
 // 32s + l, so the activations of plane s of half c are those 32 values
-// broadcast to both halves (Z16..Z23, loaded once per block). Each
+// broadcast to both halves (regrouped once per call). Each
 // 128-bit lane of a plane is one sub-block: 8c+2s (lanes 0, 2) or
 // 8c+2s+1 (lanes 1, 3). One GF2P8AFFINEQB per plane picks its 2 bits and
 // ors in 4s, one VPSHUFB looks up q·sc in the pair's table of half c
@@ -966,8 +966,9 @@ GLOBL q2ksgn<>(SB), RODATA|NOPTR, $16
 
 // Q2KPAIR accumulates into f (zmm: lanes 0..7 row p, 8..15 row pb) the
 // products of the Q2_K blocks at offset AX of the rows at p and pb with
-// the activations (Z16..Z23 as above, block sums twice in Z15, [dx, −dx]
-// ×2 in X14): first −dmin·dx·(m·Σx) by pairs of sub-blocks, then
+// the activations of the block regrouped at R12 (kqx_amd64.go: the 8
+// planes' 32 values broadcast to both halves, the block sums twice,
+// [dx, −dx] ×2): first −dmin·dx·(m·Σx) by pairs of sub-blocks, then
 // d·dx·lane sums, as ggml does. Z24..Z27 hold the plane-pick matrices,
 // Z28, Z29 the table gathers, Z30 the words 0x000f, Z31 the words 0x0100,
 // 0x0302, Z12, Z13 the d and dmin spreads.
@@ -976,12 +977,12 @@ GLOBL q2ksgn<>(SB), RODATA|NOPTR, $16
 	VINSERTI128    $1, (pb)(AX*1), Y2, Y2; \
 	VPMOVZXBW      Y2, Z5; \
 	VPSRLW         $4, Z5, Z5; \
-	VPMADDWD       Z15, Z5, Z5; \
+	VPMADDWD       512(R12), Z5, Z5; \
 	VCVTDQ2PS      Z5, Z5; \
 	VMOVD          80(p)(AX*1), X6; \
 	VPINSRD        $1, 80(pb)(AX*1), X6, X6; \
 	VCVTPH2PS      X6, X6; \
-	VMULPS         X14, X6, X6; \
+	VMULPS         576(R12), X6, X6; \
 	VPERMPS        Z6, Z13, Z7; \
 	VFMADD231PS    Z7, Z5, f; \
 	VPERMPS        Z6, Z12, Z6; \
@@ -997,14 +998,14 @@ GLOBL q2ksgn<>(SB), RODATA|NOPTR, $16
 	VINSERTI64X4   $1, 48(pb)(AX*1), Z9, Z9; \
 	VPXORD         Z10, Z10, Z10; \
 	VPXORD         Z5, Z5, Z5; \
-	Q2KPLANE($0, Z24, Z8, Z3, Z16, Z11, Z10); \
-	Q2KPLANE($4, Z25, Z8, Z3, Z17, Z7, Z10); \
-	Q2KPLANE($8, Z26, Z8, Z3, Z18, Z11, Z10); \
-	Q2KPLANE($12, Z27, Z8, Z3, Z19, Z7, Z10); \
-	Q2KPLANE($0, Z24, Z9, Z4, Z20, Z11, Z5); \
-	Q2KPLANE($4, Z25, Z9, Z4, Z21, Z7, Z5); \
-	Q2KPLANE($8, Z26, Z9, Z4, Z22, Z11, Z5); \
-	Q2KPLANE($12, Z27, Z9, Z4, Z23, Z7, Z5); \
+	Q2KPLANE($0, Z24, Z8, Z3, 0(R12), Z11, Z10); \
+	Q2KPLANE($4, Z25, Z8, Z3, 64(R12), Z7, Z10); \
+	Q2KPLANE($8, Z26, Z8, Z3, 128(R12), Z11, Z10); \
+	Q2KPLANE($12, Z27, Z8, Z3, 192(R12), Z7, Z10); \
+	Q2KPLANE($0, Z24, Z9, Z4, 256(R12), Z11, Z5); \
+	Q2KPLANE($4, Z25, Z9, Z4, 320(R12), Z7, Z5); \
+	Q2KPLANE($8, Z26, Z9, Z4, 384(R12), Z11, Z5); \
+	Q2KPLANE($12, Z27, Z9, Z4, 448(R12), Z7, Z5); \
 	VPADDD         Z5, Z10, Z10; \
 	VCVTDQ2PS      Z10, Z10; \
 	VFMADD231PS    Z6, Z10, f
@@ -1114,9 +1115,9 @@ q3done:
 	VZEROUPPER
 	RET
 
-// func gemv4Q2_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
+// func gemv4Q2_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int, xr unsafe.Pointer)
 // As gemv4Q6_KVNNI for Q2_K weights.
-TEXT ·gemv4Q2_KVNNI(SB), NOSPLIT, $0-56
+TEXT ·gemv4Q2_KVNNI(SB), NOSPLIT, $0-64
 	MOVL         $0x000f000f, AX
 	VPBROADCASTD AX, Z30
 	MOVL         $0x03020100, AX
@@ -1129,10 +1130,44 @@ TEXT ·gemv4Q2_KVNNI(SB), NOSPLIT, $0-56
 	VPBROADCASTQ q2kmat<>+16(SB), Z26
 	VPBROADCASTQ q2kmat<>+8(SB), Z25
 	VPBROADCASTQ q2kmat<>+0(SB), Z24
+	MOVQ         x+16(FP), R12
+	MOVQ         xr+56(FP), DI
+	MOVQ         DI, SI
+	MOVQ         nb+24(FP), CX
+	MOVQ         CX, R13
+	TESTQ        R13, R13
+	JZ           q2built
+
+q2build:
+	VBROADCASTI64X4 4(R12), Z16
+	VBROADCASTI64X4 36(R12), Z17
+	VBROADCASTI64X4 68(R12), Z18
+	VBROADCASTI64X4 100(R12), Z19
+	VBROADCASTI64X4 132(R12), Z20
+	VBROADCASTI64X4 164(R12), Z21
+	VBROADCASTI64X4 196(R12), Z22
+	VBROADCASTI64X4 228(R12), Z23
+	VBROADCASTI64X4 260(R12), Z15
+	VBROADCASTSS    (R12), X14
+	VXORPS          q2ksgn<>(SB), X14, X14
+	VMOVDQU64       Z16, (SI)
+	VMOVDQU64       Z17, 64(SI)
+	VMOVDQU64       Z18, 128(SI)
+	VMOVDQU64       Z19, 192(SI)
+	VMOVDQU64       Z20, 256(SI)
+	VMOVDQU64       Z21, 320(SI)
+	VMOVDQU64       Z22, 384(SI)
+	VMOVDQU64       Z23, 448(SI)
+	VMOVDQU64       Z15, 512(SI)
+	VMOVUPS         X14, 576(SI)
+	ADDQ            $292, R12
+	ADDQ            $640, SI
+	DECQ            R13
+	JNZ             q2build
+
+q2built:
 	MOVQ         w+0(FP), R8
 	MOVQ         ldw+8(FP), BX
-	MOVQ         x+16(FP), DI
-	MOVQ         nb+24(FP), CX
 	MOVQ         y+32(FP), DX
 	MOVQ         q+40(FP), R14
 	MOVQ         R14, AX
@@ -1159,21 +1194,10 @@ q2blk:
 	PREFETCHT0       PFD(R9)(AX*1)
 	PREFETCHT0       PFD(R10)(AX*1)
 	PREFETCHT0       PFD(R11)(AX*1)
-	VBROADCASTI64X4  4(R12), Z16
-	VBROADCASTI64X4  36(R12), Z17
-	VBROADCASTI64X4  68(R12), Z18
-	VBROADCASTI64X4  100(R12), Z19
-	VBROADCASTI64X4  132(R12), Z20
-	VBROADCASTI64X4  164(R12), Z21
-	VBROADCASTI64X4  196(R12), Z22
-	VBROADCASTI64X4  228(R12), Z23
-	VBROADCASTI64X4  260(R12), Z15
-	VBROADCASTSS     (R12), X14
-	VXORPS           q2ksgn<>(SB), X14, X14
 	Q2KPAIR(R8, R9, Z0)
 	Q2KPAIR(R10, R11, Z1)
 	ADDQ $84, AX
-	ADDQ $292, R12
+	ADDQ $640, R12
 	DECQ R13
 	JNZ  q2blk
 

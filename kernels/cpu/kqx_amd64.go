@@ -1,0 +1,47 @@
+//go:build amd64 && !noasm
+
+package cpu
+
+import (
+	"sync"
+	"unsafe"
+
+	"github.com/weftrun/weft/kernels/quant"
+)
+
+// The Q2_K matrix-vector kernel reads the activations regrouped once per
+// call (kqxBlock bytes per Q8_K block, built by the kernel itself) instead
+// of once per block of every 4 rows: 8 × 64 bytes, each 32 activations
+// broadcast to both 256-bit halves, the block sums twice and [dx, −dx]
+// twice.
+const kqxBlock = 640
+
+// kqxPool holds the per-call buffers of regrouped activations.
+var kqxPool = sync.Pool{New: func() any { return new([]byte) }}
+
+// kGemvX is kGemv for Q2_K weights.
+func (k Kernels) kGemvX(w []byte, ldw int, a []byte, nb int, dst []float32, acc bool) {
+	rows := len(dst)
+	if rows == 0 {
+		return
+	}
+	_ = w[(rows-1)*ldw+nb*84-1]
+	_ = a[nb*292-1]
+	q := rows / 4
+	if q > 0 && nb > 0 {
+		ac := 0
+		if acc {
+			ac = 1
+		}
+		bp := kqxPool.Get().(*[]byte)
+		if n := nb*kqxBlock + 64; cap(*bp) < n {
+			*bp = make([]byte, n)
+		}
+		xr := alignedBytes((*bp)[:nb*kqxBlock+64], nb*kqxBlock)
+		gemv4Q2_KVNNI(unsafe.Pointer(&w[0]), uintptr(ldw), unsafe.Pointer(&a[0]), nb, &dst[0], q, ac, unsafe.Pointer(&xr[0]))
+		kqxPool.Put(bp)
+	}
+	for r := 4 * q; r < rows; r++ {
+		put(dst, r, quant.DotQ2_KQ8_K(w[r*ldw:], a, nb*256), acc)
+	}
+}
