@@ -861,8 +861,9 @@ GLOBL q3kmh<>(SB), RODATA|NOPTR, $32
 
 // Q3KROW sets the 16 dword lanes of acc to the integer products of the
 // Q3_K block at offset AX of the row at p (its scales as words in sc,
-// from Q3KSC2) with the activations (regrouped in Z16..Z19, 4·pair sums
-// in Z12, Z13, Z14, Z22): lane m and m+8 hold ggml's lane m. Z20 holds
+// from Q3KSC2) with the activations of the block regrouped at R12 (the
+// four planes' values at 0..255, their 4·pair sums at 256..511, dx ×16
+// at 512): lane m and m+8 hold ggml's lane m. Z20 holds
 // 0x0f bytes, Z23..Z26 the scale gathers, Z27..Z30 the pick matrices.
 #define Q3KROW(p, acc, sc) \
 	VBROADCASTI64X4 (p)(AX*1), Z15; \
@@ -872,17 +873,16 @@ GLOBL q3kmh<>(SB), RODATA|NOPTR, $32
 	VPSRLVW         q3khs1<>(SB), Z15, Z11; \
 	VPTERNLOGD      $0xe4, Z20, Z7, Z11; \
 	VPXORD          acc, acc, acc; \
-	Q3KPLANE(Z10, Z27, Z16, Z12, Z23, sc, acc); \
-	Q3KPLANE(Z10, Z28, Z17, Z13, Z24, sc, acc); \
-	Q3KPLANE(Z11, Z29, Z18, Z14, Z25, sc, acc); \
-	Q3KPLANE(Z11, Z30, Z19, Z22, Z26, sc, acc)
+	Q3KPLANE(Z10, Z27, 0(R12), 256(R12), Z23, sc, acc); \
+	Q3KPLANE(Z10, Z28, 64(R12), 320(R12), Z24, sc, acc); \
+	Q3KPLANE(Z11, Z29, 128(R12), 384(R12), Z25, sc, acc); \
+	Q3KPLANE(Z11, Z30, 192(R12), 448(R12), Z26, sc, acc)
 
 // Q3KPAIR adds into f (zmm: lanes 0..7 row p, 8..15 row pb) d·dx times
 // the lanes of the Q3_K blocks at offset AX of the rows at p and pb, one
 // fused multiply-add per lane as ggml does: the 16 lanes of each row are
 // folded (m + m+8) for both rows at once into [p | pb], and d of both
-// rows is spread by one masked broadcast (K1 = the upper 8 words). dx ×16
-// in Z21.
+// rows is spread by one masked broadcast (K1 = the upper 8 words).
 #define Q3KPAIR(p, pb, f) \
 	Q3KROW(p, Z2, Z4); \
 	Q3KROW(pb, Z3, Z5); \
@@ -893,7 +893,7 @@ GLOBL q3kmh<>(SB), RODATA|NOPTR, $32
 	VPBROADCASTW    108(p)(AX*1), Y10; \
 	VPBROADCASTW    108(pb)(AX*1), K1, Y10; \
 	VCVTPH2PS       Y10, Z10; \
-	VMULPS          Z21, Z10, Z10; \
+	VMULPS          512(R12), Z10, Z10; \
 	VFMADD231PS     Z10, Z6, f
 
 // Q2_K runs two rows per vector: a pair of rows p, p' has its 32 quant
@@ -1010,9 +1010,9 @@ GLOBL q2ksgn<>(SB), RODATA|NOPTR, $16
 	VCVTDQ2PS      Z10, Z10; \
 	VFMADD231PS    Z6, Z10, f
 
-// func gemv4Q3_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
+// func gemv4Q3_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int, xr unsafe.Pointer)
 // As gemv4Q6_KVNNI for Q3_K weights.
-TEXT ·gemv4Q3_KVNNI(SB), NOSPLIT, $0-56
+TEXT ·gemv4Q3_KVNNI(SB), NOSPLIT, $0-64
 	MOVL         $0xff00, AX
 	KMOVW        AX, K1
 	MOVL         $0x0c, AX
@@ -1029,10 +1029,45 @@ TEXT ·gemv4Q3_KVNNI(SB), NOSPLIT, $0-56
 	VPBROADCASTQ q3kmat<>+8(SB), Z28
 	VPBROADCASTQ q3kmat<>+16(SB), Z29
 	VPBROADCASTQ q3kmat<>+24(SB), Z30
+	MOVQ         x+16(FP), R12
+	MOVQ         xr+56(FP), DI
+	MOVQ         DI, SI
+	MOVQ         nb+24(FP), CX
+	MOVQ         CX, R13
+	TESTQ        R13, R13
+	JZ           q3built
+
+q3build:
+	VMOVDQU64     4(R12), Y16
+	VINSERTI64X4  $1, 132(R12), Z16, Z16
+	VMOVDQU64     36(R12), Y17
+	VINSERTI64X4  $1, 164(R12), Z17, Z17
+	VMOVDQU64     68(R12), Y18
+	VINSERTI64X4  $1, 196(R12), Z18, Z18
+	VMOVDQU64     100(R12), Y19
+	VINSERTI64X4  $1, 228(R12), Z19, Z19
+	VPMADDUBSW    Z16, Z31, Z12
+	VPMADDUBSW    Z17, Z31, Z13
+	VPMADDUBSW    Z18, Z31, Z14
+	VPMADDUBSW    Z19, Z31, Z22
+	VBROADCASTSS  (R12), Z21
+	VMOVDQU64     Z16, (SI)
+	VMOVDQU64     Z17, 64(SI)
+	VMOVDQU64     Z18, 128(SI)
+	VMOVDQU64     Z19, 192(SI)
+	VMOVDQU64     Z12, 256(SI)
+	VMOVDQU64     Z13, 320(SI)
+	VMOVDQU64     Z14, 384(SI)
+	VMOVDQU64     Z22, 448(SI)
+	VMOVUPS       Z21, 512(SI)
+	ADDQ          $292, R12
+	ADDQ          $640, SI
+	DECQ          R13
+	JNZ           q3build
+
+q3built:
 	MOVQ         w+0(FP), R8
 	MOVQ         ldw+8(FP), BX
-	MOVQ         x+16(FP), DI
-	MOVQ         nb+24(FP), CX
 	MOVQ         y+32(FP), DX
 	MOVQ         q+40(FP), R14
 	MOVQ         R14, AX
@@ -1059,25 +1094,12 @@ q3blk:
 	PREFETCHT0 PFD(R9)(AX*1)
 	PREFETCHT0 PFD(R10)(AX*1)
 	PREFETCHT0 PFD(R11)(AX*1)
-	VMOVDQU64     4(R12), Y16
-	VINSERTI64X4  $1, 132(R12), Z16, Z16
-	VMOVDQU64     36(R12), Y17
-	VINSERTI64X4  $1, 164(R12), Z17, Z17
-	VMOVDQU64     68(R12), Y18
-	VINSERTI64X4  $1, 196(R12), Z18, Z18
-	VMOVDQU64     100(R12), Y19
-	VINSERTI64X4  $1, 228(R12), Z19, Z19
-	VPMADDUBSW    Z16, Z31, Z12
-	VPMADDUBSW    Z17, Z31, Z13
-	VPMADDUBSW    Z18, Z31, Z14
-	VPMADDUBSW    Z19, Z31, Z22
-	VBROADCASTSS  (R12), Z21
 	Q3KSC2(R8, R9)
 	Q3KPAIR(R8, R9, Z0)
 	Q3KSC2(R10, R11)
 	Q3KPAIR(R10, R11, Z1)
 	ADDQ $110, AX
-	ADDQ $292, R12
+	ADDQ $640, R12
 	DECQ R13
 	JNZ  q3blk
 

@@ -9,23 +9,28 @@ import (
 	"github.com/weftrun/weft/kernels/quant"
 )
 
-// The Q2_K matrix-vector kernel reads the activations regrouped once per
-// call (kqxBlock bytes per Q8_K block, built by the kernel itself) instead
-// of once per block of every 4 rows: 8 × 64 bytes, each 32 activations
-// broadcast to both 256-bit halves, the block sums twice and [dx, −dx]
-// twice.
+// The Q2_K and Q3_K matrix-vector kernels read the activations regrouped
+// once per call (kqxBlock bytes per Q8_K block, built by the kernel
+// itself) instead of once per block of every 4 rows. Q2_K: 8 × 64 bytes,
+// each 32 activations broadcast to both 256-bit halves, the block sums
+// twice and [dx, −dx] twice. Q3_K: 4 × 64 bytes, the values of plane s of
+// both halves, their 4·pair sums as words, dx ×16.
 const kqxBlock = 640
 
 // kqxPool holds the per-call buffers of regrouped activations.
 var kqxPool = sync.Pool{New: func() any { return new([]byte) }}
 
-// kGemvX is kGemv for Q2_K weights.
-func (k Kernels) kGemvX(w []byte, ldw int, a []byte, nb int, dst []float32, acc bool) {
+// kGemvX is kGemv for Q2_K and Q3_K weights.
+func (k Kernels) kGemvX(kind wkind, w []byte, ldw int, a []byte, nb int, dst []float32, acc bool) {
 	rows := len(dst)
 	if rows == 0 {
 		return
 	}
-	_ = w[(rows-1)*ldw+nb*84-1]
+	bb, gemv, dot := 84, gemv4Q2_KVNNI, quant.DotQ2_KQ8_K
+	if kind == wkQ3_K {
+		bb, gemv, dot = 110, gemv4Q3_KVNNI, quant.DotQ3_KQ8_K
+	}
+	_ = w[(rows-1)*ldw+nb*bb-1]
 	_ = a[nb*292-1]
 	q := rows / 4
 	if q > 0 && nb > 0 {
@@ -38,10 +43,10 @@ func (k Kernels) kGemvX(w []byte, ldw int, a []byte, nb int, dst []float32, acc 
 			*bp = make([]byte, n)
 		}
 		xr := alignedBytes((*bp)[:nb*kqxBlock+64], nb*kqxBlock)
-		gemv4Q2_KVNNI(unsafe.Pointer(&w[0]), uintptr(ldw), unsafe.Pointer(&a[0]), nb, &dst[0], q, ac, unsafe.Pointer(&xr[0]))
+		gemv(unsafe.Pointer(&w[0]), uintptr(ldw), unsafe.Pointer(&a[0]), nb, &dst[0], q, ac, unsafe.Pointer(&xr[0]))
 		kqxPool.Put(bp)
 	}
 	for r := 4 * q; r < rows; r++ {
-		put(dst, r, quant.DotQ2_KQ8_K(w[r*ldw:], a, nb*256), acc)
+		put(dst, r, dot(w[r*ldw:], a, nb*256), acc)
 	}
 }
