@@ -750,60 +750,78 @@ q5done:
 // block) is q3·x by pairs. The constants: the scale gathers of the four
 // planes (lane k of plane s is sub-block 8·(k/2) + 2s + k mod 2), the
 // hmask word shifts per half, the pick matrices.
-DATA q3kidx0<>+0(SB)/8, $0x0000000000000000
-DATA q3kidx0<>+8(SB)/8, $0x0000000000000000
-DATA q3kidx0<>+16(SB)/8, $0x0001000100010001
-DATA q3kidx0<>+24(SB)/8, $0x0001000100010001
-DATA q3kidx0<>+32(SB)/8, $0x0008000800080008
-DATA q3kidx0<>+40(SB)/8, $0x0008000800080008
-DATA q3kidx0<>+48(SB)/8, $0x0009000900090009
-DATA q3kidx0<>+56(SB)/8, $0x0009000900090009
-GLOBL q3kidx0<>(SB), RODATA|NOPTR, $64
-DATA q3kidx1<>+0(SB)/8, $0x0002000200020002
-DATA q3kidx1<>+8(SB)/8, $0x0002000200020002
-DATA q3kidx1<>+16(SB)/8, $0x0003000300030003
-DATA q3kidx1<>+24(SB)/8, $0x0003000300030003
-DATA q3kidx1<>+32(SB)/8, $0x000a000a000a000a
-DATA q3kidx1<>+40(SB)/8, $0x000a000a000a000a
-DATA q3kidx1<>+48(SB)/8, $0x000b000b000b000b
-DATA q3kidx1<>+56(SB)/8, $0x000b000b000b000b
-GLOBL q3kidx1<>(SB), RODATA|NOPTR, $64
-DATA q3kidx2<>+0(SB)/8, $0x0004000400040004
-DATA q3kidx2<>+8(SB)/8, $0x0004000400040004
-DATA q3kidx2<>+16(SB)/8, $0x0005000500050005
-DATA q3kidx2<>+24(SB)/8, $0x0005000500050005
-DATA q3kidx2<>+32(SB)/8, $0x000c000c000c000c
-DATA q3kidx2<>+40(SB)/8, $0x000c000c000c000c
-DATA q3kidx2<>+48(SB)/8, $0x000d000d000d000d
-DATA q3kidx2<>+56(SB)/8, $0x000d000d000d000d
-GLOBL q3kidx2<>(SB), RODATA|NOPTR, $64
-DATA q3kidx3<>+0(SB)/8, $0x0006000600060006
-DATA q3kidx3<>+8(SB)/8, $0x0006000600060006
-DATA q3kidx3<>+16(SB)/8, $0x0007000700070007
-DATA q3kidx3<>+24(SB)/8, $0x0007000700070007
-DATA q3kidx3<>+32(SB)/8, $0x000e000e000e000e
-DATA q3kidx3<>+40(SB)/8, $0x000e000e000e000e
-DATA q3kidx3<>+48(SB)/8, $0x000f000f000f000f
-DATA q3kidx3<>+56(SB)/8, $0x000f000f000f000f
-GLOBL q3kidx3<>(SB), RODATA|NOPTR, $64
-DATA q3khs0<>+0(SB)/8, $0x0004000400040004
-DATA q3khs0<>+8(SB)/8, $0x0004000400040004
-DATA q3khs0<>+16(SB)/8, $0x0004000400040004
-DATA q3khs0<>+24(SB)/8, $0x0004000400040004
-DATA q3khs0<>+32(SB)/8, $0x0000000000000000
-DATA q3khs0<>+40(SB)/8, $0x0000000000000000
-DATA q3khs0<>+48(SB)/8, $0x0000000000000000
-DATA q3khs0<>+56(SB)/8, $0x0000000000000000
-GLOBL q3khs0<>(SB), RODATA|NOPTR, $64
-DATA q3khs1<>+0(SB)/8, $0x0002000200020002
-DATA q3khs1<>+8(SB)/8, $0x0002000200020002
-DATA q3khs1<>+16(SB)/8, $0x0002000200020002
-DATA q3khs1<>+24(SB)/8, $0x0002000200020002
-DATA q3khs1<>+32(SB)/8, $0x0006000600060006
-DATA q3khs1<>+40(SB)/8, $0x0006000600060006
-DATA q3khs1<>+48(SB)/8, $0x0006000600060006
-DATA q3khs1<>+56(SB)/8, $0x0006000600060006
-GLOBL q3khs1<>(SB), RODATA|NOPTR, $64
+DATA q3kpidx00<>+0(SB)/8, $0x0000000000000000
+DATA q3kpidx00<>+8(SB)/8, $0x0000000000000000
+DATA q3kpidx00<>+16(SB)/8, $0x0001000100010001
+DATA q3kpidx00<>+24(SB)/8, $0x0001000100010001
+DATA q3kpidx00<>+32(SB)/8, $0x0010001000100010
+DATA q3kpidx00<>+40(SB)/8, $0x0010001000100010
+DATA q3kpidx00<>+48(SB)/8, $0x0011001100110011
+DATA q3kpidx00<>+56(SB)/8, $0x0011001100110011
+GLOBL q3kpidx00<>(SB), RODATA|NOPTR, $64
+DATA q3kpidx01<>+0(SB)/8, $0x0002000200020002
+DATA q3kpidx01<>+8(SB)/8, $0x0002000200020002
+DATA q3kpidx01<>+16(SB)/8, $0x0003000300030003
+DATA q3kpidx01<>+24(SB)/8, $0x0003000300030003
+DATA q3kpidx01<>+32(SB)/8, $0x0012001200120012
+DATA q3kpidx01<>+40(SB)/8, $0x0012001200120012
+DATA q3kpidx01<>+48(SB)/8, $0x0013001300130013
+DATA q3kpidx01<>+56(SB)/8, $0x0013001300130013
+GLOBL q3kpidx01<>(SB), RODATA|NOPTR, $64
+DATA q3kpidx02<>+0(SB)/8, $0x0004000400040004
+DATA q3kpidx02<>+8(SB)/8, $0x0004000400040004
+DATA q3kpidx02<>+16(SB)/8, $0x0005000500050005
+DATA q3kpidx02<>+24(SB)/8, $0x0005000500050005
+DATA q3kpidx02<>+32(SB)/8, $0x0014001400140014
+DATA q3kpidx02<>+40(SB)/8, $0x0014001400140014
+DATA q3kpidx02<>+48(SB)/8, $0x0015001500150015
+DATA q3kpidx02<>+56(SB)/8, $0x0015001500150015
+GLOBL q3kpidx02<>(SB), RODATA|NOPTR, $64
+DATA q3kpidx03<>+0(SB)/8, $0x0006000600060006
+DATA q3kpidx03<>+8(SB)/8, $0x0006000600060006
+DATA q3kpidx03<>+16(SB)/8, $0x0007000700070007
+DATA q3kpidx03<>+24(SB)/8, $0x0007000700070007
+DATA q3kpidx03<>+32(SB)/8, $0x0016001600160016
+DATA q3kpidx03<>+40(SB)/8, $0x0016001600160016
+DATA q3kpidx03<>+48(SB)/8, $0x0017001700170017
+DATA q3kpidx03<>+56(SB)/8, $0x0017001700170017
+GLOBL q3kpidx03<>(SB), RODATA|NOPTR, $64
+DATA q3kpidx10<>+0(SB)/8, $0x0008000800080008
+DATA q3kpidx10<>+8(SB)/8, $0x0008000800080008
+DATA q3kpidx10<>+16(SB)/8, $0x0009000900090009
+DATA q3kpidx10<>+24(SB)/8, $0x0009000900090009
+DATA q3kpidx10<>+32(SB)/8, $0x0018001800180018
+DATA q3kpidx10<>+40(SB)/8, $0x0018001800180018
+DATA q3kpidx10<>+48(SB)/8, $0x0019001900190019
+DATA q3kpidx10<>+56(SB)/8, $0x0019001900190019
+GLOBL q3kpidx10<>(SB), RODATA|NOPTR, $64
+DATA q3kpidx11<>+0(SB)/8, $0x000a000a000a000a
+DATA q3kpidx11<>+8(SB)/8, $0x000a000a000a000a
+DATA q3kpidx11<>+16(SB)/8, $0x000b000b000b000b
+DATA q3kpidx11<>+24(SB)/8, $0x000b000b000b000b
+DATA q3kpidx11<>+32(SB)/8, $0x001a001a001a001a
+DATA q3kpidx11<>+40(SB)/8, $0x001a001a001a001a
+DATA q3kpidx11<>+48(SB)/8, $0x001b001b001b001b
+DATA q3kpidx11<>+56(SB)/8, $0x001b001b001b001b
+GLOBL q3kpidx11<>(SB), RODATA|NOPTR, $64
+DATA q3kpidx12<>+0(SB)/8, $0x000c000c000c000c
+DATA q3kpidx12<>+8(SB)/8, $0x000c000c000c000c
+DATA q3kpidx12<>+16(SB)/8, $0x000d000d000d000d
+DATA q3kpidx12<>+24(SB)/8, $0x000d000d000d000d
+DATA q3kpidx12<>+32(SB)/8, $0x001c001c001c001c
+DATA q3kpidx12<>+40(SB)/8, $0x001c001c001c001c
+DATA q3kpidx12<>+48(SB)/8, $0x001d001d001d001d
+DATA q3kpidx12<>+56(SB)/8, $0x001d001d001d001d
+GLOBL q3kpidx12<>(SB), RODATA|NOPTR, $64
+DATA q3kpidx13<>+0(SB)/8, $0x000e000e000e000e
+DATA q3kpidx13<>+8(SB)/8, $0x000e000e000e000e
+DATA q3kpidx13<>+16(SB)/8, $0x000f000f000f000f
+DATA q3kpidx13<>+24(SB)/8, $0x000f000f000f000f
+DATA q3kpidx13<>+32(SB)/8, $0x001e001e001e001e
+DATA q3kpidx13<>+40(SB)/8, $0x001e001e001e001e
+DATA q3kpidx13<>+48(SB)/8, $0x001f001f001f001f
+DATA q3kpidx13<>+56(SB)/8, $0x001f001f001f001f
+GLOBL q3kpidx13<>(SB), RODATA|NOPTR, $64
 DATA q3kmat<>+0(SB)/8, $0x0102100000000000
 DATA q3kmat<>+8(SB)/8, $0x0408200000000000
 DATA q3kmat<>+16(SB)/8, $0x1020010000000000
@@ -843,8 +861,7 @@ DATA q3kmh<>+24(SB)/8, $0x0000000001020202
 GLOBL q3kmh<>(SB), RODATA|NOPTR, $32
 
 // Q3KSC2 unpacks the 6-bit scales (less 32) of the Q3_K blocks at offset
-// AX of the rows at pa and pb: pa's 16 words into Z4 (lower half), pb's
-// into Y5. K2 selects the upper two qwords of a ymm.
+// AX of the rows at pa and pb into the words of Z4: pa's 16, then pb's. K2 selects the upper two qwords of a ymm.
 #define Q3KSC2(pa, pb) \
 	VPBROADCASTQ   96(pa)(AX*1), Y6; \
 	VPBROADCASTQ   96(pb)(AX*1), K2, Y6; \
@@ -856,45 +873,51 @@ GLOBL q3kmh<>(SB), RODATA|NOPTR, $32
 	VPMULTISHIFTQB Y7, Y9, Y7; \
 	VGF2P8AFFINEQB $0xe0, q3kmh<>(SB), Y7, Y7; \
 	VPTERNLOGD     $0xea, Y7, Y20, Y6; \
-	VPMOVSXBW      Y6, Z4; \
-	VEXTRACTI64X4  $1, Z4, Y5
-
-// Q3KROW sets the 16 dword lanes of acc to the integer products of the
-// Q3_K block at offset AX of the row at p (its scales as words in sc,
-// from Q3KSC2) with the activations of the block regrouped at R12 (the
-// four planes' values at 0..255, their 4·pair sums at 256..511, dx ×16
-// at 512): lane m and m+8 hold ggml's lane m. Z20 holds
-// 0x0f bytes, Z23..Z26 the scale gathers, Z27..Z30 the pick matrices.
-#define Q3KROW(p, acc, sc) \
-	VBROADCASTI64X4 (p)(AX*1), Z15; \
-	VMOVDQU64       32(p)(AX*1), Z7; \
-	VPSLLVW         q3khs0<>(SB), Z15, Z10; \
-	VPTERNLOGD      $0xd8, Z20, Z7, Z10; \
-	VPSRLVW         q3khs1<>(SB), Z15, Z11; \
-	VPTERNLOGD      $0xe4, Z20, Z7, Z11; \
-	VPXORD          acc, acc, acc; \
-	Q3KPLANE(Z10, Z27, 0(R12), 256(R12), Z23, sc, acc); \
-	Q3KPLANE(Z10, Z28, 64(R12), 320(R12), Z24, sc, acc); \
-	Q3KPLANE(Z11, Z29, 128(R12), 384(R12), Z25, sc, acc); \
-	Q3KPLANE(Z11, Z30, 192(R12), 448(R12), Z26, sc, acc)
+	VPMOVSXBW      Y6, Z4
 
 // Q3KPAIR adds into f (zmm: lanes 0..7 row p, 8..15 row pb) d·dx times
-// the lanes of the Q3_K blocks at offset AX of the rows at p and pb, one
-// fused multiply-add per lane as ggml does: the 16 lanes of each row are
-// folded (m + m+8) for both rows at once into [p | pb], and d of both
-// rows is spread by one masked broadcast (K1 = the upper 8 words).
+// the lanes of the Q3_K blocks at offset AX of the rows at p and pb (their
+// scales as words in Z4, from Q3KSC2), one fused multiply-add per lane as
+// ggml does. The pair's hmask bytes are side by side in Z15, [p | pb], as
+// are its quant bytes of each half c (values 128c..128c+127); the
+// activations of the block are regrouped at R12: plane s of half c (its
+// 32 values broadcast to both halves) at 64·(4c+s), their 4·pair sums at
+// 512 + 64·(4c+s), dx ×16 at 1024. So dwords 0..7 of the integer sums
+// are ggml's lanes of row p and 8..15 those of row pb, with no folding.
+// Z20 holds 0x0f bytes, Z23..Z26 and Z12..Z14, Z16 the scale gathers of
+// the planes of halves 0 and 1, Z27..Z30 the pick matrices, K1 the upper 8
+// words (d of both rows spread by one masked broadcast).
 #define Q3KPAIR(p, pb, f) \
-	Q3KROW(p, Z2, Z4); \
-	Q3KROW(pb, Z3, Z5); \
-	VSHUFI64X2      $0x44, Z3, Z2, Z6; \
-	VSHUFI64X2      $0xee, Z3, Z2, Z7; \
-	VPADDD          Z7, Z6, Z6; \
-	VCVTDQ2PS       Z6, Z6; \
+	VMOVDQU        (p)(AX*1), Y15; \
+	VINSERTI64X4   $1, (pb)(AX*1), Z15, Z15; \
+	VMOVDQU        32(p)(AX*1), Y7; \
+	VINSERTI64X4   $1, 32(pb)(AX*1), Z7, Z7; \
+	VMOVDQU        64(p)(AX*1), Y6; \
+	VINSERTI64X4   $1, 64(pb)(AX*1), Z6, Z6; \
+	VPSLLW         $4, Z15, Z10; \
+	VPTERNLOGD     $0xd8, Z20, Z7, Z10; \
+	VPSRLW         $2, Z15, Z11; \
+	VPTERNLOGD     $0xe4, Z20, Z7, Z11; \
+	VPXORD         Z2, Z2, Z2; \
+	VPXORD         Z3, Z3, Z3; \
+	Q3KPLANE(Z10, Z27, 0(R12), 512(R12), Z23, Z4, Z2); \
+	Q3KPLANE(Z10, Z28, 64(R12), 576(R12), Z24, Z4, Z2); \
+	Q3KPLANE(Z11, Z29, 128(R12), 640(R12), Z25, Z4, Z2); \
+	Q3KPLANE(Z11, Z30, 192(R12), 704(R12), Z26, Z4, Z2); \
+	VPSRLW         $6, Z15, Z11; \
+	VPTERNLOGD     $0xe4, Z20, Z6, Z11; \
+	VPTERNLOGD     $0xe4, Z20, Z15, Z6; \
+	Q3KPLANE(Z6, Z27, 256(R12), 768(R12), Z12, Z4, Z3); \
+	Q3KPLANE(Z6, Z28, 320(R12), 832(R12), Z13, Z4, Z3); \
+	Q3KPLANE(Z11, Z29, 384(R12), 896(R12), Z14, Z4, Z3); \
+	Q3KPLANE(Z11, Z30, 448(R12), 960(R12), Z16, Z4, Z3); \
+	VPADDD          Z3, Z2, Z2; \
+	VCVTDQ2PS       Z2, Z2; \
 	VPBROADCASTW    108(p)(AX*1), Y10; \
 	VPBROADCASTW    108(pb)(AX*1), K1, Y10; \
 	VCVTPH2PS       Y10, Z10; \
-	VMULPS          512(R12), Z10, Z10; \
-	VFMADD231PS     Z10, Z6, f
+	VMULPS          1024(R12), Z10, Z10; \
+	VFMADD231PS     Z10, Z2, f
 
 // Q2_K runs two rows per vector: a pair of rows p, p' has its 32 quant
 // bytes of half c (values 128c..128c+127) side by side in one zmm, [p |
@@ -1021,10 +1044,14 @@ TEXT ·gemv4Q3_KVNNI(SB), NOSPLIT, $0-64
 	VPBROADCASTD AX, Z31
 	MOVL         $0x0f0f0f0f, AX
 	VPBROADCASTD AX, Z20
-	VMOVDQU64    q3kidx3<>(SB), Z26
-	VMOVDQU64    q3kidx2<>(SB), Z25
-	VMOVDQU64    q3kidx1<>(SB), Z24
-	VMOVDQU64    q3kidx0<>(SB), Z23
+	VMOVDQU64    q3kpidx00<>(SB), Z23
+	VMOVDQU64    q3kpidx01<>(SB), Z24
+	VMOVDQU64    q3kpidx02<>(SB), Z25
+	VMOVDQU64    q3kpidx03<>(SB), Z26
+	VMOVDQU64    q3kpidx10<>(SB), Z12
+	VMOVDQU64    q3kpidx11<>(SB), Z13
+	VMOVDQU64    q3kpidx12<>(SB), Z14
+	VMOVDQU64    q3kpidx13<>(SB), Z16
 	VPBROADCASTQ q3kmat<>+0(SB), Z27
 	VPBROADCASTQ q3kmat<>+8(SB), Z28
 	VPBROADCASTQ q3kmat<>+16(SB), Z29
@@ -1038,32 +1065,44 @@ TEXT ·gemv4Q3_KVNNI(SB), NOSPLIT, $0-64
 	JZ           q3built
 
 q3build:
-	VMOVDQU64     4(R12), Y16
-	VINSERTI64X4  $1, 132(R12), Z16, Z16
-	VMOVDQU64     36(R12), Y17
-	VINSERTI64X4  $1, 164(R12), Z17, Z17
-	VMOVDQU64     68(R12), Y18
-	VINSERTI64X4  $1, 196(R12), Z18, Z18
-	VMOVDQU64     100(R12), Y19
-	VINSERTI64X4  $1, 228(R12), Z19, Z19
-	VPMADDUBSW    Z16, Z31, Z12
-	VPMADDUBSW    Z17, Z31, Z13
-	VPMADDUBSW    Z18, Z31, Z14
-	VPMADDUBSW    Z19, Z31, Z22
-	VBROADCASTSS  (R12), Z21
-	VMOVDQU64     Z16, (SI)
-	VMOVDQU64     Z17, 64(SI)
-	VMOVDQU64     Z18, 128(SI)
-	VMOVDQU64     Z19, 192(SI)
-	VMOVDQU64     Z12, 256(SI)
-	VMOVDQU64     Z13, 320(SI)
-	VMOVDQU64     Z14, 384(SI)
-	VMOVDQU64     Z22, 448(SI)
-	VMOVUPS       Z21, 512(SI)
-	ADDQ          $292, R12
-	ADDQ          $640, SI
-	DECQ          R13
-	JNZ           q3build
+	VBROADCASTI64X4 4(R12), Z17
+	VMOVDQU64       Z17, 0(SI)
+	VPMADDUBSW      Z17, Z31, Z17
+	VMOVDQU64       Z17, 512(SI)
+	VBROADCASTI64X4 36(R12), Z17
+	VMOVDQU64       Z17, 64(SI)
+	VPMADDUBSW      Z17, Z31, Z17
+	VMOVDQU64       Z17, 576(SI)
+	VBROADCASTI64X4 68(R12), Z17
+	VMOVDQU64       Z17, 128(SI)
+	VPMADDUBSW      Z17, Z31, Z17
+	VMOVDQU64       Z17, 640(SI)
+	VBROADCASTI64X4 100(R12), Z17
+	VMOVDQU64       Z17, 192(SI)
+	VPMADDUBSW      Z17, Z31, Z17
+	VMOVDQU64       Z17, 704(SI)
+	VBROADCASTI64X4 132(R12), Z17
+	VMOVDQU64       Z17, 256(SI)
+	VPMADDUBSW      Z17, Z31, Z17
+	VMOVDQU64       Z17, 768(SI)
+	VBROADCASTI64X4 164(R12), Z17
+	VMOVDQU64       Z17, 320(SI)
+	VPMADDUBSW      Z17, Z31, Z17
+	VMOVDQU64       Z17, 832(SI)
+	VBROADCASTI64X4 196(R12), Z17
+	VMOVDQU64       Z17, 384(SI)
+	VPMADDUBSW      Z17, Z31, Z17
+	VMOVDQU64       Z17, 896(SI)
+	VBROADCASTI64X4 228(R12), Z17
+	VMOVDQU64       Z17, 448(SI)
+	VPMADDUBSW      Z17, Z31, Z17
+	VMOVDQU64       Z17, 960(SI)
+	VBROADCASTSS    (R12), Z21
+	VMOVUPS         Z21, 1024(SI)
+	ADDQ            $292, R12
+	ADDQ            $1088, SI
+	DECQ            R13
+	JNZ             q3build
 
 q3built:
 	MOVQ         w+0(FP), R8
@@ -1099,7 +1138,7 @@ q3blk:
 	Q3KSC2(R10, R11)
 	Q3KPAIR(R10, R11, Z1)
 	ADDQ $110, AX
-	ADDQ $640, R12
+	ADDQ $1088, R12
 	DECQ R13
 	JNZ  q3blk
 
