@@ -17,7 +17,8 @@
 // accumulator gains d·lane in one fused multiply-add per lane; Q4_K's
 // four min lanes (dmin·m·Σx by pairs of sub-blocks) ride in lanes 8..11 of
 // the same accumulator; at the end KSUM8 (and KSUMM) reduce as ggml's
-// hsum_float_8 does.
+// hsum_float_8 does. Q2_K and Q3_K instead run two rows per vector, each
+// 256-bit half holding one row's 8 lanes, so nothing is folded.
 
 #define PFD 2048
 
@@ -742,14 +743,16 @@ q5done:
 	VZEROUPPER
 	RET
 
-// Q3_K takes its 64 quant bytes in one load and regroups the activations
-// as Q2_K does. Two bytes per quant byte carry two planes each: R0 holds
-// planes 0 and 1 (bits 0-3) with their hmask bits (4, 5), R1 planes 2 and
-// 3 (bits 4-7) with theirs (0, 1); one GF2P8AFFINEQB per plane makes
-// u = q2 + 4·h (0..7), and VPMADDUBSW(u, x) less 4·(x pair sums, once per
-// block) is q3·x by pairs. The constants: the scale gathers of the four
-// planes (lane k of plane s is sub-block 8·(k/2) + 2s + k mod 2), the
-// hmask word shifts per half, the pick matrices.
+// Q3_K runs two rows per vector, as Q2_K does (see there): the pair's
+// 32 quant bytes of half c side by side, [p | p'], against the values of
+// plane s of half c broadcast to both halves. Two bytes per quant byte
+// carry two planes each: R0 holds planes 0 and 1 (bits 0-3) with their
+// hmask bits (4, 5), R1 planes 2 and 3 (bits 4-7) with theirs (0, 1); one
+// GF2P8AFFINEQB per plane makes u = q2 + 4·h (0..7), and VPMADDUBSW(u, x)
+// less 4·(x pair sums, once per call) is q3·x by pairs. The constants:
+// the scale gathers of the eight planes (lane k of plane s of half c is
+// sub-block 8c + 2s + k mod 2 of row p for k < 2, of row p' (words 16..31)
+// otherwise) and the pick matrices.
 DATA q3kpidx00<>+0(SB)/8, $0x0000000000000000
 DATA q3kpidx00<>+8(SB)/8, $0x0000000000000000
 DATA q3kpidx00<>+16(SB)/8, $0x0001000100010001
