@@ -14,10 +14,10 @@ import (
 func gemv4Q6_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
 
 //go:noescape
-func gemv4Q3_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
+func gemv4Q3_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int, xr unsafe.Pointer)
 
 //go:noescape
-func gemv4Q2_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
+func gemv4Q2_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int, xr unsafe.Pointer)
 
 //go:noescape
 func gemv4Q5_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
@@ -55,6 +55,9 @@ func (k Kernels) kGemv(kind wkind, w []byte, ldw int, a []byte, nb int, dst []fl
 	case wkIQ4NL, wkIQ4NB:
 		k.iq4nlGemv(w, ldw, a, nb, dst, acc, kind == wkIQ4NB)
 		return
+	case wkQ2_K, wkQ3_K:
+		k.kGemvX(kind, w, ldw, a, nb, dst, acc)
+		return
 	}
 	rows := len(dst)
 	if rows == 0 {
@@ -66,10 +69,6 @@ func (k Kernels) kGemv(kind wkind, w []byte, ldw int, a []byte, nb int, dst []fl
 		bb, gemv, dot = 176, gemv4Q5_KVNNI, quant.DotQ5_KQ8_K
 	case wkQ4_K:
 		bb, gemv, dot = 144, gemv4Q4_KVNNI, quant.DotQ4_KQ8_K
-	case wkQ3_K:
-		bb, gemv, dot = 110, gemv4Q3_KVNNI, quant.DotQ3_KQ8_K
-	case wkQ2_K:
-		bb, gemv, dot = 84, gemv4Q2_KVNNI, quant.DotQ2_KQ8_K
 	}
 	_ = w[(rows-1)*ldw+nb*bb-1]
 	_ = a[nb*292-1]

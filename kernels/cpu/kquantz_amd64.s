@@ -17,7 +17,8 @@
 // accumulator gains d·lane in one fused multiply-add per lane; Q4_K's
 // four min lanes (dmin·m·Σx by pairs of sub-blocks) ride in lanes 8..11 of
 // the same accumulator; at the end KSUM8 (and KSUMM) reduce as ggml's
-// hsum_float_8 does.
+// hsum_float_8 does. Q2_K and Q3_K instead run two rows per vector, each
+// 256-bit half holding one row's 8 lanes, so nothing is folded.
 
 #define PFD 2048
 
@@ -742,248 +743,373 @@ q5done:
 	VZEROUPPER
 	RET
 
-// Q3_K: the constants that unpack its 6-bit scales.
-DATA q3ksa<>+0(SB)/8, $0x0000000000000000
-DATA q3ksa<>+8(SB)/8, $0x0000000400000004
-DATA q3ksa<>+16(SB)/8, $0x0000000000000000
-DATA q3ksa<>+24(SB)/8, $0x0000000400000004
-GLOBL q3ksa<>(SB), RODATA|NOPTR, $32
-DATA q3ksb<>+0(SB)/8, $0x0000000200000000
-DATA q3ksb<>+8(SB)/8, $0x0000000600000004
-DATA q3ksb<>+16(SB)/8, $0x0000000200000000
-DATA q3ksb<>+24(SB)/8, $0x0000000600000004
-GLOBL q3ksb<>(SB), RODATA|NOPTR, $32
-DATA q3km4<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
-DATA q3km4<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f
-DATA q3km4<>+16(SB)/8, $0x0f0f0f0f0f0f0f0f
-DATA q3km4<>+24(SB)/8, $0x0f0f0f0f0f0f0f0f
-GLOBL q3km4<>(SB), RODATA|NOPTR, $32
-DATA q3km2<>+0(SB)/8, $0x0303030303030303
-DATA q3km2<>+8(SB)/8, $0x0303030303030303
-DATA q3km2<>+16(SB)/8, $0x0303030303030303
-DATA q3km2<>+24(SB)/8, $0x0303030303030303
-GLOBL q3km2<>(SB), RODATA|NOPTR, $32
-DATA q3k32<>+0(SB)/8, $0x0020002000200020
-DATA q3k32<>+8(SB)/8, $0x0020002000200020
-DATA q3k32<>+16(SB)/8, $0x0020002000200020
-DATA q3k32<>+24(SB)/8, $0x0020002000200020
-DATA q3k32<>+32(SB)/8, $0x0020002000200020
-DATA q3k32<>+40(SB)/8, $0x0020002000200020
-DATA q3k32<>+48(SB)/8, $0x0020002000200020
-DATA q3k32<>+56(SB)/8, $0x0020002000200020
-GLOBL q3k32<>(SB), RODATA|NOPTR, $64
-
-// Q3_K takes its 64 quant bytes in one load and regroups the activations
-// as Q2_K does. Two bytes per quant byte carry two planes each: R0 holds
-// planes 0 and 1 (bits 0-3) with their hmask bits (4, 5), R1 planes 2 and
-// 3 (bits 4-7) with theirs (0, 1); one GF2P8AFFINEQB per plane makes
-// u = q2 + 4·h (0..7), and VPMADDUBSW(u, x) less 4·(x pair sums, once per
-// block) is q3·x by pairs. The constants: the scale gathers of the four
-// planes (lane k of plane s is sub-block 8·(k/2) + 2s + k mod 2), the
-// hmask word shifts per half, the pick matrices.
-DATA q3kidx0<>+0(SB)/8, $0x0000000000000000
-DATA q3kidx0<>+8(SB)/8, $0x0000000000000000
-DATA q3kidx0<>+16(SB)/8, $0x0001000100010001
-DATA q3kidx0<>+24(SB)/8, $0x0001000100010001
-DATA q3kidx0<>+32(SB)/8, $0x0008000800080008
-DATA q3kidx0<>+40(SB)/8, $0x0008000800080008
-DATA q3kidx0<>+48(SB)/8, $0x0009000900090009
-DATA q3kidx0<>+56(SB)/8, $0x0009000900090009
-GLOBL q3kidx0<>(SB), RODATA|NOPTR, $64
-DATA q3kidx1<>+0(SB)/8, $0x0002000200020002
-DATA q3kidx1<>+8(SB)/8, $0x0002000200020002
-DATA q3kidx1<>+16(SB)/8, $0x0003000300030003
-DATA q3kidx1<>+24(SB)/8, $0x0003000300030003
-DATA q3kidx1<>+32(SB)/8, $0x000a000a000a000a
-DATA q3kidx1<>+40(SB)/8, $0x000a000a000a000a
-DATA q3kidx1<>+48(SB)/8, $0x000b000b000b000b
-DATA q3kidx1<>+56(SB)/8, $0x000b000b000b000b
-GLOBL q3kidx1<>(SB), RODATA|NOPTR, $64
-DATA q3kidx2<>+0(SB)/8, $0x0004000400040004
-DATA q3kidx2<>+8(SB)/8, $0x0004000400040004
-DATA q3kidx2<>+16(SB)/8, $0x0005000500050005
-DATA q3kidx2<>+24(SB)/8, $0x0005000500050005
-DATA q3kidx2<>+32(SB)/8, $0x000c000c000c000c
-DATA q3kidx2<>+40(SB)/8, $0x000c000c000c000c
-DATA q3kidx2<>+48(SB)/8, $0x000d000d000d000d
-DATA q3kidx2<>+56(SB)/8, $0x000d000d000d000d
-GLOBL q3kidx2<>(SB), RODATA|NOPTR, $64
-DATA q3kidx3<>+0(SB)/8, $0x0006000600060006
-DATA q3kidx3<>+8(SB)/8, $0x0006000600060006
-DATA q3kidx3<>+16(SB)/8, $0x0007000700070007
-DATA q3kidx3<>+24(SB)/8, $0x0007000700070007
-DATA q3kidx3<>+32(SB)/8, $0x000e000e000e000e
-DATA q3kidx3<>+40(SB)/8, $0x000e000e000e000e
-DATA q3kidx3<>+48(SB)/8, $0x000f000f000f000f
-DATA q3kidx3<>+56(SB)/8, $0x000f000f000f000f
-GLOBL q3kidx3<>(SB), RODATA|NOPTR, $64
-DATA q3khs0<>+0(SB)/8, $0x0004000400040004
-DATA q3khs0<>+8(SB)/8, $0x0004000400040004
-DATA q3khs0<>+16(SB)/8, $0x0004000400040004
-DATA q3khs0<>+24(SB)/8, $0x0004000400040004
-DATA q3khs0<>+32(SB)/8, $0x0000000000000000
-DATA q3khs0<>+40(SB)/8, $0x0000000000000000
-DATA q3khs0<>+48(SB)/8, $0x0000000000000000
-DATA q3khs0<>+56(SB)/8, $0x0000000000000000
-GLOBL q3khs0<>(SB), RODATA|NOPTR, $64
-DATA q3khs1<>+0(SB)/8, $0x0002000200020002
-DATA q3khs1<>+8(SB)/8, $0x0002000200020002
-DATA q3khs1<>+16(SB)/8, $0x0002000200020002
-DATA q3khs1<>+24(SB)/8, $0x0002000200020002
-DATA q3khs1<>+32(SB)/8, $0x0006000600060006
-DATA q3khs1<>+40(SB)/8, $0x0006000600060006
-DATA q3khs1<>+48(SB)/8, $0x0006000600060006
-DATA q3khs1<>+56(SB)/8, $0x0006000600060006
-GLOBL q3khs1<>(SB), RODATA|NOPTR, $64
+// Q3_K runs two rows per vector, as Q2_K does (see there): the pair's
+// 32 quant bytes of half c side by side, [p | p'], against the values of
+// plane s of half c broadcast to both halves. Two bytes per quant byte
+// carry two planes each: R0 holds planes 0 and 1 (bits 0-3) with their
+// hmask bits (4, 5), R1 planes 2 and 3 (bits 4-7) with theirs (0, 1); one
+// GF2P8AFFINEQB per plane makes u = q2 + 4·h (0..7), and VPMADDUBSW(u, x)
+// less 4·(x pair sums, once per call) is q3·x by pairs. The constants:
+// the scale gathers of the eight planes (lane k of plane s of half c is
+// sub-block 8c + 2s + k mod 2 of row p for k < 2, of row p' (words 16..31)
+// otherwise) and the pick matrices.
+DATA q3kpidx00<>+0(SB)/8, $0x0000000000000000
+DATA q3kpidx00<>+8(SB)/8, $0x0000000000000000
+DATA q3kpidx00<>+16(SB)/8, $0x0001000100010001
+DATA q3kpidx00<>+24(SB)/8, $0x0001000100010001
+DATA q3kpidx00<>+32(SB)/8, $0x0010001000100010
+DATA q3kpidx00<>+40(SB)/8, $0x0010001000100010
+DATA q3kpidx00<>+48(SB)/8, $0x0011001100110011
+DATA q3kpidx00<>+56(SB)/8, $0x0011001100110011
+GLOBL q3kpidx00<>(SB), RODATA|NOPTR, $64
+DATA q3kpidx01<>+0(SB)/8, $0x0002000200020002
+DATA q3kpidx01<>+8(SB)/8, $0x0002000200020002
+DATA q3kpidx01<>+16(SB)/8, $0x0003000300030003
+DATA q3kpidx01<>+24(SB)/8, $0x0003000300030003
+DATA q3kpidx01<>+32(SB)/8, $0x0012001200120012
+DATA q3kpidx01<>+40(SB)/8, $0x0012001200120012
+DATA q3kpidx01<>+48(SB)/8, $0x0013001300130013
+DATA q3kpidx01<>+56(SB)/8, $0x0013001300130013
+GLOBL q3kpidx01<>(SB), RODATA|NOPTR, $64
+DATA q3kpidx02<>+0(SB)/8, $0x0004000400040004
+DATA q3kpidx02<>+8(SB)/8, $0x0004000400040004
+DATA q3kpidx02<>+16(SB)/8, $0x0005000500050005
+DATA q3kpidx02<>+24(SB)/8, $0x0005000500050005
+DATA q3kpidx02<>+32(SB)/8, $0x0014001400140014
+DATA q3kpidx02<>+40(SB)/8, $0x0014001400140014
+DATA q3kpidx02<>+48(SB)/8, $0x0015001500150015
+DATA q3kpidx02<>+56(SB)/8, $0x0015001500150015
+GLOBL q3kpidx02<>(SB), RODATA|NOPTR, $64
+DATA q3kpidx03<>+0(SB)/8, $0x0006000600060006
+DATA q3kpidx03<>+8(SB)/8, $0x0006000600060006
+DATA q3kpidx03<>+16(SB)/8, $0x0007000700070007
+DATA q3kpidx03<>+24(SB)/8, $0x0007000700070007
+DATA q3kpidx03<>+32(SB)/8, $0x0016001600160016
+DATA q3kpidx03<>+40(SB)/8, $0x0016001600160016
+DATA q3kpidx03<>+48(SB)/8, $0x0017001700170017
+DATA q3kpidx03<>+56(SB)/8, $0x0017001700170017
+GLOBL q3kpidx03<>(SB), RODATA|NOPTR, $64
+DATA q3kpidx10<>+0(SB)/8, $0x0008000800080008
+DATA q3kpidx10<>+8(SB)/8, $0x0008000800080008
+DATA q3kpidx10<>+16(SB)/8, $0x0009000900090009
+DATA q3kpidx10<>+24(SB)/8, $0x0009000900090009
+DATA q3kpidx10<>+32(SB)/8, $0x0018001800180018
+DATA q3kpidx10<>+40(SB)/8, $0x0018001800180018
+DATA q3kpidx10<>+48(SB)/8, $0x0019001900190019
+DATA q3kpidx10<>+56(SB)/8, $0x0019001900190019
+GLOBL q3kpidx10<>(SB), RODATA|NOPTR, $64
+DATA q3kpidx11<>+0(SB)/8, $0x000a000a000a000a
+DATA q3kpidx11<>+8(SB)/8, $0x000a000a000a000a
+DATA q3kpidx11<>+16(SB)/8, $0x000b000b000b000b
+DATA q3kpidx11<>+24(SB)/8, $0x000b000b000b000b
+DATA q3kpidx11<>+32(SB)/8, $0x001a001a001a001a
+DATA q3kpidx11<>+40(SB)/8, $0x001a001a001a001a
+DATA q3kpidx11<>+48(SB)/8, $0x001b001b001b001b
+DATA q3kpidx11<>+56(SB)/8, $0x001b001b001b001b
+GLOBL q3kpidx11<>(SB), RODATA|NOPTR, $64
+DATA q3kpidx12<>+0(SB)/8, $0x000c000c000c000c
+DATA q3kpidx12<>+8(SB)/8, $0x000c000c000c000c
+DATA q3kpidx12<>+16(SB)/8, $0x000d000d000d000d
+DATA q3kpidx12<>+24(SB)/8, $0x000d000d000d000d
+DATA q3kpidx12<>+32(SB)/8, $0x001c001c001c001c
+DATA q3kpidx12<>+40(SB)/8, $0x001c001c001c001c
+DATA q3kpidx12<>+48(SB)/8, $0x001d001d001d001d
+DATA q3kpidx12<>+56(SB)/8, $0x001d001d001d001d
+GLOBL q3kpidx12<>(SB), RODATA|NOPTR, $64
+DATA q3kpidx13<>+0(SB)/8, $0x000e000e000e000e
+DATA q3kpidx13<>+8(SB)/8, $0x000e000e000e000e
+DATA q3kpidx13<>+16(SB)/8, $0x000f000f000f000f
+DATA q3kpidx13<>+24(SB)/8, $0x000f000f000f000f
+DATA q3kpidx13<>+32(SB)/8, $0x001e001e001e001e
+DATA q3kpidx13<>+40(SB)/8, $0x001e001e001e001e
+DATA q3kpidx13<>+48(SB)/8, $0x001f001f001f001f
+DATA q3kpidx13<>+56(SB)/8, $0x001f001f001f001f
+GLOBL q3kpidx13<>(SB), RODATA|NOPTR, $64
 DATA q3kmat<>+0(SB)/8, $0x0102100000000000
 DATA q3kmat<>+8(SB)/8, $0x0408200000000000
 DATA q3kmat<>+16(SB)/8, $0x1020010000000000
 DATA q3kmat<>+24(SB)/8, $0x4080020000000000
 GLOBL q3kmat<>(SB), RODATA|NOPTR, $32
 
-// Q3KPLANE adds into Z6 the 64 values of plane s: u picked from r by the
+// Q3KPLANE adds into acc the 64 values of plane s: u picked from r by the
 // matrix mat, times the activations x less xs (4·pair sums), times the
 // scales gathered by idx from sc.
-#define Q3KPLANE(r, mat, x, xs, idx, sc) \
+#define Q3KPLANE(r, mat, x, xs, idx, sc, acc) \
 	VGF2P8AFFINEQB $0, mat, r, Z8; \
 	VPMADDUBSW     x, Z8, Z8; \
 	VPSUBW         xs, Z8, Z8; \
 	VPERMW         sc, idx, Z9; \
-	VPDPWSSD       Z9, Z8, Z6
+	VPDPWSSD       Z9, Z8, acc
+
+// Q3_K's 6-bit scales, 16 per row, two rows at a time as bytes [p | p']:
+// VPMULTISHIFTQB takes the low 4 bits of scale j from byte j mod 8 (bits
+// 4·(j/8)..) and the high 2 from byte 8 + j mod 4 (bits 2·(j/4)..); one
+// GF2P8AFFINEQB puts the high 2 in bits 4-5 and, with 0xe0 or-ed in,
+// sets bits 5-7 to the inverse of the top bit: that is v − 32 for v =
+// lo | hi<<4 in two's complement, the signed scale.
+DATA q3kctl<>+0(SB)/8, $0x3830282018100800
+DATA q3kctl<>+8(SB)/8, $0x3c342c241c140c04
+DATA q3kctl<>+16(SB)/8, $0x3830282018100800
+DATA q3kctl<>+24(SB)/8, $0x3c342c241c140c04
+GLOBL q3kctl<>(SB), RODATA|NOPTR, $32
+DATA q3kcth<>+0(SB)/8, $0x1a120a0218100800
+DATA q3kcth<>+8(SB)/8, $0x1e160e061c140c04
+DATA q3kcth<>+16(SB)/8, $0x1a120a0218100800
+DATA q3kcth<>+24(SB)/8, $0x1e160e061c140c04
+GLOBL q3kcth<>(SB), RODATA|NOPTR, $32
+DATA q3kmh<>+0(SB)/8, $0x0000000001020202
+DATA q3kmh<>+8(SB)/8, $0x0000000001020202
+DATA q3kmh<>+16(SB)/8, $0x0000000001020202
+DATA q3kmh<>+24(SB)/8, $0x0000000001020202
+GLOBL q3kmh<>(SB), RODATA|NOPTR, $32
 
 // Q3KSC2 unpacks the 6-bit scales (less 32) of the Q3_K blocks at offset
-// AX of the rows at pa and pb, both in one ymm: pa's 16 words into Y4, pb's
-// into Y5.
+// AX of the rows at pa and pb into the words of Z4: pa's 16, then pb's. K2 selects the upper two qwords of a ymm.
 #define Q3KSC2(pa, pb) \
-	VMOVDQU         96(pa)(AX*1), X5; \
-	VINSERTI128     $1, 96(pb)(AX*1), Y5, Y5; \
-	VPSHUFD         $0x44, Y5, Y6; \
-	VPSRLVD         q3ksa<>(SB), Y6, Y6; \
-	VPAND           q3km4<>(SB), Y6, Y6; \
-	VPSHUFD         $0xaa, Y5, Y7; \
-	VPSRLVD         q3ksb<>(SB), Y7, Y7; \
-	VPAND           q3km2<>(SB), Y7, Y7; \
-	VPSLLD          $4, Y7, Y7; \
-	VPOR            Y7, Y6, Y6; \
-	VPMOVZXBW       Y6, Z4; \
-	VPSUBW          q3k32<>(SB), Z4, Z4; \
-	VEXTRACTI64X4   $1, Z4, Y5
+	VPBROADCASTQ   96(pa)(AX*1), Y6; \
+	VPBROADCASTQ   96(pb)(AX*1), K2, Y6; \
+	VPBROADCASTQ   104(pa)(AX*1), Y7; \
+	VPBROADCASTQ   104(pb)(AX*1), K2, Y7; \
+	VMOVDQU        q3kctl<>(SB), Y8; \
+	VPMULTISHIFTQB Y6, Y8, Y6; \
+	VMOVDQU        q3kcth<>(SB), Y9; \
+	VPMULTISHIFTQB Y7, Y9, Y7; \
+	VGF2P8AFFINEQB $0xe0, q3kmh<>(SB), Y7, Y7; \
+	VPTERNLOGD     $0xea, Y7, Y20, Y6; \
+	VPMOVSXBW      Y6, Z4
 
-// Q3KROW accumulates into the 8 float32 lanes of f (a ymm register) the
-// product of the Q3_K block at offset AX of the row at p (its scales as
-// words in sc, from Q3KSC2) with the activations (regrouped in Z16..Z19,
-// 4·pair sums in Z12, Z13, Z14, Z22, dx ×8 in Y21). Z20 holds 0x0f bytes, Z23..Z26 the scale gathers,
-// Z27..Z30 the pick matrices.
-#define Q3KROW(p, f, sc) \
-	VBROADCASTI64X4 (p)(AX*1), Z15; \
-	VMOVDQU64       32(p)(AX*1), Z7; \
-	VPSLLVW         q3khs0<>(SB), Z15, Z10; \
-	VPTERNLOGD      $0xd8, Z20, Z7, Z10; \
-	VPSRLVW         q3khs1<>(SB), Z15, Z11; \
-	VPTERNLOGD      $0xe4, Z20, Z7, Z11; \
-	VPXORD          Z6, Z6, Z6; \
-	Q3KPLANE(Z10, Z27, Z16, Z12, Z23, sc); \
-	Q3KPLANE(Z10, Z28, Z17, Z13, Z24, sc); \
-	Q3KPLANE(Z11, Z29, Z18, Z14, Z25, sc); \
-	Q3KPLANE(Z11, Z30, Z19, Z22, Z26, sc); \
-	VEXTRACTI64X4   $1, Z6, Y7; \
-	VPADDD          Y7, Y6, Y6; \
-	VCVTDQ2PS       Y6, Y6; \
-	VPBROADCASTW    108(p)(AX*1), X10; \
-	VCVTPH2PS       X10, Y10; \
-	VMULPS          Y21, Y10, Y10; \
-	VFMADD231PS     Y10, Y6, f
+// Q3KPAIR adds into f (zmm: lanes 0..7 row p, 8..15 row pb) d·dx times
+// the lanes of the Q3_K blocks at offset AX of the rows at p and pb (their
+// scales as words in Z4, from Q3KSC2), one fused multiply-add per lane as
+// ggml does. The pair's hmask bytes are side by side in Z15, [p | pb], as
+// are its quant bytes of each half c (values 128c..128c+127); the
+// activations of the block are regrouped at R12: plane s of half c (its
+// 32 values broadcast to both halves) at 64·(4c+s), their 4·pair sums at
+// 512 + 64·(4c+s), dx ×16 at 1024. So dwords 0..7 of the integer sums
+// are ggml's lanes of row p and 8..15 those of row pb, with no folding.
+// Z20 holds 0x0f bytes, Z23..Z26 and Z12..Z14, Z16 the scale gathers of
+// the planes of halves 0 and 1, Z27..Z30 the pick matrices, K1 the upper 8
+// words (d of both rows spread by one masked broadcast).
+#define Q3KPAIR(p, pb, f) \
+	VMOVDQU        (p)(AX*1), Y15; \
+	VINSERTI64X4   $1, (pb)(AX*1), Z15, Z15; \
+	VMOVDQU        32(p)(AX*1), Y7; \
+	VINSERTI64X4   $1, 32(pb)(AX*1), Z7, Z7; \
+	VMOVDQU        64(p)(AX*1), Y6; \
+	VINSERTI64X4   $1, 64(pb)(AX*1), Z6, Z6; \
+	VPSLLW         $4, Z15, Z10; \
+	VPTERNLOGD     $0xd8, Z20, Z7, Z10; \
+	VPSRLW         $2, Z15, Z11; \
+	VPTERNLOGD     $0xe4, Z20, Z7, Z11; \
+	VPXORD         Z2, Z2, Z2; \
+	VPXORD         Z3, Z3, Z3; \
+	Q3KPLANE(Z10, Z27, 0(R12), 512(R12), Z23, Z4, Z2); \
+	Q3KPLANE(Z10, Z28, 64(R12), 576(R12), Z24, Z4, Z2); \
+	Q3KPLANE(Z11, Z29, 128(R12), 640(R12), Z25, Z4, Z2); \
+	Q3KPLANE(Z11, Z30, 192(R12), 704(R12), Z26, Z4, Z2); \
+	VPSRLW         $6, Z15, Z11; \
+	VPTERNLOGD     $0xe4, Z20, Z6, Z11; \
+	VPTERNLOGD     $0xe4, Z20, Z15, Z6; \
+	Q3KPLANE(Z6, Z27, 256(R12), 768(R12), Z12, Z4, Z3); \
+	Q3KPLANE(Z6, Z28, 320(R12), 832(R12), Z13, Z4, Z3); \
+	Q3KPLANE(Z11, Z29, 384(R12), 896(R12), Z14, Z4, Z3); \
+	Q3KPLANE(Z11, Z30, 448(R12), 960(R12), Z16, Z4, Z3); \
+	VPADDD          Z3, Z2, Z2; \
+	VCVTDQ2PS       Z2, Z2; \
+	VPBROADCASTW    108(p)(AX*1), Y10; \
+	VPBROADCASTW    108(pb)(AX*1), K1, Y10; \
+	VCVTPH2PS       Y10, Z10; \
+	VMULPS          1024(R12), Z10, Z10; \
+	VFMADD231PS     Z10, Z2, f
 
-// Q2_K takes its 64 quant bytes in one load: plane s (bits 2s, 2s+1) of
-// byte 32c+l is value 128c+32s+l, so the activations are regrouped once
-// per block (shared by the 4 rows) into [x 32s..32s+31 | x 128+32s..+31]
-// (Z16..Z19), and each 128-bit lane of a plane is one sub-block (2s,
-// 2s+1, 8+2s, 9+2s). One GF2P8AFFINEQB per plane picks its 2 bits and
-// ors in 4s, one VPSHUFB looks up q·sc in a per-row table (lane k, bytes
-// 4s..4s+3: 0, sc, 2sc, 3sc of the lane's sub-block; sc ≤ 15 so q·sc ≤
-// 45 fits a byte) and one VPDPBUSD adds q·sc·x by 4 values: dword lane m
-// holds values 4m..4m+3 of a 32-value group, so the folded lanes are
-// ggml's. Constants: the plane-pick matrices, the table's byte gather and
-// word multipliers, and the sign that puts −dx beside dx.
+// Q2_K runs two rows per vector: a pair of rows p, p' has its 32 quant
+// bytes of half c (values 128c..128c+127) side by side in one zmm, [p |
+// p'], and plane s (bits 2s, 2s+1) of byte l in a half is value 128c +
+// 32s + l, so the activations of plane s of half c are those 32 values
+// broadcast to both halves (regrouped once per call). Each
+// 128-bit lane of a plane is one sub-block: 8c+2s (lanes 0, 2) or
+// 8c+2s+1 (lanes 1, 3). One GF2P8AFFINEQB per plane picks its 2 bits and
+// ors in 4s, one VPSHUFB looks up q·sc in the pair's table of half c
+// (lane k, bytes 4s..4s+3: 0, sc, 2sc, 3sc of the lane's sub-block; sc ≤
+// 15 so q·sc ≤ 45 fits a byte) and one VPDPBUSD adds q·sc·x by 4 values:
+// dword lane m of each 256-bit half holds values 4m..4m+3 of a 32-value
+// group, so dwords 0..7 are ggml's 8 lanes of row p and 8..15 those of
+// row p', with no folding. The mins (VPMOVZXBW, shift, VPMADDWD with the
+// block sums twice) come out in the same two halves. Constants: the
+// scale-byte gathers of the two tables, the d and dmin spreads, the
+// plane-pick matrices (q2kmat) and the sign that puts −dx beside dx.
 DATA q2kmat<>+0(SB)/8, $0x0102000000000000
 DATA q2kmat<>+8(SB)/8, $0x0408000000000000
 DATA q2kmat<>+16(SB)/8, $0x1020000000000000
 DATA q2kmat<>+24(SB)/8, $0x4080000000000000
 GLOBL q2kmat<>(SB), RODATA|NOPTR, $32
-DATA q2ktab<>+0(SB)/8, $0x8002800280008000
-DATA q2ktab<>+8(SB)/8, $0x8006800680048004
-DATA q2ktab<>+16(SB)/8, $0x8003800380018001
-DATA q2ktab<>+24(SB)/8, $0x8007800780058005
-DATA q2ktab<>+32(SB)/8, $0x800a800a80088008
-DATA q2ktab<>+40(SB)/8, $0x800e800e800c800c
-DATA q2ktab<>+48(SB)/8, $0x800b800b80098009
-DATA q2ktab<>+56(SB)/8, $0x800f800f800d800d
-GLOBL q2ktab<>(SB), RODATA|NOPTR, $64
+DATA q2kperm0<>+0(SB)/8, $0x0202020200000000
+DATA q2kperm0<>+8(SB)/8, $0x0606060604040404
+DATA q2kperm0<>+16(SB)/8, $0x0303030301010101
+DATA q2kperm0<>+24(SB)/8, $0x0707070705050505
+DATA q2kperm0<>+32(SB)/8, $0x1212121210101010
+DATA q2kperm0<>+40(SB)/8, $0x1616161614141414
+DATA q2kperm0<>+48(SB)/8, $0x1313131311111111
+DATA q2kperm0<>+56(SB)/8, $0x1717171715151515
+GLOBL q2kperm0<>(SB), RODATA|NOPTR, $64
+DATA q2kperm1<>+0(SB)/8, $0x0a0a0a0a08080808
+DATA q2kperm1<>+8(SB)/8, $0x0e0e0e0e0c0c0c0c
+DATA q2kperm1<>+16(SB)/8, $0x0b0b0b0b09090909
+DATA q2kperm1<>+24(SB)/8, $0x0f0f0f0f0d0d0d0d
+DATA q2kperm1<>+32(SB)/8, $0x1a1a1a1a18181818
+DATA q2kperm1<>+40(SB)/8, $0x1e1e1e1e1c1c1c1c
+DATA q2kperm1<>+48(SB)/8, $0x1b1b1b1b19191919
+DATA q2kperm1<>+56(SB)/8, $0x1f1f1f1f1d1d1d1d
+GLOBL q2kperm1<>(SB), RODATA|NOPTR, $64
+DATA q2kdidx<>+0(SB)/8, $0x0000000000000000
+DATA q2kdidx<>+8(SB)/8, $0x0000000000000000
+DATA q2kdidx<>+16(SB)/8, $0x0000000000000000
+DATA q2kdidx<>+24(SB)/8, $0x0000000000000000
+DATA q2kdidx<>+32(SB)/8, $0x0000000200000002
+DATA q2kdidx<>+40(SB)/8, $0x0000000200000002
+DATA q2kdidx<>+48(SB)/8, $0x0000000200000002
+DATA q2kdidx<>+56(SB)/8, $0x0000000200000002
+GLOBL q2kdidx<>(SB), RODATA|NOPTR, $64
+DATA q2kmidx<>+0(SB)/8, $0x0000000100000001
+DATA q2kmidx<>+8(SB)/8, $0x0000000100000001
+DATA q2kmidx<>+16(SB)/8, $0x0000000100000001
+DATA q2kmidx<>+24(SB)/8, $0x0000000100000001
+DATA q2kmidx<>+32(SB)/8, $0x0000000300000003
+DATA q2kmidx<>+40(SB)/8, $0x0000000300000003
+DATA q2kmidx<>+48(SB)/8, $0x0000000300000003
+DATA q2kmidx<>+56(SB)/8, $0x0000000300000003
+GLOBL q2kmidx<>(SB), RODATA|NOPTR, $64
 DATA q2ksgn<>+0(SB)/8, $0x8000000000000000
 DATA q2ksgn<>+8(SB)/8, $0x8000000000000000
-DATA q2ksgn<>+16(SB)/8, $0x8000000000000000
-DATA q2ksgn<>+24(SB)/8, $0x8000000000000000
-GLOBL q2ksgn<>(SB), RODATA|NOPTR, $32
+GLOBL q2ksgn<>(SB), RODATA|NOPTR, $16
 
-// Q2KROW accumulates into the 8 float32 lanes of f the product of the
-// Q2_K block at offset AX of the row at p with the activations (regrouped
-// in Z16..Z19, block sums in Y20, [dx, −dx] ×4 in Y21): first
-// −dmin·dx·(m·Σx) by pairs of sub-blocks, then d·dx·lane sums, as ggml
-// does. Z23..Z26 hold the plane-pick matrices, Z27 the table gather, Z28
-// the words 0x0100, 0x0302, Z31 0x0f bytes.
-#define Q2KROW(p, f) \
-	VPMOVZXBW       (p)(AX*1), Y5; \
-	VPSRLW          $4, Y5, Y5; \
-	VPMADDWD        Y20, Y5, Y5; \
-	VCVTDQ2PS       Y5, Y5; \
-	VPBROADCASTD    80(p)(AX*1), Y10; \
-	VCVTPH2PS       X10, Y10; \
-	VMULPS          Y21, Y10, Y10; \
-	VMOVSHDUP       Y10, Y11; \
-	VFMADD231PS     Y11, Y5, f; \
-	VBROADCASTI32X4 (p)(AX*1), Z12; \
-	VPSHUFB         Z27, Z12, Z12; \
-	VPANDD          Z31, Z12, Z12; \
-	VPMULLW         Z28, Z12, Z12; \
-	VMOVDQU64       16(p)(AX*1), Z7; \
-	VPXORD          Z6, Z6, Z6; \
-	VGF2P8AFFINEQB  $0, Z23, Z7, Z8; \
-	VPSHUFB         Z8, Z12, Z8; \
-	VPDPBUSD        Z16, Z8, Z6; \
-	VGF2P8AFFINEQB  $4, Z24, Z7, Z8; \
-	VPSHUFB         Z8, Z12, Z8; \
-	VPDPBUSD        Z17, Z8, Z6; \
-	VGF2P8AFFINEQB  $8, Z25, Z7, Z8; \
-	VPSHUFB         Z8, Z12, Z8; \
-	VPDPBUSD        Z18, Z8, Z6; \
-	VGF2P8AFFINEQB  $12, Z26, Z7, Z8; \
-	VPSHUFB         Z8, Z12, Z8; \
-	VPDPBUSD        Z19, Z8, Z6; \
-	VEXTRACTI64X4   $1, Z6, Y7; \
-	VPADDD          Y7, Y6, Y6; \
-	VCVTDQ2PS       Y6, Y6; \
-	VMOVSLDUP       Y10, Y11; \
-	VFMADD231PS     Y11, Y6, f
+// Q2KPLANE adds into acc plane s of the quants q (pick matrix mat, or-ed
+// constant 4s in imm), looked up in table tab, times the activations x.
+#define Q2KPLANE(imm, mat, q, tab, x, t, acc) \
+	VGF2P8AFFINEQB imm, mat, q, t; \
+	VPSHUFB        t, tab, t; \
+	VPDPBUSD       x, t, acc
 
-// func gemv4Q3_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
+// Q2KPAIR accumulates into f (zmm: lanes 0..7 row p, 8..15 row pb) the
+// products of the Q2_K blocks at offset AX of the rows at p and pb with
+// the activations of the block regrouped at R12 (kqx_amd64.go: the 8
+// planes' 32 values broadcast to both halves, the block sums twice,
+// [dx, −dx] ×2): first −dmin·dx·(m·Σx) by pairs of sub-blocks, then
+// d·dx·lane sums, as ggml does. Z24..Z27 hold the plane-pick matrices,
+// Z28, Z29 the table gathers, Z30 the words 0x000f, Z31 the words 0x0100,
+// 0x0302, Z12, Z13 the d and dmin spreads.
+#define Q2KPAIR(p, pb, f) \
+	VMOVDQU        (p)(AX*1), X2; \
+	VINSERTI128    $1, (pb)(AX*1), Y2, Y2; \
+	VPMOVZXBW      Y2, Z5; \
+	VPSRLW         $4, Z5, Z5; \
+	VPMADDWD       512(R12), Z5, Z5; \
+	VCVTDQ2PS      Z5, Z5; \
+	VMOVD          80(p)(AX*1), X6; \
+	VPINSRD        $1, 80(pb)(AX*1), X6, X6; \
+	VCVTPH2PS      X6, X6; \
+	VMULPS         576(R12), X6, X6; \
+	VPERMPS        Z6, Z13, Z7; \
+	VFMADD231PS    Z7, Z5, f; \
+	VPERMPS        Z6, Z12, Z6; \
+	VPERMB         Z2, Z28, Z3; \
+	VPANDD         Z30, Z3, Z3; \
+	VPMULLW        Z31, Z3, Z3; \
+	VPERMB         Z2, Z29, Z4; \
+	VPANDD         Z30, Z4, Z4; \
+	VPMULLW        Z31, Z4, Z4; \
+	VMOVDQU        16(p)(AX*1), Y8; \
+	VINSERTI64X4   $1, 16(pb)(AX*1), Z8, Z8; \
+	VMOVDQU        48(p)(AX*1), Y9; \
+	VINSERTI64X4   $1, 48(pb)(AX*1), Z9, Z9; \
+	VPXORD         Z10, Z10, Z10; \
+	VPXORD         Z5, Z5, Z5; \
+	Q2KPLANE($0, Z24, Z8, Z3, 0(R12), Z11, Z10); \
+	Q2KPLANE($4, Z25, Z8, Z3, 64(R12), Z7, Z10); \
+	Q2KPLANE($8, Z26, Z8, Z3, 128(R12), Z11, Z10); \
+	Q2KPLANE($12, Z27, Z8, Z3, 192(R12), Z7, Z10); \
+	Q2KPLANE($0, Z24, Z9, Z4, 256(R12), Z11, Z5); \
+	Q2KPLANE($4, Z25, Z9, Z4, 320(R12), Z7, Z5); \
+	Q2KPLANE($8, Z26, Z9, Z4, 384(R12), Z11, Z5); \
+	Q2KPLANE($12, Z27, Z9, Z4, 448(R12), Z7, Z5); \
+	VPADDD         Z5, Z10, Z10; \
+	VCVTDQ2PS      Z10, Z10; \
+	VFMADD231PS    Z6, Z10, f
+
+// func gemv4Q3_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int, xr unsafe.Pointer)
 // As gemv4Q6_KVNNI for Q3_K weights.
-TEXT ·gemv4Q3_KVNNI(SB), NOSPLIT, $0-56
+TEXT ·gemv4Q3_KVNNI(SB), NOSPLIT, $0-64
+	MOVL         $0xff00, AX
+	KMOVW        AX, K1
+	MOVL         $0x0c, AX
+	KMOVW        AX, K2
 	MOVL         $0x04040404, AX
 	VPBROADCASTD AX, Z31
 	MOVL         $0x0f0f0f0f, AX
 	VPBROADCASTD AX, Z20
-	VMOVDQU64    q3kidx3<>(SB), Z26
-	VMOVDQU64    q3kidx2<>(SB), Z25
-	VMOVDQU64    q3kidx1<>(SB), Z24
-	VMOVDQU64    q3kidx0<>(SB), Z23
+	VMOVDQU64    q3kpidx00<>(SB), Z23
+	VMOVDQU64    q3kpidx01<>(SB), Z24
+	VMOVDQU64    q3kpidx02<>(SB), Z25
+	VMOVDQU64    q3kpidx03<>(SB), Z26
+	VMOVDQU64    q3kpidx10<>(SB), Z12
+	VMOVDQU64    q3kpidx11<>(SB), Z13
+	VMOVDQU64    q3kpidx12<>(SB), Z14
+	VMOVDQU64    q3kpidx13<>(SB), Z16
 	VPBROADCASTQ q3kmat<>+0(SB), Z27
 	VPBROADCASTQ q3kmat<>+8(SB), Z28
 	VPBROADCASTQ q3kmat<>+16(SB), Z29
 	VPBROADCASTQ q3kmat<>+24(SB), Z30
+	MOVQ         x+16(FP), R12
+	MOVQ         xr+56(FP), DI
+	MOVQ         DI, SI
+	MOVQ         nb+24(FP), CX
+	MOVQ         CX, R13
+	TESTQ        R13, R13
+	JZ           q3built
+
+q3build:
+	VBROADCASTI64X4 4(R12), Z17
+	VMOVDQU64       Z17, 0(SI)
+	VPMADDUBSW      Z17, Z31, Z17
+	VMOVDQU64       Z17, 512(SI)
+	VBROADCASTI64X4 36(R12), Z17
+	VMOVDQU64       Z17, 64(SI)
+	VPMADDUBSW      Z17, Z31, Z17
+	VMOVDQU64       Z17, 576(SI)
+	VBROADCASTI64X4 68(R12), Z17
+	VMOVDQU64       Z17, 128(SI)
+	VPMADDUBSW      Z17, Z31, Z17
+	VMOVDQU64       Z17, 640(SI)
+	VBROADCASTI64X4 100(R12), Z17
+	VMOVDQU64       Z17, 192(SI)
+	VPMADDUBSW      Z17, Z31, Z17
+	VMOVDQU64       Z17, 704(SI)
+	VBROADCASTI64X4 132(R12), Z17
+	VMOVDQU64       Z17, 256(SI)
+	VPMADDUBSW      Z17, Z31, Z17
+	VMOVDQU64       Z17, 768(SI)
+	VBROADCASTI64X4 164(R12), Z17
+	VMOVDQU64       Z17, 320(SI)
+	VPMADDUBSW      Z17, Z31, Z17
+	VMOVDQU64       Z17, 832(SI)
+	VBROADCASTI64X4 196(R12), Z17
+	VMOVDQU64       Z17, 384(SI)
+	VPMADDUBSW      Z17, Z31, Z17
+	VMOVDQU64       Z17, 896(SI)
+	VBROADCASTI64X4 228(R12), Z17
+	VMOVDQU64       Z17, 448(SI)
+	VPMADDUBSW      Z17, Z31, Z17
+	VMOVDQU64       Z17, 960(SI)
+	VBROADCASTSS    (R12), Z21
+	VMOVUPS         Z21, 1024(SI)
+	ADDQ            $292, R12
+	ADDQ            $1088, SI
+	DECQ            R13
+	JNZ             q3build
+
+q3built:
 	MOVQ         w+0(FP), R8
 	MOVQ         ldw+8(FP), BX
-	MOVQ         x+16(FP), DI
-	MOVQ         nb+24(FP), CX
 	MOVQ         y+32(FP), DX
 	MOVQ         q+40(FP), R14
 	MOVQ         R14, AX
@@ -999,8 +1125,6 @@ TEXT ·gemv4Q3_KVNNI(SB), NOSPLIT, $0-56
 q3row:
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
 	XORQ   AX, AX
 	MOVQ   DI, R12
 	MOVQ   CX, R13
@@ -1012,34 +1136,21 @@ q3blk:
 	PREFETCHT0 PFD(R9)(AX*1)
 	PREFETCHT0 PFD(R10)(AX*1)
 	PREFETCHT0 PFD(R11)(AX*1)
-	VMOVDQU64     4(R12), Y16
-	VINSERTI64X4  $1, 132(R12), Z16, Z16
-	VMOVDQU64     36(R12), Y17
-	VINSERTI64X4  $1, 164(R12), Z17, Z17
-	VMOVDQU64     68(R12), Y18
-	VINSERTI64X4  $1, 196(R12), Z18, Z18
-	VMOVDQU64     100(R12), Y19
-	VINSERTI64X4  $1, 228(R12), Z19, Z19
-	VPMADDUBSW    Z16, Z31, Z12
-	VPMADDUBSW    Z17, Z31, Z13
-	VPMADDUBSW    Z18, Z31, Z14
-	VPMADDUBSW    Z19, Z31, Z22
-	VBROADCASTSS  (R12), Y21
 	Q3KSC2(R8, R9)
-	Q3KROW(R8, Y0, Z4)
-	Q3KROW(R9, Y1, Z5)
+	Q3KPAIR(R8, R9, Z0)
 	Q3KSC2(R10, R11)
-	Q3KROW(R10, Y2, Z4)
-	Q3KROW(R11, Y3, Z5)
+	Q3KPAIR(R10, R11, Z1)
 	ADDQ $110, AX
-	ADDQ $292, R12
+	ADDQ $1088, R12
 	DECQ R13
 	JNZ  q3blk
 
 q3fin:
+	VEXTRACTF64X4 $1, Z0, Y2
+	VEXTRACTF64X4 $1, Z1, Y3
 	KSUM8(Y0, X0, X4, X8)
-	KSUM8(Y1, X1, X5, X8)
-	KSUM8(Y2, X2, X6, X8)
+	KSUM8(Y2, X2, X5, X8)
+	KSUM8(Y1, X1, X6, X8)
 	KSUM8(Y3, X3, X7, X8)
 	KGATHER4(X4, X5, X6, X7, X0)
 	LEAQ      (DX)(SI*2), R13
@@ -1068,22 +1179,59 @@ q3done:
 	VZEROUPPER
 	RET
 
-// func gemv4Q2_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
+// func gemv4Q2_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int, xr unsafe.Pointer)
 // As gemv4Q6_KVNNI for Q2_K weights.
-TEXT ·gemv4Q2_KVNNI(SB), NOSPLIT, $0-56
-	MOVL         $0x0f0f0f0f, AX
-	VPBROADCASTD AX, Z31
+TEXT ·gemv4Q2_KVNNI(SB), NOSPLIT, $0-64
+	MOVL         $0x000f000f, AX
+	VPBROADCASTD AX, Z30
 	MOVL         $0x03020100, AX
-	VPBROADCASTD AX, Z28
-	VMOVDQU64    q2ktab<>(SB), Z27
-	VPBROADCASTQ q2kmat<>+24(SB), Z26
-	VPBROADCASTQ q2kmat<>+16(SB), Z25
-	VPBROADCASTQ q2kmat<>+8(SB), Z24
-	VPBROADCASTQ q2kmat<>+0(SB), Z23
+	VPBROADCASTD AX, Z31
+	VMOVDQU64    q2kperm0<>(SB), Z28
+	VMOVDQU64    q2kperm1<>(SB), Z29
+	VMOVDQU64    q2kdidx<>(SB), Z12
+	VMOVDQU64    q2kmidx<>(SB), Z13
+	VPBROADCASTQ q2kmat<>+24(SB), Z27
+	VPBROADCASTQ q2kmat<>+16(SB), Z26
+	VPBROADCASTQ q2kmat<>+8(SB), Z25
+	VPBROADCASTQ q2kmat<>+0(SB), Z24
+	MOVQ         x+16(FP), R12
+	MOVQ         xr+56(FP), DI
+	MOVQ         DI, SI
+	MOVQ         nb+24(FP), CX
+	MOVQ         CX, R13
+	TESTQ        R13, R13
+	JZ           q2built
+
+q2build:
+	VBROADCASTI64X4 4(R12), Z16
+	VBROADCASTI64X4 36(R12), Z17
+	VBROADCASTI64X4 68(R12), Z18
+	VBROADCASTI64X4 100(R12), Z19
+	VBROADCASTI64X4 132(R12), Z20
+	VBROADCASTI64X4 164(R12), Z21
+	VBROADCASTI64X4 196(R12), Z22
+	VBROADCASTI64X4 228(R12), Z23
+	VBROADCASTI64X4 260(R12), Z15
+	VBROADCASTSS    (R12), X14
+	VXORPS          q2ksgn<>(SB), X14, X14
+	VMOVDQU64       Z16, (SI)
+	VMOVDQU64       Z17, 64(SI)
+	VMOVDQU64       Z18, 128(SI)
+	VMOVDQU64       Z19, 192(SI)
+	VMOVDQU64       Z20, 256(SI)
+	VMOVDQU64       Z21, 320(SI)
+	VMOVDQU64       Z22, 384(SI)
+	VMOVDQU64       Z23, 448(SI)
+	VMOVDQU64       Z15, 512(SI)
+	VMOVUPS         X14, 576(SI)
+	ADDQ            $292, R12
+	ADDQ            $640, SI
+	DECQ            R13
+	JNZ             q2build
+
+q2built:
 	MOVQ         w+0(FP), R8
 	MOVQ         ldw+8(FP), BX
-	MOVQ         x+16(FP), DI
-	MOVQ         nb+24(FP), CX
 	MOVQ         y+32(FP), DX
 	MOVQ         q+40(FP), R14
 	MOVQ         R14, AX
@@ -1099,8 +1247,6 @@ TEXT ·gemv4Q2_KVNNI(SB), NOSPLIT, $0-56
 q2row:
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
 	XORQ   AX, AX
 	MOVQ   DI, R12
 	MOVQ   CX, R13
@@ -1108,34 +1254,23 @@ q2row:
 	JZ     q2fin
 
 q2blk:
-	PREFETCHT0 PFD(R8)(AX*1)
-	PREFETCHT0 PFD(R9)(AX*1)
-	PREFETCHT0 PFD(R10)(AX*1)
-	PREFETCHT0 PFD(R11)(AX*1)
-	VMOVDQU64     4(R12), Y16
-	VINSERTI64X4  $1, 132(R12), Z16, Z16
-	VMOVDQU64     36(R12), Y17
-	VINSERTI64X4  $1, 164(R12), Z17, Z17
-	VMOVDQU64     68(R12), Y18
-	VINSERTI64X4  $1, 196(R12), Z18, Z18
-	VMOVDQU64     100(R12), Y19
-	VINSERTI64X4  $1, 228(R12), Z19, Z19
-	VMOVDQU16     260(R12), Y20
-	VBROADCASTSS  (R12), Y21
-	VXORPS        q2ksgn<>(SB), Y21, Y21
-	Q2KROW(R8, Y0)
-	Q2KROW(R9, Y1)
-	Q2KROW(R10, Y2)
-	Q2KROW(R11, Y3)
+	PREFETCHT0       PFD(R8)(AX*1)
+	PREFETCHT0       PFD(R9)(AX*1)
+	PREFETCHT0       PFD(R10)(AX*1)
+	PREFETCHT0       PFD(R11)(AX*1)
+	Q2KPAIR(R8, R9, Z0)
+	Q2KPAIR(R10, R11, Z1)
 	ADDQ $84, AX
-	ADDQ $292, R12
+	ADDQ $640, R12
 	DECQ R13
 	JNZ  q2blk
 
 q2fin:
+	VEXTRACTF64X4 $1, Z0, Y2
+	VEXTRACTF64X4 $1, Z1, Y3
 	KSUM8(Y0, X0, X4, X8)
-	KSUM8(Y1, X1, X5, X8)
-	KSUM8(Y2, X2, X6, X8)
+	KSUM8(Y2, X2, X5, X8)
+	KSUM8(Y1, X1, X6, X8)
 	KSUM8(Y3, X3, X7, X8)
 	KGATHER4(X4, X5, X6, X7, X0)
 	LEAQ      (DX)(SI*2), R13
