@@ -24,11 +24,12 @@
 // activations in float32. Q4_0 and Q8_0 weights meet activations quantized
 // as ggml's Q8_0 (per 32 values, to 8 bits) and laid out for the integer
 // dot-product instructions; the K-quants (Q2_K..Q6_K) meet Q8_K
-// activations, IQ4_NL and Inferflow's Q4_B64T1 and Q3H_B64T1 meet Q8_0
-// blocks, in SIMD kernels on AVX-512 VNNI that sum in ggml's x86 order
-// (IQ4_NL in its one-token or its batched order, as ggml does); the other
-// block types, and these below AVX-512 VNNI, go through the pure-Go dot
-// products of kernels/quant. One token takes matrix-vector kernels that read several
+// activations, IQ4_NL and Inferflow's formats meet Q8_0 blocks, in SIMD
+// kernels that sum in ggml's x86 order (IQ4_NL in its one-token or its
+// batched order, as ggml does) or, for Inferflow's formats, in
+// kernels/quant's: AVX-512 VNNI for all of them, AVX2 for the K-quants and
+// IQ4_NL. The other block types, and Inferflow's below AVX-512 VNNI, go
+// through the pure-Go dot products of kernels/quant. One token takes matrix-vector kernels that read several
 // rows side by side to keep memory busy; several tokens take blocked GEMM
 // kernels that reuse each unpacked block of weights for every token.
 //

@@ -1,5 +1,9 @@
 //go:build amd64 && !noasm
 
+// Hand-written with cpp macros (IFACT, Q3HROW, the strip steps): each kernel
+// is one loop over its blocks with a handful of table constants; the
+// repeated parts are already macros, which avo would only restate.
+
 #include "textflag.h"
 
 // Inferflow's Q4_B64T1 and Q3H_B64T1 weights times Q8_0 activations,
