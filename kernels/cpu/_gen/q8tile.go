@@ -14,11 +14,20 @@ import (
 // tok runs one block of the chain of the token whose record is at o(DI):
 // the integer sums from the correction at corr+o(DI), then
 // acc = fma(float(sum), dw·dx, acc); ti and tm are scratch.
+//
+// The integer sums run as two chains of 4 VPDPBUSD, quants 0..15 into ti
+// (from the correction) and 16..31 into tm (from zero), added at the end:
+// one chain of 8 kept too few tokens in flight for the multiply-adds to
+// issue at the loads' pace (the tiles' bound, two loads a cycle, 10 a
+// token and block). Integer sums are exact, so the order is free.
 func (a *asm) tok(o, corr int, acc, ti, tm reg.VecPhysical) {
 	a.VPBROADCASTD(mem(reg.RDI, corr+o), ti)
-	for s := 0; s < 8; s++ {
+	a.VPXORD(tm, tm, tm)
+	for s := 0; s < 4; s++ {
 		a.VPDPBUSD_BCST(mem(reg.RDI, o+4*s), zr[16+s], ti)
+		a.VPDPBUSD_BCST(mem(reg.RDI, o+16+4*s), zr[20+s], tm)
 	}
+	a.VPADDD(tm, ti, ti)
 	a.VCVTDQ2PS(ti, ti)
 	a.VMULPS_BCST(mem(reg.RDI, o+40), reg.Z24, tm)
 	a.VFMADD231PS(tm, ti, acc)
