@@ -138,7 +138,7 @@ func (a *asm) tile(k qkind, nt int) {
 	a.wload(reg.R8)
 	for t := 0; t < nt; t++ {
 		ti, tm := tokScratch(t, 3)
-		a.tok(48*t, k.corr, zr[t], ti, tm)
+		a.tok(48*t, k.corr, zr[t], ti, tm, reg.Z31)
 	}
 	a.ADDQ(operand.U32(576), reg.R8)
 	a.ADDQ(operand.U32(768), reg.RDI)

@@ -243,7 +243,7 @@ func (a *asm) fuse(k qkind, nt int, iota operand.Mem, doc string) {
 	a.scales(24)
 	for t := 0; t < nt; t++ {
 		ti, tm := tokScratch(t, 2)
-		a.tok(48*t, k.corr, zr[8+t], ti, tm)
+		a.tok(48*t, k.corr, zr[8+t], ti, tm, reg.Z29)
 	}
 	a.advance(k.blockBytes())
 	a.ADDQ(operand.U32(768), reg.RDI)
