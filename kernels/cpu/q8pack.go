@@ -153,9 +153,18 @@ func packQ8PGo(dst []byte, x []float32) {
 const (
 	q8cRecord = 48             // bytes per token and block
 	q8cBlock  = 16 * q8cRecord // bytes per group of 16 tokens and block
-	q8uBlock  = 8*64 + 64      // unpacked weights per 16 rows and block
+	q8uBlock  = 8*64 + 64      // unpacked Q8_0 weights per 16 rows and block
+	q8uBlock4 = 4*64 + 64      // unpacked Q4_0 weights (nibbles packed)
 	q8Strip   = 16             // rows per unpacked strip, tokens per group
 )
+
+// q8uBlockOf is the size of an unpacked block of 16 rows of kind.
+func q8uBlockOf(kind wkind) int {
+	if kind == wkQ4_0 {
+		return q8uBlock4
+	}
+	return q8uBlock
+}
 
 // q8cRowBytes is the size of one token's activations in layout C.
 func q8cRowBytes(cols int) int { return cols / 32 * q8cRecord }

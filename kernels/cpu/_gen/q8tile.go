@@ -53,6 +53,18 @@ type qkind struct {
 	corr int    // offset of the format's correction (and scale) in a token record
 }
 
+// ublock is the size of an unpacked block of 16 rows of k (q8ilv): Q4_0
+// keeps its nibbles packed, 4 vectors, which the tiles split; Q8_0 has 8.
+func (k qkind) ublock() int { return 64*k.uvecs() + 64 }
+
+// uvecs is the quant vectors of an unpacked block of k.
+func (k qkind) uvecs() int {
+	if k == q4 {
+		return 4
+	}
+	return 8
+}
+
 var (
 	q4 = qkind{"Q4", "Q4_0", 32}
 	q8 = qkind{"Q8", "Q8_0", 40}
