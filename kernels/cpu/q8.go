@@ -64,7 +64,7 @@ func (t *mmTask) q8RowsC(th int, j *mmJob, r0, r1 int) {
 			return
 		}
 	}
-	sb := nb * q8uBlock // bytes per unpacked strip
+	sb := nb * q8uBlockOf(j.kind) // bytes per unpacked strip
 	buf := t.scratchFor(th, q8RB/q8Strip*sb)
 	for b0 := r0; b0 < r1; b0 += q8RB {
 		b1 := min(b0+q8RB, r1)

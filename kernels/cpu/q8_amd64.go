@@ -217,7 +217,7 @@ func (k Kernels) packQ8C(dst []byte, x []float32) {
 }
 
 // q8UnpackStrip unpacks nrows ≤ 16 rows of nb blocks at w (ldw bytes
-// apart) into a strip of nb·q8uBlock bytes in dst.
+// apart) into a strip of nb·q8uBlockOf(kind) bytes in dst.
 func (k Kernels) q8UnpackStrip(kind wkind, dst []byte, w []byte, ldw, nrows, nb int) {
 	if nrows <= 0 || nb == 0 {
 		return
@@ -227,7 +227,7 @@ func (k Kernels) q8UnpackStrip(kind wkind, dst []byte, w []byte, ldw, nrows, nb 
 		bb = 34
 	}
 	_ = w[(nrows-1)*ldw+nb*bb-1]
-	_ = dst[nb*q8uBlock-1]
+	_ = dst[nb*q8uBlockOf(kind)-1]
 	if ldw > (1<<31-1)/q8Strip {
 		panic("cpu: weight rows too long for the Q8 prefill gathers")
 	}
@@ -293,7 +293,7 @@ func (k Kernels) q8Tile(kind wkind, wu, a []byte, nb int, dst []float32, ldd, nr
 		return
 	}
 	_ = dst[(nt-1)*ldd+nr-1]
-	_ = wu[nb*q8uBlock-1]
+	_ = wu[nb*q8uBlockOf(kind)-1]
 	_ = a[nb*q8cBlock-1]
 	ac := 0
 	if acc {

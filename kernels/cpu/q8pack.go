@@ -141,19 +141,30 @@ func packQ8PGo(dst []byte, x []float32) {
 //
 //	[ 0,32)  int8 q[0:32]
 //	[32,36)  int32 -8·Σq (for Q4_0 weights)
-//	[36,40)  int32 -128·Σq (for Q8_0 weights, stored as q+128)
-//	[40,44)  float32 d
-//	[44,48)  zero
+//	[36,40)  float32 d
+//	[40,44)  int32 -128·Σq (for Q8_0 weights, stored as q+128)
+//	[44,48)  float32 d
 //
 // so token t's record of block b is at (t/16·nb + b)·768 + t%16·48. The
-// tile kernels broadcast each 4 bytes of a record against a vector of 16
-// weight rows (q8ilv_amd64.s). Tokens that pad the last group are zero.
+// tile kernels broadcast each 4 bytes of quants of a record against a
+// vector of 16 weight rows (q8ilv_amd64.s), and the correction and scale
+// of their weight format with one 8-byte load. Tokens that pad the last
+// group are zero.
 const (
 	q8cRecord = 48             // bytes per token and block
 	q8cBlock  = 16 * q8cRecord // bytes per group of 16 tokens and block
-	q8uBlock  = 8*64 + 64      // unpacked weights per 16 rows and block
+	q8uBlock  = 8*64 + 64      // unpacked Q8_0 weights per 16 rows and block
+	q8uBlock4 = 4*64 + 64      // unpacked Q4_0 weights (nibbles packed)
 	q8Strip   = 16             // rows per unpacked strip, tokens per group
 )
+
+// q8uBlockOf is the size of an unpacked block of 16 rows of kind.
+func q8uBlockOf(kind wkind) int {
+	if kind == wkQ4_0 {
+		return q8uBlock4
+	}
+	return q8uBlock
+}
 
 // q8cRowBytes is the size of one token's activations in layout C.
 func q8cRowBytes(cols int) int { return cols / 32 * q8cRecord }

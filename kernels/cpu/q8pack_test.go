@@ -174,9 +174,9 @@ func TestPackLayoutC(t *testing.T) {
 				}
 				d := quant.FromF16(uint16(ref[34*j]) | uint16(ref[34*j+1])<<8)
 				putU32(rec[32:], uint32(-8*s))
-				putU32(rec[36:], uint32(-128*s))
-				putU32(rec[40:], math.Float32bits(d))
-				putU32(rec[44:], 0)
+				putU32(rec[36:], math.Float32bits(d))
+				putU32(rec[40:], uint32(-128*s))
+				putU32(rec[44:], math.Float32bits(d))
 			}
 			got := bytes.Repeat([]byte{0x5a}, nb*q8cBlock)
 			k.packQ8C(got[tok*q8cRecord:], x)

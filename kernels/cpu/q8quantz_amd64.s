@@ -192,7 +192,7 @@ done:
 
 // func packQ8CZ(dst *byte, src *float32, nb int)
 // Writes nb blocks of one token as layout C records, 768 bytes apart: the
-// 32 quants, -8·Σq, -128·Σq, d, zero.
+// 32 quants, -8·Σq, d, -128·Σq, d.
 TEXT ·packQ8CZ(SB), NOSPLIT, $0-24
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
@@ -219,11 +219,11 @@ loop:
 	SHLL          $3, R8
 	NEGL          R8
 	MOVL          R8, 32(DI)
+	VMOVSS        X7, 36(DI)
 	SHLL          $7, AX
 	NEGL          AX
-	MOVL          AX, 36(DI)
-	VMOVSS        X7, 40(DI)
-	MOVL          $0, 44(DI)
+	MOVL          AX, 40(DI)
+	VMOVSS        X7, 44(DI)
 	ADDQ          $128, SI
 	ADDQ          $768, DI
 	DECQ          CX

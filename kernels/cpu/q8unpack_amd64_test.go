@@ -31,8 +31,9 @@ func TestUnpack16MatchesGather(t *testing.T) {
 						buf[i] = byte(r.Uint32())
 					}
 					w := buf[1:] // odd address
-					got := make([]byte, nb*q8uBlock)
-					want := make([]byte, nb*q8uBlock)
+					ub := q8uBlockOf(tc.kind)
+					got := make([]byte, nb*ub)
+					want := make([]byte, nb*ub)
 					wp := unsafe.Pointer(&w[0])
 					if tc.kind == wkQ8_0 {
 						unpack16Q8_0Z(&got[0], wp, uintptr(ldw), nb)
@@ -44,7 +45,7 @@ func TestUnpack16MatchesGather(t *testing.T) {
 					if !bytes.Equal(got, want) {
 						for i := range got {
 							if got[i] != want[i] {
-								t.Fatalf("first difference at byte %d (block %d, offset %d): %#x, want %#x", i, i/q8uBlock, i%q8uBlock, got[i], want[i])
+								t.Fatalf("first difference at byte %d (block %d, offset %d): %#x, want %#x", i, i/ub, i%ub, got[i], want[i])
 							}
 						}
 					}

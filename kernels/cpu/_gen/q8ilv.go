@@ -17,10 +17,14 @@ import (
 // with the rows in the lanes: nothing is summed across lanes, so the chain
 // is a plain vertical FMA per block.
 //
-// Weights are unpacked per strip of 16 rows, 576 bytes per block: 8 vectors
-// where lane r of vector s holds the quants 4s..4s+3 of row r (Q4_0: the
-// nibbles, 0..15; Q8_0: q+128, unsigned), then the 16 rows' scales as
-// float32. A token's activations (layout C, q8pack.go) give per block 8
+// Weights are unpacked per strip of 16 rows. Q8_0, 576 bytes per block: 8
+// vectors where lane r of vector s holds the quants 4s..4s+3 of row r, as
+// q+128 (unsigned), then the 16 rows' scales as float32. Q4_0, 320 bytes
+// per block: 4 vectors where lane r of vector s holds the bytes 4s..4s+3 of
+// row r, whose low nibbles are the quants 4s..4s+3 and high nibbles the
+// quants 16+4s..19+4s, then the scales; the tiles split the nibbles once
+// per block for all their tokens (on pipes the multiply-adds leave free),
+// which halves the strip's stores and its reads. A token's activations (layout C, q8pack.go) give per block 8
 // dwords of quants that VPDPBUSD broadcasts against the 8 vectors: after 8
 // of them, starting from the correction (-8·Σq or -128·Σq), lane r holds row
 // r's exact integer sum of the block.
@@ -80,28 +84,21 @@ func (a *asm) unpackS16(k qkind, iota operand.Mem) {
 	for v := 0; v < nv; v++ {
 		a.gather(2+4*v, zr[v])
 	}
-	if k == q4 {
-		for v := 0; v < 4; v++ {
-			a.VPSRLD(operand.U8(4), zr[v], zr[4+v])
-		}
-		for v := 0; v < 8; v++ {
-			a.VPANDD(reg.Z30, zr[v], zr[v])
-		}
-	} else {
+	if k == q8 {
 		for v := 0; v < 8; v++ {
 			a.VPXORD(reg.Z30, zr[v], zr[v])
 		}
 	}
-	for v := 0; v < 8; v++ {
+	for v := 0; v < k.uvecs(); v++ {
 		a.VMOVDQU64(zr[v], mem(reg.RDI, 64*v))
 	}
-	// The 16 rows' scales as float32 at 512(DI).
+	// The 16 rows' scales as float32 after the quants.
 	a.gather(0, reg.Z8)
 	a.VPMOVDW(reg.Z8, reg.Y8)
 	a.VCVTPH2PS(reg.Y8, reg.Z8)
-	a.VMOVUPS(reg.Z8, mem(reg.RDI, 512))
+	a.VMOVUPS(reg.Z8, mem(reg.RDI, 64*k.uvecs()))
 	a.ADDQ(operand.U8(bsize), reg.RSI)
-	a.ADDQ(operand.U32(576), reg.RDI)
+	a.ADDQ(operand.U32(uint32(k.ublock())), reg.RDI)
 	a.DECQ(reg.RCX)
 	a.JNZ(label("blk"))
 
@@ -120,7 +117,8 @@ func (a *asm) gather(off int, z reg.VecPhysical) {
 
 // tile generates tile<nt><k>Z. R8 walks the strip, DI the group's records
 // (768 bytes per block), CX counts the blocks; Z0..Z15 are the tokens'
-// chains, Z16..Z23 the block's 8 weight vectors and Z24 its 16 scales.
+// chains, Z16..Z23 the block's 8 weight vectors and Z24 its 16 scales,
+// Z25..Z29 scratch and Z30 the Q4_0 nibble mask.
 func (a *asm) tile(k qkind, nt int) {
 	a.text(fmt.Sprintf("tile%d%sZ", nt, k.name), attr.NOSPLIT,
 		"func(wu *byte, x *byte, nb int, dst *float32, ldd uintptr, rmask int, nt int, acc int)",
@@ -131,16 +129,19 @@ func (a *asm) tile(k qkind, nt int) {
 	a.load("x", reg.RDI)
 	a.load("nb", reg.RCX)
 	a.zero(zr[:nt]...)
+	if k == q4 {
+		a.quantMask(k)
+	}
 	a.TESTQ(reg.RCX, reg.RCX)
 	a.JZ(label("fin"))
 
 	a.Label("blk")
-	a.wload(reg.R8)
+	a.wload(k, reg.R8)
 	for t := 0; t < nt; t++ {
-		ti, tm := tokScratch(t, 3)
-		a.tok(48*t, k.corr, zr[t], ti, tm)
+		ti, tm := tokScratch(t, 2)
+		a.tok(48*t, k.corr, zr[t], ti, tm, reg.Z29)
 	}
-	a.ADDQ(operand.U32(576), reg.R8)
+	a.ADDQ(operand.U32(uint32(k.ublock())), reg.R8)
 	a.ADDQ(operand.U32(768), reg.RDI)
 	a.DECQ(reg.RCX)
 	a.JNZ(label("blk"))
@@ -171,12 +172,21 @@ func (a *asm) tile(k qkind, nt int) {
 }
 
 // wload loads the block of the strip at (p): its 8 weight vectors into
-// Z16..Z23 and its scales into Z24.
-func (a *asm) wload(p reg.Register) {
-	for v := 0; v < 8; v++ {
+// Z16..Z23 (Q4_0: split from 4, Z30 the nibble mask) and its scales into
+// Z24.
+func (a *asm) wload(k qkind, p reg.Register) {
+	for v := 0; v < k.uvecs(); v++ {
 		a.VMOVDQU64(mem(p, 64*v), zr[16+v])
 	}
-	a.VMOVUPS(mem(p, 512), reg.Z24)
+	if k == q4 {
+		for v := 0; v < 4; v++ {
+			a.VPSRLD(operand.U8(4), zr[16+v], zr[20+v])
+		}
+		for v := 16; v < 24; v++ {
+			a.VPANDD(reg.Z30, zr[v], zr[v])
+		}
+	}
+	a.VMOVUPS(mem(p, 64*k.uvecs()), reg.Z24)
 }
 
 // st stores the chain z of the next token (rows K1) at (DX), adding it to

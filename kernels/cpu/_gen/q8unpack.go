@@ -193,14 +193,16 @@ func (a *asm) unpack16(k qkind, iota operand.Mem) {
 	if k == q8 {
 		a.transpose([4]int{9, 10, 11, 12}, [4]int{4, 5, 6, 7}, [4]int{20, 21, 22, 23})
 	}
-	a.fixQuants(k)
-	for v := 0; v < 8; v++ {
+	if k == q8 {
+		a.fixQuants(k)
+	}
+	for v := 0; v < k.uvecs(); v++ {
 		a.VMOVDQU64(zr[16+v], mem(reg.RDI, 64*v))
 	}
 	a.scales(8)
-	a.VMOVUPS(reg.Z8, mem(reg.RDI, 512))
+	a.VMOVUPS(reg.Z8, mem(reg.RDI, 64*k.uvecs()))
 	a.advance(k.blockBytes())
-	a.ADDQ(operand.U32(576), reg.RDI)
+	a.ADDQ(operand.U32(uint32(k.ublock())), reg.RDI)
 	a.DECQ(reg.RCX)
 	a.JNZ(label("blk"))
 
@@ -243,7 +245,7 @@ func (a *asm) fuse(k qkind, nt int, iota operand.Mem, doc string) {
 	a.scales(24)
 	for t := 0; t < nt; t++ {
 		ti, tm := tokScratch(t, 2)
-		a.tok(48*t, k.corr, zr[8+t], ti, tm)
+		a.tok(48*t, k.corr, zr[8+t], ti, tm, reg.Z29)
 	}
 	a.advance(k.blockBytes())
 	a.ADDQ(operand.U32(768), reg.RDI)
