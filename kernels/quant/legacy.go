@@ -498,13 +498,6 @@ func DotQ8_0Q8_0(w, act []byte, n int) float32 {
 func FMA32(a, b, c float32) float32 {
 	p, q := float64(a)*float64(b), float64(c) // p is exact (24+24 bits)
 	r := p + q
-	// Rounding r to float32 drops its low 29 mantissa bits (for r in
-	// float32's normal range); unless they are exactly one half, no float32
-	// rounding boundary lies between r and p + q, so r rounds as p + q
-	// does. This is the common case, without the slow path's branches.
-	if u := math.Float64bits(r); u&(1<<29-1) != 1<<28 && u>>52&0x7ff >= 1023-126 {
-		return float32(r)
-	}
 	f := float32(r)
 	// Rounding r again to float32 can differ from rounding p + q once
 	// only where r is halfway between two float32s. Where float32s are
