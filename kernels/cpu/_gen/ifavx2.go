@@ -1,0 +1,406 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/mmcloughlin/avo/attr"
+	"github.com/mmcloughlin/avo/operand"
+	"github.com/mmcloughlin/avo/reg"
+)
+
+// ifavx2 generates ifavx2_amd64.s: Inferflow's asymmetric formats
+// (Q6_B64T1, Q5_B64T1, Q4_B32T1, Q4_B64T1, Q3H_B64T1, Q3_B32T1, Q2_B32T1)
+// times Q8_0 activations, AVX2 + F16C, four rows at a time in their file
+// layout.
+//
+// They sum as kernels/quant's ifDotQ8_0: per 32-value activation block
+// with scale dy, the exact integer sums S = Σq·qy and Y = Σqy give
+// sumf += (scale·dy)·S + base·(Y·dy), every operation rounded to float32,
+// no FMA, one chain per row in block order; the four rows' chains are the
+// four lanes of X13. The weights' quants are assembled in an order of the
+// format's own (the nibbles of 16 bytes low then high, the bit pairs of 8
+// bytes by pair), and the activations are permuted once per block into the
+// same order (a VPSHUFB of the block and one of its lane-swapped copy), so
+// S needs no per-row shuffle. VPMADDUBSW multiplies the unsigned quants
+// (at most 63) by the signed activations into int16 pairs, which cannot
+// saturate (2·63·128 = 16128), and VPMADDWD by ones widens them to int32.
+// Bits above a quant's low ones are gathered by a VPSHUFB of their bytes,
+// a VPAND and VPCMPEQB with the bit's mask, and a VPAND with its value.
+// Q3H_B64T1's 7-bit pair codes p split into p mod 11 and p div 11, the
+// latter (p·5984)>>16 on int16 lanes (exact for p < 128, checked here).
+//
+// Registers: SI the rows, R8 ldw, R9 3·ldw, DI the activations, CX nb, DX
+// y, BX the groups of four rows left, R10 acc, R11 and R12 the current
+// weight and activation blocks, R13 the blocks left. Y0-Y3 (Y4-Y7) the
+// four rows' int32 lanes of the block's first (second) 32 values, Y10 (Y9)
+// the permuted activations, Y8 Y11 Y12 Y14 Y15 scratch, X13 the sums.
+func ifavx2(a *asm) {
+	for p := range 128 {
+		if p*5984>>16 != p/11 {
+			panic(fmt.Sprintf("ifavx2: %d·5984>>16 is not %d/11", p, p))
+		}
+	}
+	g := &ifyGlobals{
+		c0f:    a.global("ify0f", rep8(0x0f)...),
+		c03:    a.global("ify03", rep8(0x03)...),
+		ones8:  a.global("ifyones8", rep8(0x01)...),
+		ones16: a.global("ifyones16", rep16(1)...),
+		w00ff:  a.global("ifyw00ff", rep16(0x00ff)...),
+		m5984:  a.global("ifym5984", rep16(5984)...),
+		m11:    a.global("ifym11", rep16(11)...),
+		nibSh:  a.global("ifynibsh", 0, 0, 0x0000000400000004, 0x0000000400000004),
+		pairSh: a.global("ifypairsh", 0, 2, 4, 6),
+		q3hSh:  a.global("ifyq3hsh", 0, 4, 0, 4),
+		hdr:    a.global("ifyhdr", 0x0d0c090805040100, 0x0f0e0b0a07060302),
+		val:    map[byte]operand.Mem{},
+	}
+	for _, v := range []byte{0x04, 0x10, 0x20, 0x40} {
+		g.val[v] = a.global(fmt.Sprintf("ifyv%02x", v), rep8(v)...)
+	}
+	for _, k := range ifyKinds() {
+		a.ifyGemv(k, g)
+	}
+}
+
+// rep8 is 32 bytes of b as uint64s.
+func rep8(b byte) []uint64 {
+	x := uint64(b) * 0x0101010101010101
+	return []uint64{x, x, x, x}
+}
+
+// rep16 is 16 int16 words of w as uint64s.
+func rep16(w uint16) []uint64 {
+	x := uint64(w) * 0x0001000100010001
+	return []uint64{x, x, x, x}
+}
+
+// pack32 is 32 bytes as uint64s.
+func pack32(b [32]byte) []uint64 {
+	v := make([]uint64, 4)
+	for i, x := range b {
+		v[i/8] |= uint64(x) << (8 * (i % 8))
+	}
+	return v
+}
+
+// ifyGlobals are the kernels' shared read-only tables.
+type ifyGlobals struct {
+	c0f, c03, ones8, ones16, w00ff, m5984, m11 operand.Mem
+	nibSh, pairSh, q3hSh, hdr                  operand.Mem
+	val                                        map[byte]operand.Mem // 32 bytes of each bit value
+}
+
+// An ifyBit is one bit of each quant above its low bits: its value and
+// its position in the byte that ifyBits.byteOf names.
+type ifyBit struct {
+	val   byte
+	bitOf func(e int) int
+}
+
+// ifyBits are bits of each quant held in a region of the block: len bytes
+// (4, 8 or 16) at off, plus step per 32-value half; item e's bits are in
+// byte byteOf(e) of the region.
+type ifyBits struct {
+	off, step, len int
+	byteOf         func(e int) int
+	bits           []ifyBit
+}
+
+// ifyKind is one format.
+type ifyKind struct {
+	name   string
+	bb     int  // block bytes
+	halves int  // 32-value activation blocks per weight block
+	pairs  bool // low bits are bit pairs of 8 bytes (else nibbles of 16)
+	qsOff  int  // the low bits, plus 16 per half for nibbles
+	bits   []ifyBits
+	q3h    bool
+	// perm[p] is the value (within the 32 of an activation block) that
+	// byte p of the weight vector holds.
+	perm [32]int
+}
+
+// nibPerm and pairPerm are the orders of the low bits: the low nibbles of
+// 16 bytes then their high nibbles; the bit pairs k of 8 bytes j at 8k+j.
+func nibPerm() (p [32]int) {
+	for i := range 32 {
+		p[i] = 2*(i%16) + i/16
+	}
+	return p
+}
+
+func pairPerm() (p [32]int) {
+	for i := range 32 {
+		k, j := i/8, i%8
+		p[i] = 4*j + k
+	}
+	return p
+}
+
+// q3hCode is the code (within the 16 of a half) at byte t of a lane of
+// Q3H_B64T1's code vector: the low nibbles of 8 bytes, then their high
+// nibbles.
+func q3hCode(t int) int { return 2*(t%8) + t/8 }
+
+func ifyKinds() []ifyKind {
+	q3hPerm := func() (p [32]int) {
+		for i := range 32 {
+			p[i] = 2*q3hCode(i%16) + i/16
+		}
+		return p
+	}
+	return []ifyKind{
+		{name: "Q6_B64T1", bb: 52, halves: 2, qsOff: 20, perm: nibPerm(), bits: []ifyBits{{
+			off: 4, step: 8, len: 8, byteOf: func(e int) int { return e / 4 },
+			bits: []ifyBit{{0x10, func(e int) int { return 2 * (e % 4) }}, {0x20, func(e int) int { return 2*(e%4) + 1 }}},
+		}}},
+		{name: "Q5_B64T1", bb: 44, halves: 2, qsOff: 12, perm: nibPerm(), bits: []ifyBits{{
+			off: 4, step: 4, len: 4, byteOf: func(e int) int { return e / 8 },
+			bits: []ifyBit{{0x10, func(e int) int { return e % 8 }}},
+		}}},
+		{name: "Q4_B32T1", bb: 20, halves: 1, qsOff: 4, perm: nibPerm()},
+		{name: "Q4_B64T1", bb: 36, halves: 2, qsOff: 4, perm: nibPerm()},
+		{name: "Q3H_B64T1", bb: 32, halves: 2, q3h: true, perm: q3hPerm(), bits: []ifyBits{{
+			off: 8, len: 8, byteOf: func(k int) int { return k / 4 },
+			bits: []ifyBit{{0x10, func(k int) int { return 2 * (k % 4) }}, {0x20, func(k int) int { return 2*(k%4) + 1 }}},
+		}, {
+			off: 4, len: 4, byteOf: func(k int) int { return k / 8 },
+			bits: []ifyBit{{0x40, func(k int) int { return k % 8 }}},
+		}}},
+		{name: "Q3_B32T1", bb: 16, halves: 1, pairs: true, qsOff: 8, perm: pairPerm(), bits: []ifyBits{{
+			off: 4, len: 4, byteOf: func(e int) int { return e / 8 },
+			bits: []ifyBit{{0x04, func(e int) int { return e % 8 }}},
+		}}},
+		{name: "Q2_B32T1", bb: 12, halves: 1, pairs: true, qsOff: 4, perm: pairPerm()},
+	}
+}
+
+// ifyTables are one format's tables.
+type ifyTables struct {
+	act1, act2 operand.Mem   // VPSHUFB masks of the block and its lane swap
+	idx        []operand.Mem // per ifyBits, the VPSHUFB gathering its bytes
+	mask       [][]operand.Mem
+}
+
+// item is the item (value, or Q3H code) whose bits byte p of a vector
+// gathers: for Q3H the code vector holds half p/16's codes.
+func (k ifyKind) item(p int) int {
+	if k.q3h {
+		return 16*(p/16) + q3hCode(p%16)
+	}
+	return k.perm[p]
+}
+
+func (a *asm) ifyTables(k ifyKind) *ifyTables {
+	t := &ifyTables{}
+	var m1, m2 [32]byte
+	for p, e := range k.perm {
+		if e/16 == p/16 {
+			m1[p], m2[p] = byte(e%16), 0x80
+		} else {
+			m1[p], m2[p] = 0x80, byte(e%16)
+		}
+	}
+	t.act1 = a.global("ifyact1"+k.name, pack32(m1)...)
+	t.act2 = a.global("ifyact2"+k.name, pack32(m2)...)
+	for i, bs := range k.bits {
+		var idx [32]byte
+		for p := range 32 {
+			idx[p] = byte(bs.byteOf(k.item(p)))
+			if int(idx[p]) >= bs.len {
+				panic("ifavx2: bit byte outside its region")
+			}
+		}
+		t.idx = append(t.idx, a.global(fmt.Sprintf("ifyidx%d%s", i, k.name), pack32(idx)...))
+		var ms []operand.Mem
+		for j, b := range bs.bits {
+			var m [32]byte
+			for p := range 32 {
+				m[p] = 1 << b.bitOf(k.item(p))
+			}
+			ms = append(ms, a.global(fmt.Sprintf("ifymask%d%d%s", i, j, k.name), pack32(m)...))
+		}
+		t.mask = append(t.mask, ms)
+	}
+	return t
+}
+
+// ifyRow is disp bytes into row r (0..3) of the current blocks at R11.
+func ifyRow(r, disp int) operand.Mem {
+	m := operand.Mem{Base: reg.R11, Disp: disp}
+	switch r {
+	case 1:
+		m.Index, m.Scale = reg.R8, 1
+	case 2:
+		m.Index, m.Scale = reg.R8, 2
+	case 3:
+		m.Index, m.Scale = reg.R9, 1
+	}
+	return m
+}
+
+// ifyBroadcast loads n bytes (4, 8 or 16) at m into every lane part of y.
+func (a *asm) ifyBroadcast(n int, m operand.Mem, y reg.VecPhysical) {
+	switch n {
+	case 4:
+		a.VPBROADCASTD(m, y)
+	case 8:
+		a.VPBROADCASTQ(m, y)
+	case 16:
+		a.VBROADCASTI128(m, y)
+	default:
+		panic("ifavx2: bad region")
+	}
+}
+
+// ifyHigh ORs the bits above the low ones of row r, half h into d (Y8 and
+// Y12 scratch).
+func (a *asm) ifyHigh(k ifyKind, t *ifyTables, g *ifyGlobals, r, h int, d reg.VecPhysical) {
+	for i, bs := range k.bits {
+		a.ifyBroadcast(bs.len, ifyRow(r, bs.off+h*bs.step), reg.Y8)
+		a.VPSHUFB(t.idx[i], reg.Y8, reg.Y8)
+		for j, b := range bs.bits {
+			a.VPAND(t.mask[i][j], reg.Y8, reg.Y12)
+			a.VPCMPEQB(t.mask[i][j], reg.Y12, reg.Y12)
+			a.VPAND(g.val[b.val], reg.Y12, reg.Y12)
+			a.VPOR(reg.Y12, d, d)
+		}
+	}
+}
+
+const ifyGemvSig = "func(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)"
+
+// ifyGemv generates gemv4<k>AVX2.
+func (a *asm) ifyGemv(k ifyKind, g *ifyGlobals) {
+	t := a.ifyTables(k)
+	a.text("gemv4"+k.name+"AVX2", attr.NOSPLIT, ifyGemvSig,
+		"For q groups of four rows of nb "+k.name+" blocks (ldw bytes apart),",
+		"y[r] = w_r·x (or += when acc is not 0, one addition after the row's",
+		"sum); x holds Q8_0 blocks, nb > 0.")
+	a.load("w", reg.RSI)
+	a.load("ldw", reg.R8)
+	a.load("x", reg.RDI)
+	a.load("nb", reg.RCX)
+	a.load("y", reg.RDX)
+	a.load("q", reg.RBX)
+	a.load("acc", reg.R10)
+	a.LEAQ(operand.Mem{Base: reg.R8, Index: reg.R8, Scale: 2}, reg.R9)
+	a.TESTQ(reg.RBX, reg.RBX)
+	a.JZ(label("done"))
+
+	a.Label("group")
+	a.VXORPS(reg.X13, reg.X13, reg.X13)
+	a.MOVQ(reg.RSI, reg.R11)
+	a.MOVQ(reg.RDI, reg.R12)
+	a.MOVQ(reg.RCX, reg.R13)
+
+	a.Label("blk")
+	qy := []reg.VecPhysical{reg.Y10, reg.Y9}
+	for h := range k.halves {
+		a.Comment(fmt.Sprintf("Activations %d, permuted to the weights' order.", h))
+		a.VMOVDQU(mem(reg.R12, 34*h+2), qy[h])
+		a.VPERMQ(operand.U8(0x4e), qy[h], reg.Y14)
+		a.VPSHUFB(t.act1, qy[h], qy[h])
+		a.VPSHUFB(t.act2, reg.Y14, reg.Y14)
+		a.VPOR(reg.Y14, qy[h], qy[h])
+	}
+	for r := range 4 {
+		a.Comment(fmt.Sprintf("Row %d.", r))
+		if k.q3h {
+			a.ifyQ3HRow(k, t, g, r)
+			continue
+		}
+		for h := range k.halves {
+			d := reg.Y11
+			if k.pairs {
+				a.VPBROADCASTQ(ifyRow(r, k.qsOff), d)
+				a.VPSRLVQ(g.pairSh, d, d)
+				a.VPAND(g.c03, d, d)
+			} else {
+				a.VBROADCASTI128(ifyRow(r, k.qsOff+16*h), d)
+				a.VPSRLVD(g.nibSh, d, d)
+				a.VPAND(g.c0f, d, d)
+			}
+			a.ifyHigh(k, t, g, r, h, d)
+			a.VPMADDUBSW(qy[h], d, d)
+			a.VPMADDWD(g.ones16, d, yr[4*h+r])
+		}
+	}
+	a.Comment("The four rows' base and scale: X12 and X11.")
+	a.VMOVD(ifyRow(0, 0), reg.X12)
+	a.VPINSRD(operand.U8(1), ifyRow(1, 0), reg.X12, reg.X12)
+	a.VPINSRD(operand.U8(2), ifyRow(2, 0), reg.X12, reg.X12)
+	a.VPINSRD(operand.U8(3), ifyRow(3, 0), reg.X12, reg.X12)
+	a.VPSHUFB(g.hdr, reg.X12, reg.X12)
+	a.VCVTPH2PS(reg.X12, reg.Y12)
+	a.VEXTRACTF128(operand.U8(1), reg.Y12, reg.X11)
+	for h := range k.halves {
+		r0, r1, r2, r3 := yr[4*h], yr[4*h+1], yr[4*h+2], yr[4*h+3]
+		a.Comment(fmt.Sprintf("Half %d: S of the four rows, Y, and the float steps.", h))
+		a.VPHADDD(r1, r0, r0)
+		a.VPHADDD(r3, r2, r2)
+		a.VPHADDD(r2, r0, r0)
+		a.VEXTRACTI128(operand.U8(1), r0, xr[4*h+1])
+		a.VPADDD(xr[4*h+1], xr[4*h], xr[4*h])
+		a.VCVTDQ2PS(xr[4*h], xr[4*h])
+		a.VMOVDQU(g.ones8, reg.Y14)
+		a.VPMADDUBSW(qy[h], reg.Y14, reg.Y14)
+		a.VPMADDWD(g.ones16, reg.Y14, reg.Y14)
+		a.VEXTRACTI128(operand.U8(1), reg.Y14, reg.X15)
+		a.VPADDD(reg.X15, reg.X14, reg.X14)
+		a.VPSHUFD(operand.U8(0x4e), reg.X14, reg.X15)
+		a.VPADDD(reg.X15, reg.X14, reg.X14)
+		a.VPSHUFD(operand.U8(0xb1), reg.X14, reg.X15)
+		a.VPADDD(reg.X15, reg.X14, reg.X14)
+		a.VCVTDQ2PS(reg.X14, reg.X14)
+		a.VPBROADCASTW(mem(reg.R12, 34*h), reg.X15)
+		a.VCVTPH2PS(reg.X15, reg.X15)
+		a.VMULPS(reg.X15, reg.X14, reg.X14) // Y·dy
+		a.VMULPS(reg.X15, reg.X11, reg.X15) // scale·dy
+		a.VMULPS(xr[4*h], reg.X15, reg.X15) // ·S
+		a.VMULPS(reg.X14, reg.X12, reg.X14) // base·(Y·dy)
+		a.VADDPS(reg.X14, reg.X15, reg.X15)
+		a.VADDPS(reg.X15, reg.X13, reg.X13)
+	}
+	a.ADDQ(operand.U32(k.bb), reg.R11)
+	a.ADDQ(operand.U32(34*k.halves), reg.R12)
+	a.DECQ(reg.R13)
+	a.JNZ(label("blk"))
+
+	a.TESTQ(reg.R10, reg.R10)
+	a.JZ(label("store"))
+	a.VADDPS(mem(reg.RDX, 0), reg.X13, reg.X13)
+	a.Label("store")
+	a.VMOVUPS(reg.X13, mem(reg.RDX, 0))
+	a.ADDQ(operand.U32(16), reg.RDX)
+	a.LEAQ(operand.Mem{Base: reg.RSI, Index: reg.R8, Scale: 4}, reg.RSI)
+	a.DECQ(reg.RBX)
+	a.JNZ(label("group"))
+	a.Label("done")
+	a.VZEROUPPER()
+	a.RET()
+}
+
+// ifyQ3HRow computes row r's int32 lanes of both halves of a Q3H_B64T1
+// block into Y<r> and Y<4+r>: the 32 codes (half h in lane h, as q3hCode
+// orders them) in Y11, split into p mod 11 (Y11) and p div 11 (Y8).
+func (a *asm) ifyQ3HRow(k ifyKind, t *ifyTables, g *ifyGlobals, r int) {
+	a.VMOVDQU(ifyRow(r, 16), reg.X11)
+	a.VPERMQ(operand.U8(0x50), reg.Y11, reg.Y11)
+	a.VPSRLVQ(g.q3hSh, reg.Y11, reg.Y11)
+	a.VPAND(g.c0f, reg.Y11, reg.Y11)
+	a.ifyHigh(k, t, g, r, 0, reg.Y11)
+	a.VPAND(g.w00ff, reg.Y11, reg.Y8)
+	a.VPSRLW(operand.U8(8), reg.Y11, reg.Y12)
+	a.VPMULHUW(g.m5984, reg.Y8, reg.Y8)
+	a.VPMULHUW(g.m5984, reg.Y12, reg.Y12)
+	a.VPSLLW(operand.U8(8), reg.Y12, reg.Y12)
+	a.VPOR(reg.Y12, reg.Y8, reg.Y8)
+	a.VPMULLW(g.m11, reg.Y8, reg.Y12)
+	a.VPSUBB(reg.Y12, reg.Y11, reg.Y11)
+	for h := range 2 {
+		a.VPERM2I128(operand.U8(0x20+0x11*h), reg.Y8, reg.Y11, reg.Y12)
+		a.VPMADDUBSW([]reg.VecPhysical{reg.Y10, reg.Y9}[h], reg.Y12, reg.Y12)
+		a.VPMADDWD(g.ones16, reg.Y12, yr[4*h+r])
+	}
+}
