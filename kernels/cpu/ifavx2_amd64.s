@@ -122,15 +122,54 @@ DATA ifymask01Q6_B64T1<>+16(SB)/8, $0x8008800880088008
 DATA ifymask01Q6_B64T1<>+24(SB)/8, $0x8008800880088008
 GLOBL ifymask01Q6_B64T1<>(SB), RODATA|NOPTR, $32
 
-// func gemv4Q6_B64T1AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
+// func ifyPrepQ6_B64T1AVX2(x unsafe.Pointer, n int, xp unsafe.Pointer)
 // Requires: AVX, AVX2, F16C
-TEXT ·gemv4Q6_B64T1AVX2(SB), NOSPLIT, $0-56
-	// For q groups of four rows of nb Q6_B64T1 blocks (ldw bytes apart),
+TEXT ·ifyPrepQ6_B64T1AVX2(SB), NOSPLIT, $0-24
+	// Prepares n > 0 Q8_0 blocks at x for gemv8Q6_B64T1AVX2: in 64 bytes per
+	// block at xp, the quants in the weights' order, dy and float32(Y)·dy.
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	MOVQ xp+16(FP), DI
+
+blk:
+	VMOVDQU      2(SI), Y0
+	VPERMQ       $0x4e, Y0, Y1
+	VPSHUFB      ifyact1Q6_B64T1<>+0(SB), Y0, Y0
+	VPSHUFB      ifyact2Q6_B64T1<>+0(SB), Y1, Y1
+	VPOR         Y1, Y0, Y0
+	VMOVDQU      Y0, (DI)
+	VMOVDQU      ifyones8<>+0(SB), Y2
+	VPMADDUBSW   Y0, Y2, Y2
+	VPMADDWD     ifyones16<>+0(SB), Y2, Y2
+	VEXTRACTI128 $0x01, Y2, X3
+	VPADDD       X3, X2, X2
+	VPSHUFD      $0x4e, X2, X3
+	VPADDD       X3, X2, X2
+	VPSHUFD      $0xb1, X2, X3
+	VPADDD       X3, X2, X2
+	VCVTDQ2PS    X2, X2
+	VPBROADCASTW (SI), X3
+	VCVTPH2PS    X3, X3
+	VMOVSS       X3, 32(DI)
+	VMULSS       X3, X2, X2
+	VMOVSS       X2, 36(DI)
+	ADDQ         $0x00000022, SI
+	ADDQ         $0x00000040, DI
+	DECQ         CX
+	JNZ          blk
+	VZEROUPPER
+	RET
+
+// func gemv8Q6_B64T1AVX2(w unsafe.Pointer, ldw uintptr, xp unsafe.Pointer, nb int, y *float32, q int, acc int)
+// Requires: AVX, AVX2, F16C
+TEXT ·gemv8Q6_B64T1AVX2(SB), NOSPLIT, $0-56
+	// For q groups of eight rows of nb Q6_B64T1 blocks (ldw bytes apart),
 	// y[r] = w_r·x (or += when acc is not 0, one addition after the row's
-	// sum); x holds Q8_0 blocks, nb > 0.
+	// sum); xp holds the activations as ifyPrepQ6_B64T1AVX2 prepares them,
+	// nb > 0.
 	MOVQ  w+0(FP), SI
 	MOVQ  ldw+8(FP), R8
-	MOVQ  x+16(FP), DI
+	MOVQ  xp+16(FP), DI
 	MOVQ  nb+24(FP), CX
 	MOVQ  y+32(FP), DX
 	MOVQ  q+40(FP), BX
@@ -140,27 +179,30 @@ TEXT ·gemv4Q6_B64T1AVX2(SB), NOSPLIT, $0-56
 	JZ    done
 
 group:
-	VXORPS X13, X13, X13
+	VXORPS Y13, Y13, Y13
 	MOVQ   SI, R11
+	LEAQ   (SI)(R8*4), R14
 	MOVQ   DI, R12
 	MOVQ   CX, R13
 
 blk:
-	// Activations 0, permuted to the weights' order.
-	VMOVDQU 2(R12), Y10
-	VPERMQ  $0x4e, Y10, Y14
-	VPSHUFB ifyact1Q6_B64T1<>+0(SB), Y10, Y10
-	VPSHUFB ifyact2Q6_B64T1<>+0(SB), Y14, Y14
-	VPOR    Y14, Y10, Y10
+	// The eight rows' bases (Y14) and scales (Y15).
+	VMOVD       (R11), X14
+	VPINSRD     $0x01, (R11)(R8*1), X14, X14
+	VPINSRD     $0x02, (R11)(R8*2), X14, X14
+	VPINSRD     $0x03, (R11)(R9*1), X14, X14
+	VPSHUFB     ifyhdr<>+0(SB), X14, X14
+	VMOVD       (R14), X15
+	VPINSRD     $0x01, (R14)(R8*1), X15, X15
+	VPINSRD     $0x02, (R14)(R8*2), X15, X15
+	VPINSRD     $0x03, (R14)(R9*1), X15, X15
+	VPSHUFB     ifyhdr<>+0(SB), X15, X15
+	VPUNPCKHQDQ X15, X14, X8
+	VPUNPCKLQDQ X15, X14, X14
+	VCVTPH2PS   X14, Y14
+	VCVTPH2PS   X8, Y15
 
-	// Activations 1, permuted to the weights' order.
-	VMOVDQU 36(R12), Y9
-	VPERMQ  $0x4e, Y9, Y14
-	VPSHUFB ifyact1Q6_B64T1<>+0(SB), Y9, Y9
-	VPSHUFB ifyact2Q6_B64T1<>+0(SB), Y14, Y14
-	VPOR    Y14, Y9, Y9
-
-	// Row 0.
+	// Half 0, row 0.
 	VBROADCASTI128 20(R11), Y11
 	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
 	VPAND          ify0f<>+0(SB), Y11, Y11
@@ -174,25 +216,10 @@ blk:
 	VPCMPEQB       ifymask01Q6_B64T1<>+0(SB), Y12, Y12
 	VPAND          ifyv20<>+0(SB), Y12, Y12
 	VPOR           Y12, Y11, Y11
-	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDUBSW     (R12), Y11, Y11
 	VPMADDWD       ifyones16<>+0(SB), Y11, Y0
-	VBROADCASTI128 36(R11), Y11
-	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
-	VPAND          ify0f<>+0(SB), Y11, Y11
-	VPBROADCASTQ   12(R11), Y8
-	VPSHUFB        ifyidx0Q6_B64T1<>+0(SB), Y8, Y8
-	VPAND          ifymask00Q6_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB       ifymask00Q6_B64T1<>+0(SB), Y12, Y12
-	VPAND          ifyv10<>+0(SB), Y12, Y12
-	VPOR           Y12, Y11, Y11
-	VPAND          ifymask01Q6_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB       ifymask01Q6_B64T1<>+0(SB), Y12, Y12
-	VPAND          ifyv20<>+0(SB), Y12, Y12
-	VPOR           Y12, Y11, Y11
-	VPMADDUBSW     Y9, Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y4
 
-	// Row 1.
+	// Half 0, row 1.
 	VBROADCASTI128 20(R11)(R8*1), Y11
 	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
 	VPAND          ify0f<>+0(SB), Y11, Y11
@@ -206,25 +233,10 @@ blk:
 	VPCMPEQB       ifymask01Q6_B64T1<>+0(SB), Y12, Y12
 	VPAND          ifyv20<>+0(SB), Y12, Y12
 	VPOR           Y12, Y11, Y11
-	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDUBSW     (R12), Y11, Y11
 	VPMADDWD       ifyones16<>+0(SB), Y11, Y1
-	VBROADCASTI128 36(R11)(R8*1), Y11
-	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
-	VPAND          ify0f<>+0(SB), Y11, Y11
-	VPBROADCASTQ   12(R11)(R8*1), Y8
-	VPSHUFB        ifyidx0Q6_B64T1<>+0(SB), Y8, Y8
-	VPAND          ifymask00Q6_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB       ifymask00Q6_B64T1<>+0(SB), Y12, Y12
-	VPAND          ifyv10<>+0(SB), Y12, Y12
-	VPOR           Y12, Y11, Y11
-	VPAND          ifymask01Q6_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB       ifymask01Q6_B64T1<>+0(SB), Y12, Y12
-	VPAND          ifyv20<>+0(SB), Y12, Y12
-	VPOR           Y12, Y11, Y11
-	VPMADDUBSW     Y9, Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y5
 
-	// Row 2.
+	// Half 0, row 2.
 	VBROADCASTI128 20(R11)(R8*2), Y11
 	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
 	VPAND          ify0f<>+0(SB), Y11, Y11
@@ -238,25 +250,10 @@ blk:
 	VPCMPEQB       ifymask01Q6_B64T1<>+0(SB), Y12, Y12
 	VPAND          ifyv20<>+0(SB), Y12, Y12
 	VPOR           Y12, Y11, Y11
-	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDUBSW     (R12), Y11, Y11
 	VPMADDWD       ifyones16<>+0(SB), Y11, Y2
-	VBROADCASTI128 36(R11)(R8*2), Y11
-	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
-	VPAND          ify0f<>+0(SB), Y11, Y11
-	VPBROADCASTQ   12(R11)(R8*2), Y8
-	VPSHUFB        ifyidx0Q6_B64T1<>+0(SB), Y8, Y8
-	VPAND          ifymask00Q6_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB       ifymask00Q6_B64T1<>+0(SB), Y12, Y12
-	VPAND          ifyv10<>+0(SB), Y12, Y12
-	VPOR           Y12, Y11, Y11
-	VPAND          ifymask01Q6_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB       ifymask01Q6_B64T1<>+0(SB), Y12, Y12
-	VPAND          ifyv20<>+0(SB), Y12, Y12
-	VPOR           Y12, Y11, Y11
-	VPMADDUBSW     Y9, Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y6
 
-	// Row 3.
+	// Half 0, row 3.
 	VBROADCASTI128 20(R11)(R9*1), Y11
 	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
 	VPAND          ify0f<>+0(SB), Y11, Y11
@@ -270,8 +267,148 @@ blk:
 	VPCMPEQB       ifymask01Q6_B64T1<>+0(SB), Y12, Y12
 	VPAND          ifyv20<>+0(SB), Y12, Y12
 	VPOR           Y12, Y11, Y11
-	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDUBSW     (R12), Y11, Y11
 	VPMADDWD       ifyones16<>+0(SB), Y11, Y3
+
+	// Half 0, row 4.
+	VBROADCASTI128 20(R14), Y11
+	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
+	VPAND          ify0f<>+0(SB), Y11, Y11
+	VPBROADCASTQ   4(R14), Y8
+	VPSHUFB        ifyidx0Q6_B64T1<>+0(SB), Y8, Y8
+	VPAND          ifymask00Q6_B64T1<>+0(SB), Y8, Y12
+	VPCMPEQB       ifymask00Q6_B64T1<>+0(SB), Y12, Y12
+	VPAND          ifyv10<>+0(SB), Y12, Y12
+	VPOR           Y12, Y11, Y11
+	VPAND          ifymask01Q6_B64T1<>+0(SB), Y8, Y12
+	VPCMPEQB       ifymask01Q6_B64T1<>+0(SB), Y12, Y12
+	VPAND          ifyv20<>+0(SB), Y12, Y12
+	VPOR           Y12, Y11, Y11
+	VPMADDUBSW     (R12), Y11, Y11
+	VPMADDWD       ifyones16<>+0(SB), Y11, Y4
+
+	// Half 0, row 5.
+	VBROADCASTI128 20(R14)(R8*1), Y11
+	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
+	VPAND          ify0f<>+0(SB), Y11, Y11
+	VPBROADCASTQ   4(R14)(R8*1), Y8
+	VPSHUFB        ifyidx0Q6_B64T1<>+0(SB), Y8, Y8
+	VPAND          ifymask00Q6_B64T1<>+0(SB), Y8, Y12
+	VPCMPEQB       ifymask00Q6_B64T1<>+0(SB), Y12, Y12
+	VPAND          ifyv10<>+0(SB), Y12, Y12
+	VPOR           Y12, Y11, Y11
+	VPAND          ifymask01Q6_B64T1<>+0(SB), Y8, Y12
+	VPCMPEQB       ifymask01Q6_B64T1<>+0(SB), Y12, Y12
+	VPAND          ifyv20<>+0(SB), Y12, Y12
+	VPOR           Y12, Y11, Y11
+	VPMADDUBSW     (R12), Y11, Y11
+	VPMADDWD       ifyones16<>+0(SB), Y11, Y5
+
+	// Half 0, row 6.
+	VBROADCASTI128 20(R14)(R8*2), Y11
+	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
+	VPAND          ify0f<>+0(SB), Y11, Y11
+	VPBROADCASTQ   4(R14)(R8*2), Y8
+	VPSHUFB        ifyidx0Q6_B64T1<>+0(SB), Y8, Y8
+	VPAND          ifymask00Q6_B64T1<>+0(SB), Y8, Y12
+	VPCMPEQB       ifymask00Q6_B64T1<>+0(SB), Y12, Y12
+	VPAND          ifyv10<>+0(SB), Y12, Y12
+	VPOR           Y12, Y11, Y11
+	VPAND          ifymask01Q6_B64T1<>+0(SB), Y8, Y12
+	VPCMPEQB       ifymask01Q6_B64T1<>+0(SB), Y12, Y12
+	VPAND          ifyv20<>+0(SB), Y12, Y12
+	VPOR           Y12, Y11, Y11
+	VPMADDUBSW     (R12), Y11, Y11
+	VPMADDWD       ifyones16<>+0(SB), Y11, Y6
+
+	// Half 0, row 7.
+	VBROADCASTI128 20(R14)(R9*1), Y11
+	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
+	VPAND          ify0f<>+0(SB), Y11, Y11
+	VPBROADCASTQ   4(R14)(R9*1), Y8
+	VPSHUFB        ifyidx0Q6_B64T1<>+0(SB), Y8, Y8
+	VPAND          ifymask00Q6_B64T1<>+0(SB), Y8, Y12
+	VPCMPEQB       ifymask00Q6_B64T1<>+0(SB), Y12, Y12
+	VPAND          ifyv10<>+0(SB), Y12, Y12
+	VPOR           Y12, Y11, Y11
+	VPAND          ifymask01Q6_B64T1<>+0(SB), Y8, Y12
+	VPCMPEQB       ifymask01Q6_B64T1<>+0(SB), Y12, Y12
+	VPAND          ifyv20<>+0(SB), Y12, Y12
+	VPOR           Y12, Y11, Y11
+	VPMADDUBSW     (R12), Y11, Y11
+	VPMADDWD       ifyones16<>+0(SB), Y11, Y7
+
+	// Half 0: S of the eight rows and the float steps.
+	VPHADDD      Y1, Y0, Y0
+	VPHADDD      Y3, Y2, Y2
+	VPHADDD      Y5, Y4, Y4
+	VPHADDD      Y7, Y6, Y6
+	VPHADDD      Y2, Y0, Y0
+	VPHADDD      Y6, Y4, Y4
+	VPERM2I128   $0x20, Y4, Y0, Y1
+	VPERM2I128   $0x31, Y4, Y0, Y2
+	VPADDD       Y2, Y1, Y1
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 32(R12), Y2
+	VMULPS       Y2, Y15, Y2
+	VMULPS       Y1, Y2, Y2
+	VBROADCASTSS 36(R12), Y3
+	VMULPS       Y3, Y14, Y3
+	VADDPS       Y3, Y2, Y2
+	VADDPS       Y2, Y13, Y13
+
+	// Half 1, row 0.
+	VBROADCASTI128 36(R11), Y11
+	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
+	VPAND          ify0f<>+0(SB), Y11, Y11
+	VPBROADCASTQ   12(R11), Y8
+	VPSHUFB        ifyidx0Q6_B64T1<>+0(SB), Y8, Y8
+	VPAND          ifymask00Q6_B64T1<>+0(SB), Y8, Y12
+	VPCMPEQB       ifymask00Q6_B64T1<>+0(SB), Y12, Y12
+	VPAND          ifyv10<>+0(SB), Y12, Y12
+	VPOR           Y12, Y11, Y11
+	VPAND          ifymask01Q6_B64T1<>+0(SB), Y8, Y12
+	VPCMPEQB       ifymask01Q6_B64T1<>+0(SB), Y12, Y12
+	VPAND          ifyv20<>+0(SB), Y12, Y12
+	VPOR           Y12, Y11, Y11
+	VPMADDUBSW     64(R12), Y11, Y11
+	VPMADDWD       ifyones16<>+0(SB), Y11, Y0
+
+	// Half 1, row 1.
+	VBROADCASTI128 36(R11)(R8*1), Y11
+	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
+	VPAND          ify0f<>+0(SB), Y11, Y11
+	VPBROADCASTQ   12(R11)(R8*1), Y8
+	VPSHUFB        ifyidx0Q6_B64T1<>+0(SB), Y8, Y8
+	VPAND          ifymask00Q6_B64T1<>+0(SB), Y8, Y12
+	VPCMPEQB       ifymask00Q6_B64T1<>+0(SB), Y12, Y12
+	VPAND          ifyv10<>+0(SB), Y12, Y12
+	VPOR           Y12, Y11, Y11
+	VPAND          ifymask01Q6_B64T1<>+0(SB), Y8, Y12
+	VPCMPEQB       ifymask01Q6_B64T1<>+0(SB), Y12, Y12
+	VPAND          ifyv20<>+0(SB), Y12, Y12
+	VPOR           Y12, Y11, Y11
+	VPMADDUBSW     64(R12), Y11, Y11
+	VPMADDWD       ifyones16<>+0(SB), Y11, Y1
+
+	// Half 1, row 2.
+	VBROADCASTI128 36(R11)(R8*2), Y11
+	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
+	VPAND          ify0f<>+0(SB), Y11, Y11
+	VPBROADCASTQ   12(R11)(R8*2), Y8
+	VPSHUFB        ifyidx0Q6_B64T1<>+0(SB), Y8, Y8
+	VPAND          ifymask00Q6_B64T1<>+0(SB), Y8, Y12
+	VPCMPEQB       ifymask00Q6_B64T1<>+0(SB), Y12, Y12
+	VPAND          ifyv10<>+0(SB), Y12, Y12
+	VPOR           Y12, Y11, Y11
+	VPAND          ifymask01Q6_B64T1<>+0(SB), Y8, Y12
+	VPCMPEQB       ifymask01Q6_B64T1<>+0(SB), Y12, Y12
+	VPAND          ifyv20<>+0(SB), Y12, Y12
+	VPOR           Y12, Y11, Y11
+	VPMADDUBSW     64(R12), Y11, Y11
+	VPMADDWD       ifyones16<>+0(SB), Y11, Y2
+
+	// Half 1, row 3.
 	VBROADCASTI128 36(R11)(R9*1), Y11
 	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
 	VPAND          ify0f<>+0(SB), Y11, Y11
@@ -285,81 +422,108 @@ blk:
 	VPCMPEQB       ifymask01Q6_B64T1<>+0(SB), Y12, Y12
 	VPAND          ifyv20<>+0(SB), Y12, Y12
 	VPOR           Y12, Y11, Y11
-	VPMADDUBSW     Y9, Y11, Y11
+	VPMADDUBSW     64(R12), Y11, Y11
+	VPMADDWD       ifyones16<>+0(SB), Y11, Y3
+
+	// Half 1, row 4.
+	VBROADCASTI128 36(R14), Y11
+	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
+	VPAND          ify0f<>+0(SB), Y11, Y11
+	VPBROADCASTQ   12(R14), Y8
+	VPSHUFB        ifyidx0Q6_B64T1<>+0(SB), Y8, Y8
+	VPAND          ifymask00Q6_B64T1<>+0(SB), Y8, Y12
+	VPCMPEQB       ifymask00Q6_B64T1<>+0(SB), Y12, Y12
+	VPAND          ifyv10<>+0(SB), Y12, Y12
+	VPOR           Y12, Y11, Y11
+	VPAND          ifymask01Q6_B64T1<>+0(SB), Y8, Y12
+	VPCMPEQB       ifymask01Q6_B64T1<>+0(SB), Y12, Y12
+	VPAND          ifyv20<>+0(SB), Y12, Y12
+	VPOR           Y12, Y11, Y11
+	VPMADDUBSW     64(R12), Y11, Y11
+	VPMADDWD       ifyones16<>+0(SB), Y11, Y4
+
+	// Half 1, row 5.
+	VBROADCASTI128 36(R14)(R8*1), Y11
+	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
+	VPAND          ify0f<>+0(SB), Y11, Y11
+	VPBROADCASTQ   12(R14)(R8*1), Y8
+	VPSHUFB        ifyidx0Q6_B64T1<>+0(SB), Y8, Y8
+	VPAND          ifymask00Q6_B64T1<>+0(SB), Y8, Y12
+	VPCMPEQB       ifymask00Q6_B64T1<>+0(SB), Y12, Y12
+	VPAND          ifyv10<>+0(SB), Y12, Y12
+	VPOR           Y12, Y11, Y11
+	VPAND          ifymask01Q6_B64T1<>+0(SB), Y8, Y12
+	VPCMPEQB       ifymask01Q6_B64T1<>+0(SB), Y12, Y12
+	VPAND          ifyv20<>+0(SB), Y12, Y12
+	VPOR           Y12, Y11, Y11
+	VPMADDUBSW     64(R12), Y11, Y11
+	VPMADDWD       ifyones16<>+0(SB), Y11, Y5
+
+	// Half 1, row 6.
+	VBROADCASTI128 36(R14)(R8*2), Y11
+	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
+	VPAND          ify0f<>+0(SB), Y11, Y11
+	VPBROADCASTQ   12(R14)(R8*2), Y8
+	VPSHUFB        ifyidx0Q6_B64T1<>+0(SB), Y8, Y8
+	VPAND          ifymask00Q6_B64T1<>+0(SB), Y8, Y12
+	VPCMPEQB       ifymask00Q6_B64T1<>+0(SB), Y12, Y12
+	VPAND          ifyv10<>+0(SB), Y12, Y12
+	VPOR           Y12, Y11, Y11
+	VPAND          ifymask01Q6_B64T1<>+0(SB), Y8, Y12
+	VPCMPEQB       ifymask01Q6_B64T1<>+0(SB), Y12, Y12
+	VPAND          ifyv20<>+0(SB), Y12, Y12
+	VPOR           Y12, Y11, Y11
+	VPMADDUBSW     64(R12), Y11, Y11
+	VPMADDWD       ifyones16<>+0(SB), Y11, Y6
+
+	// Half 1, row 7.
+	VBROADCASTI128 36(R14)(R9*1), Y11
+	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
+	VPAND          ify0f<>+0(SB), Y11, Y11
+	VPBROADCASTQ   12(R14)(R9*1), Y8
+	VPSHUFB        ifyidx0Q6_B64T1<>+0(SB), Y8, Y8
+	VPAND          ifymask00Q6_B64T1<>+0(SB), Y8, Y12
+	VPCMPEQB       ifymask00Q6_B64T1<>+0(SB), Y12, Y12
+	VPAND          ifyv10<>+0(SB), Y12, Y12
+	VPOR           Y12, Y11, Y11
+	VPAND          ifymask01Q6_B64T1<>+0(SB), Y8, Y12
+	VPCMPEQB       ifymask01Q6_B64T1<>+0(SB), Y12, Y12
+	VPAND          ifyv20<>+0(SB), Y12, Y12
+	VPOR           Y12, Y11, Y11
+	VPMADDUBSW     64(R12), Y11, Y11
 	VPMADDWD       ifyones16<>+0(SB), Y11, Y7
 
-	// The four rows' base and scale: X12 and X11.
-	VMOVD        (R11), X12
-	VPINSRD      $0x01, (R11)(R8*1), X12, X12
-	VPINSRD      $0x02, (R11)(R8*2), X12, X12
-	VPINSRD      $0x03, (R11)(R9*1), X12, X12
-	VPSHUFB      ifyhdr<>+0(SB), X12, X12
-	VCVTPH2PS    X12, Y12
-	VEXTRACTF128 $0x01, Y12, X11
-
-	// Half 0: S of the four rows, Y, and the float steps.
+	// Half 1: S of the eight rows and the float steps.
 	VPHADDD      Y1, Y0, Y0
 	VPHADDD      Y3, Y2, Y2
-	VPHADDD      Y2, Y0, Y0
-	VEXTRACTI128 $0x01, Y0, X1
-	VPADDD       X1, X0, X0
-	VCVTDQ2PS    X0, X0
-	VMOVDQU      ifyones8<>+0(SB), Y14
-	VPMADDUBSW   Y10, Y14, Y14
-	VPMADDWD     ifyones16<>+0(SB), Y14, Y14
-	VEXTRACTI128 $0x01, Y14, X15
-	VPADDD       X15, X14, X14
-	VPSHUFD      $0x4e, X14, X15
-	VPADDD       X15, X14, X14
-	VPSHUFD      $0xb1, X14, X15
-	VPADDD       X15, X14, X14
-	VCVTDQ2PS    X14, X14
-	VPBROADCASTW (R12), X15
-	VCVTPH2PS    X15, X15
-	VMULPS       X15, X14, X14
-	VMULPS       X15, X11, X15
-	VMULPS       X0, X15, X15
-	VMULPS       X14, X12, X14
-	VADDPS       X14, X15, X15
-	VADDPS       X15, X13, X13
-
-	// Half 1: S of the four rows, Y, and the float steps.
 	VPHADDD      Y5, Y4, Y4
 	VPHADDD      Y7, Y6, Y6
+	VPHADDD      Y2, Y0, Y0
 	VPHADDD      Y6, Y4, Y4
-	VEXTRACTI128 $0x01, Y4, X5
-	VPADDD       X5, X4, X4
-	VCVTDQ2PS    X4, X4
-	VMOVDQU      ifyones8<>+0(SB), Y14
-	VPMADDUBSW   Y9, Y14, Y14
-	VPMADDWD     ifyones16<>+0(SB), Y14, Y14
-	VEXTRACTI128 $0x01, Y14, X15
-	VPADDD       X15, X14, X14
-	VPSHUFD      $0x4e, X14, X15
-	VPADDD       X15, X14, X14
-	VPSHUFD      $0xb1, X14, X15
-	VPADDD       X15, X14, X14
-	VCVTDQ2PS    X14, X14
-	VPBROADCASTW 34(R12), X15
-	VCVTPH2PS    X15, X15
-	VMULPS       X15, X14, X14
-	VMULPS       X15, X11, X15
-	VMULPS       X4, X15, X15
-	VMULPS       X14, X12, X14
-	VADDPS       X14, X15, X15
-	VADDPS       X15, X13, X13
+	VPERM2I128   $0x20, Y4, Y0, Y1
+	VPERM2I128   $0x31, Y4, Y0, Y2
+	VPADDD       Y2, Y1, Y1
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 96(R12), Y2
+	VMULPS       Y2, Y15, Y2
+	VMULPS       Y1, Y2, Y2
+	VBROADCASTSS 100(R12), Y3
+	VMULPS       Y3, Y14, Y3
+	VADDPS       Y3, Y2, Y2
+	VADDPS       Y2, Y13, Y13
 	ADDQ         $0x00000034, R11
-	ADDQ         $0x00000044, R12
+	ADDQ         $0x00000034, R14
+	ADDQ         $0x00000080, R12
 	DECQ         R13
 	JNZ          blk
 	TESTQ        R10, R10
 	JZ           store
-	VADDPS       (DX), X13, X13
+	VADDPS       (DX), Y13, Y13
 
 store:
-	VMOVUPS X13, (DX)
-	ADDQ    $0x00000010, DX
-	LEAQ    (SI)(R8*4), SI
+	VMOVUPS Y13, (DX)
+	ADDQ    $0x00000020, DX
+	LEAQ    (SI)(R8*8), SI
 	DECQ    BX
 	JNZ     group
 
@@ -391,15 +555,54 @@ DATA ifymask00Q5_B64T1<>+16(SB)/8, $0x8020080280200802
 DATA ifymask00Q5_B64T1<>+24(SB)/8, $0x8020080280200802
 GLOBL ifymask00Q5_B64T1<>(SB), RODATA|NOPTR, $32
 
-// func gemv4Q5_B64T1AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
+// func ifyPrepQ5_B64T1AVX2(x unsafe.Pointer, n int, xp unsafe.Pointer)
 // Requires: AVX, AVX2, F16C
-TEXT ·gemv4Q5_B64T1AVX2(SB), NOSPLIT, $0-56
-	// For q groups of four rows of nb Q5_B64T1 blocks (ldw bytes apart),
+TEXT ·ifyPrepQ5_B64T1AVX2(SB), NOSPLIT, $0-24
+	// Prepares n > 0 Q8_0 blocks at x for gemv8Q5_B64T1AVX2: in 64 bytes per
+	// block at xp, the quants in the weights' order, dy and float32(Y)·dy.
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	MOVQ xp+16(FP), DI
+
+blk:
+	VMOVDQU      2(SI), Y0
+	VPERMQ       $0x4e, Y0, Y1
+	VPSHUFB      ifyact1Q5_B64T1<>+0(SB), Y0, Y0
+	VPSHUFB      ifyact2Q5_B64T1<>+0(SB), Y1, Y1
+	VPOR         Y1, Y0, Y0
+	VMOVDQU      Y0, (DI)
+	VMOVDQU      ifyones8<>+0(SB), Y2
+	VPMADDUBSW   Y0, Y2, Y2
+	VPMADDWD     ifyones16<>+0(SB), Y2, Y2
+	VEXTRACTI128 $0x01, Y2, X3
+	VPADDD       X3, X2, X2
+	VPSHUFD      $0x4e, X2, X3
+	VPADDD       X3, X2, X2
+	VPSHUFD      $0xb1, X2, X3
+	VPADDD       X3, X2, X2
+	VCVTDQ2PS    X2, X2
+	VPBROADCASTW (SI), X3
+	VCVTPH2PS    X3, X3
+	VMOVSS       X3, 32(DI)
+	VMULSS       X3, X2, X2
+	VMOVSS       X2, 36(DI)
+	ADDQ         $0x00000022, SI
+	ADDQ         $0x00000040, DI
+	DECQ         CX
+	JNZ          blk
+	VZEROUPPER
+	RET
+
+// func gemv8Q5_B64T1AVX2(w unsafe.Pointer, ldw uintptr, xp unsafe.Pointer, nb int, y *float32, q int, acc int)
+// Requires: AVX, AVX2, F16C
+TEXT ·gemv8Q5_B64T1AVX2(SB), NOSPLIT, $0-56
+	// For q groups of eight rows of nb Q5_B64T1 blocks (ldw bytes apart),
 	// y[r] = w_r·x (or += when acc is not 0, one addition after the row's
-	// sum); x holds Q8_0 blocks, nb > 0.
+	// sum); xp holds the activations as ifyPrepQ5_B64T1AVX2 prepares them,
+	// nb > 0.
 	MOVQ  w+0(FP), SI
 	MOVQ  ldw+8(FP), R8
-	MOVQ  x+16(FP), DI
+	MOVQ  xp+16(FP), DI
 	MOVQ  nb+24(FP), CX
 	MOVQ  y+32(FP), DX
 	MOVQ  q+40(FP), BX
@@ -409,27 +612,30 @@ TEXT ·gemv4Q5_B64T1AVX2(SB), NOSPLIT, $0-56
 	JZ    done
 
 group:
-	VXORPS X13, X13, X13
+	VXORPS Y13, Y13, Y13
 	MOVQ   SI, R11
+	LEAQ   (SI)(R8*4), R14
 	MOVQ   DI, R12
 	MOVQ   CX, R13
 
 blk:
-	// Activations 0, permuted to the weights' order.
-	VMOVDQU 2(R12), Y10
-	VPERMQ  $0x4e, Y10, Y14
-	VPSHUFB ifyact1Q5_B64T1<>+0(SB), Y10, Y10
-	VPSHUFB ifyact2Q5_B64T1<>+0(SB), Y14, Y14
-	VPOR    Y14, Y10, Y10
+	// The eight rows' bases (Y14) and scales (Y15).
+	VMOVD       (R11), X14
+	VPINSRD     $0x01, (R11)(R8*1), X14, X14
+	VPINSRD     $0x02, (R11)(R8*2), X14, X14
+	VPINSRD     $0x03, (R11)(R9*1), X14, X14
+	VPSHUFB     ifyhdr<>+0(SB), X14, X14
+	VMOVD       (R14), X15
+	VPINSRD     $0x01, (R14)(R8*1), X15, X15
+	VPINSRD     $0x02, (R14)(R8*2), X15, X15
+	VPINSRD     $0x03, (R14)(R9*1), X15, X15
+	VPSHUFB     ifyhdr<>+0(SB), X15, X15
+	VPUNPCKHQDQ X15, X14, X8
+	VPUNPCKLQDQ X15, X14, X14
+	VCVTPH2PS   X14, Y14
+	VCVTPH2PS   X8, Y15
 
-	// Activations 1, permuted to the weights' order.
-	VMOVDQU 36(R12), Y9
-	VPERMQ  $0x4e, Y9, Y14
-	VPSHUFB ifyact1Q5_B64T1<>+0(SB), Y9, Y9
-	VPSHUFB ifyact2Q5_B64T1<>+0(SB), Y14, Y14
-	VPOR    Y14, Y9, Y9
-
-	// Row 0.
+	// Half 0, row 0.
 	VBROADCASTI128 12(R11), Y11
 	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
 	VPAND          ify0f<>+0(SB), Y11, Y11
@@ -439,21 +645,10 @@ blk:
 	VPCMPEQB       ifymask00Q5_B64T1<>+0(SB), Y12, Y12
 	VPAND          ifyv10<>+0(SB), Y12, Y12
 	VPOR           Y12, Y11, Y11
-	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDUBSW     (R12), Y11, Y11
 	VPMADDWD       ifyones16<>+0(SB), Y11, Y0
-	VBROADCASTI128 28(R11), Y11
-	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
-	VPAND          ify0f<>+0(SB), Y11, Y11
-	VPBROADCASTD   8(R11), Y8
-	VPSHUFB        ifyidx0Q5_B64T1<>+0(SB), Y8, Y8
-	VPAND          ifymask00Q5_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB       ifymask00Q5_B64T1<>+0(SB), Y12, Y12
-	VPAND          ifyv10<>+0(SB), Y12, Y12
-	VPOR           Y12, Y11, Y11
-	VPMADDUBSW     Y9, Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y4
 
-	// Row 1.
+	// Half 0, row 1.
 	VBROADCASTI128 12(R11)(R8*1), Y11
 	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
 	VPAND          ify0f<>+0(SB), Y11, Y11
@@ -463,21 +658,10 @@ blk:
 	VPCMPEQB       ifymask00Q5_B64T1<>+0(SB), Y12, Y12
 	VPAND          ifyv10<>+0(SB), Y12, Y12
 	VPOR           Y12, Y11, Y11
-	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDUBSW     (R12), Y11, Y11
 	VPMADDWD       ifyones16<>+0(SB), Y11, Y1
-	VBROADCASTI128 28(R11)(R8*1), Y11
-	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
-	VPAND          ify0f<>+0(SB), Y11, Y11
-	VPBROADCASTD   8(R11)(R8*1), Y8
-	VPSHUFB        ifyidx0Q5_B64T1<>+0(SB), Y8, Y8
-	VPAND          ifymask00Q5_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB       ifymask00Q5_B64T1<>+0(SB), Y12, Y12
-	VPAND          ifyv10<>+0(SB), Y12, Y12
-	VPOR           Y12, Y11, Y11
-	VPMADDUBSW     Y9, Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y5
 
-	// Row 2.
+	// Half 0, row 2.
 	VBROADCASTI128 12(R11)(R8*2), Y11
 	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
 	VPAND          ify0f<>+0(SB), Y11, Y11
@@ -487,21 +671,10 @@ blk:
 	VPCMPEQB       ifymask00Q5_B64T1<>+0(SB), Y12, Y12
 	VPAND          ifyv10<>+0(SB), Y12, Y12
 	VPOR           Y12, Y11, Y11
-	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDUBSW     (R12), Y11, Y11
 	VPMADDWD       ifyones16<>+0(SB), Y11, Y2
-	VBROADCASTI128 28(R11)(R8*2), Y11
-	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
-	VPAND          ify0f<>+0(SB), Y11, Y11
-	VPBROADCASTD   8(R11)(R8*2), Y8
-	VPSHUFB        ifyidx0Q5_B64T1<>+0(SB), Y8, Y8
-	VPAND          ifymask00Q5_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB       ifymask00Q5_B64T1<>+0(SB), Y12, Y12
-	VPAND          ifyv10<>+0(SB), Y12, Y12
-	VPOR           Y12, Y11, Y11
-	VPMADDUBSW     Y9, Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y6
 
-	// Row 3.
+	// Half 0, row 3.
 	VBROADCASTI128 12(R11)(R9*1), Y11
 	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
 	VPAND          ify0f<>+0(SB), Y11, Y11
@@ -511,8 +684,120 @@ blk:
 	VPCMPEQB       ifymask00Q5_B64T1<>+0(SB), Y12, Y12
 	VPAND          ifyv10<>+0(SB), Y12, Y12
 	VPOR           Y12, Y11, Y11
-	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDUBSW     (R12), Y11, Y11
 	VPMADDWD       ifyones16<>+0(SB), Y11, Y3
+
+	// Half 0, row 4.
+	VBROADCASTI128 12(R14), Y11
+	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
+	VPAND          ify0f<>+0(SB), Y11, Y11
+	VPBROADCASTD   4(R14), Y8
+	VPSHUFB        ifyidx0Q5_B64T1<>+0(SB), Y8, Y8
+	VPAND          ifymask00Q5_B64T1<>+0(SB), Y8, Y12
+	VPCMPEQB       ifymask00Q5_B64T1<>+0(SB), Y12, Y12
+	VPAND          ifyv10<>+0(SB), Y12, Y12
+	VPOR           Y12, Y11, Y11
+	VPMADDUBSW     (R12), Y11, Y11
+	VPMADDWD       ifyones16<>+0(SB), Y11, Y4
+
+	// Half 0, row 5.
+	VBROADCASTI128 12(R14)(R8*1), Y11
+	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
+	VPAND          ify0f<>+0(SB), Y11, Y11
+	VPBROADCASTD   4(R14)(R8*1), Y8
+	VPSHUFB        ifyidx0Q5_B64T1<>+0(SB), Y8, Y8
+	VPAND          ifymask00Q5_B64T1<>+0(SB), Y8, Y12
+	VPCMPEQB       ifymask00Q5_B64T1<>+0(SB), Y12, Y12
+	VPAND          ifyv10<>+0(SB), Y12, Y12
+	VPOR           Y12, Y11, Y11
+	VPMADDUBSW     (R12), Y11, Y11
+	VPMADDWD       ifyones16<>+0(SB), Y11, Y5
+
+	// Half 0, row 6.
+	VBROADCASTI128 12(R14)(R8*2), Y11
+	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
+	VPAND          ify0f<>+0(SB), Y11, Y11
+	VPBROADCASTD   4(R14)(R8*2), Y8
+	VPSHUFB        ifyidx0Q5_B64T1<>+0(SB), Y8, Y8
+	VPAND          ifymask00Q5_B64T1<>+0(SB), Y8, Y12
+	VPCMPEQB       ifymask00Q5_B64T1<>+0(SB), Y12, Y12
+	VPAND          ifyv10<>+0(SB), Y12, Y12
+	VPOR           Y12, Y11, Y11
+	VPMADDUBSW     (R12), Y11, Y11
+	VPMADDWD       ifyones16<>+0(SB), Y11, Y6
+
+	// Half 0, row 7.
+	VBROADCASTI128 12(R14)(R9*1), Y11
+	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
+	VPAND          ify0f<>+0(SB), Y11, Y11
+	VPBROADCASTD   4(R14)(R9*1), Y8
+	VPSHUFB        ifyidx0Q5_B64T1<>+0(SB), Y8, Y8
+	VPAND          ifymask00Q5_B64T1<>+0(SB), Y8, Y12
+	VPCMPEQB       ifymask00Q5_B64T1<>+0(SB), Y12, Y12
+	VPAND          ifyv10<>+0(SB), Y12, Y12
+	VPOR           Y12, Y11, Y11
+	VPMADDUBSW     (R12), Y11, Y11
+	VPMADDWD       ifyones16<>+0(SB), Y11, Y7
+
+	// Half 0: S of the eight rows and the float steps.
+	VPHADDD      Y1, Y0, Y0
+	VPHADDD      Y3, Y2, Y2
+	VPHADDD      Y5, Y4, Y4
+	VPHADDD      Y7, Y6, Y6
+	VPHADDD      Y2, Y0, Y0
+	VPHADDD      Y6, Y4, Y4
+	VPERM2I128   $0x20, Y4, Y0, Y1
+	VPERM2I128   $0x31, Y4, Y0, Y2
+	VPADDD       Y2, Y1, Y1
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 32(R12), Y2
+	VMULPS       Y2, Y15, Y2
+	VMULPS       Y1, Y2, Y2
+	VBROADCASTSS 36(R12), Y3
+	VMULPS       Y3, Y14, Y3
+	VADDPS       Y3, Y2, Y2
+	VADDPS       Y2, Y13, Y13
+
+	// Half 1, row 0.
+	VBROADCASTI128 28(R11), Y11
+	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
+	VPAND          ify0f<>+0(SB), Y11, Y11
+	VPBROADCASTD   8(R11), Y8
+	VPSHUFB        ifyidx0Q5_B64T1<>+0(SB), Y8, Y8
+	VPAND          ifymask00Q5_B64T1<>+0(SB), Y8, Y12
+	VPCMPEQB       ifymask00Q5_B64T1<>+0(SB), Y12, Y12
+	VPAND          ifyv10<>+0(SB), Y12, Y12
+	VPOR           Y12, Y11, Y11
+	VPMADDUBSW     64(R12), Y11, Y11
+	VPMADDWD       ifyones16<>+0(SB), Y11, Y0
+
+	// Half 1, row 1.
+	VBROADCASTI128 28(R11)(R8*1), Y11
+	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
+	VPAND          ify0f<>+0(SB), Y11, Y11
+	VPBROADCASTD   8(R11)(R8*1), Y8
+	VPSHUFB        ifyidx0Q5_B64T1<>+0(SB), Y8, Y8
+	VPAND          ifymask00Q5_B64T1<>+0(SB), Y8, Y12
+	VPCMPEQB       ifymask00Q5_B64T1<>+0(SB), Y12, Y12
+	VPAND          ifyv10<>+0(SB), Y12, Y12
+	VPOR           Y12, Y11, Y11
+	VPMADDUBSW     64(R12), Y11, Y11
+	VPMADDWD       ifyones16<>+0(SB), Y11, Y1
+
+	// Half 1, row 2.
+	VBROADCASTI128 28(R11)(R8*2), Y11
+	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
+	VPAND          ify0f<>+0(SB), Y11, Y11
+	VPBROADCASTD   8(R11)(R8*2), Y8
+	VPSHUFB        ifyidx0Q5_B64T1<>+0(SB), Y8, Y8
+	VPAND          ifymask00Q5_B64T1<>+0(SB), Y8, Y12
+	VPCMPEQB       ifymask00Q5_B64T1<>+0(SB), Y12, Y12
+	VPAND          ifyv10<>+0(SB), Y12, Y12
+	VPOR           Y12, Y11, Y11
+	VPMADDUBSW     64(R12), Y11, Y11
+	VPMADDWD       ifyones16<>+0(SB), Y11, Y2
+
+	// Half 1, row 3.
 	VBROADCASTI128 28(R11)(R9*1), Y11
 	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
 	VPAND          ify0f<>+0(SB), Y11, Y11
@@ -522,81 +807,92 @@ blk:
 	VPCMPEQB       ifymask00Q5_B64T1<>+0(SB), Y12, Y12
 	VPAND          ifyv10<>+0(SB), Y12, Y12
 	VPOR           Y12, Y11, Y11
-	VPMADDUBSW     Y9, Y11, Y11
+	VPMADDUBSW     64(R12), Y11, Y11
+	VPMADDWD       ifyones16<>+0(SB), Y11, Y3
+
+	// Half 1, row 4.
+	VBROADCASTI128 28(R14), Y11
+	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
+	VPAND          ify0f<>+0(SB), Y11, Y11
+	VPBROADCASTD   8(R14), Y8
+	VPSHUFB        ifyidx0Q5_B64T1<>+0(SB), Y8, Y8
+	VPAND          ifymask00Q5_B64T1<>+0(SB), Y8, Y12
+	VPCMPEQB       ifymask00Q5_B64T1<>+0(SB), Y12, Y12
+	VPAND          ifyv10<>+0(SB), Y12, Y12
+	VPOR           Y12, Y11, Y11
+	VPMADDUBSW     64(R12), Y11, Y11
+	VPMADDWD       ifyones16<>+0(SB), Y11, Y4
+
+	// Half 1, row 5.
+	VBROADCASTI128 28(R14)(R8*1), Y11
+	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
+	VPAND          ify0f<>+0(SB), Y11, Y11
+	VPBROADCASTD   8(R14)(R8*1), Y8
+	VPSHUFB        ifyidx0Q5_B64T1<>+0(SB), Y8, Y8
+	VPAND          ifymask00Q5_B64T1<>+0(SB), Y8, Y12
+	VPCMPEQB       ifymask00Q5_B64T1<>+0(SB), Y12, Y12
+	VPAND          ifyv10<>+0(SB), Y12, Y12
+	VPOR           Y12, Y11, Y11
+	VPMADDUBSW     64(R12), Y11, Y11
+	VPMADDWD       ifyones16<>+0(SB), Y11, Y5
+
+	// Half 1, row 6.
+	VBROADCASTI128 28(R14)(R8*2), Y11
+	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
+	VPAND          ify0f<>+0(SB), Y11, Y11
+	VPBROADCASTD   8(R14)(R8*2), Y8
+	VPSHUFB        ifyidx0Q5_B64T1<>+0(SB), Y8, Y8
+	VPAND          ifymask00Q5_B64T1<>+0(SB), Y8, Y12
+	VPCMPEQB       ifymask00Q5_B64T1<>+0(SB), Y12, Y12
+	VPAND          ifyv10<>+0(SB), Y12, Y12
+	VPOR           Y12, Y11, Y11
+	VPMADDUBSW     64(R12), Y11, Y11
+	VPMADDWD       ifyones16<>+0(SB), Y11, Y6
+
+	// Half 1, row 7.
+	VBROADCASTI128 28(R14)(R9*1), Y11
+	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
+	VPAND          ify0f<>+0(SB), Y11, Y11
+	VPBROADCASTD   8(R14)(R9*1), Y8
+	VPSHUFB        ifyidx0Q5_B64T1<>+0(SB), Y8, Y8
+	VPAND          ifymask00Q5_B64T1<>+0(SB), Y8, Y12
+	VPCMPEQB       ifymask00Q5_B64T1<>+0(SB), Y12, Y12
+	VPAND          ifyv10<>+0(SB), Y12, Y12
+	VPOR           Y12, Y11, Y11
+	VPMADDUBSW     64(R12), Y11, Y11
 	VPMADDWD       ifyones16<>+0(SB), Y11, Y7
 
-	// The four rows' base and scale: X12 and X11.
-	VMOVD        (R11), X12
-	VPINSRD      $0x01, (R11)(R8*1), X12, X12
-	VPINSRD      $0x02, (R11)(R8*2), X12, X12
-	VPINSRD      $0x03, (R11)(R9*1), X12, X12
-	VPSHUFB      ifyhdr<>+0(SB), X12, X12
-	VCVTPH2PS    X12, Y12
-	VEXTRACTF128 $0x01, Y12, X11
-
-	// Half 0: S of the four rows, Y, and the float steps.
+	// Half 1: S of the eight rows and the float steps.
 	VPHADDD      Y1, Y0, Y0
 	VPHADDD      Y3, Y2, Y2
-	VPHADDD      Y2, Y0, Y0
-	VEXTRACTI128 $0x01, Y0, X1
-	VPADDD       X1, X0, X0
-	VCVTDQ2PS    X0, X0
-	VMOVDQU      ifyones8<>+0(SB), Y14
-	VPMADDUBSW   Y10, Y14, Y14
-	VPMADDWD     ifyones16<>+0(SB), Y14, Y14
-	VEXTRACTI128 $0x01, Y14, X15
-	VPADDD       X15, X14, X14
-	VPSHUFD      $0x4e, X14, X15
-	VPADDD       X15, X14, X14
-	VPSHUFD      $0xb1, X14, X15
-	VPADDD       X15, X14, X14
-	VCVTDQ2PS    X14, X14
-	VPBROADCASTW (R12), X15
-	VCVTPH2PS    X15, X15
-	VMULPS       X15, X14, X14
-	VMULPS       X15, X11, X15
-	VMULPS       X0, X15, X15
-	VMULPS       X14, X12, X14
-	VADDPS       X14, X15, X15
-	VADDPS       X15, X13, X13
-
-	// Half 1: S of the four rows, Y, and the float steps.
 	VPHADDD      Y5, Y4, Y4
 	VPHADDD      Y7, Y6, Y6
+	VPHADDD      Y2, Y0, Y0
 	VPHADDD      Y6, Y4, Y4
-	VEXTRACTI128 $0x01, Y4, X5
-	VPADDD       X5, X4, X4
-	VCVTDQ2PS    X4, X4
-	VMOVDQU      ifyones8<>+0(SB), Y14
-	VPMADDUBSW   Y9, Y14, Y14
-	VPMADDWD     ifyones16<>+0(SB), Y14, Y14
-	VEXTRACTI128 $0x01, Y14, X15
-	VPADDD       X15, X14, X14
-	VPSHUFD      $0x4e, X14, X15
-	VPADDD       X15, X14, X14
-	VPSHUFD      $0xb1, X14, X15
-	VPADDD       X15, X14, X14
-	VCVTDQ2PS    X14, X14
-	VPBROADCASTW 34(R12), X15
-	VCVTPH2PS    X15, X15
-	VMULPS       X15, X14, X14
-	VMULPS       X15, X11, X15
-	VMULPS       X4, X15, X15
-	VMULPS       X14, X12, X14
-	VADDPS       X14, X15, X15
-	VADDPS       X15, X13, X13
+	VPERM2I128   $0x20, Y4, Y0, Y1
+	VPERM2I128   $0x31, Y4, Y0, Y2
+	VPADDD       Y2, Y1, Y1
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 96(R12), Y2
+	VMULPS       Y2, Y15, Y2
+	VMULPS       Y1, Y2, Y2
+	VBROADCASTSS 100(R12), Y3
+	VMULPS       Y3, Y14, Y3
+	VADDPS       Y3, Y2, Y2
+	VADDPS       Y2, Y13, Y13
 	ADDQ         $0x0000002c, R11
-	ADDQ         $0x00000044, R12
+	ADDQ         $0x0000002c, R14
+	ADDQ         $0x00000080, R12
 	DECQ         R13
 	JNZ          blk
 	TESTQ        R10, R10
 	JZ           store
-	VADDPS       (DX), X13, X13
+	VADDPS       (DX), Y13, Y13
 
 store:
-	VMOVUPS X13, (DX)
-	ADDQ    $0x00000010, DX
-	LEAQ    (SI)(R8*4), SI
+	VMOVUPS Y13, (DX)
+	ADDQ    $0x00000020, DX
+	LEAQ    (SI)(R8*8), SI
 	DECQ    BX
 	JNZ     group
 
@@ -616,15 +912,54 @@ DATA ifyact2Q4_B32T1<>+16(SB)/8, $0x0f0d0b0907050301
 DATA ifyact2Q4_B32T1<>+24(SB)/8, $0x8080808080808080
 GLOBL ifyact2Q4_B32T1<>(SB), RODATA|NOPTR, $32
 
-// func gemv4Q4_B32T1AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
+// func ifyPrepQ4_B32T1AVX2(x unsafe.Pointer, n int, xp unsafe.Pointer)
 // Requires: AVX, AVX2, F16C
-TEXT ·gemv4Q4_B32T1AVX2(SB), NOSPLIT, $0-56
-	// For q groups of four rows of nb Q4_B32T1 blocks (ldw bytes apart),
+TEXT ·ifyPrepQ4_B32T1AVX2(SB), NOSPLIT, $0-24
+	// Prepares n > 0 Q8_0 blocks at x for gemv8Q4_B32T1AVX2: in 64 bytes per
+	// block at xp, the quants in the weights' order, dy and float32(Y)·dy.
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	MOVQ xp+16(FP), DI
+
+blk:
+	VMOVDQU      2(SI), Y0
+	VPERMQ       $0x4e, Y0, Y1
+	VPSHUFB      ifyact1Q4_B32T1<>+0(SB), Y0, Y0
+	VPSHUFB      ifyact2Q4_B32T1<>+0(SB), Y1, Y1
+	VPOR         Y1, Y0, Y0
+	VMOVDQU      Y0, (DI)
+	VMOVDQU      ifyones8<>+0(SB), Y2
+	VPMADDUBSW   Y0, Y2, Y2
+	VPMADDWD     ifyones16<>+0(SB), Y2, Y2
+	VEXTRACTI128 $0x01, Y2, X3
+	VPADDD       X3, X2, X2
+	VPSHUFD      $0x4e, X2, X3
+	VPADDD       X3, X2, X2
+	VPSHUFD      $0xb1, X2, X3
+	VPADDD       X3, X2, X2
+	VCVTDQ2PS    X2, X2
+	VPBROADCASTW (SI), X3
+	VCVTPH2PS    X3, X3
+	VMOVSS       X3, 32(DI)
+	VMULSS       X3, X2, X2
+	VMOVSS       X2, 36(DI)
+	ADDQ         $0x00000022, SI
+	ADDQ         $0x00000040, DI
+	DECQ         CX
+	JNZ          blk
+	VZEROUPPER
+	RET
+
+// func gemv8Q4_B32T1AVX2(w unsafe.Pointer, ldw uintptr, xp unsafe.Pointer, nb int, y *float32, q int, acc int)
+// Requires: AVX, AVX2, F16C
+TEXT ·gemv8Q4_B32T1AVX2(SB), NOSPLIT, $0-56
+	// For q groups of eight rows of nb Q4_B32T1 blocks (ldw bytes apart),
 	// y[r] = w_r·x (or += when acc is not 0, one addition after the row's
-	// sum); x holds Q8_0 blocks, nb > 0.
+	// sum); xp holds the activations as ifyPrepQ4_B32T1AVX2 prepares them,
+	// nb > 0.
 	MOVQ  w+0(FP), SI
 	MOVQ  ldw+8(FP), R8
-	MOVQ  x+16(FP), DI
+	MOVQ  xp+16(FP), DI
 	MOVQ  nb+24(FP), CX
 	MOVQ  y+32(FP), DX
 	MOVQ  q+40(FP), BX
@@ -634,93 +969,116 @@ TEXT ·gemv4Q4_B32T1AVX2(SB), NOSPLIT, $0-56
 	JZ    done
 
 group:
-	VXORPS X13, X13, X13
+	VXORPS Y13, Y13, Y13
 	MOVQ   SI, R11
+	LEAQ   (SI)(R8*4), R14
 	MOVQ   DI, R12
 	MOVQ   CX, R13
 
 blk:
-	// Activations 0, permuted to the weights' order.
-	VMOVDQU 2(R12), Y10
-	VPERMQ  $0x4e, Y10, Y14
-	VPSHUFB ifyact1Q4_B32T1<>+0(SB), Y10, Y10
-	VPSHUFB ifyact2Q4_B32T1<>+0(SB), Y14, Y14
-	VPOR    Y14, Y10, Y10
+	// The eight rows' bases (Y14) and scales (Y15).
+	VMOVD       (R11), X14
+	VPINSRD     $0x01, (R11)(R8*1), X14, X14
+	VPINSRD     $0x02, (R11)(R8*2), X14, X14
+	VPINSRD     $0x03, (R11)(R9*1), X14, X14
+	VPSHUFB     ifyhdr<>+0(SB), X14, X14
+	VMOVD       (R14), X15
+	VPINSRD     $0x01, (R14)(R8*1), X15, X15
+	VPINSRD     $0x02, (R14)(R8*2), X15, X15
+	VPINSRD     $0x03, (R14)(R9*1), X15, X15
+	VPSHUFB     ifyhdr<>+0(SB), X15, X15
+	VPUNPCKHQDQ X15, X14, X8
+	VPUNPCKLQDQ X15, X14, X14
+	VCVTPH2PS   X14, Y14
+	VCVTPH2PS   X8, Y15
 
-	// Row 0.
+	// Half 0, row 0.
 	VBROADCASTI128 4(R11), Y11
 	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
 	VPAND          ify0f<>+0(SB), Y11, Y11
-	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDUBSW     (R12), Y11, Y11
 	VPMADDWD       ifyones16<>+0(SB), Y11, Y0
 
-	// Row 1.
+	// Half 0, row 1.
 	VBROADCASTI128 4(R11)(R8*1), Y11
 	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
 	VPAND          ify0f<>+0(SB), Y11, Y11
-	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDUBSW     (R12), Y11, Y11
 	VPMADDWD       ifyones16<>+0(SB), Y11, Y1
 
-	// Row 2.
+	// Half 0, row 2.
 	VBROADCASTI128 4(R11)(R8*2), Y11
 	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
 	VPAND          ify0f<>+0(SB), Y11, Y11
-	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDUBSW     (R12), Y11, Y11
 	VPMADDWD       ifyones16<>+0(SB), Y11, Y2
 
-	// Row 3.
+	// Half 0, row 3.
 	VBROADCASTI128 4(R11)(R9*1), Y11
 	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
 	VPAND          ify0f<>+0(SB), Y11, Y11
-	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDUBSW     (R12), Y11, Y11
 	VPMADDWD       ifyones16<>+0(SB), Y11, Y3
 
-	// The four rows' base and scale: X12 and X11.
-	VMOVD        (R11), X12
-	VPINSRD      $0x01, (R11)(R8*1), X12, X12
-	VPINSRD      $0x02, (R11)(R8*2), X12, X12
-	VPINSRD      $0x03, (R11)(R9*1), X12, X12
-	VPSHUFB      ifyhdr<>+0(SB), X12, X12
-	VCVTPH2PS    X12, Y12
-	VEXTRACTF128 $0x01, Y12, X11
+	// Half 0, row 4.
+	VBROADCASTI128 4(R14), Y11
+	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
+	VPAND          ify0f<>+0(SB), Y11, Y11
+	VPMADDUBSW     (R12), Y11, Y11
+	VPMADDWD       ifyones16<>+0(SB), Y11, Y4
 
-	// Half 0: S of the four rows, Y, and the float steps.
+	// Half 0, row 5.
+	VBROADCASTI128 4(R14)(R8*1), Y11
+	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
+	VPAND          ify0f<>+0(SB), Y11, Y11
+	VPMADDUBSW     (R12), Y11, Y11
+	VPMADDWD       ifyones16<>+0(SB), Y11, Y5
+
+	// Half 0, row 6.
+	VBROADCASTI128 4(R14)(R8*2), Y11
+	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
+	VPAND          ify0f<>+0(SB), Y11, Y11
+	VPMADDUBSW     (R12), Y11, Y11
+	VPMADDWD       ifyones16<>+0(SB), Y11, Y6
+
+	// Half 0, row 7.
+	VBROADCASTI128 4(R14)(R9*1), Y11
+	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
+	VPAND          ify0f<>+0(SB), Y11, Y11
+	VPMADDUBSW     (R12), Y11, Y11
+	VPMADDWD       ifyones16<>+0(SB), Y11, Y7
+
+	// Half 0: S of the eight rows and the float steps.
 	VPHADDD      Y1, Y0, Y0
 	VPHADDD      Y3, Y2, Y2
+	VPHADDD      Y5, Y4, Y4
+	VPHADDD      Y7, Y6, Y6
 	VPHADDD      Y2, Y0, Y0
-	VEXTRACTI128 $0x01, Y0, X1
-	VPADDD       X1, X0, X0
-	VCVTDQ2PS    X0, X0
-	VMOVDQU      ifyones8<>+0(SB), Y14
-	VPMADDUBSW   Y10, Y14, Y14
-	VPMADDWD     ifyones16<>+0(SB), Y14, Y14
-	VEXTRACTI128 $0x01, Y14, X15
-	VPADDD       X15, X14, X14
-	VPSHUFD      $0x4e, X14, X15
-	VPADDD       X15, X14, X14
-	VPSHUFD      $0xb1, X14, X15
-	VPADDD       X15, X14, X14
-	VCVTDQ2PS    X14, X14
-	VPBROADCASTW (R12), X15
-	VCVTPH2PS    X15, X15
-	VMULPS       X15, X14, X14
-	VMULPS       X15, X11, X15
-	VMULPS       X0, X15, X15
-	VMULPS       X14, X12, X14
-	VADDPS       X14, X15, X15
-	VADDPS       X15, X13, X13
+	VPHADDD      Y6, Y4, Y4
+	VPERM2I128   $0x20, Y4, Y0, Y1
+	VPERM2I128   $0x31, Y4, Y0, Y2
+	VPADDD       Y2, Y1, Y1
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 32(R12), Y2
+	VMULPS       Y2, Y15, Y2
+	VMULPS       Y1, Y2, Y2
+	VBROADCASTSS 36(R12), Y3
+	VMULPS       Y3, Y14, Y3
+	VADDPS       Y3, Y2, Y2
+	VADDPS       Y2, Y13, Y13
 	ADDQ         $0x00000014, R11
-	ADDQ         $0x00000022, R12
+	ADDQ         $0x00000014, R14
+	ADDQ         $0x00000040, R12
 	DECQ         R13
 	JNZ          blk
 	TESTQ        R10, R10
 	JZ           store
-	VADDPS       (DX), X13, X13
+	VADDPS       (DX), Y13, Y13
 
 store:
-	VMOVUPS X13, (DX)
-	ADDQ    $0x00000010, DX
-	LEAQ    (SI)(R8*4), SI
+	VMOVUPS Y13, (DX)
+	ADDQ    $0x00000020, DX
+	LEAQ    (SI)(R8*8), SI
 	DECQ    BX
 	JNZ     group
 
@@ -740,15 +1098,54 @@ DATA ifyact2Q4_B64T1<>+16(SB)/8, $0x0f0d0b0907050301
 DATA ifyact2Q4_B64T1<>+24(SB)/8, $0x8080808080808080
 GLOBL ifyact2Q4_B64T1<>(SB), RODATA|NOPTR, $32
 
-// func gemv4Q4_B64T1AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
+// func ifyPrepQ4_B64T1AVX2(x unsafe.Pointer, n int, xp unsafe.Pointer)
 // Requires: AVX, AVX2, F16C
-TEXT ·gemv4Q4_B64T1AVX2(SB), NOSPLIT, $0-56
-	// For q groups of four rows of nb Q4_B64T1 blocks (ldw bytes apart),
+TEXT ·ifyPrepQ4_B64T1AVX2(SB), NOSPLIT, $0-24
+	// Prepares n > 0 Q8_0 blocks at x for gemv8Q4_B64T1AVX2: in 64 bytes per
+	// block at xp, the quants in the weights' order, dy and float32(Y)·dy.
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	MOVQ xp+16(FP), DI
+
+blk:
+	VMOVDQU      2(SI), Y0
+	VPERMQ       $0x4e, Y0, Y1
+	VPSHUFB      ifyact1Q4_B64T1<>+0(SB), Y0, Y0
+	VPSHUFB      ifyact2Q4_B64T1<>+0(SB), Y1, Y1
+	VPOR         Y1, Y0, Y0
+	VMOVDQU      Y0, (DI)
+	VMOVDQU      ifyones8<>+0(SB), Y2
+	VPMADDUBSW   Y0, Y2, Y2
+	VPMADDWD     ifyones16<>+0(SB), Y2, Y2
+	VEXTRACTI128 $0x01, Y2, X3
+	VPADDD       X3, X2, X2
+	VPSHUFD      $0x4e, X2, X3
+	VPADDD       X3, X2, X2
+	VPSHUFD      $0xb1, X2, X3
+	VPADDD       X3, X2, X2
+	VCVTDQ2PS    X2, X2
+	VPBROADCASTW (SI), X3
+	VCVTPH2PS    X3, X3
+	VMOVSS       X3, 32(DI)
+	VMULSS       X3, X2, X2
+	VMOVSS       X2, 36(DI)
+	ADDQ         $0x00000022, SI
+	ADDQ         $0x00000040, DI
+	DECQ         CX
+	JNZ          blk
+	VZEROUPPER
+	RET
+
+// func gemv8Q4_B64T1AVX2(w unsafe.Pointer, ldw uintptr, xp unsafe.Pointer, nb int, y *float32, q int, acc int)
+// Requires: AVX, AVX2, F16C
+TEXT ·gemv8Q4_B64T1AVX2(SB), NOSPLIT, $0-56
+	// For q groups of eight rows of nb Q4_B64T1 blocks (ldw bytes apart),
 	// y[r] = w_r·x (or += when acc is not 0, one addition after the row's
-	// sum); x holds Q8_0 blocks, nb > 0.
+	// sum); xp holds the activations as ifyPrepQ4_B64T1AVX2 prepares them,
+	// nb > 0.
 	MOVQ  w+0(FP), SI
 	MOVQ  ldw+8(FP), R8
-	MOVQ  x+16(FP), DI
+	MOVQ  xp+16(FP), DI
 	MOVQ  nb+24(FP), CX
 	MOVQ  y+32(FP), DX
 	MOVQ  q+40(FP), BX
@@ -758,146 +1155,191 @@ TEXT ·gemv4Q4_B64T1AVX2(SB), NOSPLIT, $0-56
 	JZ    done
 
 group:
-	VXORPS X13, X13, X13
+	VXORPS Y13, Y13, Y13
 	MOVQ   SI, R11
+	LEAQ   (SI)(R8*4), R14
 	MOVQ   DI, R12
 	MOVQ   CX, R13
 
 blk:
-	// Activations 0, permuted to the weights' order.
-	VMOVDQU 2(R12), Y10
-	VPERMQ  $0x4e, Y10, Y14
-	VPSHUFB ifyact1Q4_B64T1<>+0(SB), Y10, Y10
-	VPSHUFB ifyact2Q4_B64T1<>+0(SB), Y14, Y14
-	VPOR    Y14, Y10, Y10
+	// The eight rows' bases (Y14) and scales (Y15).
+	VMOVD       (R11), X14
+	VPINSRD     $0x01, (R11)(R8*1), X14, X14
+	VPINSRD     $0x02, (R11)(R8*2), X14, X14
+	VPINSRD     $0x03, (R11)(R9*1), X14, X14
+	VPSHUFB     ifyhdr<>+0(SB), X14, X14
+	VMOVD       (R14), X15
+	VPINSRD     $0x01, (R14)(R8*1), X15, X15
+	VPINSRD     $0x02, (R14)(R8*2), X15, X15
+	VPINSRD     $0x03, (R14)(R9*1), X15, X15
+	VPSHUFB     ifyhdr<>+0(SB), X15, X15
+	VPUNPCKHQDQ X15, X14, X8
+	VPUNPCKLQDQ X15, X14, X14
+	VCVTPH2PS   X14, Y14
+	VCVTPH2PS   X8, Y15
 
-	// Activations 1, permuted to the weights' order.
-	VMOVDQU 36(R12), Y9
-	VPERMQ  $0x4e, Y9, Y14
-	VPSHUFB ifyact1Q4_B64T1<>+0(SB), Y9, Y9
-	VPSHUFB ifyact2Q4_B64T1<>+0(SB), Y14, Y14
-	VPOR    Y14, Y9, Y9
-
-	// Row 0.
+	// Half 0, row 0.
 	VBROADCASTI128 4(R11), Y11
 	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
 	VPAND          ify0f<>+0(SB), Y11, Y11
-	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDUBSW     (R12), Y11, Y11
 	VPMADDWD       ifyones16<>+0(SB), Y11, Y0
-	VBROADCASTI128 20(R11), Y11
-	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
-	VPAND          ify0f<>+0(SB), Y11, Y11
-	VPMADDUBSW     Y9, Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y4
 
-	// Row 1.
+	// Half 0, row 1.
 	VBROADCASTI128 4(R11)(R8*1), Y11
 	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
 	VPAND          ify0f<>+0(SB), Y11, Y11
-	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDUBSW     (R12), Y11, Y11
 	VPMADDWD       ifyones16<>+0(SB), Y11, Y1
-	VBROADCASTI128 20(R11)(R8*1), Y11
-	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
-	VPAND          ify0f<>+0(SB), Y11, Y11
-	VPMADDUBSW     Y9, Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y5
 
-	// Row 2.
+	// Half 0, row 2.
 	VBROADCASTI128 4(R11)(R8*2), Y11
 	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
 	VPAND          ify0f<>+0(SB), Y11, Y11
-	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDUBSW     (R12), Y11, Y11
 	VPMADDWD       ifyones16<>+0(SB), Y11, Y2
-	VBROADCASTI128 20(R11)(R8*2), Y11
-	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
-	VPAND          ify0f<>+0(SB), Y11, Y11
-	VPMADDUBSW     Y9, Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y6
 
-	// Row 3.
+	// Half 0, row 3.
 	VBROADCASTI128 4(R11)(R9*1), Y11
 	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
 	VPAND          ify0f<>+0(SB), Y11, Y11
-	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDUBSW     (R12), Y11, Y11
 	VPMADDWD       ifyones16<>+0(SB), Y11, Y3
+
+	// Half 0, row 4.
+	VBROADCASTI128 4(R14), Y11
+	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
+	VPAND          ify0f<>+0(SB), Y11, Y11
+	VPMADDUBSW     (R12), Y11, Y11
+	VPMADDWD       ifyones16<>+0(SB), Y11, Y4
+
+	// Half 0, row 5.
+	VBROADCASTI128 4(R14)(R8*1), Y11
+	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
+	VPAND          ify0f<>+0(SB), Y11, Y11
+	VPMADDUBSW     (R12), Y11, Y11
+	VPMADDWD       ifyones16<>+0(SB), Y11, Y5
+
+	// Half 0, row 6.
+	VBROADCASTI128 4(R14)(R8*2), Y11
+	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
+	VPAND          ify0f<>+0(SB), Y11, Y11
+	VPMADDUBSW     (R12), Y11, Y11
+	VPMADDWD       ifyones16<>+0(SB), Y11, Y6
+
+	// Half 0, row 7.
+	VBROADCASTI128 4(R14)(R9*1), Y11
+	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
+	VPAND          ify0f<>+0(SB), Y11, Y11
+	VPMADDUBSW     (R12), Y11, Y11
+	VPMADDWD       ifyones16<>+0(SB), Y11, Y7
+
+	// Half 0: S of the eight rows and the float steps.
+	VPHADDD      Y1, Y0, Y0
+	VPHADDD      Y3, Y2, Y2
+	VPHADDD      Y5, Y4, Y4
+	VPHADDD      Y7, Y6, Y6
+	VPHADDD      Y2, Y0, Y0
+	VPHADDD      Y6, Y4, Y4
+	VPERM2I128   $0x20, Y4, Y0, Y1
+	VPERM2I128   $0x31, Y4, Y0, Y2
+	VPADDD       Y2, Y1, Y1
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 32(R12), Y2
+	VMULPS       Y2, Y15, Y2
+	VMULPS       Y1, Y2, Y2
+	VBROADCASTSS 36(R12), Y3
+	VMULPS       Y3, Y14, Y3
+	VADDPS       Y3, Y2, Y2
+	VADDPS       Y2, Y13, Y13
+
+	// Half 1, row 0.
+	VBROADCASTI128 20(R11), Y11
+	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
+	VPAND          ify0f<>+0(SB), Y11, Y11
+	VPMADDUBSW     64(R12), Y11, Y11
+	VPMADDWD       ifyones16<>+0(SB), Y11, Y0
+
+	// Half 1, row 1.
+	VBROADCASTI128 20(R11)(R8*1), Y11
+	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
+	VPAND          ify0f<>+0(SB), Y11, Y11
+	VPMADDUBSW     64(R12), Y11, Y11
+	VPMADDWD       ifyones16<>+0(SB), Y11, Y1
+
+	// Half 1, row 2.
+	VBROADCASTI128 20(R11)(R8*2), Y11
+	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
+	VPAND          ify0f<>+0(SB), Y11, Y11
+	VPMADDUBSW     64(R12), Y11, Y11
+	VPMADDWD       ifyones16<>+0(SB), Y11, Y2
+
+	// Half 1, row 3.
 	VBROADCASTI128 20(R11)(R9*1), Y11
 	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
 	VPAND          ify0f<>+0(SB), Y11, Y11
-	VPMADDUBSW     Y9, Y11, Y11
+	VPMADDUBSW     64(R12), Y11, Y11
+	VPMADDWD       ifyones16<>+0(SB), Y11, Y3
+
+	// Half 1, row 4.
+	VBROADCASTI128 20(R14), Y11
+	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
+	VPAND          ify0f<>+0(SB), Y11, Y11
+	VPMADDUBSW     64(R12), Y11, Y11
+	VPMADDWD       ifyones16<>+0(SB), Y11, Y4
+
+	// Half 1, row 5.
+	VBROADCASTI128 20(R14)(R8*1), Y11
+	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
+	VPAND          ify0f<>+0(SB), Y11, Y11
+	VPMADDUBSW     64(R12), Y11, Y11
+	VPMADDWD       ifyones16<>+0(SB), Y11, Y5
+
+	// Half 1, row 6.
+	VBROADCASTI128 20(R14)(R8*2), Y11
+	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
+	VPAND          ify0f<>+0(SB), Y11, Y11
+	VPMADDUBSW     64(R12), Y11, Y11
+	VPMADDWD       ifyones16<>+0(SB), Y11, Y6
+
+	// Half 1, row 7.
+	VBROADCASTI128 20(R14)(R9*1), Y11
+	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
+	VPAND          ify0f<>+0(SB), Y11, Y11
+	VPMADDUBSW     64(R12), Y11, Y11
 	VPMADDWD       ifyones16<>+0(SB), Y11, Y7
 
-	// The four rows' base and scale: X12 and X11.
-	VMOVD        (R11), X12
-	VPINSRD      $0x01, (R11)(R8*1), X12, X12
-	VPINSRD      $0x02, (R11)(R8*2), X12, X12
-	VPINSRD      $0x03, (R11)(R9*1), X12, X12
-	VPSHUFB      ifyhdr<>+0(SB), X12, X12
-	VCVTPH2PS    X12, Y12
-	VEXTRACTF128 $0x01, Y12, X11
-
-	// Half 0: S of the four rows, Y, and the float steps.
+	// Half 1: S of the eight rows and the float steps.
 	VPHADDD      Y1, Y0, Y0
 	VPHADDD      Y3, Y2, Y2
-	VPHADDD      Y2, Y0, Y0
-	VEXTRACTI128 $0x01, Y0, X1
-	VPADDD       X1, X0, X0
-	VCVTDQ2PS    X0, X0
-	VMOVDQU      ifyones8<>+0(SB), Y14
-	VPMADDUBSW   Y10, Y14, Y14
-	VPMADDWD     ifyones16<>+0(SB), Y14, Y14
-	VEXTRACTI128 $0x01, Y14, X15
-	VPADDD       X15, X14, X14
-	VPSHUFD      $0x4e, X14, X15
-	VPADDD       X15, X14, X14
-	VPSHUFD      $0xb1, X14, X15
-	VPADDD       X15, X14, X14
-	VCVTDQ2PS    X14, X14
-	VPBROADCASTW (R12), X15
-	VCVTPH2PS    X15, X15
-	VMULPS       X15, X14, X14
-	VMULPS       X15, X11, X15
-	VMULPS       X0, X15, X15
-	VMULPS       X14, X12, X14
-	VADDPS       X14, X15, X15
-	VADDPS       X15, X13, X13
-
-	// Half 1: S of the four rows, Y, and the float steps.
 	VPHADDD      Y5, Y4, Y4
 	VPHADDD      Y7, Y6, Y6
+	VPHADDD      Y2, Y0, Y0
 	VPHADDD      Y6, Y4, Y4
-	VEXTRACTI128 $0x01, Y4, X5
-	VPADDD       X5, X4, X4
-	VCVTDQ2PS    X4, X4
-	VMOVDQU      ifyones8<>+0(SB), Y14
-	VPMADDUBSW   Y9, Y14, Y14
-	VPMADDWD     ifyones16<>+0(SB), Y14, Y14
-	VEXTRACTI128 $0x01, Y14, X15
-	VPADDD       X15, X14, X14
-	VPSHUFD      $0x4e, X14, X15
-	VPADDD       X15, X14, X14
-	VPSHUFD      $0xb1, X14, X15
-	VPADDD       X15, X14, X14
-	VCVTDQ2PS    X14, X14
-	VPBROADCASTW 34(R12), X15
-	VCVTPH2PS    X15, X15
-	VMULPS       X15, X14, X14
-	VMULPS       X15, X11, X15
-	VMULPS       X4, X15, X15
-	VMULPS       X14, X12, X14
-	VADDPS       X14, X15, X15
-	VADDPS       X15, X13, X13
+	VPERM2I128   $0x20, Y4, Y0, Y1
+	VPERM2I128   $0x31, Y4, Y0, Y2
+	VPADDD       Y2, Y1, Y1
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 96(R12), Y2
+	VMULPS       Y2, Y15, Y2
+	VMULPS       Y1, Y2, Y2
+	VBROADCASTSS 100(R12), Y3
+	VMULPS       Y3, Y14, Y3
+	VADDPS       Y3, Y2, Y2
+	VADDPS       Y2, Y13, Y13
 	ADDQ         $0x00000024, R11
-	ADDQ         $0x00000044, R12
+	ADDQ         $0x00000024, R14
+	ADDQ         $0x00000080, R12
 	DECQ         R13
 	JNZ          blk
 	TESTQ        R10, R10
 	JZ           store
-	VADDPS       (DX), X13, X13
+	VADDPS       (DX), Y13, Y13
 
 store:
-	VMOVUPS X13, (DX)
-	ADDQ    $0x00000010, DX
-	LEAQ    (SI)(R8*4), SI
+	VMOVUPS Y13, (DX)
+	ADDQ    $0x00000020, DX
+	LEAQ    (SI)(R8*8), SI
 	DECQ    BX
 	JNZ     group
 
@@ -947,15 +1389,54 @@ DATA ifymask10Q3H_B64T1<>+16(SB)/8, $0x4010040140100401
 DATA ifymask10Q3H_B64T1<>+24(SB)/8, $0x8020080280200802
 GLOBL ifymask10Q3H_B64T1<>(SB), RODATA|NOPTR, $32
 
-// func gemv4Q3H_B64T1AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
+// func ifyPrepQ3H_B64T1AVX2(x unsafe.Pointer, n int, xp unsafe.Pointer)
 // Requires: AVX, AVX2, F16C
-TEXT ·gemv4Q3H_B64T1AVX2(SB), NOSPLIT, $0-56
-	// For q groups of four rows of nb Q3H_B64T1 blocks (ldw bytes apart),
+TEXT ·ifyPrepQ3H_B64T1AVX2(SB), NOSPLIT, $0-24
+	// Prepares n > 0 Q8_0 blocks at x for gemv8Q3H_B64T1AVX2: in 64 bytes per
+	// block at xp, the quants in the weights' order, dy and float32(Y)·dy.
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	MOVQ xp+16(FP), DI
+
+blk:
+	VMOVDQU      2(SI), Y0
+	VPERMQ       $0x4e, Y0, Y1
+	VPSHUFB      ifyact1Q3H_B64T1<>+0(SB), Y0, Y0
+	VPSHUFB      ifyact2Q3H_B64T1<>+0(SB), Y1, Y1
+	VPOR         Y1, Y0, Y0
+	VMOVDQU      Y0, (DI)
+	VMOVDQU      ifyones8<>+0(SB), Y2
+	VPMADDUBSW   Y0, Y2, Y2
+	VPMADDWD     ifyones16<>+0(SB), Y2, Y2
+	VEXTRACTI128 $0x01, Y2, X3
+	VPADDD       X3, X2, X2
+	VPSHUFD      $0x4e, X2, X3
+	VPADDD       X3, X2, X2
+	VPSHUFD      $0xb1, X2, X3
+	VPADDD       X3, X2, X2
+	VCVTDQ2PS    X2, X2
+	VPBROADCASTW (SI), X3
+	VCVTPH2PS    X3, X3
+	VMOVSS       X3, 32(DI)
+	VMULSS       X3, X2, X2
+	VMOVSS       X2, 36(DI)
+	ADDQ         $0x00000022, SI
+	ADDQ         $0x00000040, DI
+	DECQ         CX
+	JNZ          blk
+	VZEROUPPER
+	RET
+
+// func gemv8Q3H_B64T1AVX2(w unsafe.Pointer, ldw uintptr, xp unsafe.Pointer, nb int, y *float32, q int, acc int)
+// Requires: AVX, AVX2, F16C
+TEXT ·gemv8Q3H_B64T1AVX2(SB), NOSPLIT, $256-56
+	// For q groups of eight rows of nb Q3H_B64T1 blocks (ldw bytes apart),
 	// y[r] = w_r·x (or += when acc is not 0, one addition after the row's
-	// sum); x holds Q8_0 blocks, nb > 0.
+	// sum); xp holds the activations as ifyPrepQ3H_B64T1AVX2 prepares them,
+	// nb > 0.
 	MOVQ  w+0(FP), SI
 	MOVQ  ldw+8(FP), R8
-	MOVQ  x+16(FP), DI
+	MOVQ  xp+16(FP), DI
 	MOVQ  nb+24(FP), CX
 	MOVQ  y+32(FP), DX
 	MOVQ  q+40(FP), BX
@@ -965,27 +1446,30 @@ TEXT ·gemv4Q3H_B64T1AVX2(SB), NOSPLIT, $0-56
 	JZ    done
 
 group:
-	VXORPS X13, X13, X13
+	VXORPS Y13, Y13, Y13
 	MOVQ   SI, R11
+	LEAQ   (SI)(R8*4), R14
 	MOVQ   DI, R12
 	MOVQ   CX, R13
 
 blk:
-	// Activations 0, permuted to the weights' order.
-	VMOVDQU 2(R12), Y10
-	VPERMQ  $0x4e, Y10, Y14
-	VPSHUFB ifyact1Q3H_B64T1<>+0(SB), Y10, Y10
-	VPSHUFB ifyact2Q3H_B64T1<>+0(SB), Y14, Y14
-	VPOR    Y14, Y10, Y10
+	// The eight rows' bases (Y14) and scales (Y15).
+	VMOVD       (R11), X14
+	VPINSRD     $0x01, (R11)(R8*1), X14, X14
+	VPINSRD     $0x02, (R11)(R8*2), X14, X14
+	VPINSRD     $0x03, (R11)(R9*1), X14, X14
+	VPSHUFB     ifyhdr<>+0(SB), X14, X14
+	VMOVD       (R14), X15
+	VPINSRD     $0x01, (R14)(R8*1), X15, X15
+	VPINSRD     $0x02, (R14)(R8*2), X15, X15
+	VPINSRD     $0x03, (R14)(R9*1), X15, X15
+	VPSHUFB     ifyhdr<>+0(SB), X15, X15
+	VPUNPCKHQDQ X15, X14, X8
+	VPUNPCKLQDQ X15, X14, X14
+	VCVTPH2PS   X14, Y14
+	VCVTPH2PS   X8, Y15
 
-	// Activations 1, permuted to the weights' order.
-	VMOVDQU 36(R12), Y9
-	VPERMQ  $0x4e, Y9, Y14
-	VPSHUFB ifyact1Q3H_B64T1<>+0(SB), Y9, Y9
-	VPSHUFB ifyact2Q3H_B64T1<>+0(SB), Y14, Y14
-	VPOR    Y14, Y9, Y9
-
-	// Row 0.
+	// Half 0, row 0.
 	VMOVDQU      16(R11), X11
 	VPERMQ       $0x50, Y11, Y11
 	VPSRLVQ      ifyq3hsh<>+0(SB), Y11, Y11
@@ -1014,14 +1498,13 @@ blk:
 	VPOR         Y12, Y8, Y8
 	VPMULLW      ifym11<>+0(SB), Y8, Y12
 	VPSUBB       Y12, Y11, Y11
-	VPERM2I128   $0x20, Y8, Y11, Y12
-	VPMADDUBSW   Y10, Y12, Y12
-	VPMADDWD     ifyones16<>+0(SB), Y12, Y0
 	VPERM2I128   $0x31, Y8, Y11, Y12
-	VPMADDUBSW   Y9, Y12, Y12
-	VPMADDWD     ifyones16<>+0(SB), Y12, Y4
+	VMOVDQU      Y12, (SP)
+	VPERM2I128   $0x20, Y8, Y11, Y11
+	VPMADDUBSW   (R12), Y11, Y11
+	VPMADDWD     ifyones16<>+0(SB), Y11, Y0
 
-	// Row 1.
+	// Half 0, row 1.
 	VMOVDQU      16(R11)(R8*1), X11
 	VPERMQ       $0x50, Y11, Y11
 	VPSRLVQ      ifyq3hsh<>+0(SB), Y11, Y11
@@ -1050,14 +1533,13 @@ blk:
 	VPOR         Y12, Y8, Y8
 	VPMULLW      ifym11<>+0(SB), Y8, Y12
 	VPSUBB       Y12, Y11, Y11
-	VPERM2I128   $0x20, Y8, Y11, Y12
-	VPMADDUBSW   Y10, Y12, Y12
-	VPMADDWD     ifyones16<>+0(SB), Y12, Y1
 	VPERM2I128   $0x31, Y8, Y11, Y12
-	VPMADDUBSW   Y9, Y12, Y12
-	VPMADDWD     ifyones16<>+0(SB), Y12, Y5
+	VMOVDQU      Y12, 32(SP)
+	VPERM2I128   $0x20, Y8, Y11, Y11
+	VPMADDUBSW   (R12), Y11, Y11
+	VPMADDWD     ifyones16<>+0(SB), Y11, Y1
 
-	// Row 2.
+	// Half 0, row 2.
 	VMOVDQU      16(R11)(R8*2), X11
 	VPERMQ       $0x50, Y11, Y11
 	VPSRLVQ      ifyq3hsh<>+0(SB), Y11, Y11
@@ -1086,14 +1568,13 @@ blk:
 	VPOR         Y12, Y8, Y8
 	VPMULLW      ifym11<>+0(SB), Y8, Y12
 	VPSUBB       Y12, Y11, Y11
-	VPERM2I128   $0x20, Y8, Y11, Y12
-	VPMADDUBSW   Y10, Y12, Y12
-	VPMADDWD     ifyones16<>+0(SB), Y12, Y2
 	VPERM2I128   $0x31, Y8, Y11, Y12
-	VPMADDUBSW   Y9, Y12, Y12
-	VPMADDWD     ifyones16<>+0(SB), Y12, Y6
+	VMOVDQU      Y12, 64(SP)
+	VPERM2I128   $0x20, Y8, Y11, Y11
+	VPMADDUBSW   (R12), Y11, Y11
+	VPMADDWD     ifyones16<>+0(SB), Y11, Y2
 
-	// Row 3.
+	// Half 0, row 3.
 	VMOVDQU      16(R11)(R9*1), X11
 	VPERMQ       $0x50, Y11, Y11
 	VPSRLVQ      ifyq3hsh<>+0(SB), Y11, Y11
@@ -1122,85 +1603,242 @@ blk:
 	VPOR         Y12, Y8, Y8
 	VPMULLW      ifym11<>+0(SB), Y8, Y12
 	VPSUBB       Y12, Y11, Y11
-	VPERM2I128   $0x20, Y8, Y11, Y12
-	VPMADDUBSW   Y10, Y12, Y12
-	VPMADDWD     ifyones16<>+0(SB), Y12, Y3
 	VPERM2I128   $0x31, Y8, Y11, Y12
-	VPMADDUBSW   Y9, Y12, Y12
-	VPMADDWD     ifyones16<>+0(SB), Y12, Y7
+	VMOVDQU      Y12, 96(SP)
+	VPERM2I128   $0x20, Y8, Y11, Y11
+	VPMADDUBSW   (R12), Y11, Y11
+	VPMADDWD     ifyones16<>+0(SB), Y11, Y3
 
-	// The four rows' base and scale: X12 and X11.
-	VMOVD        (R11), X12
-	VPINSRD      $0x01, (R11)(R8*1), X12, X12
-	VPINSRD      $0x02, (R11)(R8*2), X12, X12
-	VPINSRD      $0x03, (R11)(R9*1), X12, X12
-	VPSHUFB      ifyhdr<>+0(SB), X12, X12
-	VCVTPH2PS    X12, Y12
-	VEXTRACTF128 $0x01, Y12, X11
+	// Half 0, row 4.
+	VMOVDQU      16(R14), X11
+	VPERMQ       $0x50, Y11, Y11
+	VPSRLVQ      ifyq3hsh<>+0(SB), Y11, Y11
+	VPAND        ify0f<>+0(SB), Y11, Y11
+	VPBROADCASTQ 8(R14), Y8
+	VPSHUFB      ifyidx0Q3H_B64T1<>+0(SB), Y8, Y8
+	VPAND        ifymask00Q3H_B64T1<>+0(SB), Y8, Y12
+	VPCMPEQB     ifymask00Q3H_B64T1<>+0(SB), Y12, Y12
+	VPAND        ifyv10<>+0(SB), Y12, Y12
+	VPOR         Y12, Y11, Y11
+	VPAND        ifymask01Q3H_B64T1<>+0(SB), Y8, Y12
+	VPCMPEQB     ifymask01Q3H_B64T1<>+0(SB), Y12, Y12
+	VPAND        ifyv20<>+0(SB), Y12, Y12
+	VPOR         Y12, Y11, Y11
+	VPBROADCASTD 4(R14), Y8
+	VPSHUFB      ifyidx1Q3H_B64T1<>+0(SB), Y8, Y8
+	VPAND        ifymask10Q3H_B64T1<>+0(SB), Y8, Y12
+	VPCMPEQB     ifymask10Q3H_B64T1<>+0(SB), Y12, Y12
+	VPAND        ifyv40<>+0(SB), Y12, Y12
+	VPOR         Y12, Y11, Y11
+	VPAND        ifyw00ff<>+0(SB), Y11, Y8
+	VPSRLW       $0x08, Y11, Y12
+	VPMULHUW     ifym5984<>+0(SB), Y8, Y8
+	VPMULHUW     ifym5984<>+0(SB), Y12, Y12
+	VPSLLW       $0x08, Y12, Y12
+	VPOR         Y12, Y8, Y8
+	VPMULLW      ifym11<>+0(SB), Y8, Y12
+	VPSUBB       Y12, Y11, Y11
+	VPERM2I128   $0x31, Y8, Y11, Y12
+	VMOVDQU      Y12, 128(SP)
+	VPERM2I128   $0x20, Y8, Y11, Y11
+	VPMADDUBSW   (R12), Y11, Y11
+	VPMADDWD     ifyones16<>+0(SB), Y11, Y4
 
-	// Half 0: S of the four rows, Y, and the float steps.
+	// Half 0, row 5.
+	VMOVDQU      16(R14)(R8*1), X11
+	VPERMQ       $0x50, Y11, Y11
+	VPSRLVQ      ifyq3hsh<>+0(SB), Y11, Y11
+	VPAND        ify0f<>+0(SB), Y11, Y11
+	VPBROADCASTQ 8(R14)(R8*1), Y8
+	VPSHUFB      ifyidx0Q3H_B64T1<>+0(SB), Y8, Y8
+	VPAND        ifymask00Q3H_B64T1<>+0(SB), Y8, Y12
+	VPCMPEQB     ifymask00Q3H_B64T1<>+0(SB), Y12, Y12
+	VPAND        ifyv10<>+0(SB), Y12, Y12
+	VPOR         Y12, Y11, Y11
+	VPAND        ifymask01Q3H_B64T1<>+0(SB), Y8, Y12
+	VPCMPEQB     ifymask01Q3H_B64T1<>+0(SB), Y12, Y12
+	VPAND        ifyv20<>+0(SB), Y12, Y12
+	VPOR         Y12, Y11, Y11
+	VPBROADCASTD 4(R14)(R8*1), Y8
+	VPSHUFB      ifyidx1Q3H_B64T1<>+0(SB), Y8, Y8
+	VPAND        ifymask10Q3H_B64T1<>+0(SB), Y8, Y12
+	VPCMPEQB     ifymask10Q3H_B64T1<>+0(SB), Y12, Y12
+	VPAND        ifyv40<>+0(SB), Y12, Y12
+	VPOR         Y12, Y11, Y11
+	VPAND        ifyw00ff<>+0(SB), Y11, Y8
+	VPSRLW       $0x08, Y11, Y12
+	VPMULHUW     ifym5984<>+0(SB), Y8, Y8
+	VPMULHUW     ifym5984<>+0(SB), Y12, Y12
+	VPSLLW       $0x08, Y12, Y12
+	VPOR         Y12, Y8, Y8
+	VPMULLW      ifym11<>+0(SB), Y8, Y12
+	VPSUBB       Y12, Y11, Y11
+	VPERM2I128   $0x31, Y8, Y11, Y12
+	VMOVDQU      Y12, 160(SP)
+	VPERM2I128   $0x20, Y8, Y11, Y11
+	VPMADDUBSW   (R12), Y11, Y11
+	VPMADDWD     ifyones16<>+0(SB), Y11, Y5
+
+	// Half 0, row 6.
+	VMOVDQU      16(R14)(R8*2), X11
+	VPERMQ       $0x50, Y11, Y11
+	VPSRLVQ      ifyq3hsh<>+0(SB), Y11, Y11
+	VPAND        ify0f<>+0(SB), Y11, Y11
+	VPBROADCASTQ 8(R14)(R8*2), Y8
+	VPSHUFB      ifyidx0Q3H_B64T1<>+0(SB), Y8, Y8
+	VPAND        ifymask00Q3H_B64T1<>+0(SB), Y8, Y12
+	VPCMPEQB     ifymask00Q3H_B64T1<>+0(SB), Y12, Y12
+	VPAND        ifyv10<>+0(SB), Y12, Y12
+	VPOR         Y12, Y11, Y11
+	VPAND        ifymask01Q3H_B64T1<>+0(SB), Y8, Y12
+	VPCMPEQB     ifymask01Q3H_B64T1<>+0(SB), Y12, Y12
+	VPAND        ifyv20<>+0(SB), Y12, Y12
+	VPOR         Y12, Y11, Y11
+	VPBROADCASTD 4(R14)(R8*2), Y8
+	VPSHUFB      ifyidx1Q3H_B64T1<>+0(SB), Y8, Y8
+	VPAND        ifymask10Q3H_B64T1<>+0(SB), Y8, Y12
+	VPCMPEQB     ifymask10Q3H_B64T1<>+0(SB), Y12, Y12
+	VPAND        ifyv40<>+0(SB), Y12, Y12
+	VPOR         Y12, Y11, Y11
+	VPAND        ifyw00ff<>+0(SB), Y11, Y8
+	VPSRLW       $0x08, Y11, Y12
+	VPMULHUW     ifym5984<>+0(SB), Y8, Y8
+	VPMULHUW     ifym5984<>+0(SB), Y12, Y12
+	VPSLLW       $0x08, Y12, Y12
+	VPOR         Y12, Y8, Y8
+	VPMULLW      ifym11<>+0(SB), Y8, Y12
+	VPSUBB       Y12, Y11, Y11
+	VPERM2I128   $0x31, Y8, Y11, Y12
+	VMOVDQU      Y12, 192(SP)
+	VPERM2I128   $0x20, Y8, Y11, Y11
+	VPMADDUBSW   (R12), Y11, Y11
+	VPMADDWD     ifyones16<>+0(SB), Y11, Y6
+
+	// Half 0, row 7.
+	VMOVDQU      16(R14)(R9*1), X11
+	VPERMQ       $0x50, Y11, Y11
+	VPSRLVQ      ifyq3hsh<>+0(SB), Y11, Y11
+	VPAND        ify0f<>+0(SB), Y11, Y11
+	VPBROADCASTQ 8(R14)(R9*1), Y8
+	VPSHUFB      ifyidx0Q3H_B64T1<>+0(SB), Y8, Y8
+	VPAND        ifymask00Q3H_B64T1<>+0(SB), Y8, Y12
+	VPCMPEQB     ifymask00Q3H_B64T1<>+0(SB), Y12, Y12
+	VPAND        ifyv10<>+0(SB), Y12, Y12
+	VPOR         Y12, Y11, Y11
+	VPAND        ifymask01Q3H_B64T1<>+0(SB), Y8, Y12
+	VPCMPEQB     ifymask01Q3H_B64T1<>+0(SB), Y12, Y12
+	VPAND        ifyv20<>+0(SB), Y12, Y12
+	VPOR         Y12, Y11, Y11
+	VPBROADCASTD 4(R14)(R9*1), Y8
+	VPSHUFB      ifyidx1Q3H_B64T1<>+0(SB), Y8, Y8
+	VPAND        ifymask10Q3H_B64T1<>+0(SB), Y8, Y12
+	VPCMPEQB     ifymask10Q3H_B64T1<>+0(SB), Y12, Y12
+	VPAND        ifyv40<>+0(SB), Y12, Y12
+	VPOR         Y12, Y11, Y11
+	VPAND        ifyw00ff<>+0(SB), Y11, Y8
+	VPSRLW       $0x08, Y11, Y12
+	VPMULHUW     ifym5984<>+0(SB), Y8, Y8
+	VPMULHUW     ifym5984<>+0(SB), Y12, Y12
+	VPSLLW       $0x08, Y12, Y12
+	VPOR         Y12, Y8, Y8
+	VPMULLW      ifym11<>+0(SB), Y8, Y12
+	VPSUBB       Y12, Y11, Y11
+	VPERM2I128   $0x31, Y8, Y11, Y12
+	VMOVDQU      Y12, 224(SP)
+	VPERM2I128   $0x20, Y8, Y11, Y11
+	VPMADDUBSW   (R12), Y11, Y11
+	VPMADDWD     ifyones16<>+0(SB), Y11, Y7
+
+	// Half 0: S of the eight rows and the float steps.
 	VPHADDD      Y1, Y0, Y0
 	VPHADDD      Y3, Y2, Y2
-	VPHADDD      Y2, Y0, Y0
-	VEXTRACTI128 $0x01, Y0, X1
-	VPADDD       X1, X0, X0
-	VCVTDQ2PS    X0, X0
-	VMOVDQU      ifyones8<>+0(SB), Y14
-	VPMADDUBSW   Y10, Y14, Y14
-	VPMADDWD     ifyones16<>+0(SB), Y14, Y14
-	VEXTRACTI128 $0x01, Y14, X15
-	VPADDD       X15, X14, X14
-	VPSHUFD      $0x4e, X14, X15
-	VPADDD       X15, X14, X14
-	VPSHUFD      $0xb1, X14, X15
-	VPADDD       X15, X14, X14
-	VCVTDQ2PS    X14, X14
-	VPBROADCASTW (R12), X15
-	VCVTPH2PS    X15, X15
-	VMULPS       X15, X14, X14
-	VMULPS       X15, X11, X15
-	VMULPS       X0, X15, X15
-	VMULPS       X14, X12, X14
-	VADDPS       X14, X15, X15
-	VADDPS       X15, X13, X13
-
-	// Half 1: S of the four rows, Y, and the float steps.
 	VPHADDD      Y5, Y4, Y4
 	VPHADDD      Y7, Y6, Y6
+	VPHADDD      Y2, Y0, Y0
 	VPHADDD      Y6, Y4, Y4
-	VEXTRACTI128 $0x01, Y4, X5
-	VPADDD       X5, X4, X4
-	VCVTDQ2PS    X4, X4
-	VMOVDQU      ifyones8<>+0(SB), Y14
-	VPMADDUBSW   Y9, Y14, Y14
-	VPMADDWD     ifyones16<>+0(SB), Y14, Y14
-	VEXTRACTI128 $0x01, Y14, X15
-	VPADDD       X15, X14, X14
-	VPSHUFD      $0x4e, X14, X15
-	VPADDD       X15, X14, X14
-	VPSHUFD      $0xb1, X14, X15
-	VPADDD       X15, X14, X14
-	VCVTDQ2PS    X14, X14
-	VPBROADCASTW 34(R12), X15
-	VCVTPH2PS    X15, X15
-	VMULPS       X15, X14, X14
-	VMULPS       X15, X11, X15
-	VMULPS       X4, X15, X15
-	VMULPS       X14, X12, X14
-	VADDPS       X14, X15, X15
-	VADDPS       X15, X13, X13
+	VPERM2I128   $0x20, Y4, Y0, Y1
+	VPERM2I128   $0x31, Y4, Y0, Y2
+	VPADDD       Y2, Y1, Y1
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 32(R12), Y2
+	VMULPS       Y2, Y15, Y2
+	VMULPS       Y1, Y2, Y2
+	VBROADCASTSS 36(R12), Y3
+	VMULPS       Y3, Y14, Y3
+	VADDPS       Y3, Y2, Y2
+	VADDPS       Y2, Y13, Y13
+
+	// Half 1, row 0.
+	VMOVDQU    (SP), Y11
+	VPMADDUBSW 64(R12), Y11, Y11
+	VPMADDWD   ifyones16<>+0(SB), Y11, Y0
+
+	// Half 1, row 1.
+	VMOVDQU    32(SP), Y11
+	VPMADDUBSW 64(R12), Y11, Y11
+	VPMADDWD   ifyones16<>+0(SB), Y11, Y1
+
+	// Half 1, row 2.
+	VMOVDQU    64(SP), Y11
+	VPMADDUBSW 64(R12), Y11, Y11
+	VPMADDWD   ifyones16<>+0(SB), Y11, Y2
+
+	// Half 1, row 3.
+	VMOVDQU    96(SP), Y11
+	VPMADDUBSW 64(R12), Y11, Y11
+	VPMADDWD   ifyones16<>+0(SB), Y11, Y3
+
+	// Half 1, row 4.
+	VMOVDQU    128(SP), Y11
+	VPMADDUBSW 64(R12), Y11, Y11
+	VPMADDWD   ifyones16<>+0(SB), Y11, Y4
+
+	// Half 1, row 5.
+	VMOVDQU    160(SP), Y11
+	VPMADDUBSW 64(R12), Y11, Y11
+	VPMADDWD   ifyones16<>+0(SB), Y11, Y5
+
+	// Half 1, row 6.
+	VMOVDQU    192(SP), Y11
+	VPMADDUBSW 64(R12), Y11, Y11
+	VPMADDWD   ifyones16<>+0(SB), Y11, Y6
+
+	// Half 1, row 7.
+	VMOVDQU    224(SP), Y11
+	VPMADDUBSW 64(R12), Y11, Y11
+	VPMADDWD   ifyones16<>+0(SB), Y11, Y7
+
+	// Half 1: S of the eight rows and the float steps.
+	VPHADDD      Y1, Y0, Y0
+	VPHADDD      Y3, Y2, Y2
+	VPHADDD      Y5, Y4, Y4
+	VPHADDD      Y7, Y6, Y6
+	VPHADDD      Y2, Y0, Y0
+	VPHADDD      Y6, Y4, Y4
+	VPERM2I128   $0x20, Y4, Y0, Y1
+	VPERM2I128   $0x31, Y4, Y0, Y2
+	VPADDD       Y2, Y1, Y1
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 96(R12), Y2
+	VMULPS       Y2, Y15, Y2
+	VMULPS       Y1, Y2, Y2
+	VBROADCASTSS 100(R12), Y3
+	VMULPS       Y3, Y14, Y3
+	VADDPS       Y3, Y2, Y2
+	VADDPS       Y2, Y13, Y13
 	ADDQ         $0x00000020, R11
-	ADDQ         $0x00000044, R12
+	ADDQ         $0x00000020, R14
+	ADDQ         $0x00000080, R12
 	DECQ         R13
 	JNZ          blk
 	TESTQ        R10, R10
 	JZ           store
-	VADDPS       (DX), X13, X13
+	VADDPS       (DX), Y13, Y13
 
 store:
-	VMOVUPS X13, (DX)
-	ADDQ    $0x00000010, DX
-	LEAQ    (SI)(R8*4), SI
+	VMOVUPS Y13, (DX)
+	ADDQ    $0x00000020, DX
+	LEAQ    (SI)(R8*8), SI
 	DECQ    BX
 	JNZ     group
 
@@ -1232,15 +1870,54 @@ DATA ifymask00Q3_B32T1<>+16(SB)/8, $0x4004400440044004
 DATA ifymask00Q3_B32T1<>+24(SB)/8, $0x8008800880088008
 GLOBL ifymask00Q3_B32T1<>(SB), RODATA|NOPTR, $32
 
-// func gemv4Q3_B32T1AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
+// func ifyPrepQ3_B32T1AVX2(x unsafe.Pointer, n int, xp unsafe.Pointer)
 // Requires: AVX, AVX2, F16C
-TEXT ·gemv4Q3_B32T1AVX2(SB), NOSPLIT, $0-56
-	// For q groups of four rows of nb Q3_B32T1 blocks (ldw bytes apart),
+TEXT ·ifyPrepQ3_B32T1AVX2(SB), NOSPLIT, $0-24
+	// Prepares n > 0 Q8_0 blocks at x for gemv8Q3_B32T1AVX2: in 64 bytes per
+	// block at xp, the quants in the weights' order, dy and float32(Y)·dy.
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	MOVQ xp+16(FP), DI
+
+blk:
+	VMOVDQU      2(SI), Y0
+	VPERMQ       $0x4e, Y0, Y1
+	VPSHUFB      ifyact1Q3_B32T1<>+0(SB), Y0, Y0
+	VPSHUFB      ifyact2Q3_B32T1<>+0(SB), Y1, Y1
+	VPOR         Y1, Y0, Y0
+	VMOVDQU      Y0, (DI)
+	VMOVDQU      ifyones8<>+0(SB), Y2
+	VPMADDUBSW   Y0, Y2, Y2
+	VPMADDWD     ifyones16<>+0(SB), Y2, Y2
+	VEXTRACTI128 $0x01, Y2, X3
+	VPADDD       X3, X2, X2
+	VPSHUFD      $0x4e, X2, X3
+	VPADDD       X3, X2, X2
+	VPSHUFD      $0xb1, X2, X3
+	VPADDD       X3, X2, X2
+	VCVTDQ2PS    X2, X2
+	VPBROADCASTW (SI), X3
+	VCVTPH2PS    X3, X3
+	VMOVSS       X3, 32(DI)
+	VMULSS       X3, X2, X2
+	VMOVSS       X2, 36(DI)
+	ADDQ         $0x00000022, SI
+	ADDQ         $0x00000040, DI
+	DECQ         CX
+	JNZ          blk
+	VZEROUPPER
+	RET
+
+// func gemv8Q3_B32T1AVX2(w unsafe.Pointer, ldw uintptr, xp unsafe.Pointer, nb int, y *float32, q int, acc int)
+// Requires: AVX, AVX2, F16C
+TEXT ·gemv8Q3_B32T1AVX2(SB), NOSPLIT, $0-56
+	// For q groups of eight rows of nb Q3_B32T1 blocks (ldw bytes apart),
 	// y[r] = w_r·x (or += when acc is not 0, one addition after the row's
-	// sum); x holds Q8_0 blocks, nb > 0.
+	// sum); xp holds the activations as ifyPrepQ3_B32T1AVX2 prepares them,
+	// nb > 0.
 	MOVQ  w+0(FP), SI
 	MOVQ  ldw+8(FP), R8
-	MOVQ  x+16(FP), DI
+	MOVQ  xp+16(FP), DI
 	MOVQ  nb+24(FP), CX
 	MOVQ  y+32(FP), DX
 	MOVQ  q+40(FP), BX
@@ -1250,20 +1927,30 @@ TEXT ·gemv4Q3_B32T1AVX2(SB), NOSPLIT, $0-56
 	JZ    done
 
 group:
-	VXORPS X13, X13, X13
+	VXORPS Y13, Y13, Y13
 	MOVQ   SI, R11
+	LEAQ   (SI)(R8*4), R14
 	MOVQ   DI, R12
 	MOVQ   CX, R13
 
 blk:
-	// Activations 0, permuted to the weights' order.
-	VMOVDQU 2(R12), Y10
-	VPERMQ  $0x4e, Y10, Y14
-	VPSHUFB ifyact1Q3_B32T1<>+0(SB), Y10, Y10
-	VPSHUFB ifyact2Q3_B32T1<>+0(SB), Y14, Y14
-	VPOR    Y14, Y10, Y10
+	// The eight rows' bases (Y14) and scales (Y15).
+	VMOVD       (R11), X14
+	VPINSRD     $0x01, (R11)(R8*1), X14, X14
+	VPINSRD     $0x02, (R11)(R8*2), X14, X14
+	VPINSRD     $0x03, (R11)(R9*1), X14, X14
+	VPSHUFB     ifyhdr<>+0(SB), X14, X14
+	VMOVD       (R14), X15
+	VPINSRD     $0x01, (R14)(R8*1), X15, X15
+	VPINSRD     $0x02, (R14)(R8*2), X15, X15
+	VPINSRD     $0x03, (R14)(R9*1), X15, X15
+	VPSHUFB     ifyhdr<>+0(SB), X15, X15
+	VPUNPCKHQDQ X15, X14, X8
+	VPUNPCKLQDQ X15, X14, X14
+	VCVTPH2PS   X14, Y14
+	VCVTPH2PS   X8, Y15
 
-	// Row 0.
+	// Half 0, row 0.
 	VPBROADCASTQ 8(R11), Y11
 	VPSRLVQ      ifypairsh<>+0(SB), Y11, Y11
 	VPAND        ify03<>+0(SB), Y11, Y11
@@ -1273,10 +1960,10 @@ blk:
 	VPCMPEQB     ifymask00Q3_B32T1<>+0(SB), Y12, Y12
 	VPAND        ifyv04<>+0(SB), Y12, Y12
 	VPOR         Y12, Y11, Y11
-	VPMADDUBSW   Y10, Y11, Y11
+	VPMADDUBSW   (R12), Y11, Y11
 	VPMADDWD     ifyones16<>+0(SB), Y11, Y0
 
-	// Row 1.
+	// Half 0, row 1.
 	VPBROADCASTQ 8(R11)(R8*1), Y11
 	VPSRLVQ      ifypairsh<>+0(SB), Y11, Y11
 	VPAND        ify03<>+0(SB), Y11, Y11
@@ -1286,10 +1973,10 @@ blk:
 	VPCMPEQB     ifymask00Q3_B32T1<>+0(SB), Y12, Y12
 	VPAND        ifyv04<>+0(SB), Y12, Y12
 	VPOR         Y12, Y11, Y11
-	VPMADDUBSW   Y10, Y11, Y11
+	VPMADDUBSW   (R12), Y11, Y11
 	VPMADDWD     ifyones16<>+0(SB), Y11, Y1
 
-	// Row 2.
+	// Half 0, row 2.
 	VPBROADCASTQ 8(R11)(R8*2), Y11
 	VPSRLVQ      ifypairsh<>+0(SB), Y11, Y11
 	VPAND        ify03<>+0(SB), Y11, Y11
@@ -1299,10 +1986,10 @@ blk:
 	VPCMPEQB     ifymask00Q3_B32T1<>+0(SB), Y12, Y12
 	VPAND        ifyv04<>+0(SB), Y12, Y12
 	VPOR         Y12, Y11, Y11
-	VPMADDUBSW   Y10, Y11, Y11
+	VPMADDUBSW   (R12), Y11, Y11
 	VPMADDWD     ifyones16<>+0(SB), Y11, Y2
 
-	// Row 3.
+	// Half 0, row 3.
 	VPBROADCASTQ 8(R11)(R9*1), Y11
 	VPSRLVQ      ifypairsh<>+0(SB), Y11, Y11
 	VPAND        ify03<>+0(SB), Y11, Y11
@@ -1312,55 +1999,92 @@ blk:
 	VPCMPEQB     ifymask00Q3_B32T1<>+0(SB), Y12, Y12
 	VPAND        ifyv04<>+0(SB), Y12, Y12
 	VPOR         Y12, Y11, Y11
-	VPMADDUBSW   Y10, Y11, Y11
+	VPMADDUBSW   (R12), Y11, Y11
 	VPMADDWD     ifyones16<>+0(SB), Y11, Y3
 
-	// The four rows' base and scale: X12 and X11.
-	VMOVD        (R11), X12
-	VPINSRD      $0x01, (R11)(R8*1), X12, X12
-	VPINSRD      $0x02, (R11)(R8*2), X12, X12
-	VPINSRD      $0x03, (R11)(R9*1), X12, X12
-	VPSHUFB      ifyhdr<>+0(SB), X12, X12
-	VCVTPH2PS    X12, Y12
-	VEXTRACTF128 $0x01, Y12, X11
+	// Half 0, row 4.
+	VPBROADCASTQ 8(R14), Y11
+	VPSRLVQ      ifypairsh<>+0(SB), Y11, Y11
+	VPAND        ify03<>+0(SB), Y11, Y11
+	VPBROADCASTD 4(R14), Y8
+	VPSHUFB      ifyidx0Q3_B32T1<>+0(SB), Y8, Y8
+	VPAND        ifymask00Q3_B32T1<>+0(SB), Y8, Y12
+	VPCMPEQB     ifymask00Q3_B32T1<>+0(SB), Y12, Y12
+	VPAND        ifyv04<>+0(SB), Y12, Y12
+	VPOR         Y12, Y11, Y11
+	VPMADDUBSW   (R12), Y11, Y11
+	VPMADDWD     ifyones16<>+0(SB), Y11, Y4
 
-	// Half 0: S of the four rows, Y, and the float steps.
+	// Half 0, row 5.
+	VPBROADCASTQ 8(R14)(R8*1), Y11
+	VPSRLVQ      ifypairsh<>+0(SB), Y11, Y11
+	VPAND        ify03<>+0(SB), Y11, Y11
+	VPBROADCASTD 4(R14)(R8*1), Y8
+	VPSHUFB      ifyidx0Q3_B32T1<>+0(SB), Y8, Y8
+	VPAND        ifymask00Q3_B32T1<>+0(SB), Y8, Y12
+	VPCMPEQB     ifymask00Q3_B32T1<>+0(SB), Y12, Y12
+	VPAND        ifyv04<>+0(SB), Y12, Y12
+	VPOR         Y12, Y11, Y11
+	VPMADDUBSW   (R12), Y11, Y11
+	VPMADDWD     ifyones16<>+0(SB), Y11, Y5
+
+	// Half 0, row 6.
+	VPBROADCASTQ 8(R14)(R8*2), Y11
+	VPSRLVQ      ifypairsh<>+0(SB), Y11, Y11
+	VPAND        ify03<>+0(SB), Y11, Y11
+	VPBROADCASTD 4(R14)(R8*2), Y8
+	VPSHUFB      ifyidx0Q3_B32T1<>+0(SB), Y8, Y8
+	VPAND        ifymask00Q3_B32T1<>+0(SB), Y8, Y12
+	VPCMPEQB     ifymask00Q3_B32T1<>+0(SB), Y12, Y12
+	VPAND        ifyv04<>+0(SB), Y12, Y12
+	VPOR         Y12, Y11, Y11
+	VPMADDUBSW   (R12), Y11, Y11
+	VPMADDWD     ifyones16<>+0(SB), Y11, Y6
+
+	// Half 0, row 7.
+	VPBROADCASTQ 8(R14)(R9*1), Y11
+	VPSRLVQ      ifypairsh<>+0(SB), Y11, Y11
+	VPAND        ify03<>+0(SB), Y11, Y11
+	VPBROADCASTD 4(R14)(R9*1), Y8
+	VPSHUFB      ifyidx0Q3_B32T1<>+0(SB), Y8, Y8
+	VPAND        ifymask00Q3_B32T1<>+0(SB), Y8, Y12
+	VPCMPEQB     ifymask00Q3_B32T1<>+0(SB), Y12, Y12
+	VPAND        ifyv04<>+0(SB), Y12, Y12
+	VPOR         Y12, Y11, Y11
+	VPMADDUBSW   (R12), Y11, Y11
+	VPMADDWD     ifyones16<>+0(SB), Y11, Y7
+
+	// Half 0: S of the eight rows and the float steps.
 	VPHADDD      Y1, Y0, Y0
 	VPHADDD      Y3, Y2, Y2
+	VPHADDD      Y5, Y4, Y4
+	VPHADDD      Y7, Y6, Y6
 	VPHADDD      Y2, Y0, Y0
-	VEXTRACTI128 $0x01, Y0, X1
-	VPADDD       X1, X0, X0
-	VCVTDQ2PS    X0, X0
-	VMOVDQU      ifyones8<>+0(SB), Y14
-	VPMADDUBSW   Y10, Y14, Y14
-	VPMADDWD     ifyones16<>+0(SB), Y14, Y14
-	VEXTRACTI128 $0x01, Y14, X15
-	VPADDD       X15, X14, X14
-	VPSHUFD      $0x4e, X14, X15
-	VPADDD       X15, X14, X14
-	VPSHUFD      $0xb1, X14, X15
-	VPADDD       X15, X14, X14
-	VCVTDQ2PS    X14, X14
-	VPBROADCASTW (R12), X15
-	VCVTPH2PS    X15, X15
-	VMULPS       X15, X14, X14
-	VMULPS       X15, X11, X15
-	VMULPS       X0, X15, X15
-	VMULPS       X14, X12, X14
-	VADDPS       X14, X15, X15
-	VADDPS       X15, X13, X13
+	VPHADDD      Y6, Y4, Y4
+	VPERM2I128   $0x20, Y4, Y0, Y1
+	VPERM2I128   $0x31, Y4, Y0, Y2
+	VPADDD       Y2, Y1, Y1
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 32(R12), Y2
+	VMULPS       Y2, Y15, Y2
+	VMULPS       Y1, Y2, Y2
+	VBROADCASTSS 36(R12), Y3
+	VMULPS       Y3, Y14, Y3
+	VADDPS       Y3, Y2, Y2
+	VADDPS       Y2, Y13, Y13
 	ADDQ         $0x00000010, R11
-	ADDQ         $0x00000022, R12
+	ADDQ         $0x00000010, R14
+	ADDQ         $0x00000040, R12
 	DECQ         R13
 	JNZ          blk
 	TESTQ        R10, R10
 	JZ           store
-	VADDPS       (DX), X13, X13
+	VADDPS       (DX), Y13, Y13
 
 store:
-	VMOVUPS X13, (DX)
-	ADDQ    $0x00000010, DX
-	LEAQ    (SI)(R8*4), SI
+	VMOVUPS Y13, (DX)
+	ADDQ    $0x00000020, DX
+	LEAQ    (SI)(R8*8), SI
 	DECQ    BX
 	JNZ     group
 
@@ -1380,15 +2104,54 @@ DATA ifyact2Q2_B32T1<>+16(SB)/8, $0x808080800e0a0602
 DATA ifyact2Q2_B32T1<>+24(SB)/8, $0x808080800f0b0703
 GLOBL ifyact2Q2_B32T1<>(SB), RODATA|NOPTR, $32
 
-// func gemv4Q2_B32T1AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)
+// func ifyPrepQ2_B32T1AVX2(x unsafe.Pointer, n int, xp unsafe.Pointer)
 // Requires: AVX, AVX2, F16C
-TEXT ·gemv4Q2_B32T1AVX2(SB), NOSPLIT, $0-56
-	// For q groups of four rows of nb Q2_B32T1 blocks (ldw bytes apart),
+TEXT ·ifyPrepQ2_B32T1AVX2(SB), NOSPLIT, $0-24
+	// Prepares n > 0 Q8_0 blocks at x for gemv8Q2_B32T1AVX2: in 64 bytes per
+	// block at xp, the quants in the weights' order, dy and float32(Y)·dy.
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	MOVQ xp+16(FP), DI
+
+blk:
+	VMOVDQU      2(SI), Y0
+	VPERMQ       $0x4e, Y0, Y1
+	VPSHUFB      ifyact1Q2_B32T1<>+0(SB), Y0, Y0
+	VPSHUFB      ifyact2Q2_B32T1<>+0(SB), Y1, Y1
+	VPOR         Y1, Y0, Y0
+	VMOVDQU      Y0, (DI)
+	VMOVDQU      ifyones8<>+0(SB), Y2
+	VPMADDUBSW   Y0, Y2, Y2
+	VPMADDWD     ifyones16<>+0(SB), Y2, Y2
+	VEXTRACTI128 $0x01, Y2, X3
+	VPADDD       X3, X2, X2
+	VPSHUFD      $0x4e, X2, X3
+	VPADDD       X3, X2, X2
+	VPSHUFD      $0xb1, X2, X3
+	VPADDD       X3, X2, X2
+	VCVTDQ2PS    X2, X2
+	VPBROADCASTW (SI), X3
+	VCVTPH2PS    X3, X3
+	VMOVSS       X3, 32(DI)
+	VMULSS       X3, X2, X2
+	VMOVSS       X2, 36(DI)
+	ADDQ         $0x00000022, SI
+	ADDQ         $0x00000040, DI
+	DECQ         CX
+	JNZ          blk
+	VZEROUPPER
+	RET
+
+// func gemv8Q2_B32T1AVX2(w unsafe.Pointer, ldw uintptr, xp unsafe.Pointer, nb int, y *float32, q int, acc int)
+// Requires: AVX, AVX2, F16C
+TEXT ·gemv8Q2_B32T1AVX2(SB), NOSPLIT, $0-56
+	// For q groups of eight rows of nb Q2_B32T1 blocks (ldw bytes apart),
 	// y[r] = w_r·x (or += when acc is not 0, one addition after the row's
-	// sum); x holds Q8_0 blocks, nb > 0.
+	// sum); xp holds the activations as ifyPrepQ2_B32T1AVX2 prepares them,
+	// nb > 0.
 	MOVQ  w+0(FP), SI
 	MOVQ  ldw+8(FP), R8
-	MOVQ  x+16(FP), DI
+	MOVQ  xp+16(FP), DI
 	MOVQ  nb+24(FP), CX
 	MOVQ  y+32(FP), DX
 	MOVQ  q+40(FP), BX
@@ -1398,93 +2161,116 @@ TEXT ·gemv4Q2_B32T1AVX2(SB), NOSPLIT, $0-56
 	JZ    done
 
 group:
-	VXORPS X13, X13, X13
+	VXORPS Y13, Y13, Y13
 	MOVQ   SI, R11
+	LEAQ   (SI)(R8*4), R14
 	MOVQ   DI, R12
 	MOVQ   CX, R13
 
 blk:
-	// Activations 0, permuted to the weights' order.
-	VMOVDQU 2(R12), Y10
-	VPERMQ  $0x4e, Y10, Y14
-	VPSHUFB ifyact1Q2_B32T1<>+0(SB), Y10, Y10
-	VPSHUFB ifyact2Q2_B32T1<>+0(SB), Y14, Y14
-	VPOR    Y14, Y10, Y10
+	// The eight rows' bases (Y14) and scales (Y15).
+	VMOVD       (R11), X14
+	VPINSRD     $0x01, (R11)(R8*1), X14, X14
+	VPINSRD     $0x02, (R11)(R8*2), X14, X14
+	VPINSRD     $0x03, (R11)(R9*1), X14, X14
+	VPSHUFB     ifyhdr<>+0(SB), X14, X14
+	VMOVD       (R14), X15
+	VPINSRD     $0x01, (R14)(R8*1), X15, X15
+	VPINSRD     $0x02, (R14)(R8*2), X15, X15
+	VPINSRD     $0x03, (R14)(R9*1), X15, X15
+	VPSHUFB     ifyhdr<>+0(SB), X15, X15
+	VPUNPCKHQDQ X15, X14, X8
+	VPUNPCKLQDQ X15, X14, X14
+	VCVTPH2PS   X14, Y14
+	VCVTPH2PS   X8, Y15
 
-	// Row 0.
+	// Half 0, row 0.
 	VPBROADCASTQ 4(R11), Y11
 	VPSRLVQ      ifypairsh<>+0(SB), Y11, Y11
 	VPAND        ify03<>+0(SB), Y11, Y11
-	VPMADDUBSW   Y10, Y11, Y11
+	VPMADDUBSW   (R12), Y11, Y11
 	VPMADDWD     ifyones16<>+0(SB), Y11, Y0
 
-	// Row 1.
+	// Half 0, row 1.
 	VPBROADCASTQ 4(R11)(R8*1), Y11
 	VPSRLVQ      ifypairsh<>+0(SB), Y11, Y11
 	VPAND        ify03<>+0(SB), Y11, Y11
-	VPMADDUBSW   Y10, Y11, Y11
+	VPMADDUBSW   (R12), Y11, Y11
 	VPMADDWD     ifyones16<>+0(SB), Y11, Y1
 
-	// Row 2.
+	// Half 0, row 2.
 	VPBROADCASTQ 4(R11)(R8*2), Y11
 	VPSRLVQ      ifypairsh<>+0(SB), Y11, Y11
 	VPAND        ify03<>+0(SB), Y11, Y11
-	VPMADDUBSW   Y10, Y11, Y11
+	VPMADDUBSW   (R12), Y11, Y11
 	VPMADDWD     ifyones16<>+0(SB), Y11, Y2
 
-	// Row 3.
+	// Half 0, row 3.
 	VPBROADCASTQ 4(R11)(R9*1), Y11
 	VPSRLVQ      ifypairsh<>+0(SB), Y11, Y11
 	VPAND        ify03<>+0(SB), Y11, Y11
-	VPMADDUBSW   Y10, Y11, Y11
+	VPMADDUBSW   (R12), Y11, Y11
 	VPMADDWD     ifyones16<>+0(SB), Y11, Y3
 
-	// The four rows' base and scale: X12 and X11.
-	VMOVD        (R11), X12
-	VPINSRD      $0x01, (R11)(R8*1), X12, X12
-	VPINSRD      $0x02, (R11)(R8*2), X12, X12
-	VPINSRD      $0x03, (R11)(R9*1), X12, X12
-	VPSHUFB      ifyhdr<>+0(SB), X12, X12
-	VCVTPH2PS    X12, Y12
-	VEXTRACTF128 $0x01, Y12, X11
+	// Half 0, row 4.
+	VPBROADCASTQ 4(R14), Y11
+	VPSRLVQ      ifypairsh<>+0(SB), Y11, Y11
+	VPAND        ify03<>+0(SB), Y11, Y11
+	VPMADDUBSW   (R12), Y11, Y11
+	VPMADDWD     ifyones16<>+0(SB), Y11, Y4
 
-	// Half 0: S of the four rows, Y, and the float steps.
+	// Half 0, row 5.
+	VPBROADCASTQ 4(R14)(R8*1), Y11
+	VPSRLVQ      ifypairsh<>+0(SB), Y11, Y11
+	VPAND        ify03<>+0(SB), Y11, Y11
+	VPMADDUBSW   (R12), Y11, Y11
+	VPMADDWD     ifyones16<>+0(SB), Y11, Y5
+
+	// Half 0, row 6.
+	VPBROADCASTQ 4(R14)(R8*2), Y11
+	VPSRLVQ      ifypairsh<>+0(SB), Y11, Y11
+	VPAND        ify03<>+0(SB), Y11, Y11
+	VPMADDUBSW   (R12), Y11, Y11
+	VPMADDWD     ifyones16<>+0(SB), Y11, Y6
+
+	// Half 0, row 7.
+	VPBROADCASTQ 4(R14)(R9*1), Y11
+	VPSRLVQ      ifypairsh<>+0(SB), Y11, Y11
+	VPAND        ify03<>+0(SB), Y11, Y11
+	VPMADDUBSW   (R12), Y11, Y11
+	VPMADDWD     ifyones16<>+0(SB), Y11, Y7
+
+	// Half 0: S of the eight rows and the float steps.
 	VPHADDD      Y1, Y0, Y0
 	VPHADDD      Y3, Y2, Y2
+	VPHADDD      Y5, Y4, Y4
+	VPHADDD      Y7, Y6, Y6
 	VPHADDD      Y2, Y0, Y0
-	VEXTRACTI128 $0x01, Y0, X1
-	VPADDD       X1, X0, X0
-	VCVTDQ2PS    X0, X0
-	VMOVDQU      ifyones8<>+0(SB), Y14
-	VPMADDUBSW   Y10, Y14, Y14
-	VPMADDWD     ifyones16<>+0(SB), Y14, Y14
-	VEXTRACTI128 $0x01, Y14, X15
-	VPADDD       X15, X14, X14
-	VPSHUFD      $0x4e, X14, X15
-	VPADDD       X15, X14, X14
-	VPSHUFD      $0xb1, X14, X15
-	VPADDD       X15, X14, X14
-	VCVTDQ2PS    X14, X14
-	VPBROADCASTW (R12), X15
-	VCVTPH2PS    X15, X15
-	VMULPS       X15, X14, X14
-	VMULPS       X15, X11, X15
-	VMULPS       X0, X15, X15
-	VMULPS       X14, X12, X14
-	VADDPS       X14, X15, X15
-	VADDPS       X15, X13, X13
+	VPHADDD      Y6, Y4, Y4
+	VPERM2I128   $0x20, Y4, Y0, Y1
+	VPERM2I128   $0x31, Y4, Y0, Y2
+	VPADDD       Y2, Y1, Y1
+	VCVTDQ2PS    Y1, Y1
+	VBROADCASTSS 32(R12), Y2
+	VMULPS       Y2, Y15, Y2
+	VMULPS       Y1, Y2, Y2
+	VBROADCASTSS 36(R12), Y3
+	VMULPS       Y3, Y14, Y3
+	VADDPS       Y3, Y2, Y2
+	VADDPS       Y2, Y13, Y13
 	ADDQ         $0x0000000c, R11
-	ADDQ         $0x00000022, R12
+	ADDQ         $0x0000000c, R14
+	ADDQ         $0x00000040, R12
 	DECQ         R13
 	JNZ          blk
 	TESTQ        R10, R10
 	JZ           store
-	VADDPS       (DX), X13, X13
+	VADDPS       (DX), Y13, Y13
 
 store:
-	VMOVUPS X13, (DX)
-	ADDQ    $0x00000010, DX
-	LEAQ    (SI)(R8*4), SI
+	VMOVUPS Y13, (DX)
+	ADDQ    $0x00000020, DX
+	LEAQ    (SI)(R8*8), SI
 	DECQ    BX
 	JNZ     group
 

@@ -225,10 +225,14 @@ func (a *asm) ifyTables(k ifyKind) *ifyTables {
 	return t
 }
 
-// ifyRow is disp bytes into row r (0..3) of the current blocks at R11.
+// ifyRow is disp bytes into row r (0..7) of the current blocks: R11 for
+// rows 0-3, R14 (four rows on) for rows 4-7.
 func ifyRow(r, disp int) operand.Mem {
 	m := operand.Mem{Base: reg.R11, Disp: disp}
-	switch r {
+	if r >= 4 {
+		m.Base = reg.R14
+	}
+	switch r % 4 {
 	case 1:
 		m.Index, m.Scale = reg.R8, 1
 	case 2:
@@ -239,15 +243,18 @@ func ifyRow(r, disp int) operand.Mem {
 	return m
 }
 
-// ifyBroadcast loads n bytes (4, 8 or 16) at m into every lane part of y.
-func (a *asm) ifyBroadcast(n int, m operand.Mem, y reg.VecPhysical) {
+// ifyBroadcast loads n bytes (2, 4, 8 or 16) at m into every n-byte part
+// of v.
+func (a *asm) ifyBroadcast(n int, m operand.Mem, v reg.VecPhysical) {
 	switch n {
+	case 2:
+		a.VPBROADCASTW(m, v)
 	case 4:
-		a.VPBROADCASTD(m, y)
+		a.VPBROADCASTD(m, v)
 	case 8:
-		a.VPBROADCASTQ(m, y)
+		a.VPBROADCASTQ(m, v)
 	case 16:
-		a.VBROADCASTI128(m, y)
+		a.VBROADCASTI128(m, v)
 	default:
 		panic("ifavx2: bad region")
 	}
@@ -256,30 +263,80 @@ func (a *asm) ifyBroadcast(n int, m operand.Mem, y reg.VecPhysical) {
 // ifyHigh ORs the bits above the low ones of row r, half h into d (Y8 and
 // Y12 scratch).
 func (a *asm) ifyHigh(k ifyKind, t *ifyTables, g *ifyGlobals, r, h int, d reg.VecPhysical) {
+	s0, s1 := reg.Y8, reg.Y12
 	for i, bs := range k.bits {
-		a.ifyBroadcast(bs.len, ifyRow(r, bs.off+h*bs.step), reg.Y8)
-		a.VPSHUFB(t.idx[i], reg.Y8, reg.Y8)
+		a.ifyBroadcast(bs.len, ifyRow(r, bs.off+h*bs.step), s0)
+		a.VPSHUFB(t.idx[i], s0, s0)
 		for j, b := range bs.bits {
-			a.VPAND(t.mask[i][j], reg.Y8, reg.Y12)
-			a.VPCMPEQB(t.mask[i][j], reg.Y12, reg.Y12)
-			a.VPAND(g.val[b.val], reg.Y12, reg.Y12)
-			a.VPOR(reg.Y12, d, d)
+			a.VPAND(t.mask[i][j], s0, s1)
+			a.VPCMPEQB(t.mask[i][j], s1, s1)
+			a.VPAND(g.val[b.val], s1, s1)
+			a.VPOR(s1, d, d)
 		}
 	}
 }
 
-const ifyGemvSig = "func(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, q int, acc int)"
+// ifyAct is the bytes per activation block that ifyPrep writes: the 32
+// quants permuted, dy and Y·dy as float32s, padding.
+const ifyAct = 64
 
-// ifyGemv generates gemv4<k>AVX2.
+const ifyPrepSig = "func(x unsafe.Pointer, n int, xp unsafe.Pointer)"
+
+// ifyPrep generates ifyPrep<k>AVX2.
+func (a *asm) ifyPrep(k ifyKind, t *ifyTables, g *ifyGlobals) {
+	a.text("ifyPrep"+k.name+"AVX2", attr.NOSPLIT, ifyPrepSig,
+		"Prepares n > 0 Q8_0 blocks at x for gemv8"+k.name+"AVX2: in 64 bytes per",
+		"block at xp, the quants in the weights' order, dy and float32(Y)·dy.")
+	a.load("x", reg.RSI)
+	a.load("n", reg.RCX)
+	a.load("xp", reg.RDI)
+	a.Label("blk")
+	a.VMOVDQU(mem(reg.RSI, 2), reg.Y0)
+	a.VPERMQ(operand.U8(0x4e), reg.Y0, reg.Y1)
+	a.VPSHUFB(t.act1, reg.Y0, reg.Y0)
+	a.VPSHUFB(t.act2, reg.Y1, reg.Y1)
+	a.VPOR(reg.Y1, reg.Y0, reg.Y0)
+	a.VMOVDQU(reg.Y0, mem(reg.RDI, 0))
+	a.VMOVDQU(g.ones8, reg.Y2)
+	a.VPMADDUBSW(reg.Y0, reg.Y2, reg.Y2)
+	a.VPMADDWD(g.ones16, reg.Y2, reg.Y2)
+	a.VEXTRACTI128(operand.U8(1), reg.Y2, reg.X3)
+	a.VPADDD(reg.X3, reg.X2, reg.X2)
+	a.VPSHUFD(operand.U8(0x4e), reg.X2, reg.X3)
+	a.VPADDD(reg.X3, reg.X2, reg.X2)
+	a.VPSHUFD(operand.U8(0xb1), reg.X2, reg.X3)
+	a.VPADDD(reg.X3, reg.X2, reg.X2)
+	a.VCVTDQ2PS(reg.X2, reg.X2)
+	a.VPBROADCASTW(mem(reg.RSI, 0), reg.X3)
+	a.VCVTPH2PS(reg.X3, reg.X3)
+	a.VMOVSS(reg.X3, mem(reg.RDI, 32))
+	a.VMULSS(reg.X3, reg.X2, reg.X2)
+	a.VMOVSS(reg.X2, mem(reg.RDI, 36))
+	a.ADDQ(operand.U32(34), reg.RSI)
+	a.ADDQ(operand.U32(ifyAct), reg.RDI)
+	a.DECQ(reg.RCX)
+	a.JNZ(label("blk"))
+	a.VZEROUPPER()
+	a.RET()
+}
+
+const ifyGemvSig = "func(w unsafe.Pointer, ldw uintptr, xp unsafe.Pointer, nb int, y *float32, q int, acc int)"
+
+// ifyGemv generates gemv8<k>AVX2 (and ifyPrep<k>AVX2).
 func (a *asm) ifyGemv(k ifyKind, g *ifyGlobals) {
 	t := a.ifyTables(k)
-	a.text("gemv4"+k.name+"AVX2", attr.NOSPLIT, ifyGemvSig,
-		"For q groups of four rows of nb "+k.name+" blocks (ldw bytes apart),",
+	a.ifyPrep(k, t, g)
+	a.text("gemv8"+k.name+"AVX2", attr.NOSPLIT, ifyGemvSig,
+		"For q groups of eight rows of nb "+k.name+" blocks (ldw bytes apart),",
 		"y[r] = w_r·x (or += when acc is not 0, one addition after the row's",
-		"sum); x holds Q8_0 blocks, nb > 0.")
+		"sum); xp holds the activations as ifyPrep"+k.name+"AVX2 prepares them,",
+		"nb > 0.")
+	if k.q3h {
+		a.AllocLocal(8 * 32) // the second half's weights of the eight rows
+	}
 	a.load("w", reg.RSI)
 	a.load("ldw", reg.R8)
-	a.load("x", reg.RDI)
+	a.load("xp", reg.RDI)
 	a.load("nb", reg.RCX)
 	a.load("y", reg.RDX)
 	a.load("q", reg.RBX)
@@ -289,91 +346,81 @@ func (a *asm) ifyGemv(k ifyKind, g *ifyGlobals) {
 	a.JZ(label("done"))
 
 	a.Label("group")
-	a.VXORPS(reg.X13, reg.X13, reg.X13)
+	a.VXORPS(reg.Y13, reg.Y13, reg.Y13)
 	a.MOVQ(reg.RSI, reg.R11)
+	a.LEAQ(operand.Mem{Base: reg.RSI, Index: reg.R8, Scale: 4}, reg.R14)
 	a.MOVQ(reg.RDI, reg.R12)
 	a.MOVQ(reg.RCX, reg.R13)
 
 	a.Label("blk")
-	qy := []reg.VecPhysical{reg.Y10, reg.Y9}
-	for h := range k.halves {
-		a.Comment(fmt.Sprintf("Activations %d, permuted to the weights' order.", h))
-		a.VMOVDQU(mem(reg.R12, 34*h+2), qy[h])
-		a.VPERMQ(operand.U8(0x4e), qy[h], reg.Y14)
-		a.VPSHUFB(t.act1, qy[h], qy[h])
-		a.VPSHUFB(t.act2, reg.Y14, reg.Y14)
-		a.VPOR(reg.Y14, qy[h], qy[h])
-	}
-	for r := range 4 {
-		a.Comment(fmt.Sprintf("Row %d.", r))
-		if k.q3h {
-			a.ifyQ3HRow(k, t, g, r)
-			continue
+	a.Comment("The eight rows' bases (Y14) and scales (Y15).")
+	for i, x := range []reg.VecPhysical{reg.X14, reg.X15} {
+		a.VMOVD(ifyRow(4*i, 0), x)
+		for r := 1; r < 4; r++ {
+			a.VPINSRD(operand.U8(r), ifyRow(4*i+r, 0), x, x)
 		}
-		for h := range k.halves {
+		a.VPSHUFB(g.hdr, x, x)
+	}
+	a.VPUNPCKHQDQ(reg.X15, reg.X14, reg.X8)
+	a.VPUNPCKLQDQ(reg.X15, reg.X14, reg.X14)
+	a.VCVTPH2PS(reg.X14, reg.Y14)
+	a.VCVTPH2PS(reg.X8, reg.Y15)
+	for h := range k.halves {
+		qy := mem(reg.R12, ifyAct*h)
+		for r := range 8 {
+			a.Comment(fmt.Sprintf("Half %d, row %d.", h, r))
 			d := reg.Y11
-			if k.pairs {
+			switch {
+			case k.q3h && h == 0:
+				a.ifyQ3H(k, t, g, r, mem(reg.SP, 32*r))
+			case k.q3h:
+				a.VMOVDQU(mem(reg.SP, 32*r), d)
+			case k.pairs:
 				a.VPBROADCASTQ(ifyRow(r, k.qsOff), d)
 				a.VPSRLVQ(g.pairSh, d, d)
 				a.VPAND(g.c03, d, d)
-			} else {
+				a.ifyHigh(k, t, g, r, h, d)
+			default:
 				a.VBROADCASTI128(ifyRow(r, k.qsOff+16*h), d)
 				a.VPSRLVD(g.nibSh, d, d)
 				a.VPAND(g.c0f, d, d)
+				a.ifyHigh(k, t, g, r, h, d)
 			}
-			a.ifyHigh(k, t, g, r, h, d)
-			a.VPMADDUBSW(qy[h], d, d)
-			a.VPMADDWD(g.ones16, d, yr[4*h+r])
+			a.VPMADDUBSW(qy, d, d)
+			a.VPMADDWD(g.ones16, d, yr[r])
 		}
-	}
-	a.Comment("The four rows' base and scale: X12 and X11.")
-	a.VMOVD(ifyRow(0, 0), reg.X12)
-	a.VPINSRD(operand.U8(1), ifyRow(1, 0), reg.X12, reg.X12)
-	a.VPINSRD(operand.U8(2), ifyRow(2, 0), reg.X12, reg.X12)
-	a.VPINSRD(operand.U8(3), ifyRow(3, 0), reg.X12, reg.X12)
-	a.VPSHUFB(g.hdr, reg.X12, reg.X12)
-	a.VCVTPH2PS(reg.X12, reg.Y12)
-	a.VEXTRACTF128(operand.U8(1), reg.Y12, reg.X11)
-	for h := range k.halves {
-		r0, r1, r2, r3 := yr[4*h], yr[4*h+1], yr[4*h+2], yr[4*h+3]
-		a.Comment(fmt.Sprintf("Half %d: S of the four rows, Y, and the float steps.", h))
-		a.VPHADDD(r1, r0, r0)
-		a.VPHADDD(r3, r2, r2)
-		a.VPHADDD(r2, r0, r0)
-		a.VEXTRACTI128(operand.U8(1), r0, xr[4*h+1])
-		a.VPADDD(xr[4*h+1], xr[4*h], xr[4*h])
-		a.VCVTDQ2PS(xr[4*h], xr[4*h])
-		a.VMOVDQU(g.ones8, reg.Y14)
-		a.VPMADDUBSW(qy[h], reg.Y14, reg.Y14)
-		a.VPMADDWD(g.ones16, reg.Y14, reg.Y14)
-		a.VEXTRACTI128(operand.U8(1), reg.Y14, reg.X15)
-		a.VPADDD(reg.X15, reg.X14, reg.X14)
-		a.VPSHUFD(operand.U8(0x4e), reg.X14, reg.X15)
-		a.VPADDD(reg.X15, reg.X14, reg.X14)
-		a.VPSHUFD(operand.U8(0xb1), reg.X14, reg.X15)
-		a.VPADDD(reg.X15, reg.X14, reg.X14)
-		a.VCVTDQ2PS(reg.X14, reg.X14)
-		a.VPBROADCASTW(mem(reg.R12, 34*h), reg.X15)
-		a.VCVTPH2PS(reg.X15, reg.X15)
-		a.VMULPS(reg.X15, reg.X14, reg.X14) // Y·dy
-		a.VMULPS(reg.X15, reg.X11, reg.X15) // scale·dy
-		a.VMULPS(xr[4*h], reg.X15, reg.X15) // ·S
-		a.VMULPS(reg.X14, reg.X12, reg.X14) // base·(Y·dy)
-		a.VADDPS(reg.X14, reg.X15, reg.X15)
-		a.VADDPS(reg.X15, reg.X13, reg.X13)
+		a.Comment(fmt.Sprintf("Half %d: S of the eight rows and the float steps.", h))
+		a.VPHADDD(reg.Y1, reg.Y0, reg.Y0)
+		a.VPHADDD(reg.Y3, reg.Y2, reg.Y2)
+		a.VPHADDD(reg.Y5, reg.Y4, reg.Y4)
+		a.VPHADDD(reg.Y7, reg.Y6, reg.Y6)
+		a.VPHADDD(reg.Y2, reg.Y0, reg.Y0)
+		a.VPHADDD(reg.Y6, reg.Y4, reg.Y4)
+		a.VPERM2I128(operand.U8(0x20), reg.Y4, reg.Y0, reg.Y1)
+		a.VPERM2I128(operand.U8(0x31), reg.Y4, reg.Y0, reg.Y2)
+		a.VPADDD(reg.Y2, reg.Y1, reg.Y1)
+		a.VCVTDQ2PS(reg.Y1, reg.Y1)
+		a.VBROADCASTSS(mem(reg.R12, ifyAct*h+32), reg.Y2)
+		a.VMULPS(reg.Y2, reg.Y15, reg.Y2) // scale·dy
+		a.VMULPS(reg.Y1, reg.Y2, reg.Y2)  // ·S
+		a.VBROADCASTSS(mem(reg.R12, ifyAct*h+36), reg.Y3)
+		a.VMULPS(reg.Y3, reg.Y14, reg.Y3) // base·(Y·dy)
+		a.VADDPS(reg.Y3, reg.Y2, reg.Y2)
+		a.VADDPS(reg.Y2, reg.Y13, reg.Y13)
 	}
 	a.ADDQ(operand.U32(k.bb), reg.R11)
-	a.ADDQ(operand.U32(34*k.halves), reg.R12)
+	a.ADDQ(operand.U32(k.bb), reg.R14)
+	a.ADDQ(operand.U32(ifyAct*k.halves), reg.R12)
 	a.DECQ(reg.R13)
 	a.JNZ(label("blk"))
 
 	a.TESTQ(reg.R10, reg.R10)
 	a.JZ(label("store"))
-	a.VADDPS(mem(reg.RDX, 0), reg.X13, reg.X13)
+	a.VADDPS(mem(reg.RDX, 0), reg.Y13, reg.Y13)
 	a.Label("store")
-	a.VMOVUPS(reg.X13, mem(reg.RDX, 0))
-	a.ADDQ(operand.U32(16), reg.RDX)
-	a.LEAQ(operand.Mem{Base: reg.RSI, Index: reg.R8, Scale: 4}, reg.RSI)
+	a.VMOVUPS(reg.Y13, mem(reg.RDX, 0))
+	a.ADDQ(operand.U32(32), reg.RDX)
+	a.LEAQ(operand.Mem{Base: reg.RSI, Index: reg.R8, Scale: 8}, reg.RSI)
 	a.DECQ(reg.RBX)
 	a.JNZ(label("group"))
 	a.Label("done")
@@ -381,10 +428,11 @@ func (a *asm) ifyGemv(k ifyKind, g *ifyGlobals) {
 	a.RET()
 }
 
-// ifyQ3HRow computes row r's int32 lanes of both halves of a Q3H_B64T1
-// block into Y<r> and Y<4+r>: the 32 codes (half h in lane h, as q3hCode
-// orders them) in Y11, split into p mod 11 (Y11) and p div 11 (Y8).
-func (a *asm) ifyQ3HRow(k ifyKind, t *ifyTables, g *ifyGlobals, r int) {
+// ifyQ3H puts row r's weights of the first half of a Q3H_B64T1 block in
+// Y11 and stores those of the second at m: the 32 codes (half h in lane
+// h, as q3hCode orders them) in Y11, split into p mod 11 (Y11) and p div 11
+// (Y8), the low lanes of both for the first half, the high for the second.
+func (a *asm) ifyQ3H(k ifyKind, t *ifyTables, g *ifyGlobals, r int, m operand.Mem) {
 	a.VMOVDQU(ifyRow(r, 16), reg.X11)
 	a.VPERMQ(operand.U8(0x50), reg.Y11, reg.Y11)
 	a.VPSRLVQ(g.q3hSh, reg.Y11, reg.Y11)
@@ -398,9 +446,7 @@ func (a *asm) ifyQ3HRow(k ifyKind, t *ifyTables, g *ifyGlobals, r int) {
 	a.VPOR(reg.Y12, reg.Y8, reg.Y8)
 	a.VPMULLW(g.m11, reg.Y8, reg.Y12)
 	a.VPSUBB(reg.Y12, reg.Y11, reg.Y11)
-	for h := range 2 {
-		a.VPERM2I128(operand.U8(0x20+0x11*h), reg.Y8, reg.Y11, reg.Y12)
-		a.VPMADDUBSW([]reg.VecPhysical{reg.Y10, reg.Y9}[h], reg.Y12, reg.Y12)
-		a.VPMADDWD(g.ones16, reg.Y12, yr[4*h+r])
-	}
+	a.VPERM2I128(operand.U8(0x31), reg.Y8, reg.Y11, reg.Y12)
+	a.VMOVDQU(reg.Y12, m)
+	a.VPERM2I128(operand.U8(0x20), reg.Y8, reg.Y11, reg.Y11)
 }
