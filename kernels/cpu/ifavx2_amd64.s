@@ -68,6 +68,12 @@ DATA ifyhdr<>+0(SB)/8, $0x0d0c090805040100
 DATA ifyhdr<>+8(SB)/8, $0x0f0e0b0a07060302
 GLOBL ifyhdr<>(SB), RODATA|NOPTR, $16
 
+DATA ifyq6idx<>+0(SB)/8, $0x0e0c0a0806040200
+DATA ifyq6idx<>+8(SB)/8, $0x0e0c0a0806040200
+DATA ifyq6idx<>+16(SB)/8, $0x0f0d0b0907050301
+DATA ifyq6idx<>+24(SB)/8, $0x0f0d0b0907050301
+GLOBL ifyq6idx<>(SB), RODATA|NOPTR, $32
+
 DATA ifyv04<>+0(SB)/8, $0x0404040404040404
 DATA ifyv04<>+8(SB)/8, $0x0404040404040404
 DATA ifyv04<>+16(SB)/8, $0x0404040404040404
@@ -92,35 +98,17 @@ DATA ifyv40<>+16(SB)/8, $0x4040404040404040
 DATA ifyv40<>+24(SB)/8, $0x4040404040404040
 GLOBL ifyv40<>(SB), RODATA|NOPTR, $32
 
-DATA ifyact1Q6_B64T1<>+0(SB)/8, $0x0e0c0a0806040200
-DATA ifyact1Q6_B64T1<>+8(SB)/8, $0x8080808080808080
-DATA ifyact1Q6_B64T1<>+16(SB)/8, $0x8080808080808080
-DATA ifyact1Q6_B64T1<>+24(SB)/8, $0x0f0d0b0907050301
+DATA ifyact1Q6_B64T1<>+0(SB)/8, $0x808080800c080400
+DATA ifyact1Q6_B64T1<>+8(SB)/8, $0x808080800d090501
+DATA ifyact1Q6_B64T1<>+16(SB)/8, $0x0e0a060280808080
+DATA ifyact1Q6_B64T1<>+24(SB)/8, $0x0f0b070380808080
 GLOBL ifyact1Q6_B64T1<>(SB), RODATA|NOPTR, $32
 
-DATA ifyact2Q6_B64T1<>+0(SB)/8, $0x8080808080808080
-DATA ifyact2Q6_B64T1<>+8(SB)/8, $0x0e0c0a0806040200
-DATA ifyact2Q6_B64T1<>+16(SB)/8, $0x0f0d0b0907050301
-DATA ifyact2Q6_B64T1<>+24(SB)/8, $0x8080808080808080
+DATA ifyact2Q6_B64T1<>+0(SB)/8, $0x0c08040080808080
+DATA ifyact2Q6_B64T1<>+8(SB)/8, $0x0d09050180808080
+DATA ifyact2Q6_B64T1<>+16(SB)/8, $0x808080800e0a0602
+DATA ifyact2Q6_B64T1<>+24(SB)/8, $0x808080800f0b0703
 GLOBL ifyact2Q6_B64T1<>(SB), RODATA|NOPTR, $32
-
-DATA ifyidx0Q6_B64T1<>+0(SB)/8, $0x0303020201010000
-DATA ifyidx0Q6_B64T1<>+8(SB)/8, $0x0707060605050404
-DATA ifyidx0Q6_B64T1<>+16(SB)/8, $0x0303020201010000
-DATA ifyidx0Q6_B64T1<>+24(SB)/8, $0x0707060605050404
-GLOBL ifyidx0Q6_B64T1<>(SB), RODATA|NOPTR, $32
-
-DATA ifymask00Q6_B64T1<>+0(SB)/8, $0x1001100110011001
-DATA ifymask00Q6_B64T1<>+8(SB)/8, $0x1001100110011001
-DATA ifymask00Q6_B64T1<>+16(SB)/8, $0x4004400440044004
-DATA ifymask00Q6_B64T1<>+24(SB)/8, $0x4004400440044004
-GLOBL ifymask00Q6_B64T1<>(SB), RODATA|NOPTR, $32
-
-DATA ifymask01Q6_B64T1<>+0(SB)/8, $0x2002200220022002
-DATA ifymask01Q6_B64T1<>+8(SB)/8, $0x2002200220022002
-DATA ifymask01Q6_B64T1<>+16(SB)/8, $0x8008800880088008
-DATA ifymask01Q6_B64T1<>+24(SB)/8, $0x8008800880088008
-GLOBL ifymask01Q6_B64T1<>(SB), RODATA|NOPTR, $32
 
 // func ifyPrepQ6_B64T1AVX2(x unsafe.Pointer, n int, xp unsafe.Pointer)
 // Requires: AVX, AVX2, F16C
@@ -204,137 +192,105 @@ blk:
 
 	// Half 0, row 0.
 	VBROADCASTI128 20(R11), Y11
-	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
+	VPSHUFB        ifyq6idx<>+0(SB), Y11, Y11
+	VPSRLVQ        ifyq3hsh<>+0(SB), Y11, Y11
 	VPAND          ify0f<>+0(SB), Y11, Y11
 	VPBROADCASTQ   4(R11), Y8
-	VPSHUFB        ifyidx0Q6_B64T1<>+0(SB), Y8, Y8
-	VPAND          ifymask00Q6_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB       ifymask00Q6_B64T1<>+0(SB), Y12, Y12
-	VPAND          ifyv10<>+0(SB), Y12, Y12
-	VPOR           Y12, Y11, Y11
-	VPAND          ifymask01Q6_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB       ifymask01Q6_B64T1<>+0(SB), Y12, Y12
-	VPAND          ifyv20<>+0(SB), Y12, Y12
-	VPOR           Y12, Y11, Y11
+	VPSRLVQ        ifypairsh<>+0(SB), Y8, Y8
+	VPAND          ify03<>+0(SB), Y8, Y8
+	VPSLLW         $0x04, Y8, Y8
+	VPOR           Y8, Y11, Y11
 	VPMADDUBSW     (R12), Y11, Y11
 	VPMADDWD       ifyones16<>+0(SB), Y11, Y0
 
 	// Half 0, row 1.
 	VBROADCASTI128 20(R11)(R8*1), Y11
-	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
+	VPSHUFB        ifyq6idx<>+0(SB), Y11, Y11
+	VPSRLVQ        ifyq3hsh<>+0(SB), Y11, Y11
 	VPAND          ify0f<>+0(SB), Y11, Y11
 	VPBROADCASTQ   4(R11)(R8*1), Y8
-	VPSHUFB        ifyidx0Q6_B64T1<>+0(SB), Y8, Y8
-	VPAND          ifymask00Q6_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB       ifymask00Q6_B64T1<>+0(SB), Y12, Y12
-	VPAND          ifyv10<>+0(SB), Y12, Y12
-	VPOR           Y12, Y11, Y11
-	VPAND          ifymask01Q6_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB       ifymask01Q6_B64T1<>+0(SB), Y12, Y12
-	VPAND          ifyv20<>+0(SB), Y12, Y12
-	VPOR           Y12, Y11, Y11
+	VPSRLVQ        ifypairsh<>+0(SB), Y8, Y8
+	VPAND          ify03<>+0(SB), Y8, Y8
+	VPSLLW         $0x04, Y8, Y8
+	VPOR           Y8, Y11, Y11
 	VPMADDUBSW     (R12), Y11, Y11
 	VPMADDWD       ifyones16<>+0(SB), Y11, Y1
 
 	// Half 0, row 2.
 	VBROADCASTI128 20(R11)(R8*2), Y11
-	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
+	VPSHUFB        ifyq6idx<>+0(SB), Y11, Y11
+	VPSRLVQ        ifyq3hsh<>+0(SB), Y11, Y11
 	VPAND          ify0f<>+0(SB), Y11, Y11
 	VPBROADCASTQ   4(R11)(R8*2), Y8
-	VPSHUFB        ifyidx0Q6_B64T1<>+0(SB), Y8, Y8
-	VPAND          ifymask00Q6_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB       ifymask00Q6_B64T1<>+0(SB), Y12, Y12
-	VPAND          ifyv10<>+0(SB), Y12, Y12
-	VPOR           Y12, Y11, Y11
-	VPAND          ifymask01Q6_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB       ifymask01Q6_B64T1<>+0(SB), Y12, Y12
-	VPAND          ifyv20<>+0(SB), Y12, Y12
-	VPOR           Y12, Y11, Y11
+	VPSRLVQ        ifypairsh<>+0(SB), Y8, Y8
+	VPAND          ify03<>+0(SB), Y8, Y8
+	VPSLLW         $0x04, Y8, Y8
+	VPOR           Y8, Y11, Y11
 	VPMADDUBSW     (R12), Y11, Y11
 	VPMADDWD       ifyones16<>+0(SB), Y11, Y2
 
 	// Half 0, row 3.
 	VBROADCASTI128 20(R11)(R9*1), Y11
-	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
+	VPSHUFB        ifyq6idx<>+0(SB), Y11, Y11
+	VPSRLVQ        ifyq3hsh<>+0(SB), Y11, Y11
 	VPAND          ify0f<>+0(SB), Y11, Y11
 	VPBROADCASTQ   4(R11)(R9*1), Y8
-	VPSHUFB        ifyidx0Q6_B64T1<>+0(SB), Y8, Y8
-	VPAND          ifymask00Q6_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB       ifymask00Q6_B64T1<>+0(SB), Y12, Y12
-	VPAND          ifyv10<>+0(SB), Y12, Y12
-	VPOR           Y12, Y11, Y11
-	VPAND          ifymask01Q6_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB       ifymask01Q6_B64T1<>+0(SB), Y12, Y12
-	VPAND          ifyv20<>+0(SB), Y12, Y12
-	VPOR           Y12, Y11, Y11
+	VPSRLVQ        ifypairsh<>+0(SB), Y8, Y8
+	VPAND          ify03<>+0(SB), Y8, Y8
+	VPSLLW         $0x04, Y8, Y8
+	VPOR           Y8, Y11, Y11
 	VPMADDUBSW     (R12), Y11, Y11
 	VPMADDWD       ifyones16<>+0(SB), Y11, Y3
 
 	// Half 0, row 4.
 	VBROADCASTI128 20(R14), Y11
-	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
+	VPSHUFB        ifyq6idx<>+0(SB), Y11, Y11
+	VPSRLVQ        ifyq3hsh<>+0(SB), Y11, Y11
 	VPAND          ify0f<>+0(SB), Y11, Y11
 	VPBROADCASTQ   4(R14), Y8
-	VPSHUFB        ifyidx0Q6_B64T1<>+0(SB), Y8, Y8
-	VPAND          ifymask00Q6_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB       ifymask00Q6_B64T1<>+0(SB), Y12, Y12
-	VPAND          ifyv10<>+0(SB), Y12, Y12
-	VPOR           Y12, Y11, Y11
-	VPAND          ifymask01Q6_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB       ifymask01Q6_B64T1<>+0(SB), Y12, Y12
-	VPAND          ifyv20<>+0(SB), Y12, Y12
-	VPOR           Y12, Y11, Y11
+	VPSRLVQ        ifypairsh<>+0(SB), Y8, Y8
+	VPAND          ify03<>+0(SB), Y8, Y8
+	VPSLLW         $0x04, Y8, Y8
+	VPOR           Y8, Y11, Y11
 	VPMADDUBSW     (R12), Y11, Y11
 	VPMADDWD       ifyones16<>+0(SB), Y11, Y4
 
 	// Half 0, row 5.
 	VBROADCASTI128 20(R14)(R8*1), Y11
-	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
+	VPSHUFB        ifyq6idx<>+0(SB), Y11, Y11
+	VPSRLVQ        ifyq3hsh<>+0(SB), Y11, Y11
 	VPAND          ify0f<>+0(SB), Y11, Y11
 	VPBROADCASTQ   4(R14)(R8*1), Y8
-	VPSHUFB        ifyidx0Q6_B64T1<>+0(SB), Y8, Y8
-	VPAND          ifymask00Q6_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB       ifymask00Q6_B64T1<>+0(SB), Y12, Y12
-	VPAND          ifyv10<>+0(SB), Y12, Y12
-	VPOR           Y12, Y11, Y11
-	VPAND          ifymask01Q6_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB       ifymask01Q6_B64T1<>+0(SB), Y12, Y12
-	VPAND          ifyv20<>+0(SB), Y12, Y12
-	VPOR           Y12, Y11, Y11
+	VPSRLVQ        ifypairsh<>+0(SB), Y8, Y8
+	VPAND          ify03<>+0(SB), Y8, Y8
+	VPSLLW         $0x04, Y8, Y8
+	VPOR           Y8, Y11, Y11
 	VPMADDUBSW     (R12), Y11, Y11
 	VPMADDWD       ifyones16<>+0(SB), Y11, Y5
 
 	// Half 0, row 6.
 	VBROADCASTI128 20(R14)(R8*2), Y11
-	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
+	VPSHUFB        ifyq6idx<>+0(SB), Y11, Y11
+	VPSRLVQ        ifyq3hsh<>+0(SB), Y11, Y11
 	VPAND          ify0f<>+0(SB), Y11, Y11
 	VPBROADCASTQ   4(R14)(R8*2), Y8
-	VPSHUFB        ifyidx0Q6_B64T1<>+0(SB), Y8, Y8
-	VPAND          ifymask00Q6_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB       ifymask00Q6_B64T1<>+0(SB), Y12, Y12
-	VPAND          ifyv10<>+0(SB), Y12, Y12
-	VPOR           Y12, Y11, Y11
-	VPAND          ifymask01Q6_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB       ifymask01Q6_B64T1<>+0(SB), Y12, Y12
-	VPAND          ifyv20<>+0(SB), Y12, Y12
-	VPOR           Y12, Y11, Y11
+	VPSRLVQ        ifypairsh<>+0(SB), Y8, Y8
+	VPAND          ify03<>+0(SB), Y8, Y8
+	VPSLLW         $0x04, Y8, Y8
+	VPOR           Y8, Y11, Y11
 	VPMADDUBSW     (R12), Y11, Y11
 	VPMADDWD       ifyones16<>+0(SB), Y11, Y6
 
 	// Half 0, row 7.
 	VBROADCASTI128 20(R14)(R9*1), Y11
-	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
+	VPSHUFB        ifyq6idx<>+0(SB), Y11, Y11
+	VPSRLVQ        ifyq3hsh<>+0(SB), Y11, Y11
 	VPAND          ify0f<>+0(SB), Y11, Y11
 	VPBROADCASTQ   4(R14)(R9*1), Y8
-	VPSHUFB        ifyidx0Q6_B64T1<>+0(SB), Y8, Y8
-	VPAND          ifymask00Q6_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB       ifymask00Q6_B64T1<>+0(SB), Y12, Y12
-	VPAND          ifyv10<>+0(SB), Y12, Y12
-	VPOR           Y12, Y11, Y11
-	VPAND          ifymask01Q6_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB       ifymask01Q6_B64T1<>+0(SB), Y12, Y12
-	VPAND          ifyv20<>+0(SB), Y12, Y12
-	VPOR           Y12, Y11, Y11
+	VPSRLVQ        ifypairsh<>+0(SB), Y8, Y8
+	VPAND          ify03<>+0(SB), Y8, Y8
+	VPSLLW         $0x04, Y8, Y8
+	VPOR           Y8, Y11, Y11
 	VPMADDUBSW     (R12), Y11, Y11
 	VPMADDWD       ifyones16<>+0(SB), Y11, Y7
 
@@ -359,137 +315,105 @@ blk:
 
 	// Half 1, row 0.
 	VBROADCASTI128 36(R11), Y11
-	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
+	VPSHUFB        ifyq6idx<>+0(SB), Y11, Y11
+	VPSRLVQ        ifyq3hsh<>+0(SB), Y11, Y11
 	VPAND          ify0f<>+0(SB), Y11, Y11
 	VPBROADCASTQ   12(R11), Y8
-	VPSHUFB        ifyidx0Q6_B64T1<>+0(SB), Y8, Y8
-	VPAND          ifymask00Q6_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB       ifymask00Q6_B64T1<>+0(SB), Y12, Y12
-	VPAND          ifyv10<>+0(SB), Y12, Y12
-	VPOR           Y12, Y11, Y11
-	VPAND          ifymask01Q6_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB       ifymask01Q6_B64T1<>+0(SB), Y12, Y12
-	VPAND          ifyv20<>+0(SB), Y12, Y12
-	VPOR           Y12, Y11, Y11
+	VPSRLVQ        ifypairsh<>+0(SB), Y8, Y8
+	VPAND          ify03<>+0(SB), Y8, Y8
+	VPSLLW         $0x04, Y8, Y8
+	VPOR           Y8, Y11, Y11
 	VPMADDUBSW     64(R12), Y11, Y11
 	VPMADDWD       ifyones16<>+0(SB), Y11, Y0
 
 	// Half 1, row 1.
 	VBROADCASTI128 36(R11)(R8*1), Y11
-	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
+	VPSHUFB        ifyq6idx<>+0(SB), Y11, Y11
+	VPSRLVQ        ifyq3hsh<>+0(SB), Y11, Y11
 	VPAND          ify0f<>+0(SB), Y11, Y11
 	VPBROADCASTQ   12(R11)(R8*1), Y8
-	VPSHUFB        ifyidx0Q6_B64T1<>+0(SB), Y8, Y8
-	VPAND          ifymask00Q6_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB       ifymask00Q6_B64T1<>+0(SB), Y12, Y12
-	VPAND          ifyv10<>+0(SB), Y12, Y12
-	VPOR           Y12, Y11, Y11
-	VPAND          ifymask01Q6_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB       ifymask01Q6_B64T1<>+0(SB), Y12, Y12
-	VPAND          ifyv20<>+0(SB), Y12, Y12
-	VPOR           Y12, Y11, Y11
+	VPSRLVQ        ifypairsh<>+0(SB), Y8, Y8
+	VPAND          ify03<>+0(SB), Y8, Y8
+	VPSLLW         $0x04, Y8, Y8
+	VPOR           Y8, Y11, Y11
 	VPMADDUBSW     64(R12), Y11, Y11
 	VPMADDWD       ifyones16<>+0(SB), Y11, Y1
 
 	// Half 1, row 2.
 	VBROADCASTI128 36(R11)(R8*2), Y11
-	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
+	VPSHUFB        ifyq6idx<>+0(SB), Y11, Y11
+	VPSRLVQ        ifyq3hsh<>+0(SB), Y11, Y11
 	VPAND          ify0f<>+0(SB), Y11, Y11
 	VPBROADCASTQ   12(R11)(R8*2), Y8
-	VPSHUFB        ifyidx0Q6_B64T1<>+0(SB), Y8, Y8
-	VPAND          ifymask00Q6_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB       ifymask00Q6_B64T1<>+0(SB), Y12, Y12
-	VPAND          ifyv10<>+0(SB), Y12, Y12
-	VPOR           Y12, Y11, Y11
-	VPAND          ifymask01Q6_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB       ifymask01Q6_B64T1<>+0(SB), Y12, Y12
-	VPAND          ifyv20<>+0(SB), Y12, Y12
-	VPOR           Y12, Y11, Y11
+	VPSRLVQ        ifypairsh<>+0(SB), Y8, Y8
+	VPAND          ify03<>+0(SB), Y8, Y8
+	VPSLLW         $0x04, Y8, Y8
+	VPOR           Y8, Y11, Y11
 	VPMADDUBSW     64(R12), Y11, Y11
 	VPMADDWD       ifyones16<>+0(SB), Y11, Y2
 
 	// Half 1, row 3.
 	VBROADCASTI128 36(R11)(R9*1), Y11
-	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
+	VPSHUFB        ifyq6idx<>+0(SB), Y11, Y11
+	VPSRLVQ        ifyq3hsh<>+0(SB), Y11, Y11
 	VPAND          ify0f<>+0(SB), Y11, Y11
 	VPBROADCASTQ   12(R11)(R9*1), Y8
-	VPSHUFB        ifyidx0Q6_B64T1<>+0(SB), Y8, Y8
-	VPAND          ifymask00Q6_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB       ifymask00Q6_B64T1<>+0(SB), Y12, Y12
-	VPAND          ifyv10<>+0(SB), Y12, Y12
-	VPOR           Y12, Y11, Y11
-	VPAND          ifymask01Q6_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB       ifymask01Q6_B64T1<>+0(SB), Y12, Y12
-	VPAND          ifyv20<>+0(SB), Y12, Y12
-	VPOR           Y12, Y11, Y11
+	VPSRLVQ        ifypairsh<>+0(SB), Y8, Y8
+	VPAND          ify03<>+0(SB), Y8, Y8
+	VPSLLW         $0x04, Y8, Y8
+	VPOR           Y8, Y11, Y11
 	VPMADDUBSW     64(R12), Y11, Y11
 	VPMADDWD       ifyones16<>+0(SB), Y11, Y3
 
 	// Half 1, row 4.
 	VBROADCASTI128 36(R14), Y11
-	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
+	VPSHUFB        ifyq6idx<>+0(SB), Y11, Y11
+	VPSRLVQ        ifyq3hsh<>+0(SB), Y11, Y11
 	VPAND          ify0f<>+0(SB), Y11, Y11
 	VPBROADCASTQ   12(R14), Y8
-	VPSHUFB        ifyidx0Q6_B64T1<>+0(SB), Y8, Y8
-	VPAND          ifymask00Q6_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB       ifymask00Q6_B64T1<>+0(SB), Y12, Y12
-	VPAND          ifyv10<>+0(SB), Y12, Y12
-	VPOR           Y12, Y11, Y11
-	VPAND          ifymask01Q6_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB       ifymask01Q6_B64T1<>+0(SB), Y12, Y12
-	VPAND          ifyv20<>+0(SB), Y12, Y12
-	VPOR           Y12, Y11, Y11
+	VPSRLVQ        ifypairsh<>+0(SB), Y8, Y8
+	VPAND          ify03<>+0(SB), Y8, Y8
+	VPSLLW         $0x04, Y8, Y8
+	VPOR           Y8, Y11, Y11
 	VPMADDUBSW     64(R12), Y11, Y11
 	VPMADDWD       ifyones16<>+0(SB), Y11, Y4
 
 	// Half 1, row 5.
 	VBROADCASTI128 36(R14)(R8*1), Y11
-	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
+	VPSHUFB        ifyq6idx<>+0(SB), Y11, Y11
+	VPSRLVQ        ifyq3hsh<>+0(SB), Y11, Y11
 	VPAND          ify0f<>+0(SB), Y11, Y11
 	VPBROADCASTQ   12(R14)(R8*1), Y8
-	VPSHUFB        ifyidx0Q6_B64T1<>+0(SB), Y8, Y8
-	VPAND          ifymask00Q6_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB       ifymask00Q6_B64T1<>+0(SB), Y12, Y12
-	VPAND          ifyv10<>+0(SB), Y12, Y12
-	VPOR           Y12, Y11, Y11
-	VPAND          ifymask01Q6_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB       ifymask01Q6_B64T1<>+0(SB), Y12, Y12
-	VPAND          ifyv20<>+0(SB), Y12, Y12
-	VPOR           Y12, Y11, Y11
+	VPSRLVQ        ifypairsh<>+0(SB), Y8, Y8
+	VPAND          ify03<>+0(SB), Y8, Y8
+	VPSLLW         $0x04, Y8, Y8
+	VPOR           Y8, Y11, Y11
 	VPMADDUBSW     64(R12), Y11, Y11
 	VPMADDWD       ifyones16<>+0(SB), Y11, Y5
 
 	// Half 1, row 6.
 	VBROADCASTI128 36(R14)(R8*2), Y11
-	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
+	VPSHUFB        ifyq6idx<>+0(SB), Y11, Y11
+	VPSRLVQ        ifyq3hsh<>+0(SB), Y11, Y11
 	VPAND          ify0f<>+0(SB), Y11, Y11
 	VPBROADCASTQ   12(R14)(R8*2), Y8
-	VPSHUFB        ifyidx0Q6_B64T1<>+0(SB), Y8, Y8
-	VPAND          ifymask00Q6_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB       ifymask00Q6_B64T1<>+0(SB), Y12, Y12
-	VPAND          ifyv10<>+0(SB), Y12, Y12
-	VPOR           Y12, Y11, Y11
-	VPAND          ifymask01Q6_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB       ifymask01Q6_B64T1<>+0(SB), Y12, Y12
-	VPAND          ifyv20<>+0(SB), Y12, Y12
-	VPOR           Y12, Y11, Y11
+	VPSRLVQ        ifypairsh<>+0(SB), Y8, Y8
+	VPAND          ify03<>+0(SB), Y8, Y8
+	VPSLLW         $0x04, Y8, Y8
+	VPOR           Y8, Y11, Y11
 	VPMADDUBSW     64(R12), Y11, Y11
 	VPMADDWD       ifyones16<>+0(SB), Y11, Y6
 
 	// Half 1, row 7.
 	VBROADCASTI128 36(R14)(R9*1), Y11
-	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
+	VPSHUFB        ifyq6idx<>+0(SB), Y11, Y11
+	VPSRLVQ        ifyq3hsh<>+0(SB), Y11, Y11
 	VPAND          ify0f<>+0(SB), Y11, Y11
 	VPBROADCASTQ   12(R14)(R9*1), Y8
-	VPSHUFB        ifyidx0Q6_B64T1<>+0(SB), Y8, Y8
-	VPAND          ifymask00Q6_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB       ifymask00Q6_B64T1<>+0(SB), Y12, Y12
-	VPAND          ifyv10<>+0(SB), Y12, Y12
-	VPOR           Y12, Y11, Y11
-	VPAND          ifymask01Q6_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB       ifymask01Q6_B64T1<>+0(SB), Y12, Y12
-	VPAND          ifyv20<>+0(SB), Y12, Y12
-	VPOR           Y12, Y11, Y11
+	VPSRLVQ        ifypairsh<>+0(SB), Y8, Y8
+	VPAND          ify03<>+0(SB), Y8, Y8
+	VPSLLW         $0x04, Y8, Y8
+	VPOR           Y8, Y11, Y11
 	VPMADDUBSW     64(R12), Y11, Y11
 	VPMADDWD       ifyones16<>+0(SB), Y11, Y7
 

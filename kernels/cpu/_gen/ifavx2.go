@@ -10,14 +10,14 @@ import (
 
 // ifavx2 generates ifavx2_amd64.s: Inferflow's asymmetric formats
 // (Q6_B64T1, Q5_B64T1, Q4_B32T1, Q4_B64T1, Q3H_B64T1, Q3_B32T1, Q2_B32T1)
-// times Q8_0 activations, AVX2 + F16C, four rows at a time in their file
+// times Q8_0 activations, AVX2 + F16C, eight rows at a time in their file
 // layout.
 //
 // They sum as kernels/quant's ifDotQ8_0: per 32-value activation block
 // with scale dy, the exact integer sums S = Σq·qy and Y = Σqy give
 // sumf += (scale·dy)·S + base·(Y·dy), every operation rounded to float32,
-// no FMA, one chain per row in block order; the four rows' chains are the
-// four lanes of X13. The weights' quants are assembled in an order of the
+// no FMA, one chain per row in block order; the eight rows' chains are the
+// eight lanes of Y13. The weights' quants are assembled in an order of the
 // format's own (the nibbles of 16 bytes low then high, the bit pairs of 8
 // bytes by pair), and the activations are permuted once per block into the
 // same order (a VPSHUFB of the block and one of its lane-swapped copy), so
@@ -25,15 +25,19 @@ import (
 // (at most 63) by the signed activations into int16 pairs, which cannot
 // saturate (2·63·128 = 16128), and VPMADDWD by ones widens them to int32.
 // Bits above a quant's low ones are gathered by a VPSHUFB of their bytes,
-// a VPAND and VPCMPEQB with the bit's mask, and a VPAND with its value.
+// a VPAND and VPCMPEQB with the bit's mask, and a VPAND with its value,
+// except Q6_B64T1's, whose nibbles are shuffled into the order of its bit
+// pairs so that both unpack by qword shifts.
 // Q3H_B64T1's 7-bit pair codes p split into p mod 11 and p div 11, the
 // latter (p·5984)>>16 on int16 lanes (exact for p < 128, checked here).
 //
 // Registers: SI the rows, R8 ldw, R9 3·ldw, DI the activations, CX nb, DX
-// y, BX the groups of four rows left, R10 acc, R11 and R12 the current
-// weight and activation blocks, R13 the blocks left. Y0-Y3 (Y4-Y7) the
-// four rows' int32 lanes of the block's first (second) 32 values, Y10 (Y9)
-// the permuted activations, Y8 Y11 Y12 Y14 Y15 scratch, X13 the sums.
+// y, BX the groups of eight rows left, R10 acc, R11 (R14) the current
+// blocks of rows 0-3 (4-7), R12 the activations', R13 the blocks left. Y0-Y7
+// the
+// eight rows' int32 lanes of the 32 values at hand, Y8 Y11 Y12 scratch,
+// Y14 and Y15 the rows' bases and scales, Y13 the sums. ifyPrep<k>AVX2
+// permutes the activations and computes dy and Y·dy once per call.
 func ifavx2(a *asm) {
 	for p := range 128 {
 		if p*5984>>16 != p/11 {
@@ -52,6 +56,7 @@ func ifavx2(a *asm) {
 		pairSh: a.global("ifypairsh", 0, 2, 4, 6),
 		q3hSh:  a.global("ifyq3hsh", 0, 4, 0, 4),
 		hdr:    a.global("ifyhdr", 0x0d0c090805040100, 0x0f0e0b0a07060302),
+		q6Idx:  a.global("ifyq6idx", 0x0e0c0a0806040200, 0x0e0c0a0806040200, 0x0f0d0b0907050301, 0x0f0d0b0907050301),
 		val:    map[byte]operand.Mem{},
 	}
 	for _, v := range []byte{0x04, 0x10, 0x20, 0x40} {
@@ -86,7 +91,7 @@ func pack32(b [32]byte) []uint64 {
 // ifyGlobals are the kernels' shared read-only tables.
 type ifyGlobals struct {
 	c0f, c03, ones8, ones16, w00ff, m5984, m11 operand.Mem
-	nibSh, pairSh, q3hSh, hdr                  operand.Mem
+	nibSh, pairSh, q3hSh, hdr, q6Idx           operand.Mem
 	val                                        map[byte]operand.Mem // 32 bytes of each bit value
 }
 
@@ -115,6 +120,7 @@ type ifyKind struct {
 	qsOff  int  // the low bits, plus 16 per half for nibbles
 	bits   []ifyBits
 	q3h    bool
+	q6     bool // Q6_B64T1: nibbles and bit pairs both in pairPerm's order
 	// perm[p] is the value (within the 32 of an activation block) that
 	// byte p of the weight vector holds.
 	perm [32]int
@@ -150,10 +156,7 @@ func ifyKinds() []ifyKind {
 		return p
 	}
 	return []ifyKind{
-		{name: "Q6_B64T1", bb: 52, halves: 2, qsOff: 20, perm: nibPerm(), bits: []ifyBits{{
-			off: 4, step: 8, len: 8, byteOf: func(e int) int { return e / 4 },
-			bits: []ifyBit{{0x10, func(e int) int { return 2 * (e % 4) }}, {0x20, func(e int) int { return 2*(e%4) + 1 }}},
-		}}},
+		{name: "Q6_B64T1", bb: 52, halves: 2, q6: true, qsOff: 20, perm: pairPerm()},
 		{name: "Q5_B64T1", bb: 44, halves: 2, qsOff: 12, perm: nibPerm(), bits: []ifyBits{{
 			off: 4, step: 4, len: 4, byteOf: func(e int) int { return e / 8 },
 			bits: []ifyBit{{0x10, func(e int) int { return e % 8 }}},
@@ -375,6 +378,8 @@ func (a *asm) ifyGemv(k ifyKind, g *ifyGlobals) {
 				a.ifyQ3H(k, t, g, r, mem(reg.SP, 32*r))
 			case k.q3h:
 				a.VMOVDQU(mem(reg.SP, 32*r), d)
+			case k.q6:
+				a.ifyQ6(g, r, h)
 			case k.pairs:
 				a.VPBROADCASTQ(ifyRow(r, k.qsOff), d)
 				a.VPSRLVQ(g.pairSh, d, d)
@@ -449,4 +454,19 @@ func (a *asm) ifyQ3H(k ifyKind, t *ifyTables, g *ifyGlobals, r int, m operand.Me
 	a.VPERM2I128(operand.U8(0x31), reg.Y8, reg.Y11, reg.Y12)
 	a.VMOVDQU(reg.Y12, m)
 	a.VPERM2I128(operand.U8(0x20), reg.Y8, reg.Y11, reg.Y11)
+}
+
+// ifyQ6 puts row r's weights of half h of a Q6_B64T1 block in Y11, value
+// 4c+k at byte 8k+c: byte 2c+k/2 of the 16 nibble bytes, nibble k%2, and
+// bit pair k of byte c of the 8 high-bit bytes.
+func (a *asm) ifyQ6(g *ifyGlobals, r, h int) {
+	a.VBROADCASTI128(ifyRow(r, 20+16*h), reg.Y11)
+	a.VPSHUFB(g.q6Idx, reg.Y11, reg.Y11)
+	a.VPSRLVQ(g.q3hSh, reg.Y11, reg.Y11)
+	a.VPAND(g.c0f, reg.Y11, reg.Y11)
+	a.VPBROADCASTQ(ifyRow(r, 4+8*h), reg.Y8)
+	a.VPSRLVQ(g.pairSh, reg.Y8, reg.Y8)
+	a.VPAND(g.c03, reg.Y8, reg.Y8)
+	a.VPSLLW(operand.U8(4), reg.Y8, reg.Y8)
+	a.VPOR(reg.Y8, reg.Y11, reg.Y11)
 }
