@@ -19,25 +19,24 @@ import (
 // no FMA, one chain per row in block order; the eight rows' chains are the
 // eight lanes of Y13. The weights' quants are assembled in an order of the
 // format's own (the nibbles of 16 bytes low then high, the bit pairs of 8
-// bytes by pair), and the activations are permuted once per block into the
-// same order (a VPSHUFB of the block and one of its lane-swapped copy), so
-// S needs no per-row shuffle. VPMADDUBSW multiplies the unsigned quants
-// (at most 63) by the signed activations into int16 pairs, which cannot
-// saturate (2·63·128 = 16128), and VPMADDWD by ones widens them to int32.
-// Bits above a quant's low ones are gathered by a VPSHUFB of their bytes,
-// a VPAND and VPCMPEQB with the bit's mask, and a VPAND with its value,
-// except Q6_B64T1's, whose nibbles are shuffled into the order of its bit
-// pairs so that both unpack by qword shifts.
-// Q3H_B64T1's 7-bit pair codes p split into p mod 11 and p div 11, the
-// latter (p·5984)>>16 on int16 lanes (exact for p < 128, checked here).
+// bytes by pair), and ifyPrep<k>AVX2 permutes the activations into the
+// same order once per call (a VPSHUFB of each block and one of its
+// lane-swapped copy) and computes dy and Y·dy, so S needs no per-row
+// shuffle. VPMADDUBSW multiplies the unsigned quants (at most 63) by the
+// signed activations into int16 pairs, which cannot saturate
+// (2·63·128 = 16128), and VPMADDWD by ones widens them to int32. Bits
+// above a quant's low ones are gathered by a VPSHUFB of their bytes, a
+// VPAND and VPCMPEQB with the bit's mask, and a VPAND with its value,
+// except Q6_B64T1's: its nibbles are shuffled into the order of its bit
+// pairs so that both unpack by qword shifts. Q3H_B64T1's 7-bit pair codes
+// p split into p mod 11 and p div 11, the latter (p·5984)>>16 on int16
+// lanes (exact for p < 128, checked here).
 //
 // Registers: SI the rows, R8 ldw, R9 3·ldw, DI the activations, CX nb, DX
 // y, BX the groups of eight rows left, R10 acc, R11 (R14) the current
-// blocks of rows 0-3 (4-7), R12 the activations', R13 the blocks left. Y0-Y7
-// the
-// eight rows' int32 lanes of the 32 values at hand, Y8 Y11 Y12 scratch,
-// Y14 and Y15 the rows' bases and scales, Y13 the sums. ifyPrep<k>AVX2
-// permutes the activations and computes dy and Y·dy once per call.
+// blocks of rows 0-3 (4-7), R12 the activations', R13 the blocks left;
+// Y0-Y7 the eight rows' int32 lanes of the 32 values at hand, Y8 Y11 Y12
+// scratch, Y14 and Y15 the rows' bases and scales, Y13 the sums.
 func ifavx2(a *asm) {
 	for p := range 128 {
 		if p*5984>>16 != p/11 {
