@@ -17,43 +17,43 @@ import (
 func gemv8Q6_B64T1AVX2(w unsafe.Pointer, ldw uintptr, xp unsafe.Pointer, nb int, y *float32, q int, acc int)
 
 //go:noescape
-func ifyPrepQ6_B64T1AVX2(x unsafe.Pointer, n int, xp unsafe.Pointer)
+func ifyPrepQ6_B64T1AVX2(x unsafe.Pointer, nb int, xp unsafe.Pointer)
 
 //go:noescape
 func gemv8Q5_B64T1AVX2(w unsafe.Pointer, ldw uintptr, xp unsafe.Pointer, nb int, y *float32, q int, acc int)
 
 //go:noescape
-func ifyPrepQ5_B64T1AVX2(x unsafe.Pointer, n int, xp unsafe.Pointer)
+func ifyPrepQ5_B64T1AVX2(x unsafe.Pointer, nb int, xp unsafe.Pointer)
 
 //go:noescape
 func gemv8Q4_B32T1AVX2(w unsafe.Pointer, ldw uintptr, xp unsafe.Pointer, nb int, y *float32, q int, acc int)
 
 //go:noescape
-func ifyPrepQ4_B32T1AVX2(x unsafe.Pointer, n int, xp unsafe.Pointer)
+func ifyPrepQ4_B32T1AVX2(x unsafe.Pointer, nb int, xp unsafe.Pointer)
 
 //go:noescape
 func gemv8Q4_B64T1AVX2(w unsafe.Pointer, ldw uintptr, xp unsafe.Pointer, nb int, y *float32, q int, acc int)
 
 //go:noescape
-func ifyPrepQ4_B64T1AVX2(x unsafe.Pointer, n int, xp unsafe.Pointer)
+func ifyPrepQ4_B64T1AVX2(x unsafe.Pointer, nb int, xp unsafe.Pointer)
 
 //go:noescape
 func gemv8Q3H_B64T1AVX2(w unsafe.Pointer, ldw uintptr, xp unsafe.Pointer, nb int, y *float32, q int, acc int)
 
 //go:noescape
-func ifyPrepQ3H_B64T1AVX2(x unsafe.Pointer, n int, xp unsafe.Pointer)
+func ifyPrepQ3H_B64T1AVX2(x unsafe.Pointer, nb int, xp unsafe.Pointer)
 
 //go:noescape
 func gemv8Q3_B32T1AVX2(w unsafe.Pointer, ldw uintptr, xp unsafe.Pointer, nb int, y *float32, q int, acc int)
 
 //go:noescape
-func ifyPrepQ3_B32T1AVX2(x unsafe.Pointer, n int, xp unsafe.Pointer)
+func ifyPrepQ3_B32T1AVX2(x unsafe.Pointer, nb int, xp unsafe.Pointer)
 
 //go:noescape
 func gemv8Q2_B32T1AVX2(w unsafe.Pointer, ldw uintptr, xp unsafe.Pointer, nb int, y *float32, q int, acc int)
 
 //go:noescape
-func ifyPrepQ2_B32T1AVX2(x unsafe.Pointer, n int, xp unsafe.Pointer)
+func ifyPrepQ2_B32T1AVX2(x unsafe.Pointer, nb int, xp unsafe.Pointer)
 
 // hasIfAVX2 reports AVX2 kernels for weights of kind: Inferflow's
 // asymmetric formats, on every level from AVX2 up.
@@ -76,7 +76,7 @@ func (k Kernels) ifGemvAVX2(kind wkind, w []byte, ldw int, a []byte, nb int, dst
 	var (
 		bb, elems int
 		gemv      func(w unsafe.Pointer, ldw uintptr, xp unsafe.Pointer, nb int, y *float32, q int, acc int)
-		prep      func(x unsafe.Pointer, n int, xp unsafe.Pointer)
+		prep      func(x unsafe.Pointer, nb int, xp unsafe.Pointer)
 		dot       quant.DotFunc
 	)
 	switch kind {
@@ -113,7 +113,7 @@ func (k Kernels) ifGemvAVX2(kind wkind, w []byte, ldw int, a []byte, nb int, dst
 		*bp = make([]byte, nab*ifyAct+64)
 	}
 	xp := alignedBytes((*bp)[:cap(*bp)], nab*ifyAct)
-	prep(unsafe.Pointer(&a[0]), nab, unsafe.Pointer(&xp[0]))
+	prep(unsafe.Pointer(&a[0]), nb, unsafe.Pointer(&xp[0]))
 	ac := 0
 	if acc {
 		ac = 1

@@ -74,6 +74,48 @@ DATA ifyq6idx<>+16(SB)/8, $0x0f0d0b0907050301
 DATA ifyq6idx<>+24(SB)/8, $0x0f0d0b0907050301
 GLOBL ifyq6idx<>(SB), RODATA|NOPTR, $32
 
+DATA ifyw10<>+0(SB)/8, $0x0000000100000001
+DATA ifyw10<>+8(SB)/8, $0x0000000100000001
+DATA ifyw10<>+16(SB)/8, $0x0000000100000001
+DATA ifyw10<>+24(SB)/8, $0x0000000100000001
+GLOBL ifyw10<>(SB), RODATA|NOPTR, $32
+
+DATA ifyw01<>+0(SB)/8, $0x0001000000010000
+DATA ifyw01<>+8(SB)/8, $0x0001000000010000
+DATA ifyw01<>+16(SB)/8, $0x0001000000010000
+DATA ifyw01<>+24(SB)/8, $0x0001000000010000
+GLOBL ifyw01<>(SB), RODATA|NOPTR, $32
+
+DATA ifyq3hlo<>+0(SB)/8, $0x0c0804000c080400
+DATA ifyq3hlo<>+8(SB)/8, $0x0d0905010d090501
+DATA ifyq3hlo<>+16(SB)/8, $0x0e0a06020e0a0602
+DATA ifyq3hlo<>+24(SB)/8, $0x0f0b07030f0b0703
+GLOBL ifyq3hlo<>(SB), RODATA|NOPTR, $32
+
+DATA ifyq3hmid<>+0(SB)/8, $0x0604020006040200
+DATA ifyq3hmid<>+8(SB)/8, $0x0604020006040200
+DATA ifyq3hmid<>+16(SB)/8, $0x0705030107050301
+DATA ifyq3hmid<>+24(SB)/8, $0x0705030107050301
+GLOBL ifyq3hmid<>(SB), RODATA|NOPTR, $32
+
+DATA ifyq3hlosh<>+0(SB)/8, $0x0000000400000000
+DATA ifyq3hlosh<>+8(SB)/8, $0x0000000400000000
+DATA ifyq3hlosh<>+16(SB)/8, $0x0000000400000000
+DATA ifyq3hlosh<>+24(SB)/8, $0x0000000400000000
+GLOBL ifyq3hlosh<>(SB), RODATA|NOPTR, $32
+
+DATA ifyq3hmidsh<>+0(SB)/8, $0x0000000200000000
+DATA ifyq3hmidsh<>+8(SB)/8, $0x0000000600000004
+DATA ifyq3hmidsh<>+16(SB)/8, $0x0000000200000000
+DATA ifyq3hmidsh<>+24(SB)/8, $0x0000000600000004
+GLOBL ifyq3hmidsh<>(SB), RODATA|NOPTR, $32
+
+DATA ifyq3hhish<>+0(SB)/8, $0x0000000100000000
+DATA ifyq3hhish<>+8(SB)/8, $0x0000000300000002
+DATA ifyq3hhish<>+16(SB)/8, $0x0000000500000004
+DATA ifyq3hhish<>+24(SB)/8, $0x0000000700000006
+GLOBL ifyq3hhish<>(SB), RODATA|NOPTR, $32
+
 DATA ifyv04<>+0(SB)/8, $0x0404040404040404
 DATA ifyv04<>+8(SB)/8, $0x0404040404040404
 DATA ifyv04<>+16(SB)/8, $0x0404040404040404
@@ -98,51 +140,85 @@ DATA ifyv40<>+16(SB)/8, $0x4040404040404040
 DATA ifyv40<>+24(SB)/8, $0x4040404040404040
 GLOBL ifyv40<>(SB), RODATA|NOPTR, $32
 
-DATA ifyact1Q6_B64T1<>+0(SB)/8, $0x808080800c080400
-DATA ifyact1Q6_B64T1<>+8(SB)/8, $0x808080800d090501
-DATA ifyact1Q6_B64T1<>+16(SB)/8, $0x0e0a060280808080
-DATA ifyact1Q6_B64T1<>+24(SB)/8, $0x0f0b070380808080
-GLOBL ifyact1Q6_B64T1<>(SB), RODATA|NOPTR, $32
+DATA ifyact00Q6_B64T1<>+0(SB)/8, $0x808080800c080400
+DATA ifyact00Q6_B64T1<>+8(SB)/8, $0x808080800d090501
+DATA ifyact00Q6_B64T1<>+16(SB)/8, $0x0e0a060280808080
+DATA ifyact00Q6_B64T1<>+24(SB)/8, $0x0f0b070380808080
+GLOBL ifyact00Q6_B64T1<>(SB), RODATA|NOPTR, $32
 
-DATA ifyact2Q6_B64T1<>+0(SB)/8, $0x0c08040080808080
-DATA ifyact2Q6_B64T1<>+8(SB)/8, $0x0d09050180808080
-DATA ifyact2Q6_B64T1<>+16(SB)/8, $0x808080800e0a0602
-DATA ifyact2Q6_B64T1<>+24(SB)/8, $0x808080800f0b0703
-GLOBL ifyact2Q6_B64T1<>(SB), RODATA|NOPTR, $32
+DATA ifyacts00Q6_B64T1<>+0(SB)/8, $0x0c08040080808080
+DATA ifyacts00Q6_B64T1<>+8(SB)/8, $0x0d09050180808080
+DATA ifyacts00Q6_B64T1<>+16(SB)/8, $0x808080800e0a0602
+DATA ifyacts00Q6_B64T1<>+24(SB)/8, $0x808080800f0b0703
+GLOBL ifyacts00Q6_B64T1<>(SB), RODATA|NOPTR, $32
 
-// func ifyPrepQ6_B64T1AVX2(x unsafe.Pointer, n int, xp unsafe.Pointer)
+DATA ifyact11Q6_B64T1<>+0(SB)/8, $0x808080800c080400
+DATA ifyact11Q6_B64T1<>+8(SB)/8, $0x808080800d090501
+DATA ifyact11Q6_B64T1<>+16(SB)/8, $0x0e0a060280808080
+DATA ifyact11Q6_B64T1<>+24(SB)/8, $0x0f0b070380808080
+GLOBL ifyact11Q6_B64T1<>(SB), RODATA|NOPTR, $32
+
+DATA ifyacts11Q6_B64T1<>+0(SB)/8, $0x0c08040080808080
+DATA ifyacts11Q6_B64T1<>+8(SB)/8, $0x0d09050180808080
+DATA ifyacts11Q6_B64T1<>+16(SB)/8, $0x808080800e0a0602
+DATA ifyacts11Q6_B64T1<>+24(SB)/8, $0x808080800f0b0703
+GLOBL ifyacts11Q6_B64T1<>(SB), RODATA|NOPTR, $32
+
+// func ifyPrepQ6_B64T1AVX2(x unsafe.Pointer, nb int, xp unsafe.Pointer)
 // Requires: AVX, AVX2, F16C
 TEXT ·ifyPrepQ6_B64T1AVX2(SB), NOSPLIT, $0-24
-	// Prepares n > 0 Q8_0 blocks at x for gemv8Q6_B64T1AVX2: in 64 bytes per
-	// block at xp, the quants in the weights' order, dy and float32(Y)·dy.
+	// Prepares the Q8_0 blocks at x of nb > 0 Q6_B64T1 blocks for
+	// gemv8Q6_B64T1AVX2: per activation block, 64 bytes at xp: a vector of 32
+	// quants in the weights' order, dy and float32(Y)·dy.
 	MOVQ x+0(FP), SI
-	MOVQ n+8(FP), CX
+	MOVQ nb+8(FP), CX
 	MOVQ xp+16(FP), DI
 
 blk:
 	VMOVDQU      2(SI), Y0
 	VPERMQ       $0x4e, Y0, Y1
-	VPSHUFB      ifyact1Q6_B64T1<>+0(SB), Y0, Y0
-	VPSHUFB      ifyact2Q6_B64T1<>+0(SB), Y1, Y1
-	VPOR         Y1, Y0, Y0
-	VMOVDQU      Y0, (DI)
-	VMOVDQU      ifyones8<>+0(SB), Y2
-	VPMADDUBSW   Y0, Y2, Y2
-	VPMADDWD     ifyones16<>+0(SB), Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X3
-	VPADDD       X3, X2, X2
-	VPSHUFD      $0x4e, X2, X3
-	VPADDD       X3, X2, X2
-	VPSHUFD      $0xb1, X2, X3
-	VPADDD       X3, X2, X2
-	VCVTDQ2PS    X2, X2
-	VPBROADCASTW (SI), X3
-	VCVTPH2PS    X3, X3
-	VMOVSS       X3, 32(DI)
-	VMULSS       X3, X2, X2
-	VMOVSS       X2, 36(DI)
-	ADDQ         $0x00000022, SI
-	ADDQ         $0x00000040, DI
+	VMOVDQU      36(SI), Y2
+	VPERMQ       $0x4e, Y2, Y3
+	VPSHUFB      ifyact00Q6_B64T1<>+0(SB), Y0, Y4
+	VPSHUFB      ifyacts00Q6_B64T1<>+0(SB), Y1, Y5
+	VPOR         Y5, Y4, Y4
+	VMOVDQU      Y4, (DI)
+	VPSHUFB      ifyact11Q6_B64T1<>+0(SB), Y2, Y4
+	VPSHUFB      ifyacts11Q6_B64T1<>+0(SB), Y3, Y5
+	VPOR         Y5, Y4, Y4
+	VMOVDQU      Y4, 64(DI)
+	VMOVDQU      ifyones8<>+0(SB), Y6
+	VPMADDUBSW   Y0, Y6, Y6
+	VPMADDWD     ifyones16<>+0(SB), Y6, Y6
+	VEXTRACTI128 $0x01, Y6, X7
+	VPADDD       X7, X6, X6
+	VPSHUFD      $0x4e, X6, X7
+	VPADDD       X7, X6, X6
+	VPSHUFD      $0xb1, X6, X7
+	VPADDD       X7, X6, X6
+	VCVTDQ2PS    X6, X6
+	VPBROADCASTW (SI), X7
+	VCVTPH2PS    X7, X7
+	VMOVSS       X7, 32(DI)
+	VMULSS       X7, X6, X6
+	VMOVSS       X6, 36(DI)
+	VMOVDQU      ifyones8<>+0(SB), Y6
+	VPMADDUBSW   Y2, Y6, Y6
+	VPMADDWD     ifyones16<>+0(SB), Y6, Y6
+	VEXTRACTI128 $0x01, Y6, X7
+	VPADDD       X7, X6, X6
+	VPSHUFD      $0x4e, X6, X7
+	VPADDD       X7, X6, X6
+	VPSHUFD      $0xb1, X6, X7
+	VPADDD       X7, X6, X6
+	VCVTDQ2PS    X6, X6
+	VPBROADCASTW 34(SI), X7
+	VCVTPH2PS    X7, X7
+	VMOVSS       X7, 96(DI)
+	VMULSS       X7, X6, X6
+	VMOVSS       X6, 100(DI)
+	ADDQ         $0x00000044, SI
+	ADDQ         $0x00000080, DI
 	DECQ         CX
 	JNZ          blk
 	VZEROUPPER
@@ -455,17 +531,29 @@ done:
 	VZEROUPPER
 	RET
 
-DATA ifyact1Q5_B64T1<>+0(SB)/8, $0x0e0c0a0806040200
-DATA ifyact1Q5_B64T1<>+8(SB)/8, $0x8080808080808080
-DATA ifyact1Q5_B64T1<>+16(SB)/8, $0x8080808080808080
-DATA ifyact1Q5_B64T1<>+24(SB)/8, $0x0f0d0b0907050301
-GLOBL ifyact1Q5_B64T1<>(SB), RODATA|NOPTR, $32
+DATA ifyact00Q5_B64T1<>+0(SB)/8, $0x0e0c0a0806040200
+DATA ifyact00Q5_B64T1<>+8(SB)/8, $0x8080808080808080
+DATA ifyact00Q5_B64T1<>+16(SB)/8, $0x8080808080808080
+DATA ifyact00Q5_B64T1<>+24(SB)/8, $0x0f0d0b0907050301
+GLOBL ifyact00Q5_B64T1<>(SB), RODATA|NOPTR, $32
 
-DATA ifyact2Q5_B64T1<>+0(SB)/8, $0x8080808080808080
-DATA ifyact2Q5_B64T1<>+8(SB)/8, $0x0e0c0a0806040200
-DATA ifyact2Q5_B64T1<>+16(SB)/8, $0x0f0d0b0907050301
-DATA ifyact2Q5_B64T1<>+24(SB)/8, $0x8080808080808080
-GLOBL ifyact2Q5_B64T1<>(SB), RODATA|NOPTR, $32
+DATA ifyacts00Q5_B64T1<>+0(SB)/8, $0x8080808080808080
+DATA ifyacts00Q5_B64T1<>+8(SB)/8, $0x0e0c0a0806040200
+DATA ifyacts00Q5_B64T1<>+16(SB)/8, $0x0f0d0b0907050301
+DATA ifyacts00Q5_B64T1<>+24(SB)/8, $0x8080808080808080
+GLOBL ifyacts00Q5_B64T1<>(SB), RODATA|NOPTR, $32
+
+DATA ifyact11Q5_B64T1<>+0(SB)/8, $0x0e0c0a0806040200
+DATA ifyact11Q5_B64T1<>+8(SB)/8, $0x8080808080808080
+DATA ifyact11Q5_B64T1<>+16(SB)/8, $0x8080808080808080
+DATA ifyact11Q5_B64T1<>+24(SB)/8, $0x0f0d0b0907050301
+GLOBL ifyact11Q5_B64T1<>(SB), RODATA|NOPTR, $32
+
+DATA ifyacts11Q5_B64T1<>+0(SB)/8, $0x8080808080808080
+DATA ifyacts11Q5_B64T1<>+8(SB)/8, $0x0e0c0a0806040200
+DATA ifyacts11Q5_B64T1<>+16(SB)/8, $0x0f0d0b0907050301
+DATA ifyacts11Q5_B64T1<>+24(SB)/8, $0x8080808080808080
+GLOBL ifyacts11Q5_B64T1<>(SB), RODATA|NOPTR, $32
 
 DATA ifyidx0Q5_B64T1<>+0(SB)/8, $0x0101010100000000
 DATA ifyidx0Q5_B64T1<>+8(SB)/8, $0x0303030302020202
@@ -479,39 +567,61 @@ DATA ifymask00Q5_B64T1<>+16(SB)/8, $0x8020080280200802
 DATA ifymask00Q5_B64T1<>+24(SB)/8, $0x8020080280200802
 GLOBL ifymask00Q5_B64T1<>(SB), RODATA|NOPTR, $32
 
-// func ifyPrepQ5_B64T1AVX2(x unsafe.Pointer, n int, xp unsafe.Pointer)
+// func ifyPrepQ5_B64T1AVX2(x unsafe.Pointer, nb int, xp unsafe.Pointer)
 // Requires: AVX, AVX2, F16C
 TEXT ·ifyPrepQ5_B64T1AVX2(SB), NOSPLIT, $0-24
-	// Prepares n > 0 Q8_0 blocks at x for gemv8Q5_B64T1AVX2: in 64 bytes per
-	// block at xp, the quants in the weights' order, dy and float32(Y)·dy.
+	// Prepares the Q8_0 blocks at x of nb > 0 Q5_B64T1 blocks for
+	// gemv8Q5_B64T1AVX2: per activation block, 64 bytes at xp: a vector of 32
+	// quants in the weights' order, dy and float32(Y)·dy.
 	MOVQ x+0(FP), SI
-	MOVQ n+8(FP), CX
+	MOVQ nb+8(FP), CX
 	MOVQ xp+16(FP), DI
 
 blk:
 	VMOVDQU      2(SI), Y0
 	VPERMQ       $0x4e, Y0, Y1
-	VPSHUFB      ifyact1Q5_B64T1<>+0(SB), Y0, Y0
-	VPSHUFB      ifyact2Q5_B64T1<>+0(SB), Y1, Y1
-	VPOR         Y1, Y0, Y0
-	VMOVDQU      Y0, (DI)
-	VMOVDQU      ifyones8<>+0(SB), Y2
-	VPMADDUBSW   Y0, Y2, Y2
-	VPMADDWD     ifyones16<>+0(SB), Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X3
-	VPADDD       X3, X2, X2
-	VPSHUFD      $0x4e, X2, X3
-	VPADDD       X3, X2, X2
-	VPSHUFD      $0xb1, X2, X3
-	VPADDD       X3, X2, X2
-	VCVTDQ2PS    X2, X2
-	VPBROADCASTW (SI), X3
-	VCVTPH2PS    X3, X3
-	VMOVSS       X3, 32(DI)
-	VMULSS       X3, X2, X2
-	VMOVSS       X2, 36(DI)
-	ADDQ         $0x00000022, SI
-	ADDQ         $0x00000040, DI
+	VMOVDQU      36(SI), Y2
+	VPERMQ       $0x4e, Y2, Y3
+	VPSHUFB      ifyact00Q5_B64T1<>+0(SB), Y0, Y4
+	VPSHUFB      ifyacts00Q5_B64T1<>+0(SB), Y1, Y5
+	VPOR         Y5, Y4, Y4
+	VMOVDQU      Y4, (DI)
+	VPSHUFB      ifyact11Q5_B64T1<>+0(SB), Y2, Y4
+	VPSHUFB      ifyacts11Q5_B64T1<>+0(SB), Y3, Y5
+	VPOR         Y5, Y4, Y4
+	VMOVDQU      Y4, 64(DI)
+	VMOVDQU      ifyones8<>+0(SB), Y6
+	VPMADDUBSW   Y0, Y6, Y6
+	VPMADDWD     ifyones16<>+0(SB), Y6, Y6
+	VEXTRACTI128 $0x01, Y6, X7
+	VPADDD       X7, X6, X6
+	VPSHUFD      $0x4e, X6, X7
+	VPADDD       X7, X6, X6
+	VPSHUFD      $0xb1, X6, X7
+	VPADDD       X7, X6, X6
+	VCVTDQ2PS    X6, X6
+	VPBROADCASTW (SI), X7
+	VCVTPH2PS    X7, X7
+	VMOVSS       X7, 32(DI)
+	VMULSS       X7, X6, X6
+	VMOVSS       X6, 36(DI)
+	VMOVDQU      ifyones8<>+0(SB), Y6
+	VPMADDUBSW   Y2, Y6, Y6
+	VPMADDWD     ifyones16<>+0(SB), Y6, Y6
+	VEXTRACTI128 $0x01, Y6, X7
+	VPADDD       X7, X6, X6
+	VPSHUFD      $0x4e, X6, X7
+	VPADDD       X7, X6, X6
+	VPSHUFD      $0xb1, X6, X7
+	VPADDD       X7, X6, X6
+	VCVTDQ2PS    X6, X6
+	VPBROADCASTW 34(SI), X7
+	VCVTPH2PS    X7, X7
+	VMOVSS       X7, 96(DI)
+	VMULSS       X7, X6, X6
+	VMOVSS       X6, 100(DI)
+	ADDQ         $0x00000044, SI
+	ADDQ         $0x00000080, DI
 	DECQ         CX
 	JNZ          blk
 	VZEROUPPER
@@ -824,49 +934,50 @@ done:
 	VZEROUPPER
 	RET
 
-DATA ifyact1Q4_B32T1<>+0(SB)/8, $0x0e0c0a0806040200
-DATA ifyact1Q4_B32T1<>+8(SB)/8, $0x8080808080808080
-DATA ifyact1Q4_B32T1<>+16(SB)/8, $0x8080808080808080
-DATA ifyact1Q4_B32T1<>+24(SB)/8, $0x0f0d0b0907050301
-GLOBL ifyact1Q4_B32T1<>(SB), RODATA|NOPTR, $32
+DATA ifyact00Q4_B32T1<>+0(SB)/8, $0x0e0c0a0806040200
+DATA ifyact00Q4_B32T1<>+8(SB)/8, $0x8080808080808080
+DATA ifyact00Q4_B32T1<>+16(SB)/8, $0x8080808080808080
+DATA ifyact00Q4_B32T1<>+24(SB)/8, $0x0f0d0b0907050301
+GLOBL ifyact00Q4_B32T1<>(SB), RODATA|NOPTR, $32
 
-DATA ifyact2Q4_B32T1<>+0(SB)/8, $0x8080808080808080
-DATA ifyact2Q4_B32T1<>+8(SB)/8, $0x0e0c0a0806040200
-DATA ifyact2Q4_B32T1<>+16(SB)/8, $0x0f0d0b0907050301
-DATA ifyact2Q4_B32T1<>+24(SB)/8, $0x8080808080808080
-GLOBL ifyact2Q4_B32T1<>(SB), RODATA|NOPTR, $32
+DATA ifyacts00Q4_B32T1<>+0(SB)/8, $0x8080808080808080
+DATA ifyacts00Q4_B32T1<>+8(SB)/8, $0x0e0c0a0806040200
+DATA ifyacts00Q4_B32T1<>+16(SB)/8, $0x0f0d0b0907050301
+DATA ifyacts00Q4_B32T1<>+24(SB)/8, $0x8080808080808080
+GLOBL ifyacts00Q4_B32T1<>(SB), RODATA|NOPTR, $32
 
-// func ifyPrepQ4_B32T1AVX2(x unsafe.Pointer, n int, xp unsafe.Pointer)
+// func ifyPrepQ4_B32T1AVX2(x unsafe.Pointer, nb int, xp unsafe.Pointer)
 // Requires: AVX, AVX2, F16C
 TEXT ·ifyPrepQ4_B32T1AVX2(SB), NOSPLIT, $0-24
-	// Prepares n > 0 Q8_0 blocks at x for gemv8Q4_B32T1AVX2: in 64 bytes per
-	// block at xp, the quants in the weights' order, dy and float32(Y)·dy.
+	// Prepares the Q8_0 blocks at x of nb > 0 Q4_B32T1 blocks for
+	// gemv8Q4_B32T1AVX2: per activation block, 64 bytes at xp: a vector of 32
+	// quants in the weights' order, dy and float32(Y)·dy.
 	MOVQ x+0(FP), SI
-	MOVQ n+8(FP), CX
+	MOVQ nb+8(FP), CX
 	MOVQ xp+16(FP), DI
 
 blk:
 	VMOVDQU      2(SI), Y0
 	VPERMQ       $0x4e, Y0, Y1
-	VPSHUFB      ifyact1Q4_B32T1<>+0(SB), Y0, Y0
-	VPSHUFB      ifyact2Q4_B32T1<>+0(SB), Y1, Y1
-	VPOR         Y1, Y0, Y0
-	VMOVDQU      Y0, (DI)
-	VMOVDQU      ifyones8<>+0(SB), Y2
-	VPMADDUBSW   Y0, Y2, Y2
-	VPMADDWD     ifyones16<>+0(SB), Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X3
-	VPADDD       X3, X2, X2
-	VPSHUFD      $0x4e, X2, X3
-	VPADDD       X3, X2, X2
-	VPSHUFD      $0xb1, X2, X3
-	VPADDD       X3, X2, X2
-	VCVTDQ2PS    X2, X2
-	VPBROADCASTW (SI), X3
-	VCVTPH2PS    X3, X3
-	VMOVSS       X3, 32(DI)
-	VMULSS       X3, X2, X2
-	VMOVSS       X2, 36(DI)
+	VPSHUFB      ifyact00Q4_B32T1<>+0(SB), Y0, Y4
+	VPSHUFB      ifyacts00Q4_B32T1<>+0(SB), Y1, Y5
+	VPOR         Y5, Y4, Y4
+	VMOVDQU      Y4, (DI)
+	VMOVDQU      ifyones8<>+0(SB), Y6
+	VPMADDUBSW   Y0, Y6, Y6
+	VPMADDWD     ifyones16<>+0(SB), Y6, Y6
+	VEXTRACTI128 $0x01, Y6, X7
+	VPADDD       X7, X6, X6
+	VPSHUFD      $0x4e, X6, X7
+	VPADDD       X7, X6, X6
+	VPSHUFD      $0xb1, X6, X7
+	VPADDD       X7, X6, X6
+	VCVTDQ2PS    X6, X6
+	VPBROADCASTW (SI), X7
+	VCVTPH2PS    X7, X7
+	VMOVSS       X7, 32(DI)
+	VMULSS       X7, X6, X6
+	VMOVSS       X6, 36(DI)
 	ADDQ         $0x00000022, SI
 	ADDQ         $0x00000040, DI
 	DECQ         CX
@@ -1010,51 +1121,85 @@ done:
 	VZEROUPPER
 	RET
 
-DATA ifyact1Q4_B64T1<>+0(SB)/8, $0x0e0c0a0806040200
-DATA ifyact1Q4_B64T1<>+8(SB)/8, $0x8080808080808080
-DATA ifyact1Q4_B64T1<>+16(SB)/8, $0x8080808080808080
-DATA ifyact1Q4_B64T1<>+24(SB)/8, $0x0f0d0b0907050301
-GLOBL ifyact1Q4_B64T1<>(SB), RODATA|NOPTR, $32
+DATA ifyact00Q4_B64T1<>+0(SB)/8, $0x0e0c0a0806040200
+DATA ifyact00Q4_B64T1<>+8(SB)/8, $0x8080808080808080
+DATA ifyact00Q4_B64T1<>+16(SB)/8, $0x8080808080808080
+DATA ifyact00Q4_B64T1<>+24(SB)/8, $0x0f0d0b0907050301
+GLOBL ifyact00Q4_B64T1<>(SB), RODATA|NOPTR, $32
 
-DATA ifyact2Q4_B64T1<>+0(SB)/8, $0x8080808080808080
-DATA ifyact2Q4_B64T1<>+8(SB)/8, $0x0e0c0a0806040200
-DATA ifyact2Q4_B64T1<>+16(SB)/8, $0x0f0d0b0907050301
-DATA ifyact2Q4_B64T1<>+24(SB)/8, $0x8080808080808080
-GLOBL ifyact2Q4_B64T1<>(SB), RODATA|NOPTR, $32
+DATA ifyacts00Q4_B64T1<>+0(SB)/8, $0x8080808080808080
+DATA ifyacts00Q4_B64T1<>+8(SB)/8, $0x0e0c0a0806040200
+DATA ifyacts00Q4_B64T1<>+16(SB)/8, $0x0f0d0b0907050301
+DATA ifyacts00Q4_B64T1<>+24(SB)/8, $0x8080808080808080
+GLOBL ifyacts00Q4_B64T1<>(SB), RODATA|NOPTR, $32
 
-// func ifyPrepQ4_B64T1AVX2(x unsafe.Pointer, n int, xp unsafe.Pointer)
+DATA ifyact11Q4_B64T1<>+0(SB)/8, $0x0e0c0a0806040200
+DATA ifyact11Q4_B64T1<>+8(SB)/8, $0x8080808080808080
+DATA ifyact11Q4_B64T1<>+16(SB)/8, $0x8080808080808080
+DATA ifyact11Q4_B64T1<>+24(SB)/8, $0x0f0d0b0907050301
+GLOBL ifyact11Q4_B64T1<>(SB), RODATA|NOPTR, $32
+
+DATA ifyacts11Q4_B64T1<>+0(SB)/8, $0x8080808080808080
+DATA ifyacts11Q4_B64T1<>+8(SB)/8, $0x0e0c0a0806040200
+DATA ifyacts11Q4_B64T1<>+16(SB)/8, $0x0f0d0b0907050301
+DATA ifyacts11Q4_B64T1<>+24(SB)/8, $0x8080808080808080
+GLOBL ifyacts11Q4_B64T1<>(SB), RODATA|NOPTR, $32
+
+// func ifyPrepQ4_B64T1AVX2(x unsafe.Pointer, nb int, xp unsafe.Pointer)
 // Requires: AVX, AVX2, F16C
 TEXT ·ifyPrepQ4_B64T1AVX2(SB), NOSPLIT, $0-24
-	// Prepares n > 0 Q8_0 blocks at x for gemv8Q4_B64T1AVX2: in 64 bytes per
-	// block at xp, the quants in the weights' order, dy and float32(Y)·dy.
+	// Prepares the Q8_0 blocks at x of nb > 0 Q4_B64T1 blocks for
+	// gemv8Q4_B64T1AVX2: per activation block, 64 bytes at xp: a vector of 32
+	// quants in the weights' order, dy and float32(Y)·dy.
 	MOVQ x+0(FP), SI
-	MOVQ n+8(FP), CX
+	MOVQ nb+8(FP), CX
 	MOVQ xp+16(FP), DI
 
 blk:
 	VMOVDQU      2(SI), Y0
 	VPERMQ       $0x4e, Y0, Y1
-	VPSHUFB      ifyact1Q4_B64T1<>+0(SB), Y0, Y0
-	VPSHUFB      ifyact2Q4_B64T1<>+0(SB), Y1, Y1
-	VPOR         Y1, Y0, Y0
-	VMOVDQU      Y0, (DI)
-	VMOVDQU      ifyones8<>+0(SB), Y2
-	VPMADDUBSW   Y0, Y2, Y2
-	VPMADDWD     ifyones16<>+0(SB), Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X3
-	VPADDD       X3, X2, X2
-	VPSHUFD      $0x4e, X2, X3
-	VPADDD       X3, X2, X2
-	VPSHUFD      $0xb1, X2, X3
-	VPADDD       X3, X2, X2
-	VCVTDQ2PS    X2, X2
-	VPBROADCASTW (SI), X3
-	VCVTPH2PS    X3, X3
-	VMOVSS       X3, 32(DI)
-	VMULSS       X3, X2, X2
-	VMOVSS       X2, 36(DI)
-	ADDQ         $0x00000022, SI
-	ADDQ         $0x00000040, DI
+	VMOVDQU      36(SI), Y2
+	VPERMQ       $0x4e, Y2, Y3
+	VPSHUFB      ifyact00Q4_B64T1<>+0(SB), Y0, Y4
+	VPSHUFB      ifyacts00Q4_B64T1<>+0(SB), Y1, Y5
+	VPOR         Y5, Y4, Y4
+	VMOVDQU      Y4, (DI)
+	VPSHUFB      ifyact11Q4_B64T1<>+0(SB), Y2, Y4
+	VPSHUFB      ifyacts11Q4_B64T1<>+0(SB), Y3, Y5
+	VPOR         Y5, Y4, Y4
+	VMOVDQU      Y4, 64(DI)
+	VMOVDQU      ifyones8<>+0(SB), Y6
+	VPMADDUBSW   Y0, Y6, Y6
+	VPMADDWD     ifyones16<>+0(SB), Y6, Y6
+	VEXTRACTI128 $0x01, Y6, X7
+	VPADDD       X7, X6, X6
+	VPSHUFD      $0x4e, X6, X7
+	VPADDD       X7, X6, X6
+	VPSHUFD      $0xb1, X6, X7
+	VPADDD       X7, X6, X6
+	VCVTDQ2PS    X6, X6
+	VPBROADCASTW (SI), X7
+	VCVTPH2PS    X7, X7
+	VMOVSS       X7, 32(DI)
+	VMULSS       X7, X6, X6
+	VMOVSS       X6, 36(DI)
+	VMOVDQU      ifyones8<>+0(SB), Y6
+	VPMADDUBSW   Y2, Y6, Y6
+	VPMADDWD     ifyones16<>+0(SB), Y6, Y6
+	VEXTRACTI128 $0x01, Y6, X7
+	VPADDD       X7, X6, X6
+	VPSHUFD      $0x4e, X6, X7
+	VPADDD       X7, X6, X6
+	VPSHUFD      $0xb1, X6, X7
+	VPADDD       X7, X6, X6
+	VCVTDQ2PS    X6, X6
+	VPBROADCASTW 34(SI), X7
+	VCVTPH2PS    X7, X7
+	VMOVSS       X7, 96(DI)
+	VMULSS       X7, X6, X6
+	VMOVSS       X6, 100(DI)
+	ADDQ         $0x00000044, SI
+	ADDQ         $0x00000080, DI
 	DECQ         CX
 	JNZ          blk
 	VZEROUPPER
@@ -1271,81 +1416,117 @@ done:
 	VZEROUPPER
 	RET
 
-DATA ifyact1Q3H_B64T1<>+0(SB)/8, $0x808080800c080400
-DATA ifyact1Q3H_B64T1<>+8(SB)/8, $0x808080800e0a0602
-DATA ifyact1Q3H_B64T1<>+16(SB)/8, $0x0d09050180808080
-DATA ifyact1Q3H_B64T1<>+24(SB)/8, $0x0f0b070380808080
-GLOBL ifyact1Q3H_B64T1<>(SB), RODATA|NOPTR, $32
+DATA ifyact00Q3H_B64T1<>+0(SB)/8, $0x8080800280808000
+DATA ifyact00Q3H_B64T1<>+8(SB)/8, $0x8080800680808004
+DATA ifyact00Q3H_B64T1<>+16(SB)/8, $0x80800a8080800880
+DATA ifyact00Q3H_B64T1<>+24(SB)/8, $0x80800e8080800c80
+GLOBL ifyact00Q3H_B64T1<>(SB), RODATA|NOPTR, $32
 
-DATA ifyact2Q3H_B64T1<>+0(SB)/8, $0x0c08040080808080
-DATA ifyact2Q3H_B64T1<>+8(SB)/8, $0x0e0a060280808080
-DATA ifyact2Q3H_B64T1<>+16(SB)/8, $0x808080800d090501
-DATA ifyact2Q3H_B64T1<>+24(SB)/8, $0x808080800f0b0703
-GLOBL ifyact2Q3H_B64T1<>(SB), RODATA|NOPTR, $32
+DATA ifyacts00Q3H_B64T1<>+0(SB)/8, $0x8080028080800080
+DATA ifyacts00Q3H_B64T1<>+8(SB)/8, $0x8080068080800480
+DATA ifyacts00Q3H_B64T1<>+16(SB)/8, $0x8080800a80808008
+DATA ifyacts00Q3H_B64T1<>+24(SB)/8, $0x8080800e8080800c
+GLOBL ifyacts00Q3H_B64T1<>(SB), RODATA|NOPTR, $32
 
-DATA ifyidx0Q3H_B64T1<>+0(SB)/8, $0x0303020201010000
-DATA ifyidx0Q3H_B64T1<>+8(SB)/8, $0x0303020201010000
-DATA ifyidx0Q3H_B64T1<>+16(SB)/8, $0x0707060605050404
-DATA ifyidx0Q3H_B64T1<>+24(SB)/8, $0x0707060605050404
-GLOBL ifyidx0Q3H_B64T1<>(SB), RODATA|NOPTR, $32
+DATA ifyact01Q3H_B64T1<>+0(SB)/8, $0x8002808080008080
+DATA ifyact01Q3H_B64T1<>+8(SB)/8, $0x8006808080048080
+DATA ifyact01Q3H_B64T1<>+16(SB)/8, $0x0a80808008808080
+DATA ifyact01Q3H_B64T1<>+24(SB)/8, $0x0e8080800c808080
+GLOBL ifyact01Q3H_B64T1<>(SB), RODATA|NOPTR, $32
 
-DATA ifymask00Q3H_B64T1<>+0(SB)/8, $0x1001100110011001
-DATA ifymask00Q3H_B64T1<>+8(SB)/8, $0x4004400440044004
-DATA ifymask00Q3H_B64T1<>+16(SB)/8, $0x1001100110011001
-DATA ifymask00Q3H_B64T1<>+24(SB)/8, $0x4004400440044004
-GLOBL ifymask00Q3H_B64T1<>(SB), RODATA|NOPTR, $32
+DATA ifyacts01Q3H_B64T1<>+0(SB)/8, $0x0280808000808080
+DATA ifyacts01Q3H_B64T1<>+8(SB)/8, $0x0680808004808080
+DATA ifyacts01Q3H_B64T1<>+16(SB)/8, $0x800a808080088080
+DATA ifyacts01Q3H_B64T1<>+24(SB)/8, $0x800e8080800c8080
+GLOBL ifyacts01Q3H_B64T1<>(SB), RODATA|NOPTR, $32
 
-DATA ifymask01Q3H_B64T1<>+0(SB)/8, $0x2002200220022002
-DATA ifymask01Q3H_B64T1<>+8(SB)/8, $0x8008800880088008
-DATA ifymask01Q3H_B64T1<>+16(SB)/8, $0x2002200220022002
-DATA ifymask01Q3H_B64T1<>+24(SB)/8, $0x8008800880088008
-GLOBL ifymask01Q3H_B64T1<>(SB), RODATA|NOPTR, $32
+DATA ifyact10Q3H_B64T1<>+0(SB)/8, $0x8080800380808001
+DATA ifyact10Q3H_B64T1<>+8(SB)/8, $0x8080800780808005
+DATA ifyact10Q3H_B64T1<>+16(SB)/8, $0x80800b8080800980
+DATA ifyact10Q3H_B64T1<>+24(SB)/8, $0x80800f8080800d80
+GLOBL ifyact10Q3H_B64T1<>(SB), RODATA|NOPTR, $32
 
-DATA ifyidx1Q3H_B64T1<>+0(SB)/8, $0x0101010100000000
-DATA ifyidx1Q3H_B64T1<>+8(SB)/8, $0x0101010100000000
-DATA ifyidx1Q3H_B64T1<>+16(SB)/8, $0x0303030302020202
-DATA ifyidx1Q3H_B64T1<>+24(SB)/8, $0x0303030302020202
-GLOBL ifyidx1Q3H_B64T1<>(SB), RODATA|NOPTR, $32
+DATA ifyacts10Q3H_B64T1<>+0(SB)/8, $0x8080038080800180
+DATA ifyacts10Q3H_B64T1<>+8(SB)/8, $0x8080078080800580
+DATA ifyacts10Q3H_B64T1<>+16(SB)/8, $0x8080800b80808009
+DATA ifyacts10Q3H_B64T1<>+24(SB)/8, $0x8080800f8080800d
+GLOBL ifyacts10Q3H_B64T1<>(SB), RODATA|NOPTR, $32
 
-DATA ifymask10Q3H_B64T1<>+0(SB)/8, $0x4010040140100401
-DATA ifymask10Q3H_B64T1<>+8(SB)/8, $0x8020080280200802
-DATA ifymask10Q3H_B64T1<>+16(SB)/8, $0x4010040140100401
-DATA ifymask10Q3H_B64T1<>+24(SB)/8, $0x8020080280200802
-GLOBL ifymask10Q3H_B64T1<>(SB), RODATA|NOPTR, $32
+DATA ifyact11Q3H_B64T1<>+0(SB)/8, $0x8003808080018080
+DATA ifyact11Q3H_B64T1<>+8(SB)/8, $0x8007808080058080
+DATA ifyact11Q3H_B64T1<>+16(SB)/8, $0x0b80808009808080
+DATA ifyact11Q3H_B64T1<>+24(SB)/8, $0x0f8080800d808080
+GLOBL ifyact11Q3H_B64T1<>(SB), RODATA|NOPTR, $32
 
-// func ifyPrepQ3H_B64T1AVX2(x unsafe.Pointer, n int, xp unsafe.Pointer)
+DATA ifyacts11Q3H_B64T1<>+0(SB)/8, $0x0380808001808080
+DATA ifyacts11Q3H_B64T1<>+8(SB)/8, $0x0780808005808080
+DATA ifyacts11Q3H_B64T1<>+16(SB)/8, $0x800b808080098080
+DATA ifyacts11Q3H_B64T1<>+24(SB)/8, $0x800f8080800d8080
+GLOBL ifyacts11Q3H_B64T1<>(SB), RODATA|NOPTR, $32
+
+// func ifyPrepQ3H_B64T1AVX2(x unsafe.Pointer, nb int, xp unsafe.Pointer)
 // Requires: AVX, AVX2, F16C
 TEXT ·ifyPrepQ3H_B64T1AVX2(SB), NOSPLIT, $0-24
-	// Prepares n > 0 Q8_0 blocks at x for gemv8Q3H_B64T1AVX2: in 64 bytes per
-	// block at xp, the quants in the weights' order, dy and float32(Y)·dy.
+	// Prepares the Q8_0 blocks at x of nb > 0 Q3H_B64T1 blocks for
+	// gemv8Q3H_B64T1AVX2: per activation block, 64 bytes at xp: a vector of 32
+	// quants in the weights' order, dy and float32(Y)·dy.
 	MOVQ x+0(FP), SI
-	MOVQ n+8(FP), CX
+	MOVQ nb+8(FP), CX
 	MOVQ xp+16(FP), DI
 
 blk:
 	VMOVDQU      2(SI), Y0
 	VPERMQ       $0x4e, Y0, Y1
-	VPSHUFB      ifyact1Q3H_B64T1<>+0(SB), Y0, Y0
-	VPSHUFB      ifyact2Q3H_B64T1<>+0(SB), Y1, Y1
-	VPOR         Y1, Y0, Y0
-	VMOVDQU      Y0, (DI)
-	VMOVDQU      ifyones8<>+0(SB), Y2
-	VPMADDUBSW   Y0, Y2, Y2
-	VPMADDWD     ifyones16<>+0(SB), Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X3
-	VPADDD       X3, X2, X2
-	VPSHUFD      $0x4e, X2, X3
-	VPADDD       X3, X2, X2
-	VPSHUFD      $0xb1, X2, X3
-	VPADDD       X3, X2, X2
-	VCVTDQ2PS    X2, X2
-	VPBROADCASTW (SI), X3
-	VCVTPH2PS    X3, X3
-	VMOVSS       X3, 32(DI)
-	VMULSS       X3, X2, X2
-	VMOVSS       X2, 36(DI)
-	ADDQ         $0x00000022, SI
-	ADDQ         $0x00000040, DI
+	VMOVDQU      36(SI), Y2
+	VPERMQ       $0x4e, Y2, Y3
+	VPSHUFB      ifyact00Q3H_B64T1<>+0(SB), Y0, Y4
+	VPSHUFB      ifyacts00Q3H_B64T1<>+0(SB), Y1, Y5
+	VPOR         Y5, Y4, Y4
+	VPSHUFB      ifyact01Q3H_B64T1<>+0(SB), Y2, Y5
+	VPOR         Y5, Y4, Y4
+	VPSHUFB      ifyacts01Q3H_B64T1<>+0(SB), Y3, Y5
+	VPOR         Y5, Y4, Y4
+	VMOVDQU      Y4, (DI)
+	VPSHUFB      ifyact10Q3H_B64T1<>+0(SB), Y0, Y4
+	VPSHUFB      ifyacts10Q3H_B64T1<>+0(SB), Y1, Y5
+	VPOR         Y5, Y4, Y4
+	VPSHUFB      ifyact11Q3H_B64T1<>+0(SB), Y2, Y5
+	VPOR         Y5, Y4, Y4
+	VPSHUFB      ifyacts11Q3H_B64T1<>+0(SB), Y3, Y5
+	VPOR         Y5, Y4, Y4
+	VMOVDQU      Y4, 64(DI)
+	VMOVDQU      ifyones8<>+0(SB), Y6
+	VPMADDUBSW   Y0, Y6, Y6
+	VPMADDWD     ifyones16<>+0(SB), Y6, Y6
+	VEXTRACTI128 $0x01, Y6, X7
+	VPADDD       X7, X6, X6
+	VPSHUFD      $0x4e, X6, X7
+	VPADDD       X7, X6, X6
+	VPSHUFD      $0xb1, X6, X7
+	VPADDD       X7, X6, X6
+	VCVTDQ2PS    X6, X6
+	VPBROADCASTW (SI), X7
+	VCVTPH2PS    X7, X7
+	VMOVSS       X7, 32(DI)
+	VMULSS       X7, X6, X6
+	VMOVSS       X6, 36(DI)
+	VMOVDQU      ifyones8<>+0(SB), Y6
+	VPMADDUBSW   Y2, Y6, Y6
+	VPMADDWD     ifyones16<>+0(SB), Y6, Y6
+	VEXTRACTI128 $0x01, Y6, X7
+	VPADDD       X7, X6, X6
+	VPSHUFD      $0x4e, X6, X7
+	VPADDD       X7, X6, X6
+	VPSHUFD      $0xb1, X6, X7
+	VPADDD       X7, X6, X6
+	VCVTDQ2PS    X6, X6
+	VPBROADCASTW 34(SI), X7
+	VCVTPH2PS    X7, X7
+	VMOVSS       X7, 96(DI)
+	VMULSS       X7, X6, X6
+	VMOVSS       X6, 100(DI)
+	ADDQ         $0x00000044, SI
+	ADDQ         $0x00000080, DI
 	DECQ         CX
 	JNZ          blk
 	VZEROUPPER
@@ -1358,16 +1539,17 @@ TEXT ·gemv8Q3H_B64T1AVX2(SB), NOSPLIT, $256-56
 	// y[r] = w_r·x (or += when acc is not 0, one addition after the row's
 	// sum); xp holds the activations as ifyPrepQ3H_B64T1AVX2 prepares them,
 	// nb > 0.
-	MOVQ  w+0(FP), SI
-	MOVQ  ldw+8(FP), R8
-	MOVQ  xp+16(FP), DI
-	MOVQ  nb+24(FP), CX
-	MOVQ  y+32(FP), DX
-	MOVQ  q+40(FP), BX
-	MOVQ  acc+48(FP), R10
-	LEAQ  (R8)(R8*2), R9
-	TESTQ BX, BX
-	JZ    done
+	MOVQ    w+0(FP), SI
+	MOVQ    ldw+8(FP), R8
+	MOVQ    xp+16(FP), DI
+	MOVQ    nb+24(FP), CX
+	MOVQ    y+32(FP), DX
+	MOVQ    q+40(FP), BX
+	MOVQ    acc+48(FP), R10
+	LEAQ    (R8)(R8*2), R9
+	VMOVDQU ifyw01<>+0(SB), Y9
+	TESTQ   BX, BX
+	JZ      done
 
 group:
 	VXORPS Y13, Y13, Y13
@@ -1394,284 +1576,244 @@ blk:
 	VCVTPH2PS   X8, Y15
 
 	// Half 0, row 0.
-	VMOVDQU      16(R11), X11
-	VPERMQ       $0x50, Y11, Y11
-	VPSRLVQ      ifyq3hsh<>+0(SB), Y11, Y11
-	VPAND        ify0f<>+0(SB), Y11, Y11
-	VPBROADCASTQ 8(R11), Y8
-	VPSHUFB      ifyidx0Q3H_B64T1<>+0(SB), Y8, Y8
-	VPAND        ifymask00Q3H_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB     ifymask00Q3H_B64T1<>+0(SB), Y12, Y12
-	VPAND        ifyv10<>+0(SB), Y12, Y12
-	VPOR         Y12, Y11, Y11
-	VPAND        ifymask01Q3H_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB     ifymask01Q3H_B64T1<>+0(SB), Y12, Y12
-	VPAND        ifyv20<>+0(SB), Y12, Y12
-	VPOR         Y12, Y11, Y11
-	VPBROADCASTD 4(R11), Y8
-	VPSHUFB      ifyidx1Q3H_B64T1<>+0(SB), Y8, Y8
-	VPAND        ifymask10Q3H_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB     ifymask10Q3H_B64T1<>+0(SB), Y12, Y12
-	VPAND        ifyv40<>+0(SB), Y12, Y12
-	VPOR         Y12, Y11, Y11
-	VPAND        ifyw00ff<>+0(SB), Y11, Y8
-	VPSRLW       $0x08, Y11, Y12
-	VPMULHUW     ifym5984<>+0(SB), Y8, Y8
-	VPMULHUW     ifym5984<>+0(SB), Y12, Y12
-	VPSLLW       $0x08, Y12, Y12
-	VPOR         Y12, Y8, Y8
-	VPMULLW      ifym11<>+0(SB), Y8, Y12
-	VPSUBB       Y12, Y11, Y11
-	VPERM2I128   $0x31, Y8, Y11, Y12
-	VMOVDQU      Y12, (SP)
-	VPERM2I128   $0x20, Y8, Y11, Y11
-	VPMADDUBSW   (R12), Y11, Y11
-	VPMADDWD     ifyones16<>+0(SB), Y11, Y0
+	VBROADCASTI128 16(R11), Y11
+	VPSHUFB        ifyq3hlo<>+0(SB), Y11, Y11
+	VPSRLVD        ifyq3hlosh<>+0(SB), Y11, Y11
+	VPAND          ify0f<>+0(SB), Y11, Y11
+	VPBROADCASTQ   8(R11), Y8
+	VPSHUFB        ifyq3hmid<>+0(SB), Y8, Y8
+	VPSRLVD        ifyq3hmidsh<>+0(SB), Y8, Y8
+	VPAND          ify03<>+0(SB), Y8, Y8
+	VPSLLW         $0x04, Y8, Y8
+	VPOR           Y8, Y11, Y11
+	VPBROADCASTD   4(R11), Y8
+	VPSRLVD        ifyq3hhish<>+0(SB), Y8, Y8
+	VPAND          ifyones8<>+0(SB), Y8, Y8
+	VPSLLW         $0x06, Y8, Y8
+	VPOR           Y8, Y11, Y11
+	VPAND          ifyw00ff<>+0(SB), Y11, Y8
+	VPSRLW         $0x08, Y11, Y12
+	VPMULHUW       ifym5984<>+0(SB), Y8, Y8
+	VPMULHUW       ifym5984<>+0(SB), Y12, Y12
+	VPSLLW         $0x08, Y12, Y12
+	VPOR           Y12, Y8, Y8
+	VPMULLW        ifym11<>+0(SB), Y8, Y12
+	VPSUBB         Y12, Y11, Y11
+	VPMADDUBSW     (R12), Y11, Y11
+	VPMADDUBSW     64(R12), Y8, Y8
+	VPADDW         Y8, Y11, Y11
+	VMOVDQU        Y11, (SP)
+	VPMADDWD       ifyw10<>+0(SB), Y11, Y0
 
 	// Half 0, row 1.
-	VMOVDQU      16(R11)(R8*1), X11
-	VPERMQ       $0x50, Y11, Y11
-	VPSRLVQ      ifyq3hsh<>+0(SB), Y11, Y11
-	VPAND        ify0f<>+0(SB), Y11, Y11
-	VPBROADCASTQ 8(R11)(R8*1), Y8
-	VPSHUFB      ifyidx0Q3H_B64T1<>+0(SB), Y8, Y8
-	VPAND        ifymask00Q3H_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB     ifymask00Q3H_B64T1<>+0(SB), Y12, Y12
-	VPAND        ifyv10<>+0(SB), Y12, Y12
-	VPOR         Y12, Y11, Y11
-	VPAND        ifymask01Q3H_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB     ifymask01Q3H_B64T1<>+0(SB), Y12, Y12
-	VPAND        ifyv20<>+0(SB), Y12, Y12
-	VPOR         Y12, Y11, Y11
-	VPBROADCASTD 4(R11)(R8*1), Y8
-	VPSHUFB      ifyidx1Q3H_B64T1<>+0(SB), Y8, Y8
-	VPAND        ifymask10Q3H_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB     ifymask10Q3H_B64T1<>+0(SB), Y12, Y12
-	VPAND        ifyv40<>+0(SB), Y12, Y12
-	VPOR         Y12, Y11, Y11
-	VPAND        ifyw00ff<>+0(SB), Y11, Y8
-	VPSRLW       $0x08, Y11, Y12
-	VPMULHUW     ifym5984<>+0(SB), Y8, Y8
-	VPMULHUW     ifym5984<>+0(SB), Y12, Y12
-	VPSLLW       $0x08, Y12, Y12
-	VPOR         Y12, Y8, Y8
-	VPMULLW      ifym11<>+0(SB), Y8, Y12
-	VPSUBB       Y12, Y11, Y11
-	VPERM2I128   $0x31, Y8, Y11, Y12
-	VMOVDQU      Y12, 32(SP)
-	VPERM2I128   $0x20, Y8, Y11, Y11
-	VPMADDUBSW   (R12), Y11, Y11
-	VPMADDWD     ifyones16<>+0(SB), Y11, Y1
+	VBROADCASTI128 16(R11)(R8*1), Y11
+	VPSHUFB        ifyq3hlo<>+0(SB), Y11, Y11
+	VPSRLVD        ifyq3hlosh<>+0(SB), Y11, Y11
+	VPAND          ify0f<>+0(SB), Y11, Y11
+	VPBROADCASTQ   8(R11)(R8*1), Y8
+	VPSHUFB        ifyq3hmid<>+0(SB), Y8, Y8
+	VPSRLVD        ifyq3hmidsh<>+0(SB), Y8, Y8
+	VPAND          ify03<>+0(SB), Y8, Y8
+	VPSLLW         $0x04, Y8, Y8
+	VPOR           Y8, Y11, Y11
+	VPBROADCASTD   4(R11)(R8*1), Y8
+	VPSRLVD        ifyq3hhish<>+0(SB), Y8, Y8
+	VPAND          ifyones8<>+0(SB), Y8, Y8
+	VPSLLW         $0x06, Y8, Y8
+	VPOR           Y8, Y11, Y11
+	VPAND          ifyw00ff<>+0(SB), Y11, Y8
+	VPSRLW         $0x08, Y11, Y12
+	VPMULHUW       ifym5984<>+0(SB), Y8, Y8
+	VPMULHUW       ifym5984<>+0(SB), Y12, Y12
+	VPSLLW         $0x08, Y12, Y12
+	VPOR           Y12, Y8, Y8
+	VPMULLW        ifym11<>+0(SB), Y8, Y12
+	VPSUBB         Y12, Y11, Y11
+	VPMADDUBSW     (R12), Y11, Y11
+	VPMADDUBSW     64(R12), Y8, Y8
+	VPADDW         Y8, Y11, Y11
+	VMOVDQU        Y11, 32(SP)
+	VPMADDWD       ifyw10<>+0(SB), Y11, Y1
 
 	// Half 0, row 2.
-	VMOVDQU      16(R11)(R8*2), X11
-	VPERMQ       $0x50, Y11, Y11
-	VPSRLVQ      ifyq3hsh<>+0(SB), Y11, Y11
-	VPAND        ify0f<>+0(SB), Y11, Y11
-	VPBROADCASTQ 8(R11)(R8*2), Y8
-	VPSHUFB      ifyidx0Q3H_B64T1<>+0(SB), Y8, Y8
-	VPAND        ifymask00Q3H_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB     ifymask00Q3H_B64T1<>+0(SB), Y12, Y12
-	VPAND        ifyv10<>+0(SB), Y12, Y12
-	VPOR         Y12, Y11, Y11
-	VPAND        ifymask01Q3H_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB     ifymask01Q3H_B64T1<>+0(SB), Y12, Y12
-	VPAND        ifyv20<>+0(SB), Y12, Y12
-	VPOR         Y12, Y11, Y11
-	VPBROADCASTD 4(R11)(R8*2), Y8
-	VPSHUFB      ifyidx1Q3H_B64T1<>+0(SB), Y8, Y8
-	VPAND        ifymask10Q3H_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB     ifymask10Q3H_B64T1<>+0(SB), Y12, Y12
-	VPAND        ifyv40<>+0(SB), Y12, Y12
-	VPOR         Y12, Y11, Y11
-	VPAND        ifyw00ff<>+0(SB), Y11, Y8
-	VPSRLW       $0x08, Y11, Y12
-	VPMULHUW     ifym5984<>+0(SB), Y8, Y8
-	VPMULHUW     ifym5984<>+0(SB), Y12, Y12
-	VPSLLW       $0x08, Y12, Y12
-	VPOR         Y12, Y8, Y8
-	VPMULLW      ifym11<>+0(SB), Y8, Y12
-	VPSUBB       Y12, Y11, Y11
-	VPERM2I128   $0x31, Y8, Y11, Y12
-	VMOVDQU      Y12, 64(SP)
-	VPERM2I128   $0x20, Y8, Y11, Y11
-	VPMADDUBSW   (R12), Y11, Y11
-	VPMADDWD     ifyones16<>+0(SB), Y11, Y2
+	VBROADCASTI128 16(R11)(R8*2), Y11
+	VPSHUFB        ifyq3hlo<>+0(SB), Y11, Y11
+	VPSRLVD        ifyq3hlosh<>+0(SB), Y11, Y11
+	VPAND          ify0f<>+0(SB), Y11, Y11
+	VPBROADCASTQ   8(R11)(R8*2), Y8
+	VPSHUFB        ifyq3hmid<>+0(SB), Y8, Y8
+	VPSRLVD        ifyq3hmidsh<>+0(SB), Y8, Y8
+	VPAND          ify03<>+0(SB), Y8, Y8
+	VPSLLW         $0x04, Y8, Y8
+	VPOR           Y8, Y11, Y11
+	VPBROADCASTD   4(R11)(R8*2), Y8
+	VPSRLVD        ifyq3hhish<>+0(SB), Y8, Y8
+	VPAND          ifyones8<>+0(SB), Y8, Y8
+	VPSLLW         $0x06, Y8, Y8
+	VPOR           Y8, Y11, Y11
+	VPAND          ifyw00ff<>+0(SB), Y11, Y8
+	VPSRLW         $0x08, Y11, Y12
+	VPMULHUW       ifym5984<>+0(SB), Y8, Y8
+	VPMULHUW       ifym5984<>+0(SB), Y12, Y12
+	VPSLLW         $0x08, Y12, Y12
+	VPOR           Y12, Y8, Y8
+	VPMULLW        ifym11<>+0(SB), Y8, Y12
+	VPSUBB         Y12, Y11, Y11
+	VPMADDUBSW     (R12), Y11, Y11
+	VPMADDUBSW     64(R12), Y8, Y8
+	VPADDW         Y8, Y11, Y11
+	VMOVDQU        Y11, 64(SP)
+	VPMADDWD       ifyw10<>+0(SB), Y11, Y2
 
 	// Half 0, row 3.
-	VMOVDQU      16(R11)(R9*1), X11
-	VPERMQ       $0x50, Y11, Y11
-	VPSRLVQ      ifyq3hsh<>+0(SB), Y11, Y11
-	VPAND        ify0f<>+0(SB), Y11, Y11
-	VPBROADCASTQ 8(R11)(R9*1), Y8
-	VPSHUFB      ifyidx0Q3H_B64T1<>+0(SB), Y8, Y8
-	VPAND        ifymask00Q3H_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB     ifymask00Q3H_B64T1<>+0(SB), Y12, Y12
-	VPAND        ifyv10<>+0(SB), Y12, Y12
-	VPOR         Y12, Y11, Y11
-	VPAND        ifymask01Q3H_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB     ifymask01Q3H_B64T1<>+0(SB), Y12, Y12
-	VPAND        ifyv20<>+0(SB), Y12, Y12
-	VPOR         Y12, Y11, Y11
-	VPBROADCASTD 4(R11)(R9*1), Y8
-	VPSHUFB      ifyidx1Q3H_B64T1<>+0(SB), Y8, Y8
-	VPAND        ifymask10Q3H_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB     ifymask10Q3H_B64T1<>+0(SB), Y12, Y12
-	VPAND        ifyv40<>+0(SB), Y12, Y12
-	VPOR         Y12, Y11, Y11
-	VPAND        ifyw00ff<>+0(SB), Y11, Y8
-	VPSRLW       $0x08, Y11, Y12
-	VPMULHUW     ifym5984<>+0(SB), Y8, Y8
-	VPMULHUW     ifym5984<>+0(SB), Y12, Y12
-	VPSLLW       $0x08, Y12, Y12
-	VPOR         Y12, Y8, Y8
-	VPMULLW      ifym11<>+0(SB), Y8, Y12
-	VPSUBB       Y12, Y11, Y11
-	VPERM2I128   $0x31, Y8, Y11, Y12
-	VMOVDQU      Y12, 96(SP)
-	VPERM2I128   $0x20, Y8, Y11, Y11
-	VPMADDUBSW   (R12), Y11, Y11
-	VPMADDWD     ifyones16<>+0(SB), Y11, Y3
+	VBROADCASTI128 16(R11)(R9*1), Y11
+	VPSHUFB        ifyq3hlo<>+0(SB), Y11, Y11
+	VPSRLVD        ifyq3hlosh<>+0(SB), Y11, Y11
+	VPAND          ify0f<>+0(SB), Y11, Y11
+	VPBROADCASTQ   8(R11)(R9*1), Y8
+	VPSHUFB        ifyq3hmid<>+0(SB), Y8, Y8
+	VPSRLVD        ifyq3hmidsh<>+0(SB), Y8, Y8
+	VPAND          ify03<>+0(SB), Y8, Y8
+	VPSLLW         $0x04, Y8, Y8
+	VPOR           Y8, Y11, Y11
+	VPBROADCASTD   4(R11)(R9*1), Y8
+	VPSRLVD        ifyq3hhish<>+0(SB), Y8, Y8
+	VPAND          ifyones8<>+0(SB), Y8, Y8
+	VPSLLW         $0x06, Y8, Y8
+	VPOR           Y8, Y11, Y11
+	VPAND          ifyw00ff<>+0(SB), Y11, Y8
+	VPSRLW         $0x08, Y11, Y12
+	VPMULHUW       ifym5984<>+0(SB), Y8, Y8
+	VPMULHUW       ifym5984<>+0(SB), Y12, Y12
+	VPSLLW         $0x08, Y12, Y12
+	VPOR           Y12, Y8, Y8
+	VPMULLW        ifym11<>+0(SB), Y8, Y12
+	VPSUBB         Y12, Y11, Y11
+	VPMADDUBSW     (R12), Y11, Y11
+	VPMADDUBSW     64(R12), Y8, Y8
+	VPADDW         Y8, Y11, Y11
+	VMOVDQU        Y11, 96(SP)
+	VPMADDWD       ifyw10<>+0(SB), Y11, Y3
 
 	// Half 0, row 4.
-	VMOVDQU      16(R14), X11
-	VPERMQ       $0x50, Y11, Y11
-	VPSRLVQ      ifyq3hsh<>+0(SB), Y11, Y11
-	VPAND        ify0f<>+0(SB), Y11, Y11
-	VPBROADCASTQ 8(R14), Y8
-	VPSHUFB      ifyidx0Q3H_B64T1<>+0(SB), Y8, Y8
-	VPAND        ifymask00Q3H_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB     ifymask00Q3H_B64T1<>+0(SB), Y12, Y12
-	VPAND        ifyv10<>+0(SB), Y12, Y12
-	VPOR         Y12, Y11, Y11
-	VPAND        ifymask01Q3H_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB     ifymask01Q3H_B64T1<>+0(SB), Y12, Y12
-	VPAND        ifyv20<>+0(SB), Y12, Y12
-	VPOR         Y12, Y11, Y11
-	VPBROADCASTD 4(R14), Y8
-	VPSHUFB      ifyidx1Q3H_B64T1<>+0(SB), Y8, Y8
-	VPAND        ifymask10Q3H_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB     ifymask10Q3H_B64T1<>+0(SB), Y12, Y12
-	VPAND        ifyv40<>+0(SB), Y12, Y12
-	VPOR         Y12, Y11, Y11
-	VPAND        ifyw00ff<>+0(SB), Y11, Y8
-	VPSRLW       $0x08, Y11, Y12
-	VPMULHUW     ifym5984<>+0(SB), Y8, Y8
-	VPMULHUW     ifym5984<>+0(SB), Y12, Y12
-	VPSLLW       $0x08, Y12, Y12
-	VPOR         Y12, Y8, Y8
-	VPMULLW      ifym11<>+0(SB), Y8, Y12
-	VPSUBB       Y12, Y11, Y11
-	VPERM2I128   $0x31, Y8, Y11, Y12
-	VMOVDQU      Y12, 128(SP)
-	VPERM2I128   $0x20, Y8, Y11, Y11
-	VPMADDUBSW   (R12), Y11, Y11
-	VPMADDWD     ifyones16<>+0(SB), Y11, Y4
+	VBROADCASTI128 16(R14), Y11
+	VPSHUFB        ifyq3hlo<>+0(SB), Y11, Y11
+	VPSRLVD        ifyq3hlosh<>+0(SB), Y11, Y11
+	VPAND          ify0f<>+0(SB), Y11, Y11
+	VPBROADCASTQ   8(R14), Y8
+	VPSHUFB        ifyq3hmid<>+0(SB), Y8, Y8
+	VPSRLVD        ifyq3hmidsh<>+0(SB), Y8, Y8
+	VPAND          ify03<>+0(SB), Y8, Y8
+	VPSLLW         $0x04, Y8, Y8
+	VPOR           Y8, Y11, Y11
+	VPBROADCASTD   4(R14), Y8
+	VPSRLVD        ifyq3hhish<>+0(SB), Y8, Y8
+	VPAND          ifyones8<>+0(SB), Y8, Y8
+	VPSLLW         $0x06, Y8, Y8
+	VPOR           Y8, Y11, Y11
+	VPAND          ifyw00ff<>+0(SB), Y11, Y8
+	VPSRLW         $0x08, Y11, Y12
+	VPMULHUW       ifym5984<>+0(SB), Y8, Y8
+	VPMULHUW       ifym5984<>+0(SB), Y12, Y12
+	VPSLLW         $0x08, Y12, Y12
+	VPOR           Y12, Y8, Y8
+	VPMULLW        ifym11<>+0(SB), Y8, Y12
+	VPSUBB         Y12, Y11, Y11
+	VPMADDUBSW     (R12), Y11, Y11
+	VPMADDUBSW     64(R12), Y8, Y8
+	VPADDW         Y8, Y11, Y11
+	VMOVDQU        Y11, 128(SP)
+	VPMADDWD       ifyw10<>+0(SB), Y11, Y4
 
 	// Half 0, row 5.
-	VMOVDQU      16(R14)(R8*1), X11
-	VPERMQ       $0x50, Y11, Y11
-	VPSRLVQ      ifyq3hsh<>+0(SB), Y11, Y11
-	VPAND        ify0f<>+0(SB), Y11, Y11
-	VPBROADCASTQ 8(R14)(R8*1), Y8
-	VPSHUFB      ifyidx0Q3H_B64T1<>+0(SB), Y8, Y8
-	VPAND        ifymask00Q3H_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB     ifymask00Q3H_B64T1<>+0(SB), Y12, Y12
-	VPAND        ifyv10<>+0(SB), Y12, Y12
-	VPOR         Y12, Y11, Y11
-	VPAND        ifymask01Q3H_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB     ifymask01Q3H_B64T1<>+0(SB), Y12, Y12
-	VPAND        ifyv20<>+0(SB), Y12, Y12
-	VPOR         Y12, Y11, Y11
-	VPBROADCASTD 4(R14)(R8*1), Y8
-	VPSHUFB      ifyidx1Q3H_B64T1<>+0(SB), Y8, Y8
-	VPAND        ifymask10Q3H_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB     ifymask10Q3H_B64T1<>+0(SB), Y12, Y12
-	VPAND        ifyv40<>+0(SB), Y12, Y12
-	VPOR         Y12, Y11, Y11
-	VPAND        ifyw00ff<>+0(SB), Y11, Y8
-	VPSRLW       $0x08, Y11, Y12
-	VPMULHUW     ifym5984<>+0(SB), Y8, Y8
-	VPMULHUW     ifym5984<>+0(SB), Y12, Y12
-	VPSLLW       $0x08, Y12, Y12
-	VPOR         Y12, Y8, Y8
-	VPMULLW      ifym11<>+0(SB), Y8, Y12
-	VPSUBB       Y12, Y11, Y11
-	VPERM2I128   $0x31, Y8, Y11, Y12
-	VMOVDQU      Y12, 160(SP)
-	VPERM2I128   $0x20, Y8, Y11, Y11
-	VPMADDUBSW   (R12), Y11, Y11
-	VPMADDWD     ifyones16<>+0(SB), Y11, Y5
+	VBROADCASTI128 16(R14)(R8*1), Y11
+	VPSHUFB        ifyq3hlo<>+0(SB), Y11, Y11
+	VPSRLVD        ifyq3hlosh<>+0(SB), Y11, Y11
+	VPAND          ify0f<>+0(SB), Y11, Y11
+	VPBROADCASTQ   8(R14)(R8*1), Y8
+	VPSHUFB        ifyq3hmid<>+0(SB), Y8, Y8
+	VPSRLVD        ifyq3hmidsh<>+0(SB), Y8, Y8
+	VPAND          ify03<>+0(SB), Y8, Y8
+	VPSLLW         $0x04, Y8, Y8
+	VPOR           Y8, Y11, Y11
+	VPBROADCASTD   4(R14)(R8*1), Y8
+	VPSRLVD        ifyq3hhish<>+0(SB), Y8, Y8
+	VPAND          ifyones8<>+0(SB), Y8, Y8
+	VPSLLW         $0x06, Y8, Y8
+	VPOR           Y8, Y11, Y11
+	VPAND          ifyw00ff<>+0(SB), Y11, Y8
+	VPSRLW         $0x08, Y11, Y12
+	VPMULHUW       ifym5984<>+0(SB), Y8, Y8
+	VPMULHUW       ifym5984<>+0(SB), Y12, Y12
+	VPSLLW         $0x08, Y12, Y12
+	VPOR           Y12, Y8, Y8
+	VPMULLW        ifym11<>+0(SB), Y8, Y12
+	VPSUBB         Y12, Y11, Y11
+	VPMADDUBSW     (R12), Y11, Y11
+	VPMADDUBSW     64(R12), Y8, Y8
+	VPADDW         Y8, Y11, Y11
+	VMOVDQU        Y11, 160(SP)
+	VPMADDWD       ifyw10<>+0(SB), Y11, Y5
 
 	// Half 0, row 6.
-	VMOVDQU      16(R14)(R8*2), X11
-	VPERMQ       $0x50, Y11, Y11
-	VPSRLVQ      ifyq3hsh<>+0(SB), Y11, Y11
-	VPAND        ify0f<>+0(SB), Y11, Y11
-	VPBROADCASTQ 8(R14)(R8*2), Y8
-	VPSHUFB      ifyidx0Q3H_B64T1<>+0(SB), Y8, Y8
-	VPAND        ifymask00Q3H_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB     ifymask00Q3H_B64T1<>+0(SB), Y12, Y12
-	VPAND        ifyv10<>+0(SB), Y12, Y12
-	VPOR         Y12, Y11, Y11
-	VPAND        ifymask01Q3H_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB     ifymask01Q3H_B64T1<>+0(SB), Y12, Y12
-	VPAND        ifyv20<>+0(SB), Y12, Y12
-	VPOR         Y12, Y11, Y11
-	VPBROADCASTD 4(R14)(R8*2), Y8
-	VPSHUFB      ifyidx1Q3H_B64T1<>+0(SB), Y8, Y8
-	VPAND        ifymask10Q3H_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB     ifymask10Q3H_B64T1<>+0(SB), Y12, Y12
-	VPAND        ifyv40<>+0(SB), Y12, Y12
-	VPOR         Y12, Y11, Y11
-	VPAND        ifyw00ff<>+0(SB), Y11, Y8
-	VPSRLW       $0x08, Y11, Y12
-	VPMULHUW     ifym5984<>+0(SB), Y8, Y8
-	VPMULHUW     ifym5984<>+0(SB), Y12, Y12
-	VPSLLW       $0x08, Y12, Y12
-	VPOR         Y12, Y8, Y8
-	VPMULLW      ifym11<>+0(SB), Y8, Y12
-	VPSUBB       Y12, Y11, Y11
-	VPERM2I128   $0x31, Y8, Y11, Y12
-	VMOVDQU      Y12, 192(SP)
-	VPERM2I128   $0x20, Y8, Y11, Y11
-	VPMADDUBSW   (R12), Y11, Y11
-	VPMADDWD     ifyones16<>+0(SB), Y11, Y6
+	VBROADCASTI128 16(R14)(R8*2), Y11
+	VPSHUFB        ifyq3hlo<>+0(SB), Y11, Y11
+	VPSRLVD        ifyq3hlosh<>+0(SB), Y11, Y11
+	VPAND          ify0f<>+0(SB), Y11, Y11
+	VPBROADCASTQ   8(R14)(R8*2), Y8
+	VPSHUFB        ifyq3hmid<>+0(SB), Y8, Y8
+	VPSRLVD        ifyq3hmidsh<>+0(SB), Y8, Y8
+	VPAND          ify03<>+0(SB), Y8, Y8
+	VPSLLW         $0x04, Y8, Y8
+	VPOR           Y8, Y11, Y11
+	VPBROADCASTD   4(R14)(R8*2), Y8
+	VPSRLVD        ifyq3hhish<>+0(SB), Y8, Y8
+	VPAND          ifyones8<>+0(SB), Y8, Y8
+	VPSLLW         $0x06, Y8, Y8
+	VPOR           Y8, Y11, Y11
+	VPAND          ifyw00ff<>+0(SB), Y11, Y8
+	VPSRLW         $0x08, Y11, Y12
+	VPMULHUW       ifym5984<>+0(SB), Y8, Y8
+	VPMULHUW       ifym5984<>+0(SB), Y12, Y12
+	VPSLLW         $0x08, Y12, Y12
+	VPOR           Y12, Y8, Y8
+	VPMULLW        ifym11<>+0(SB), Y8, Y12
+	VPSUBB         Y12, Y11, Y11
+	VPMADDUBSW     (R12), Y11, Y11
+	VPMADDUBSW     64(R12), Y8, Y8
+	VPADDW         Y8, Y11, Y11
+	VMOVDQU        Y11, 192(SP)
+	VPMADDWD       ifyw10<>+0(SB), Y11, Y6
 
 	// Half 0, row 7.
-	VMOVDQU      16(R14)(R9*1), X11
-	VPERMQ       $0x50, Y11, Y11
-	VPSRLVQ      ifyq3hsh<>+0(SB), Y11, Y11
-	VPAND        ify0f<>+0(SB), Y11, Y11
-	VPBROADCASTQ 8(R14)(R9*1), Y8
-	VPSHUFB      ifyidx0Q3H_B64T1<>+0(SB), Y8, Y8
-	VPAND        ifymask00Q3H_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB     ifymask00Q3H_B64T1<>+0(SB), Y12, Y12
-	VPAND        ifyv10<>+0(SB), Y12, Y12
-	VPOR         Y12, Y11, Y11
-	VPAND        ifymask01Q3H_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB     ifymask01Q3H_B64T1<>+0(SB), Y12, Y12
-	VPAND        ifyv20<>+0(SB), Y12, Y12
-	VPOR         Y12, Y11, Y11
-	VPBROADCASTD 4(R14)(R9*1), Y8
-	VPSHUFB      ifyidx1Q3H_B64T1<>+0(SB), Y8, Y8
-	VPAND        ifymask10Q3H_B64T1<>+0(SB), Y8, Y12
-	VPCMPEQB     ifymask10Q3H_B64T1<>+0(SB), Y12, Y12
-	VPAND        ifyv40<>+0(SB), Y12, Y12
-	VPOR         Y12, Y11, Y11
-	VPAND        ifyw00ff<>+0(SB), Y11, Y8
-	VPSRLW       $0x08, Y11, Y12
-	VPMULHUW     ifym5984<>+0(SB), Y8, Y8
-	VPMULHUW     ifym5984<>+0(SB), Y12, Y12
-	VPSLLW       $0x08, Y12, Y12
-	VPOR         Y12, Y8, Y8
-	VPMULLW      ifym11<>+0(SB), Y8, Y12
-	VPSUBB       Y12, Y11, Y11
-	VPERM2I128   $0x31, Y8, Y11, Y12
-	VMOVDQU      Y12, 224(SP)
-	VPERM2I128   $0x20, Y8, Y11, Y11
-	VPMADDUBSW   (R12), Y11, Y11
-	VPMADDWD     ifyones16<>+0(SB), Y11, Y7
+	VBROADCASTI128 16(R14)(R9*1), Y11
+	VPSHUFB        ifyq3hlo<>+0(SB), Y11, Y11
+	VPSRLVD        ifyq3hlosh<>+0(SB), Y11, Y11
+	VPAND          ify0f<>+0(SB), Y11, Y11
+	VPBROADCASTQ   8(R14)(R9*1), Y8
+	VPSHUFB        ifyq3hmid<>+0(SB), Y8, Y8
+	VPSRLVD        ifyq3hmidsh<>+0(SB), Y8, Y8
+	VPAND          ify03<>+0(SB), Y8, Y8
+	VPSLLW         $0x04, Y8, Y8
+	VPOR           Y8, Y11, Y11
+	VPBROADCASTD   4(R14)(R9*1), Y8
+	VPSRLVD        ifyq3hhish<>+0(SB), Y8, Y8
+	VPAND          ifyones8<>+0(SB), Y8, Y8
+	VPSLLW         $0x06, Y8, Y8
+	VPOR           Y8, Y11, Y11
+	VPAND          ifyw00ff<>+0(SB), Y11, Y8
+	VPSRLW         $0x08, Y11, Y12
+	VPMULHUW       ifym5984<>+0(SB), Y8, Y8
+	VPMULHUW       ifym5984<>+0(SB), Y12, Y12
+	VPSLLW         $0x08, Y12, Y12
+	VPOR           Y12, Y8, Y8
+	VPMULLW        ifym11<>+0(SB), Y8, Y12
+	VPSUBB         Y12, Y11, Y11
+	VPMADDUBSW     (R12), Y11, Y11
+	VPMADDUBSW     64(R12), Y8, Y8
+	VPADDW         Y8, Y11, Y11
+	VMOVDQU        Y11, 224(SP)
+	VPMADDWD       ifyw10<>+0(SB), Y11, Y7
 
 	// Half 0: S of the eight rows and the float steps.
 	VPHADDD      Y1, Y0, Y0
@@ -1693,44 +1835,28 @@ blk:
 	VADDPS       Y2, Y13, Y13
 
 	// Half 1, row 0.
-	VMOVDQU    (SP), Y11
-	VPMADDUBSW 64(R12), Y11, Y11
-	VPMADDWD   ifyones16<>+0(SB), Y11, Y0
+	VPMADDWD (SP), Y9, Y0
 
 	// Half 1, row 1.
-	VMOVDQU    32(SP), Y11
-	VPMADDUBSW 64(R12), Y11, Y11
-	VPMADDWD   ifyones16<>+0(SB), Y11, Y1
+	VPMADDWD 32(SP), Y9, Y1
 
 	// Half 1, row 2.
-	VMOVDQU    64(SP), Y11
-	VPMADDUBSW 64(R12), Y11, Y11
-	VPMADDWD   ifyones16<>+0(SB), Y11, Y2
+	VPMADDWD 64(SP), Y9, Y2
 
 	// Half 1, row 3.
-	VMOVDQU    96(SP), Y11
-	VPMADDUBSW 64(R12), Y11, Y11
-	VPMADDWD   ifyones16<>+0(SB), Y11, Y3
+	VPMADDWD 96(SP), Y9, Y3
 
 	// Half 1, row 4.
-	VMOVDQU    128(SP), Y11
-	VPMADDUBSW 64(R12), Y11, Y11
-	VPMADDWD   ifyones16<>+0(SB), Y11, Y4
+	VPMADDWD 128(SP), Y9, Y4
 
 	// Half 1, row 5.
-	VMOVDQU    160(SP), Y11
-	VPMADDUBSW 64(R12), Y11, Y11
-	VPMADDWD   ifyones16<>+0(SB), Y11, Y5
+	VPMADDWD 160(SP), Y9, Y5
 
 	// Half 1, row 6.
-	VMOVDQU    192(SP), Y11
-	VPMADDUBSW 64(R12), Y11, Y11
-	VPMADDWD   ifyones16<>+0(SB), Y11, Y6
+	VPMADDWD 192(SP), Y9, Y6
 
 	// Half 1, row 7.
-	VMOVDQU    224(SP), Y11
-	VPMADDUBSW 64(R12), Y11, Y11
-	VPMADDWD   ifyones16<>+0(SB), Y11, Y7
+	VPMADDWD 224(SP), Y9, Y7
 
 	// Half 1: S of the eight rows and the float steps.
 	VPHADDD      Y1, Y0, Y0
@@ -1770,17 +1896,17 @@ done:
 	VZEROUPPER
 	RET
 
-DATA ifyact1Q3_B32T1<>+0(SB)/8, $0x808080800c080400
-DATA ifyact1Q3_B32T1<>+8(SB)/8, $0x808080800d090501
-DATA ifyact1Q3_B32T1<>+16(SB)/8, $0x0e0a060280808080
-DATA ifyact1Q3_B32T1<>+24(SB)/8, $0x0f0b070380808080
-GLOBL ifyact1Q3_B32T1<>(SB), RODATA|NOPTR, $32
+DATA ifyact00Q3_B32T1<>+0(SB)/8, $0x808080800c080400
+DATA ifyact00Q3_B32T1<>+8(SB)/8, $0x808080800d090501
+DATA ifyact00Q3_B32T1<>+16(SB)/8, $0x0e0a060280808080
+DATA ifyact00Q3_B32T1<>+24(SB)/8, $0x0f0b070380808080
+GLOBL ifyact00Q3_B32T1<>(SB), RODATA|NOPTR, $32
 
-DATA ifyact2Q3_B32T1<>+0(SB)/8, $0x0c08040080808080
-DATA ifyact2Q3_B32T1<>+8(SB)/8, $0x0d09050180808080
-DATA ifyact2Q3_B32T1<>+16(SB)/8, $0x808080800e0a0602
-DATA ifyact2Q3_B32T1<>+24(SB)/8, $0x808080800f0b0703
-GLOBL ifyact2Q3_B32T1<>(SB), RODATA|NOPTR, $32
+DATA ifyacts00Q3_B32T1<>+0(SB)/8, $0x0c08040080808080
+DATA ifyacts00Q3_B32T1<>+8(SB)/8, $0x0d09050180808080
+DATA ifyacts00Q3_B32T1<>+16(SB)/8, $0x808080800e0a0602
+DATA ifyacts00Q3_B32T1<>+24(SB)/8, $0x808080800f0b0703
+GLOBL ifyacts00Q3_B32T1<>(SB), RODATA|NOPTR, $32
 
 DATA ifyidx0Q3_B32T1<>+0(SB)/8, $0x0303020201010000
 DATA ifyidx0Q3_B32T1<>+8(SB)/8, $0x0303020201010000
@@ -1794,37 +1920,38 @@ DATA ifymask00Q3_B32T1<>+16(SB)/8, $0x4004400440044004
 DATA ifymask00Q3_B32T1<>+24(SB)/8, $0x8008800880088008
 GLOBL ifymask00Q3_B32T1<>(SB), RODATA|NOPTR, $32
 
-// func ifyPrepQ3_B32T1AVX2(x unsafe.Pointer, n int, xp unsafe.Pointer)
+// func ifyPrepQ3_B32T1AVX2(x unsafe.Pointer, nb int, xp unsafe.Pointer)
 // Requires: AVX, AVX2, F16C
 TEXT ·ifyPrepQ3_B32T1AVX2(SB), NOSPLIT, $0-24
-	// Prepares n > 0 Q8_0 blocks at x for gemv8Q3_B32T1AVX2: in 64 bytes per
-	// block at xp, the quants in the weights' order, dy and float32(Y)·dy.
+	// Prepares the Q8_0 blocks at x of nb > 0 Q3_B32T1 blocks for
+	// gemv8Q3_B32T1AVX2: per activation block, 64 bytes at xp: a vector of 32
+	// quants in the weights' order, dy and float32(Y)·dy.
 	MOVQ x+0(FP), SI
-	MOVQ n+8(FP), CX
+	MOVQ nb+8(FP), CX
 	MOVQ xp+16(FP), DI
 
 blk:
 	VMOVDQU      2(SI), Y0
 	VPERMQ       $0x4e, Y0, Y1
-	VPSHUFB      ifyact1Q3_B32T1<>+0(SB), Y0, Y0
-	VPSHUFB      ifyact2Q3_B32T1<>+0(SB), Y1, Y1
-	VPOR         Y1, Y0, Y0
-	VMOVDQU      Y0, (DI)
-	VMOVDQU      ifyones8<>+0(SB), Y2
-	VPMADDUBSW   Y0, Y2, Y2
-	VPMADDWD     ifyones16<>+0(SB), Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X3
-	VPADDD       X3, X2, X2
-	VPSHUFD      $0x4e, X2, X3
-	VPADDD       X3, X2, X2
-	VPSHUFD      $0xb1, X2, X3
-	VPADDD       X3, X2, X2
-	VCVTDQ2PS    X2, X2
-	VPBROADCASTW (SI), X3
-	VCVTPH2PS    X3, X3
-	VMOVSS       X3, 32(DI)
-	VMULSS       X3, X2, X2
-	VMOVSS       X2, 36(DI)
+	VPSHUFB      ifyact00Q3_B32T1<>+0(SB), Y0, Y4
+	VPSHUFB      ifyacts00Q3_B32T1<>+0(SB), Y1, Y5
+	VPOR         Y5, Y4, Y4
+	VMOVDQU      Y4, (DI)
+	VMOVDQU      ifyones8<>+0(SB), Y6
+	VPMADDUBSW   Y0, Y6, Y6
+	VPMADDWD     ifyones16<>+0(SB), Y6, Y6
+	VEXTRACTI128 $0x01, Y6, X7
+	VPADDD       X7, X6, X6
+	VPSHUFD      $0x4e, X6, X7
+	VPADDD       X7, X6, X6
+	VPSHUFD      $0xb1, X6, X7
+	VPADDD       X7, X6, X6
+	VCVTDQ2PS    X6, X6
+	VPBROADCASTW (SI), X7
+	VCVTPH2PS    X7, X7
+	VMOVSS       X7, 32(DI)
+	VMULSS       X7, X6, X6
+	VMOVSS       X6, 36(DI)
 	ADDQ         $0x00000022, SI
 	ADDQ         $0x00000040, DI
 	DECQ         CX
@@ -2016,49 +2143,50 @@ done:
 	VZEROUPPER
 	RET
 
-DATA ifyact1Q2_B32T1<>+0(SB)/8, $0x808080800c080400
-DATA ifyact1Q2_B32T1<>+8(SB)/8, $0x808080800d090501
-DATA ifyact1Q2_B32T1<>+16(SB)/8, $0x0e0a060280808080
-DATA ifyact1Q2_B32T1<>+24(SB)/8, $0x0f0b070380808080
-GLOBL ifyact1Q2_B32T1<>(SB), RODATA|NOPTR, $32
+DATA ifyact00Q2_B32T1<>+0(SB)/8, $0x808080800c080400
+DATA ifyact00Q2_B32T1<>+8(SB)/8, $0x808080800d090501
+DATA ifyact00Q2_B32T1<>+16(SB)/8, $0x0e0a060280808080
+DATA ifyact00Q2_B32T1<>+24(SB)/8, $0x0f0b070380808080
+GLOBL ifyact00Q2_B32T1<>(SB), RODATA|NOPTR, $32
 
-DATA ifyact2Q2_B32T1<>+0(SB)/8, $0x0c08040080808080
-DATA ifyact2Q2_B32T1<>+8(SB)/8, $0x0d09050180808080
-DATA ifyact2Q2_B32T1<>+16(SB)/8, $0x808080800e0a0602
-DATA ifyact2Q2_B32T1<>+24(SB)/8, $0x808080800f0b0703
-GLOBL ifyact2Q2_B32T1<>(SB), RODATA|NOPTR, $32
+DATA ifyacts00Q2_B32T1<>+0(SB)/8, $0x0c08040080808080
+DATA ifyacts00Q2_B32T1<>+8(SB)/8, $0x0d09050180808080
+DATA ifyacts00Q2_B32T1<>+16(SB)/8, $0x808080800e0a0602
+DATA ifyacts00Q2_B32T1<>+24(SB)/8, $0x808080800f0b0703
+GLOBL ifyacts00Q2_B32T1<>(SB), RODATA|NOPTR, $32
 
-// func ifyPrepQ2_B32T1AVX2(x unsafe.Pointer, n int, xp unsafe.Pointer)
+// func ifyPrepQ2_B32T1AVX2(x unsafe.Pointer, nb int, xp unsafe.Pointer)
 // Requires: AVX, AVX2, F16C
 TEXT ·ifyPrepQ2_B32T1AVX2(SB), NOSPLIT, $0-24
-	// Prepares n > 0 Q8_0 blocks at x for gemv8Q2_B32T1AVX2: in 64 bytes per
-	// block at xp, the quants in the weights' order, dy and float32(Y)·dy.
+	// Prepares the Q8_0 blocks at x of nb > 0 Q2_B32T1 blocks for
+	// gemv8Q2_B32T1AVX2: per activation block, 64 bytes at xp: a vector of 32
+	// quants in the weights' order, dy and float32(Y)·dy.
 	MOVQ x+0(FP), SI
-	MOVQ n+8(FP), CX
+	MOVQ nb+8(FP), CX
 	MOVQ xp+16(FP), DI
 
 blk:
 	VMOVDQU      2(SI), Y0
 	VPERMQ       $0x4e, Y0, Y1
-	VPSHUFB      ifyact1Q2_B32T1<>+0(SB), Y0, Y0
-	VPSHUFB      ifyact2Q2_B32T1<>+0(SB), Y1, Y1
-	VPOR         Y1, Y0, Y0
-	VMOVDQU      Y0, (DI)
-	VMOVDQU      ifyones8<>+0(SB), Y2
-	VPMADDUBSW   Y0, Y2, Y2
-	VPMADDWD     ifyones16<>+0(SB), Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X3
-	VPADDD       X3, X2, X2
-	VPSHUFD      $0x4e, X2, X3
-	VPADDD       X3, X2, X2
-	VPSHUFD      $0xb1, X2, X3
-	VPADDD       X3, X2, X2
-	VCVTDQ2PS    X2, X2
-	VPBROADCASTW (SI), X3
-	VCVTPH2PS    X3, X3
-	VMOVSS       X3, 32(DI)
-	VMULSS       X3, X2, X2
-	VMOVSS       X2, 36(DI)
+	VPSHUFB      ifyact00Q2_B32T1<>+0(SB), Y0, Y4
+	VPSHUFB      ifyacts00Q2_B32T1<>+0(SB), Y1, Y5
+	VPOR         Y5, Y4, Y4
+	VMOVDQU      Y4, (DI)
+	VMOVDQU      ifyones8<>+0(SB), Y6
+	VPMADDUBSW   Y0, Y6, Y6
+	VPMADDWD     ifyones16<>+0(SB), Y6, Y6
+	VEXTRACTI128 $0x01, Y6, X7
+	VPADDD       X7, X6, X6
+	VPSHUFD      $0x4e, X6, X7
+	VPADDD       X7, X6, X6
+	VPSHUFD      $0xb1, X6, X7
+	VPADDD       X7, X6, X6
+	VCVTDQ2PS    X6, X6
+	VPBROADCASTW (SI), X7
+	VCVTPH2PS    X7, X7
+	VMOVSS       X7, 32(DI)
+	VMULSS       X7, X6, X6
+	VMOVSS       X6, 36(DI)
 	ADDQ         $0x00000022, SI
 	ADDQ         $0x00000040, DI
 	DECQ         CX

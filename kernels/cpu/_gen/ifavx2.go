@@ -28,9 +28,13 @@ import (
 // above a quant's low ones are gathered by a VPSHUFB of their bytes, a
 // VPAND and VPCMPEQB with the bit's mask, and a VPAND with its value,
 // except Q6_B64T1's: its nibbles are shuffled into the order of its bit
-// pairs so that both unpack by qword shifts. Q3H_B64T1's 7-bit pair codes
-// p split into p mod 11 and p div 11, the latter (p·5984)>>16 on int16
-// lanes (exact for p < 128, checked here).
+// pairs so that both unpack by qword shifts. Q3H_B64T1's 32 7-bit pair
+// codes p of a block sit in one vector, code 8i+d at byte i of dword d, so
+// that each bit field unpacks by a dword shift; they split into p mod 11
+// and p div 11, the latter (p·5984)>>16 on int16 lanes (exact for p < 128,
+// checked here), which multiply two prepared vectors of the even and the
+// odd values, and word 0 (1) of each dword then sums the products of the
+// first (second) activation block.
 //
 // Registers: SI the rows, R8 ldw, R9 3·ldw, DI the activations, CX nb, DX
 // y, BX the groups of eight rows left, R10 acc, R11 (R14) the current
@@ -57,7 +61,22 @@ func ifavx2(a *asm) {
 		hdr:    a.global("ifyhdr", 0x0d0c090805040100, 0x0f0e0b0a07060302),
 		q6Idx:  a.global("ifyq6idx", 0x0e0c0a0806040200, 0x0e0c0a0806040200, 0x0f0d0b0907050301, 0x0f0d0b0907050301),
 		val:    map[byte]operand.Mem{},
+		w10:    a.global("ifyw10", rep16dw(1)...),
+		w01:    a.global("ifyw01", rep16dw(1<<16)...),
 	}
+	var lo, mid [32]byte
+	var loSh, midSh, hiSh [8]uint32
+	for p := range 32 {
+		c := q3hCode(p)
+		lo[p], mid[p] = byte(c/2), byte(c/4)
+		d := p / 4
+		loSh[d], midSh[d], hiSh[d] = uint32(4*(c%2)), uint32(2*(c%4)), uint32(c%8)
+	}
+	g.q3hLo = a.global("ifyq3hlo", pack32(lo)...)
+	g.q3hMid = a.global("ifyq3hmid", pack32(mid)...)
+	g.q3hLoSh = a.global("ifyq3hlosh", pack8dw(loSh)...)
+	g.q3hMidSh = a.global("ifyq3hmidsh", pack8dw(midSh)...)
+	g.q3hHiSh = a.global("ifyq3hhish", pack8dw(hiSh)...)
 	for _, v := range []byte{0x04, 0x10, 0x20, 0x40} {
 		g.val[v] = a.global(fmt.Sprintf("ifyv%02x", v), rep8(v)...)
 	}
@@ -78,6 +97,21 @@ func rep16(w uint16) []uint64 {
 	return []uint64{x, x, x, x}
 }
 
+// rep16dw is 8 dwords of d as uint64s.
+func rep16dw(d uint32) []uint64 {
+	x := uint64(d) | uint64(d)<<32
+	return []uint64{x, x, x, x}
+}
+
+// pack8dw is 8 dwords as uint64s.
+func pack8dw(d [8]uint32) []uint64 {
+	v := make([]uint64, 4)
+	for i, x := range d {
+		v[i/2] |= uint64(x) << (32 * (i % 2))
+	}
+	return v
+}
+
 // pack32 is 32 bytes as uint64s.
 func pack32(b [32]byte) []uint64 {
 	v := make([]uint64, 4)
@@ -91,6 +125,8 @@ func pack32(b [32]byte) []uint64 {
 type ifyGlobals struct {
 	c0f, c03, ones8, ones16, w00ff, m5984, m11 operand.Mem
 	nibSh, pairSh, q3hSh, hdr, q6Idx           operand.Mem
+	w10, w01                                   operand.Mem          // int16 1, 0 (0, 1) pairs
+	q3hLo, q3hLoSh, q3hMid, q3hMidSh, q3hHiSh  operand.Mem          // Q3H_B64T1's code bits
 	val                                        map[byte]operand.Mem // 32 bytes of each bit value
 }
 
@@ -121,8 +157,18 @@ type ifyKind struct {
 	q3h    bool
 	q6     bool // Q6_B64T1: nibbles and bit pairs both in pairPerm's order
 	// perm[p] is the value (within the 32 of an activation block) that
-	// byte p of the weight vector holds.
+	// byte p of the weight vector holds (not Q3H_B64T1's: see src).
 	perm [32]int
+}
+
+// src is the value (within the block's) whose activation byte p of
+// prepared vector o holds: for Q3H_B64T1 vector 0 (1) pairs the even (odd)
+// values with its codes, else vector o is activation block o permuted.
+func (k ifyKind) src(o, p int) int {
+	if k.q3h {
+		return 2*q3hCode(p) + o
+	}
+	return 32*o + k.perm[p]
 }
 
 // nibPerm and pairPerm are the orders of the low bits: the low nibbles of
@@ -142,18 +188,12 @@ func pairPerm() (p [32]int) {
 	return p
 }
 
-// q3hCode is the code (within the 16 of a half) at byte t of a lane of
-// Q3H_B64T1's code vector: the low nibbles of 8 bytes, then their high
-// nibbles.
-func q3hCode(t int) int { return 2*(t%8) + t/8 }
+// q3hCode is the code at byte p of Q3H_B64T1's code vector: byte i of
+// dword d holds code 8i+d, so that each dword's codes share their bit
+// positions.
+func q3hCode(p int) int { return 8*(p%4) + p/4 }
 
 func ifyKinds() []ifyKind {
-	q3hPerm := func() (p [32]int) {
-		for i := range 32 {
-			p[i] = 2*q3hCode(i%16) + i/16
-		}
-		return p
-	}
 	return []ifyKind{
 		{name: "Q6_B64T1", bb: 52, halves: 2, q6: true, qsOff: 20, perm: pairPerm()},
 		{name: "Q5_B64T1", bb: 44, halves: 2, qsOff: 12, perm: nibPerm(), bits: []ifyBits{{
@@ -162,13 +202,7 @@ func ifyKinds() []ifyKind {
 		}}},
 		{name: "Q4_B32T1", bb: 20, halves: 1, qsOff: 4, perm: nibPerm()},
 		{name: "Q4_B64T1", bb: 36, halves: 2, qsOff: 4, perm: nibPerm()},
-		{name: "Q3H_B64T1", bb: 32, halves: 2, q3h: true, perm: q3hPerm(), bits: []ifyBits{{
-			off: 8, len: 8, byteOf: func(k int) int { return k / 4 },
-			bits: []ifyBit{{0x10, func(k int) int { return 2 * (k % 4) }}, {0x20, func(k int) int { return 2*(k%4) + 1 }}},
-		}, {
-			off: 4, len: 4, byteOf: func(k int) int { return k / 8 },
-			bits: []ifyBit{{0x40, func(k int) int { return k % 8 }}},
-		}}},
+		{name: "Q3H_B64T1", bb: 32, halves: 2, q3h: true},
 		{name: "Q3_B32T1", bb: 16, halves: 1, pairs: true, qsOff: 8, perm: pairPerm(), bits: []ifyBits{{
 			off: 4, len: 4, byteOf: func(e int) int { return e / 8 },
 			bits: []ifyBit{{0x04, func(e int) int { return e % 8 }}},
@@ -179,32 +213,43 @@ func ifyKinds() []ifyKind {
 
 // ifyTables are one format's tables.
 type ifyTables struct {
-	act1, act2 operand.Mem   // VPSHUFB masks of the block and its lane swap
-	idx        []operand.Mem // per ifyBits, the VPSHUFB gathering its bytes
-	mask       [][]operand.Mem
+	// act[o][b] are the VPSHUFB masks that gather prepared vector o from
+	// activation block b and its lane swap; nil where nothing is gathered.
+	act  [2][2][]operand.Mem
+	idx  []operand.Mem // per ifyBits, the VPSHUFB gathering its bytes
+	mask [][]operand.Mem
 }
 
-// item is the item (value, or Q3H code) whose bits byte p of a vector
-// gathers: for Q3H the code vector holds half p/16's codes.
-func (k ifyKind) item(p int) int {
-	if k.q3h {
-		return 16*(p/16) + q3hCode(p%16)
-	}
-	return k.perm[p]
-}
+// item is the value whose bits byte p of a weight vector gathers.
+func (k ifyKind) item(p int) int { return k.perm[p] }
 
 func (a *asm) ifyTables(k ifyKind) *ifyTables {
 	t := &ifyTables{}
-	var m1, m2 [32]byte
-	for p, e := range k.perm {
-		if e/16 == p/16 {
-			m1[p], m2[p] = byte(e%16), 0x80
-		} else {
-			m1[p], m2[p] = 0x80, byte(e%16)
+	for o := range k.halves {
+		for b := range k.halves {
+			var m [2][32]byte
+			n := 0
+			for p := range 32 {
+				m[0][p], m[1][p] = 0x80, 0x80
+				e := k.src(o, p)
+				if e/32 != b {
+					continue
+				}
+				n++
+				if e%32/16 == p/16 {
+					m[0][p] = byte(e % 16)
+				} else {
+					m[1][p] = byte(e % 16)
+				}
+			}
+			if n > 0 {
+				t.act[o][b] = []operand.Mem{
+					a.global(fmt.Sprintf("ifyact%d%d%s", o, b, k.name), pack32(m[0])...),
+					a.global(fmt.Sprintf("ifyacts%d%d%s", o, b, k.name), pack32(m[1])...),
+				}
+			}
 		}
 	}
-	t.act1 = a.global("ifyact1"+k.name, pack32(m1)...)
-	t.act2 = a.global("ifyact2"+k.name, pack32(m2)...)
 	for i, bs := range k.bits {
 		var idx [32]byte
 		for p := range 32 {
@@ -278,44 +323,60 @@ func (a *asm) ifyHigh(k ifyKind, t *ifyTables, g *ifyGlobals, r, h int, d reg.Ve
 	}
 }
 
-// ifyAct is the bytes per activation block that ifyPrep writes: the 32
-// quants permuted, dy and Y·dy as float32s, padding.
+// ifyAct is the bytes per activation block that ifyPrep writes: a
+// prepared vector of 32 quants, dy and Y·dy as float32s, padding.
 const ifyAct = 64
 
-const ifyPrepSig = "func(x unsafe.Pointer, n int, xp unsafe.Pointer)"
+const ifyPrepSig = "func(x unsafe.Pointer, nb int, xp unsafe.Pointer)"
 
 // ifyPrep generates ifyPrep<k>AVX2.
 func (a *asm) ifyPrep(k ifyKind, t *ifyTables, g *ifyGlobals) {
 	a.text("ifyPrep"+k.name+"AVX2", attr.NOSPLIT, ifyPrepSig,
-		"Prepares n > 0 Q8_0 blocks at x for gemv8"+k.name+"AVX2: in 64 bytes per",
-		"block at xp, the quants in the weights' order, dy and float32(Y)·dy.")
+		"Prepares the Q8_0 blocks at x of nb > 0 "+k.name+" blocks for",
+		"gemv8"+k.name+"AVX2: per activation block, 64 bytes at xp: a vector of 32",
+		"quants in the weights' order, dy and float32(Y)·dy.")
 	a.load("x", reg.RSI)
-	a.load("n", reg.RCX)
+	a.load("nb", reg.RCX)
 	a.load("xp", reg.RDI)
 	a.Label("blk")
-	a.VMOVDQU(mem(reg.RSI, 2), reg.Y0)
-	a.VPERMQ(operand.U8(0x4e), reg.Y0, reg.Y1)
-	a.VPSHUFB(t.act1, reg.Y0, reg.Y0)
-	a.VPSHUFB(t.act2, reg.Y1, reg.Y1)
-	a.VPOR(reg.Y1, reg.Y0, reg.Y0)
-	a.VMOVDQU(reg.Y0, mem(reg.RDI, 0))
-	a.VMOVDQU(g.ones8, reg.Y2)
-	a.VPMADDUBSW(reg.Y0, reg.Y2, reg.Y2)
-	a.VPMADDWD(g.ones16, reg.Y2, reg.Y2)
-	a.VEXTRACTI128(operand.U8(1), reg.Y2, reg.X3)
-	a.VPADDD(reg.X3, reg.X2, reg.X2)
-	a.VPSHUFD(operand.U8(0x4e), reg.X2, reg.X3)
-	a.VPADDD(reg.X3, reg.X2, reg.X2)
-	a.VPSHUFD(operand.U8(0xb1), reg.X2, reg.X3)
-	a.VPADDD(reg.X3, reg.X2, reg.X2)
-	a.VCVTDQ2PS(reg.X2, reg.X2)
-	a.VPBROADCASTW(mem(reg.RSI, 0), reg.X3)
-	a.VCVTPH2PS(reg.X3, reg.X3)
-	a.VMOVSS(reg.X3, mem(reg.RDI, 32))
-	a.VMULSS(reg.X3, reg.X2, reg.X2)
-	a.VMOVSS(reg.X2, mem(reg.RDI, 36))
-	a.ADDQ(operand.U32(34), reg.RSI)
-	a.ADDQ(operand.U32(ifyAct), reg.RDI)
+	for b := range k.halves {
+		a.VMOVDQU(mem(reg.RSI, 34*b+2), yr[2*b])
+		a.VPERMQ(operand.U8(0x4e), yr[2*b], yr[2*b+1])
+	}
+	for o := range k.halves {
+		first := true
+		for b := range k.halves {
+			for s, m := range t.act[o][b] {
+				if first {
+					a.VPSHUFB(m, yr[2*b+s], reg.Y4)
+					first = false
+					continue
+				}
+				a.VPSHUFB(m, yr[2*b+s], reg.Y5)
+				a.VPOR(reg.Y5, reg.Y4, reg.Y4)
+			}
+		}
+		a.VMOVDQU(reg.Y4, mem(reg.RDI, ifyAct*o))
+	}
+	for b := range k.halves {
+		a.VMOVDQU(g.ones8, reg.Y6)
+		a.VPMADDUBSW(yr[2*b], reg.Y6, reg.Y6)
+		a.VPMADDWD(g.ones16, reg.Y6, reg.Y6)
+		a.VEXTRACTI128(operand.U8(1), reg.Y6, reg.X7)
+		a.VPADDD(reg.X7, reg.X6, reg.X6)
+		a.VPSHUFD(operand.U8(0x4e), reg.X6, reg.X7)
+		a.VPADDD(reg.X7, reg.X6, reg.X6)
+		a.VPSHUFD(operand.U8(0xb1), reg.X6, reg.X7)
+		a.VPADDD(reg.X7, reg.X6, reg.X6)
+		a.VCVTDQ2PS(reg.X6, reg.X6)
+		a.VPBROADCASTW(mem(reg.RSI, 34*b), reg.X7)
+		a.VCVTPH2PS(reg.X7, reg.X7)
+		a.VMOVSS(reg.X7, mem(reg.RDI, ifyAct*b+32))
+		a.VMULSS(reg.X7, reg.X6, reg.X6)
+		a.VMOVSS(reg.X6, mem(reg.RDI, ifyAct*b+36))
+	}
+	a.ADDQ(operand.U32(34*k.halves), reg.RSI)
+	a.ADDQ(operand.U32(ifyAct*k.halves), reg.RDI)
 	a.DECQ(reg.RCX)
 	a.JNZ(label("blk"))
 	a.VZEROUPPER()
@@ -334,7 +395,7 @@ func (a *asm) ifyGemv(k ifyKind, g *ifyGlobals) {
 		"sum); xp holds the activations as ifyPrep"+k.name+"AVX2 prepares them,",
 		"nb > 0.")
 	if k.q3h {
-		a.AllocLocal(8 * 32) // the second half's weights of the eight rows
+		a.AllocLocal(8 * 32) // the eight rows' int16 sums of both halves
 	}
 	a.load("w", reg.RSI)
 	a.load("ldw", reg.R8)
@@ -344,6 +405,9 @@ func (a *asm) ifyGemv(k ifyKind, g *ifyGlobals) {
 	a.load("q", reg.RBX)
 	a.load("acc", reg.R10)
 	a.LEAQ(operand.Mem{Base: reg.R8, Index: reg.R8, Scale: 2}, reg.R9)
+	if k.q3h {
+		a.VMOVDQU(g.w01, reg.Y9)
+	}
 	a.TESTQ(reg.RBX, reg.RBX)
 	a.JZ(label("done"))
 
@@ -374,9 +438,11 @@ func (a *asm) ifyGemv(k ifyKind, g *ifyGlobals) {
 			d := reg.Y11
 			switch {
 			case k.q3h && h == 0:
-				a.ifyQ3H(k, t, g, r, mem(reg.SP, 32*r))
+				a.ifyQ3H(g, r, mem(reg.SP, 32*r))
+				continue
 			case k.q3h:
-				a.VMOVDQU(mem(reg.SP, 32*r), d)
+				a.VPMADDWD(mem(reg.SP, 32*r), reg.Y9, yr[r])
+				continue
 			case k.q6:
 				a.ifyQ6(g, r, h)
 			case k.pairs:
@@ -432,16 +498,28 @@ func (a *asm) ifyGemv(k ifyKind, g *ifyGlobals) {
 	a.RET()
 }
 
-// ifyQ3H puts row r's weights of the first half of a Q3H_B64T1 block in
-// Y11 and stores those of the second at m: the 32 codes (half h in lane
-// h, as q3hCode orders them) in Y11, split into p mod 11 (Y11) and p div 11
-// (Y8), the low lanes of both for the first half, the high for the second.
-func (a *asm) ifyQ3H(k ifyKind, t *ifyTables, g *ifyGlobals, r int, m operand.Mem) {
-	a.VMOVDQU(ifyRow(r, 16), reg.X11)
-	a.VPERMQ(operand.U8(0x50), reg.Y11, reg.Y11)
-	a.VPSRLVQ(g.q3hSh, reg.Y11, reg.Y11)
+// ifyQ3H adds row r's products of a Q3H_B64T1 block: its 32 codes
+// (q3hCode's order) in Y11, split into p mod 11 (Y11) and p div 11 (Y8),
+// times the prepared activations (vector 0 the values 2k, vector 1 2k+1)
+// into int16 pairs, whose sums (word 0 of each dword the first half's,
+// word 1 the second's) are stored at m and the first half's widened into
+// Y<r>.
+func (a *asm) ifyQ3H(g *ifyGlobals, r int, m operand.Mem) {
+	a.VBROADCASTI128(ifyRow(r, 16), reg.Y11)
+	a.VPSHUFB(g.q3hLo, reg.Y11, reg.Y11)
+	a.VPSRLVD(g.q3hLoSh, reg.Y11, reg.Y11)
 	a.VPAND(g.c0f, reg.Y11, reg.Y11)
-	a.ifyHigh(k, t, g, r, 0, reg.Y11)
+	a.VPBROADCASTQ(ifyRow(r, 8), reg.Y8)
+	a.VPSHUFB(g.q3hMid, reg.Y8, reg.Y8)
+	a.VPSRLVD(g.q3hMidSh, reg.Y8, reg.Y8)
+	a.VPAND(g.c03, reg.Y8, reg.Y8)
+	a.VPSLLW(operand.U8(4), reg.Y8, reg.Y8)
+	a.VPOR(reg.Y8, reg.Y11, reg.Y11)
+	a.VPBROADCASTD(ifyRow(r, 4), reg.Y8)
+	a.VPSRLVD(g.q3hHiSh, reg.Y8, reg.Y8)
+	a.VPAND(g.ones8, reg.Y8, reg.Y8)
+	a.VPSLLW(operand.U8(6), reg.Y8, reg.Y8)
+	a.VPOR(reg.Y8, reg.Y11, reg.Y11)
 	a.VPAND(g.w00ff, reg.Y11, reg.Y8)
 	a.VPSRLW(operand.U8(8), reg.Y11, reg.Y12)
 	a.VPMULHUW(g.m5984, reg.Y8, reg.Y8)
@@ -450,9 +528,11 @@ func (a *asm) ifyQ3H(k ifyKind, t *ifyTables, g *ifyGlobals, r int, m operand.Me
 	a.VPOR(reg.Y12, reg.Y8, reg.Y8)
 	a.VPMULLW(g.m11, reg.Y8, reg.Y12)
 	a.VPSUBB(reg.Y12, reg.Y11, reg.Y11)
-	a.VPERM2I128(operand.U8(0x31), reg.Y8, reg.Y11, reg.Y12)
-	a.VMOVDQU(reg.Y12, m)
-	a.VPERM2I128(operand.U8(0x20), reg.Y8, reg.Y11, reg.Y11)
+	a.VPMADDUBSW(mem(reg.R12, 0), reg.Y11, reg.Y11)
+	a.VPMADDUBSW(mem(reg.R12, ifyAct), reg.Y8, reg.Y8)
+	a.VPADDW(reg.Y8, reg.Y11, reg.Y11)
+	a.VMOVDQU(reg.Y11, m)
+	a.VPMADDWD(g.w10, reg.Y11, yr[r])
 }
 
 // ifyQ6 puts row r's weights of half h of a Q6_B64T1 block in Y11, value
