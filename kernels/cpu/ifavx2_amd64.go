@@ -107,12 +107,14 @@ func (k Kernels) ifGemvAVX2(kind wkind, w []byte, ldw int, a []byte, nb int, dst
 	nab := nb * elems / 32
 	_ = a[nab*34-1]
 	// The activations permuted to the weights' order, with dy and Y·dy,
-	// once for all the rows.
+	// once for all the rows, then 8 floats for the rows left over (in the
+	// buffer, not on the stack: through a func value, y would escape).
 	bp := ifyBufs.Get().(*[]byte)
-	if cap(*bp) < nab*ifyAct+64 {
-		*bp = make([]byte, nab*ifyAct+64)
+	if cap(*bp) < nab*ifyAct+32+64 {
+		*bp = make([]byte, nab*ifyAct+32+64)
 	}
-	xp := alignedBytes((*bp)[:cap(*bp)], nab*ifyAct)
+	xp := alignedBytes((*bp)[:cap(*bp)], nab*ifyAct+32)
+	y := (*[8]float32)(unsafe.Pointer(&xp[nab*ifyAct]))
 	prep(unsafe.Pointer(&a[0]), nb, unsafe.Pointer(&xp[0]))
 	ac := 0
 	if acc {
@@ -122,7 +124,6 @@ func (k Kernels) ifGemvAVX2(kind wkind, w []byte, ldw int, a []byte, nb int, dst
 	if q > 0 {
 		gemv(unsafe.Pointer(&w[0]), uintptr(ldw), unsafe.Pointer(&xp[0]), nb, &dst[0], q, ac)
 	}
-	var y [8]float32
 	switch {
 	case rows%8 == 0:
 	case q > 0:

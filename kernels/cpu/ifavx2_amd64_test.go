@@ -96,7 +96,7 @@ func TestInferflowGemvAVX2(t *testing.T) {
 // TestInferflowMatMulAVX2 checks MatMul and MatMulAcc at the AVX2 level
 // (one and several tokens, two threads; Q4_B64T1 and Q3H_B64T1 stay in the
 // file layout, not strips) against the Go reference at Generic, bit for
-// bit.
+// bit, and that they allocate nothing once the buffers have grown.
 func TestInferflowMatMulAVX2(t *testing.T) {
 	if Detect().Limit(AVX2).Level() != AVX2 {
 		t.Skip("no AVX2 on this machine")
@@ -132,6 +132,9 @@ func TestInferflowMatMulAVX2(t *testing.T) {
 					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 						t.Fatalf("%s %dx%d n=%d acc=%v: out[%d] = %v, want %v", dt, sh.rows, sh.cols, sh.n, acc, i, got[i], want[i])
 					}
+				}
+				if a := testing.AllocsPerRun(5, func() { mm(simd, got, w, x, sh.n) }); a != 0 {
+					t.Errorf("%s n=%d: %v allocations per call", dt, sh.n, a)
 				}
 			}
 		}
