@@ -231,16 +231,17 @@ TEXT ·gemv8Q6_B64T1AVX2(SB), NOSPLIT, $0-56
 	// y[r] = w_r·x (or += when acc is not 0, one addition after the row's
 	// sum); xp holds the activations as ifyPrepQ6_B64T1AVX2 prepares them,
 	// nb > 0.
-	MOVQ  w+0(FP), SI
-	MOVQ  ldw+8(FP), R8
-	MOVQ  xp+16(FP), DI
-	MOVQ  nb+24(FP), CX
-	MOVQ  y+32(FP), DX
-	MOVQ  q+40(FP), BX
-	MOVQ  acc+48(FP), R10
-	LEAQ  (R8)(R8*2), R9
-	TESTQ BX, BX
-	JZ    done
+	MOVQ    w+0(FP), SI
+	MOVQ    ldw+8(FP), R8
+	MOVQ    xp+16(FP), DI
+	MOVQ    nb+24(FP), CX
+	MOVQ    y+32(FP), DX
+	MOVQ    q+40(FP), BX
+	MOVQ    acc+48(FP), R10
+	LEAQ    (R8)(R8*2), R9
+	VMOVDQU ifyones16<>+0(SB), Y9
+	TESTQ   BX, BX
+	JZ      done
 
 group:
 	VXORPS Y13, Y13, Y13
@@ -261,10 +262,11 @@ blk:
 	VPINSRD     $0x02, (R14)(R8*2), X15, X15
 	VPINSRD     $0x03, (R14)(R9*1), X15, X15
 	VPSHUFB     ifyhdr<>+0(SB), X15, X15
-	VPUNPCKHQDQ X15, X14, X8
+	VPUNPCKHQDQ X15, X14, X11
 	VPUNPCKLQDQ X15, X14, X14
 	VCVTPH2PS   X14, Y14
-	VCVTPH2PS   X8, Y15
+	VCVTPH2PS   X11, Y15
+	VMOVDQU     (R12), Y10
 
 	// Half 0, row 0.
 	VBROADCASTI128 20(R11), Y11
@@ -276,8 +278,8 @@ blk:
 	VPAND          ify03<>+0(SB), Y8, Y8
 	VPSLLW         $0x04, Y8, Y8
 	VPOR           Y8, Y11, Y11
-	VPMADDUBSW     (R12), Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y0
+	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDWD       Y9, Y11, Y0
 
 	// Half 0, row 1.
 	VBROADCASTI128 20(R11)(R8*1), Y11
@@ -289,8 +291,8 @@ blk:
 	VPAND          ify03<>+0(SB), Y8, Y8
 	VPSLLW         $0x04, Y8, Y8
 	VPOR           Y8, Y11, Y11
-	VPMADDUBSW     (R12), Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y1
+	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDWD       Y9, Y11, Y1
 
 	// Half 0, row 2.
 	VBROADCASTI128 20(R11)(R8*2), Y11
@@ -302,8 +304,8 @@ blk:
 	VPAND          ify03<>+0(SB), Y8, Y8
 	VPSLLW         $0x04, Y8, Y8
 	VPOR           Y8, Y11, Y11
-	VPMADDUBSW     (R12), Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y2
+	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDWD       Y9, Y11, Y2
 
 	// Half 0, row 3.
 	VBROADCASTI128 20(R11)(R9*1), Y11
@@ -315,8 +317,8 @@ blk:
 	VPAND          ify03<>+0(SB), Y8, Y8
 	VPSLLW         $0x04, Y8, Y8
 	VPOR           Y8, Y11, Y11
-	VPMADDUBSW     (R12), Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y3
+	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDWD       Y9, Y11, Y3
 
 	// Half 0, row 4.
 	VBROADCASTI128 20(R14), Y11
@@ -328,8 +330,8 @@ blk:
 	VPAND          ify03<>+0(SB), Y8, Y8
 	VPSLLW         $0x04, Y8, Y8
 	VPOR           Y8, Y11, Y11
-	VPMADDUBSW     (R12), Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y4
+	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDWD       Y9, Y11, Y4
 
 	// Half 0, row 5.
 	VBROADCASTI128 20(R14)(R8*1), Y11
@@ -341,8 +343,8 @@ blk:
 	VPAND          ify03<>+0(SB), Y8, Y8
 	VPSLLW         $0x04, Y8, Y8
 	VPOR           Y8, Y11, Y11
-	VPMADDUBSW     (R12), Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y5
+	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDWD       Y9, Y11, Y5
 
 	// Half 0, row 6.
 	VBROADCASTI128 20(R14)(R8*2), Y11
@@ -354,8 +356,8 @@ blk:
 	VPAND          ify03<>+0(SB), Y8, Y8
 	VPSLLW         $0x04, Y8, Y8
 	VPOR           Y8, Y11, Y11
-	VPMADDUBSW     (R12), Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y6
+	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDWD       Y9, Y11, Y6
 
 	// Half 0, row 7.
 	VBROADCASTI128 20(R14)(R9*1), Y11
@@ -367,8 +369,8 @@ blk:
 	VPAND          ify03<>+0(SB), Y8, Y8
 	VPSLLW         $0x04, Y8, Y8
 	VPOR           Y8, Y11, Y11
-	VPMADDUBSW     (R12), Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y7
+	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDWD       Y9, Y11, Y7
 
 	// Half 0: S of the eight rows and the float steps.
 	VPHADDD      Y1, Y0, Y0
@@ -388,6 +390,7 @@ blk:
 	VMULPS       Y3, Y14, Y3
 	VADDPS       Y3, Y2, Y2
 	VADDPS       Y2, Y13, Y13
+	VMOVDQU      64(R12), Y10
 
 	// Half 1, row 0.
 	VBROADCASTI128 36(R11), Y11
@@ -399,8 +402,8 @@ blk:
 	VPAND          ify03<>+0(SB), Y8, Y8
 	VPSLLW         $0x04, Y8, Y8
 	VPOR           Y8, Y11, Y11
-	VPMADDUBSW     64(R12), Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y0
+	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDWD       Y9, Y11, Y0
 
 	// Half 1, row 1.
 	VBROADCASTI128 36(R11)(R8*1), Y11
@@ -412,8 +415,8 @@ blk:
 	VPAND          ify03<>+0(SB), Y8, Y8
 	VPSLLW         $0x04, Y8, Y8
 	VPOR           Y8, Y11, Y11
-	VPMADDUBSW     64(R12), Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y1
+	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDWD       Y9, Y11, Y1
 
 	// Half 1, row 2.
 	VBROADCASTI128 36(R11)(R8*2), Y11
@@ -425,8 +428,8 @@ blk:
 	VPAND          ify03<>+0(SB), Y8, Y8
 	VPSLLW         $0x04, Y8, Y8
 	VPOR           Y8, Y11, Y11
-	VPMADDUBSW     64(R12), Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y2
+	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDWD       Y9, Y11, Y2
 
 	// Half 1, row 3.
 	VBROADCASTI128 36(R11)(R9*1), Y11
@@ -438,8 +441,8 @@ blk:
 	VPAND          ify03<>+0(SB), Y8, Y8
 	VPSLLW         $0x04, Y8, Y8
 	VPOR           Y8, Y11, Y11
-	VPMADDUBSW     64(R12), Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y3
+	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDWD       Y9, Y11, Y3
 
 	// Half 1, row 4.
 	VBROADCASTI128 36(R14), Y11
@@ -451,8 +454,8 @@ blk:
 	VPAND          ify03<>+0(SB), Y8, Y8
 	VPSLLW         $0x04, Y8, Y8
 	VPOR           Y8, Y11, Y11
-	VPMADDUBSW     64(R12), Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y4
+	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDWD       Y9, Y11, Y4
 
 	// Half 1, row 5.
 	VBROADCASTI128 36(R14)(R8*1), Y11
@@ -464,8 +467,8 @@ blk:
 	VPAND          ify03<>+0(SB), Y8, Y8
 	VPSLLW         $0x04, Y8, Y8
 	VPOR           Y8, Y11, Y11
-	VPMADDUBSW     64(R12), Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y5
+	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDWD       Y9, Y11, Y5
 
 	// Half 1, row 6.
 	VBROADCASTI128 36(R14)(R8*2), Y11
@@ -477,8 +480,8 @@ blk:
 	VPAND          ify03<>+0(SB), Y8, Y8
 	VPSLLW         $0x04, Y8, Y8
 	VPOR           Y8, Y11, Y11
-	VPMADDUBSW     64(R12), Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y6
+	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDWD       Y9, Y11, Y6
 
 	// Half 1, row 7.
 	VBROADCASTI128 36(R14)(R9*1), Y11
@@ -490,8 +493,8 @@ blk:
 	VPAND          ify03<>+0(SB), Y8, Y8
 	VPSLLW         $0x04, Y8, Y8
 	VPOR           Y8, Y11, Y11
-	VPMADDUBSW     64(R12), Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y7
+	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDWD       Y9, Y11, Y7
 
 	// Half 1: S of the eight rows and the float steps.
 	VPHADDD      Y1, Y0, Y0
@@ -634,16 +637,17 @@ TEXT ·gemv8Q5_B64T1AVX2(SB), NOSPLIT, $0-56
 	// y[r] = w_r·x (or += when acc is not 0, one addition after the row's
 	// sum); xp holds the activations as ifyPrepQ5_B64T1AVX2 prepares them,
 	// nb > 0.
-	MOVQ  w+0(FP), SI
-	MOVQ  ldw+8(FP), R8
-	MOVQ  xp+16(FP), DI
-	MOVQ  nb+24(FP), CX
-	MOVQ  y+32(FP), DX
-	MOVQ  q+40(FP), BX
-	MOVQ  acc+48(FP), R10
-	LEAQ  (R8)(R8*2), R9
-	TESTQ BX, BX
-	JZ    done
+	MOVQ    w+0(FP), SI
+	MOVQ    ldw+8(FP), R8
+	MOVQ    xp+16(FP), DI
+	MOVQ    nb+24(FP), CX
+	MOVQ    y+32(FP), DX
+	MOVQ    q+40(FP), BX
+	MOVQ    acc+48(FP), R10
+	LEAQ    (R8)(R8*2), R9
+	VMOVDQU ifyones16<>+0(SB), Y9
+	TESTQ   BX, BX
+	JZ      done
 
 group:
 	VXORPS Y13, Y13, Y13
@@ -664,10 +668,11 @@ blk:
 	VPINSRD     $0x02, (R14)(R8*2), X15, X15
 	VPINSRD     $0x03, (R14)(R9*1), X15, X15
 	VPSHUFB     ifyhdr<>+0(SB), X15, X15
-	VPUNPCKHQDQ X15, X14, X8
+	VPUNPCKHQDQ X15, X14, X11
 	VPUNPCKLQDQ X15, X14, X14
 	VCVTPH2PS   X14, Y14
-	VCVTPH2PS   X8, Y15
+	VCVTPH2PS   X11, Y15
+	VMOVDQU     (R12), Y10
 
 	// Half 0, row 0.
 	VBROADCASTI128 12(R11), Y11
@@ -679,8 +684,8 @@ blk:
 	VPCMPEQB       ifymask00Q5_B64T1<>+0(SB), Y12, Y12
 	VPAND          ifyv10<>+0(SB), Y12, Y12
 	VPOR           Y12, Y11, Y11
-	VPMADDUBSW     (R12), Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y0
+	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDWD       Y9, Y11, Y0
 
 	// Half 0, row 1.
 	VBROADCASTI128 12(R11)(R8*1), Y11
@@ -692,8 +697,8 @@ blk:
 	VPCMPEQB       ifymask00Q5_B64T1<>+0(SB), Y12, Y12
 	VPAND          ifyv10<>+0(SB), Y12, Y12
 	VPOR           Y12, Y11, Y11
-	VPMADDUBSW     (R12), Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y1
+	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDWD       Y9, Y11, Y1
 
 	// Half 0, row 2.
 	VBROADCASTI128 12(R11)(R8*2), Y11
@@ -705,8 +710,8 @@ blk:
 	VPCMPEQB       ifymask00Q5_B64T1<>+0(SB), Y12, Y12
 	VPAND          ifyv10<>+0(SB), Y12, Y12
 	VPOR           Y12, Y11, Y11
-	VPMADDUBSW     (R12), Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y2
+	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDWD       Y9, Y11, Y2
 
 	// Half 0, row 3.
 	VBROADCASTI128 12(R11)(R9*1), Y11
@@ -718,8 +723,8 @@ blk:
 	VPCMPEQB       ifymask00Q5_B64T1<>+0(SB), Y12, Y12
 	VPAND          ifyv10<>+0(SB), Y12, Y12
 	VPOR           Y12, Y11, Y11
-	VPMADDUBSW     (R12), Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y3
+	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDWD       Y9, Y11, Y3
 
 	// Half 0, row 4.
 	VBROADCASTI128 12(R14), Y11
@@ -731,8 +736,8 @@ blk:
 	VPCMPEQB       ifymask00Q5_B64T1<>+0(SB), Y12, Y12
 	VPAND          ifyv10<>+0(SB), Y12, Y12
 	VPOR           Y12, Y11, Y11
-	VPMADDUBSW     (R12), Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y4
+	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDWD       Y9, Y11, Y4
 
 	// Half 0, row 5.
 	VBROADCASTI128 12(R14)(R8*1), Y11
@@ -744,8 +749,8 @@ blk:
 	VPCMPEQB       ifymask00Q5_B64T1<>+0(SB), Y12, Y12
 	VPAND          ifyv10<>+0(SB), Y12, Y12
 	VPOR           Y12, Y11, Y11
-	VPMADDUBSW     (R12), Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y5
+	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDWD       Y9, Y11, Y5
 
 	// Half 0, row 6.
 	VBROADCASTI128 12(R14)(R8*2), Y11
@@ -757,8 +762,8 @@ blk:
 	VPCMPEQB       ifymask00Q5_B64T1<>+0(SB), Y12, Y12
 	VPAND          ifyv10<>+0(SB), Y12, Y12
 	VPOR           Y12, Y11, Y11
-	VPMADDUBSW     (R12), Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y6
+	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDWD       Y9, Y11, Y6
 
 	// Half 0, row 7.
 	VBROADCASTI128 12(R14)(R9*1), Y11
@@ -770,8 +775,8 @@ blk:
 	VPCMPEQB       ifymask00Q5_B64T1<>+0(SB), Y12, Y12
 	VPAND          ifyv10<>+0(SB), Y12, Y12
 	VPOR           Y12, Y11, Y11
-	VPMADDUBSW     (R12), Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y7
+	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDWD       Y9, Y11, Y7
 
 	// Half 0: S of the eight rows and the float steps.
 	VPHADDD      Y1, Y0, Y0
@@ -791,6 +796,7 @@ blk:
 	VMULPS       Y3, Y14, Y3
 	VADDPS       Y3, Y2, Y2
 	VADDPS       Y2, Y13, Y13
+	VMOVDQU      64(R12), Y10
 
 	// Half 1, row 0.
 	VBROADCASTI128 28(R11), Y11
@@ -802,8 +808,8 @@ blk:
 	VPCMPEQB       ifymask00Q5_B64T1<>+0(SB), Y12, Y12
 	VPAND          ifyv10<>+0(SB), Y12, Y12
 	VPOR           Y12, Y11, Y11
-	VPMADDUBSW     64(R12), Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y0
+	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDWD       Y9, Y11, Y0
 
 	// Half 1, row 1.
 	VBROADCASTI128 28(R11)(R8*1), Y11
@@ -815,8 +821,8 @@ blk:
 	VPCMPEQB       ifymask00Q5_B64T1<>+0(SB), Y12, Y12
 	VPAND          ifyv10<>+0(SB), Y12, Y12
 	VPOR           Y12, Y11, Y11
-	VPMADDUBSW     64(R12), Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y1
+	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDWD       Y9, Y11, Y1
 
 	// Half 1, row 2.
 	VBROADCASTI128 28(R11)(R8*2), Y11
@@ -828,8 +834,8 @@ blk:
 	VPCMPEQB       ifymask00Q5_B64T1<>+0(SB), Y12, Y12
 	VPAND          ifyv10<>+0(SB), Y12, Y12
 	VPOR           Y12, Y11, Y11
-	VPMADDUBSW     64(R12), Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y2
+	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDWD       Y9, Y11, Y2
 
 	// Half 1, row 3.
 	VBROADCASTI128 28(R11)(R9*1), Y11
@@ -841,8 +847,8 @@ blk:
 	VPCMPEQB       ifymask00Q5_B64T1<>+0(SB), Y12, Y12
 	VPAND          ifyv10<>+0(SB), Y12, Y12
 	VPOR           Y12, Y11, Y11
-	VPMADDUBSW     64(R12), Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y3
+	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDWD       Y9, Y11, Y3
 
 	// Half 1, row 4.
 	VBROADCASTI128 28(R14), Y11
@@ -854,8 +860,8 @@ blk:
 	VPCMPEQB       ifymask00Q5_B64T1<>+0(SB), Y12, Y12
 	VPAND          ifyv10<>+0(SB), Y12, Y12
 	VPOR           Y12, Y11, Y11
-	VPMADDUBSW     64(R12), Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y4
+	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDWD       Y9, Y11, Y4
 
 	// Half 1, row 5.
 	VBROADCASTI128 28(R14)(R8*1), Y11
@@ -867,8 +873,8 @@ blk:
 	VPCMPEQB       ifymask00Q5_B64T1<>+0(SB), Y12, Y12
 	VPAND          ifyv10<>+0(SB), Y12, Y12
 	VPOR           Y12, Y11, Y11
-	VPMADDUBSW     64(R12), Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y5
+	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDWD       Y9, Y11, Y5
 
 	// Half 1, row 6.
 	VBROADCASTI128 28(R14)(R8*2), Y11
@@ -880,8 +886,8 @@ blk:
 	VPCMPEQB       ifymask00Q5_B64T1<>+0(SB), Y12, Y12
 	VPAND          ifyv10<>+0(SB), Y12, Y12
 	VPOR           Y12, Y11, Y11
-	VPMADDUBSW     64(R12), Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y6
+	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDWD       Y9, Y11, Y6
 
 	// Half 1, row 7.
 	VBROADCASTI128 28(R14)(R9*1), Y11
@@ -893,8 +899,8 @@ blk:
 	VPCMPEQB       ifymask00Q5_B64T1<>+0(SB), Y12, Y12
 	VPAND          ifyv10<>+0(SB), Y12, Y12
 	VPOR           Y12, Y11, Y11
-	VPMADDUBSW     64(R12), Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y7
+	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDWD       Y9, Y11, Y7
 
 	// Half 1: S of the eight rows and the float steps.
 	VPHADDD      Y1, Y0, Y0
@@ -992,16 +998,19 @@ TEXT ·gemv8Q4_B32T1AVX2(SB), NOSPLIT, $0-56
 	// y[r] = w_r·x (or += when acc is not 0, one addition after the row's
 	// sum); xp holds the activations as ifyPrepQ4_B32T1AVX2 prepares them,
 	// nb > 0.
-	MOVQ  w+0(FP), SI
-	MOVQ  ldw+8(FP), R8
-	MOVQ  xp+16(FP), DI
-	MOVQ  nb+24(FP), CX
-	MOVQ  y+32(FP), DX
-	MOVQ  q+40(FP), BX
-	MOVQ  acc+48(FP), R10
-	LEAQ  (R8)(R8*2), R9
-	TESTQ BX, BX
-	JZ    done
+	MOVQ    w+0(FP), SI
+	MOVQ    ldw+8(FP), R8
+	MOVQ    xp+16(FP), DI
+	MOVQ    nb+24(FP), CX
+	MOVQ    y+32(FP), DX
+	MOVQ    q+40(FP), BX
+	MOVQ    acc+48(FP), R10
+	LEAQ    (R8)(R8*2), R9
+	VMOVDQU ifyones16<>+0(SB), Y9
+	VMOVDQU ifynibsh<>+0(SB), Y8
+	VMOVDQU ify0f<>+0(SB), Y12
+	TESTQ   BX, BX
+	JZ      done
 
 group:
 	VXORPS Y13, Y13, Y13
@@ -1022,66 +1031,67 @@ blk:
 	VPINSRD     $0x02, (R14)(R8*2), X15, X15
 	VPINSRD     $0x03, (R14)(R9*1), X15, X15
 	VPSHUFB     ifyhdr<>+0(SB), X15, X15
-	VPUNPCKHQDQ X15, X14, X8
+	VPUNPCKHQDQ X15, X14, X11
 	VPUNPCKLQDQ X15, X14, X14
 	VCVTPH2PS   X14, Y14
-	VCVTPH2PS   X8, Y15
+	VCVTPH2PS   X11, Y15
+	VMOVDQU     (R12), Y10
 
 	// Half 0, row 0.
 	VBROADCASTI128 4(R11), Y11
-	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
-	VPAND          ify0f<>+0(SB), Y11, Y11
-	VPMADDUBSW     (R12), Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y0
+	VPSRLVD        Y8, Y11, Y11
+	VPAND          Y12, Y11, Y11
+	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDWD       Y9, Y11, Y0
 
 	// Half 0, row 1.
 	VBROADCASTI128 4(R11)(R8*1), Y11
-	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
-	VPAND          ify0f<>+0(SB), Y11, Y11
-	VPMADDUBSW     (R12), Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y1
+	VPSRLVD        Y8, Y11, Y11
+	VPAND          Y12, Y11, Y11
+	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDWD       Y9, Y11, Y1
 
 	// Half 0, row 2.
 	VBROADCASTI128 4(R11)(R8*2), Y11
-	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
-	VPAND          ify0f<>+0(SB), Y11, Y11
-	VPMADDUBSW     (R12), Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y2
+	VPSRLVD        Y8, Y11, Y11
+	VPAND          Y12, Y11, Y11
+	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDWD       Y9, Y11, Y2
 
 	// Half 0, row 3.
 	VBROADCASTI128 4(R11)(R9*1), Y11
-	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
-	VPAND          ify0f<>+0(SB), Y11, Y11
-	VPMADDUBSW     (R12), Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y3
+	VPSRLVD        Y8, Y11, Y11
+	VPAND          Y12, Y11, Y11
+	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDWD       Y9, Y11, Y3
 
 	// Half 0, row 4.
 	VBROADCASTI128 4(R14), Y11
-	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
-	VPAND          ify0f<>+0(SB), Y11, Y11
-	VPMADDUBSW     (R12), Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y4
+	VPSRLVD        Y8, Y11, Y11
+	VPAND          Y12, Y11, Y11
+	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDWD       Y9, Y11, Y4
 
 	// Half 0, row 5.
 	VBROADCASTI128 4(R14)(R8*1), Y11
-	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
-	VPAND          ify0f<>+0(SB), Y11, Y11
-	VPMADDUBSW     (R12), Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y5
+	VPSRLVD        Y8, Y11, Y11
+	VPAND          Y12, Y11, Y11
+	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDWD       Y9, Y11, Y5
 
 	// Half 0, row 6.
 	VBROADCASTI128 4(R14)(R8*2), Y11
-	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
-	VPAND          ify0f<>+0(SB), Y11, Y11
-	VPMADDUBSW     (R12), Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y6
+	VPSRLVD        Y8, Y11, Y11
+	VPAND          Y12, Y11, Y11
+	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDWD       Y9, Y11, Y6
 
 	// Half 0, row 7.
 	VBROADCASTI128 4(R14)(R9*1), Y11
-	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
-	VPAND          ify0f<>+0(SB), Y11, Y11
-	VPMADDUBSW     (R12), Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y7
+	VPSRLVD        Y8, Y11, Y11
+	VPAND          Y12, Y11, Y11
+	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDWD       Y9, Y11, Y7
 
 	// Half 0: S of the eight rows and the float steps.
 	VPHADDD      Y1, Y0, Y0
@@ -1212,16 +1222,19 @@ TEXT ·gemv8Q4_B64T1AVX2(SB), NOSPLIT, $0-56
 	// y[r] = w_r·x (or += when acc is not 0, one addition after the row's
 	// sum); xp holds the activations as ifyPrepQ4_B64T1AVX2 prepares them,
 	// nb > 0.
-	MOVQ  w+0(FP), SI
-	MOVQ  ldw+8(FP), R8
-	MOVQ  xp+16(FP), DI
-	MOVQ  nb+24(FP), CX
-	MOVQ  y+32(FP), DX
-	MOVQ  q+40(FP), BX
-	MOVQ  acc+48(FP), R10
-	LEAQ  (R8)(R8*2), R9
-	TESTQ BX, BX
-	JZ    done
+	MOVQ    w+0(FP), SI
+	MOVQ    ldw+8(FP), R8
+	MOVQ    xp+16(FP), DI
+	MOVQ    nb+24(FP), CX
+	MOVQ    y+32(FP), DX
+	MOVQ    q+40(FP), BX
+	MOVQ    acc+48(FP), R10
+	LEAQ    (R8)(R8*2), R9
+	VMOVDQU ifyones16<>+0(SB), Y9
+	VMOVDQU ifynibsh<>+0(SB), Y8
+	VMOVDQU ify0f<>+0(SB), Y12
+	TESTQ   BX, BX
+	JZ      done
 
 group:
 	VXORPS Y13, Y13, Y13
@@ -1242,66 +1255,67 @@ blk:
 	VPINSRD     $0x02, (R14)(R8*2), X15, X15
 	VPINSRD     $0x03, (R14)(R9*1), X15, X15
 	VPSHUFB     ifyhdr<>+0(SB), X15, X15
-	VPUNPCKHQDQ X15, X14, X8
+	VPUNPCKHQDQ X15, X14, X11
 	VPUNPCKLQDQ X15, X14, X14
 	VCVTPH2PS   X14, Y14
-	VCVTPH2PS   X8, Y15
+	VCVTPH2PS   X11, Y15
+	VMOVDQU     (R12), Y10
 
 	// Half 0, row 0.
 	VBROADCASTI128 4(R11), Y11
-	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
-	VPAND          ify0f<>+0(SB), Y11, Y11
-	VPMADDUBSW     (R12), Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y0
+	VPSRLVD        Y8, Y11, Y11
+	VPAND          Y12, Y11, Y11
+	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDWD       Y9, Y11, Y0
 
 	// Half 0, row 1.
 	VBROADCASTI128 4(R11)(R8*1), Y11
-	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
-	VPAND          ify0f<>+0(SB), Y11, Y11
-	VPMADDUBSW     (R12), Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y1
+	VPSRLVD        Y8, Y11, Y11
+	VPAND          Y12, Y11, Y11
+	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDWD       Y9, Y11, Y1
 
 	// Half 0, row 2.
 	VBROADCASTI128 4(R11)(R8*2), Y11
-	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
-	VPAND          ify0f<>+0(SB), Y11, Y11
-	VPMADDUBSW     (R12), Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y2
+	VPSRLVD        Y8, Y11, Y11
+	VPAND          Y12, Y11, Y11
+	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDWD       Y9, Y11, Y2
 
 	// Half 0, row 3.
 	VBROADCASTI128 4(R11)(R9*1), Y11
-	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
-	VPAND          ify0f<>+0(SB), Y11, Y11
-	VPMADDUBSW     (R12), Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y3
+	VPSRLVD        Y8, Y11, Y11
+	VPAND          Y12, Y11, Y11
+	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDWD       Y9, Y11, Y3
 
 	// Half 0, row 4.
 	VBROADCASTI128 4(R14), Y11
-	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
-	VPAND          ify0f<>+0(SB), Y11, Y11
-	VPMADDUBSW     (R12), Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y4
+	VPSRLVD        Y8, Y11, Y11
+	VPAND          Y12, Y11, Y11
+	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDWD       Y9, Y11, Y4
 
 	// Half 0, row 5.
 	VBROADCASTI128 4(R14)(R8*1), Y11
-	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
-	VPAND          ify0f<>+0(SB), Y11, Y11
-	VPMADDUBSW     (R12), Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y5
+	VPSRLVD        Y8, Y11, Y11
+	VPAND          Y12, Y11, Y11
+	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDWD       Y9, Y11, Y5
 
 	// Half 0, row 6.
 	VBROADCASTI128 4(R14)(R8*2), Y11
-	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
-	VPAND          ify0f<>+0(SB), Y11, Y11
-	VPMADDUBSW     (R12), Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y6
+	VPSRLVD        Y8, Y11, Y11
+	VPAND          Y12, Y11, Y11
+	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDWD       Y9, Y11, Y6
 
 	// Half 0, row 7.
 	VBROADCASTI128 4(R14)(R9*1), Y11
-	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
-	VPAND          ify0f<>+0(SB), Y11, Y11
-	VPMADDUBSW     (R12), Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y7
+	VPSRLVD        Y8, Y11, Y11
+	VPAND          Y12, Y11, Y11
+	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDWD       Y9, Y11, Y7
 
 	// Half 0: S of the eight rows and the float steps.
 	VPHADDD      Y1, Y0, Y0
@@ -1321,62 +1335,63 @@ blk:
 	VMULPS       Y3, Y14, Y3
 	VADDPS       Y3, Y2, Y2
 	VADDPS       Y2, Y13, Y13
+	VMOVDQU      64(R12), Y10
 
 	// Half 1, row 0.
 	VBROADCASTI128 20(R11), Y11
-	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
-	VPAND          ify0f<>+0(SB), Y11, Y11
-	VPMADDUBSW     64(R12), Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y0
+	VPSRLVD        Y8, Y11, Y11
+	VPAND          Y12, Y11, Y11
+	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDWD       Y9, Y11, Y0
 
 	// Half 1, row 1.
 	VBROADCASTI128 20(R11)(R8*1), Y11
-	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
-	VPAND          ify0f<>+0(SB), Y11, Y11
-	VPMADDUBSW     64(R12), Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y1
+	VPSRLVD        Y8, Y11, Y11
+	VPAND          Y12, Y11, Y11
+	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDWD       Y9, Y11, Y1
 
 	// Half 1, row 2.
 	VBROADCASTI128 20(R11)(R8*2), Y11
-	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
-	VPAND          ify0f<>+0(SB), Y11, Y11
-	VPMADDUBSW     64(R12), Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y2
+	VPSRLVD        Y8, Y11, Y11
+	VPAND          Y12, Y11, Y11
+	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDWD       Y9, Y11, Y2
 
 	// Half 1, row 3.
 	VBROADCASTI128 20(R11)(R9*1), Y11
-	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
-	VPAND          ify0f<>+0(SB), Y11, Y11
-	VPMADDUBSW     64(R12), Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y3
+	VPSRLVD        Y8, Y11, Y11
+	VPAND          Y12, Y11, Y11
+	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDWD       Y9, Y11, Y3
 
 	// Half 1, row 4.
 	VBROADCASTI128 20(R14), Y11
-	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
-	VPAND          ify0f<>+0(SB), Y11, Y11
-	VPMADDUBSW     64(R12), Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y4
+	VPSRLVD        Y8, Y11, Y11
+	VPAND          Y12, Y11, Y11
+	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDWD       Y9, Y11, Y4
 
 	// Half 1, row 5.
 	VBROADCASTI128 20(R14)(R8*1), Y11
-	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
-	VPAND          ify0f<>+0(SB), Y11, Y11
-	VPMADDUBSW     64(R12), Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y5
+	VPSRLVD        Y8, Y11, Y11
+	VPAND          Y12, Y11, Y11
+	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDWD       Y9, Y11, Y5
 
 	// Half 1, row 6.
 	VBROADCASTI128 20(R14)(R8*2), Y11
-	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
-	VPAND          ify0f<>+0(SB), Y11, Y11
-	VPMADDUBSW     64(R12), Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y6
+	VPSRLVD        Y8, Y11, Y11
+	VPAND          Y12, Y11, Y11
+	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDWD       Y9, Y11, Y6
 
 	// Half 1, row 7.
 	VBROADCASTI128 20(R14)(R9*1), Y11
-	VPSRLVD        ifynibsh<>+0(SB), Y11, Y11
-	VPAND          ify0f<>+0(SB), Y11, Y11
-	VPMADDUBSW     64(R12), Y11, Y11
-	VPMADDWD       ifyones16<>+0(SB), Y11, Y7
+	VPSRLVD        Y8, Y11, Y11
+	VPAND          Y12, Y11, Y11
+	VPMADDUBSW     Y10, Y11, Y11
+	VPMADDWD       Y9, Y11, Y7
 
 	// Half 1: S of the eight rows and the float steps.
 	VPHADDD      Y1, Y0, Y0
@@ -1570,10 +1585,10 @@ blk:
 	VPINSRD     $0x02, (R14)(R8*2), X15, X15
 	VPINSRD     $0x03, (R14)(R9*1), X15, X15
 	VPSHUFB     ifyhdr<>+0(SB), X15, X15
-	VPUNPCKHQDQ X15, X14, X8
+	VPUNPCKHQDQ X15, X14, X11
 	VPUNPCKLQDQ X15, X14, X14
 	VCVTPH2PS   X14, Y14
-	VCVTPH2PS   X8, Y15
+	VCVTPH2PS   X11, Y15
 
 	// Half 0, row 0.
 	VBROADCASTI128 16(R11), Y11
@@ -1966,16 +1981,17 @@ TEXT ·gemv8Q3_B32T1AVX2(SB), NOSPLIT, $0-56
 	// y[r] = w_r·x (or += when acc is not 0, one addition after the row's
 	// sum); xp holds the activations as ifyPrepQ3_B32T1AVX2 prepares them,
 	// nb > 0.
-	MOVQ  w+0(FP), SI
-	MOVQ  ldw+8(FP), R8
-	MOVQ  xp+16(FP), DI
-	MOVQ  nb+24(FP), CX
-	MOVQ  y+32(FP), DX
-	MOVQ  q+40(FP), BX
-	MOVQ  acc+48(FP), R10
-	LEAQ  (R8)(R8*2), R9
-	TESTQ BX, BX
-	JZ    done
+	MOVQ    w+0(FP), SI
+	MOVQ    ldw+8(FP), R8
+	MOVQ    xp+16(FP), DI
+	MOVQ    nb+24(FP), CX
+	MOVQ    y+32(FP), DX
+	MOVQ    q+40(FP), BX
+	MOVQ    acc+48(FP), R10
+	LEAQ    (R8)(R8*2), R9
+	VMOVDQU ifyones16<>+0(SB), Y9
+	TESTQ   BX, BX
+	JZ      done
 
 group:
 	VXORPS Y13, Y13, Y13
@@ -1996,10 +2012,11 @@ blk:
 	VPINSRD     $0x02, (R14)(R8*2), X15, X15
 	VPINSRD     $0x03, (R14)(R9*1), X15, X15
 	VPSHUFB     ifyhdr<>+0(SB), X15, X15
-	VPUNPCKHQDQ X15, X14, X8
+	VPUNPCKHQDQ X15, X14, X11
 	VPUNPCKLQDQ X15, X14, X14
 	VCVTPH2PS   X14, Y14
-	VCVTPH2PS   X8, Y15
+	VCVTPH2PS   X11, Y15
+	VMOVDQU     (R12), Y10
 
 	// Half 0, row 0.
 	VPBROADCASTQ 8(R11), Y11
@@ -2011,8 +2028,8 @@ blk:
 	VPCMPEQB     ifymask00Q3_B32T1<>+0(SB), Y12, Y12
 	VPAND        ifyv04<>+0(SB), Y12, Y12
 	VPOR         Y12, Y11, Y11
-	VPMADDUBSW   (R12), Y11, Y11
-	VPMADDWD     ifyones16<>+0(SB), Y11, Y0
+	VPMADDUBSW   Y10, Y11, Y11
+	VPMADDWD     Y9, Y11, Y0
 
 	// Half 0, row 1.
 	VPBROADCASTQ 8(R11)(R8*1), Y11
@@ -2024,8 +2041,8 @@ blk:
 	VPCMPEQB     ifymask00Q3_B32T1<>+0(SB), Y12, Y12
 	VPAND        ifyv04<>+0(SB), Y12, Y12
 	VPOR         Y12, Y11, Y11
-	VPMADDUBSW   (R12), Y11, Y11
-	VPMADDWD     ifyones16<>+0(SB), Y11, Y1
+	VPMADDUBSW   Y10, Y11, Y11
+	VPMADDWD     Y9, Y11, Y1
 
 	// Half 0, row 2.
 	VPBROADCASTQ 8(R11)(R8*2), Y11
@@ -2037,8 +2054,8 @@ blk:
 	VPCMPEQB     ifymask00Q3_B32T1<>+0(SB), Y12, Y12
 	VPAND        ifyv04<>+0(SB), Y12, Y12
 	VPOR         Y12, Y11, Y11
-	VPMADDUBSW   (R12), Y11, Y11
-	VPMADDWD     ifyones16<>+0(SB), Y11, Y2
+	VPMADDUBSW   Y10, Y11, Y11
+	VPMADDWD     Y9, Y11, Y2
 
 	// Half 0, row 3.
 	VPBROADCASTQ 8(R11)(R9*1), Y11
@@ -2050,8 +2067,8 @@ blk:
 	VPCMPEQB     ifymask00Q3_B32T1<>+0(SB), Y12, Y12
 	VPAND        ifyv04<>+0(SB), Y12, Y12
 	VPOR         Y12, Y11, Y11
-	VPMADDUBSW   (R12), Y11, Y11
-	VPMADDWD     ifyones16<>+0(SB), Y11, Y3
+	VPMADDUBSW   Y10, Y11, Y11
+	VPMADDWD     Y9, Y11, Y3
 
 	// Half 0, row 4.
 	VPBROADCASTQ 8(R14), Y11
@@ -2063,8 +2080,8 @@ blk:
 	VPCMPEQB     ifymask00Q3_B32T1<>+0(SB), Y12, Y12
 	VPAND        ifyv04<>+0(SB), Y12, Y12
 	VPOR         Y12, Y11, Y11
-	VPMADDUBSW   (R12), Y11, Y11
-	VPMADDWD     ifyones16<>+0(SB), Y11, Y4
+	VPMADDUBSW   Y10, Y11, Y11
+	VPMADDWD     Y9, Y11, Y4
 
 	// Half 0, row 5.
 	VPBROADCASTQ 8(R14)(R8*1), Y11
@@ -2076,8 +2093,8 @@ blk:
 	VPCMPEQB     ifymask00Q3_B32T1<>+0(SB), Y12, Y12
 	VPAND        ifyv04<>+0(SB), Y12, Y12
 	VPOR         Y12, Y11, Y11
-	VPMADDUBSW   (R12), Y11, Y11
-	VPMADDWD     ifyones16<>+0(SB), Y11, Y5
+	VPMADDUBSW   Y10, Y11, Y11
+	VPMADDWD     Y9, Y11, Y5
 
 	// Half 0, row 6.
 	VPBROADCASTQ 8(R14)(R8*2), Y11
@@ -2089,8 +2106,8 @@ blk:
 	VPCMPEQB     ifymask00Q3_B32T1<>+0(SB), Y12, Y12
 	VPAND        ifyv04<>+0(SB), Y12, Y12
 	VPOR         Y12, Y11, Y11
-	VPMADDUBSW   (R12), Y11, Y11
-	VPMADDWD     ifyones16<>+0(SB), Y11, Y6
+	VPMADDUBSW   Y10, Y11, Y11
+	VPMADDWD     Y9, Y11, Y6
 
 	// Half 0, row 7.
 	VPBROADCASTQ 8(R14)(R9*1), Y11
@@ -2102,8 +2119,8 @@ blk:
 	VPCMPEQB     ifymask00Q3_B32T1<>+0(SB), Y12, Y12
 	VPAND        ifyv04<>+0(SB), Y12, Y12
 	VPOR         Y12, Y11, Y11
-	VPMADDUBSW   (R12), Y11, Y11
-	VPMADDWD     ifyones16<>+0(SB), Y11, Y7
+	VPMADDUBSW   Y10, Y11, Y11
+	VPMADDWD     Y9, Y11, Y7
 
 	// Half 0: S of the eight rows and the float steps.
 	VPHADDD      Y1, Y0, Y0
@@ -2201,16 +2218,19 @@ TEXT ·gemv8Q2_B32T1AVX2(SB), NOSPLIT, $0-56
 	// y[r] = w_r·x (or += when acc is not 0, one addition after the row's
 	// sum); xp holds the activations as ifyPrepQ2_B32T1AVX2 prepares them,
 	// nb > 0.
-	MOVQ  w+0(FP), SI
-	MOVQ  ldw+8(FP), R8
-	MOVQ  xp+16(FP), DI
-	MOVQ  nb+24(FP), CX
-	MOVQ  y+32(FP), DX
-	MOVQ  q+40(FP), BX
-	MOVQ  acc+48(FP), R10
-	LEAQ  (R8)(R8*2), R9
-	TESTQ BX, BX
-	JZ    done
+	MOVQ    w+0(FP), SI
+	MOVQ    ldw+8(FP), R8
+	MOVQ    xp+16(FP), DI
+	MOVQ    nb+24(FP), CX
+	MOVQ    y+32(FP), DX
+	MOVQ    q+40(FP), BX
+	MOVQ    acc+48(FP), R10
+	LEAQ    (R8)(R8*2), R9
+	VMOVDQU ifyones16<>+0(SB), Y9
+	VMOVDQU ifypairsh<>+0(SB), Y8
+	VMOVDQU ify03<>+0(SB), Y12
+	TESTQ   BX, BX
+	JZ      done
 
 group:
 	VXORPS Y13, Y13, Y13
@@ -2231,66 +2251,67 @@ blk:
 	VPINSRD     $0x02, (R14)(R8*2), X15, X15
 	VPINSRD     $0x03, (R14)(R9*1), X15, X15
 	VPSHUFB     ifyhdr<>+0(SB), X15, X15
-	VPUNPCKHQDQ X15, X14, X8
+	VPUNPCKHQDQ X15, X14, X11
 	VPUNPCKLQDQ X15, X14, X14
 	VCVTPH2PS   X14, Y14
-	VCVTPH2PS   X8, Y15
+	VCVTPH2PS   X11, Y15
+	VMOVDQU     (R12), Y10
 
 	// Half 0, row 0.
 	VPBROADCASTQ 4(R11), Y11
-	VPSRLVQ      ifypairsh<>+0(SB), Y11, Y11
-	VPAND        ify03<>+0(SB), Y11, Y11
-	VPMADDUBSW   (R12), Y11, Y11
-	VPMADDWD     ifyones16<>+0(SB), Y11, Y0
+	VPSRLVQ      Y8, Y11, Y11
+	VPAND        Y12, Y11, Y11
+	VPMADDUBSW   Y10, Y11, Y11
+	VPMADDWD     Y9, Y11, Y0
 
 	// Half 0, row 1.
 	VPBROADCASTQ 4(R11)(R8*1), Y11
-	VPSRLVQ      ifypairsh<>+0(SB), Y11, Y11
-	VPAND        ify03<>+0(SB), Y11, Y11
-	VPMADDUBSW   (R12), Y11, Y11
-	VPMADDWD     ifyones16<>+0(SB), Y11, Y1
+	VPSRLVQ      Y8, Y11, Y11
+	VPAND        Y12, Y11, Y11
+	VPMADDUBSW   Y10, Y11, Y11
+	VPMADDWD     Y9, Y11, Y1
 
 	// Half 0, row 2.
 	VPBROADCASTQ 4(R11)(R8*2), Y11
-	VPSRLVQ      ifypairsh<>+0(SB), Y11, Y11
-	VPAND        ify03<>+0(SB), Y11, Y11
-	VPMADDUBSW   (R12), Y11, Y11
-	VPMADDWD     ifyones16<>+0(SB), Y11, Y2
+	VPSRLVQ      Y8, Y11, Y11
+	VPAND        Y12, Y11, Y11
+	VPMADDUBSW   Y10, Y11, Y11
+	VPMADDWD     Y9, Y11, Y2
 
 	// Half 0, row 3.
 	VPBROADCASTQ 4(R11)(R9*1), Y11
-	VPSRLVQ      ifypairsh<>+0(SB), Y11, Y11
-	VPAND        ify03<>+0(SB), Y11, Y11
-	VPMADDUBSW   (R12), Y11, Y11
-	VPMADDWD     ifyones16<>+0(SB), Y11, Y3
+	VPSRLVQ      Y8, Y11, Y11
+	VPAND        Y12, Y11, Y11
+	VPMADDUBSW   Y10, Y11, Y11
+	VPMADDWD     Y9, Y11, Y3
 
 	// Half 0, row 4.
 	VPBROADCASTQ 4(R14), Y11
-	VPSRLVQ      ifypairsh<>+0(SB), Y11, Y11
-	VPAND        ify03<>+0(SB), Y11, Y11
-	VPMADDUBSW   (R12), Y11, Y11
-	VPMADDWD     ifyones16<>+0(SB), Y11, Y4
+	VPSRLVQ      Y8, Y11, Y11
+	VPAND        Y12, Y11, Y11
+	VPMADDUBSW   Y10, Y11, Y11
+	VPMADDWD     Y9, Y11, Y4
 
 	// Half 0, row 5.
 	VPBROADCASTQ 4(R14)(R8*1), Y11
-	VPSRLVQ      ifypairsh<>+0(SB), Y11, Y11
-	VPAND        ify03<>+0(SB), Y11, Y11
-	VPMADDUBSW   (R12), Y11, Y11
-	VPMADDWD     ifyones16<>+0(SB), Y11, Y5
+	VPSRLVQ      Y8, Y11, Y11
+	VPAND        Y12, Y11, Y11
+	VPMADDUBSW   Y10, Y11, Y11
+	VPMADDWD     Y9, Y11, Y5
 
 	// Half 0, row 6.
 	VPBROADCASTQ 4(R14)(R8*2), Y11
-	VPSRLVQ      ifypairsh<>+0(SB), Y11, Y11
-	VPAND        ify03<>+0(SB), Y11, Y11
-	VPMADDUBSW   (R12), Y11, Y11
-	VPMADDWD     ifyones16<>+0(SB), Y11, Y6
+	VPSRLVQ      Y8, Y11, Y11
+	VPAND        Y12, Y11, Y11
+	VPMADDUBSW   Y10, Y11, Y11
+	VPMADDWD     Y9, Y11, Y6
 
 	// Half 0, row 7.
 	VPBROADCASTQ 4(R14)(R9*1), Y11
-	VPSRLVQ      ifypairsh<>+0(SB), Y11, Y11
-	VPAND        ify03<>+0(SB), Y11, Y11
-	VPMADDUBSW   (R12), Y11, Y11
-	VPMADDWD     ifyones16<>+0(SB), Y11, Y7
+	VPSRLVQ      Y8, Y11, Y11
+	VPAND        Y12, Y11, Y11
+	VPMADDUBSW   Y10, Y11, Y11
+	VPMADDWD     Y9, Y11, Y7
 
 	// Half 0: S of the eight rows and the float steps.
 	VPHADDD      Y1, Y0, Y0

@@ -405,8 +405,24 @@ func (a *asm) ifyGemv(k ifyKind, g *ifyGlobals) {
 	a.load("q", reg.RBX)
 	a.load("acc", reg.R10)
 	a.LEAQ(operand.Mem{Base: reg.R8, Index: reg.R8, Scale: 2}, reg.R9)
+	// Constants kept in registers: Y9 int16 ones (Q3H_B64T1: 0, 1 pairs),
+	// and where no bits lie above the low ones Y8 and Y12 the low bits'
+	// shifts and mask.
+	var sh, mask operand.Op = g.nibSh, g.c0f
+	if k.pairs {
+		sh, mask = g.pairSh, g.c03
+	}
+	ones := operand.Op(g.ones16)
 	if k.q3h {
 		a.VMOVDQU(g.w01, reg.Y9)
+	} else {
+		a.VMOVDQU(g.ones16, reg.Y9)
+		ones = reg.Y9
+	}
+	if len(k.bits) == 0 && !k.q3h && !k.q6 {
+		a.VMOVDQU(sh.(operand.Mem), reg.Y8)
+		a.VMOVDQU(mask.(operand.Mem), reg.Y12)
+		sh, mask = reg.Y8, reg.Y12
 	}
 	a.TESTQ(reg.RBX, reg.RBX)
 	a.JZ(label("done"))
@@ -427,12 +443,16 @@ func (a *asm) ifyGemv(k ifyKind, g *ifyGlobals) {
 		}
 		a.VPSHUFB(g.hdr, x, x)
 	}
-	a.VPUNPCKHQDQ(reg.X15, reg.X14, reg.X8)
+	a.VPUNPCKHQDQ(reg.X15, reg.X14, reg.X11)
 	a.VPUNPCKLQDQ(reg.X15, reg.X14, reg.X14)
 	a.VCVTPH2PS(reg.X14, reg.Y14)
-	a.VCVTPH2PS(reg.X8, reg.Y15)
+	a.VCVTPH2PS(reg.X11, reg.Y15)
 	for h := range k.halves {
-		qy := mem(reg.R12, ifyAct*h)
+		var qy operand.Op = mem(reg.R12, ifyAct*h)
+		if !k.q3h {
+			a.VMOVDQU(qy.(operand.Mem), reg.Y10)
+			qy = reg.Y10
+		}
 		for r := range 8 {
 			a.Comment(fmt.Sprintf("Half %d, row %d.", h, r))
 			d := reg.Y11
@@ -447,17 +467,17 @@ func (a *asm) ifyGemv(k ifyKind, g *ifyGlobals) {
 				a.ifyQ6(g, r, h)
 			case k.pairs:
 				a.VPBROADCASTQ(ifyRow(r, k.qsOff), d)
-				a.VPSRLVQ(g.pairSh, d, d)
-				a.VPAND(g.c03, d, d)
+				a.VPSRLVQ(sh, d, d)
+				a.VPAND(mask, d, d)
 				a.ifyHigh(k, t, g, r, h, d)
 			default:
 				a.VBROADCASTI128(ifyRow(r, k.qsOff+16*h), d)
-				a.VPSRLVD(g.nibSh, d, d)
-				a.VPAND(g.c0f, d, d)
+				a.VPSRLVD(sh, d, d)
+				a.VPAND(mask, d, d)
 				a.ifyHigh(k, t, g, r, h, d)
 			}
 			a.VPMADDUBSW(qy, d, d)
-			a.VPMADDWD(g.ones16, d, yr[r])
+			a.VPMADDWD(ones, d, yr[r])
 		}
 		a.Comment(fmt.Sprintf("Half %d: S of the eight rows and the float steps.", h))
 		a.VPHADDD(reg.Y1, reg.Y0, reg.Y0)
