@@ -112,6 +112,10 @@ func TestInferflowMatMulAVX2(t *testing.T) {
 	for _, dt := range ifAVX2Types {
 		for _, sh := range []struct{ rows, cols, n int }{{37, 2048, 1}, {37, 2048, 3}, {22, 1088, 2}, {22, 1088, 5}, {5, 128, 4}} {
 			w := randomMatrix(t, r, dt, sh.rows, sh.cols)
+			simd.PackWeight(w) // a model's load: no strips at AVX2
+			if simd.packFor(w) != nil {
+				t.Fatalf("%s packed into strips at AVX2", dt)
+			}
 			x := randRow(r, sh.n*sh.cols, 1)
 			for _, acc := range []bool{false, true} {
 				got, want := make([]float32, sh.n*sh.rows), make([]float32, sh.n*sh.rows)
