@@ -29,10 +29,10 @@ func gemv4Q4_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *f
 // Q3H_B64T1, or IQ4_NL) weights of kind.
 func (k Kernels) hasKQuant(kind wkind) bool {
 	switch kind {
-	case wkQ6_K, wkQ5_K, wkQ4_K, wkQ3_K, wkQ2_K, wkIfQ4, wkIfQ3H, wkIQ4NL, wkIQ4NB:
+	case wkQ6_K, wkQ5_K, wkQ4_K, wkQ3_K, wkQ2_K, wkIQ4NL, wkIQ4NB:
 		return k.level >= AVX512VNNI || k.hasKQuantAVX2(kind)
-	case wkIfQ6, wkIfQ5, wkIfQ4S, wkIfQ3, wkIfQ2:
-		return k.level >= AVX512VNNI
+	case wkIfQ6, wkIfQ5, wkIfQ4S, wkIfQ4, wkIfQ3H, wkIfQ3, wkIfQ2:
+		return k.level >= AVX512VNNI || k.hasIfAVX2(kind)
 	}
 	return false
 }
@@ -42,6 +42,10 @@ func (k Kernels) hasKQuant(kind wkind) bool {
 // Q8_0 blocks: see ifGemv).
 func (k Kernels) kGemv(kind wkind, w []byte, ldw int, a []byte, nb int, dst []float32, acc bool) {
 	if k.level < AVX512VNNI {
+		if k.hasIfAVX2(kind) {
+			k.ifGemvAVX2(kind, w, ldw, a, nb, dst, acc)
+			return
+		}
 		k.kGemvAVX2(kind, w, ldw, a, nb, dst, acc)
 		return
 	}

@@ -52,6 +52,7 @@ var files = []file{
 	{"attentiony_amd64.s", attentiony},
 	{"attentiongg_amd64.s", attentiongg},
 	{"kquanty_amd64.s", kquanty},
+	{"ifavx2_amd64.s", ifavx2},
 }
 
 func main() {
