@@ -53,6 +53,7 @@ var files = []file{
 	{"attentiongg_amd64.s", attentiongg},
 	{"kquanty_amd64.s", kquanty},
 	{"ifavx2_amd64.s", ifavx2},
+	{"gemmz_amd64.s", gemmz},
 }
 
 func main() {
