@@ -53,6 +53,7 @@ var files = []file{
 	{"attentiongg_amd64.s", attentiongg},
 	{"kquanty_amd64.s", kquanty},
 	{"ifavx2_amd64.s", ifavx2},
+	{"kqgemm_amd64.s", kqgemm},
 }
 
 func main() {
