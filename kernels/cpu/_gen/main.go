@@ -54,6 +54,7 @@ var files = []file{
 	{"kquanty_amd64.s", kquanty},
 	{"ifavx2_amd64.s", ifavx2},
 	{"gemmz_amd64.s", gemmz},
+	{"kqgemm_amd64.s", kqgemm},
 }
 
 func main() {
