@@ -102,7 +102,12 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	pf := addPluginFlags(fs, true)
 	set := setFlags{}
 	fs.Var(set, "set", "override a spec param: key=value (repeatable)")
+	kernels := addKernelsFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	kern, err := kernels()
+	if err != nil {
 		return err
 	}
 	if *reps < 1 || *threads < 1 || *nPrompt < 0 || *nGen < 0 {
@@ -132,7 +137,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		res.MembwBytesS = median(bws)
 	}
 	if *membwOnly {
-		pool := cpu.NewPool(*threads)
+		pool := cpu.NewPoolKernels(*threads, kern)
 		defer pool.Close()
 		measureBW(pool)
 		res.Kernels = pool.Kernels().String()
@@ -171,7 +176,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	}
 	// Like llama-bench, size the context to the test, not the model.
 	eng, err := m.NewEngine(model.EngineOptions{Threads: *threads, MaxTokens: batch,
-		Context: max(*nPrompt, 1) + *nGen + 1, KVType: *kvType, Devices: *devices, MicroBatches: *microBatches})
+		Context: max(*nPrompt, 1) + *nGen + 1, KVType: *kvType, Devices: *devices, MicroBatches: *microBatches, Kernels: kern})
 	if err != nil {
 		return err
 	}

@@ -42,7 +42,12 @@ func cmdPerplexity(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(threads, "threads", 0, "same as -t")
 	kvType := fs.String("kv-type", "auto", kvTypeUsage)
 	jsonOut := fs.Bool("json", false, "print one JSON object")
+	kernels := addKernelsFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	kern, err := kernels()
+	if err != nil {
 		return err
 	}
 	if *modelPath == "" || *textPath == "" {
@@ -80,7 +85,7 @@ func cmdPerplexity(args []string, stdout, stderr io.Writer) error {
 	if first, err := m.Tokenizer.Encode("", tokenizer.EncodeOptions{AddSpecial: true}); err == nil && len(first) == 1 {
 		bos = first[0]
 	}
-	eng, err := m.NewEngine(model.EngineOptions{Threads: *threads, MaxTokens: n, Context: n, KVType: *kvType})
+	eng, err := m.NewEngine(model.EngineOptions{Threads: *threads, MaxTokens: n, Context: n, KVType: *kvType, Kernels: kern})
 	if err != nil {
 		return err
 	}

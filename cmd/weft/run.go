@@ -96,7 +96,12 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	pf := addPluginFlags(fs, true)
 	set := setFlags{}
 	fs.Var(set, "set", "override a spec param: key=value (repeatable)")
+	kernels := addKernelsFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	kern, err := kernels()
+	if err != nil {
 		return err
 	}
 	if *modelPath == "" {
@@ -223,7 +228,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	sampler := pickers[0]
-	engOpt := model.EngineOptions{Threads: *threads, MaxTokens: min(*batch, ctxLen), Context: ctxLen, KVType: *kvType,
+	engOpt := model.EngineOptions{Kernels: kern, Threads: *threads, MaxTokens: min(*batch, ctxLen), Context: ctxLen, KVType: *kvType,
 		Devices: *devices, MicroBatches: *microBatches, KVBudget: budget}
 	eng, err := m.NewEngine(engOpt)
 	if err != nil {

@@ -1,0 +1,40 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+
+	"github.com/weftrun/weft/kernels/cpu"
+)
+
+// kernelsUsage describes --kernels.
+const kernelsUsage = "CPU kernel level, at most the machine's: avx2, avx512 or avx512vnni (amd64), neon or dotprod (arm64); default the best this CPU runs"
+
+// addKernelsFlag adds --kernels to fs; the returned function turns its
+// value into the kernel set to use after parsing.
+func addKernelsFlag(fs *flag.FlagSet) func() (cpu.Kernels, error) {
+	name := fs.String("kernels", "", kernelsUsage)
+	return func() (cpu.Kernels, error) { return parseKernels(*name) }
+}
+
+// parseKernels returns the kernel set named by a --kernels value: the
+// machine's best for "", an error for a level it cannot run (rather than
+// quietly measuring another one). The pure-Go set is the build tag
+// noasm's job, not this flag's.
+func parseKernels(name string) (cpu.Kernels, error) {
+	best := cpu.Detect()
+	if name == "" {
+		return best, nil
+	}
+	l, err := cpu.ParseLevel(name)
+	if err != nil {
+		return best, fmt.Errorf("%w: --kernels: %v", errUsage, err)
+	}
+	if l == cpu.Generic {
+		return best, fmt.Errorf("%w: --kernels generic: build with -tags noasm for the pure-Go kernels", errUsage)
+	}
+	if k := best.Limit(l); k.Level() != l {
+		return best, fmt.Errorf("%w: --kernels %s: this CPU runs at most %s", errUsage, name, best)
+	}
+	return best.Limit(l), nil
+}
