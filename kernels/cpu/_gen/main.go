@@ -55,6 +55,7 @@ var files = []file{
 	{"ifavx2_amd64.s", ifavx2},
 	{"gemmz_amd64.s", gemmz},
 	{"kqgemm_amd64.s", kqgemm},
+	{"iq4nl_amd64.s", iq4nl},
 }
 
 func main() {
