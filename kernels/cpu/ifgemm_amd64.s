@@ -1,0 +1,556 @@
+// Hand-written rather than generated with avo: five short kernels that
+// share their loop, sums and stores through cpp macros, as ifmore_amd64.s
+// (whose kernels they extend to four tokens) does; avo would only restate
+// them.
+
+//go:build amd64 && !noasm
+
+#include "textflag.h"
+
+// Inferflow's Q6_B64T1, Q5_B64T1, Q4_B32T1, Q3_B32T1 and Q2_B32T1 weights
+// times four tokens' Q8_0 activations, AVX-512 with VNNI and VBMI: the
+// blocks of four rows are unpacked once, as ifmore_amd64.s's kernels
+// unpack them, and kept in Z15, Z20, Z25 and Z29 for the four tokens,
+// whose activations ifmPrep prepared (128 bytes per 64 values, the four
+// tokens' side by side, 512 bytes per 64 values in all). Each (row,
+// token) is one chain over the blocks, the four rows in the four lanes of
+// one register per token (X0, X5, X6, X22), with exactly ifmore's (and
+// kernels/quant's) arithmetic: per 32-value activation block with scale
+// dy, the exact integer sums S = Σq·qy and Y = Σqy, then
+// sum += (scale·dy)·S + base·(Y·dy), each operation rounded to float32,
+// block A of a pair before block B.
+//
+// Registers: Z1, Z2, Z4, Z7 temporaries; Z3 and Z14 the four rows'
+// scales and bases (A's in the low four lanes, B's in the high four);
+// Z8..Z11 the rows' dword sums; Z12, Z13 header temporaries; Z16 a
+// token's activations; Z17..Z19, Z21, Z24, Z26..Z28, Z30, Z31, K1 and K2
+// constants as in ifmore_amd64.s.
+
+DATA ifgshr64<>+0(SB)/8, $0x0000000000000000
+DATA ifgshr64<>+8(SB)/8, $0x0000000000000000
+DATA ifgshr64<>+16(SB)/8, $0x0000000000000000
+DATA ifgshr64<>+24(SB)/8, $0x0000000000000000
+DATA ifgshr64<>+32(SB)/8, $0x0004000400040004
+DATA ifgshr64<>+40(SB)/8, $0x0004000400040004
+DATA ifgshr64<>+48(SB)/8, $0x0004000400040004
+DATA ifgshr64<>+56(SB)/8, $0x0004000400040004
+GLOBL ifgshr64<>(SB), RODATA|NOPTR, $64
+DATA ifgq6h<>+0(SB)/8, $0x1814100c0804003c
+DATA ifgq6h<>+8(SB)/8, $0x3834302c2824201c
+DATA ifgq6h<>+16(SB)/8, $0x1814100c0804003c
+DATA ifgq6h<>+24(SB)/8, $0x3834302c2824201c
+DATA ifgq6h<>+32(SB)/8, $0x1a16120e0a06023e
+DATA ifgq6h<>+40(SB)/8, $0x3a36322e2a26221e
+DATA ifgq6h<>+48(SB)/8, $0x1a16120e0a06023e
+DATA ifgq6h<>+56(SB)/8, $0x3a36322e2a26221e
+GLOBL ifgq6h<>(SB), RODATA|NOPTR, $64
+DATA ifgq5h<>+0(SB)/8, $0x0a08060402003e3c
+DATA ifgq5h<>+8(SB)/8, $0x1a18161412100e0c
+DATA ifgq5h<>+16(SB)/8, $0x2a28262422201e1c
+DATA ifgq5h<>+24(SB)/8, $0x3a38363432302e2c
+DATA ifgq5h<>+32(SB)/8, $0x0b09070503013f3d
+DATA ifgq5h<>+40(SB)/8, $0x1b19171513110f0d
+DATA ifgq5h<>+48(SB)/8, $0x2b29272523211f1d
+DATA ifgq5h<>+56(SB)/8, $0x3b39373533312f2d
+GLOBL ifgq5h<>(SB), RODATA|NOPTR, $64
+DATA ifgp2<>+0(SB)/8, $0x1c1814100c080400
+DATA ifgp2<>+8(SB)/8, $0x3c3834302c282420
+DATA ifgp2<>+16(SB)/8, $0x1c1814100c080400
+DATA ifgp2<>+24(SB)/8, $0x3c3834302c282420
+DATA ifgp2<>+32(SB)/8, $0x1e1a16120e0a0602
+DATA ifgp2<>+40(SB)/8, $0x3e3a36322e2a2622
+DATA ifgp2<>+48(SB)/8, $0x1e1a16120e0a0602
+DATA ifgp2<>+56(SB)/8, $0x3e3a36322e2a2622
+GLOBL ifgp2<>(SB), RODATA|NOPTR, $64
+DATA ifgp3<>+0(SB)/8, $0x0c0a08060402003e
+DATA ifgp3<>+8(SB)/8, $0x1c1a18161412100e
+DATA ifgp3<>+16(SB)/8, $0x0c0a08060402003e
+DATA ifgp3<>+24(SB)/8, $0x1c1a18161412100e
+DATA ifgp3<>+32(SB)/8, $0x0d0b09070503013f
+DATA ifgp3<>+40(SB)/8, $0x1d1b19171513110f
+DATA ifgp3<>+48(SB)/8, $0x0d0b09070503013f
+DATA ifgp3<>+56(SB)/8, $0x1d1b19171513110f
+GLOBL ifgp3<>(SB), RODATA|NOPTR, $64
+DATA ifgidx<>+0(SB)/8, $0x0e0c0a0806040200
+DATA ifgidx<>+8(SB)/8, $0x0e0c0a0806040200
+DATA ifgidx<>+16(SB)/8, $0x0f0d0b0907050301
+DATA ifgidx<>+24(SB)/8, $0x0f0d0b0907050301
+GLOBL ifgidx<>(SB), RODATA|NOPTR, $32
+DATA ifghk<>+0(SB)/8, $0x000000000b030800
+DATA ifghk<>+8(SB)/8, $0x000000000c040800
+DATA ifghk<>+16(SB)/8, $0x000000000d050800
+DATA ifghk<>+24(SB)/8, $0x0b0a030209080100
+GLOBL ifghk<>(SB), RODATA|NOPTR, $32
+
+// IFGFOLD folds the 16 dword sums of a row in z (ymm name y) to 8:
+// dwords 0-3 block A, 4-7 block B.
+#define IFGFOLD(z, y) \
+	VEXTRACTI64X4 $1, z, Y4; \
+	VPADDD        Y4, y, y
+
+// IFGTOK(o, od, oy, x) adds the four rows' A and B blocks times the
+// token whose activations are at o(R12) (dy at od, fl(Y·dy) at oy) to
+// its chains in x, A first.
+#define IFGTOK(o, od, oy, x) \
+	VMOVDQU64    o(R12), Z16; \
+	VPXORD       Z8, Z8, Z8; \
+	VPDPBUSD     Z16, Z15, Z8; \
+	VPXORD       Z9, Z9, Z9; \
+	VPDPBUSD     Z16, Z20, Z9; \
+	VPXORD       Z10, Z10, Z10; \
+	VPDPBUSD     Z16, Z25, Z10; \
+	VPXORD       Z11, Z11, Z11; \
+	VPDPBUSD     Z16, Z29, Z11; \
+	IFGFOLD(Z8, Y8); \
+	IFGFOLD(Z9, Y9); \
+	IFGFOLD(Z10, Y10); \
+	IFGFOLD(Z11, Y11); \
+	VPHADDD      Y9, Y8, Y8; \
+	VPHADDD      Y11, Y10, Y10; \
+	VPHADDD      Y10, Y8, Y8; \
+	VCVTDQ2PS    Y8, Y8; \
+	VMULPS       od(R12), Y3, Y9; \
+	VMULPS       Y8, Y9, Y9; \
+	VMULPS       oy(R12), Y14, Y10; \
+	VADDPS       Y10, Y9, Y9; \
+	VADDPS       X9, x, x; \
+	VEXTRACTF128 $1, Y9, X9; \
+	VADDPS       X9, x, x
+
+// IFGTOKS runs IFGTOK for the four tokens.
+#define IFGTOKS \
+	IFGTOK(0, 64, 96, X0); \
+	IFGTOK(128, 192, 224, X5); \
+	IFGTOK(256, 320, 352, X6); \
+	IFGTOK(384, 448, 480, X22)
+
+// IFGHDR64 leaves the bases of the four rows' 64-value blocks at offset
+// AX of R8..R11 in Y14, their scales in Y3, each twice (blocks A and B).
+#define IFGHDR64 \
+	VMOVD       (R8)(AX*1), X12; \
+	VPINSRD     $1, (R9)(AX*1), X12, X12; \
+	VPINSRD     $2, (R10)(AX*1), X12, X12; \
+	VPINSRD     $3, (R11)(AX*1), X12, X12; \
+	VINSERTI128 $1, X12, Y12, Y12; \
+	VCVTPH2PS   Y12, Z12; \
+	VPERMPS     Z12, Z21, Z14; \
+	VPERMPS     Z12, Z24, Z3
+
+// IFGHDR2(mov, t12, t13, t3, t14) is IFGHDR64 for the four rows' pairs
+// of 32-value blocks: each row's headers of blocks A and B come from one
+// load (mov into the register named, X or Y, at its dwords 0 and k) and
+// are gathered by VPERMT2D, Y18 holding the indices 0, 8, k, 8+k and Y19
+// 0, 1, 8, 9, 2, 3, 10, 11.
+#define IFGHDR2(mov, t12, t13, t3, t14) \
+	mov       (R8)(AX*1), t12; \
+	mov       (R9)(AX*1), t13; \
+	mov       (R10)(AX*1), t3; \
+	mov       (R11)(AX*1), t14; \
+	VPERMT2D  Y13, Y18, Y12; \
+	VPERMT2D  Y14, Y18, Y3; \
+	VPERMT2D  Y3, Y19, Y12; \
+	VCVTPH2PS Y12, Z12; \
+	VPERMPS   Z12, Z21, Z14; \
+	VPERMPS   Z12, Z24, Z3
+
+// Q6W unpacks the Q6_B64T1 block at offset AX of the row at p into w,
+// in stored order: the low nibbles (Z30 the word shifts, Z31 0x0f bytes)
+// and bits 4-5 by a multishift of qh (Z28 the controls) selected by Z17
+// (0x30 bytes).
+#define Q6W(p, w) \
+	VBROADCASTI64X4 20(p)(AX*1), Z7; \
+	VPSRLVW         Z30, Z7, Z7; \
+	VPANDD          Z31, Z7, Z7; \
+	VBROADCASTI32X4 4(p)(AX*1), w; \
+	VPERMQ          $0x50, w, w; \
+	VPMULTISHIFTQB  w, Z28, w; \
+	VPTERNLOGD      $0xe2, Z7, Z17, w
+
+// Q5W is Q6W for Q5_B64T1: bit 4 from the qh qword (Z28 the controls,
+// Z17 0x10 bytes).
+#define Q5W(p, w) \
+	VBROADCASTI64X4 12(p)(AX*1), Z7; \
+	VPSRLVW         Z30, Z7, Z7; \
+	VPANDD          Z31, Z7, Z7; \
+	VPBROADCASTQ    4(p)(AX*1), w; \
+	VPMULTISHIFTQB  w, Z28, w; \
+	VPTERNLOGD      $0xe2, Z7, Z17, w
+
+// Q4SW unpacks the two Q4_B32T1 blocks at offset AX of the row at p into
+// w against de-interleaved activations: block A's values meet dwords 0-3
+// and 8-11, B's 4-7 and 12-15 (Z30 the word shifts, Z31 0x0f bytes).
+#define Q4SW(p, w) \
+	VBROADCASTI32X4 4(p)(AX*1), w; \
+	VINSERTI32X4    $1, 24(p)(AX*1), w, w; \
+	VINSERTI32X4    $3, 24(p)(AX*1), w, w; \
+	VPSRLVW         Z30, w, w; \
+	VPANDD          Z31, w, w
+
+// Q3W is Q4SW for two Q3_B32T1 blocks: bits 0-1 by a multishift of qs
+// (Z26 the controls), bit 2 by one of qh (Z27), K1 (qwords 2, 3, 6, 7)
+// and K2 (their dwords) bringing block B's bytes, joined by the 0x03
+// bytes of Z17 and cut by the 0x07 bytes of Z31.
+#define Q3W(p, w) \
+	VPBROADCASTQ   8(p)(AX*1), w; \
+	VPBROADCASTQ   24(p)(AX*1), K1, w; \
+	VPMULTISHIFTQB w, Z26, w; \
+	VPBROADCASTD   4(p)(AX*1), Z2; \
+	VPBROADCASTD   20(p)(AX*1), K2, Z2; \
+	VPMULTISHIFTQB Z2, Z27, Z2; \
+	VPTERNLOGD     $0xe2, Z2, Z17, w; \
+	VPANDD         Z31, w, w
+
+// Q2W is Q3W for two Q2_B32T1 blocks (Z31 0x03 bytes).
+#define Q2W(p, w) \
+	VPBROADCASTQ   4(p)(AX*1), w; \
+	VPBROADCASTQ   16(p)(AX*1), K1, w; \
+	VPMULTISHIFTQB w, Z26, w; \
+	VPANDD         Z31, w, w
+
+// IFGARGS loads the arguments and the four stream pointers.
+#define IFGARGS \
+	MOVQ  w+0(FP), R8; \
+	MOVQ  ldw+8(FP), BX; \
+	MOVQ  xp+16(FP), DI; \
+	MOVQ  nb+24(FP), CX; \
+	MOVQ  y+32(FP), DX; \
+	MOVQ  q+48(FP), R14; \
+	MOVQ  R14, AX; \
+	IMULQ BX, AX; \
+	LEAQ  (R8)(AX*1), R9; \
+	LEAQ  (R9)(AX*1), R10; \
+	LEAQ  (R10)(AX*1), R11; \
+	MOVQ  R14, SI; \
+	SHLQ  $2, SI
+
+// IFGROWSTART clears the four tokens' chains and points AX, R12 (the
+// prepared activations) and R13 (the count) at the first block.
+#define IFGROWSTART \
+	VPXORD X0, X0, X0; \
+	VPXORD X5, X5, X5; \
+	VPXORD X6, X6, X6; \
+	VPXORD X22, X22, X22; \
+	XORQ   AX, AX; \
+	MOVQ   DI, R12; \
+	MOVQ   CX, R13
+
+// IFGADD(x) adds the four outputs of the token at R12 (R12 + j·SI for
+// stream j) to x and steps R12 to the next token (AX bytes on).
+#define IFGADD(x) \
+	LEAQ      (R12)(SI*2), R13; \
+	VMOVSS    (R12), X4; \
+	VINSERTPS $0x10, (R12)(SI*1), X4, X4; \
+	VINSERTPS $0x20, (R13), X4, X4; \
+	VINSERTPS $0x30, (R13)(SI*1), X4, X4; \
+	VADDPS    X4, x, x; \
+	ADDQ      AX, R12
+
+// IFGPUT(x) stores x's four lanes as IFGADD reads them.
+#define IFGPUT(x) \
+	LEAQ       (R12)(SI*2), R13; \
+	VMOVSS     x, (R12); \
+	VEXTRACTPS $1, x, (R12)(SI*1); \
+	VEXTRACTPS $2, x, (R13); \
+	VEXTRACTPS $3, x, (R13)(SI*1); \
+	ADDQ       AX, R12
+
+// IFGSTEP steps to the next four rows.
+#define IFGSTEP \
+	ADDQ $4, DX; \
+	ADDQ BX, R8; \
+	ADDQ BX, R9; \
+	ADDQ BX, R10; \
+	ADDQ BX, R11
+
+// func gemm4x4Q6_B64VNNI(w unsafe.Pointer, ldw uintptr, xp unsafe.Pointer, nb int, y *float32, ldy uintptr, q int, acc int)
+// For 4 streams j of q rows each (rows j·q .. j·q+q-1 of nb Q6_B64T1
+// blocks, ldw bytes apart) and 4 tokens t, y[t·ldy/4 + j·q+r] = w·x_t,
+// or += when acc is not 0, for Q6_B64T1 weights (52-byte 64-value blocks); the tokens' Q8_0 activations
+// prepared by ifmPrep at xp, 512 bytes per 64 values (token t's 128 at
+// 128·t).
+TEXT ·gemm4x4Q6_B64VNNI(SB), NOSPLIT, $0-64
+	VPMOVZXBD    ifgidx<>+0(SB), Z21
+	VPMOVZXBD    ifgidx<>+16(SB), Z24
+	MOVL         $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z31
+	MOVL         $0x30303030, AX
+	VPBROADCASTD AX, Z17
+	VMOVDQU64    ifgshr64<>(SB), Z30
+	VMOVDQU64    ifgq6h<>(SB), Z28
+	IFGARGS
+	TESTQ R14, R14
+	JZ    q6gdone
+
+q6grow:
+	IFGROWSTART
+	TESTQ R13, R13
+	JZ    q6gfin
+
+q6gblk:
+	Q6W(R8, Z15)
+	Q6W(R9, Z20)
+	Q6W(R10, Z25)
+	Q6W(R11, Z29)
+	IFGHDR64
+	IFGTOKS
+	ADDQ $52, AX
+	ADDQ $512, R12
+	DECQ R13
+	JNZ  q6gblk
+
+q6gfin:
+	MOVQ ldy+40(FP), AX
+	MOVQ DX, R12
+	CMPQ acc+56(FP), $0
+	JEQ  q6gput
+	IFGADD(X0)
+	IFGADD(X5)
+	IFGADD(X6)
+	IFGADD(X22)
+
+q6gput:
+	MOVQ DX, R12
+	IFGPUT(X0)
+	IFGPUT(X5)
+	IFGPUT(X6)
+	IFGPUT(X22)
+	IFGSTEP
+	DECQ R14
+	JNZ  q6grow
+
+q6gdone:
+	VZEROUPPER
+	RET
+
+// func gemm4x4Q5_B64VNNI(w unsafe.Pointer, ldw uintptr, xp unsafe.Pointer, nb int, y *float32, ldy uintptr, q int, acc int)
+// As gemm4x4Q6_B64VNNI for Q5_B64T1 weights (44-byte 64-value blocks); nb counts single blocks and is even.
+TEXT ·gemm4x4Q5_B64VNNI(SB), NOSPLIT, $0-64
+	VPMOVZXBD    ifgidx<>+0(SB), Z21
+	VPMOVZXBD    ifgidx<>+16(SB), Z24
+	MOVL         $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z31
+	MOVL         $0x10101010, AX
+	VPBROADCASTD AX, Z17
+	VMOVDQU64    ifgshr64<>(SB), Z30
+	VMOVDQU64    ifgq5h<>(SB), Z28
+	IFGARGS
+	TESTQ R14, R14
+	JZ    q5gdone
+
+q5grow:
+	IFGROWSTART
+	TESTQ R13, R13
+	JZ    q5gfin
+
+q5gblk:
+	Q5W(R8, Z15)
+	Q5W(R9, Z20)
+	Q5W(R10, Z25)
+	Q5W(R11, Z29)
+	IFGHDR64
+	IFGTOKS
+	ADDQ $44, AX
+	ADDQ $512, R12
+	DECQ R13
+	JNZ  q5gblk
+
+q5gfin:
+	MOVQ ldy+40(FP), AX
+	MOVQ DX, R12
+	CMPQ acc+56(FP), $0
+	JEQ  q5gput
+	IFGADD(X0)
+	IFGADD(X5)
+	IFGADD(X6)
+	IFGADD(X22)
+
+q5gput:
+	MOVQ DX, R12
+	IFGPUT(X0)
+	IFGPUT(X5)
+	IFGPUT(X6)
+	IFGPUT(X22)
+	IFGSTEP
+	DECQ R14
+	JNZ  q5grow
+
+q5gdone:
+	VZEROUPPER
+	RET
+
+// func gemm4x4Q4SVNNI(w unsafe.Pointer, ldw uintptr, xp unsafe.Pointer, nb int, y *float32, ldy uintptr, q int, acc int)
+// As gemm4x4Q6_B64VNNI for Q4_B32T1 weights (20-byte blocks, taken two at a time); nb counts single blocks and is even.
+TEXT ·gemm4x4Q4SVNNI(SB), NOSPLIT, $0-64
+	VPMOVZXBD    ifgidx<>+0(SB), Z21
+	VPMOVZXBD    ifgidx<>+16(SB), Z24
+	MOVL         $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z31
+	VMOVDQU64    ifgshr64<>(SB), Z30
+	VPMOVZXBD    ifghk<>+16(SB), Y18
+	VPMOVZXBD    ifghk<>+24(SB), Y19
+	IFGARGS
+	SHRQ  $1, CX
+	TESTQ R14, R14
+	JZ    q4gdone
+
+q4grow:
+	IFGROWSTART
+	TESTQ R13, R13
+	JZ    q4gfin
+
+q4gblk:
+	Q4SW(R8, Z15)
+	Q4SW(R9, Z20)
+	Q4SW(R10, Z25)
+	Q4SW(R11, Z29)
+	IFGHDR2(VMOVDQU, Y12, Y13, Y3, Y14)
+	IFGTOKS
+	ADDQ $40, AX
+	ADDQ $512, R12
+	DECQ R13
+	JNZ  q4gblk
+
+q4gfin:
+	MOVQ ldy+40(FP), AX
+	MOVQ DX, R12
+	CMPQ acc+56(FP), $0
+	JEQ  q4gput
+	IFGADD(X0)
+	IFGADD(X5)
+	IFGADD(X6)
+	IFGADD(X22)
+
+q4gput:
+	MOVQ DX, R12
+	IFGPUT(X0)
+	IFGPUT(X5)
+	IFGPUT(X6)
+	IFGPUT(X22)
+	IFGSTEP
+	DECQ R14
+	JNZ  q4grow
+
+q4gdone:
+	VZEROUPPER
+	RET
+
+// func gemm4x4Q3SVNNI(w unsafe.Pointer, ldw uintptr, xp unsafe.Pointer, nb int, y *float32, ldy uintptr, q int, acc int)
+// As gemm4x4Q6_B64VNNI for Q3_B32T1 weights (16-byte blocks, taken two at a time); nb counts single blocks and is even.
+TEXT ·gemm4x4Q3SVNNI(SB), NOSPLIT, $0-64
+	VPMOVZXBD    ifgidx<>+0(SB), Z21
+	VPMOVZXBD    ifgidx<>+16(SB), Z24
+	MOVL         $0x07070707, AX
+	VPBROADCASTD AX, Z31
+	MOVL         $0x03030303, AX
+	VPBROADCASTD AX, Z17
+	MOVL         $0xcc, AX
+	KMOVB        AX, K1
+	MOVL         $0xf0f0, AX
+	KMOVW        AX, K2
+	VMOVDQU64    ifgp2<>(SB), Z26
+	VMOVDQU64    ifgp3<>(SB), Z27
+	VPMOVZXBD    ifghk<>+8(SB), Y18
+	VPMOVZXBD    ifghk<>+24(SB), Y19
+	IFGARGS
+	SHRQ  $1, CX
+	TESTQ R14, R14
+	JZ    q3gdone
+
+q3grow:
+	IFGROWSTART
+	TESTQ R13, R13
+	JZ    q3gfin
+
+q3gblk:
+	Q3W(R8, Z15)
+	Q3W(R9, Z20)
+	Q3W(R10, Z25)
+	Q3W(R11, Z29)
+	IFGHDR2(VMOVDQU, Y12, Y13, Y3, Y14)
+	IFGTOKS
+	ADDQ $32, AX
+	ADDQ $512, R12
+	DECQ R13
+	JNZ  q3gblk
+
+q3gfin:
+	MOVQ ldy+40(FP), AX
+	MOVQ DX, R12
+	CMPQ acc+56(FP), $0
+	JEQ  q3gput
+	IFGADD(X0)
+	IFGADD(X5)
+	IFGADD(X6)
+	IFGADD(X22)
+
+q3gput:
+	MOVQ DX, R12
+	IFGPUT(X0)
+	IFGPUT(X5)
+	IFGPUT(X6)
+	IFGPUT(X22)
+	IFGSTEP
+	DECQ R14
+	JNZ  q3grow
+
+q3gdone:
+	VZEROUPPER
+	RET
+
+// func gemm4x4Q2SVNNI(w unsafe.Pointer, ldw uintptr, xp unsafe.Pointer, nb int, y *float32, ldy uintptr, q int, acc int)
+// As gemm4x4Q6_B64VNNI for Q2_B32T1 weights (12-byte blocks, taken two at a time); nb counts single blocks and is even.
+TEXT ·gemm4x4Q2SVNNI(SB), NOSPLIT, $0-64
+	VPMOVZXBD    ifgidx<>+0(SB), Z21
+	VPMOVZXBD    ifgidx<>+16(SB), Z24
+	MOVL         $0x03030303, AX
+	VPBROADCASTD AX, Z31
+	MOVL         $0xcc, AX
+	KMOVB        AX, K1
+	VMOVDQU64    ifgp2<>(SB), Z26
+	VPMOVZXBD    ifghk<>+0(SB), Y18
+	VPMOVZXBD    ifghk<>+24(SB), Y19
+	IFGARGS
+	SHRQ  $1, CX
+	TESTQ R14, R14
+	JZ    q2gdone
+
+q2grow:
+	IFGROWSTART
+	TESTQ R13, R13
+	JZ    q2gfin
+
+q2gblk:
+	Q2W(R8, Z15)
+	Q2W(R9, Z20)
+	Q2W(R10, Z25)
+	Q2W(R11, Z29)
+	IFGHDR2(VMOVDQU, X12, X13, X3, X14)
+	IFGTOKS
+	ADDQ $24, AX
+	ADDQ $512, R12
+	DECQ R13
+	JNZ  q2gblk
+
+q2gfin:
+	MOVQ ldy+40(FP), AX
+	MOVQ DX, R12
+	CMPQ acc+56(FP), $0
+	JEQ  q2gput
+	IFGADD(X0)
+	IFGADD(X5)
+	IFGADD(X6)
+	IFGADD(X22)
+
+q2gput:
+	MOVQ DX, R12
+	IFGPUT(X0)
+	IFGPUT(X5)
+	IFGPUT(X6)
+	IFGPUT(X22)
+	IFGSTEP
+	DECQ R14
+	JNZ  q2grow
+
+q2gdone:
+	VZEROUPPER
+	RET
