@@ -1,30 +1,32 @@
-// Hand-written rather than generated with avo: five short kernels that
-// share their loop, sums and stores through cpp macros, as ifmore_amd64.s
-// (whose kernels they extend to four tokens) does; avo would only restate
-// them.
+// Hand-written rather than generated with avo: ten short kernels (five
+// formats, eight or four tokens) that share their loop, sums and stores
+// through cpp macros, as ifmore_amd64.s (whose kernels they extend to
+// several tokens) does; avo would only restate them.
 
 //go:build amd64 && !noasm
 
 #include "textflag.h"
 
 // Inferflow's Q6_B64T1, Q5_B64T1, Q4_B32T1, Q3_B32T1 and Q2_B32T1 weights
-// times four tokens' Q8_0 activations, AVX-512 with VNNI and VBMI: the
-// blocks of four rows are unpacked once, as ifmore_amd64.s's kernels
-// unpack them, and kept in Z15, Z20, Z25 and Z29 for the four tokens,
-// whose activations ifmPrep prepared (128 bytes per 64 values, the four
-// tokens' side by side, 512 bytes per 64 values in all). Each (row,
-// token) is one chain over the blocks, the four rows in the four lanes of
-// one register per token (X0, X5, X6, X22), with exactly ifmore's (and
-// kernels/quant's) arithmetic: per 32-value activation block with scale
-// dy, the exact integer sums S = Σq·qy and Y = Σqy, then
+// times eight (or four) tokens' Q8_0 activations, AVX-512 with VNNI and
+// VBMI: the blocks of four rows are unpacked once, as ifmore_amd64.s's
+// kernels unpack them, and kept in Z15, Z20, Z25 and Z29 for all the
+// tokens, whose activations ifmPrep prepared (128 bytes per 64 values,
+// the tokens' side by side). Tokens go in pairs: the dword sums of a pair
+// fold and transpose together into one zmm (lanes A and B of the first
+// token, then of the second), and each (row, token) is one chain over the
+// blocks, in lanes 0-3 (first token) or 8-11 (second) of one accumulator
+// per pair (Z0, Z5, Z6, Z22), with exactly ifmore's (and kernels/quant's)
+// arithmetic: per 32-value activation block with scale dy, the exact
+// integer sums S = Σq·qy and Y = Σqy, then
 // sum += (scale·dy)·S + base·(Y·dy), each operation rounded to float32,
 // block A of a pair before block B.
 //
-// Registers: Z1, Z2, Z4, Z7 temporaries; Z3 and Z14 the four rows'
-// scales and bases (A's in the low four lanes, B's in the high four);
+// Registers: Z1, Z2, Z4, Z7, Z23 temporaries; Z3 and Z14 the four rows'
+// scales and bases (lanes 0-3 and 8-11 block A's, 4-7 and 12-15 B's);
 // Z8..Z11 the rows' dword sums; Z12, Z13 header temporaries; Z16 a
 // token's activations; Z17..Z19, Z21, Z24, Z26..Z28, Z30, Z31, K1 and K2
-// constants as in ifmore_amd64.s.
+// constants as in ifmore_amd64.s, K3 the lanes 0-3 and 8-11.
 
 DATA ifgshr64<>+0(SB)/8, $0x0000000000000000
 DATA ifgshr64<>+8(SB)/8, $0x0000000000000000
@@ -82,50 +84,66 @@ DATA ifghk<>+16(SB)/8, $0x000000000d050800
 DATA ifghk<>+24(SB)/8, $0x0b0a030209080100
 GLOBL ifghk<>(SB), RODATA|NOPTR, $32
 
-// IFGFOLD folds the 16 dword sums of a row in z (ymm name y) to 8:
-// dwords 0-3 block A, 4-7 block B.
-#define IFGFOLD(z, y) \
-	VEXTRACTI64X4 $1, z, Y4; \
-	VPADDD        Y4, y, y
+// IFGFOLD2(a, b) folds the 16 dword sums of a row for tokens a and b
+// (block A's in dwords 0-3 and 8-11, B's in 4-7 and 12-15) into a:
+// 128-bit lanes A of a, B of a, A of b, B of b.
+#define IFGFOLD2(a, b) \
+	VSHUFI64X2 $0x44, b, a, Z4; \
+	VSHUFI64X2 $0xee, b, a, a; \
+	VPADDD     Z4, a, a
 
-// IFGTOK(o, od, oy, x) adds the four rows' A and B blocks times the
-// token whose activations are at o(R12) (dy at od, fl(Y·dy) at oy) to
-// its chains in x, A first.
-#define IFGTOK(o, od, oy, x) \
-	VMOVDQU64    o(R12), Z16; \
-	VPXORD       Z8, Z8, Z8; \
-	VPDPBUSD     Z16, Z15, Z8; \
-	VPXORD       Z9, Z9, Z9; \
-	VPDPBUSD     Z16, Z20, Z9; \
-	VPXORD       Z10, Z10, Z10; \
-	VPDPBUSD     Z16, Z25, Z10; \
-	VPXORD       Z11, Z11, Z11; \
-	VPDPBUSD     Z16, Z29, Z11; \
-	IFGFOLD(Z8, Y8); \
-	IFGFOLD(Z9, Y9); \
-	IFGFOLD(Z10, Y10); \
-	IFGFOLD(Z11, Y11); \
-	VPHADDD      Y9, Y8, Y8; \
-	VPHADDD      Y11, Y10, Y10; \
-	VPHADDD      Y10, Y8, Y8; \
-	VCVTDQ2PS    Y8, Y8; \
-	VMULPS       od(R12), Y3, Y9; \
-	VMULPS       Y8, Y9, Y9; \
-	VMULPS       oy(R12), Y14, Y10; \
-	VADDPS       Y10, Y9, Y9; \
-	VADDPS       X9, x, x; \
-	VEXTRACTF128 $1, Y9, X9; \
-	VADDPS       X9, x, x
-
-// IFGTOKS runs IFGTOK for the four tokens.
-#define IFGTOKS \
-	IFGTOK(0, 64, 96, X0); \
-	IFGTOK(128, 192, 224, X5); \
-	IFGTOK(256, 320, 352, X6); \
-	IFGTOK(384, 448, 480, X22)
+// IFGPAIR(oa, ob, x) adds the four rows' A and B blocks times the tokens
+// whose activations are at oa(R12) and ob(R12) to their chains in x
+// (lanes 0-3 the first token's, 8-11 the second's; K3 selects them), A
+// first.
+#define IFGPAIR(oa, ob, oad, obd, oay, oby, x) \
+	VMOVDQU64     oa(R12), Z16; \
+	VPXORD        Z8, Z8, Z8; \
+	VPDPBUSD      Z16, Z15, Z8; \
+	VPXORD        Z9, Z9, Z9; \
+	VPDPBUSD      Z16, Z20, Z9; \
+	VPXORD        Z10, Z10, Z10; \
+	VPDPBUSD      Z16, Z25, Z10; \
+	VPXORD        Z11, Z11, Z11; \
+	VPDPBUSD      Z16, Z29, Z11; \
+	VMOVDQU64     ob(R12), Z16; \
+	VPXORD        Z1, Z1, Z1; \
+	VPDPBUSD      Z16, Z15, Z1; \
+	VPXORD        Z2, Z2, Z2; \
+	VPDPBUSD      Z16, Z20, Z2; \
+	VPXORD        Z7, Z7, Z7; \
+	VPDPBUSD      Z16, Z25, Z7; \
+	VPXORD        Z23, Z23, Z23; \
+	VPDPBUSD      Z16, Z29, Z23; \
+	IFGFOLD2(Z8, Z1); \
+	IFGFOLD2(Z9, Z2); \
+	IFGFOLD2(Z10, Z7); \
+	IFGFOLD2(Z11, Z23); \
+	VPUNPCKLDQ    Z9, Z8, Z1; \
+	VPUNPCKHDQ    Z9, Z8, Z8; \
+	VPADDD        Z1, Z8, Z8; \
+	VPUNPCKLDQ    Z11, Z10, Z1; \
+	VPUNPCKHDQ    Z11, Z10, Z10; \
+	VPADDD        Z1, Z10, Z10; \
+	VPUNPCKLQDQ   Z10, Z8, Z1; \
+	VPUNPCKHQDQ   Z10, Z8, Z8; \
+	VPADDD        Z1, Z8, Z8; \
+	VCVTDQ2PS     Z8, Z8; \
+	VMOVUPS       oad(R12), Y1; \
+	VINSERTF64X4  $1, obd(R12), Z1, Z1; \
+	VMULPS        Z1, Z3, Z1; \
+	VMULPS        Z8, Z1, Z1; \
+	VMOVUPS       oay(R12), Y2; \
+	VINSERTF64X4  $1, oby(R12), Z2, Z2; \
+	VMULPS        Z2, Z14, Z2; \
+	VADDPS        Z2, Z1, Z1; \
+	VADDPS        Z1, x, K3, x; \
+	VSHUFF32X4    $0xb1, Z1, Z1, Z1; \
+	VADDPS        Z1, x, K3, x
 
 // IFGHDR64 leaves the bases of the four rows' 64-value blocks at offset
-// AX of R8..R11 in Y14, their scales in Y3, each twice (blocks A and B).
+// AX of R8..R11 in Z14, their scales in Z3, each four times (blocks A and
+// B of two tokens).
 #define IFGHDR64 \
 	VMOVD       (R8)(AX*1), X12; \
 	VPINSRD     $1, (R9)(AX*1), X12, X12; \
@@ -223,16 +241,12 @@ GLOBL ifghk<>(SB), RODATA|NOPTR, $32
 	MOVQ  R14, SI; \
 	SHLQ  $2, SI
 
-// IFGROWSTART clears the four tokens' chains and points AX, R12 (the
-// prepared activations) and R13 (the count) at the first block.
+// IFGROWSTART points AX, R12 (the prepared activations) and R13 (the
+// count) at the first block.
 #define IFGROWSTART \
-	VPXORD X0, X0, X0; \
-	VPXORD X5, X5, X5; \
-	VPXORD X6, X6, X6; \
-	VPXORD X22, X22, X22; \
-	XORQ   AX, AX; \
-	MOVQ   DI, R12; \
-	MOVQ   CX, R13
+	XORQ AX, AX; \
+	MOVQ DI, R12; \
+	MOVQ CX, R13
 
 // IFGADD(x) adds the four outputs of the token at R12 (R12 + j·SI for
 // stream j) to x and steps R12 to the next token (AX bytes on).
@@ -262,15 +276,16 @@ GLOBL ifghk<>(SB), RODATA|NOPTR, $32
 	ADDQ BX, R10; \
 	ADDQ BX, R11
 
-// func gemm4x4Q6_B64VNNI(w unsafe.Pointer, ldw uintptr, xp unsafe.Pointer, nb int, y *float32, ldy uintptr, q int, acc int)
+// func gemm4x8Q6_B64VNNI(w unsafe.Pointer, ldw uintptr, xp unsafe.Pointer, nb int, y *float32, ldy uintptr, q int, acc int)
 // For 4 streams j of q rows each (rows j·q .. j·q+q-1 of nb Q6_B64T1
-// blocks, ldw bytes apart) and 4 tokens t, y[t·ldy/4 + j·q+r] = w·x_t,
-// or += when acc is not 0, for Q6_B64T1 weights (52-byte 64-value blocks); the tokens' Q8_0 activations
-// prepared by ifmPrep at xp, 512 bytes per 64 values (token t's 128 at
-// 128·t).
-TEXT ·gemm4x4Q6_B64VNNI(SB), NOSPLIT, $0-64
+// blocks, ldw bytes apart) and 8 tokens t, y[t·ldy/4 + j·q+r] = w·x_t,
+// or += when acc is not 0; the tokens' Q8_0 activations prepared by
+// ifmPrep at xp, 1024 bytes per 64 values (token t's 128 at 128·t).
+TEXT ·gemm4x8Q6_B64VNNI(SB), NOSPLIT, $0-64
 	VPMOVZXBD    ifgidx<>+0(SB), Z21
 	VPMOVZXBD    ifgidx<>+16(SB), Z24
+	MOVL         $0x0f0f, AX
+	KMOVW        AX, K3
 	MOVL         $0x0f0f0f0f, AX
 	VPBROADCASTD AX, Z31
 	MOVL         $0x30303030, AX
@@ -279,54 +294,83 @@ TEXT ·gemm4x4Q6_B64VNNI(SB), NOSPLIT, $0-64
 	VMOVDQU64    ifgq6h<>(SB), Z28
 	IFGARGS
 	TESTQ R14, R14
-	JZ    q6gdone
+	JZ    q6g8done
 
-q6grow:
+q6g8row:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z22, Z22, Z22
 	IFGROWSTART
 	TESTQ R13, R13
-	JZ    q6gfin
+	JZ    q6g8fin
 
-q6gblk:
+q6g8blk:
 	Q6W(R8, Z15)
 	Q6W(R9, Z20)
 	Q6W(R10, Z25)
 	Q6W(R11, Z29)
 	IFGHDR64
-	IFGTOKS
+	IFGPAIR(0, 128, 64, 192, 96, 224, Z0)
+	IFGPAIR(256, 384, 320, 448, 352, 480, Z5)
+	IFGPAIR(512, 640, 576, 704, 608, 736, Z6)
+	IFGPAIR(768, 896, 832, 960, 864, 992, Z22)
 	ADDQ $52, AX
-	ADDQ $512, R12
+	ADDQ $1024, R12
 	DECQ R13
-	JNZ  q6gblk
+	JNZ  q6g8blk
 
-q6gfin:
+q6g8fin:
 	MOVQ ldy+40(FP), AX
 	MOVQ DX, R12
 	CMPQ acc+56(FP), $0
-	JEQ  q6gput
+	JEQ  q6g8put
+	VEXTRACTF32X4 $2, Z0, X1
 	IFGADD(X0)
+	IFGADD(X1)
+	VINSERTF32X4  $2, X1, Z0, Z0
+	VEXTRACTF32X4 $2, Z5, X1
 	IFGADD(X5)
+	IFGADD(X1)
+	VINSERTF32X4  $2, X1, Z5, Z5
+	VEXTRACTF32X4 $2, Z6, X1
 	IFGADD(X6)
+	IFGADD(X1)
+	VINSERTF32X4  $2, X1, Z6, Z6
+	VEXTRACTF32X4 $2, Z22, X1
 	IFGADD(X22)
+	IFGADD(X1)
+	VINSERTF32X4  $2, X1, Z22, Z22
 
-q6gput:
+q6g8put:
 	MOVQ DX, R12
 	IFGPUT(X0)
+	VEXTRACTF32X4 $2, Z0, X1
+	IFGPUT(X1)
 	IFGPUT(X5)
+	VEXTRACTF32X4 $2, Z5, X1
+	IFGPUT(X1)
 	IFGPUT(X6)
+	VEXTRACTF32X4 $2, Z6, X1
+	IFGPUT(X1)
 	IFGPUT(X22)
+	VEXTRACTF32X4 $2, Z22, X1
+	IFGPUT(X1)
 	IFGSTEP
 	DECQ R14
-	JNZ  q6grow
+	JNZ  q6g8row
 
-q6gdone:
+q6g8done:
 	VZEROUPPER
 	RET
 
-// func gemm4x4Q5_B64VNNI(w unsafe.Pointer, ldw uintptr, xp unsafe.Pointer, nb int, y *float32, ldy uintptr, q int, acc int)
-// As gemm4x4Q6_B64VNNI for Q5_B64T1 weights (44-byte 64-value blocks); nb counts single blocks and is even.
-TEXT ·gemm4x4Q5_B64VNNI(SB), NOSPLIT, $0-64
+// func gemm4x8Q5_B64VNNI(w unsafe.Pointer, ldw uintptr, xp unsafe.Pointer, nb int, y *float32, ldy uintptr, q int, acc int)
+// As gemm4x8Q6_B64VNNI for Q5_B64T1 weights (44-byte 64-value blocks).
+TEXT ·gemm4x8Q5_B64VNNI(SB), NOSPLIT, $0-64
 	VPMOVZXBD    ifgidx<>+0(SB), Z21
 	VPMOVZXBD    ifgidx<>+16(SB), Z24
+	MOVL         $0x0f0f, AX
+	KMOVW        AX, K3
 	MOVL         $0x0f0f0f0f, AX
 	VPBROADCASTD AX, Z31
 	MOVL         $0x10101010, AX
@@ -335,54 +379,83 @@ TEXT ·gemm4x4Q5_B64VNNI(SB), NOSPLIT, $0-64
 	VMOVDQU64    ifgq5h<>(SB), Z28
 	IFGARGS
 	TESTQ R14, R14
-	JZ    q5gdone
+	JZ    q5g8done
 
-q5grow:
+q5g8row:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z22, Z22, Z22
 	IFGROWSTART
 	TESTQ R13, R13
-	JZ    q5gfin
+	JZ    q5g8fin
 
-q5gblk:
+q5g8blk:
 	Q5W(R8, Z15)
 	Q5W(R9, Z20)
 	Q5W(R10, Z25)
 	Q5W(R11, Z29)
 	IFGHDR64
-	IFGTOKS
+	IFGPAIR(0, 128, 64, 192, 96, 224, Z0)
+	IFGPAIR(256, 384, 320, 448, 352, 480, Z5)
+	IFGPAIR(512, 640, 576, 704, 608, 736, Z6)
+	IFGPAIR(768, 896, 832, 960, 864, 992, Z22)
 	ADDQ $44, AX
-	ADDQ $512, R12
+	ADDQ $1024, R12
 	DECQ R13
-	JNZ  q5gblk
+	JNZ  q5g8blk
 
-q5gfin:
+q5g8fin:
 	MOVQ ldy+40(FP), AX
 	MOVQ DX, R12
 	CMPQ acc+56(FP), $0
-	JEQ  q5gput
+	JEQ  q5g8put
+	VEXTRACTF32X4 $2, Z0, X1
 	IFGADD(X0)
+	IFGADD(X1)
+	VINSERTF32X4  $2, X1, Z0, Z0
+	VEXTRACTF32X4 $2, Z5, X1
 	IFGADD(X5)
+	IFGADD(X1)
+	VINSERTF32X4  $2, X1, Z5, Z5
+	VEXTRACTF32X4 $2, Z6, X1
 	IFGADD(X6)
+	IFGADD(X1)
+	VINSERTF32X4  $2, X1, Z6, Z6
+	VEXTRACTF32X4 $2, Z22, X1
 	IFGADD(X22)
+	IFGADD(X1)
+	VINSERTF32X4  $2, X1, Z22, Z22
 
-q5gput:
+q5g8put:
 	MOVQ DX, R12
 	IFGPUT(X0)
+	VEXTRACTF32X4 $2, Z0, X1
+	IFGPUT(X1)
 	IFGPUT(X5)
+	VEXTRACTF32X4 $2, Z5, X1
+	IFGPUT(X1)
 	IFGPUT(X6)
+	VEXTRACTF32X4 $2, Z6, X1
+	IFGPUT(X1)
 	IFGPUT(X22)
+	VEXTRACTF32X4 $2, Z22, X1
+	IFGPUT(X1)
 	IFGSTEP
 	DECQ R14
-	JNZ  q5grow
+	JNZ  q5g8row
 
-q5gdone:
+q5g8done:
 	VZEROUPPER
 	RET
 
-// func gemm4x4Q4SVNNI(w unsafe.Pointer, ldw uintptr, xp unsafe.Pointer, nb int, y *float32, ldy uintptr, q int, acc int)
-// As gemm4x4Q6_B64VNNI for Q4_B32T1 weights (20-byte blocks, taken two at a time); nb counts single blocks and is even.
-TEXT ·gemm4x4Q4SVNNI(SB), NOSPLIT, $0-64
+// func gemm4x8Q4SVNNI(w unsafe.Pointer, ldw uintptr, xp unsafe.Pointer, nb int, y *float32, ldy uintptr, q int, acc int)
+// As gemm4x8Q6_B64VNNI for Q4_B32T1 weights (20-byte blocks, taken two at a time).
+TEXT ·gemm4x8Q4SVNNI(SB), NOSPLIT, $0-64
 	VPMOVZXBD    ifgidx<>+0(SB), Z21
 	VPMOVZXBD    ifgidx<>+16(SB), Z24
+	MOVL         $0x0f0f, AX
+	KMOVW        AX, K3
 	MOVL         $0x0f0f0f0f, AX
 	VPBROADCASTD AX, Z31
 	VMOVDQU64    ifgshr64<>(SB), Z30
@@ -391,54 +464,83 @@ TEXT ·gemm4x4Q4SVNNI(SB), NOSPLIT, $0-64
 	IFGARGS
 	SHRQ  $1, CX
 	TESTQ R14, R14
-	JZ    q4gdone
+	JZ    q4g8done
 
-q4grow:
+q4g8row:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z22, Z22, Z22
 	IFGROWSTART
 	TESTQ R13, R13
-	JZ    q4gfin
+	JZ    q4g8fin
 
-q4gblk:
+q4g8blk:
 	Q4SW(R8, Z15)
 	Q4SW(R9, Z20)
 	Q4SW(R10, Z25)
 	Q4SW(R11, Z29)
 	IFGHDR2(VMOVDQU, Y12, Y13, Y3, Y14)
-	IFGTOKS
+	IFGPAIR(0, 128, 64, 192, 96, 224, Z0)
+	IFGPAIR(256, 384, 320, 448, 352, 480, Z5)
+	IFGPAIR(512, 640, 576, 704, 608, 736, Z6)
+	IFGPAIR(768, 896, 832, 960, 864, 992, Z22)
 	ADDQ $40, AX
-	ADDQ $512, R12
+	ADDQ $1024, R12
 	DECQ R13
-	JNZ  q4gblk
+	JNZ  q4g8blk
 
-q4gfin:
+q4g8fin:
 	MOVQ ldy+40(FP), AX
 	MOVQ DX, R12
 	CMPQ acc+56(FP), $0
-	JEQ  q4gput
+	JEQ  q4g8put
+	VEXTRACTF32X4 $2, Z0, X1
 	IFGADD(X0)
+	IFGADD(X1)
+	VINSERTF32X4  $2, X1, Z0, Z0
+	VEXTRACTF32X4 $2, Z5, X1
 	IFGADD(X5)
+	IFGADD(X1)
+	VINSERTF32X4  $2, X1, Z5, Z5
+	VEXTRACTF32X4 $2, Z6, X1
 	IFGADD(X6)
+	IFGADD(X1)
+	VINSERTF32X4  $2, X1, Z6, Z6
+	VEXTRACTF32X4 $2, Z22, X1
 	IFGADD(X22)
+	IFGADD(X1)
+	VINSERTF32X4  $2, X1, Z22, Z22
 
-q4gput:
+q4g8put:
 	MOVQ DX, R12
 	IFGPUT(X0)
+	VEXTRACTF32X4 $2, Z0, X1
+	IFGPUT(X1)
 	IFGPUT(X5)
+	VEXTRACTF32X4 $2, Z5, X1
+	IFGPUT(X1)
 	IFGPUT(X6)
+	VEXTRACTF32X4 $2, Z6, X1
+	IFGPUT(X1)
 	IFGPUT(X22)
+	VEXTRACTF32X4 $2, Z22, X1
+	IFGPUT(X1)
 	IFGSTEP
 	DECQ R14
-	JNZ  q4grow
+	JNZ  q4g8row
 
-q4gdone:
+q4g8done:
 	VZEROUPPER
 	RET
 
-// func gemm4x4Q3SVNNI(w unsafe.Pointer, ldw uintptr, xp unsafe.Pointer, nb int, y *float32, ldy uintptr, q int, acc int)
-// As gemm4x4Q6_B64VNNI for Q3_B32T1 weights (16-byte blocks, taken two at a time); nb counts single blocks and is even.
-TEXT ·gemm4x4Q3SVNNI(SB), NOSPLIT, $0-64
+// func gemm4x8Q3SVNNI(w unsafe.Pointer, ldw uintptr, xp unsafe.Pointer, nb int, y *float32, ldy uintptr, q int, acc int)
+// As gemm4x8Q6_B64VNNI for Q3_B32T1 weights (16-byte blocks, taken two at a time).
+TEXT ·gemm4x8Q3SVNNI(SB), NOSPLIT, $0-64
 	VPMOVZXBD    ifgidx<>+0(SB), Z21
 	VPMOVZXBD    ifgidx<>+16(SB), Z24
+	MOVL         $0x0f0f, AX
+	KMOVW        AX, K3
 	MOVL         $0x07070707, AX
 	VPBROADCASTD AX, Z31
 	MOVL         $0x03030303, AX
@@ -454,54 +556,83 @@ TEXT ·gemm4x4Q3SVNNI(SB), NOSPLIT, $0-64
 	IFGARGS
 	SHRQ  $1, CX
 	TESTQ R14, R14
-	JZ    q3gdone
+	JZ    q3g8done
 
-q3grow:
+q3g8row:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z22, Z22, Z22
 	IFGROWSTART
 	TESTQ R13, R13
-	JZ    q3gfin
+	JZ    q3g8fin
 
-q3gblk:
+q3g8blk:
 	Q3W(R8, Z15)
 	Q3W(R9, Z20)
 	Q3W(R10, Z25)
 	Q3W(R11, Z29)
 	IFGHDR2(VMOVDQU, Y12, Y13, Y3, Y14)
-	IFGTOKS
+	IFGPAIR(0, 128, 64, 192, 96, 224, Z0)
+	IFGPAIR(256, 384, 320, 448, 352, 480, Z5)
+	IFGPAIR(512, 640, 576, 704, 608, 736, Z6)
+	IFGPAIR(768, 896, 832, 960, 864, 992, Z22)
 	ADDQ $32, AX
-	ADDQ $512, R12
+	ADDQ $1024, R12
 	DECQ R13
-	JNZ  q3gblk
+	JNZ  q3g8blk
 
-q3gfin:
+q3g8fin:
 	MOVQ ldy+40(FP), AX
 	MOVQ DX, R12
 	CMPQ acc+56(FP), $0
-	JEQ  q3gput
+	JEQ  q3g8put
+	VEXTRACTF32X4 $2, Z0, X1
 	IFGADD(X0)
+	IFGADD(X1)
+	VINSERTF32X4  $2, X1, Z0, Z0
+	VEXTRACTF32X4 $2, Z5, X1
 	IFGADD(X5)
+	IFGADD(X1)
+	VINSERTF32X4  $2, X1, Z5, Z5
+	VEXTRACTF32X4 $2, Z6, X1
 	IFGADD(X6)
+	IFGADD(X1)
+	VINSERTF32X4  $2, X1, Z6, Z6
+	VEXTRACTF32X4 $2, Z22, X1
 	IFGADD(X22)
+	IFGADD(X1)
+	VINSERTF32X4  $2, X1, Z22, Z22
 
-q3gput:
+q3g8put:
 	MOVQ DX, R12
 	IFGPUT(X0)
+	VEXTRACTF32X4 $2, Z0, X1
+	IFGPUT(X1)
 	IFGPUT(X5)
+	VEXTRACTF32X4 $2, Z5, X1
+	IFGPUT(X1)
 	IFGPUT(X6)
+	VEXTRACTF32X4 $2, Z6, X1
+	IFGPUT(X1)
 	IFGPUT(X22)
+	VEXTRACTF32X4 $2, Z22, X1
+	IFGPUT(X1)
 	IFGSTEP
 	DECQ R14
-	JNZ  q3grow
+	JNZ  q3g8row
 
-q3gdone:
+q3g8done:
 	VZEROUPPER
 	RET
 
-// func gemm4x4Q2SVNNI(w unsafe.Pointer, ldw uintptr, xp unsafe.Pointer, nb int, y *float32, ldy uintptr, q int, acc int)
-// As gemm4x4Q6_B64VNNI for Q2_B32T1 weights (12-byte blocks, taken two at a time); nb counts single blocks and is even.
-TEXT ·gemm4x4Q2SVNNI(SB), NOSPLIT, $0-64
+// func gemm4x8Q2SVNNI(w unsafe.Pointer, ldw uintptr, xp unsafe.Pointer, nb int, y *float32, ldy uintptr, q int, acc int)
+// As gemm4x8Q6_B64VNNI for Q2_B32T1 weights (12-byte blocks, taken two at a time).
+TEXT ·gemm4x8Q2SVNNI(SB), NOSPLIT, $0-64
 	VPMOVZXBD    ifgidx<>+0(SB), Z21
 	VPMOVZXBD    ifgidx<>+16(SB), Z24
+	MOVL         $0x0f0f, AX
+	KMOVW        AX, K3
 	MOVL         $0x03030303, AX
 	VPBROADCASTD AX, Z31
 	MOVL         $0xcc, AX
@@ -512,45 +643,416 @@ TEXT ·gemm4x4Q2SVNNI(SB), NOSPLIT, $0-64
 	IFGARGS
 	SHRQ  $1, CX
 	TESTQ R14, R14
-	JZ    q2gdone
+	JZ    q2g8done
 
-q2grow:
+q2g8row:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z22, Z22, Z22
 	IFGROWSTART
 	TESTQ R13, R13
-	JZ    q2gfin
+	JZ    q2g8fin
 
-q2gblk:
+q2g8blk:
 	Q2W(R8, Z15)
 	Q2W(R9, Z20)
 	Q2W(R10, Z25)
 	Q2W(R11, Z29)
 	IFGHDR2(VMOVDQU, X12, X13, X3, X14)
-	IFGTOKS
+	IFGPAIR(0, 128, 64, 192, 96, 224, Z0)
+	IFGPAIR(256, 384, 320, 448, 352, 480, Z5)
+	IFGPAIR(512, 640, 576, 704, 608, 736, Z6)
+	IFGPAIR(768, 896, 832, 960, 864, 992, Z22)
 	ADDQ $24, AX
-	ADDQ $512, R12
+	ADDQ $1024, R12
 	DECQ R13
-	JNZ  q2gblk
+	JNZ  q2g8blk
 
-q2gfin:
+q2g8fin:
 	MOVQ ldy+40(FP), AX
 	MOVQ DX, R12
 	CMPQ acc+56(FP), $0
-	JEQ  q2gput
+	JEQ  q2g8put
+	VEXTRACTF32X4 $2, Z0, X1
 	IFGADD(X0)
+	IFGADD(X1)
+	VINSERTF32X4  $2, X1, Z0, Z0
+	VEXTRACTF32X4 $2, Z5, X1
 	IFGADD(X5)
+	IFGADD(X1)
+	VINSERTF32X4  $2, X1, Z5, Z5
+	VEXTRACTF32X4 $2, Z6, X1
 	IFGADD(X6)
+	IFGADD(X1)
+	VINSERTF32X4  $2, X1, Z6, Z6
+	VEXTRACTF32X4 $2, Z22, X1
 	IFGADD(X22)
+	IFGADD(X1)
+	VINSERTF32X4  $2, X1, Z22, Z22
 
-q2gput:
+q2g8put:
 	MOVQ DX, R12
 	IFGPUT(X0)
+	VEXTRACTF32X4 $2, Z0, X1
+	IFGPUT(X1)
 	IFGPUT(X5)
+	VEXTRACTF32X4 $2, Z5, X1
+	IFGPUT(X1)
 	IFGPUT(X6)
+	VEXTRACTF32X4 $2, Z6, X1
+	IFGPUT(X1)
 	IFGPUT(X22)
+	VEXTRACTF32X4 $2, Z22, X1
+	IFGPUT(X1)
 	IFGSTEP
 	DECQ R14
-	JNZ  q2grow
+	JNZ  q2g8row
 
-q2gdone:
+q2g8done:
+	VZEROUPPER
+	RET
+
+// func gemm4x4Q6_B64VNNI(w unsafe.Pointer, ldw uintptr, xp unsafe.Pointer, nb int, y *float32, ldy uintptr, q int, acc int)
+// As gemm4x8Q6_B64VNNI for 4 tokens (512 bytes per 64 values).
+TEXT ·gemm4x4Q6_B64VNNI(SB), NOSPLIT, $0-64
+	VPMOVZXBD    ifgidx<>+0(SB), Z21
+	VPMOVZXBD    ifgidx<>+16(SB), Z24
+	MOVL         $0x0f0f, AX
+	KMOVW        AX, K3
+	MOVL         $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z31
+	MOVL         $0x30303030, AX
+	VPBROADCASTD AX, Z17
+	VMOVDQU64    ifgshr64<>(SB), Z30
+	VMOVDQU64    ifgq6h<>(SB), Z28
+	IFGARGS
+	TESTQ R14, R14
+	JZ    q6g4done
+
+q6g4row:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z5, Z5, Z5
+	IFGROWSTART
+	TESTQ R13, R13
+	JZ    q6g4fin
+
+q6g4blk:
+	Q6W(R8, Z15)
+	Q6W(R9, Z20)
+	Q6W(R10, Z25)
+	Q6W(R11, Z29)
+	IFGHDR64
+	IFGPAIR(0, 128, 64, 192, 96, 224, Z0)
+	IFGPAIR(256, 384, 320, 448, 352, 480, Z5)
+	ADDQ $52, AX
+	ADDQ $512, R12
+	DECQ R13
+	JNZ  q6g4blk
+
+q6g4fin:
+	MOVQ ldy+40(FP), AX
+	MOVQ DX, R12
+	CMPQ acc+56(FP), $0
+	JEQ  q6g4put
+	VEXTRACTF32X4 $2, Z0, X1
+	IFGADD(X0)
+	IFGADD(X1)
+	VINSERTF32X4  $2, X1, Z0, Z0
+	VEXTRACTF32X4 $2, Z5, X1
+	IFGADD(X5)
+	IFGADD(X1)
+	VINSERTF32X4  $2, X1, Z5, Z5
+
+q6g4put:
+	MOVQ DX, R12
+	IFGPUT(X0)
+	VEXTRACTF32X4 $2, Z0, X1
+	IFGPUT(X1)
+	IFGPUT(X5)
+	VEXTRACTF32X4 $2, Z5, X1
+	IFGPUT(X1)
+	IFGSTEP
+	DECQ R14
+	JNZ  q6g4row
+
+q6g4done:
+	VZEROUPPER
+	RET
+
+// func gemm4x4Q5_B64VNNI(w unsafe.Pointer, ldw uintptr, xp unsafe.Pointer, nb int, y *float32, ldy uintptr, q int, acc int)
+// As gemm4x8Q5_B64VNNI for 4 tokens (512 bytes per 64 values).
+TEXT ·gemm4x4Q5_B64VNNI(SB), NOSPLIT, $0-64
+	VPMOVZXBD    ifgidx<>+0(SB), Z21
+	VPMOVZXBD    ifgidx<>+16(SB), Z24
+	MOVL         $0x0f0f, AX
+	KMOVW        AX, K3
+	MOVL         $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z31
+	MOVL         $0x10101010, AX
+	VPBROADCASTD AX, Z17
+	VMOVDQU64    ifgshr64<>(SB), Z30
+	VMOVDQU64    ifgq5h<>(SB), Z28
+	IFGARGS
+	TESTQ R14, R14
+	JZ    q5g4done
+
+q5g4row:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z5, Z5, Z5
+	IFGROWSTART
+	TESTQ R13, R13
+	JZ    q5g4fin
+
+q5g4blk:
+	Q5W(R8, Z15)
+	Q5W(R9, Z20)
+	Q5W(R10, Z25)
+	Q5W(R11, Z29)
+	IFGHDR64
+	IFGPAIR(0, 128, 64, 192, 96, 224, Z0)
+	IFGPAIR(256, 384, 320, 448, 352, 480, Z5)
+	ADDQ $44, AX
+	ADDQ $512, R12
+	DECQ R13
+	JNZ  q5g4blk
+
+q5g4fin:
+	MOVQ ldy+40(FP), AX
+	MOVQ DX, R12
+	CMPQ acc+56(FP), $0
+	JEQ  q5g4put
+	VEXTRACTF32X4 $2, Z0, X1
+	IFGADD(X0)
+	IFGADD(X1)
+	VINSERTF32X4  $2, X1, Z0, Z0
+	VEXTRACTF32X4 $2, Z5, X1
+	IFGADD(X5)
+	IFGADD(X1)
+	VINSERTF32X4  $2, X1, Z5, Z5
+
+q5g4put:
+	MOVQ DX, R12
+	IFGPUT(X0)
+	VEXTRACTF32X4 $2, Z0, X1
+	IFGPUT(X1)
+	IFGPUT(X5)
+	VEXTRACTF32X4 $2, Z5, X1
+	IFGPUT(X1)
+	IFGSTEP
+	DECQ R14
+	JNZ  q5g4row
+
+q5g4done:
+	VZEROUPPER
+	RET
+
+// func gemm4x4Q4SVNNI(w unsafe.Pointer, ldw uintptr, xp unsafe.Pointer, nb int, y *float32, ldy uintptr, q int, acc int)
+// As gemm4x8Q4SVNNI for 4 tokens (512 bytes per 64 values).
+TEXT ·gemm4x4Q4SVNNI(SB), NOSPLIT, $0-64
+	VPMOVZXBD    ifgidx<>+0(SB), Z21
+	VPMOVZXBD    ifgidx<>+16(SB), Z24
+	MOVL         $0x0f0f, AX
+	KMOVW        AX, K3
+	MOVL         $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z31
+	VMOVDQU64    ifgshr64<>(SB), Z30
+	VPMOVZXBD    ifghk<>+16(SB), Y18
+	VPMOVZXBD    ifghk<>+24(SB), Y19
+	IFGARGS
+	SHRQ  $1, CX
+	TESTQ R14, R14
+	JZ    q4g4done
+
+q4g4row:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z5, Z5, Z5
+	IFGROWSTART
+	TESTQ R13, R13
+	JZ    q4g4fin
+
+q4g4blk:
+	Q4SW(R8, Z15)
+	Q4SW(R9, Z20)
+	Q4SW(R10, Z25)
+	Q4SW(R11, Z29)
+	IFGHDR2(VMOVDQU, Y12, Y13, Y3, Y14)
+	IFGPAIR(0, 128, 64, 192, 96, 224, Z0)
+	IFGPAIR(256, 384, 320, 448, 352, 480, Z5)
+	ADDQ $40, AX
+	ADDQ $512, R12
+	DECQ R13
+	JNZ  q4g4blk
+
+q4g4fin:
+	MOVQ ldy+40(FP), AX
+	MOVQ DX, R12
+	CMPQ acc+56(FP), $0
+	JEQ  q4g4put
+	VEXTRACTF32X4 $2, Z0, X1
+	IFGADD(X0)
+	IFGADD(X1)
+	VINSERTF32X4  $2, X1, Z0, Z0
+	VEXTRACTF32X4 $2, Z5, X1
+	IFGADD(X5)
+	IFGADD(X1)
+	VINSERTF32X4  $2, X1, Z5, Z5
+
+q4g4put:
+	MOVQ DX, R12
+	IFGPUT(X0)
+	VEXTRACTF32X4 $2, Z0, X1
+	IFGPUT(X1)
+	IFGPUT(X5)
+	VEXTRACTF32X4 $2, Z5, X1
+	IFGPUT(X1)
+	IFGSTEP
+	DECQ R14
+	JNZ  q4g4row
+
+q4g4done:
+	VZEROUPPER
+	RET
+
+// func gemm4x4Q3SVNNI(w unsafe.Pointer, ldw uintptr, xp unsafe.Pointer, nb int, y *float32, ldy uintptr, q int, acc int)
+// As gemm4x8Q3SVNNI for 4 tokens (512 bytes per 64 values).
+TEXT ·gemm4x4Q3SVNNI(SB), NOSPLIT, $0-64
+	VPMOVZXBD    ifgidx<>+0(SB), Z21
+	VPMOVZXBD    ifgidx<>+16(SB), Z24
+	MOVL         $0x0f0f, AX
+	KMOVW        AX, K3
+	MOVL         $0x07070707, AX
+	VPBROADCASTD AX, Z31
+	MOVL         $0x03030303, AX
+	VPBROADCASTD AX, Z17
+	MOVL         $0xcc, AX
+	KMOVB        AX, K1
+	MOVL         $0xf0f0, AX
+	KMOVW        AX, K2
+	VMOVDQU64    ifgp2<>(SB), Z26
+	VMOVDQU64    ifgp3<>(SB), Z27
+	VPMOVZXBD    ifghk<>+8(SB), Y18
+	VPMOVZXBD    ifghk<>+24(SB), Y19
+	IFGARGS
+	SHRQ  $1, CX
+	TESTQ R14, R14
+	JZ    q3g4done
+
+q3g4row:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z5, Z5, Z5
+	IFGROWSTART
+	TESTQ R13, R13
+	JZ    q3g4fin
+
+q3g4blk:
+	Q3W(R8, Z15)
+	Q3W(R9, Z20)
+	Q3W(R10, Z25)
+	Q3W(R11, Z29)
+	IFGHDR2(VMOVDQU, Y12, Y13, Y3, Y14)
+	IFGPAIR(0, 128, 64, 192, 96, 224, Z0)
+	IFGPAIR(256, 384, 320, 448, 352, 480, Z5)
+	ADDQ $32, AX
+	ADDQ $512, R12
+	DECQ R13
+	JNZ  q3g4blk
+
+q3g4fin:
+	MOVQ ldy+40(FP), AX
+	MOVQ DX, R12
+	CMPQ acc+56(FP), $0
+	JEQ  q3g4put
+	VEXTRACTF32X4 $2, Z0, X1
+	IFGADD(X0)
+	IFGADD(X1)
+	VINSERTF32X4  $2, X1, Z0, Z0
+	VEXTRACTF32X4 $2, Z5, X1
+	IFGADD(X5)
+	IFGADD(X1)
+	VINSERTF32X4  $2, X1, Z5, Z5
+
+q3g4put:
+	MOVQ DX, R12
+	IFGPUT(X0)
+	VEXTRACTF32X4 $2, Z0, X1
+	IFGPUT(X1)
+	IFGPUT(X5)
+	VEXTRACTF32X4 $2, Z5, X1
+	IFGPUT(X1)
+	IFGSTEP
+	DECQ R14
+	JNZ  q3g4row
+
+q3g4done:
+	VZEROUPPER
+	RET
+
+// func gemm4x4Q2SVNNI(w unsafe.Pointer, ldw uintptr, xp unsafe.Pointer, nb int, y *float32, ldy uintptr, q int, acc int)
+// As gemm4x8Q2SVNNI for 4 tokens (512 bytes per 64 values).
+TEXT ·gemm4x4Q2SVNNI(SB), NOSPLIT, $0-64
+	VPMOVZXBD    ifgidx<>+0(SB), Z21
+	VPMOVZXBD    ifgidx<>+16(SB), Z24
+	MOVL         $0x0f0f, AX
+	KMOVW        AX, K3
+	MOVL         $0x03030303, AX
+	VPBROADCASTD AX, Z31
+	MOVL         $0xcc, AX
+	KMOVB        AX, K1
+	VMOVDQU64    ifgp2<>(SB), Z26
+	VPMOVZXBD    ifghk<>+0(SB), Y18
+	VPMOVZXBD    ifghk<>+24(SB), Y19
+	IFGARGS
+	SHRQ  $1, CX
+	TESTQ R14, R14
+	JZ    q2g4done
+
+q2g4row:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z5, Z5, Z5
+	IFGROWSTART
+	TESTQ R13, R13
+	JZ    q2g4fin
+
+q2g4blk:
+	Q2W(R8, Z15)
+	Q2W(R9, Z20)
+	Q2W(R10, Z25)
+	Q2W(R11, Z29)
+	IFGHDR2(VMOVDQU, X12, X13, X3, X14)
+	IFGPAIR(0, 128, 64, 192, 96, 224, Z0)
+	IFGPAIR(256, 384, 320, 448, 352, 480, Z5)
+	ADDQ $24, AX
+	ADDQ $512, R12
+	DECQ R13
+	JNZ  q2g4blk
+
+q2g4fin:
+	MOVQ ldy+40(FP), AX
+	MOVQ DX, R12
+	CMPQ acc+56(FP), $0
+	JEQ  q2g4put
+	VEXTRACTF32X4 $2, Z0, X1
+	IFGADD(X0)
+	IFGADD(X1)
+	VINSERTF32X4  $2, X1, Z0, Z0
+	VEXTRACTF32X4 $2, Z5, X1
+	IFGADD(X5)
+	IFGADD(X1)
+	VINSERTF32X4  $2, X1, Z5, Z5
+
+q2g4put:
+	MOVQ DX, R12
+	IFGPUT(X0)
+	VEXTRACTF32X4 $2, Z0, X1
+	IFGPUT(X1)
+	IFGPUT(X5)
+	VEXTRACTF32X4 $2, Z5, X1
+	IFGPUT(X1)
+	IFGSTEP
+	DECQ R14
+	JNZ  q2g4row
+
+q2g4done:
 	VZEROUPPER
 	RET
