@@ -121,6 +121,7 @@ func (k Kernels) ifGemm(kind wkind, w []byte, ldw int, a []byte, lda, nb, n int,
 			g0, gs := t/8*8, min(8, m-t/8*8)
 			ifmPrep(unsafe.Pointer(&a[t*lda]), np, unsafe.Pointer(&xp[g0*np*128+(t-g0)*128]), uintptr(gs*128))
 		}
+		ifgPairUp(xp[:m*np*128])
 		for b0 := 0; b0 < rows; b0 += ifgRows {
 			b1 := min(b0+ifgRows, rows)
 			q := (b1 - b0) / 4
@@ -146,5 +147,21 @@ func (k Kernels) ifGemm(kind wkind, w []byte, ldw int, a []byte, lda, nb, n int,
 	}
 	for t := m; t < n; t++ {
 		k.ifMoreGemv(kind, w, ldw, a[t*lda:(t+1)*lda], nb, dst[t*ldd:t*ldd+rows], acc)
+	}
+}
+
+// ifgPairUp turns the prepared quants of each pair of tokens a, b (128
+// bytes apart, 256 bytes a pair) into the halves the kernels take: a's
+// first 32 then b's last 32 in a's place, a's last 32 then b's first 32 in
+// b's.
+func ifgPairUp(xp []byte) {
+	var ta, tb [32]byte
+	for i := 0; i+256 <= len(xp); i += 256 {
+		a, b := xp[i:i+64], xp[i+128:i+192]
+		copy(ta[:], a[32:])
+		copy(tb[:], b[:32])
+		copy(a[32:], b[32:])
+		copy(b[:32], ta[:])
+		copy(b[32:], tb[:])
 	}
 }

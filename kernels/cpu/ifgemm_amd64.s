@@ -12,21 +12,25 @@
 // VBMI: the blocks of four rows are unpacked once, as ifmore_amd64.s's
 // kernels unpack them, and kept in Z15, Z20, Z25 and Z29 for all the
 // tokens, whose activations ifmPrep prepared (128 bytes per 64 values,
-// the tokens' side by side). Tokens go in pairs: the dword sums of a pair
-// fold and transpose together into one zmm (lanes A and B of the first
-// token, then of the second), and each (row, token) is one chain over the
-// blocks, in lanes 0-3 (first token) or 8-11 (second) of one accumulator
-// per pair (Z0, Z5, Z6, Z22), with exactly ifmore's (and kernels/quant's)
-// arithmetic: per 32-value activation block with scale dy, the exact
-// integer sums S = Σq·qy and Y = Σqy, then
+// the tokens' side by side). Tokens go in pairs: ifGemm swaps the second
+// half of the first token's quants with the first half of the second's,
+// so that two VPDPBUSD (the second with the weights' halves swapped) give
+// a row's sums already folded to four 128-bit lanes (block A of the first
+// token, B of the first, A of the second, B of the second); the four
+// rows' sums transpose into one zmm. Each (row, token) is one chain over
+// the blocks, in lanes 0-3 (first token) or 8-11 (second) of one
+// accumulator per pair (Z0, Z5, Z6, Z22), with exactly ifmore's (and
+// kernels/quant's) arithmetic: per 32-value activation block with scale
+// dy, the exact integer sums S = Σq·qy and Y = Σqy, then
 // sum += (scale·dy)·S + base·(Y·dy), each operation rounded to float32,
 // block A of a pair before block B.
 //
-// Registers: Z1, Z2, Z4, Z7, Z23 temporaries; Z3 and Z14 the four rows'
-// scales and bases (lanes 0-3 and 8-11 block A's, 4-7 and 12-15 B's);
-// Z8..Z11 the rows' dword sums; Z12, Z13 header temporaries; Z16 a
-// token's activations; Z17..Z19, Z21, Z24, Z26..Z28, Z30, Z31, K1 and K2
-// constants as in ifmore_amd64.s, K3 the lanes 0-3 and 8-11.
+// Registers: Z1, Z2, Z7, Z23 the unpacked blocks with their halves
+// swapped (and unpacking temporaries); Z4 and Z16 a pair's activations;
+// Z3 and Z14 the four rows' scales and bases (lanes 0-3 and 8-11 block
+// A's, 4-7 and 12-15 B's); Z8..Z11 the rows' sums; Z12, Z13 temporaries;
+// Z17..Z19, Z21, Z24, Z26..Z28, Z30, Z31, K1 and K2 constants as in
+// ifmore_amd64.s, K3 the lanes 0-3 and 8-11.
 
 DATA ifgshr64<>+0(SB)/8, $0x0000000000000000
 DATA ifgshr64<>+8(SB)/8, $0x0000000000000000
@@ -84,62 +88,57 @@ DATA ifghk<>+16(SB)/8, $0x000000000d050800
 DATA ifghk<>+24(SB)/8, $0x0b0a030209080100
 GLOBL ifghk<>(SB), RODATA|NOPTR, $32
 
-// IFGFOLD2(a, b) folds the 16 dword sums of a row for tokens a and b
-// (block A's in dwords 0-3 and 8-11, B's in 4-7 and 12-15) into a:
-// 128-bit lanes A of a, B of a, A of b, B of b.
-#define IFGFOLD2(a, b) \
-	VSHUFI64X2 $0x44, b, a, Z4; \
-	VSHUFI64X2 $0xee, b, a, a; \
-	VPADDD     Z4, a, a
+// IFGDOT(w, w2, z) puts the dword sums of a row's block(s) in w (w2
+// the same with its 256-bit halves swapped) times a pair of tokens a and
+// b into z: Z16 holds a's activations' first half and b's second (P1),
+// Z4 a's second and b's first (P2), so that z's 128-bit lanes sum block
+// A of a, B of a, A of b, B of b.
+#define IFGDOT(w, w2, z) \
+	VPXORD   z, z, z; \
+	VPDPBUSD Z16, w, z; \
+	VPDPBUSD Z4, w2, z
 
-// IFGPAIR(oa, ob, x) adds the four rows' A and B blocks times the tokens
-// whose activations are at oa(R12) and ob(R12) to their chains in x
-// (lanes 0-3 the first token's, 8-11 the second's; K3 selects them), A
+// IFGPAIR(oa, ob, oad, obd, oay, oby, x) adds the four rows' A and B
+// blocks times the pair of tokens whose activations (P1 at oa(R12), P2 at
+// ob(R12), dy at oad and obd, fl(Y·dy) at oay and oby) to their chains in
+// x (lanes 0-3 the first token's, 8-11 the second's; K3 selects them), A
 // first.
 #define IFGPAIR(oa, ob, oad, obd, oay, oby, x) \
 	VMOVDQU64     oa(R12), Z16; \
-	VPXORD        Z8, Z8, Z8; \
-	VPDPBUSD      Z16, Z15, Z8; \
-	VPXORD        Z9, Z9, Z9; \
-	VPDPBUSD      Z16, Z20, Z9; \
-	VPXORD        Z10, Z10, Z10; \
-	VPDPBUSD      Z16, Z25, Z10; \
-	VPXORD        Z11, Z11, Z11; \
-	VPDPBUSD      Z16, Z29, Z11; \
-	VMOVDQU64     ob(R12), Z16; \
-	VPXORD        Z1, Z1, Z1; \
-	VPDPBUSD      Z16, Z15, Z1; \
-	VPXORD        Z2, Z2, Z2; \
-	VPDPBUSD      Z16, Z20, Z2; \
-	VPXORD        Z7, Z7, Z7; \
-	VPDPBUSD      Z16, Z25, Z7; \
-	VPXORD        Z23, Z23, Z23; \
-	VPDPBUSD      Z16, Z29, Z23; \
-	IFGFOLD2(Z8, Z1); \
-	IFGFOLD2(Z9, Z2); \
-	IFGFOLD2(Z10, Z7); \
-	IFGFOLD2(Z11, Z23); \
-	VPUNPCKLDQ    Z9, Z8, Z1; \
+	VMOVDQU64     ob(R12), Z4; \
+	IFGDOT(Z15, Z1, Z8); \
+	IFGDOT(Z20, Z2, Z9); \
+	IFGDOT(Z25, Z7, Z10); \
+	IFGDOT(Z29, Z23, Z11); \
+	VPUNPCKLDQ    Z9, Z8, Z12; \
 	VPUNPCKHDQ    Z9, Z8, Z8; \
-	VPADDD        Z1, Z8, Z8; \
-	VPUNPCKLDQ    Z11, Z10, Z1; \
+	VPADDD        Z12, Z8, Z8; \
+	VPUNPCKLDQ    Z11, Z10, Z12; \
 	VPUNPCKHDQ    Z11, Z10, Z10; \
-	VPADDD        Z1, Z10, Z10; \
-	VPUNPCKLQDQ   Z10, Z8, Z1; \
+	VPADDD        Z12, Z10, Z10; \
+	VPUNPCKLQDQ   Z10, Z8, Z12; \
 	VPUNPCKHQDQ   Z10, Z8, Z8; \
-	VPADDD        Z1, Z8, Z8; \
+	VPADDD        Z12, Z8, Z8; \
 	VCVTDQ2PS     Z8, Z8; \
-	VMOVUPS       oad(R12), Y1; \
-	VINSERTF64X4  $1, obd(R12), Z1, Z1; \
-	VMULPS        Z1, Z3, Z1; \
-	VMULPS        Z8, Z1, Z1; \
-	VMOVUPS       oay(R12), Y2; \
-	VINSERTF64X4  $1, oby(R12), Z2, Z2; \
-	VMULPS        Z2, Z14, Z2; \
-	VADDPS        Z2, Z1, Z1; \
-	VADDPS        Z1, x, K3, x; \
-	VSHUFF32X4    $0xb1, Z1, Z1, Z1; \
-	VADDPS        Z1, x, K3, x
+	VMOVUPS       oad(R12), Y12; \
+	VINSERTF64X4  $1, obd(R12), Z12, Z12; \
+	VMULPS        Z12, Z3, Z12; \
+	VMULPS        Z8, Z12, Z12; \
+	VMOVUPS       oay(R12), Y13; \
+	VINSERTF64X4  $1, oby(R12), Z13, Z13; \
+	VMULPS        Z13, Z14, Z13; \
+	VADDPS        Z13, Z12, Z12; \
+	VADDPS        Z12, x, K3, x; \
+	VSHUFF32X4    $0xb1, Z12, Z12, Z12; \
+	VADDPS        Z12, x, K3, x
+
+// IFGSWAP puts the four rows' unpacked blocks with their 256-bit halves
+// swapped in Z1, Z2, Z7 and Z23.
+#define IFGSWAP \
+	VSHUFI64X2 $0x4e, Z15, Z15, Z1; \
+	VSHUFI64X2 $0x4e, Z20, Z20, Z2; \
+	VSHUFI64X2 $0x4e, Z25, Z25, Z7; \
+	VSHUFI64X2 $0x4e, Z29, Z29, Z23
 
 // IFGHDR64 leaves the bases of the four rows' 64-value blocks at offset
 // AX of R8..R11 in Z14, their scales in Z3, each four times (blocks A and
@@ -310,6 +309,7 @@ q6g8blk:
 	Q6W(R9, Z20)
 	Q6W(R10, Z25)
 	Q6W(R11, Z29)
+	IFGSWAP
 	IFGHDR64
 	IFGPAIR(0, 128, 64, 192, 96, 224, Z0)
 	IFGPAIR(256, 384, 320, 448, 352, 480, Z5)
@@ -395,6 +395,7 @@ q5g8blk:
 	Q5W(R9, Z20)
 	Q5W(R10, Z25)
 	Q5W(R11, Z29)
+	IFGSWAP
 	IFGHDR64
 	IFGPAIR(0, 128, 64, 192, 96, 224, Z0)
 	IFGPAIR(256, 384, 320, 448, 352, 480, Z5)
@@ -480,6 +481,7 @@ q4g8blk:
 	Q4SW(R9, Z20)
 	Q4SW(R10, Z25)
 	Q4SW(R11, Z29)
+	IFGSWAP
 	IFGHDR2(VMOVDQU, Y12, Y13, Y3, Y14)
 	IFGPAIR(0, 128, 64, 192, 96, 224, Z0)
 	IFGPAIR(256, 384, 320, 448, 352, 480, Z5)
@@ -572,6 +574,7 @@ q3g8blk:
 	Q3W(R9, Z20)
 	Q3W(R10, Z25)
 	Q3W(R11, Z29)
+	IFGSWAP
 	IFGHDR2(VMOVDQU, Y12, Y13, Y3, Y14)
 	IFGPAIR(0, 128, 64, 192, 96, 224, Z0)
 	IFGPAIR(256, 384, 320, 448, 352, 480, Z5)
@@ -659,6 +662,7 @@ q2g8blk:
 	Q2W(R9, Z20)
 	Q2W(R10, Z25)
 	Q2W(R11, Z29)
+	IFGSWAP
 	IFGHDR2(VMOVDQU, X12, X13, X3, X14)
 	IFGPAIR(0, 128, 64, 192, 96, 224, Z0)
 	IFGPAIR(256, 384, 320, 448, 352, 480, Z5)
@@ -742,6 +746,7 @@ q6g4blk:
 	Q6W(R9, Z20)
 	Q6W(R10, Z25)
 	Q6W(R11, Z29)
+	IFGSWAP
 	IFGHDR64
 	IFGPAIR(0, 128, 64, 192, 96, 224, Z0)
 	IFGPAIR(256, 384, 320, 448, 352, 480, Z5)
@@ -809,6 +814,7 @@ q5g4blk:
 	Q5W(R9, Z20)
 	Q5W(R10, Z25)
 	Q5W(R11, Z29)
+	IFGSWAP
 	IFGHDR64
 	IFGPAIR(0, 128, 64, 192, 96, 224, Z0)
 	IFGPAIR(256, 384, 320, 448, 352, 480, Z5)
@@ -876,6 +882,7 @@ q4g4blk:
 	Q4SW(R9, Z20)
 	Q4SW(R10, Z25)
 	Q4SW(R11, Z29)
+	IFGSWAP
 	IFGHDR2(VMOVDQU, Y12, Y13, Y3, Y14)
 	IFGPAIR(0, 128, 64, 192, 96, 224, Z0)
 	IFGPAIR(256, 384, 320, 448, 352, 480, Z5)
@@ -950,6 +957,7 @@ q3g4blk:
 	Q3W(R9, Z20)
 	Q3W(R10, Z25)
 	Q3W(R11, Z29)
+	IFGSWAP
 	IFGHDR2(VMOVDQU, Y12, Y13, Y3, Y14)
 	IFGPAIR(0, 128, 64, 192, 96, 224, Z0)
 	IFGPAIR(256, 384, 320, 448, 352, 480, Z5)
@@ -1019,6 +1027,7 @@ q2g4blk:
 	Q2W(R9, Z20)
 	Q2W(R10, Z25)
 	Q2W(R11, Z29)
+	IFGSWAP
 	IFGHDR2(VMOVDQU, X12, X13, X3, X14)
 	IFGPAIR(0, 128, 64, 192, 96, 224, Z0)
 	IFGPAIR(256, 384, 320, 448, 352, 480, Z5)
