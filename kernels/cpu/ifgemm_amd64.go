@@ -150,18 +150,21 @@ func (k Kernels) ifGemm(kind wkind, w []byte, ldw int, a []byte, lda, nb, n int,
 	}
 }
 
-// ifgPairUp turns the prepared quants of each pair of tokens a, b (128
-// bytes apart, 256 bytes a pair) into the halves the kernels take: a's
-// first 32 then b's last 32 in a's place, a's last 32 then b's first 32 in
-// b's.
+// ifgPairUp rearranges the activations that ifmPrep prepared for each
+// pair of tokens a, b (128 bytes apart per 64 values, 256 bytes a pair)
+// into the kernels' order: a's first 32 quants and b's last 32, a's last
+// 32 and b's first 32, a's and b's dy, a's and b's fl(Y·dy).
 func ifgPairUp(xp []byte) {
-	var ta, tb [32]byte
+	var t [256]byte
 	for i := 0; i+256 <= len(xp); i += 256 {
-		a, b := xp[i:i+64], xp[i+128:i+192]
-		copy(ta[:], a[32:])
-		copy(tb[:], b[:32])
-		copy(a[32:], b[32:])
-		copy(b[:32], ta[:])
-		copy(b[32:], tb[:])
+		p := xp[i : i+256]
+		copy(t[:], p)
+		copy(p[32:64], t[128+32:128+64])
+		copy(p[64:96], t[32:64])
+		copy(p[96:128], t[128:128+32])
+		copy(p[128:160], t[64:96])
+		copy(p[160:192], t[128+64:128+96])
+		copy(p[192:224], t[96:128])
+		copy(p[224:256], t[128+96:256])
 	}
 }

@@ -12,12 +12,14 @@
 // VBMI: the blocks of four rows are unpacked once, as ifmore_amd64.s's
 // kernels unpack them, and kept in Z15, Z20, Z25 and Z29 for all the
 // tokens, whose activations ifmPrep prepared (128 bytes per 64 values,
-// the tokens' side by side). Tokens go in pairs: ifGemm swaps the second
-// half of the first token's quants with the first half of the second's,
-// so that two VPDPBUSD (the second with the weights' halves swapped) give
-// a row's sums already folded to four 128-bit lanes (block A of the first
-// token, B of the first, A of the second, B of the second); the four
-// rows' sums transpose into one zmm. Each (row, token) is one chain over
+// the tokens' side by side) and ifGemm rearranged. Tokens go in pairs:
+// per 64 values, P1 (the first token's first 32 quants and the second's
+// last 32), P2 (the first's last 32 and the second's first 32), both
+// tokens' dy, both tokens' fl(Y·dy), 256 bytes, so that two VPDPBUSD
+// (the second with the weights' halves swapped) give a row's sums already
+// folded to four 128-bit lanes (block A of the first token, B of the
+// first, A of the second, B of the second); the four rows' sums transpose
+// into one zmm. Each (row, token) is one chain over
 // the blocks, in lanes 0-3 (first token) or 8-11 (second) of one
 // accumulator per pair (Z0, Z5, Z6, Z22), with exactly ifmore's (and
 // kernels/quant's) arithmetic: per 32-value activation block with scale
@@ -98,12 +100,12 @@ GLOBL ifghk<>(SB), RODATA|NOPTR, $32
 	VPDPBUSD Z16, w, z; \
 	VPDPBUSD Z4, w2, z
 
-// IFGPAIR(oa, ob, oad, obd, oay, oby, x) adds the four rows' A and B
-// blocks times the pair of tokens whose activations (P1 at oa(R12), P2 at
-// ob(R12), dy at oad and obd, fl(Y·dy) at oay and oby) to their chains in
-// x (lanes 0-3 the first token's, 8-11 the second's; K3 selects them), A
+// IFGPAIR(oa, ob, od, oy, x) adds the four rows' A and B blocks times
+// the pair of tokens whose activations (P1 at oa(R12), P2 at ob(R12),
+// both tokens' dy at od, their fl(Y·dy) at oy) to their chains in x
+// (lanes 0-3 the first token's, 8-11 the second's; K3 selects them), A
 // first.
-#define IFGPAIR(oa, ob, oad, obd, oay, oby, x) \
+#define IFGPAIR(oa, ob, od, oy, x) \
 	VMOVDQU64     oa(R12), Z16; \
 	VMOVDQU64     ob(R12), Z4; \
 	IFGDOT(Z15, Z1, Z8); \
@@ -120,13 +122,9 @@ GLOBL ifghk<>(SB), RODATA|NOPTR, $32
 	VPUNPCKHQDQ   Z10, Z8, Z8; \
 	VPADDD        Z12, Z8, Z8; \
 	VCVTDQ2PS     Z8, Z8; \
-	VMOVUPS       oad(R12), Y12; \
-	VINSERTF64X4  $1, obd(R12), Z12, Z12; \
-	VMULPS        Z12, Z3, Z12; \
+	VMULPS        od(R12), Z3, Z12; \
 	VMULPS        Z8, Z12, Z12; \
-	VMOVUPS       oay(R12), Y13; \
-	VINSERTF64X4  $1, oby(R12), Z13, Z13; \
-	VMULPS        Z13, Z14, Z13; \
+	VMULPS        oy(R12), Z14, Z13; \
 	VADDPS        Z13, Z12, Z12; \
 	VADDPS        Z12, x, K3, x; \
 	VSHUFF32X4    $0xb1, Z12, Z12, Z12; \
@@ -311,10 +309,10 @@ q6g8blk:
 	Q6W(R11, Z29)
 	IFGSWAP
 	IFGHDR64
-	IFGPAIR(0, 128, 64, 192, 96, 224, Z0)
-	IFGPAIR(256, 384, 320, 448, 352, 480, Z5)
-	IFGPAIR(512, 640, 576, 704, 608, 736, Z6)
-	IFGPAIR(768, 896, 832, 960, 864, 992, Z22)
+	IFGPAIR(0, 64, 128, 192, Z0)
+	IFGPAIR(256, 320, 384, 448, Z5)
+	IFGPAIR(512, 576, 640, 704, Z6)
+	IFGPAIR(768, 832, 896, 960, Z22)
 	ADDQ $52, AX
 	ADDQ $1024, R12
 	DECQ R13
@@ -397,10 +395,10 @@ q5g8blk:
 	Q5W(R11, Z29)
 	IFGSWAP
 	IFGHDR64
-	IFGPAIR(0, 128, 64, 192, 96, 224, Z0)
-	IFGPAIR(256, 384, 320, 448, 352, 480, Z5)
-	IFGPAIR(512, 640, 576, 704, 608, 736, Z6)
-	IFGPAIR(768, 896, 832, 960, 864, 992, Z22)
+	IFGPAIR(0, 64, 128, 192, Z0)
+	IFGPAIR(256, 320, 384, 448, Z5)
+	IFGPAIR(512, 576, 640, 704, Z6)
+	IFGPAIR(768, 832, 896, 960, Z22)
 	ADDQ $44, AX
 	ADDQ $1024, R12
 	DECQ R13
@@ -483,10 +481,10 @@ q4g8blk:
 	Q4SW(R11, Z29)
 	IFGSWAP
 	IFGHDR2(VMOVDQU, Y12, Y13, Y3, Y14)
-	IFGPAIR(0, 128, 64, 192, 96, 224, Z0)
-	IFGPAIR(256, 384, 320, 448, 352, 480, Z5)
-	IFGPAIR(512, 640, 576, 704, 608, 736, Z6)
-	IFGPAIR(768, 896, 832, 960, 864, 992, Z22)
+	IFGPAIR(0, 64, 128, 192, Z0)
+	IFGPAIR(256, 320, 384, 448, Z5)
+	IFGPAIR(512, 576, 640, 704, Z6)
+	IFGPAIR(768, 832, 896, 960, Z22)
 	ADDQ $40, AX
 	ADDQ $1024, R12
 	DECQ R13
@@ -576,10 +574,10 @@ q3g8blk:
 	Q3W(R11, Z29)
 	IFGSWAP
 	IFGHDR2(VMOVDQU, Y12, Y13, Y3, Y14)
-	IFGPAIR(0, 128, 64, 192, 96, 224, Z0)
-	IFGPAIR(256, 384, 320, 448, 352, 480, Z5)
-	IFGPAIR(512, 640, 576, 704, 608, 736, Z6)
-	IFGPAIR(768, 896, 832, 960, 864, 992, Z22)
+	IFGPAIR(0, 64, 128, 192, Z0)
+	IFGPAIR(256, 320, 384, 448, Z5)
+	IFGPAIR(512, 576, 640, 704, Z6)
+	IFGPAIR(768, 832, 896, 960, Z22)
 	ADDQ $32, AX
 	ADDQ $1024, R12
 	DECQ R13
@@ -664,10 +662,10 @@ q2g8blk:
 	Q2W(R11, Z29)
 	IFGSWAP
 	IFGHDR2(VMOVDQU, X12, X13, X3, X14)
-	IFGPAIR(0, 128, 64, 192, 96, 224, Z0)
-	IFGPAIR(256, 384, 320, 448, 352, 480, Z5)
-	IFGPAIR(512, 640, 576, 704, 608, 736, Z6)
-	IFGPAIR(768, 896, 832, 960, 864, 992, Z22)
+	IFGPAIR(0, 64, 128, 192, Z0)
+	IFGPAIR(256, 320, 384, 448, Z5)
+	IFGPAIR(512, 576, 640, 704, Z6)
+	IFGPAIR(768, 832, 896, 960, Z22)
 	ADDQ $24, AX
 	ADDQ $1024, R12
 	DECQ R13
@@ -748,8 +746,8 @@ q6g4blk:
 	Q6W(R11, Z29)
 	IFGSWAP
 	IFGHDR64
-	IFGPAIR(0, 128, 64, 192, 96, 224, Z0)
-	IFGPAIR(256, 384, 320, 448, 352, 480, Z5)
+	IFGPAIR(0, 64, 128, 192, Z0)
+	IFGPAIR(256, 320, 384, 448, Z5)
 	ADDQ $52, AX
 	ADDQ $512, R12
 	DECQ R13
@@ -816,8 +814,8 @@ q5g4blk:
 	Q5W(R11, Z29)
 	IFGSWAP
 	IFGHDR64
-	IFGPAIR(0, 128, 64, 192, 96, 224, Z0)
-	IFGPAIR(256, 384, 320, 448, 352, 480, Z5)
+	IFGPAIR(0, 64, 128, 192, Z0)
+	IFGPAIR(256, 320, 384, 448, Z5)
 	ADDQ $44, AX
 	ADDQ $512, R12
 	DECQ R13
@@ -884,8 +882,8 @@ q4g4blk:
 	Q4SW(R11, Z29)
 	IFGSWAP
 	IFGHDR2(VMOVDQU, Y12, Y13, Y3, Y14)
-	IFGPAIR(0, 128, 64, 192, 96, 224, Z0)
-	IFGPAIR(256, 384, 320, 448, 352, 480, Z5)
+	IFGPAIR(0, 64, 128, 192, Z0)
+	IFGPAIR(256, 320, 384, 448, Z5)
 	ADDQ $40, AX
 	ADDQ $512, R12
 	DECQ R13
@@ -959,8 +957,8 @@ q3g4blk:
 	Q3W(R11, Z29)
 	IFGSWAP
 	IFGHDR2(VMOVDQU, Y12, Y13, Y3, Y14)
-	IFGPAIR(0, 128, 64, 192, 96, 224, Z0)
-	IFGPAIR(256, 384, 320, 448, 352, 480, Z5)
+	IFGPAIR(0, 64, 128, 192, Z0)
+	IFGPAIR(256, 320, 384, 448, Z5)
 	ADDQ $32, AX
 	ADDQ $512, R12
 	DECQ R13
@@ -1029,8 +1027,8 @@ q2g4blk:
 	Q2W(R11, Z29)
 	IFGSWAP
 	IFGHDR2(VMOVDQU, X12, X13, X3, X14)
-	IFGPAIR(0, 128, 64, 192, 96, 224, Z0)
-	IFGPAIR(256, 384, 320, 448, 352, 480, Z5)
+	IFGPAIR(0, 64, 128, 192, Z0)
+	IFGPAIR(256, 320, 384, 448, Z5)
 	ADDQ $24, AX
 	ADDQ $512, R12
 	DECQ R13
