@@ -44,6 +44,9 @@ func gemm4x4Q2SVNNI(w unsafe.Pointer, ldw uintptr, xp unsafe.Pointer, nb int, y 
 
 type ifGemmFunc func(w unsafe.Pointer, ldw uintptr, xp unsafe.Pointer, nb int, y *float32, ldy uintptr, q int, acc int)
 
+//go:noescape
+func ifgPrep(x unsafe.Pointer, lda uintptr, np int, xp unsafe.Pointer, rec uintptr)
+
 // ifgBufs holds the activations that ifGemm prepares, one buffer per
 // concurrent ifGemm.
 var ifgBufs = sync.Pool{New: func() any { return new([]byte) }}
@@ -109,19 +112,18 @@ func (k Kernels) ifGemm(kind wkind, w []byte, ldw int, a []byte, lda, nb, n int,
 		if acc {
 			ac = 1
 		}
-		// Each group's activations: per 64 values, its tokens' 128 bytes
-		// side by side.
+		// Each group's activations: per 64 values, its pairs of tokens'
+		// 256 bytes side by side.
 		np := nb * elems / 64
 		bp := ifgBufs.Get().(*[]byte)
 		if cap(*bp) < m*np*128+64 {
 			*bp = make([]byte, m*np*128+64)
 		}
 		xp := alignedBytes((*bp)[:cap(*bp)], m*np*128)
-		for t := range m {
+		for t := 0; t < m; t += 2 {
 			g0, gs := t/8*8, min(8, m-t/8*8)
-			ifmPrep(unsafe.Pointer(&a[t*lda]), np, unsafe.Pointer(&xp[g0*np*128+(t-g0)*128]), uintptr(gs*128))
+			ifgPrep(unsafe.Pointer(&a[t*lda]), uintptr(lda), np, unsafe.Pointer(&xp[g0*np*128+(t-g0)*128]), uintptr(gs*128))
 		}
-		ifgPairUp(xp[:m*np*128])
 		for b0 := 0; b0 < rows; b0 += ifgRows {
 			b1 := min(b0+ifgRows, rows)
 			q := (b1 - b0) / 4
@@ -147,24 +149,5 @@ func (k Kernels) ifGemm(kind wkind, w []byte, ldw int, a []byte, lda, nb, n int,
 	}
 	for t := m; t < n; t++ {
 		k.ifMoreGemv(kind, w, ldw, a[t*lda:(t+1)*lda], nb, dst[t*ldd:t*ldd+rows], acc)
-	}
-}
-
-// ifgPairUp rearranges the activations that ifmPrep prepared for each
-// pair of tokens a, b (128 bytes apart per 64 values, 256 bytes a pair)
-// into the kernels' order: a's first 32 quants and b's last 32, a's last
-// 32 and b's first 32, a's and b's dy, a's and b's fl(Y·dy).
-func ifgPairUp(xp []byte) {
-	var t [256]byte
-	for i := 0; i+256 <= len(xp); i += 256 {
-		p := xp[i : i+256]
-		copy(t[:], p)
-		copy(p[32:64], t[128+32:128+64])
-		copy(p[64:96], t[32:64])
-		copy(p[96:128], t[128:128+32])
-		copy(p[128:160], t[64:96])
-		copy(p[160:192], t[128+64:128+96])
-		copy(p[192:224], t[96:128])
-		copy(p[224:256], t[128+96:256])
 	}
 }

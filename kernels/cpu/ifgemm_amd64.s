@@ -11,11 +11,10 @@
 // times eight (or four) tokens' Q8_0 activations, AVX-512 with VNNI and
 // VBMI: the blocks of four rows are unpacked once, as ifmore_amd64.s's
 // kernels unpack them, and kept in Z15, Z20, Z25 and Z29 for all the
-// tokens, whose activations ifmPrep prepared (128 bytes per 64 values,
-// the tokens' side by side) and ifGemm rearranged. Tokens go in pairs:
-// per 64 values, P1 (the first token's first 32 quants and the second's
-// last 32), P2 (the first's last 32 and the second's first 32), both
-// tokens' dy, both tokens' fl(Y·dy), 256 bytes, so that two VPDPBUSD
+// tokens. Tokens go in pairs, whose activations ifgPrep prepared once per
+// call, per 64 values: P1 (the first token's first 32 quants and the
+// second's last 32), P2 (the first's last 32 and the second's first 32),
+// both tokens' dy, both tokens' fl(Y·dy), 256 bytes, so that two VPDPBUSD
 // (the second with the weights' halves swapped) give a row's sums already
 // folded to four 128-bit lanes (block A of the first token, B of the
 // first, A of the second, B of the second); the four rows' sums transpose
@@ -89,6 +88,42 @@ DATA ifghk<>+8(SB)/8, $0x000000000c040800
 DATA ifghk<>+16(SB)/8, $0x000000000d050800
 DATA ifghk<>+24(SB)/8, $0x0b0a030209080100
 GLOBL ifghk<>(SB), RODATA|NOPTR, $32
+DATA ifgdeint64<>+0(SB)/8, $0x0e0c0a0806040200
+DATA ifgdeint64<>+8(SB)/8, $0x1e1c1a1816141210
+DATA ifgdeint64<>+16(SB)/8, $0x2e2c2a2826242220
+DATA ifgdeint64<>+24(SB)/8, $0x3e3c3a3836343230
+DATA ifgdeint64<>+32(SB)/8, $0x0f0d0b0907050301
+DATA ifgdeint64<>+40(SB)/8, $0x1f1d1b1917151311
+DATA ifgdeint64<>+48(SB)/8, $0x2f2d2b2927252321
+DATA ifgdeint64<>+56(SB)/8, $0x3f3d3b3937353331
+GLOBL ifgdeint64<>(SB), RODATA|NOPTR, $64
+DATA ifgact<>+0(SB)/8, $0x0101010100000000
+GLOBL ifgact<>(SB), RODATA|NOPTR, $8
+
+// IFGACT64 loads the two Q8_0 activation blocks at p (68 bytes): Z16
+// gets their 64 quants de-interleaved (even values, then odd), Y18 dy of
+// A in its low four lanes and of B in its high four, Y20 fl(Y·dy) the
+// same way, as ifmore_amd64.s's IFMACT64. Z15 must hold 0x01 bytes, Z29
+// the de-interleave table, Y19 the dword indices 0,0,0,0,1,1,1,1.
+#define IFGACT64(p) \
+	VMOVDQU64     2(p), Y16; \
+	VINSERTI64X4  $1, 36(p), Z16, Z16; \
+	VPXORD        Z5, Z5, Z5; \
+	VPDPBUSD      Z16, Z15, Z5; \
+	VEXTRACTI64X4 $1, Z5, Y6; \
+	VPHADDD       Y6, Y5, Y5; \
+	VPHADDD       Y5, Y5, Y5; \
+	VEXTRACTI128  $1, Y5, X6; \
+	VPADDD        X6, X5, X5; \
+	VCVTDQ2PS     X5, X5; \
+	VPBROADCASTW  (p), X7; \
+	VPINSRW       $1, 34(p), X7, X7; \
+	VCVTPH2PS     X7, X7; \
+	VMULPS        X7, X5, X5; \
+	VPERMPS       Y7, Y19, Y18; \
+	VPERMPS       Y5, Y19, Y20; \
+	VPERMB        Z16, Z29, Z16
+
 
 // IFGDOT(w, w2, z) puts the dword sums of a row's block(s) in w (w2
 // the same with its 256-bit halves swapped) times a pair of tokens a and
@@ -1061,5 +1096,46 @@ q2g4put:
 	JNZ  q2g4row
 
 q2g4done:
+	VZEROUPPER
+	RET
+
+// func ifgPrep(x unsafe.Pointer, lda uintptr, np int, xp unsafe.Pointer, rec uintptr)
+// Prepares the first np pairs of Q8_0 activation blocks of two tokens (at
+// x and x+lda) for the kernels below, 256 bytes per 64 values, rec bytes
+// apart, at xp: P1 (the first token's first 32 de-interleaved quants and
+// the second's last 32), P2 (the first's last 32 and the second's first
+// 32), the two tokens' dy (IFGACT64's Y18), then their fl(Y·dy) (Y20).
+TEXT ·ifgPrep(SB), NOSPLIT, $0-40
+	MOVL         $0x01010101, AX
+	VPBROADCASTD AX, Z15
+	VPMOVZXBD    ifgact<>(SB), Z19
+	VMOVDQU64    ifgdeint64<>(SB), Z29
+	MOVQ         x+0(FP), R12
+	MOVQ         lda+8(FP), R13
+	ADDQ         R12, R13
+	MOVQ         np+16(FP), CX
+	MOVQ         xp+24(FP), DI
+	MOVQ         rec+32(FP), DX
+	TESTQ        CX, CX
+	JZ           ifgprepdone
+
+ifgprepblk:
+	IFGACT64(R12)
+	VMOVDQU64      Y16, (DI)
+	VEXTRACTI64X4  $1, Z16, 64(DI)
+	VMOVUPS        Y18, 128(DI)
+	VMOVUPS        Y20, 192(DI)
+	IFGACT64(R13)
+	VMOVDQU64      Y16, 96(DI)
+	VEXTRACTI64X4  $1, Z16, 32(DI)
+	VMOVUPS        Y18, 160(DI)
+	VMOVUPS        Y20, 224(DI)
+	ADDQ           $68, R12
+	ADDQ           $68, R13
+	ADDQ           DX, DI
+	DECQ           CX
+	JNZ            ifgprepblk
+
+ifgprepdone:
 	VZEROUPPER
 	RET

@@ -28,7 +28,7 @@ func gemv4Q3SVNNI(w unsafe.Pointer, ldw uintptr, xt, xp unsafe.Pointer, nb int, 
 func gemv4Q2SVNNI(w unsafe.Pointer, ldw uintptr, xt, xp unsafe.Pointer, nb int, y *float32, q int, acc int)
 
 //go:noescape
-func ifmPrep(x unsafe.Pointer, n int, xp unsafe.Pointer, stride uintptr)
+func ifmPrep(x unsafe.Pointer, n int, xp unsafe.Pointer)
 
 // ifmBufs holds the activations that ifmPrep prepares (128 bytes per 64
 // values), one buffer per concurrent ifMoreGemv.
@@ -83,7 +83,7 @@ func (k Kernels) ifMoreGemv(kind wkind, w []byte, ldw int, a []byte, nb int, dst
 		if nb*elems%64 != 0 {
 			xt = unsafe.Pointer(&a[(nb-1)*34])
 		}
-		ifmPrep(unsafe.Pointer(&a[0]), np, unsafe.Pointer(&xp[0]), 128)
+		ifmPrep(unsafe.Pointer(&a[0]), np, unsafe.Pointer(&xp[0]))
 		gemv(unsafe.Pointer(&w[0]), uintptr(ldw), xt, unsafe.Pointer(&xp[0]), nb, &dst[0], q, ac)
 		ifmBufs.Put(bp)
 	}

@@ -401,12 +401,11 @@ GLOBL ifmhk<>(SB), RODATA|NOPTR, $32
 	VPXORD         z, z, z; \
 	VPDPBUSD       Z16, Z1, z
 
-// func ifmPrep(x unsafe.Pointer, n int, xp unsafe.Pointer, stride uintptr)
-// Prepares n pairs of Q8_0 activation blocks at x for the kernels above
-// (and ifgemm_amd64.s's), 128 bytes a pair, stride bytes apart, at xp:
-// the 64 quants de-interleaved (IFMACT64's Z16), then dy (Y18) and
-// fl(Y·dy) (Y20), A's in four lanes and B's in four.
-TEXT ·ifmPrep(SB), NOSPLIT, $0-32
+// func ifmPrep(x unsafe.Pointer, n int, xp unsafe.Pointer)
+// Prepares n pairs of Q8_0 activation blocks at x for the kernels above,
+// 128 bytes a pair at xp: the 64 quants de-interleaved (IFMACT64's Z16),
+// then dy (Y18) and fl(Y·dy) (Y20), A's in four lanes and B's in four.
+TEXT ·ifmPrep(SB), NOSPLIT, $0-24
 	MOVL         $0x01010101, AX
 	VPBROADCASTD AX, Z15
 	VPMOVZXBD    ifmidx<>(SB), Z19
@@ -414,7 +413,6 @@ TEXT ·ifmPrep(SB), NOSPLIT, $0-32
 	MOVQ         x+0(FP), R12
 	MOVQ         n+8(FP), CX
 	MOVQ         xp+16(FP), DI
-	MOVQ         stride+24(FP), DX
 	TESTQ        CX, CX
 	JZ           prepdone
 
@@ -424,7 +422,7 @@ prepblk:
 	VMOVUPS   Y18, 64(DI)
 	VMOVUPS   Y20, 96(DI)
 	ADDQ      $68, R12
-	ADDQ      DX, DI
+	ADDQ      $128, DI
 	DECQ      CX
 	JNZ       prepblk
 
