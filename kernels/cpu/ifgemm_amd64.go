@@ -73,7 +73,7 @@ func (k Kernels) hasIfGemm(kind wkind) bool {
 // group, four rows unpacked once for its tokens. Rows left over by the
 // 4-row groups go through kernels/quant, tokens left over by the groups
 // (and all of them when a 32-value format has an odd nb) through
-// ifMoreGemv.
+// ifMoreGemv, block by block as kRows runs it.
 func (k Kernels) ifGemm(kind wkind, w []byte, ldw int, a []byte, lda, nb, n int, dst []float32, ldd, rows int, acc bool) {
 	if rows == 0 || n == 0 {
 		return
@@ -147,7 +147,15 @@ func (k Kernels) ifGemm(kind wkind, w []byte, ldw int, a []byte, lda, nb, n int,
 			}
 		}
 	}
-	for t := m; t < n; t++ {
-		k.ifMoreGemv(kind, w, ldw, a[t*lda:(t+1)*lda], nb, dst[t*ldd:t*ldd+rows], acc)
+	if m == n {
+		return
+	}
+	// The other tokens as kRows runs them: each block of rows for every
+	// token while it stays in cache.
+	for b0 := 0; b0 < rows; b0 += ifgRows {
+		b1 := min(b0+ifgRows, rows)
+		for t := m; t < n; t++ {
+			k.ifMoreGemv(kind, w[b0*ldw:], ldw, a[t*lda:(t+1)*lda], nb, dst[t*ldd+b0:t*ldd+b1], acc)
+		}
 	}
 }
