@@ -45,6 +45,21 @@ func gemm4x4Q2SVNNI(w unsafe.Pointer, ldw uintptr, xp unsafe.Pointer, nb int, y 
 type ifGemmFunc func(w unsafe.Pointer, ldw uintptr, xp unsafe.Pointer, nb int, y *float32, ldy uintptr, q int, acc int)
 
 //go:noescape
+func gemm4x2Q6_B64VNNI(w unsafe.Pointer, ldw uintptr, xp unsafe.Pointer, nb int, y *float32, ldy uintptr, q int, acc int)
+
+//go:noescape
+func gemm4x2Q5_B64VNNI(w unsafe.Pointer, ldw uintptr, xp unsafe.Pointer, nb int, y *float32, ldy uintptr, q int, acc int)
+
+//go:noescape
+func gemm4x2Q4SVNNI(w unsafe.Pointer, ldw uintptr, xp unsafe.Pointer, nb int, y *float32, ldy uintptr, q int, acc int)
+
+//go:noescape
+func gemm4x2Q3SVNNI(w unsafe.Pointer, ldw uintptr, xp unsafe.Pointer, nb int, y *float32, ldy uintptr, q int, acc int)
+
+//go:noescape
+func gemm4x2Q2SVNNI(w unsafe.Pointer, ldw uintptr, xp unsafe.Pointer, nb int, y *float32, ldy uintptr, q int, acc int)
+
+//go:noescape
 func ifgPrep(x unsafe.Pointer, lda uintptr, np int, xp unsafe.Pointer, rec uintptr)
 
 // ifgBufs holds the activations that ifGemm prepares, one buffer per
@@ -68,39 +83,36 @@ func (k Kernels) hasIfGemm(kind wkind) bool {
 // apart), dst[t·ldd+r] (+)= w_r·a_t for rows rows of nb blocks of the
 // Inferflow format of kind (wkIfQ6, wkIfQ5, wkIfQ4S, wkIfQ3 or wkIfQ2),
 // ldw bytes apart, as ifMoreGemv does token by token, to the last bit.
-// The activations of every 8 tokens (4 for the last 4..7) are prepared
-// once for all the rows; blocks of ifgRows rows are then swept for every
-// group, four rows unpacked once for its tokens. Rows left over by the
-// 4-row groups go through kernels/quant, tokens left over by the groups
-// (and all of them when a 32-value format has an odd nb) through
+// The activations of every 8 tokens (then 4, then 2 for the last ones)
+// are prepared once for all the rows; blocks of ifgRows rows are then
+// swept for every group, four rows unpacked once for its tokens. Rows
+// left over by the 4-row groups go through kernels/quant; a last odd
+// token (and all of them when a 32-value format has an odd nb) through
 // ifMoreGemv, block by block as kRows runs it.
 func (k Kernels) ifGemm(kind wkind, w []byte, ldw int, a []byte, lda, nb, n int, dst []float32, ldd, rows int, acc bool) {
 	if rows == 0 || n == 0 {
 		return
 	}
 	var (
-		bb, elems int
-		g8, g4    ifGemmFunc
-		dot       quant.DotFunc
+		bb, elems  int
+		g8, g4, g2 ifGemmFunc
+		dot        quant.DotFunc
 	)
 	switch kind {
 	case wkIfQ6:
-		bb, elems, g8, g4, dot = 52, 64, gemm4x8Q6_B64VNNI, gemm4x4Q6_B64VNNI, quant.DotQ6_B64T1Q8_0
+		bb, elems, g8, g4, g2, dot = 52, 64, gemm4x8Q6_B64VNNI, gemm4x4Q6_B64VNNI, gemm4x2Q6_B64VNNI, quant.DotQ6_B64T1Q8_0
 	case wkIfQ5:
-		bb, elems, g8, g4, dot = 44, 64, gemm4x8Q5_B64VNNI, gemm4x4Q5_B64VNNI, quant.DotQ5_B64T1Q8_0
+		bb, elems, g8, g4, g2, dot = 44, 64, gemm4x8Q5_B64VNNI, gemm4x4Q5_B64VNNI, gemm4x2Q5_B64VNNI, quant.DotQ5_B64T1Q8_0
 	case wkIfQ4S:
-		bb, elems, g8, g4, dot = 20, 32, gemm4x8Q4SVNNI, gemm4x4Q4SVNNI, quant.DotQ4_B32T1Q8_0
+		bb, elems, g8, g4, g2, dot = 20, 32, gemm4x8Q4SVNNI, gemm4x4Q4SVNNI, gemm4x2Q4SVNNI, quant.DotQ4_B32T1Q8_0
 	case wkIfQ3:
-		bb, elems, g8, g4, dot = 16, 32, gemm4x8Q3SVNNI, gemm4x4Q3SVNNI, quant.DotQ3_B32T1Q8_0
+		bb, elems, g8, g4, g2, dot = 16, 32, gemm4x8Q3SVNNI, gemm4x4Q3SVNNI, gemm4x2Q3SVNNI, quant.DotQ3_B32T1Q8_0
 	case wkIfQ2:
-		bb, elems, g8, g4, dot = 12, 32, gemm4x8Q2SVNNI, gemm4x4Q2SVNNI, quant.DotQ2_B32T1Q8_0
+		bb, elems, g8, g4, g2, dot = 12, 32, gemm4x8Q2SVNNI, gemm4x4Q2SVNNI, gemm4x2Q2SVNNI, quant.DotQ2_B32T1Q8_0
 	default:
 		panic("cpu: ifGemm: not an Inferflow kind")
 	}
-	m := n / 8 * 8 // tokens through the kernels: groups of 8, then one of 4
-	if n%8 >= 4 {
-		m += 4
-	}
+	m := n &^ 1 // tokens through the kernels: groups of 8, then of 4, 2
 	if nb == 0 || nb*elems%64 != 0 || rows < 4 {
 		m = 0
 	}
@@ -120,9 +132,11 @@ func (k Kernels) ifGemm(kind wkind, w []byte, ldw int, a []byte, lda, nb, n int,
 			*bp = make([]byte, m*np*128+64)
 		}
 		xp := alignedBytes((*bp)[:cap(*bp)], m*np*128)
-		for t := 0; t < m; t += 2 {
-			g0, gs := t/8*8, min(8, m-t/8*8)
-			ifgPrep(unsafe.Pointer(&a[t*lda]), uintptr(lda), np, unsafe.Pointer(&xp[g0*np*128+(t-g0)*128]), uintptr(gs*128))
+		for t := 0; t < m; t += ifgGroup(m - t) {
+			gs := ifgGroup(m - t)
+			for u := 0; u < gs; u += 2 {
+				ifgPrep(unsafe.Pointer(&a[(t+u)*lda]), uintptr(lda), np, unsafe.Pointer(&xp[t*np*128+u*128]), uintptr(gs*128))
+			}
 		}
 		for b0 := 0; b0 < rows; b0 += ifgRows {
 			b1 := min(b0+ifgRows, rows)
@@ -130,10 +144,13 @@ func (k Kernels) ifGemm(kind wkind, w []byte, ldw int, a []byte, lda, nb, n int,
 			if q == 0 {
 				break
 			}
-			for t := 0; t < m; t += 8 {
+			for t := 0; t < m; t += ifgGroup(m - t) {
 				gemm := g8
-				if t+8 > m {
+				switch ifgGroup(m - t) {
+				case 4:
 					gemm = g4
+				case 2:
+					gemm = g2
 				}
 				gemm(unsafe.Pointer(&w[b0*ldw]), uintptr(ldw), unsafe.Pointer(&xp[t*np*128]), nb,
 					&dst[t*ldd+b0], uintptr(ldd*4), q, ac)
@@ -158,4 +175,16 @@ func (k Kernels) ifGemm(kind wkind, w []byte, ldw int, a []byte, lda, nb, n int,
 			k.ifMoreGemv(kind, w[b0*ldw:], ldw, a[t*lda:(t+1)*lda], nb, dst[t*ldd+b0:t*ldd+b1], acc)
 		}
 	}
+}
+
+// ifgGroup returns the tokens of the next group when left tokens (even,
+// at least 2) are left: 8, then 4, then 2.
+func ifgGroup(left int) int {
+	switch {
+	case left >= 8:
+		return 8
+	case left >= 4:
+		return 4
+	}
+	return 2
 }

@@ -1,14 +1,14 @@
-// Hand-written rather than generated with avo: ten short kernels (five
-// formats, eight or four tokens) that share their loop, sums and stores
-// through cpp macros, as ifmore_amd64.s (whose kernels they extend to
-// several tokens) does; avo would only restate them.
+// Hand-written rather than generated with avo: fifteen short kernels
+// (five formats, eight, four or two tokens) that share their loop, sums
+// and stores through cpp macros, as ifmore_amd64.s (whose kernels they
+// extend to several tokens) does; avo would only restate them.
 
 //go:build amd64 && !noasm
 
 #include "textflag.h"
 
 // Inferflow's Q6_B64T1, Q5_B64T1, Q4_B32T1, Q3_B32T1 and Q2_B32T1 weights
-// times eight (or four) tokens' Q8_0 activations, AVX-512 with VNNI and
+// times eight (or four, or two) tokens' Q8_0 activations, AVX-512 with VNNI and
 // VBMI: the blocks of four rows are unpacked once, as ifmore_amd64.s's
 // kernels unpack them, and kept in Z15, Z20, Z25 and Z29 for all the
 // tokens. Tokens go in pairs, whose activations ifgPrep prepared once per
@@ -1096,6 +1096,310 @@ q2g4put:
 	JNZ  q2g4row
 
 q2g4done:
+	VZEROUPPER
+	RET
+
+// func gemm4x2Q6_B64VNNI(w unsafe.Pointer, ldw uintptr, xp unsafe.Pointer, nb int, y *float32, ldy uintptr, q int, acc int)
+// As gemm4x8Q6_B64VNNI for 2 tokens (256 bytes per 64 values).
+TEXT ·gemm4x2Q6_B64VNNI(SB), NOSPLIT, $0-64
+	VPMOVZXBD    ifgidx<>+0(SB), Z21
+	VPMOVZXBD    ifgidx<>+16(SB), Z24
+	MOVL         $0x0f0f, AX
+	KMOVW        AX, K3
+	MOVL         $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z31
+	MOVL         $0x30303030, AX
+	VPBROADCASTD AX, Z17
+	VMOVDQU64    ifgshr64<>(SB), Z30
+	VMOVDQU64    ifgq6h<>(SB), Z28
+	IFGARGS
+	TESTQ R14, R14
+	JZ    q6g2done
+
+q6g2row:
+	VPXORD Z0, Z0, Z0
+	IFGROWSTART
+	TESTQ R13, R13
+	JZ    q6g2fin
+
+q6g2blk:
+	Q6W(R8, Z15)
+	Q6W(R9, Z20)
+	Q6W(R10, Z25)
+	Q6W(R11, Z29)
+	IFGSWAP
+	IFGHDR64
+	IFGPAIR(0, 64, 128, 192, Z0)
+	ADDQ $52, AX
+	ADDQ $256, R12
+	DECQ R13
+	JNZ  q6g2blk
+
+q6g2fin:
+	MOVQ ldy+40(FP), AX
+	MOVQ DX, R12
+	CMPQ acc+56(FP), $0
+	JEQ  q6g2put
+	VEXTRACTF32X4 $2, Z0, X1
+	IFGADD(X0)
+	IFGADD(X1)
+	VINSERTF32X4  $2, X1, Z0, Z0
+
+q6g2put:
+	MOVQ DX, R12
+	IFGPUT(X0)
+	VEXTRACTF32X4 $2, Z0, X1
+	IFGPUT(X1)
+	IFGSTEP
+	DECQ R14
+	JNZ  q6g2row
+
+q6g2done:
+	VZEROUPPER
+	RET
+
+// func gemm4x2Q5_B64VNNI(w unsafe.Pointer, ldw uintptr, xp unsafe.Pointer, nb int, y *float32, ldy uintptr, q int, acc int)
+// As gemm4x8Q5_B64VNNI for 2 tokens (256 bytes per 64 values).
+TEXT ·gemm4x2Q5_B64VNNI(SB), NOSPLIT, $0-64
+	VPMOVZXBD    ifgidx<>+0(SB), Z21
+	VPMOVZXBD    ifgidx<>+16(SB), Z24
+	MOVL         $0x0f0f, AX
+	KMOVW        AX, K3
+	MOVL         $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z31
+	MOVL         $0x10101010, AX
+	VPBROADCASTD AX, Z17
+	VMOVDQU64    ifgshr64<>(SB), Z30
+	VMOVDQU64    ifgq5h<>(SB), Z28
+	IFGARGS
+	TESTQ R14, R14
+	JZ    q5g2done
+
+q5g2row:
+	VPXORD Z0, Z0, Z0
+	IFGROWSTART
+	TESTQ R13, R13
+	JZ    q5g2fin
+
+q5g2blk:
+	Q5W(R8, Z15)
+	Q5W(R9, Z20)
+	Q5W(R10, Z25)
+	Q5W(R11, Z29)
+	IFGSWAP
+	IFGHDR64
+	IFGPAIR(0, 64, 128, 192, Z0)
+	ADDQ $44, AX
+	ADDQ $256, R12
+	DECQ R13
+	JNZ  q5g2blk
+
+q5g2fin:
+	MOVQ ldy+40(FP), AX
+	MOVQ DX, R12
+	CMPQ acc+56(FP), $0
+	JEQ  q5g2put
+	VEXTRACTF32X4 $2, Z0, X1
+	IFGADD(X0)
+	IFGADD(X1)
+	VINSERTF32X4  $2, X1, Z0, Z0
+
+q5g2put:
+	MOVQ DX, R12
+	IFGPUT(X0)
+	VEXTRACTF32X4 $2, Z0, X1
+	IFGPUT(X1)
+	IFGSTEP
+	DECQ R14
+	JNZ  q5g2row
+
+q5g2done:
+	VZEROUPPER
+	RET
+
+// func gemm4x2Q4SVNNI(w unsafe.Pointer, ldw uintptr, xp unsafe.Pointer, nb int, y *float32, ldy uintptr, q int, acc int)
+// As gemm4x8Q4SVNNI for 2 tokens (256 bytes per 64 values).
+TEXT ·gemm4x2Q4SVNNI(SB), NOSPLIT, $0-64
+	VPMOVZXBD    ifgidx<>+0(SB), Z21
+	VPMOVZXBD    ifgidx<>+16(SB), Z24
+	MOVL         $0x0f0f, AX
+	KMOVW        AX, K3
+	MOVL         $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z31
+	VMOVDQU64    ifgshr64<>(SB), Z30
+	VPMOVZXBD    ifghk<>+16(SB), Y18
+	VPMOVZXBD    ifghk<>+24(SB), Y19
+	IFGARGS
+	SHRQ  $1, CX
+	TESTQ R14, R14
+	JZ    q4g2done
+
+q4g2row:
+	VPXORD Z0, Z0, Z0
+	IFGROWSTART
+	TESTQ R13, R13
+	JZ    q4g2fin
+
+q4g2blk:
+	Q4SW(R8, Z15)
+	Q4SW(R9, Z20)
+	Q4SW(R10, Z25)
+	Q4SW(R11, Z29)
+	IFGSWAP
+	IFGHDR2(VMOVDQU, Y12, Y13, Y3, Y14)
+	IFGPAIR(0, 64, 128, 192, Z0)
+	ADDQ $40, AX
+	ADDQ $256, R12
+	DECQ R13
+	JNZ  q4g2blk
+
+q4g2fin:
+	MOVQ ldy+40(FP), AX
+	MOVQ DX, R12
+	CMPQ acc+56(FP), $0
+	JEQ  q4g2put
+	VEXTRACTF32X4 $2, Z0, X1
+	IFGADD(X0)
+	IFGADD(X1)
+	VINSERTF32X4  $2, X1, Z0, Z0
+
+q4g2put:
+	MOVQ DX, R12
+	IFGPUT(X0)
+	VEXTRACTF32X4 $2, Z0, X1
+	IFGPUT(X1)
+	IFGSTEP
+	DECQ R14
+	JNZ  q4g2row
+
+q4g2done:
+	VZEROUPPER
+	RET
+
+// func gemm4x2Q3SVNNI(w unsafe.Pointer, ldw uintptr, xp unsafe.Pointer, nb int, y *float32, ldy uintptr, q int, acc int)
+// As gemm4x8Q3SVNNI for 2 tokens (256 bytes per 64 values).
+TEXT ·gemm4x2Q3SVNNI(SB), NOSPLIT, $0-64
+	VPMOVZXBD    ifgidx<>+0(SB), Z21
+	VPMOVZXBD    ifgidx<>+16(SB), Z24
+	MOVL         $0x0f0f, AX
+	KMOVW        AX, K3
+	MOVL         $0x07070707, AX
+	VPBROADCASTD AX, Z31
+	MOVL         $0x03030303, AX
+	VPBROADCASTD AX, Z17
+	MOVL         $0xcc, AX
+	KMOVB        AX, K1
+	MOVL         $0xf0f0, AX
+	KMOVW        AX, K2
+	VMOVDQU64    ifgp2<>(SB), Z26
+	VMOVDQU64    ifgp3<>(SB), Z27
+	VPMOVZXBD    ifghk<>+8(SB), Y18
+	VPMOVZXBD    ifghk<>+24(SB), Y19
+	IFGARGS
+	SHRQ  $1, CX
+	TESTQ R14, R14
+	JZ    q3g2done
+
+q3g2row:
+	VPXORD Z0, Z0, Z0
+	IFGROWSTART
+	TESTQ R13, R13
+	JZ    q3g2fin
+
+q3g2blk:
+	Q3W(R8, Z15)
+	Q3W(R9, Z20)
+	Q3W(R10, Z25)
+	Q3W(R11, Z29)
+	IFGSWAP
+	IFGHDR2(VMOVDQU, Y12, Y13, Y3, Y14)
+	IFGPAIR(0, 64, 128, 192, Z0)
+	ADDQ $32, AX
+	ADDQ $256, R12
+	DECQ R13
+	JNZ  q3g2blk
+
+q3g2fin:
+	MOVQ ldy+40(FP), AX
+	MOVQ DX, R12
+	CMPQ acc+56(FP), $0
+	JEQ  q3g2put
+	VEXTRACTF32X4 $2, Z0, X1
+	IFGADD(X0)
+	IFGADD(X1)
+	VINSERTF32X4  $2, X1, Z0, Z0
+
+q3g2put:
+	MOVQ DX, R12
+	IFGPUT(X0)
+	VEXTRACTF32X4 $2, Z0, X1
+	IFGPUT(X1)
+	IFGSTEP
+	DECQ R14
+	JNZ  q3g2row
+
+q3g2done:
+	VZEROUPPER
+	RET
+
+// func gemm4x2Q2SVNNI(w unsafe.Pointer, ldw uintptr, xp unsafe.Pointer, nb int, y *float32, ldy uintptr, q int, acc int)
+// As gemm4x8Q2SVNNI for 2 tokens (256 bytes per 64 values).
+TEXT ·gemm4x2Q2SVNNI(SB), NOSPLIT, $0-64
+	VPMOVZXBD    ifgidx<>+0(SB), Z21
+	VPMOVZXBD    ifgidx<>+16(SB), Z24
+	MOVL         $0x0f0f, AX
+	KMOVW        AX, K3
+	MOVL         $0x03030303, AX
+	VPBROADCASTD AX, Z31
+	MOVL         $0xcc, AX
+	KMOVB        AX, K1
+	VMOVDQU64    ifgp2<>(SB), Z26
+	VPMOVZXBD    ifghk<>+0(SB), Y18
+	VPMOVZXBD    ifghk<>+24(SB), Y19
+	IFGARGS
+	SHRQ  $1, CX
+	TESTQ R14, R14
+	JZ    q2g2done
+
+q2g2row:
+	VPXORD Z0, Z0, Z0
+	IFGROWSTART
+	TESTQ R13, R13
+	JZ    q2g2fin
+
+q2g2blk:
+	Q2W(R8, Z15)
+	Q2W(R9, Z20)
+	Q2W(R10, Z25)
+	Q2W(R11, Z29)
+	IFGSWAP
+	IFGHDR2(VMOVDQU, X12, X13, X3, X14)
+	IFGPAIR(0, 64, 128, 192, Z0)
+	ADDQ $24, AX
+	ADDQ $256, R12
+	DECQ R13
+	JNZ  q2g2blk
+
+q2g2fin:
+	MOVQ ldy+40(FP), AX
+	MOVQ DX, R12
+	CMPQ acc+56(FP), $0
+	JEQ  q2g2put
+	VEXTRACTF32X4 $2, Z0, X1
+	IFGADD(X0)
+	IFGADD(X1)
+	VINSERTF32X4  $2, X1, Z0, Z0
+
+q2g2put:
+	MOVQ DX, R12
+	IFGPUT(X0)
+	VEXTRACTF32X4 $2, Z0, X1
+	IFGPUT(X1)
+	IFGSTEP
+	DECQ R14
+	JNZ  q2g2row
+
+q2g2done:
 	VZEROUPPER
 	RET
 
