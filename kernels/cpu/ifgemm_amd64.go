@@ -66,8 +66,13 @@ func ifgPrep(x unsafe.Pointer, lda uintptr, np int, xp unsafe.Pointer, rec uintp
 // concurrent ifGemm.
 var ifgBufs = sync.Pool{New: func() any { return new([]byte) }}
 
-// ifgRows is the number of rows ifGemm sweeps for every four tokens.
-const ifgRows = 16
+// ifGemm sweeps blocks of ifgRows rows for every group of tokens, and
+// prepares the activations of at most ifgTokens tokens (a multiple of 8)
+// at a time.
+const (
+	ifgRows   = 16
+	ifgTokens = 64
+)
 
 // hasIfGemm reports a multi-token kernel for the Inferflow weights of
 // kind.
@@ -125,35 +130,39 @@ func (k Kernels) ifGemm(kind wkind, w []byte, ldw int, a []byte, lda, nb, n int,
 			ac = 1
 		}
 		// Each group's activations: per 64 values, its pairs of tokens'
-		// 256 bytes side by side.
+		// 256 bytes side by side; at most ifgTokens tokens at a time.
 		np := nb * elems / 64
+		size := min(m, ifgTokens) * np * 128
 		bp := ifgBufs.Get().(*[]byte)
-		if cap(*bp) < m*np*128+64 {
-			*bp = make([]byte, m*np*128+64)
+		if cap(*bp) < size+64 {
+			*bp = make([]byte, size+64)
 		}
-		xp := alignedBytes((*bp)[:cap(*bp)], m*np*128)
-		for t := 0; t < m; t += ifgGroup(m - t) {
-			gs := ifgGroup(m - t)
-			for u := 0; u < gs; u += 2 {
-				ifgPrep(unsafe.Pointer(&a[(t+u)*lda]), uintptr(lda), np, unsafe.Pointer(&xp[t*np*128+u*128]), uintptr(gs*128))
-			}
-		}
-		for b0 := 0; b0 < rows; b0 += ifgRows {
-			b1 := min(b0+ifgRows, rows)
-			q := (b1 - b0) / 4
-			if q == 0 {
-				break
-			}
-			for t := 0; t < m; t += ifgGroup(m - t) {
-				gemm := g8
-				switch ifgGroup(m - t) {
-				case 4:
-					gemm = g4
-				case 2:
-					gemm = g2
+		xp := alignedBytes((*bp)[:cap(*bp)], size)
+		for c0 := 0; c0 < m; c0 += ifgTokens {
+			c1 := min(c0+ifgTokens, m)
+			for t := c0; t < c1; t += ifgGroup(c1 - t) {
+				gs := ifgGroup(c1 - t)
+				for u := 0; u < gs; u += 2 {
+					ifgPrep(unsafe.Pointer(&a[(t+u)*lda]), uintptr(lda), np, unsafe.Pointer(&xp[(t-c0)*np*128+u*128]), uintptr(gs*128))
 				}
-				gemm(unsafe.Pointer(&w[b0*ldw]), uintptr(ldw), unsafe.Pointer(&xp[t*np*128]), nb,
-					&dst[t*ldd+b0], uintptr(ldd*4), q, ac)
+			}
+			for b0 := 0; b0 < rows; b0 += ifgRows {
+				b1 := min(b0+ifgRows, rows)
+				q := (b1 - b0) / 4
+				if q == 0 {
+					break
+				}
+				for t := c0; t < c1; t += ifgGroup(c1 - t) {
+					gemm := g8
+					switch ifgGroup(c1 - t) {
+					case 4:
+						gemm = g4
+					case 2:
+						gemm = g2
+					}
+					gemm(unsafe.Pointer(&w[b0*ldw]), uintptr(ldw), unsafe.Pointer(&xp[(t-c0)*np*128]), nb,
+						&dst[t*ldd+b0], uintptr(ldd*4), q, ac)
+				}
 			}
 		}
 		ifgBufs.Put(bp)

@@ -89,8 +89,9 @@ func testInferflowGemm(t *testing.T, r *rand.Rand, dt tensor.DType) {
 
 // TestInferflowGemmMatMul checks MatMul and MatMulAcc with several tokens
 // and the Inferflow multi-token kernels (two threads, rows in 16-row
-// blocks, 4-row groups and left over, tokens in 4-token groups and left
-// over) against the Go reference at Generic, bit for bit.
+// blocks, 4-row groups and left over, tokens in groups of 8, 4 and 2,
+// left over, and beyond ifgTokens) against the Go reference at Generic,
+// bit for bit.
 func TestInferflowGemmMatMul(t *testing.T) {
 	if Detect().Level() == Generic {
 		t.Skip("no SIMD level")
@@ -101,7 +102,7 @@ func TestInferflowGemmMatMul(t *testing.T) {
 	ref := NewPoolKernels(2, Detect().Limit(Generic))
 	defer ref.Close()
 	for _, dt := range ifMoreTypes {
-		for _, sh := range []struct{ rows, cols, n int }{{77, 2048, 4}, {77, 2048, 11}, {38, 1088, 8}, {38, 1088, 6}, {5, 96, 9}, {64, 2080, 17}} {
+		for _, sh := range []struct{ rows, cols, n int }{{77, 2048, 4}, {77, 2048, 11}, {38, 1088, 8}, {38, 1088, 6}, {5, 96, 9}, {64, 2080, 17}, {21, 512, 70}, {9, 2048, 75}} {
 			if sh.cols%dt.BlockSize() != 0 {
 				continue
 			}
