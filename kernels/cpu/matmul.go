@@ -662,6 +662,10 @@ func (t *mmTask) floatRowsTiles(w int, j *mmJob, r0, r1 int) {
 func (t *mmTask) kRows(j *mmJob, r0, r1 int) {
 	n, ldd, rb := t.n, j.w.Rows, j.rb
 	nb := j.w.Cols / j.w.DType.BlockSize()
+	if n > 1 && t.k.hasIfGemm(j.kind) {
+		t.k.ifGemm(j.kind, j.w.Data[r0*rb:r1*rb], rb, j.act, j.ldx, nb, n, j.dst[r0:], ldd, r1-r0, t.acc)
+		return
+	}
 	step := r1 - r0
 	if n > 1 {
 		step = quantRows
