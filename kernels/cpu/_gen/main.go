@@ -55,6 +55,7 @@ var files = []file{
 	{"ifavx2_amd64.s", ifavx2},
 	{"gemmz_amd64.s", gemmz},
 	{"kqgemm_amd64.s", kqgemm},
+	{"kquantz_amd64.s", kquantz},
 }
 
 func main() {
