@@ -56,6 +56,7 @@ var files = []file{
 	{"gemmz_amd64.s", gemmz},
 	{"kqgemm_amd64.s", kqgemm},
 	{"iq4nl_amd64.s", iq4nl},
+	{"kquantz_amd64.s", kquantz},
 }
 
 func main() {
