@@ -57,6 +57,8 @@ var files = []file{
 	{"kqgemm_amd64.s", kqgemm},
 	{"iq4nl_amd64.s", iq4nl},
 	{"kquantz_amd64.s", kquantz},
+	{"q8quantz_amd64.s", q8quantz},
+	{"q8quanty_amd64.s", q8quanty},
 }
 
 func main() {
