@@ -59,6 +59,7 @@ var files = []file{
 	{"kquantz_amd64.s", kquantz},
 	{"q8quantz_amd64.s", q8quantz},
 	{"q8quanty_amd64.s", q8quanty},
+	{"kquantif_amd64.s", kquantif},
 }
 
 func main() {
