@@ -57,6 +57,7 @@ var files = []file{
 	{"kqgemm_amd64.s", kqgemm},
 	{"iq4nl_amd64.s", iq4nl},
 	{"kquantz_amd64.s", kquantz},
+	{"ifgemm_amd64.s", ifgemm},
 }
 
 func main() {
