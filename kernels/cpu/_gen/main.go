@@ -60,6 +60,7 @@ var files = []file{
 	{"q8quantz_amd64.s", q8quantz},
 	{"q8quanty_amd64.s", q8quanty},
 	{"kquantif_amd64.s", kquantif},
+	{"ifgemm_amd64.s", ifgemm},
 }
 
 func main() {
