@@ -57,6 +57,7 @@ var files = []file{
 	{"kqgemm_amd64.s", kqgemm},
 	{"iq4nl_amd64.s", iq4nl},
 	{"kquantz_amd64.s", kquantz},
+	{"ifmore_amd64.s", ifmore},
 }
 
 func main() {
