@@ -61,6 +61,7 @@ var files = []file{
 	{"q8quanty_amd64.s", q8quanty},
 	{"kquantif_amd64.s", kquantif},
 	{"ifgemm_amd64.s", ifgemm},
+	{"ifmore_amd64.s", ifmore},
 }
 
 func main() {
