@@ -102,6 +102,18 @@ func (p *proc) invoke(ctx context.Context, op, node string, f func(ctx context.C
 		return fmt.Errorf("%s: %w", where, ctx.Err())
 	}
 	st, _ := status.FromError(err)
+	if st.Code() == codes.DeadlineExceeded || errors.Is(err, context.DeadlineExceeded) {
+		// When the caller's deadline is the call's, a deadline error is the
+		// caller's even if its own timer has not fired yet: gRPC can report
+		// the deadline (the server's copy of it, say) a moment before ctx
+		// does on a loaded machine. That is a cancellation, not a plugin
+		// that failed to answer, so nothing is restarted.
+		if d, ok := ctx.Deadline(); ok {
+			if cd, _ := cctx.Deadline(); !cd.Before(d) {
+				return fmt.Errorf("%s: %w", where, context.DeadlineExceeded)
+			}
+		}
+	}
 	switch {
 	case st.Code() == codes.DeadlineExceeded || errors.Is(err, context.DeadlineExceeded):
 		msg := fmt.Sprintf("%s: no answer within %v", where, p.h.opt.CallTimeout)

@@ -23,6 +23,8 @@ import (
 	"github.com/weftrun/weft/plugins/internal/shm"
 	"github.com/weftrun/weft/specs"
 	"github.com/weftrun/weft/tensor"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 func TestLoadRegistersSchema(t *testing.T) {
@@ -668,5 +670,30 @@ func TestExampleSpecPaths(t *testing.T) {
 		if d, ok := reg.Lookup(tc.op); !ok || d.Plugin != tc.plugin {
 			t.Errorf("%s: op %s not served by plugin %s", tc.spec, tc.op, tc.plugin)
 		}
+	}
+}
+
+// TestEarlyDeadlineIsTheCallers: gRPC may report a deadline a moment
+// before the caller's context notices it (the server's copy of the
+// deadline fires first on a loaded machine). When the caller's deadline is
+// the call's, that is the caller's cancellation: its error, and no
+// restart of a plugin that did nothing wrong.
+func TestEarlyDeadlineIsTheCallers(t *testing.T) {
+	h, _ := newHost(t, Options{GRPCOnly: true})
+	load(t, h, "misbehave")
+	p := h.procs["misbehave"]
+	pid := h.PID("misbehave")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second) // before the 30 s call timeout
+	defer cancel()
+	early := func(context.Context, *conn) error { return status.Error(codes.DeadlineExceeded, "deadline exceeded") }
+	if err := p.invoke(ctx, "example.misbehave", "n", early); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("error %v, want the context's deadline", err)
+	}
+	if h.PID("misbehave") != pid {
+		t.Error("the plugin was restarted")
+	}
+	// Without a caller's deadline the same error is the call timeout's.
+	if err := p.invoke(context.Background(), "example.misbehave", "n", early); err == nil || errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "no answer within") {
+		t.Errorf("error %v, want the call timeout's", err)
 	}
 }
