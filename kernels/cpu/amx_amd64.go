@@ -64,15 +64,10 @@ func (k Kernels) amxTile(ft floatType, w []uint16, ws int, x []uint16, xs, nkb i
 	_ = w[ws+nkb*parts*512-1]
 	_ = x[xs+nkb*1536-1]
 	_ = buf[32*32-1]
-	var p *byte
-	var off, lines, stride, seg int
-	if pf != nil {
-		p, off, lines = pf.take()
-		stride, seg = pf.rb, pf.seg
-	}
+	p, off, stride, seg, lines := pf.kernelArgs()
 	l := 0
 	if load {
 		l = 1
 	}
-	amxTileZ(&w[0], uintptr(2*ws), &x[0], uintptr(2*xs), nkb, parts, &buf[0], l, p, uintptr(off), uintptr(stride), uintptr(seg), lines)
+	amxTileZ(&w[0], uintptr(2*ws), &x[0], uintptr(2*xs), nkb, parts, &buf[0], l, p, off, stride, seg, lines)
 }

@@ -109,13 +109,8 @@ func (k Kernels) panelTile(w []float32, xp []float32, n int, buf []float32, add 
 	if add {
 		a = 1
 	}
-	var p *byte
-	var off, lines, stride, seg int
-	if pf != nil {
-		p, off, lines = pf.take()
-		stride, seg = pf.rb, pf.seg
-	}
-	gemm12x32Z(&w[0], &xp[0], n, &buf[0], a, p, uintptr(off), uintptr(stride), uintptr(seg), lines)
+	p, off, stride, seg, lines := pf.kernelArgs()
+	gemm12x32Z(&w[0], &xp[0], n, &buf[0], a, p, off, stride, seg, lines)
 }
 
 // unpanel writes dst[t*ldd+r] = src[32r+t] (added to dst if acc) for r <
@@ -157,6 +152,9 @@ func gemm12x32ZWF32(w *float32, src *byte, rb uintptr, xp *float32, k int, buf *
 // widenPanelTile is widenTile of 12 whole rows followed by panelTile, in
 // one pass: it needs n, the elements per row, to be a positive multiple
 // of 8. Its results, the tile in w included, are those of the two calls.
+// widenPanelTile is panelTile for a tile not yet widened: it widens the
+// 12 rows of n elements of ft at src (rb bytes apart) into w while it
+// multiplies them.
 func (k Kernels) widenPanelTile(ft floatType, w []float32, src []byte, rb int, xp []float32, n int, buf []float32, add bool, pf *prefetcher) {
 	if n <= 0 || n%8 != 0 {
 		panic("cpu: widenPanelTile needs a positive multiple of 8 elements")
@@ -169,18 +167,13 @@ func (k Kernels) widenPanelTile(ft floatType, w []float32, src []byte, rb int, x
 	if add {
 		a = 1
 	}
-	var p *byte
-	var off, lines, stride, seg int
-	if pf != nil {
-		p, off, lines = pf.take()
-		stride, seg = pf.rb, pf.seg
-	}
+	p, off, stride, seg, lines := pf.kernelArgs()
 	switch ft {
 	case ftF16:
-		gemm12x32ZWF16(&w[0], &src[0], uintptr(rb), &xp[0], n, &buf[0], a, p, uintptr(off), uintptr(stride), uintptr(seg), lines)
+		gemm12x32ZWF16(&w[0], &src[0], uintptr(rb), &xp[0], n, &buf[0], a, p, off, stride, seg, lines)
 	case ftBF16:
-		gemm12x32ZWBF16(&w[0], &src[0], uintptr(rb), &xp[0], n, &buf[0], a, p, uintptr(off), uintptr(stride), uintptr(seg), lines)
+		gemm12x32ZWBF16(&w[0], &src[0], uintptr(rb), &xp[0], n, &buf[0], a, p, off, stride, seg, lines)
 	default:
-		gemm12x32ZWF32(&w[0], &src[0], uintptr(rb), &xp[0], n, &buf[0], a, p, uintptr(off), uintptr(stride), uintptr(seg), lines)
+		gemm12x32ZWF32(&w[0], &src[0], uintptr(rb), &xp[0], n, &buf[0], a, p, off, stride, seg, lines)
 	}
 }

@@ -118,25 +118,7 @@ func TestInferflowMatMulAVX2(t *testing.T) {
 			}
 			x := randRow(r, sh.n*sh.cols, 1)
 			for _, acc := range []bool{false, true} {
-				got, want := make([]float32, sh.n*sh.rows), make([]float32, sh.n*sh.rows)
-				for i := range got {
-					got[i], want[i] = 0.5, 0.5
-				}
-				mm := MatMul
-				if acc {
-					mm = MatMulAcc
-				}
-				if err := mm(simd, got, w, x, sh.n); err != nil {
-					t.Fatal(err)
-				}
-				if err := mm(ref, want, w, x, sh.n); err != nil {
-					t.Fatal(err)
-				}
-				for i := range got {
-					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-						t.Fatalf("%s %dx%d n=%d acc=%v: out[%d] = %v, want %v", dt, sh.rows, sh.cols, sh.n, acc, i, got[i], want[i])
-					}
-				}
+				mm, got := matMulSameBits(t, simd, ref, w, x, sh.n, acc)
 				if a := testing.AllocsPerRun(5, func() { mm(simd, got, w, x, sh.n) }); a != 0 {
 					t.Errorf("%s n=%d: %v allocations per call", dt, sh.n, a)
 				}

@@ -114,6 +114,17 @@ func (p *prefetcher) plan(data []byte, rb, r0, r1, c0, c1, calls int) {
 	*p = prefetcher{data: data, rb: rb, seg: seg, base: base - mis, rows: r1 - r0, per: (lines + calls - 1) / calls}
 }
 
+// kernelArgs is take in the form the tile kernels receive it: the
+// segment, the offset, the row stride and the segment length in bytes,
+// and the lines; nothing to prefetch for a nil p.
+func (p *prefetcher) kernelArgs() (seg *byte, off, stride, segLen uintptr, lines int) {
+	if p == nil {
+		return nil, 0, 0, 0, 0
+	}
+	s, o, l := p.take()
+	return s, uintptr(o), uintptr(p.rb), uintptr(p.seg), l
+}
+
 // take returns the next call's share: the current segment, the offset in
 // it to start from and how many lines to prefetch.
 func (p *prefetcher) take() (seg *byte, off, lines int) {

@@ -49,6 +49,31 @@ func (a *asm) load(name string, r reg.Register) {
 	a.MOVQ(a.arg(name), r)
 }
 
+// gemv4Args loads the arguments of a four-row matrix-vector kernel
+// (w, ldw, the activations named x, nb, y, q) into R8, BX, DI, CX, DX and
+// R14, then sets the row streams with rows4.
+func (a *asm) gemv4Args(x string) {
+	a.load("w", reg.R8)
+	a.load("ldw", reg.RBX)
+	a.load(x, reg.RDI)
+	a.load("nb", reg.RCX)
+	a.load("y", reg.RDX)
+	a.load("q", reg.R14)
+	a.rows4()
+}
+
+// rows4 sets R9..R11 to the rows q·BX, 2q·BX and 3q·BX bytes after R8
+// (q in R14), and SI to 4q: the four row streams of the four-row kernels.
+func (a *asm) rows4() {
+	a.MOVQ(reg.R14, reg.RAX)
+	a.IMULQ(reg.RBX, reg.RAX)
+	a.LEAQ(operand.Mem{Base: reg.R8, Index: reg.RAX, Scale: 1}, reg.R9)
+	a.LEAQ(operand.Mem{Base: reg.R9, Index: reg.RAX, Scale: 1}, reg.R10)
+	a.LEAQ(operand.Mem{Base: reg.R10, Index: reg.RAX, Scale: 1}, reg.R11)
+	a.MOVQ(reg.R14, reg.RSI)
+	a.SHLQ(operand.U8(2), reg.RSI)
+}
+
 // global starts the static read-only global name<> holding the uint64s v.
 func (a *asm) global(name string, v ...uint64) operand.Mem {
 	m := a.StaticGlobal(name)

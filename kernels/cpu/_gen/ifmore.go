@@ -232,7 +232,7 @@ func (g *ifmGlobals) kernel(a *asm, k ifmKind) {
 		k.doc...)
 	p := k.p
 	k.consts(a)
-	ifmArgs(a)
+	a.gemv4Args("xp")
 	a.TESTQ(reg.R14, reg.R14)
 	a.JZ(label(p + "done"))
 
@@ -332,24 +332,6 @@ func (g *ifmGlobals) kernel(a *asm, k ifmKind) {
 	a.Label(p + "done")
 	a.VZEROUPPER()
 	a.RET()
-}
-
-// ifmArgs loads the arguments and the four stream pointers: R8..R11 the
-// rows q·ldw apart (BX ldw), DI xp, CX nb, DX y, R14 q, SI 4q.
-func ifmArgs(a *asm) {
-	a.load("w", reg.R8)
-	a.load("ldw", reg.RBX)
-	a.load("xp", reg.RDI)
-	a.load("nb", reg.RCX)
-	a.load("y", reg.RDX)
-	a.load("q", reg.R14)
-	a.MOVQ(reg.R14, reg.RAX)
-	a.IMULQ(reg.RBX, reg.RAX)
-	a.LEAQ(operand.Mem{Base: reg.R8, Index: reg.RAX, Scale: 1}, reg.R9)
-	a.LEAQ(operand.Mem{Base: reg.R9, Index: reg.RAX, Scale: 1}, reg.R10)
-	a.LEAQ(operand.Mem{Base: reg.R10, Index: reg.RAX, Scale: 1}, reg.R11)
-	a.MOVQ(reg.R14, reg.RSI)
-	a.SHLQ(operand.U8(2), reg.RSI)
 }
 
 // ifmAct64 loads the two Q8_0 activation blocks at R12 (68 bytes): Z16

@@ -67,18 +67,6 @@ func (g *iq4Globals) consts(a *asm) {
 	a.VBROADCASTI32X4(g.lut, reg.Z29)
 }
 
-// iq4Rows sets R9..R11 to the rows q·BX, 2q·BX and 3q·BX bytes after R8
-// (q in R14), and SI to 4q.
-func iq4Rows(a *asm) {
-	a.MOVQ(reg.R14, reg.RAX)
-	a.IMULQ(reg.RBX, reg.RAX)
-	a.LEAQ(operand.Mem{Base: reg.R8, Index: reg.RAX, Scale: 1}, reg.R9)
-	a.LEAQ(operand.Mem{Base: reg.R9, Index: reg.RAX, Scale: 1}, reg.R10)
-	a.LEAQ(operand.Mem{Base: reg.R10, Index: reg.RAX, Scale: 1}, reg.R11)
-	a.MOVQ(reg.R14, reg.RSI)
-	a.SHLQ(operand.U8(2), reg.RSI)
-}
-
 // iq4Prefetch prefetches the 4 rows R8..R11 iq4PFD bytes ahead of AX.
 func iq4Prefetch(a *asm) {
 	for _, p := range []reg.Register{reg.R8, reg.R9, reg.R10, reg.R11} {
@@ -128,7 +116,7 @@ func (g *iq4Globals) gemv(a *asm, batch bool) {
 	a.SHRQ(operand.U8(1), reg.RCX)
 	a.load("y", reg.RDX)
 	a.load("q", reg.R14)
-	iq4Rows(a)
+	a.rows4()
 	a.TESTQ(reg.R14, reg.R14)
 	a.JZ(label(p + "done"))
 
@@ -270,7 +258,7 @@ func (g *iq4Globals) gemm(a *asm, n int) {
 	a.IMUL3Q(operand.U8(18), reg.RCX, reg.RCX)
 	a.load("y", reg.RDX)
 	a.load("q", reg.R14)
-	iq4Rows(a)
+	a.rows4()
 	a.TESTQ(reg.R14, reg.R14)
 	a.JZ(label(p + "done"))
 	a.TESTQ(reg.RCX, reg.RCX)

@@ -208,13 +208,7 @@ func (g *kzGen) kernel(k kzKind) {
 	}
 	a.load("y", reg.RDX)
 	a.load("q", reg.R14)
-	a.MOVQ(reg.R14, reg.RAX)
-	a.IMULQ(reg.RBX, reg.RAX)
-	a.LEAQ(operand.Mem{Base: reg.R8, Index: reg.RAX, Scale: 1}, reg.R9)
-	a.LEAQ(operand.Mem{Base: reg.R9, Index: reg.RAX, Scale: 1}, reg.R10)
-	a.LEAQ(operand.Mem{Base: reg.R10, Index: reg.RAX, Scale: 1}, reg.R11)
-	a.MOVQ(reg.R14, reg.RSI)
-	a.SHLQ(operand.U8(2), reg.RSI)
+	a.rows4()
 	a.TESTQ(reg.R14, reg.R14)
 	a.JZ(label(l("done")))
 

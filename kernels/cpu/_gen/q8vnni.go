@@ -75,19 +75,7 @@ func (a *asm) VGF2P8AFFINEQB(imm, m, src, dst operand.Op) {
 // gemv4Setup loads the arguments into the registers above; gb is the bytes
 // of a group of 4 blocks (0: CX keeps nb).
 func (a *asm) gemv4Setup(gb int) {
-	a.load("w", reg.R8)
-	a.load("ldw", reg.RBX)
-	a.load("x", reg.RDI)
-	a.load("nb", reg.RCX)
-	a.load("y", reg.RDX)
-	a.load("q", reg.R14)
-	a.MOVQ(reg.R14, reg.RAX)
-	a.IMULQ(reg.RBX, reg.RAX)
-	a.LEAQ(operand.Mem{Base: reg.R8, Index: reg.RAX, Scale: 1}, reg.R9)
-	a.LEAQ(operand.Mem{Base: reg.R9, Index: reg.RAX, Scale: 1}, reg.R10)
-	a.LEAQ(operand.Mem{Base: reg.R10, Index: reg.RAX, Scale: 1}, reg.R11)
-	a.MOVQ(reg.R14, reg.RSI)
-	a.SHLQ(operand.U8(2), reg.RSI)
+	a.gemv4Args("x")
 	if gb == 0 {
 		return // CX stays the count of blocks
 	}
