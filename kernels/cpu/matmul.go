@@ -144,7 +144,9 @@ func (k Kernels) classify(d tensor.DType) (wkind, floatType, actFormat) {
 		if k.hasQ8() {
 			return wkQ4_0, 0, afQ8A
 		}
-	case tensor.Q8_0:
+	case tensor.Q8_0, tensor.Q8_B32T2:
+		// Q8_B32T2 blocks are Q8_0 blocks, and its dot product is Q8_0's
+		// (kernels/quant): the same kernels serve both.
 		if k.hasQ8() {
 			if k.level >= AVX512VNNI {
 				return wkQ8_0, 0, afQ8B
