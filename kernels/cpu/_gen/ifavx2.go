@@ -348,6 +348,21 @@ func (a *asm) ifyPrep(k ifyKind, t *ifyTables, g *ifyGlobals) {
 	a.load("nb", reg.RCX)
 	a.load("xp", reg.RDI)
 	a.Label("blk")
+	a.ifyPrepBlock(k, t, g, func(o int) { a.VMOVDQU(reg.Y4, mem(reg.RDI, ifyAct*o)) },
+		func(b int) int { return ifyAct*b + 32 })
+	a.ADDQ(operand.U32(34*k.halves), reg.RSI)
+	a.ADDQ(operand.U32(ifyAct*k.halves), reg.RDI)
+	a.DECQ(reg.RCX)
+	a.JNZ(label("blk"))
+	a.VZEROUPPER()
+	a.RET()
+}
+
+// ifyPrepBlock emits the steps of ifyPrep<k>AVX2 for one block of weights
+// (k.halves activation blocks at SI): prepared vector o, in Y4, is stored by
+// put(o) (Y5-Y7 free then); activation block b's dy and float32(Y)·dy go
+// at dy(b) and dy(b)+4 bytes from DI.
+func (a *asm) ifyPrepBlock(k ifyKind, t *ifyTables, g *ifyGlobals, put func(o int), dy func(b int) int) {
 	for b := range k.halves {
 		a.VMOVDQU(mem(reg.RSI, 34*b+2), yr[2*b])
 		a.VPERMQ(operand.U8(0x4e), yr[2*b], yr[2*b+1])
@@ -365,7 +380,7 @@ func (a *asm) ifyPrep(k ifyKind, t *ifyTables, g *ifyGlobals) {
 				a.VPOR(reg.Y5, reg.Y4, reg.Y4)
 			}
 		}
-		a.VMOVDQU(reg.Y4, mem(reg.RDI, ifyAct*o))
+		put(o)
 	}
 	for b := range k.halves {
 		a.VMOVDQU(g.ones8, reg.Y6)
@@ -380,16 +395,10 @@ func (a *asm) ifyPrep(k ifyKind, t *ifyTables, g *ifyGlobals) {
 		a.VCVTDQ2PS(reg.X6, reg.X6)
 		a.VPBROADCASTW(mem(reg.RSI, 34*b), reg.X7)
 		a.VCVTPH2PS(reg.X7, reg.X7)
-		a.VMOVSS(reg.X7, mem(reg.RDI, ifyAct*b+32))
+		a.VMOVSS(reg.X7, mem(reg.RDI, dy(b)))
 		a.VMULSS(reg.X7, reg.X6, reg.X6)
-		a.VMOVSS(reg.X6, mem(reg.RDI, ifyAct*b+36))
+		a.VMOVSS(reg.X6, mem(reg.RDI, dy(b)+4))
 	}
-	a.ADDQ(operand.U32(34*k.halves), reg.RSI)
-	a.ADDQ(operand.U32(ifyAct*k.halves), reg.RDI)
-	a.DECQ(reg.RCX)
-	a.JNZ(label("blk"))
-	a.VZEROUPPER()
-	a.RET()
 }
 
 const ifyGemvSig = "func(w unsafe.Pointer, ldw uintptr, xp unsafe.Pointer, nb int, y *float32, q int, acc int)"
