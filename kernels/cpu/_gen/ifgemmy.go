@@ -92,25 +92,39 @@ func (a *asm) ifgyTranspose() {
 }
 
 // ifgyGroup is how many VPMADDUBSW products of k's quants (at most
-// 2·m·128 in magnitude for quants up to m) are added as int16s before
-// they are widened: as many as stay within 32767. Q3H_B64T1's are pairs of
-// products, p mod 11 (at most 10) and p div 11 (at most 11) times the
-// values 2c and 2c+1.
+// 2·m·128 in magnitude for quants up to m = ifgyMax(k)) are added as
+// int16s before they are widened: as many as stay within 32767.
 func ifgyGroup(k ifyKind) int {
-	m := 15
-	switch {
-	case k.name == "Q6_B64T1":
-		m = 63
-	case k.name == "Q5_B64T1":
-		m = 31
-	case k.q3h:
-		m = 10 + 11
-	}
+	m := ifgyMax(k)
 	n := 8
 	for n*2*m*128 > 32767 {
 		n /= 2
 	}
 	return n
+}
+
+// ifgyMax is the largest quant of k as ifyUnpack unpacks it: the low bits
+// (nibbles or pairs) and the bits above them; Q6_B64T1's nibbles and
+// pairs make 6 bits. Q3H_B64T1's products come in pairs, p mod 11 (at
+// most 10) and p div 11 (at most 11, p < 128) times the values 2c and
+// 2c+1, so its bound is their sum.
+func ifgyMax(k ifyKind) int {
+	switch {
+	case k.q6:
+		return 63
+	case k.q3h:
+		return 10 + 11
+	}
+	m := 15
+	if k.pairs {
+		m = 3
+	}
+	for _, bs := range k.bits {
+		for _, b := range bs.bits {
+			m |= int(b.val)
+		}
+	}
+	return m
 }
 
 // ifgyGemm generates gemm8x<n><k>AVX2.
