@@ -3,6 +3,7 @@ package cpu
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/weftrun/weft/kernels/quant"
@@ -83,7 +84,7 @@ func TestIQ4_NLGemm(t *testing.T) {
 		w := randomMatrix(t, r, tensor.IQ4_NL, sh.rows, sh.cols)
 		nb := sh.cols / 32
 		lda, ldd := nb*34+6, sh.rows+3
-		for n := 2; n <= 9; n++ {
+		for n := 1; n <= 9; n++ {
 			a := make([]byte, n*lda)
 			for tok := range n {
 				x := randRow(r, sh.cols, 1)
@@ -96,7 +97,7 @@ func TestIQ4_NLGemm(t *testing.T) {
 			}
 			for _, acc := range []bool{false, true} {
 				dst, check := guarded(n*ldd, 0.5)
-				k.iq4nlGemm(w.Data, w.RowBytes(), a, lda, nb, n, dst, ldd, sh.rows, acc)
+				k.iq4nlGemm(w.Data, w.RowBytes(), a, lda, nb, n, dst, ldd, sh.rows, acc, make([]byte, iq4nlScratch(sh.rows, nb)))
 				check(t)
 				for tok := range n {
 					for i := range ldd {
@@ -123,4 +124,35 @@ func TestIQ4_NLGemm(t *testing.T) {
 		t.Fatal("no output tells the batched order from the one-token order")
 	}
 	t.Logf("%d outputs differ between the two orders", differ)
+}
+
+// BenchmarkIQ4NLGemm times iq4nlGemm as kRows runs it (blocks of
+// quantRows rows, 128 tokens) on a 2048×5632 matrix, in the thread's CPU
+// time.
+func BenchmarkIQ4NLGemm(b *testing.B) {
+	const rows, cols, n = 2048, 5632, 128
+	k := Detect()
+	r := rand.New(rand.NewPCG(1, 2))
+	w := benchMatrix(b, tensor.IQ4_NL, rows, cols)
+	nb, rb := cols/32, w.RowBytes()
+	lda := nb * 34
+	a := make([]byte, n*lda)
+	for tok := range n {
+		quant.QuantizeActivationQ8_0(a[tok*lda:], randRow(r, cols, 1))
+	}
+	dst := make([]float32, n*rows)
+	scratch := make([]byte, iq4nlScratch(quantRows, nb))
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	c0 := threadCPUTime()
+	for b.Loop() {
+		for b0 := 0; b0 < rows; b0 += quantRows {
+			b1 := min(b0+quantRows, rows)
+			k.iq4nlGemm(w.Data[b0*rb:b1*rb], rb, a, lda, nb, n, dst[b0:], rows, b1-b0, false, scratch)
+		}
+	}
+	if c0 >= 0 {
+		flops := 2 * float64(n) * rows * cols
+		b.ReportMetric(flops*float64(b.N)/float64(threadCPUTime()-c0), "cpu-GFLOP/s")
+	}
 }

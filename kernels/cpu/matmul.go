@@ -534,7 +534,7 @@ func (t *mmTask) runWorker(w, lo, hi int) {
 				t.ifRows(j, a, b)
 				break
 			}
-			t.kRows(j, a, b)
+			t.kRows(w, j, a, b)
 		default:
 			t.quantRows(j, a, b)
 		}
@@ -659,7 +659,7 @@ func (t *mmTask) floatRowsTiles(w int, j *mmJob, r0, r1 int) {
 // kRows computes rows [r0, r1) of a SIMD K-quant job: matrix-vector
 // products, for several tokens swept over blocks of rows that stay in
 // cache.
-func (t *mmTask) kRows(j *mmJob, r0, r1 int) {
+func (t *mmTask) kRows(w int, j *mmJob, r0, r1 int) {
 	n, ldd, rb := t.n, j.w.Rows, j.rb
 	nb := j.w.Cols / j.w.DType.BlockSize()
 	if n > 1 && t.k.hasIfGemm(j.kind) {
@@ -673,7 +673,8 @@ func (t *mmTask) kRows(j *mmJob, r0, r1 int) {
 	for b0 := r0; b0 < r1; b0 += step {
 		b1 := min(b0+step, r1)
 		if j.kind == wkIQ4NB {
-			t.k.iq4nlGemm(j.w.Data[b0*rb:b1*rb], rb, j.act, j.ldx, nb, n, j.dst[b0:], ldd, b1-b0, t.acc)
+			t.k.iq4nlGemm(j.w.Data[b0*rb:b1*rb], rb, j.act, j.ldx, nb, n, j.dst[b0:], ldd, b1-b0, t.acc,
+				t.scratchFor(w, iq4nlScratch(b1-b0, nb)))
 			continue
 		}
 		if n > 1 && t.k.hasKQGemm(j.kind) {
