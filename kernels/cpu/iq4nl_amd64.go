@@ -56,33 +56,47 @@ func (k Kernels) iq4nlGemv(w []byte, ldw int, a []byte, nb int, dst []float32, a
 // Multi-token IQ4_NL tiles (iq4tile_amd64.s).
 
 //go:noescape
-func unpackIQ4S8(dst *byte, w unsafe.Pointer, ldw uintptr, nrows, nb int)
+func unpackIQ4S16(dst *byte, w unsafe.Pointer, ldw uintptr, nrows, nb int)
 
 //go:noescape
-func tile8x4IQ4_NL(s *byte, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, rmask int, acc int)
+func tile16x2IQ4_NL(s *byte, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, rmask int, acc int, tab *float32, p *byte)
 
 //go:noescape
-func tile8x3IQ4_NL(s *byte, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, rmask int, acc int)
+func tile16x1IQ4_NL(s *byte, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, rmask int, acc int, tab *float32, p *byte)
 
 //go:noescape
-func tile8x2IQ4_NL(s *byte, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, rmask int, acc int)
+func prepIQ4(dst *byte, x unsafe.Pointer, ldx uintptr, nb int, nt int)
 
-//go:noescape
-func tile8x1IQ4_NL(s *byte, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, rmask int, acc int)
+// The IQ4_NL tiles' shape: strips of iq4Rows rows, iq4Strip bytes a
+// block (unpackIQ4S16), times up to iq4Tokens tokens, prepared in
+// iq4Prep bytes a block (prepIQ4). iq4nlGemm unpacks iq4Block rows at a
+// time.
+const (
+	iq4Rows   = 16
+	iq4Tokens = 2
+	iq4Strip  = iq4Rows*32 + iq4Rows*4
+	iq4Prep   = iq4Tokens * (64 + 4)
+	iq4Block  = 64
+)
 
-// iq4Strip is the size of one block of an unpacked 8-row IQ4_NL strip
-// (unpackIQ4S8).
-const iq4Strip = 4*64 + 32
+// iq4Tiles are the tiles by their number of tokens less one.
+var iq4Tiles = [iq4Tokens]func(s *byte, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, rmask int, acc int, tab *float32, p *byte){
+	tile16x1IQ4_NL, tile16x2IQ4_NL,
+}
 
-// iq4nlScratch is the scratch iq4nlGemm needs for rows rows of nb blocks.
-func iq4nlScratch(rows, nb int) int { return (rows + 7) / 8 * nb * iq4Strip }
+// iq4nlScratch is the scratch iq4nlGemm needs for rows rows of nb blocks:
+// the strips and the tiles' scale table.
+func iq4nlScratch(rows, nb int) int {
+	return (min(rows, iq4Block)+iq4Rows-1)/iq4Rows*nb*iq4Strip + nb*iq4Rows*iq4Tokens*4 + nb*iq4Prep + 64
+}
 
 // iq4nlGemm computes, for n tokens t (rows of Q8_0 blocks in a, lda bytes
 // apart), dst[t·ldd+r] (+)= w_r·a_t for rows rows of nb IQ4_NL blocks,
 // ldw bytes apart, as iq4nlGemv with batch does token by token, to the
-// last bit. With AVX-512 VNNI the rows are unpacked into scratch (at
-// least iq4nlScratch(rows, nb) bytes), 8 to a strip, and every 4 tokens
-// (1 to 3 for the last) run over each strip.
+// last bit. With AVX-512 VNNI, iq4Block rows at a time are unpacked into
+// scratch (at least iq4nlScratch(rows, nb) bytes), 16 to a strip; each
+// pair of tokens (or the last one) is prepared once (prepIQ4) and run
+// over every strip.
 func (k Kernels) iq4nlGemm(w []byte, ldw int, a []byte, lda, nb, n int, dst []float32, ldd, rows int, acc bool, scratch []byte) {
 	if k.level < AVX512VNNI {
 		for t := range n { // the AVX2 kernel, token by token
@@ -101,23 +115,30 @@ func (k Kernels) iq4nlGemm(w []byte, ldw int, a []byte, lda, nb, n int, dst []fl
 	_ = w[(rows-1)*ldw+nb*18-1]
 	_ = a[(n-1)*lda+nb*34-1]
 	_ = dst[(n-1)*ldd+rows-1]
-	sb := nb * iq4Strip
-	ns := (rows + 7) / 8
-	s := scratch[:ns*sb]
-	for i := range ns {
-		unpackIQ4S8(&s[i*sb], unsafe.Pointer(&w[8*i*ldw]), uintptr(ldw), min(8, rows-8*i), nb)
-	}
 	ac := 0
 	if acc {
 		ac = 1
 	}
-	for t := 0; t < n; t += 4 {
-		g := min(4, n-t)
-		tile := [...]func(*byte, unsafe.Pointer, uintptr, int, *float32, uintptr, int, int){
-			tile8x1IQ4_NL, tile8x2IQ4_NL, tile8x3IQ4_NL, tile8x4IQ4_NL}[g-1]
+	sb := nb * iq4Strip
+	ns := (min(rows, iq4Block) + iq4Rows - 1) / iq4Rows
+	scratch = alignedBytes(scratch, iq4nlScratch(rows, nb)-64)
+	s, tb, p := scratch[:ns*sb], scratch[ns*sb:], scratch[ns*sb+nb*iq4Rows*iq4Tokens*4:]
+	tab := bytesAsF32(tb[:nb*iq4Rows*iq4Tokens*4])
+	for r0 := 0; r0 < rows; r0 += iq4Block {
+		nr := min(iq4Block, rows-r0)
+		ns := (nr + iq4Rows - 1) / iq4Rows
 		for i := range ns {
-			tile(&s[i*sb], unsafe.Pointer(&a[t*lda]), uintptr(lda), nb, &dst[t*ldd+8*i], uintptr(4*ldd),
-				1<<min(8, rows-8*i)-1, ac)
+			r := r0 + iq4Rows*i
+			unpackIQ4S16(&s[i*sb], unsafe.Pointer(&w[r*ldw]), uintptr(ldw), min(iq4Rows, rows-r), nb)
+		}
+		for t := 0; t < n; t += iq4Tokens {
+			g := min(iq4Tokens, n-t)
+			prepIQ4(&p[0], unsafe.Pointer(&a[t*lda]), uintptr(lda), nb, g)
+			for i := range ns {
+				r := r0 + iq4Rows*i
+				iq4Tiles[g-1](&s[i*sb], unsafe.Pointer(&a[t*lda]), uintptr(lda), nb, &dst[t*ldd+r], uintptr(4*ldd),
+					1<<min(iq4Rows, rows-r)-1, ac, &tab[0], &p[0])
+			}
 		}
 	}
 }

@@ -28,11 +28,11 @@ DATA iq4dup<>+48(SB)/8, $0x0000000600000006
 DATA iq4dup<>+56(SB)/8, $0x0000000700000007
 GLOBL iq4dup<>(SB), RODATA|NOPTR, $64
 
-// func unpackIQ4S8(dst *byte, w unsafe.Pointer, ldw uintptr, nrows int, nb int)
+// func unpackIQ4S16(dst *byte, w unsafe.Pointer, ldw uintptr, nrows int, nb int)
 // Requires: AVX, AVX2, AVX512F, AVX512VL, CMOV, F16C
-TEXT ·unpackIQ4S8(SB), NOSPLIT, $0-40
-	// Unpacks nb IQ4_NL blocks of nrows rows (1 ≤ nrows ≤ 8, ldw bytes apart) into
-	// a strip of 288 bytes a block; rows past nrows repeat the last row.
+TEXT ·unpackIQ4S16(SB), NOSPLIT, $0-40
+	// Unpacks nb IQ4_NL blocks of nrows rows (1 ≤ nrows ≤ 16, ldw bytes apart) into
+	// a strip of 576 bytes a block; rows past nrows repeat the last row.
 	MOVQ            dst+0(FP), DI
 	MOVQ            w+8(FP), SI
 	MOVQ            ldw+16(FP), BX
@@ -77,10 +77,10 @@ pair0:
 	ORL         R14, R13
 	VMOVD       R13, X3
 	VCVTPH2PS   X3, X3
-	VMOVQ       X3, 256(R10)
+	VMOVQ       X3, 512(R10)
 	ADDQ        $0x12, R8
 	ADDQ        $0x12, R9
-	ADDQ        $0x00000120, R10
+	ADDQ        $0x00000240, R10
 	DECQ        R11
 	JNZ         pair0
 	MOVQ        $0x00000002, AX
@@ -115,10 +115,10 @@ pair1:
 	ORL         R14, R13
 	VMOVD       R13, X3
 	VCVTPH2PS   X3, X3
-	VMOVQ       X3, 200(R10)
+	VMOVQ       X3, 456(R10)
 	ADDQ        $0x12, R8
 	ADDQ        $0x12, R9
-	ADDQ        $0x00000120, R10
+	ADDQ        $0x00000240, R10
 	DECQ        R11
 	JNZ         pair1
 	MOVQ        $0x00000004, AX
@@ -153,10 +153,10 @@ pair2:
 	ORL         R14, R13
 	VMOVD       R13, X3
 	VCVTPH2PS   X3, X3
-	VMOVQ       X3, 144(R10)
+	VMOVQ       X3, 400(R10)
 	ADDQ        $0x12, R8
 	ADDQ        $0x12, R9
-	ADDQ        $0x00000120, R10
+	ADDQ        $0x00000240, R10
 	DECQ        R11
 	JNZ         pair2
 	MOVQ        $0x00000006, AX
@@ -191,177 +191,376 @@ pair3:
 	ORL         R14, R13
 	VMOVD       R13, X3
 	VCVTPH2PS   X3, X3
-	VMOVQ       X3, 88(R10)
+	VMOVQ       X3, 344(R10)
 	ADDQ        $0x12, R8
 	ADDQ        $0x12, R9
-	ADDQ        $0x00000120, R10
+	ADDQ        $0x00000240, R10
 	DECQ        R11
 	JNZ         pair3
+	MOVQ        $0x00000008, AX
+	CMPQ        AX, R12
+	CMOVQGT     R12, AX
+	IMULQ       BX, AX
+	LEAQ        (SI)(AX*1), R8
+	MOVQ        $0x00000009, AX
+	CMPQ        AX, R12
+	CMOVQGT     R12, AX
+	IMULQ       BX, AX
+	LEAQ        (SI)(AX*1), R9
+	LEAQ        256(DI), R10
+	MOVQ        CX, R11
+
+pair4:
+	VMOVDQU     2(R8), X0
+	VPSRLW      $0x04, X0, X1
+	VINSERTI128 $0x01, X1, Y0, Y0
+	VPANDD      Y31, Y0, Y0
+	VPSHUFB     Y0, Y29, Y0
+	VMOVDQU     2(R9), X2
+	VPSRLW      $0x04, X2, X3
+	VINSERTI128 $0x01, X3, Y2, Y2
+	VPANDD      Y31, Y2, Y2
+	VPSHUFB     Y2, Y29, Y2
+	VPERMT2D    Z2, Z28, Z0
+	VMOVDQU64   Z0, (R10)
+	MOVWLZX     (R8), R13
+	MOVWLZX     (R9), R14
+	SHLL        $0x10, R14
+	ORL         R14, R13
+	VMOVD       R13, X3
+	VCVTPH2PS   X3, X3
+	VMOVQ       X3, 288(R10)
+	ADDQ        $0x12, R8
+	ADDQ        $0x12, R9
+	ADDQ        $0x00000240, R10
+	DECQ        R11
+	JNZ         pair4
+	MOVQ        $0x0000000a, AX
+	CMPQ        AX, R12
+	CMOVQGT     R12, AX
+	IMULQ       BX, AX
+	LEAQ        (SI)(AX*1), R8
+	MOVQ        $0x0000000b, AX
+	CMPQ        AX, R12
+	CMOVQGT     R12, AX
+	IMULQ       BX, AX
+	LEAQ        (SI)(AX*1), R9
+	LEAQ        320(DI), R10
+	MOVQ        CX, R11
+
+pair5:
+	VMOVDQU     2(R8), X0
+	VPSRLW      $0x04, X0, X1
+	VINSERTI128 $0x01, X1, Y0, Y0
+	VPANDD      Y31, Y0, Y0
+	VPSHUFB     Y0, Y29, Y0
+	VMOVDQU     2(R9), X2
+	VPSRLW      $0x04, X2, X3
+	VINSERTI128 $0x01, X3, Y2, Y2
+	VPANDD      Y31, Y2, Y2
+	VPSHUFB     Y2, Y29, Y2
+	VPERMT2D    Z2, Z28, Z0
+	VMOVDQU64   Z0, (R10)
+	MOVWLZX     (R8), R13
+	MOVWLZX     (R9), R14
+	SHLL        $0x10, R14
+	ORL         R14, R13
+	VMOVD       R13, X3
+	VCVTPH2PS   X3, X3
+	VMOVQ       X3, 232(R10)
+	ADDQ        $0x12, R8
+	ADDQ        $0x12, R9
+	ADDQ        $0x00000240, R10
+	DECQ        R11
+	JNZ         pair5
+	MOVQ        $0x0000000c, AX
+	CMPQ        AX, R12
+	CMOVQGT     R12, AX
+	IMULQ       BX, AX
+	LEAQ        (SI)(AX*1), R8
+	MOVQ        $0x0000000d, AX
+	CMPQ        AX, R12
+	CMOVQGT     R12, AX
+	IMULQ       BX, AX
+	LEAQ        (SI)(AX*1), R9
+	LEAQ        384(DI), R10
+	MOVQ        CX, R11
+
+pair6:
+	VMOVDQU     2(R8), X0
+	VPSRLW      $0x04, X0, X1
+	VINSERTI128 $0x01, X1, Y0, Y0
+	VPANDD      Y31, Y0, Y0
+	VPSHUFB     Y0, Y29, Y0
+	VMOVDQU     2(R9), X2
+	VPSRLW      $0x04, X2, X3
+	VINSERTI128 $0x01, X3, Y2, Y2
+	VPANDD      Y31, Y2, Y2
+	VPSHUFB     Y2, Y29, Y2
+	VPERMT2D    Z2, Z28, Z0
+	VMOVDQU64   Z0, (R10)
+	MOVWLZX     (R8), R13
+	MOVWLZX     (R9), R14
+	SHLL        $0x10, R14
+	ORL         R14, R13
+	VMOVD       R13, X3
+	VCVTPH2PS   X3, X3
+	VMOVQ       X3, 176(R10)
+	ADDQ        $0x12, R8
+	ADDQ        $0x12, R9
+	ADDQ        $0x00000240, R10
+	DECQ        R11
+	JNZ         pair6
+	MOVQ        $0x0000000e, AX
+	CMPQ        AX, R12
+	CMOVQGT     R12, AX
+	IMULQ       BX, AX
+	LEAQ        (SI)(AX*1), R8
+	MOVQ        $0x0000000f, AX
+	CMPQ        AX, R12
+	CMOVQGT     R12, AX
+	IMULQ       BX, AX
+	LEAQ        (SI)(AX*1), R9
+	LEAQ        448(DI), R10
+	MOVQ        CX, R11
+
+pair7:
+	VMOVDQU     2(R8), X0
+	VPSRLW      $0x04, X0, X1
+	VINSERTI128 $0x01, X1, Y0, Y0
+	VPANDD      Y31, Y0, Y0
+	VPSHUFB     Y0, Y29, Y0
+	VMOVDQU     2(R9), X2
+	VPSRLW      $0x04, X2, X3
+	VINSERTI128 $0x01, X3, Y2, Y2
+	VPANDD      Y31, Y2, Y2
+	VPSHUFB     Y2, Y29, Y2
+	VPERMT2D    Z2, Z28, Z0
+	VMOVDQU64   Z0, (R10)
+	MOVWLZX     (R8), R13
+	MOVWLZX     (R9), R14
+	SHLL        $0x10, R14
+	ORL         R14, R13
+	VMOVD       R13, X3
+	VCVTPH2PS   X3, X3
+	VMOVQ       X3, 120(R10)
+	ADDQ        $0x12, R8
+	ADDQ        $0x12, R9
+	ADDQ        $0x00000240, R10
+	DECQ        R11
+	JNZ         pair7
 
 done:
 	VZEROUPPER
 	RET
 
-// func tile8x4IQ4_NL(s *byte, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, rmask int, acc int)
+// func prepIQ4(dst *byte, x unsafe.Pointer, ldx uintptr, nb int, nt int)
 // Requires: AVX, AVX2, AVX512F, AVX512VL, F16C
-TEXT ·tile8x4IQ4_NL(SB), NOSPLIT, $128-64
-	// y[t·ldy/4 + r] (+)= w_r·x_t for the rows r set in rmask of a strip of nb
-	// unpacked IQ4_NL blocks (unpackIQ4S8) and 4 tokens of Q8_0 blocks at x, ldx
-	// bytes apart, in ggml's batched order; acc adds to y.
-	MOVQ         s+0(FP), SI
-	MOVQ         x+8(FP), DI
-	MOVQ         ldx+16(FP), R13
-	LEAQ         (R13)(R13*2), R12
-	MOVQ         nb+24(FP), CX
-	VPXORD       Z0, Z0, Z0
-	VPXORD       Z1, Z1, Z1
-	VPXORD       Z2, Z2, Z2
-	VPXORD       Z3, Z3, Z3
-	VPXORD       Z4, Z4, Z4
-	VPXORD       Z5, Z5, Z5
-	VPXORD       Z6, Z6, Z6
-	VPXORD       Z7, Z7, Z7
-	VPXORD       Z8, Z8, Z8
-	VPXORD       Z9, Z9, Z9
-	VPXORD       Z10, Z10, Z10
-	VPXORD       Z11, Z11, Z11
-	VPXORD       Z12, Z12, Z12
-	VPXORD       Z13, Z13, Z13
-	VPXORD       Z14, Z14, Z14
-	VPXORD       Z15, Z15, Z15
-	TESTQ        CX, CX
-	JZ           fin
+TEXT ·prepIQ4(SB), NOSPLIT, $0-40
+	// Writes for nt ≤ 2 tokens of nb Q8_0 blocks at x (ldx bytes apart) what the
+	// IQ4_NL tiles take from them: per block 128 bytes, token t's correction
+	// −128·Σ4 x of each doubled dword at 64t, then per block the tokens' scales as
+	// float32, 8 bytes.
+	MOVQ         nt+32(FP), R8
+	TESTQ        R8, R8
+	JZ           done
+	CMPQ         nb+24(FP), $0x00
+	JEQ          done
 	MOVL         $0x80808080, AX
 	VPBROADCASTD AX, Z31
 	VMOVDQU64    iq4dup<>+0(SB), Z30
+	XORQ         DX, DX
+
+tok:
+	MOVQ  dst+0(FP), DI
+	MOVQ  nb+24(FP), CX
+	MOVQ  CX, R9
+	SHLQ  $0x07, R9
+	ADDQ  DI, R9
+	LEAQ  (R9)(DX*4), R9
+	MOVQ  DX, AX
+	SHLQ  $0x06, AX
+	ADDQ  AX, DI
+	MOVQ  ldx+16(FP), SI
+	IMULQ DX, SI
+	ADDQ  x+8(FP), SI
+
+blk:
+	VMOVDQU64    2(SI), Y0
+	VPERMD       Z0, Z30, Z0
+	VPXORD       Z1, Z1, Z1
+	VPDPBUSD     Z0, Z31, Z1
+	VPXORD       Z2, Z2, Z2
+	VPSUBD       Z1, Z2, Z1
+	VMOVDQU64    Z1, (DI)
+	VPBROADCASTW (SI), X3
+	VCVTPH2PS    X3, X3
+	VMOVSS       X3, (R9)
+	ADDQ         $0x22, SI
+	SUBQ         $-128, DI
+	ADDQ         $0x08, R9
+	DECQ         CX
+	JNZ          blk
+	INCQ         DX
+	CMPQ         DX, R8
+	JB           tok
+
+done:
+	VZEROUPPER
+	RET
+
+// func tile16x2IQ4_NL(s *byte, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, rmask int, acc int, tab *float32, p *byte)
+// Requires: AVX, AVX512F, AVX512VL
+TEXT ·tile16x2IQ4_NL(SB), NOSPLIT, $0-80
+	// y[t·ldy/4 + r] (+)= w_r·x_t for the rows r set in rmask of a strip of nb
+	// unpacked IQ4_NL blocks (unpackIQ4S16) and 2 tokens of Q8_0 blocks at x, ldx
+	// bytes apart (prepared by prepIQ4 at p), in ggml's batched order; acc adds
+	// to y. tab is scratch of
+	// 32·nb floats.
+	MOVQ   s+0(FP), SI
+	MOVQ   x+8(FP), DI
+	MOVQ   ldx+16(FP), R13
+	LEAQ   (R13)(R13*2), R12
+	MOVQ   nb+24(FP), CX
+	MOVQ   tab+64(FP), R8
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	TESTQ  CX, CX
+	JZ     fin
+	MOVQ   p+72(FP), R10
+	MOVQ   CX, R9
+	SHLQ   $0x07, R9
+	ADDQ   R10, R9
+
+tab:
+	VMOVUPS     512(SI), Z26
+	VMULPS.BCST (R9), Z26, Z27
+	VMOVUPS     Z27, (R8)
+	VMULPS.BCST 4(R9), Z26, Z27
+	VMOVUPS     Z27, 64(R8)
+	ADDQ        $0x00000240, SI
+	ADDQ        $0x08, R9
+	ADDQ        $0x00000080, R8
+	DECQ        CX
+	JNZ         tab
+	MOVQ        s+0(FP), SI
+	MOVQ        nb+24(FP), CX
+	MOVQ        tab+64(FP), R8
+	VMOVDQU64   iq4dup<>+0(SB), Z30
 
 blk:
 	VMOVDQU64    2(DI), Y16
 	VPERMD       Z16, Z30, Z16
-	VPXORD       Z20, Z20, Z20
-	VPDPBUSD     Z16, Z31, Z20
-	VPXORD       Z25, Z25, Z25
-	VPSUBD       Z20, Z25, Z20
-	VPBROADCASTW (DI), X26
-	VCVTPH2PS    X26, Y26
-	VMULPS       256(SI), Y26, Y26
-	VMOVUPS      Y26, (SP)
+	VMOVDQU64    (R10), Z20
 	VMOVDQU64    2(DI)(R13*1), Y17
 	VPERMD       Z17, Z30, Z17
-	VPXORD       Z21, Z21, Z21
-	VPDPBUSD     Z17, Z31, Z21
-	VPXORD       Z25, Z25, Z25
-	VPSUBD       Z21, Z25, Z21
-	VPBROADCASTW (DI)(R13*1), X26
-	VCVTPH2PS    X26, Y26
-	VMULPS       256(SI), Y26, Y26
-	VMOVUPS      Y26, 32(SP)
-	VMOVDQU64    2(DI)(R13*2), Y18
-	VPERMD       Z18, Z30, Z18
-	VPXORD       Z22, Z22, Z22
-	VPDPBUSD     Z18, Z31, Z22
-	VPXORD       Z25, Z25, Z25
-	VPSUBD       Z22, Z25, Z22
-	VPBROADCASTW (DI)(R13*2), X26
-	VCVTPH2PS    X26, Y26
-	VMULPS       256(SI), Y26, Y26
-	VMOVUPS      Y26, 64(SP)
-	VMOVDQU64    2(DI)(R12*1), Y19
-	VPERMD       Z19, Z30, Z19
-	VPXORD       Z23, Z23, Z23
-	VPDPBUSD     Z19, Z31, Z23
-	VPXORD       Z25, Z25, Z25
-	VPSUBD       Z23, Z25, Z23
-	VPBROADCASTW (DI)(R12*1), X26
-	VCVTPH2PS    X26, Y26
-	VMULPS       256(SI), Y26, Y26
-	VMOVUPS      Y26, 96(SP)
+	VMOVDQU64    64(R10), Z21
 	VMOVDQU64    (SI), Z24
 	VMOVDQA32    Z20, Z25
 	VPDPBUSD     Z16, Z24, Z25
 	VCVTDQ2PS    Z25, Z25
-	VBROADCASTSD (SP), Z28
+	VBROADCASTSD (R8), Z28
 	VFMADD231PS  Z28, Z25, Z0
 	VMOVDQA32    Z21, Z26
 	VPDPBUSD     Z17, Z24, Z26
 	VCVTDQ2PS    Z26, Z26
-	VBROADCASTSD 32(SP), Z29
+	VBROADCASTSD 64(R8), Z29
 	VFMADD231PS  Z29, Z26, Z1
-	VMOVDQA32    Z22, Z27
-	VPDPBUSD     Z18, Z24, Z27
-	VCVTDQ2PS    Z27, Z27
-	VBROADCASTSD 64(SP), Z28
-	VFMADD231PS  Z28, Z27, Z2
-	VMOVDQA32    Z23, Z25
-	VPDPBUSD     Z19, Z24, Z25
-	VCVTDQ2PS    Z25, Z25
-	VBROADCASTSD 96(SP), Z29
-	VFMADD231PS  Z29, Z25, Z3
 	VMOVDQU64    64(SI), Z24
+	VMOVDQA32    Z20, Z27
+	VPDPBUSD     Z16, Z24, Z27
+	VCVTDQ2PS    Z27, Z27
+	VBROADCASTSD 8(R8), Z28
+	VFMADD231PS  Z28, Z27, Z2
+	VMOVDQA32    Z21, Z25
+	VPDPBUSD     Z17, Z24, Z25
+	VCVTDQ2PS    Z25, Z25
+	VBROADCASTSD 72(R8), Z29
+	VFMADD231PS  Z29, Z25, Z3
+	VMOVDQU64    128(SI), Z24
 	VMOVDQA32    Z20, Z26
 	VPDPBUSD     Z16, Z24, Z26
 	VCVTDQ2PS    Z26, Z26
-	VBROADCASTSD 8(SP), Z28
+	VBROADCASTSD 16(R8), Z28
 	VFMADD231PS  Z28, Z26, Z4
 	VMOVDQA32    Z21, Z27
 	VPDPBUSD     Z17, Z24, Z27
 	VCVTDQ2PS    Z27, Z27
-	VBROADCASTSD 40(SP), Z29
+	VBROADCASTSD 80(R8), Z29
 	VFMADD231PS  Z29, Z27, Z5
-	VMOVDQA32    Z22, Z25
-	VPDPBUSD     Z18, Z24, Z25
-	VCVTDQ2PS    Z25, Z25
-	VBROADCASTSD 72(SP), Z28
-	VFMADD231PS  Z28, Z25, Z6
-	VMOVDQA32    Z23, Z26
-	VPDPBUSD     Z19, Z24, Z26
-	VCVTDQ2PS    Z26, Z26
-	VBROADCASTSD 104(SP), Z29
-	VFMADD231PS  Z29, Z26, Z7
-	VMOVDQU64    128(SI), Z24
-	VMOVDQA32    Z20, Z27
-	VPDPBUSD     Z16, Z24, Z27
-	VCVTDQ2PS    Z27, Z27
-	VBROADCASTSD 16(SP), Z28
-	VFMADD231PS  Z28, Z27, Z8
-	VMOVDQA32    Z21, Z25
-	VPDPBUSD     Z17, Z24, Z25
-	VCVTDQ2PS    Z25, Z25
-	VBROADCASTSD 48(SP), Z29
-	VFMADD231PS  Z29, Z25, Z9
-	VMOVDQA32    Z22, Z26
-	VPDPBUSD     Z18, Z24, Z26
-	VCVTDQ2PS    Z26, Z26
-	VBROADCASTSD 80(SP), Z28
-	VFMADD231PS  Z28, Z26, Z10
-	VMOVDQA32    Z23, Z27
-	VPDPBUSD     Z19, Z24, Z27
-	VCVTDQ2PS    Z27, Z27
-	VBROADCASTSD 112(SP), Z29
-	VFMADD231PS  Z29, Z27, Z11
 	VMOVDQU64    192(SI), Z24
 	VMOVDQA32    Z20, Z25
 	VPDPBUSD     Z16, Z24, Z25
 	VCVTDQ2PS    Z25, Z25
-	VBROADCASTSD 24(SP), Z28
+	VBROADCASTSD 24(R8), Z28
+	VFMADD231PS  Z28, Z25, Z6
+	VMOVDQA32    Z21, Z26
+	VPDPBUSD     Z17, Z24, Z26
+	VCVTDQ2PS    Z26, Z26
+	VBROADCASTSD 88(R8), Z29
+	VFMADD231PS  Z29, Z26, Z7
+	VMOVDQU64    256(SI), Z24
+	VMOVDQA32    Z20, Z27
+	VPDPBUSD     Z16, Z24, Z27
+	VCVTDQ2PS    Z27, Z27
+	VBROADCASTSD 32(R8), Z28
+	VFMADD231PS  Z28, Z27, Z8
+	VMOVDQA32    Z21, Z25
+	VPDPBUSD     Z17, Z24, Z25
+	VCVTDQ2PS    Z25, Z25
+	VBROADCASTSD 96(R8), Z29
+	VFMADD231PS  Z29, Z25, Z9
+	VMOVDQU64    320(SI), Z24
+	VMOVDQA32    Z20, Z26
+	VPDPBUSD     Z16, Z24, Z26
+	VCVTDQ2PS    Z26, Z26
+	VBROADCASTSD 40(R8), Z28
+	VFMADD231PS  Z28, Z26, Z10
+	VMOVDQA32    Z21, Z27
+	VPDPBUSD     Z17, Z24, Z27
+	VCVTDQ2PS    Z27, Z27
+	VBROADCASTSD 104(R8), Z29
+	VFMADD231PS  Z29, Z27, Z11
+	VMOVDQU64    384(SI), Z24
+	VMOVDQA32    Z20, Z25
+	VPDPBUSD     Z16, Z24, Z25
+	VCVTDQ2PS    Z25, Z25
+	VBROADCASTSD 48(R8), Z28
 	VFMADD231PS  Z28, Z25, Z12
 	VMOVDQA32    Z21, Z26
 	VPDPBUSD     Z17, Z24, Z26
 	VCVTDQ2PS    Z26, Z26
-	VBROADCASTSD 56(SP), Z29
+	VBROADCASTSD 112(R8), Z29
 	VFMADD231PS  Z29, Z26, Z13
-	VMOVDQA32    Z22, Z27
-	VPDPBUSD     Z18, Z24, Z27
+	VMOVDQU64    448(SI), Z24
+	VMOVDQA32    Z20, Z27
+	VPDPBUSD     Z16, Z24, Z27
 	VCVTDQ2PS    Z27, Z27
-	VBROADCASTSD 88(SP), Z28
+	VBROADCASTSD 56(R8), Z28
 	VFMADD231PS  Z28, Z27, Z14
-	VMOVDQA32    Z23, Z25
-	VPDPBUSD     Z19, Z24, Z25
+	VMOVDQA32    Z21, Z25
+	VPDPBUSD     Z17, Z24, Z25
 	VCVTDQ2PS    Z25, Z25
-	VBROADCASTSD 120(SP), Z29
+	VBROADCASTSD 120(R8), Z29
 	VFMADD231PS  Z29, Z25, Z15
-	ADDQ         $0x00000120, SI
+	ADDQ         $0x00000240, SI
 	ADDQ         $0x22, DI
+	ADDQ         $0x00000080, R8
+	SUBQ         $-128, R10
 	DECQ         CX
 	JNZ          blk
 
@@ -472,363 +671,129 @@ fin:
 	KMOVW         K1, K2
 
 st:
-	VMOVLHPS    X4, X0, X0
-	VMOVLHPS    X12, X8, X8
-	VINSERTF128 $0x01, X8, Y0, Y0
-	VMOVUPS.Z   (DX), K1, Y24
-	VADDPS      Y24, Y0, K2, Y0
-	VMOVUPS     Y0, K1, (DX)
-	ADDQ        BX, DX
-	VMOVLHPS    X5, X1, X1
-	VMOVLHPS    X13, X9, X9
-	VINSERTF128 $0x01, X9, Y1, Y1
-	VMOVUPS.Z   (DX), K1, Y24
-	VADDPS      Y24, Y1, K2, Y1
-	VMOVUPS     Y1, K1, (DX)
-	ADDQ        BX, DX
-	VMOVLHPS    X6, X2, X2
-	VMOVLHPS    X14, X10, X10
-	VINSERTF128 $0x01, X10, Y2, Y2
-	VMOVUPS.Z   (DX), K1, Y24
-	VADDPS      Y24, Y2, K2, Y2
-	VMOVUPS     Y2, K1, (DX)
-	ADDQ        BX, DX
-	VMOVLHPS    X7, X3, X3
-	VMOVLHPS    X15, X11, X11
-	VINSERTF128 $0x01, X11, Y3, Y3
-	VMOVUPS.Z   (DX), K1, Y24
-	VADDPS      Y24, Y3, K2, Y3
-	VMOVUPS     Y3, K1, (DX)
+	VMOVLHPS     X2, X0, X0
+	VMOVLHPS     X6, X4, X4
+	VINSERTF128  $0x01, X4, Y0, Y0
+	VMOVLHPS     X10, X8, X8
+	VMOVLHPS     X14, X12, X12
+	VINSERTF128  $0x01, X12, Y8, Y8
+	VINSERTF64X4 $0x01, Y8, Z0, Z0
+	VMOVUPS.Z    (DX), K1, Z24
+	VADDPS       Z24, Z0, K2, Z0
+	VMOVUPS      Z0, K1, (DX)
+	ADDQ         BX, DX
+	VMOVLHPS     X3, X1, X1
+	VMOVLHPS     X7, X5, X5
+	VINSERTF128  $0x01, X5, Y1, Y1
+	VMOVLHPS     X11, X9, X9
+	VMOVLHPS     X15, X13, X13
+	VINSERTF128  $0x01, X13, Y9, Y9
+	VINSERTF64X4 $0x01, Y9, Z1, Z1
+	VMOVUPS.Z    (DX), K1, Z24
+	VADDPS       Z24, Z1, K2, Z1
+	VMOVUPS      Z1, K1, (DX)
 	VZEROUPPER
 	RET
 
-// func tile8x3IQ4_NL(s *byte, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, rmask int, acc int)
-// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C
-TEXT ·tile8x3IQ4_NL(SB), NOSPLIT, $96-64
+// func tile16x1IQ4_NL(s *byte, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, rmask int, acc int, tab *float32, p *byte)
+// Requires: AVX, AVX512F, AVX512VL
+TEXT ·tile16x1IQ4_NL(SB), NOSPLIT, $0-80
 	// y[t·ldy/4 + r] (+)= w_r·x_t for the rows r set in rmask of a strip of nb
-	// unpacked IQ4_NL blocks (unpackIQ4S8) and 3 tokens of Q8_0 blocks at x, ldx
-	// bytes apart, in ggml's batched order; acc adds to y.
-	MOVQ         s+0(FP), SI
-	MOVQ         x+8(FP), DI
-	MOVQ         ldx+16(FP), R13
-	LEAQ         (R13)(R13*2), R12
-	MOVQ         nb+24(FP), CX
-	VPXORD       Z0, Z0, Z0
-	VPXORD       Z1, Z1, Z1
-	VPXORD       Z2, Z2, Z2
-	VPXORD       Z3, Z3, Z3
-	VPXORD       Z4, Z4, Z4
-	VPXORD       Z5, Z5, Z5
-	VPXORD       Z6, Z6, Z6
-	VPXORD       Z7, Z7, Z7
-	VPXORD       Z8, Z8, Z8
-	VPXORD       Z9, Z9, Z9
-	VPXORD       Z10, Z10, Z10
-	VPXORD       Z11, Z11, Z11
-	TESTQ        CX, CX
-	JZ           fin
-	MOVL         $0x80808080, AX
-	VPBROADCASTD AX, Z31
-	VMOVDQU64    iq4dup<>+0(SB), Z30
+	// unpacked IQ4_NL blocks (unpackIQ4S16) and 1 tokens of Q8_0 blocks at x, ldx
+	// bytes apart (prepared by prepIQ4 at p), in ggml's batched order; acc adds
+	// to y. tab is scratch of
+	// 16·nb floats.
+	MOVQ   s+0(FP), SI
+	MOVQ   x+8(FP), DI
+	MOVQ   ldx+16(FP), R13
+	LEAQ   (R13)(R13*2), R12
+	MOVQ   nb+24(FP), CX
+	MOVQ   tab+64(FP), R8
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	TESTQ  CX, CX
+	JZ     fin
+	MOVQ   p+72(FP), R10
+	MOVQ   CX, R9
+	SHLQ   $0x07, R9
+	ADDQ   R10, R9
+
+tab:
+	VMOVUPS     512(SI), Z26
+	VMULPS.BCST (R9), Z26, Z27
+	VMOVUPS     Z27, (R8)
+	ADDQ        $0x00000240, SI
+	ADDQ        $0x08, R9
+	ADDQ        $0x00000040, R8
+	DECQ        CX
+	JNZ         tab
+	MOVQ        s+0(FP), SI
+	MOVQ        nb+24(FP), CX
+	MOVQ        tab+64(FP), R8
+	VMOVDQU64   iq4dup<>+0(SB), Z30
 
 blk:
 	VMOVDQU64    2(DI), Y16
 	VPERMD       Z16, Z30, Z16
-	VPXORD       Z20, Z20, Z20
-	VPDPBUSD     Z16, Z31, Z20
-	VPXORD       Z25, Z25, Z25
-	VPSUBD       Z20, Z25, Z20
-	VPBROADCASTW (DI), X26
-	VCVTPH2PS    X26, Y26
-	VMULPS       256(SI), Y26, Y26
-	VMOVUPS      Y26, (SP)
-	VMOVDQU64    2(DI)(R13*1), Y17
-	VPERMD       Z17, Z30, Z17
-	VPXORD       Z21, Z21, Z21
-	VPDPBUSD     Z17, Z31, Z21
-	VPXORD       Z25, Z25, Z25
-	VPSUBD       Z21, Z25, Z21
-	VPBROADCASTW (DI)(R13*1), X26
-	VCVTPH2PS    X26, Y26
-	VMULPS       256(SI), Y26, Y26
-	VMOVUPS      Y26, 32(SP)
-	VMOVDQU64    2(DI)(R13*2), Y18
-	VPERMD       Z18, Z30, Z18
-	VPXORD       Z22, Z22, Z22
-	VPDPBUSD     Z18, Z31, Z22
-	VPXORD       Z25, Z25, Z25
-	VPSUBD       Z22, Z25, Z22
-	VPBROADCASTW (DI)(R13*2), X26
-	VCVTPH2PS    X26, Y26
-	VMULPS       256(SI), Y26, Y26
-	VMOVUPS      Y26, 64(SP)
+	VMOVDQU64    (R10), Z20
 	VMOVDQU64    (SI), Z24
 	VMOVDQA32    Z20, Z25
 	VPDPBUSD     Z16, Z24, Z25
 	VCVTDQ2PS    Z25, Z25
-	VBROADCASTSD (SP), Z28
+	VBROADCASTSD (R8), Z28
 	VFMADD231PS  Z28, Z25, Z0
-	VMOVDQA32    Z21, Z26
-	VPDPBUSD     Z17, Z24, Z26
-	VCVTDQ2PS    Z26, Z26
-	VBROADCASTSD 32(SP), Z29
-	VFMADD231PS  Z29, Z26, Z1
-	VMOVDQA32    Z22, Z27
-	VPDPBUSD     Z18, Z24, Z27
-	VCVTDQ2PS    Z27, Z27
-	VBROADCASTSD 64(SP), Z28
-	VFMADD231PS  Z28, Z27, Z2
 	VMOVDQU64    64(SI), Z24
-	VMOVDQA32    Z20, Z25
-	VPDPBUSD     Z16, Z24, Z25
-	VCVTDQ2PS    Z25, Z25
-	VBROADCASTSD 8(SP), Z29
-	VFMADD231PS  Z29, Z25, Z3
-	VMOVDQA32    Z21, Z26
-	VPDPBUSD     Z17, Z24, Z26
-	VCVTDQ2PS    Z26, Z26
-	VBROADCASTSD 40(SP), Z28
-	VFMADD231PS  Z28, Z26, Z4
-	VMOVDQA32    Z22, Z27
-	VPDPBUSD     Z18, Z24, Z27
-	VCVTDQ2PS    Z27, Z27
-	VBROADCASTSD 72(SP), Z29
-	VFMADD231PS  Z29, Z27, Z5
-	VMOVDQU64    128(SI), Z24
-	VMOVDQA32    Z20, Z25
-	VPDPBUSD     Z16, Z24, Z25
-	VCVTDQ2PS    Z25, Z25
-	VBROADCASTSD 16(SP), Z28
-	VFMADD231PS  Z28, Z25, Z6
-	VMOVDQA32    Z21, Z26
-	VPDPBUSD     Z17, Z24, Z26
-	VCVTDQ2PS    Z26, Z26
-	VBROADCASTSD 48(SP), Z29
-	VFMADD231PS  Z29, Z26, Z7
-	VMOVDQA32    Z22, Z27
-	VPDPBUSD     Z18, Z24, Z27
-	VCVTDQ2PS    Z27, Z27
-	VBROADCASTSD 80(SP), Z28
-	VFMADD231PS  Z28, Z27, Z8
-	VMOVDQU64    192(SI), Z24
-	VMOVDQA32    Z20, Z25
-	VPDPBUSD     Z16, Z24, Z25
-	VCVTDQ2PS    Z25, Z25
-	VBROADCASTSD 24(SP), Z29
-	VFMADD231PS  Z29, Z25, Z9
-	VMOVDQA32    Z21, Z26
-	VPDPBUSD     Z17, Z24, Z26
-	VCVTDQ2PS    Z26, Z26
-	VBROADCASTSD 56(SP), Z28
-	VFMADD231PS  Z28, Z26, Z10
-	VMOVDQA32    Z22, Z27
-	VPDPBUSD     Z18, Z24, Z27
-	VCVTDQ2PS    Z27, Z27
-	VBROADCASTSD 88(SP), Z29
-	VFMADD231PS  Z29, Z27, Z11
-	ADDQ         $0x00000120, SI
-	ADDQ         $0x22, DI
-	DECQ         CX
-	JNZ          blk
-
-fin:
-	VEXTRACTF64X4 $0x01, Z0, Y24
-	VADDPS        Y24, Y0, Y0
-	VEXTRACTF32X4 $0x01, Y0, X24
-	VADDPS        X24, X0, X0
-	VMOVHLPS      X0, X0, X24
-	VADDPS        X24, X0, X0
-	VEXTRACTF64X4 $0x01, Z1, Y24
-	VADDPS        Y24, Y1, Y1
-	VEXTRACTF32X4 $0x01, Y1, X24
-	VADDPS        X24, X1, X1
-	VMOVHLPS      X1, X1, X24
-	VADDPS        X24, X1, X1
-	VEXTRACTF64X4 $0x01, Z2, Y24
-	VADDPS        Y24, Y2, Y2
-	VEXTRACTF32X4 $0x01, Y2, X24
-	VADDPS        X24, X2, X2
-	VMOVHLPS      X2, X2, X24
-	VADDPS        X24, X2, X2
-	VEXTRACTF64X4 $0x01, Z3, Y24
-	VADDPS        Y24, Y3, Y3
-	VEXTRACTF32X4 $0x01, Y3, X24
-	VADDPS        X24, X3, X3
-	VMOVHLPS      X3, X3, X24
-	VADDPS        X24, X3, X3
-	VEXTRACTF64X4 $0x01, Z4, Y24
-	VADDPS        Y24, Y4, Y4
-	VEXTRACTF32X4 $0x01, Y4, X24
-	VADDPS        X24, X4, X4
-	VMOVHLPS      X4, X4, X24
-	VADDPS        X24, X4, X4
-	VEXTRACTF64X4 $0x01, Z5, Y24
-	VADDPS        Y24, Y5, Y5
-	VEXTRACTF32X4 $0x01, Y5, X24
-	VADDPS        X24, X5, X5
-	VMOVHLPS      X5, X5, X24
-	VADDPS        X24, X5, X5
-	VEXTRACTF64X4 $0x01, Z6, Y24
-	VADDPS        Y24, Y6, Y6
-	VEXTRACTF32X4 $0x01, Y6, X24
-	VADDPS        X24, X6, X6
-	VMOVHLPS      X6, X6, X24
-	VADDPS        X24, X6, X6
-	VEXTRACTF64X4 $0x01, Z7, Y24
-	VADDPS        Y24, Y7, Y7
-	VEXTRACTF32X4 $0x01, Y7, X24
-	VADDPS        X24, X7, X7
-	VMOVHLPS      X7, X7, X24
-	VADDPS        X24, X7, X7
-	VEXTRACTF64X4 $0x01, Z8, Y24
-	VADDPS        Y24, Y8, Y8
-	VEXTRACTF32X4 $0x01, Y8, X24
-	VADDPS        X24, X8, X8
-	VMOVHLPS      X8, X8, X24
-	VADDPS        X24, X8, X8
-	VEXTRACTF64X4 $0x01, Z9, Y24
-	VADDPS        Y24, Y9, Y9
-	VEXTRACTF32X4 $0x01, Y9, X24
-	VADDPS        X24, X9, X9
-	VMOVHLPS      X9, X9, X24
-	VADDPS        X24, X9, X9
-	VEXTRACTF64X4 $0x01, Z10, Y24
-	VADDPS        Y24, Y10, Y10
-	VEXTRACTF32X4 $0x01, Y10, X24
-	VADDPS        X24, X10, X10
-	VMOVHLPS      X10, X10, X24
-	VADDPS        X24, X10, X10
-	VEXTRACTF64X4 $0x01, Z11, Y24
-	VADDPS        Y24, Y11, Y11
-	VEXTRACTF32X4 $0x01, Y11, X24
-	VADDPS        X24, X11, X11
-	VMOVHLPS      X11, X11, X24
-	VADDPS        X24, X11, X11
-	MOVQ          y+32(FP), DX
-	MOVQ          ldy+40(FP), BX
-	MOVQ          rmask+48(FP), AX
-	KMOVW         AX, K1
-	KXORW         K2, K2, K2
-	CMPQ          acc+56(FP), $0x00
-	JEQ           st
-	KMOVW         K1, K2
-
-st:
-	VMOVLHPS    X3, X0, X0
-	VMOVLHPS    X9, X6, X6
-	VINSERTF128 $0x01, X6, Y0, Y0
-	VMOVUPS.Z   (DX), K1, Y24
-	VADDPS      Y24, Y0, K2, Y0
-	VMOVUPS     Y0, K1, (DX)
-	ADDQ        BX, DX
-	VMOVLHPS    X4, X1, X1
-	VMOVLHPS    X10, X7, X7
-	VINSERTF128 $0x01, X7, Y1, Y1
-	VMOVUPS.Z   (DX), K1, Y24
-	VADDPS      Y24, Y1, K2, Y1
-	VMOVUPS     Y1, K1, (DX)
-	ADDQ        BX, DX
-	VMOVLHPS    X5, X2, X2
-	VMOVLHPS    X11, X8, X8
-	VINSERTF128 $0x01, X8, Y2, Y2
-	VMOVUPS.Z   (DX), K1, Y24
-	VADDPS      Y24, Y2, K2, Y2
-	VMOVUPS     Y2, K1, (DX)
-	VZEROUPPER
-	RET
-
-// func tile8x2IQ4_NL(s *byte, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, rmask int, acc int)
-// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C
-TEXT ·tile8x2IQ4_NL(SB), NOSPLIT, $64-64
-	// y[t·ldy/4 + r] (+)= w_r·x_t for the rows r set in rmask of a strip of nb
-	// unpacked IQ4_NL blocks (unpackIQ4S8) and 2 tokens of Q8_0 blocks at x, ldx
-	// bytes apart, in ggml's batched order; acc adds to y.
-	MOVQ         s+0(FP), SI
-	MOVQ         x+8(FP), DI
-	MOVQ         ldx+16(FP), R13
-	LEAQ         (R13)(R13*2), R12
-	MOVQ         nb+24(FP), CX
-	VPXORD       Z0, Z0, Z0
-	VPXORD       Z1, Z1, Z1
-	VPXORD       Z2, Z2, Z2
-	VPXORD       Z3, Z3, Z3
-	VPXORD       Z4, Z4, Z4
-	VPXORD       Z5, Z5, Z5
-	VPXORD       Z6, Z6, Z6
-	VPXORD       Z7, Z7, Z7
-	TESTQ        CX, CX
-	JZ           fin
-	MOVL         $0x80808080, AX
-	VPBROADCASTD AX, Z31
-	VMOVDQU64    iq4dup<>+0(SB), Z30
-
-blk:
-	VMOVDQU64    2(DI), Y16
-	VPERMD       Z16, Z30, Z16
-	VPXORD       Z20, Z20, Z20
-	VPDPBUSD     Z16, Z31, Z20
-	VPXORD       Z25, Z25, Z25
-	VPSUBD       Z20, Z25, Z20
-	VPBROADCASTW (DI), X26
-	VCVTPH2PS    X26, Y26
-	VMULPS       256(SI), Y26, Y26
-	VMOVUPS      Y26, (SP)
-	VMOVDQU64    2(DI)(R13*1), Y17
-	VPERMD       Z17, Z30, Z17
-	VPXORD       Z21, Z21, Z21
-	VPDPBUSD     Z17, Z31, Z21
-	VPXORD       Z25, Z25, Z25
-	VPSUBD       Z21, Z25, Z21
-	VPBROADCASTW (DI)(R13*1), X26
-	VCVTPH2PS    X26, Y26
-	VMULPS       256(SI), Y26, Y26
-	VMOVUPS      Y26, 32(SP)
-	VMOVDQU64    (SI), Z24
-	VMOVDQA32    Z20, Z25
-	VPDPBUSD     Z16, Z24, Z25
-	VCVTDQ2PS    Z25, Z25
-	VBROADCASTSD (SP), Z28
-	VFMADD231PS  Z28, Z25, Z0
-	VMOVDQA32    Z21, Z26
-	VPDPBUSD     Z17, Z24, Z26
-	VCVTDQ2PS    Z26, Z26
-	VBROADCASTSD 32(SP), Z29
-	VFMADD231PS  Z29, Z26, Z1
-	VMOVDQU64    64(SI), Z24
-	VMOVDQA32    Z20, Z27
-	VPDPBUSD     Z16, Z24, Z27
-	VCVTDQ2PS    Z27, Z27
-	VBROADCASTSD 8(SP), Z28
-	VFMADD231PS  Z28, Z27, Z2
-	VMOVDQA32    Z21, Z25
-	VPDPBUSD     Z17, Z24, Z25
-	VCVTDQ2PS    Z25, Z25
-	VBROADCASTSD 40(SP), Z29
-	VFMADD231PS  Z29, Z25, Z3
-	VMOVDQU64    128(SI), Z24
 	VMOVDQA32    Z20, Z26
 	VPDPBUSD     Z16, Z24, Z26
 	VCVTDQ2PS    Z26, Z26
-	VBROADCASTSD 16(SP), Z28
-	VFMADD231PS  Z28, Z26, Z4
-	VMOVDQA32    Z21, Z27
-	VPDPBUSD     Z17, Z24, Z27
+	VBROADCASTSD 8(R8), Z29
+	VFMADD231PS  Z29, Z26, Z1
+	VMOVDQU64    128(SI), Z24
+	VMOVDQA32    Z20, Z27
+	VPDPBUSD     Z16, Z24, Z27
 	VCVTDQ2PS    Z27, Z27
-	VBROADCASTSD 48(SP), Z29
-	VFMADD231PS  Z29, Z27, Z5
+	VBROADCASTSD 16(R8), Z28
+	VFMADD231PS  Z28, Z27, Z2
 	VMOVDQU64    192(SI), Z24
 	VMOVDQA32    Z20, Z25
 	VPDPBUSD     Z16, Z24, Z25
 	VCVTDQ2PS    Z25, Z25
-	VBROADCASTSD 24(SP), Z28
-	VFMADD231PS  Z28, Z25, Z6
-	VMOVDQA32    Z21, Z26
-	VPDPBUSD     Z17, Z24, Z26
+	VBROADCASTSD 24(R8), Z29
+	VFMADD231PS  Z29, Z25, Z3
+	VMOVDQU64    256(SI), Z24
+	VMOVDQA32    Z20, Z26
+	VPDPBUSD     Z16, Z24, Z26
 	VCVTDQ2PS    Z26, Z26
-	VBROADCASTSD 56(SP), Z29
+	VBROADCASTSD 32(R8), Z28
+	VFMADD231PS  Z28, Z26, Z4
+	VMOVDQU64    320(SI), Z24
+	VMOVDQA32    Z20, Z27
+	VPDPBUSD     Z16, Z24, Z27
+	VCVTDQ2PS    Z27, Z27
+	VBROADCASTSD 40(R8), Z29
+	VFMADD231PS  Z29, Z27, Z5
+	VMOVDQU64    384(SI), Z24
+	VMOVDQA32    Z20, Z25
+	VPDPBUSD     Z16, Z24, Z25
+	VCVTDQ2PS    Z25, Z25
+	VBROADCASTSD 48(R8), Z28
+	VFMADD231PS  Z28, Z25, Z6
+	VMOVDQU64    448(SI), Z24
+	VMOVDQA32    Z20, Z26
+	VPDPBUSD     Z16, Z24, Z26
+	VCVTDQ2PS    Z26, Z26
+	VBROADCASTSD 56(R8), Z29
 	VFMADD231PS  Z29, Z26, Z7
-	ADDQ         $0x00000120, SI
+	ADDQ         $0x00000240, SI
 	ADDQ         $0x22, DI
+	ADDQ         $0x00000040, R8
+	SUBQ         $-128, R10
 	DECQ         CX
 	JNZ          blk
 
@@ -891,123 +856,15 @@ fin:
 	KMOVW         K1, K2
 
 st:
-	VMOVLHPS    X2, X0, X0
-	VMOVLHPS    X6, X4, X4
-	VINSERTF128 $0x01, X4, Y0, Y0
-	VMOVUPS.Z   (DX), K1, Y24
-	VADDPS      Y24, Y0, K2, Y0
-	VMOVUPS     Y0, K1, (DX)
-	ADDQ        BX, DX
-	VMOVLHPS    X3, X1, X1
-	VMOVLHPS    X7, X5, X5
-	VINSERTF128 $0x01, X5, Y1, Y1
-	VMOVUPS.Z   (DX), K1, Y24
-	VADDPS      Y24, Y1, K2, Y1
-	VMOVUPS     Y1, K1, (DX)
-	VZEROUPPER
-	RET
-
-// func tile8x1IQ4_NL(s *byte, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, rmask int, acc int)
-// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C
-TEXT ·tile8x1IQ4_NL(SB), NOSPLIT, $32-64
-	// y[t·ldy/4 + r] (+)= w_r·x_t for the rows r set in rmask of a strip of nb
-	// unpacked IQ4_NL blocks (unpackIQ4S8) and 1 tokens of Q8_0 blocks at x, ldx
-	// bytes apart, in ggml's batched order; acc adds to y.
-	MOVQ         s+0(FP), SI
-	MOVQ         x+8(FP), DI
-	MOVQ         ldx+16(FP), R13
-	LEAQ         (R13)(R13*2), R12
-	MOVQ         nb+24(FP), CX
-	VPXORD       Z0, Z0, Z0
-	VPXORD       Z1, Z1, Z1
-	VPXORD       Z2, Z2, Z2
-	VPXORD       Z3, Z3, Z3
-	TESTQ        CX, CX
-	JZ           fin
-	MOVL         $0x80808080, AX
-	VPBROADCASTD AX, Z31
-	VMOVDQU64    iq4dup<>+0(SB), Z30
-
-blk:
-	VMOVDQU64    2(DI), Y16
-	VPERMD       Z16, Z30, Z16
-	VPXORD       Z20, Z20, Z20
-	VPDPBUSD     Z16, Z31, Z20
-	VPXORD       Z25, Z25, Z25
-	VPSUBD       Z20, Z25, Z20
-	VPBROADCASTW (DI), X26
-	VCVTPH2PS    X26, Y26
-	VMULPS       256(SI), Y26, Y26
-	VMOVUPS      Y26, (SP)
-	VMOVDQU64    (SI), Z24
-	VMOVDQA32    Z20, Z25
-	VPDPBUSD     Z16, Z24, Z25
-	VCVTDQ2PS    Z25, Z25
-	VBROADCASTSD (SP), Z28
-	VFMADD231PS  Z28, Z25, Z0
-	VMOVDQU64    64(SI), Z24
-	VMOVDQA32    Z20, Z26
-	VPDPBUSD     Z16, Z24, Z26
-	VCVTDQ2PS    Z26, Z26
-	VBROADCASTSD 8(SP), Z29
-	VFMADD231PS  Z29, Z26, Z1
-	VMOVDQU64    128(SI), Z24
-	VMOVDQA32    Z20, Z27
-	VPDPBUSD     Z16, Z24, Z27
-	VCVTDQ2PS    Z27, Z27
-	VBROADCASTSD 16(SP), Z28
-	VFMADD231PS  Z28, Z27, Z2
-	VMOVDQU64    192(SI), Z24
-	VMOVDQA32    Z20, Z25
-	VPDPBUSD     Z16, Z24, Z25
-	VCVTDQ2PS    Z25, Z25
-	VBROADCASTSD 24(SP), Z29
-	VFMADD231PS  Z29, Z25, Z3
-	ADDQ         $0x00000120, SI
-	ADDQ         $0x22, DI
-	DECQ         CX
-	JNZ          blk
-
-fin:
-	VEXTRACTF64X4 $0x01, Z0, Y24
-	VADDPS        Y24, Y0, Y0
-	VEXTRACTF32X4 $0x01, Y0, X24
-	VADDPS        X24, X0, X0
-	VMOVHLPS      X0, X0, X24
-	VADDPS        X24, X0, X0
-	VEXTRACTF64X4 $0x01, Z1, Y24
-	VADDPS        Y24, Y1, Y1
-	VEXTRACTF32X4 $0x01, Y1, X24
-	VADDPS        X24, X1, X1
-	VMOVHLPS      X1, X1, X24
-	VADDPS        X24, X1, X1
-	VEXTRACTF64X4 $0x01, Z2, Y24
-	VADDPS        Y24, Y2, Y2
-	VEXTRACTF32X4 $0x01, Y2, X24
-	VADDPS        X24, X2, X2
-	VMOVHLPS      X2, X2, X24
-	VADDPS        X24, X2, X2
-	VEXTRACTF64X4 $0x01, Z3, Y24
-	VADDPS        Y24, Y3, Y3
-	VEXTRACTF32X4 $0x01, Y3, X24
-	VADDPS        X24, X3, X3
-	VMOVHLPS      X3, X3, X24
-	VADDPS        X24, X3, X3
-	MOVQ          y+32(FP), DX
-	MOVQ          ldy+40(FP), BX
-	MOVQ          rmask+48(FP), AX
-	KMOVW         AX, K1
-	KXORW         K2, K2, K2
-	CMPQ          acc+56(FP), $0x00
-	JEQ           st
-	KMOVW         K1, K2
-
-st:
-	VMOVLHPS    X1, X0, X0
-	VMOVLHPS    X3, X2, X2
-	VINSERTF128 $0x01, X2, Y0, Y0
-	VMOVUPS.Z   (DX), K1, Y24
-	VADDPS      Y24, Y0, K2, Y0
-	VMOVUPS     Y0, K1, (DX)
+	VMOVLHPS     X1, X0, X0
+	VMOVLHPS     X3, X2, X2
+	VINSERTF128  $0x01, X2, Y0, Y0
+	VMOVLHPS     X5, X4, X4
+	VMOVLHPS     X7, X6, X6
+	VINSERTF128  $0x01, X6, Y4, Y4
+	VINSERTF64X4 $0x01, Y4, Z0, Z0
+	VMOVUPS.Z    (DX), K1, Z24
+	VADDPS       Z24, Z0, K2, Z0
+	VMOVUPS      Z0, K1, (DX)
 	VZEROUPPER
 	RET
