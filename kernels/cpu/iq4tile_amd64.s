@@ -29,7 +29,7 @@ DATA iq4dup<>+56(SB)/8, $0x0000000700000007
 GLOBL iq4dup<>(SB), RODATA|NOPTR, $64
 
 // func unpackIQ4S16(dst *byte, w unsafe.Pointer, ldw uintptr, nrows int, nb int)
-// Requires: AVX, AVX2, AVX512F, AVX512VL, CMOV, F16C
+// Requires: AVX, AVX2, AVX512F, AVX512VL, CMOV, F16C, MMX+
 TEXT ·unpackIQ4S16(SB), NOSPLIT, $0-40
 	// Unpacks nb IQ4_NL blocks of nrows rows (1 ≤ nrows ≤ 16, ldw bytes apart) into
 	// a strip of 576 bytes a block; rows past nrows repeat the last row.
@@ -59,6 +59,8 @@ TEXT ·unpackIQ4S16(SB), NOSPLIT, $0-40
 	MOVQ            CX, R11
 
 pair0:
+	PREFETCHT0  1024(R8)
+	PREFETCHT0  1024(R9)
 	VMOVDQU     2(R8), X0
 	VPSRLW      $0x04, X0, X1
 	VINSERTI128 $0x01, X1, Y0, Y0
@@ -97,6 +99,8 @@ pair0:
 	MOVQ        CX, R11
 
 pair1:
+	PREFETCHT0  1024(R8)
+	PREFETCHT0  1024(R9)
 	VMOVDQU     2(R8), X0
 	VPSRLW      $0x04, X0, X1
 	VINSERTI128 $0x01, X1, Y0, Y0
@@ -135,6 +139,8 @@ pair1:
 	MOVQ        CX, R11
 
 pair2:
+	PREFETCHT0  1024(R8)
+	PREFETCHT0  1024(R9)
 	VMOVDQU     2(R8), X0
 	VPSRLW      $0x04, X0, X1
 	VINSERTI128 $0x01, X1, Y0, Y0
@@ -173,6 +179,8 @@ pair2:
 	MOVQ        CX, R11
 
 pair3:
+	PREFETCHT0  1024(R8)
+	PREFETCHT0  1024(R9)
 	VMOVDQU     2(R8), X0
 	VPSRLW      $0x04, X0, X1
 	VINSERTI128 $0x01, X1, Y0, Y0
@@ -211,6 +219,8 @@ pair3:
 	MOVQ        CX, R11
 
 pair4:
+	PREFETCHT0  1024(R8)
+	PREFETCHT0  1024(R9)
 	VMOVDQU     2(R8), X0
 	VPSRLW      $0x04, X0, X1
 	VINSERTI128 $0x01, X1, Y0, Y0
@@ -249,6 +259,8 @@ pair4:
 	MOVQ        CX, R11
 
 pair5:
+	PREFETCHT0  1024(R8)
+	PREFETCHT0  1024(R9)
 	VMOVDQU     2(R8), X0
 	VPSRLW      $0x04, X0, X1
 	VINSERTI128 $0x01, X1, Y0, Y0
@@ -287,6 +299,8 @@ pair5:
 	MOVQ        CX, R11
 
 pair6:
+	PREFETCHT0  1024(R8)
+	PREFETCHT0  1024(R9)
 	VMOVDQU     2(R8), X0
 	VPSRLW      $0x04, X0, X1
 	VINSERTI128 $0x01, X1, Y0, Y0
@@ -325,6 +339,8 @@ pair6:
 	MOVQ        CX, R11
 
 pair7:
+	PREFETCHT0  1024(R8)
+	PREFETCHT0  1024(R9)
 	VMOVDQU     2(R8), X0
 	VPSRLW      $0x04, X0, X1
 	VINSERTI128 $0x01, X1, Y0, Y0

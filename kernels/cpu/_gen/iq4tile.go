@@ -61,7 +61,8 @@ const (
 // Registers: SI the weights, BX ldw, R12 the last row, CX nb, DI the
 // strip; per row pair R8, R9 its rows, R10 the strip, R11 the blocks
 // left. Z31 0x0f bytes, Z29 the levels + 128 in each 128-bit lane, Z28
-// the dword interleave indices.
+// the dword interleave indices. The rows come from memory (each matmul
+// reads its weights once), so both are prefetched 1 KiB ahead.
 func iq4Unpack(a *asm, lut, ilv operand.Mem, np int) {
 	a.text(fmt.Sprintf("unpackIQ4S%d", 2*np), attr.NOSPLIT, "func(dst *byte, w unsafe.Pointer, ldw uintptr, nrows, nb int)",
 		fmt.Sprintf("Unpacks nb IQ4_NL blocks of nrows rows (1 ≤ nrows ≤ %d, ldw bytes apart) into", 2*np),
@@ -90,6 +91,8 @@ func iq4Unpack(a *asm, lut, ilv operand.Mem, np int) {
 		a.MOVQ(reg.RCX, reg.R11)
 		l := fmt.Sprintf("pair%d", p)
 		a.Label(l)
+		a.PREFETCHT0(mem(reg.R8, 1024))
+		a.PREFETCHT0(mem(reg.R9, 1024))
 		for i, r := range []reg.Register{reg.R8, reg.R9} {
 			v := 2 * i
 			a.VMOVDQU(mem(r, 2), xr[v])
