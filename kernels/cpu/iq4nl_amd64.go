@@ -121,7 +121,11 @@ func (k Kernels) iq4nlGemm(w []byte, ldw int, a []byte, lda, nb, n int, dst []fl
 	}
 	sb := nb * iq4Strip
 	ns := (min(rows, iq4Block) + iq4Rows - 1) / iq4Rows
-	scratch = alignedBytes(scratch, iq4nlScratch(rows, nb)-64)
+	need := iq4nlScratch(rows, nb)
+	if len(scratch) < need {
+		scratch = make([]byte, need) // callers that pass enough allocate nothing
+	}
+	scratch = alignedBytes(scratch, need-64)
 	s, tb, p := scratch[:ns*sb], scratch[ns*sb:], scratch[ns*sb+nb*iq4Rows*iq4Tokens*4:]
 	tab := bytesAsF32(tb[:nb*iq4Rows*iq4Tokens*4])
 	for r0 := 0; r0 < rows; r0 += iq4Block {
