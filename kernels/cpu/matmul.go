@@ -349,7 +349,7 @@ func (p *Pool) matmul(op string, dsts [][]float32, ws []Matrix, x []float32, n i
 
 	// Quantize the activations once per format.
 	var need [nActFormats]bool
-	units, work, strips := 0, 0, false
+	units, work, strips, iq4 := 0, 0, false, false
 	for i := range ws {
 		j := &t.jobs[i]
 		j.w, j.dst = ws[i], dsts[i]
@@ -368,6 +368,7 @@ func (p *Pool) matmul(op string, dsts [][]float32, ws []Matrix, x []float32, n i
 			j.dot = quant.DotIQ4_NLQ8_0Batch
 			if j.kind == wkIQ4NL {
 				j.kind = wkIQ4NB
+				iq4 = true // the tiles' 16-row strips
 			}
 		}
 		j.amx = j.kind == wkFloat && j.ft != ftF32 && n >= panelMinTokens && k.hasAMX()
@@ -469,7 +470,7 @@ func (p *Pool) matmul(op string, dsts [][]float32, ws []Matrix, x []float32, n i
 		grain = (grain + 31) &^ 31 // whole pairs of 16-row AMX tiles
 	} else if t.xp != nil {
 		grain = (grain + 11) / 12 * 12 // whole 12-row panel tiles
-	} else if need[afQ8C] || strips {
+	} else if need[afQ8C] || strips || iq4 {
 		grain = (grain + 15) &^ 15 // whole 16-row strips
 	}
 	if locked && units > grain {
@@ -536,7 +537,7 @@ func (t *mmTask) runWorker(w, lo, hi int) {
 				t.ifRows(j, a, b)
 				break
 			}
-			t.kRows(j, a, b)
+			t.kRows(w, j, a, b)
 		default:
 			t.quantRows(j, a, b)
 		}
@@ -661,11 +662,16 @@ func (t *mmTask) floatRowsTiles(w int, j *mmJob, r0, r1 int) {
 // kRows computes rows [r0, r1) of a SIMD K-quant job: matrix-vector
 // products, for several tokens swept over blocks of rows that stay in
 // cache.
-func (t *mmTask) kRows(j *mmJob, r0, r1 int) {
+func (t *mmTask) kRows(w int, j *mmJob, r0, r1 int) {
 	n, ldd, rb := t.n, j.w.Rows, j.rb
 	nb := j.w.Cols / j.w.DType.BlockSize()
 	if n > 1 && t.k.hasIfGemm(j.kind) {
 		t.k.ifGemm(j.kind, j.w.Data[r0*rb:r1*rb], rb, j.act, j.ldx, nb, n, j.dst[r0:], ldd, r1-r0, t.acc)
+		return
+	}
+	if j.kind == wkIQ4NB {
+		t.k.iq4nlGemm(j.w.Data[r0*rb:r1*rb], rb, j.act, j.ldx, nb, n, j.dst[r0:], ldd, r1-r0, t.acc,
+			t.scratchFor(w, iq4nlScratch(r1-r0, nb)))
 		return
 	}
 	step := r1 - r0
@@ -674,10 +680,6 @@ func (t *mmTask) kRows(j *mmJob, r0, r1 int) {
 	}
 	for b0 := r0; b0 < r1; b0 += step {
 		b1 := min(b0+step, r1)
-		if j.kind == wkIQ4NB {
-			t.k.iq4nlGemm(j.w.Data[b0*rb:b1*rb], rb, j.act, j.ldx, nb, n, j.dst[b0:], ldd, b1-b0, t.acc)
-			continue
-		}
 		if n > 1 && t.k.hasKQGemm(j.kind) {
 			t.k.kqGemm(j.kind, j.w.Data[b0*rb:b1*rb], rb, j.act, j.ldx, nb, n, j.dst[b0:], ldd, b1-b0, t.acc)
 			continue

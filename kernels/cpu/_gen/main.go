@@ -63,6 +63,7 @@ var files = []file{
 	{"ifgemm_amd64.s", ifgemm},
 	{"ifmore_amd64.s", ifmore},
 	{"ifgemmy_amd64.s", ifgemmy},
+	{"iq4tile_amd64.s", iq4tile},
 }
 
 func main() {
