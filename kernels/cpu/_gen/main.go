@@ -62,6 +62,7 @@ var files = []file{
 	{"kquantif_amd64.s", kquantif},
 	{"ifgemm_amd64.s", ifgemm},
 	{"ifmore_amd64.s", ifmore},
+	{"bf16dp_amd64.s", bf16dp},
 }
 
 func main() {
