@@ -121,9 +121,9 @@ func bf16dpTileOrder(n, rows, k int) bool {
 	return n >= 2 && k%32 == 0 && rows%4 == 0
 }
 
-// bf16dpRows computes rows [r0, r1) of a wkBF16DP job for all tokens; its
-// activations (j.act) are bfloat16, j.ldx bytes per token.
-func (t *mmTask) bf16dpRows(j *mmJob, r0, r1 int) {
+// bf16dpRows computes rows [r0, r1) of a wkBF16DP job for all tokens, on
+// thread w; its activations (j.act) are bfloat16, j.ldx bytes per token.
+func (t *mmTask) bf16dpRows(w int, j *mmJob, r0, r1 int) {
 	k, n, cols, rb, ldd := t.k, t.n, j.w.Cols, j.rb, j.w.Rows
 	wd, dst := j.w.Data, j.dst
 	xs := bytesAsU16(j.act)
@@ -167,18 +167,45 @@ func (t *mmTask) bf16dpRows(j *mmJob, r0, r1 int) {
 		}
 		return
 	}
-	// tinyBLAS: 4 rows × up to 6 tokens per tile, over blocks of rows that
-	// stay in cache while every token passes.
+	// tinyBLAS: 4 rows × up to 6 tokens per tile, over blocks of rows
+	// that stay in cache while every token passes. A long reduction is cut
+	// into parts of at most bf16dpKC (the tiles keep their accumulators in
+	// buf in between) so that 6 tokens' part of x stays in L1.
+	nb := cols / 32
+	parts := (nb + bf16dpKC/32 - 1) / (bf16dpKC / 32)
+	pb := (nb + parts - 1) / parts // steps per part
+	var buf []float32
+	if parts > 1 {
+		b := t.scratchFor(w, 4*64*bf16dpMaxTokens*bf16dpRB/4)
+		buf = bytesAsF32(b)
+	}
 	for b0 := r0; b0 < r1; b0 += bf16dpRB {
 		b1 := min(b0+bf16dpRB, r1)
 		for tok := 0; tok < n; tok += bf16dpMaxTokens {
 			nt := min(bf16dpMaxTokens, n-tok)
-			for r := b0; r < b1; r += 4 {
-				k.bf16dpTile(nt, wd[r*rb:], rb, xs[tok*ldx:], j.ldx, cols/32, dst[tok*ldd+r:], ldd, t.acc)
+			for s0 := 0; s0 < nb; s0 += pb {
+				s1 := min(s0+pb, nb)
+				mode := 0
+				if s0 > 0 {
+					mode |= bf16dpResume
+				}
+				if s1 < nb {
+					mode |= bf16dpKeep
+				}
+				for r := b0; r < b1; r += 4 {
+					var tb []float32
+					if buf != nil {
+						tb = buf[(r-b0)/4*64*bf16dpMaxTokens:]
+					}
+					k.bf16dpTile(nt, wd[r*rb+64*s0:], rb, xs[tok*ldx+32*s0:], j.ldx, s1-s0, dst[tok*ldd+r:], ldd, t.acc, tb, mode)
+				}
 			}
 		}
 	}
 }
+
+// bf16dpKC is the longest part of a reduction the tiles take at once.
+const bf16dpKC = 2048
 
 // bf16dpRB is the rows of a block of the tiles' loop.
 const bf16dpRB = 32
@@ -198,14 +225,33 @@ func bf16dpGemv4Go(w []byte, ldw int, x []uint16, nb int, y *[8]float32) {
 	}
 }
 
+// Modes of bf16dpTile: the accumulators start from buf (else zero); they
+// are left in buf (else reduced into dst).
+const (
+	bf16dpResume = 1
+	bf16dpKeep   = 2
+)
+
 // bf16dpTileGo is the pure-Go bf16dpTile: dst[t·ldd+r] (+)= row r · token
 // t for 4 rows (ldw bytes apart) and nt tokens (ldx bytes apart), over nb
-// 32-element steps.
-func bf16dpTileGo(nt int, w []byte, ldw int, x []uint16, ldx, nb int, dst []float32, ldd int, acc bool) {
+// 32-element steps; under mode, the accumulators (16 floats each, token
+// t's row r at 16·(4t+r) in buf) start from buf and stay there.
+func bf16dpTileGo(nt int, w []byte, ldw int, x []uint16, ldx, nb int, dst []float32, ldd int, acc bool, buf []float32, mode int) {
 	for t := range nt {
 		for r := range 4 {
-			v := bf16dpGemmRef(w[r*ldw:r*ldw+64*nb], x[t*ldx/2:t*ldx/2+32*nb])
-			put(dst, t*ldd+r, v, acc)
+			var a [bf16dpLanes]float32
+			i := 16 * (4*t + r)
+			if mode&bf16dpResume != 0 {
+				copy(a[:], buf[i:i+16])
+			}
+			for b := range nb {
+				dpbf16Step(&a, w[r*ldw+64*b:], x[t*ldx/2+32*b:])
+			}
+			if mode&bf16dpKeep != 0 {
+				copy(buf[i:i+16], a[:])
+				continue
+			}
+			put(dst, t*ldd+r, hsum16(&a), acc)
 		}
 	}
 }

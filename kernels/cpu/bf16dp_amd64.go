@@ -17,22 +17,22 @@ func bf16RowZ(dst *uint16, src *float32, n int)
 func bf16dpGemv4Z(w unsafe.Pointer, ldw uintptr, x *uint16, nb int, y *[8]float32)
 
 //go:noescape
-func bf16dpTile4x1Z(w unsafe.Pointer, ldw uintptr, x *uint16, ldx uintptr, nb int, dst *float32, ldd uintptr, acc int)
+func bf16dpTile4x1Z(w unsafe.Pointer, ldw uintptr, x *uint16, ldx uintptr, nb int, dst *float32, ldd uintptr, acc int, buf *float32, mode int)
 
 //go:noescape
-func bf16dpTile4x2Z(w unsafe.Pointer, ldw uintptr, x *uint16, ldx uintptr, nb int, dst *float32, ldd uintptr, acc int)
+func bf16dpTile4x2Z(w unsafe.Pointer, ldw uintptr, x *uint16, ldx uintptr, nb int, dst *float32, ldd uintptr, acc int, buf *float32, mode int)
 
 //go:noescape
-func bf16dpTile4x3Z(w unsafe.Pointer, ldw uintptr, x *uint16, ldx uintptr, nb int, dst *float32, ldd uintptr, acc int)
+func bf16dpTile4x3Z(w unsafe.Pointer, ldw uintptr, x *uint16, ldx uintptr, nb int, dst *float32, ldd uintptr, acc int, buf *float32, mode int)
 
 //go:noescape
-func bf16dpTile4x4Z(w unsafe.Pointer, ldw uintptr, x *uint16, ldx uintptr, nb int, dst *float32, ldd uintptr, acc int)
+func bf16dpTile4x4Z(w unsafe.Pointer, ldw uintptr, x *uint16, ldx uintptr, nb int, dst *float32, ldd uintptr, acc int, buf *float32, mode int)
 
 //go:noescape
-func bf16dpTile4x5Z(w unsafe.Pointer, ldw uintptr, x *uint16, ldx uintptr, nb int, dst *float32, ldd uintptr, acc int)
+func bf16dpTile4x5Z(w unsafe.Pointer, ldw uintptr, x *uint16, ldx uintptr, nb int, dst *float32, ldd uintptr, acc int, buf *float32, mode int)
 
 //go:noescape
-func bf16dpTile4x6Z(w unsafe.Pointer, ldw uintptr, x *uint16, ldx uintptr, nb int, dst *float32, ldd uintptr, acc int)
+func bf16dpTile4x6Z(w unsafe.Pointer, ldw uintptr, x *uint16, ldx uintptr, nb int, dst *float32, ldd uintptr, acc int, buf *float32, mode int)
 
 // hasBF16DP reports the VDPBF16PS kernels for BF16 weights: AVX-512 with
 // AVX512_BF16 below the AMX level (with AMX, BF16 prefill runs on tiles in
@@ -64,29 +64,40 @@ func (k Kernels) bf16dpGemv4(w []byte, ldw int, x []uint16, nb int, y *[8]float3
 }
 
 // bf16dpTile computes what bf16dpTileGo does (nt ≤ bf16dpMaxTokens).
-func (k Kernels) bf16dpTile(nt int, w []byte, ldw int, x []uint16, ldx, nb int, dst []float32, ldd int, acc bool) {
+func (k Kernels) bf16dpTile(nt int, w []byte, ldw int, x []uint16, ldx, nb int, dst []float32, ldd int, acc bool, buf []float32, mode int) {
 	_ = w[3*ldw+64*nb-1]
 	_ = x[(nt-1)*ldx/2+32*nb-1]
-	_ = dst[(nt-1)*ldd+3]
+	if mode&2 == 0 {
+		_ = dst[(nt-1)*ldd+3]
+	}
+	var bp *float32
+	if mode != 0 {
+		_ = buf[64*nt-1]
+		bp = &buf[0]
+	}
 	a := 0
 	if acc {
 		a = 1
 	}
-	wp, xp, dp := unsafe.Pointer(&w[0]), &x[0], &dst[0]
+	var dp *float32
+	if len(dst) > 0 {
+		dp = &dst[0]
+	}
+	wp, xp := unsafe.Pointer(&w[0]), &x[0]
 	lw, lx, ld := uintptr(ldw), uintptr(ldx), uintptr(4*ldd)
 	switch nt {
 	case 1:
-		bf16dpTile4x1Z(wp, lw, xp, lx, nb, dp, ld, a)
+		bf16dpTile4x1Z(wp, lw, xp, lx, nb, dp, ld, a, bp, mode)
 	case 2:
-		bf16dpTile4x2Z(wp, lw, xp, lx, nb, dp, ld, a)
+		bf16dpTile4x2Z(wp, lw, xp, lx, nb, dp, ld, a, bp, mode)
 	case 3:
-		bf16dpTile4x3Z(wp, lw, xp, lx, nb, dp, ld, a)
+		bf16dpTile4x3Z(wp, lw, xp, lx, nb, dp, ld, a, bp, mode)
 	case 4:
-		bf16dpTile4x4Z(wp, lw, xp, lx, nb, dp, ld, a)
+		bf16dpTile4x4Z(wp, lw, xp, lx, nb, dp, ld, a, bp, mode)
 	case 5:
-		bf16dpTile4x5Z(wp, lw, xp, lx, nb, dp, ld, a)
+		bf16dpTile4x5Z(wp, lw, xp, lx, nb, dp, ld, a, bp, mode)
 	case 6:
-		bf16dpTile4x6Z(wp, lw, xp, lx, nb, dp, ld, a)
+		bf16dpTile4x6Z(wp, lw, xp, lx, nb, dp, ld, a, bp, mode)
 	default:
 		panic("cpu: bf16dpTile of more than 6 tokens")
 	}

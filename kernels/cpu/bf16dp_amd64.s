@@ -229,28 +229,43 @@ reduce:
 	VZEROUPPER
 	RET
 
-// func bf16dpTile4x1Z(w unsafe.Pointer, ldw uintptr, x *uint16, ldx uintptr, nb int, dst *float32, ldd uintptr, acc int)
-// Requires: AVX, AVX512F, AVX512VL
-TEXT ·bf16dpTile4x1Z(SB), NOSPLIT, $0-64
+// func bf16dpTile4x1Z(w unsafe.Pointer, ldw uintptr, x *uint16, ldx uintptr, nb int, dst *float32, ldd uintptr, acc int, buf *float32, mode int)
+// Requires: AVX, AVX512F
+TEXT ·bf16dpTile4x1Z(SB), NOSPLIT, $0-80
 	// bf16dpTile4x1Z: dst[t·ldd + r] (+)= the dot product of BF16 row r (of 4 at w,
 	// ldw bytes apart) with bfloat16 token t (of 1 at x, ldx bytes apart) over
 	// nb 32-element steps, one accumulator each (llamafile's order); ldd in
-	// bytes, acc nonzero to add.
+	// bytes, acc nonzero to add. mode&1: the accumulators start from buf
+	// (16 floats each, token-major); mode&2: they are stored there instead of
+	// reduced into dst.
 	MOVQ   w+0(FP), R8
 	MOVQ   ldw+8(FP), R9
 	MOVQ   x+16(FP), DI
 	MOVQ   ldx+24(FP), BX
 	MOVQ   nb+32(FP), CX
+	MOVQ   buf+64(FP), DX
+	MOVQ   mode+72(FP), AX
 	LEAQ   (R9)(R9*2), R10
 	ADDQ   R8, R10
 	LEAQ   (BX)(BX*2), SI
 	ADDQ   DI, SI
+	TESTQ  $0x00000001, AX
+	JNZ    resume
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
-	TESTQ  CX, CX
-	JZ     reduce
+	JMP    start
+
+resume:
+	VMOVUPS (DX), Z0
+	VMOVUPS 64(DX), Z1
+	VMOVUPS 128(DX), Z2
+	VMOVUPS 192(DX), Z3
+
+start:
+	TESTQ CX, CX
+	JZ    reduce
 
 loop:
 	VMOVDQU32 (R8), Z24
@@ -298,44 +313,35 @@ loop:
 	JNZ  loop
 
 reduce:
+	TESTQ   $0x00000002, AX
+	JZ      final
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, 128(DX)
+	VMOVUPS Z3, 192(DX)
+	VZEROUPPER
+	RET
+
+final:
 	MOVQ          dst+40(FP), DX
 	MOVQ          ldd+48(FP), BX
+	MOVL          $0x00001111, AX
+	KMOVW         AX, K2
 	MOVQ          acc+56(FP), AX
-	VEXTRACTF64X4 $0x01, Z0, Y30
-	VADDPS        Y30, Y0, Y0
-	VEXTRACTF32X4 $0x01, Y0, X30
-	VADDPS        X30, X0, X0
-	VPERMILPS     $0x4e, X0, X30
-	VADDPS        X30, X0, X0
-	VPERMILPS     $0xb1, X0, X30
-	VADDSS        X30, X0, X0
-	VEXTRACTF64X4 $0x01, Z1, Y30
-	VADDPS        Y30, Y1, Y1
-	VEXTRACTF32X4 $0x01, Y1, X30
-	VADDPS        X30, X1, X1
-	VPERMILPS     $0x4e, X1, X30
-	VADDPS        X30, X1, X1
-	VPERMILPS     $0xb1, X1, X30
-	VADDSS        X30, X1, X1
-	VEXTRACTF64X4 $0x01, Z2, Y30
-	VADDPS        Y30, Y2, Y2
-	VEXTRACTF32X4 $0x01, Y2, X30
-	VADDPS        X30, X2, X2
-	VPERMILPS     $0x4e, X2, X30
-	VADDPS        X30, X2, X2
-	VPERMILPS     $0xb1, X2, X30
-	VADDSS        X30, X2, X2
-	VEXTRACTF64X4 $0x01, Z3, Y30
-	VADDPS        Y30, Y3, Y3
-	VEXTRACTF32X4 $0x01, Y3, X30
-	VADDPS        X30, X3, X3
-	VPERMILPS     $0x4e, X3, X30
-	VADDPS        X30, X3, X3
-	VPERMILPS     $0xb1, X3, X30
-	VADDSS        X30, X3, X3
-	VINSERTPS     $0x10, X1, X0, X0
-	VINSERTPS     $0x20, X2, X0, X0
-	VINSERTPS     $0x30, X3, X0, X0
+	VSHUFF64X2    $0x44, Z1, Z0, Z24
+	VSHUFF64X2    $0xee, Z1, Z0, Z25
+	VADDPS        Z25, Z24, Z24
+	VSHUFF64X2    $0x44, Z3, Z2, Z26
+	VSHUFF64X2    $0xee, Z3, Z2, Z27
+	VADDPS        Z27, Z26, Z26
+	VSHUFF64X2    $0x88, Z26, Z24, Z28
+	VSHUFF64X2    $0xdd, Z26, Z24, Z29
+	VADDPS        Z29, Z28, Z28
+	VPERMILPS     $0x4e, Z28, Z29
+	VADDPS        Z29, Z28, Z28
+	VPERMILPS     $0xb1, Z28, Z29
+	VADDPS        Z29, Z28, Z28
+	VCOMPRESSPS.Z Z28, K2, Z0
 	TESTQ         AX, AX
 	JEQ           sx1
 	VADDPS        (DX), X0, X0
@@ -346,22 +352,28 @@ sx1:
 	VZEROUPPER
 	RET
 
-// func bf16dpTile4x2Z(w unsafe.Pointer, ldw uintptr, x *uint16, ldx uintptr, nb int, dst *float32, ldd uintptr, acc int)
-// Requires: AVX, AVX512F, AVX512VL
-TEXT ·bf16dpTile4x2Z(SB), NOSPLIT, $0-64
+// func bf16dpTile4x2Z(w unsafe.Pointer, ldw uintptr, x *uint16, ldx uintptr, nb int, dst *float32, ldd uintptr, acc int, buf *float32, mode int)
+// Requires: AVX, AVX512F
+TEXT ·bf16dpTile4x2Z(SB), NOSPLIT, $0-80
 	// bf16dpTile4x2Z: dst[t·ldd + r] (+)= the dot product of BF16 row r (of 4 at w,
 	// ldw bytes apart) with bfloat16 token t (of 2 at x, ldx bytes apart) over
 	// nb 32-element steps, one accumulator each (llamafile's order); ldd in
-	// bytes, acc nonzero to add.
+	// bytes, acc nonzero to add. mode&1: the accumulators start from buf
+	// (16 floats each, token-major); mode&2: they are stored there instead of
+	// reduced into dst.
 	MOVQ   w+0(FP), R8
 	MOVQ   ldw+8(FP), R9
 	MOVQ   x+16(FP), DI
 	MOVQ   ldx+24(FP), BX
 	MOVQ   nb+32(FP), CX
+	MOVQ   buf+64(FP), DX
+	MOVQ   mode+72(FP), AX
 	LEAQ   (R9)(R9*2), R10
 	ADDQ   R8, R10
 	LEAQ   (BX)(BX*2), SI
 	ADDQ   DI, SI
+	TESTQ  $0x00000001, AX
+	JNZ    resume
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -370,8 +382,21 @@ TEXT ·bf16dpTile4x2Z(SB), NOSPLIT, $0-64
 	VPXORD Z5, Z5, Z5
 	VPXORD Z6, Z6, Z6
 	VPXORD Z7, Z7, Z7
-	TESTQ  CX, CX
-	JZ     reduce
+	JMP    start
+
+resume:
+	VMOVUPS (DX), Z0
+	VMOVUPS 64(DX), Z1
+	VMOVUPS 128(DX), Z2
+	VMOVUPS 192(DX), Z3
+	VMOVUPS 256(DX), Z4
+	VMOVUPS 320(DX), Z5
+	VMOVUPS 384(DX), Z6
+	VMOVUPS 448(DX), Z7
+
+start:
+	TESTQ CX, CX
+	JZ    reduce
 
 loop:
 	VMOVDQU32 (R8), Z24
@@ -452,44 +477,39 @@ loop:
 	JNZ  loop
 
 reduce:
+	TESTQ   $0x00000002, AX
+	JZ      final
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, 128(DX)
+	VMOVUPS Z3, 192(DX)
+	VMOVUPS Z4, 256(DX)
+	VMOVUPS Z5, 320(DX)
+	VMOVUPS Z6, 384(DX)
+	VMOVUPS Z7, 448(DX)
+	VZEROUPPER
+	RET
+
+final:
 	MOVQ          dst+40(FP), DX
 	MOVQ          ldd+48(FP), BX
+	MOVL          $0x00001111, AX
+	KMOVW         AX, K2
 	MOVQ          acc+56(FP), AX
-	VEXTRACTF64X4 $0x01, Z0, Y30
-	VADDPS        Y30, Y0, Y0
-	VEXTRACTF32X4 $0x01, Y0, X30
-	VADDPS        X30, X0, X0
-	VPERMILPS     $0x4e, X0, X30
-	VADDPS        X30, X0, X0
-	VPERMILPS     $0xb1, X0, X30
-	VADDSS        X30, X0, X0
-	VEXTRACTF64X4 $0x01, Z1, Y30
-	VADDPS        Y30, Y1, Y1
-	VEXTRACTF32X4 $0x01, Y1, X30
-	VADDPS        X30, X1, X1
-	VPERMILPS     $0x4e, X1, X30
-	VADDPS        X30, X1, X1
-	VPERMILPS     $0xb1, X1, X30
-	VADDSS        X30, X1, X1
-	VEXTRACTF64X4 $0x01, Z2, Y30
-	VADDPS        Y30, Y2, Y2
-	VEXTRACTF32X4 $0x01, Y2, X30
-	VADDPS        X30, X2, X2
-	VPERMILPS     $0x4e, X2, X30
-	VADDPS        X30, X2, X2
-	VPERMILPS     $0xb1, X2, X30
-	VADDSS        X30, X2, X2
-	VEXTRACTF64X4 $0x01, Z3, Y30
-	VADDPS        Y30, Y3, Y3
-	VEXTRACTF32X4 $0x01, Y3, X30
-	VADDPS        X30, X3, X3
-	VPERMILPS     $0x4e, X3, X30
-	VADDPS        X30, X3, X3
-	VPERMILPS     $0xb1, X3, X30
-	VADDSS        X30, X3, X3
-	VINSERTPS     $0x10, X1, X0, X0
-	VINSERTPS     $0x20, X2, X0, X0
-	VINSERTPS     $0x30, X3, X0, X0
+	VSHUFF64X2    $0x44, Z1, Z0, Z24
+	VSHUFF64X2    $0xee, Z1, Z0, Z25
+	VADDPS        Z25, Z24, Z24
+	VSHUFF64X2    $0x44, Z3, Z2, Z26
+	VSHUFF64X2    $0xee, Z3, Z2, Z27
+	VADDPS        Z27, Z26, Z26
+	VSHUFF64X2    $0x88, Z26, Z24, Z28
+	VSHUFF64X2    $0xdd, Z26, Z24, Z29
+	VADDPS        Z29, Z28, Z28
+	VPERMILPS     $0x4e, Z28, Z29
+	VADDPS        Z29, Z28, Z28
+	VPERMILPS     $0xb1, Z28, Z29
+	VADDPS        Z29, Z28, Z28
+	VCOMPRESSPS.Z Z28, K2, Z0
 	TESTQ         AX, AX
 	JEQ           sx1
 	VADDPS        (DX), X0, X0
@@ -497,41 +517,20 @@ reduce:
 sx1:
 	VMOVUPS       X0, (DX)
 	ADDQ          BX, DX
-	VEXTRACTF64X4 $0x01, Z4, Y30
-	VADDPS        Y30, Y4, Y4
-	VEXTRACTF32X4 $0x01, Y4, X30
-	VADDPS        X30, X4, X4
-	VPERMILPS     $0x4e, X4, X30
-	VADDPS        X30, X4, X4
-	VPERMILPS     $0xb1, X4, X30
-	VADDSS        X30, X4, X4
-	VEXTRACTF64X4 $0x01, Z5, Y30
-	VADDPS        Y30, Y5, Y5
-	VEXTRACTF32X4 $0x01, Y5, X30
-	VADDPS        X30, X5, X5
-	VPERMILPS     $0x4e, X5, X30
-	VADDPS        X30, X5, X5
-	VPERMILPS     $0xb1, X5, X30
-	VADDSS        X30, X5, X5
-	VEXTRACTF64X4 $0x01, Z6, Y30
-	VADDPS        Y30, Y6, Y6
-	VEXTRACTF32X4 $0x01, Y6, X30
-	VADDPS        X30, X6, X6
-	VPERMILPS     $0x4e, X6, X30
-	VADDPS        X30, X6, X6
-	VPERMILPS     $0xb1, X6, X30
-	VADDSS        X30, X6, X6
-	VEXTRACTF64X4 $0x01, Z7, Y30
-	VADDPS        Y30, Y7, Y7
-	VEXTRACTF32X4 $0x01, Y7, X30
-	VADDPS        X30, X7, X7
-	VPERMILPS     $0x4e, X7, X30
-	VADDPS        X30, X7, X7
-	VPERMILPS     $0xb1, X7, X30
-	VADDSS        X30, X7, X7
-	VINSERTPS     $0x10, X5, X4, X4
-	VINSERTPS     $0x20, X6, X4, X4
-	VINSERTPS     $0x30, X7, X4, X4
+	VSHUFF64X2    $0x44, Z5, Z4, Z24
+	VSHUFF64X2    $0xee, Z5, Z4, Z25
+	VADDPS        Z25, Z24, Z24
+	VSHUFF64X2    $0x44, Z7, Z6, Z26
+	VSHUFF64X2    $0xee, Z7, Z6, Z27
+	VADDPS        Z27, Z26, Z26
+	VSHUFF64X2    $0x88, Z26, Z24, Z28
+	VSHUFF64X2    $0xdd, Z26, Z24, Z29
+	VADDPS        Z29, Z28, Z28
+	VPERMILPS     $0x4e, Z28, Z29
+	VADDPS        Z29, Z28, Z28
+	VPERMILPS     $0xb1, Z28, Z29
+	VADDPS        Z29, Z28, Z28
+	VCOMPRESSPS.Z Z28, K2, Z4
 	TESTQ         AX, AX
 	JEQ           sx2
 	VADDPS        (DX), X4, X4
@@ -542,22 +541,28 @@ sx2:
 	VZEROUPPER
 	RET
 
-// func bf16dpTile4x3Z(w unsafe.Pointer, ldw uintptr, x *uint16, ldx uintptr, nb int, dst *float32, ldd uintptr, acc int)
-// Requires: AVX, AVX512F, AVX512VL
-TEXT ·bf16dpTile4x3Z(SB), NOSPLIT, $0-64
+// func bf16dpTile4x3Z(w unsafe.Pointer, ldw uintptr, x *uint16, ldx uintptr, nb int, dst *float32, ldd uintptr, acc int, buf *float32, mode int)
+// Requires: AVX, AVX512F
+TEXT ·bf16dpTile4x3Z(SB), NOSPLIT, $0-80
 	// bf16dpTile4x3Z: dst[t·ldd + r] (+)= the dot product of BF16 row r (of 4 at w,
 	// ldw bytes apart) with bfloat16 token t (of 3 at x, ldx bytes apart) over
 	// nb 32-element steps, one accumulator each (llamafile's order); ldd in
-	// bytes, acc nonzero to add.
+	// bytes, acc nonzero to add. mode&1: the accumulators start from buf
+	// (16 floats each, token-major); mode&2: they are stored there instead of
+	// reduced into dst.
 	MOVQ   w+0(FP), R8
 	MOVQ   ldw+8(FP), R9
 	MOVQ   x+16(FP), DI
 	MOVQ   ldx+24(FP), BX
 	MOVQ   nb+32(FP), CX
+	MOVQ   buf+64(FP), DX
+	MOVQ   mode+72(FP), AX
 	LEAQ   (R9)(R9*2), R10
 	ADDQ   R8, R10
 	LEAQ   (BX)(BX*2), SI
 	ADDQ   DI, SI
+	TESTQ  $0x00000001, AX
+	JNZ    resume
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -570,8 +575,25 @@ TEXT ·bf16dpTile4x3Z(SB), NOSPLIT, $0-64
 	VPXORD Z9, Z9, Z9
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
-	TESTQ  CX, CX
-	JZ     reduce
+	JMP    start
+
+resume:
+	VMOVUPS (DX), Z0
+	VMOVUPS 64(DX), Z1
+	VMOVUPS 128(DX), Z2
+	VMOVUPS 192(DX), Z3
+	VMOVUPS 256(DX), Z4
+	VMOVUPS 320(DX), Z5
+	VMOVUPS 384(DX), Z6
+	VMOVUPS 448(DX), Z7
+	VMOVUPS 512(DX), Z8
+	VMOVUPS 576(DX), Z9
+	VMOVUPS 640(DX), Z10
+	VMOVUPS 704(DX), Z11
+
+start:
+	TESTQ CX, CX
+	JZ    reduce
 
 loop:
 	VMOVDQU32 (R8), Z24
@@ -685,44 +707,43 @@ loop:
 	JNZ  loop
 
 reduce:
+	TESTQ   $0x00000002, AX
+	JZ      final
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, 128(DX)
+	VMOVUPS Z3, 192(DX)
+	VMOVUPS Z4, 256(DX)
+	VMOVUPS Z5, 320(DX)
+	VMOVUPS Z6, 384(DX)
+	VMOVUPS Z7, 448(DX)
+	VMOVUPS Z8, 512(DX)
+	VMOVUPS Z9, 576(DX)
+	VMOVUPS Z10, 640(DX)
+	VMOVUPS Z11, 704(DX)
+	VZEROUPPER
+	RET
+
+final:
 	MOVQ          dst+40(FP), DX
 	MOVQ          ldd+48(FP), BX
+	MOVL          $0x00001111, AX
+	KMOVW         AX, K2
 	MOVQ          acc+56(FP), AX
-	VEXTRACTF64X4 $0x01, Z0, Y30
-	VADDPS        Y30, Y0, Y0
-	VEXTRACTF32X4 $0x01, Y0, X30
-	VADDPS        X30, X0, X0
-	VPERMILPS     $0x4e, X0, X30
-	VADDPS        X30, X0, X0
-	VPERMILPS     $0xb1, X0, X30
-	VADDSS        X30, X0, X0
-	VEXTRACTF64X4 $0x01, Z1, Y30
-	VADDPS        Y30, Y1, Y1
-	VEXTRACTF32X4 $0x01, Y1, X30
-	VADDPS        X30, X1, X1
-	VPERMILPS     $0x4e, X1, X30
-	VADDPS        X30, X1, X1
-	VPERMILPS     $0xb1, X1, X30
-	VADDSS        X30, X1, X1
-	VEXTRACTF64X4 $0x01, Z2, Y30
-	VADDPS        Y30, Y2, Y2
-	VEXTRACTF32X4 $0x01, Y2, X30
-	VADDPS        X30, X2, X2
-	VPERMILPS     $0x4e, X2, X30
-	VADDPS        X30, X2, X2
-	VPERMILPS     $0xb1, X2, X30
-	VADDSS        X30, X2, X2
-	VEXTRACTF64X4 $0x01, Z3, Y30
-	VADDPS        Y30, Y3, Y3
-	VEXTRACTF32X4 $0x01, Y3, X30
-	VADDPS        X30, X3, X3
-	VPERMILPS     $0x4e, X3, X30
-	VADDPS        X30, X3, X3
-	VPERMILPS     $0xb1, X3, X30
-	VADDSS        X30, X3, X3
-	VINSERTPS     $0x10, X1, X0, X0
-	VINSERTPS     $0x20, X2, X0, X0
-	VINSERTPS     $0x30, X3, X0, X0
+	VSHUFF64X2    $0x44, Z1, Z0, Z24
+	VSHUFF64X2    $0xee, Z1, Z0, Z25
+	VADDPS        Z25, Z24, Z24
+	VSHUFF64X2    $0x44, Z3, Z2, Z26
+	VSHUFF64X2    $0xee, Z3, Z2, Z27
+	VADDPS        Z27, Z26, Z26
+	VSHUFF64X2    $0x88, Z26, Z24, Z28
+	VSHUFF64X2    $0xdd, Z26, Z24, Z29
+	VADDPS        Z29, Z28, Z28
+	VPERMILPS     $0x4e, Z28, Z29
+	VADDPS        Z29, Z28, Z28
+	VPERMILPS     $0xb1, Z28, Z29
+	VADDPS        Z29, Z28, Z28
+	VCOMPRESSPS.Z Z28, K2, Z0
 	TESTQ         AX, AX
 	JEQ           sx1
 	VADDPS        (DX), X0, X0
@@ -730,41 +751,20 @@ reduce:
 sx1:
 	VMOVUPS       X0, (DX)
 	ADDQ          BX, DX
-	VEXTRACTF64X4 $0x01, Z4, Y30
-	VADDPS        Y30, Y4, Y4
-	VEXTRACTF32X4 $0x01, Y4, X30
-	VADDPS        X30, X4, X4
-	VPERMILPS     $0x4e, X4, X30
-	VADDPS        X30, X4, X4
-	VPERMILPS     $0xb1, X4, X30
-	VADDSS        X30, X4, X4
-	VEXTRACTF64X4 $0x01, Z5, Y30
-	VADDPS        Y30, Y5, Y5
-	VEXTRACTF32X4 $0x01, Y5, X30
-	VADDPS        X30, X5, X5
-	VPERMILPS     $0x4e, X5, X30
-	VADDPS        X30, X5, X5
-	VPERMILPS     $0xb1, X5, X30
-	VADDSS        X30, X5, X5
-	VEXTRACTF64X4 $0x01, Z6, Y30
-	VADDPS        Y30, Y6, Y6
-	VEXTRACTF32X4 $0x01, Y6, X30
-	VADDPS        X30, X6, X6
-	VPERMILPS     $0x4e, X6, X30
-	VADDPS        X30, X6, X6
-	VPERMILPS     $0xb1, X6, X30
-	VADDSS        X30, X6, X6
-	VEXTRACTF64X4 $0x01, Z7, Y30
-	VADDPS        Y30, Y7, Y7
-	VEXTRACTF32X4 $0x01, Y7, X30
-	VADDPS        X30, X7, X7
-	VPERMILPS     $0x4e, X7, X30
-	VADDPS        X30, X7, X7
-	VPERMILPS     $0xb1, X7, X30
-	VADDSS        X30, X7, X7
-	VINSERTPS     $0x10, X5, X4, X4
-	VINSERTPS     $0x20, X6, X4, X4
-	VINSERTPS     $0x30, X7, X4, X4
+	VSHUFF64X2    $0x44, Z5, Z4, Z24
+	VSHUFF64X2    $0xee, Z5, Z4, Z25
+	VADDPS        Z25, Z24, Z24
+	VSHUFF64X2    $0x44, Z7, Z6, Z26
+	VSHUFF64X2    $0xee, Z7, Z6, Z27
+	VADDPS        Z27, Z26, Z26
+	VSHUFF64X2    $0x88, Z26, Z24, Z28
+	VSHUFF64X2    $0xdd, Z26, Z24, Z29
+	VADDPS        Z29, Z28, Z28
+	VPERMILPS     $0x4e, Z28, Z29
+	VADDPS        Z29, Z28, Z28
+	VPERMILPS     $0xb1, Z28, Z29
+	VADDPS        Z29, Z28, Z28
+	VCOMPRESSPS.Z Z28, K2, Z4
 	TESTQ         AX, AX
 	JEQ           sx2
 	VADDPS        (DX), X4, X4
@@ -772,41 +772,20 @@ sx1:
 sx2:
 	VMOVUPS       X4, (DX)
 	ADDQ          BX, DX
-	VEXTRACTF64X4 $0x01, Z8, Y30
-	VADDPS        Y30, Y8, Y8
-	VEXTRACTF32X4 $0x01, Y8, X30
-	VADDPS        X30, X8, X8
-	VPERMILPS     $0x4e, X8, X30
-	VADDPS        X30, X8, X8
-	VPERMILPS     $0xb1, X8, X30
-	VADDSS        X30, X8, X8
-	VEXTRACTF64X4 $0x01, Z9, Y30
-	VADDPS        Y30, Y9, Y9
-	VEXTRACTF32X4 $0x01, Y9, X30
-	VADDPS        X30, X9, X9
-	VPERMILPS     $0x4e, X9, X30
-	VADDPS        X30, X9, X9
-	VPERMILPS     $0xb1, X9, X30
-	VADDSS        X30, X9, X9
-	VEXTRACTF64X4 $0x01, Z10, Y30
-	VADDPS        Y30, Y10, Y10
-	VEXTRACTF32X4 $0x01, Y10, X30
-	VADDPS        X30, X10, X10
-	VPERMILPS     $0x4e, X10, X30
-	VADDPS        X30, X10, X10
-	VPERMILPS     $0xb1, X10, X30
-	VADDSS        X30, X10, X10
-	VEXTRACTF64X4 $0x01, Z11, Y30
-	VADDPS        Y30, Y11, Y11
-	VEXTRACTF32X4 $0x01, Y11, X30
-	VADDPS        X30, X11, X11
-	VPERMILPS     $0x4e, X11, X30
-	VADDPS        X30, X11, X11
-	VPERMILPS     $0xb1, X11, X30
-	VADDSS        X30, X11, X11
-	VINSERTPS     $0x10, X9, X8, X8
-	VINSERTPS     $0x20, X10, X8, X8
-	VINSERTPS     $0x30, X11, X8, X8
+	VSHUFF64X2    $0x44, Z9, Z8, Z24
+	VSHUFF64X2    $0xee, Z9, Z8, Z25
+	VADDPS        Z25, Z24, Z24
+	VSHUFF64X2    $0x44, Z11, Z10, Z26
+	VSHUFF64X2    $0xee, Z11, Z10, Z27
+	VADDPS        Z27, Z26, Z26
+	VSHUFF64X2    $0x88, Z26, Z24, Z28
+	VSHUFF64X2    $0xdd, Z26, Z24, Z29
+	VADDPS        Z29, Z28, Z28
+	VPERMILPS     $0x4e, Z28, Z29
+	VADDPS        Z29, Z28, Z28
+	VPERMILPS     $0xb1, Z28, Z29
+	VADDPS        Z29, Z28, Z28
+	VCOMPRESSPS.Z Z28, K2, Z8
 	TESTQ         AX, AX
 	JEQ           sx3
 	VADDPS        (DX), X8, X8
@@ -817,22 +796,28 @@ sx3:
 	VZEROUPPER
 	RET
 
-// func bf16dpTile4x4Z(w unsafe.Pointer, ldw uintptr, x *uint16, ldx uintptr, nb int, dst *float32, ldd uintptr, acc int)
-// Requires: AVX, AVX512F, AVX512VL
-TEXT ·bf16dpTile4x4Z(SB), NOSPLIT, $0-64
+// func bf16dpTile4x4Z(w unsafe.Pointer, ldw uintptr, x *uint16, ldx uintptr, nb int, dst *float32, ldd uintptr, acc int, buf *float32, mode int)
+// Requires: AVX, AVX512F
+TEXT ·bf16dpTile4x4Z(SB), NOSPLIT, $0-80
 	// bf16dpTile4x4Z: dst[t·ldd + r] (+)= the dot product of BF16 row r (of 4 at w,
 	// ldw bytes apart) with bfloat16 token t (of 4 at x, ldx bytes apart) over
 	// nb 32-element steps, one accumulator each (llamafile's order); ldd in
-	// bytes, acc nonzero to add.
+	// bytes, acc nonzero to add. mode&1: the accumulators start from buf
+	// (16 floats each, token-major); mode&2: they are stored there instead of
+	// reduced into dst.
 	MOVQ   w+0(FP), R8
 	MOVQ   ldw+8(FP), R9
 	MOVQ   x+16(FP), DI
 	MOVQ   ldx+24(FP), BX
 	MOVQ   nb+32(FP), CX
+	MOVQ   buf+64(FP), DX
+	MOVQ   mode+72(FP), AX
 	LEAQ   (R9)(R9*2), R10
 	ADDQ   R8, R10
 	LEAQ   (BX)(BX*2), SI
 	ADDQ   DI, SI
+	TESTQ  $0x00000001, AX
+	JNZ    resume
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -849,8 +834,29 @@ TEXT ·bf16dpTile4x4Z(SB), NOSPLIT, $0-64
 	VPXORD Z13, Z13, Z13
 	VPXORD Z14, Z14, Z14
 	VPXORD Z15, Z15, Z15
-	TESTQ  CX, CX
-	JZ     reduce
+	JMP    start
+
+resume:
+	VMOVUPS (DX), Z0
+	VMOVUPS 64(DX), Z1
+	VMOVUPS 128(DX), Z2
+	VMOVUPS 192(DX), Z3
+	VMOVUPS 256(DX), Z4
+	VMOVUPS 320(DX), Z5
+	VMOVUPS 384(DX), Z6
+	VMOVUPS 448(DX), Z7
+	VMOVUPS 512(DX), Z8
+	VMOVUPS 576(DX), Z9
+	VMOVUPS 640(DX), Z10
+	VMOVUPS 704(DX), Z11
+	VMOVUPS 768(DX), Z12
+	VMOVUPS 832(DX), Z13
+	VMOVUPS 896(DX), Z14
+	VMOVUPS 960(DX), Z15
+
+start:
+	TESTQ CX, CX
+	JZ    reduce
 
 loop:
 	VMOVDQU32 (R8), Z24
@@ -997,44 +1003,47 @@ loop:
 	JNZ  loop
 
 reduce:
+	TESTQ   $0x00000002, AX
+	JZ      final
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, 128(DX)
+	VMOVUPS Z3, 192(DX)
+	VMOVUPS Z4, 256(DX)
+	VMOVUPS Z5, 320(DX)
+	VMOVUPS Z6, 384(DX)
+	VMOVUPS Z7, 448(DX)
+	VMOVUPS Z8, 512(DX)
+	VMOVUPS Z9, 576(DX)
+	VMOVUPS Z10, 640(DX)
+	VMOVUPS Z11, 704(DX)
+	VMOVUPS Z12, 768(DX)
+	VMOVUPS Z13, 832(DX)
+	VMOVUPS Z14, 896(DX)
+	VMOVUPS Z15, 960(DX)
+	VZEROUPPER
+	RET
+
+final:
 	MOVQ          dst+40(FP), DX
 	MOVQ          ldd+48(FP), BX
+	MOVL          $0x00001111, AX
+	KMOVW         AX, K2
 	MOVQ          acc+56(FP), AX
-	VEXTRACTF64X4 $0x01, Z0, Y30
-	VADDPS        Y30, Y0, Y0
-	VEXTRACTF32X4 $0x01, Y0, X30
-	VADDPS        X30, X0, X0
-	VPERMILPS     $0x4e, X0, X30
-	VADDPS        X30, X0, X0
-	VPERMILPS     $0xb1, X0, X30
-	VADDSS        X30, X0, X0
-	VEXTRACTF64X4 $0x01, Z1, Y30
-	VADDPS        Y30, Y1, Y1
-	VEXTRACTF32X4 $0x01, Y1, X30
-	VADDPS        X30, X1, X1
-	VPERMILPS     $0x4e, X1, X30
-	VADDPS        X30, X1, X1
-	VPERMILPS     $0xb1, X1, X30
-	VADDSS        X30, X1, X1
-	VEXTRACTF64X4 $0x01, Z2, Y30
-	VADDPS        Y30, Y2, Y2
-	VEXTRACTF32X4 $0x01, Y2, X30
-	VADDPS        X30, X2, X2
-	VPERMILPS     $0x4e, X2, X30
-	VADDPS        X30, X2, X2
-	VPERMILPS     $0xb1, X2, X30
-	VADDSS        X30, X2, X2
-	VEXTRACTF64X4 $0x01, Z3, Y30
-	VADDPS        Y30, Y3, Y3
-	VEXTRACTF32X4 $0x01, Y3, X30
-	VADDPS        X30, X3, X3
-	VPERMILPS     $0x4e, X3, X30
-	VADDPS        X30, X3, X3
-	VPERMILPS     $0xb1, X3, X30
-	VADDSS        X30, X3, X3
-	VINSERTPS     $0x10, X1, X0, X0
-	VINSERTPS     $0x20, X2, X0, X0
-	VINSERTPS     $0x30, X3, X0, X0
+	VSHUFF64X2    $0x44, Z1, Z0, Z24
+	VSHUFF64X2    $0xee, Z1, Z0, Z25
+	VADDPS        Z25, Z24, Z24
+	VSHUFF64X2    $0x44, Z3, Z2, Z26
+	VSHUFF64X2    $0xee, Z3, Z2, Z27
+	VADDPS        Z27, Z26, Z26
+	VSHUFF64X2    $0x88, Z26, Z24, Z28
+	VSHUFF64X2    $0xdd, Z26, Z24, Z29
+	VADDPS        Z29, Z28, Z28
+	VPERMILPS     $0x4e, Z28, Z29
+	VADDPS        Z29, Z28, Z28
+	VPERMILPS     $0xb1, Z28, Z29
+	VADDPS        Z29, Z28, Z28
+	VCOMPRESSPS.Z Z28, K2, Z0
 	TESTQ         AX, AX
 	JEQ           sx1
 	VADDPS        (DX), X0, X0
@@ -1042,41 +1051,20 @@ reduce:
 sx1:
 	VMOVUPS       X0, (DX)
 	ADDQ          BX, DX
-	VEXTRACTF64X4 $0x01, Z4, Y30
-	VADDPS        Y30, Y4, Y4
-	VEXTRACTF32X4 $0x01, Y4, X30
-	VADDPS        X30, X4, X4
-	VPERMILPS     $0x4e, X4, X30
-	VADDPS        X30, X4, X4
-	VPERMILPS     $0xb1, X4, X30
-	VADDSS        X30, X4, X4
-	VEXTRACTF64X4 $0x01, Z5, Y30
-	VADDPS        Y30, Y5, Y5
-	VEXTRACTF32X4 $0x01, Y5, X30
-	VADDPS        X30, X5, X5
-	VPERMILPS     $0x4e, X5, X30
-	VADDPS        X30, X5, X5
-	VPERMILPS     $0xb1, X5, X30
-	VADDSS        X30, X5, X5
-	VEXTRACTF64X4 $0x01, Z6, Y30
-	VADDPS        Y30, Y6, Y6
-	VEXTRACTF32X4 $0x01, Y6, X30
-	VADDPS        X30, X6, X6
-	VPERMILPS     $0x4e, X6, X30
-	VADDPS        X30, X6, X6
-	VPERMILPS     $0xb1, X6, X30
-	VADDSS        X30, X6, X6
-	VEXTRACTF64X4 $0x01, Z7, Y30
-	VADDPS        Y30, Y7, Y7
-	VEXTRACTF32X4 $0x01, Y7, X30
-	VADDPS        X30, X7, X7
-	VPERMILPS     $0x4e, X7, X30
-	VADDPS        X30, X7, X7
-	VPERMILPS     $0xb1, X7, X30
-	VADDSS        X30, X7, X7
-	VINSERTPS     $0x10, X5, X4, X4
-	VINSERTPS     $0x20, X6, X4, X4
-	VINSERTPS     $0x30, X7, X4, X4
+	VSHUFF64X2    $0x44, Z5, Z4, Z24
+	VSHUFF64X2    $0xee, Z5, Z4, Z25
+	VADDPS        Z25, Z24, Z24
+	VSHUFF64X2    $0x44, Z7, Z6, Z26
+	VSHUFF64X2    $0xee, Z7, Z6, Z27
+	VADDPS        Z27, Z26, Z26
+	VSHUFF64X2    $0x88, Z26, Z24, Z28
+	VSHUFF64X2    $0xdd, Z26, Z24, Z29
+	VADDPS        Z29, Z28, Z28
+	VPERMILPS     $0x4e, Z28, Z29
+	VADDPS        Z29, Z28, Z28
+	VPERMILPS     $0xb1, Z28, Z29
+	VADDPS        Z29, Z28, Z28
+	VCOMPRESSPS.Z Z28, K2, Z4
 	TESTQ         AX, AX
 	JEQ           sx2
 	VADDPS        (DX), X4, X4
@@ -1084,41 +1072,20 @@ sx1:
 sx2:
 	VMOVUPS       X4, (DX)
 	ADDQ          BX, DX
-	VEXTRACTF64X4 $0x01, Z8, Y30
-	VADDPS        Y30, Y8, Y8
-	VEXTRACTF32X4 $0x01, Y8, X30
-	VADDPS        X30, X8, X8
-	VPERMILPS     $0x4e, X8, X30
-	VADDPS        X30, X8, X8
-	VPERMILPS     $0xb1, X8, X30
-	VADDSS        X30, X8, X8
-	VEXTRACTF64X4 $0x01, Z9, Y30
-	VADDPS        Y30, Y9, Y9
-	VEXTRACTF32X4 $0x01, Y9, X30
-	VADDPS        X30, X9, X9
-	VPERMILPS     $0x4e, X9, X30
-	VADDPS        X30, X9, X9
-	VPERMILPS     $0xb1, X9, X30
-	VADDSS        X30, X9, X9
-	VEXTRACTF64X4 $0x01, Z10, Y30
-	VADDPS        Y30, Y10, Y10
-	VEXTRACTF32X4 $0x01, Y10, X30
-	VADDPS        X30, X10, X10
-	VPERMILPS     $0x4e, X10, X30
-	VADDPS        X30, X10, X10
-	VPERMILPS     $0xb1, X10, X30
-	VADDSS        X30, X10, X10
-	VEXTRACTF64X4 $0x01, Z11, Y30
-	VADDPS        Y30, Y11, Y11
-	VEXTRACTF32X4 $0x01, Y11, X30
-	VADDPS        X30, X11, X11
-	VPERMILPS     $0x4e, X11, X30
-	VADDPS        X30, X11, X11
-	VPERMILPS     $0xb1, X11, X30
-	VADDSS        X30, X11, X11
-	VINSERTPS     $0x10, X9, X8, X8
-	VINSERTPS     $0x20, X10, X8, X8
-	VINSERTPS     $0x30, X11, X8, X8
+	VSHUFF64X2    $0x44, Z9, Z8, Z24
+	VSHUFF64X2    $0xee, Z9, Z8, Z25
+	VADDPS        Z25, Z24, Z24
+	VSHUFF64X2    $0x44, Z11, Z10, Z26
+	VSHUFF64X2    $0xee, Z11, Z10, Z27
+	VADDPS        Z27, Z26, Z26
+	VSHUFF64X2    $0x88, Z26, Z24, Z28
+	VSHUFF64X2    $0xdd, Z26, Z24, Z29
+	VADDPS        Z29, Z28, Z28
+	VPERMILPS     $0x4e, Z28, Z29
+	VADDPS        Z29, Z28, Z28
+	VPERMILPS     $0xb1, Z28, Z29
+	VADDPS        Z29, Z28, Z28
+	VCOMPRESSPS.Z Z28, K2, Z8
 	TESTQ         AX, AX
 	JEQ           sx3
 	VADDPS        (DX), X8, X8
@@ -1126,41 +1093,20 @@ sx2:
 sx3:
 	VMOVUPS       X8, (DX)
 	ADDQ          BX, DX
-	VEXTRACTF64X4 $0x01, Z12, Y30
-	VADDPS        Y30, Y12, Y12
-	VEXTRACTF32X4 $0x01, Y12, X30
-	VADDPS        X30, X12, X12
-	VPERMILPS     $0x4e, X12, X30
-	VADDPS        X30, X12, X12
-	VPERMILPS     $0xb1, X12, X30
-	VADDSS        X30, X12, X12
-	VEXTRACTF64X4 $0x01, Z13, Y30
-	VADDPS        Y30, Y13, Y13
-	VEXTRACTF32X4 $0x01, Y13, X30
-	VADDPS        X30, X13, X13
-	VPERMILPS     $0x4e, X13, X30
-	VADDPS        X30, X13, X13
-	VPERMILPS     $0xb1, X13, X30
-	VADDSS        X30, X13, X13
-	VEXTRACTF64X4 $0x01, Z14, Y30
-	VADDPS        Y30, Y14, Y14
-	VEXTRACTF32X4 $0x01, Y14, X30
-	VADDPS        X30, X14, X14
-	VPERMILPS     $0x4e, X14, X30
-	VADDPS        X30, X14, X14
-	VPERMILPS     $0xb1, X14, X30
-	VADDSS        X30, X14, X14
-	VEXTRACTF64X4 $0x01, Z15, Y30
-	VADDPS        Y30, Y15, Y15
-	VEXTRACTF32X4 $0x01, Y15, X30
-	VADDPS        X30, X15, X15
-	VPERMILPS     $0x4e, X15, X30
-	VADDPS        X30, X15, X15
-	VPERMILPS     $0xb1, X15, X30
-	VADDSS        X30, X15, X15
-	VINSERTPS     $0x10, X13, X12, X12
-	VINSERTPS     $0x20, X14, X12, X12
-	VINSERTPS     $0x30, X15, X12, X12
+	VSHUFF64X2    $0x44, Z13, Z12, Z24
+	VSHUFF64X2    $0xee, Z13, Z12, Z25
+	VADDPS        Z25, Z24, Z24
+	VSHUFF64X2    $0x44, Z15, Z14, Z26
+	VSHUFF64X2    $0xee, Z15, Z14, Z27
+	VADDPS        Z27, Z26, Z26
+	VSHUFF64X2    $0x88, Z26, Z24, Z28
+	VSHUFF64X2    $0xdd, Z26, Z24, Z29
+	VADDPS        Z29, Z28, Z28
+	VPERMILPS     $0x4e, Z28, Z29
+	VADDPS        Z29, Z28, Z28
+	VPERMILPS     $0xb1, Z28, Z29
+	VADDPS        Z29, Z28, Z28
+	VCOMPRESSPS.Z Z28, K2, Z12
 	TESTQ         AX, AX
 	JEQ           sx4
 	VADDPS        (DX), X12, X12
@@ -1171,22 +1117,28 @@ sx4:
 	VZEROUPPER
 	RET
 
-// func bf16dpTile4x5Z(w unsafe.Pointer, ldw uintptr, x *uint16, ldx uintptr, nb int, dst *float32, ldd uintptr, acc int)
-// Requires: AVX, AVX512F, AVX512VL
-TEXT ·bf16dpTile4x5Z(SB), NOSPLIT, $0-64
+// func bf16dpTile4x5Z(w unsafe.Pointer, ldw uintptr, x *uint16, ldx uintptr, nb int, dst *float32, ldd uintptr, acc int, buf *float32, mode int)
+// Requires: AVX, AVX512F
+TEXT ·bf16dpTile4x5Z(SB), NOSPLIT, $0-80
 	// bf16dpTile4x5Z: dst[t·ldd + r] (+)= the dot product of BF16 row r (of 4 at w,
 	// ldw bytes apart) with bfloat16 token t (of 5 at x, ldx bytes apart) over
 	// nb 32-element steps, one accumulator each (llamafile's order); ldd in
-	// bytes, acc nonzero to add.
+	// bytes, acc nonzero to add. mode&1: the accumulators start from buf
+	// (16 floats each, token-major); mode&2: they are stored there instead of
+	// reduced into dst.
 	MOVQ   w+0(FP), R8
 	MOVQ   ldw+8(FP), R9
 	MOVQ   x+16(FP), DI
 	MOVQ   ldx+24(FP), BX
 	MOVQ   nb+32(FP), CX
+	MOVQ   buf+64(FP), DX
+	MOVQ   mode+72(FP), AX
 	LEAQ   (R9)(R9*2), R10
 	ADDQ   R8, R10
 	LEAQ   (BX)(BX*2), SI
 	ADDQ   DI, SI
+	TESTQ  $0x00000001, AX
+	JNZ    resume
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -1207,8 +1159,33 @@ TEXT ·bf16dpTile4x5Z(SB), NOSPLIT, $0-64
 	VPXORD Z17, Z17, Z17
 	VPXORD Z18, Z18, Z18
 	VPXORD Z19, Z19, Z19
-	TESTQ  CX, CX
-	JZ     reduce
+	JMP    start
+
+resume:
+	VMOVUPS (DX), Z0
+	VMOVUPS 64(DX), Z1
+	VMOVUPS 128(DX), Z2
+	VMOVUPS 192(DX), Z3
+	VMOVUPS 256(DX), Z4
+	VMOVUPS 320(DX), Z5
+	VMOVUPS 384(DX), Z6
+	VMOVUPS 448(DX), Z7
+	VMOVUPS 512(DX), Z8
+	VMOVUPS 576(DX), Z9
+	VMOVUPS 640(DX), Z10
+	VMOVUPS 704(DX), Z11
+	VMOVUPS 768(DX), Z12
+	VMOVUPS 832(DX), Z13
+	VMOVUPS 896(DX), Z14
+	VMOVUPS 960(DX), Z15
+	VMOVUPS 1024(DX), Z16
+	VMOVUPS 1088(DX), Z17
+	VMOVUPS 1152(DX), Z18
+	VMOVUPS 1216(DX), Z19
+
+start:
+	TESTQ CX, CX
+	JZ    reduce
 
 loop:
 	VMOVDQU32 (R8), Z24
@@ -1388,44 +1365,51 @@ loop:
 	JNZ  loop
 
 reduce:
+	TESTQ   $0x00000002, AX
+	JZ      final
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, 128(DX)
+	VMOVUPS Z3, 192(DX)
+	VMOVUPS Z4, 256(DX)
+	VMOVUPS Z5, 320(DX)
+	VMOVUPS Z6, 384(DX)
+	VMOVUPS Z7, 448(DX)
+	VMOVUPS Z8, 512(DX)
+	VMOVUPS Z9, 576(DX)
+	VMOVUPS Z10, 640(DX)
+	VMOVUPS Z11, 704(DX)
+	VMOVUPS Z12, 768(DX)
+	VMOVUPS Z13, 832(DX)
+	VMOVUPS Z14, 896(DX)
+	VMOVUPS Z15, 960(DX)
+	VMOVUPS Z16, 1024(DX)
+	VMOVUPS Z17, 1088(DX)
+	VMOVUPS Z18, 1152(DX)
+	VMOVUPS Z19, 1216(DX)
+	VZEROUPPER
+	RET
+
+final:
 	MOVQ          dst+40(FP), DX
 	MOVQ          ldd+48(FP), BX
+	MOVL          $0x00001111, AX
+	KMOVW         AX, K2
 	MOVQ          acc+56(FP), AX
-	VEXTRACTF64X4 $0x01, Z0, Y30
-	VADDPS        Y30, Y0, Y0
-	VEXTRACTF32X4 $0x01, Y0, X30
-	VADDPS        X30, X0, X0
-	VPERMILPS     $0x4e, X0, X30
-	VADDPS        X30, X0, X0
-	VPERMILPS     $0xb1, X0, X30
-	VADDSS        X30, X0, X0
-	VEXTRACTF64X4 $0x01, Z1, Y30
-	VADDPS        Y30, Y1, Y1
-	VEXTRACTF32X4 $0x01, Y1, X30
-	VADDPS        X30, X1, X1
-	VPERMILPS     $0x4e, X1, X30
-	VADDPS        X30, X1, X1
-	VPERMILPS     $0xb1, X1, X30
-	VADDSS        X30, X1, X1
-	VEXTRACTF64X4 $0x01, Z2, Y30
-	VADDPS        Y30, Y2, Y2
-	VEXTRACTF32X4 $0x01, Y2, X30
-	VADDPS        X30, X2, X2
-	VPERMILPS     $0x4e, X2, X30
-	VADDPS        X30, X2, X2
-	VPERMILPS     $0xb1, X2, X30
-	VADDSS        X30, X2, X2
-	VEXTRACTF64X4 $0x01, Z3, Y30
-	VADDPS        Y30, Y3, Y3
-	VEXTRACTF32X4 $0x01, Y3, X30
-	VADDPS        X30, X3, X3
-	VPERMILPS     $0x4e, X3, X30
-	VADDPS        X30, X3, X3
-	VPERMILPS     $0xb1, X3, X30
-	VADDSS        X30, X3, X3
-	VINSERTPS     $0x10, X1, X0, X0
-	VINSERTPS     $0x20, X2, X0, X0
-	VINSERTPS     $0x30, X3, X0, X0
+	VSHUFF64X2    $0x44, Z1, Z0, Z24
+	VSHUFF64X2    $0xee, Z1, Z0, Z25
+	VADDPS        Z25, Z24, Z24
+	VSHUFF64X2    $0x44, Z3, Z2, Z26
+	VSHUFF64X2    $0xee, Z3, Z2, Z27
+	VADDPS        Z27, Z26, Z26
+	VSHUFF64X2    $0x88, Z26, Z24, Z28
+	VSHUFF64X2    $0xdd, Z26, Z24, Z29
+	VADDPS        Z29, Z28, Z28
+	VPERMILPS     $0x4e, Z28, Z29
+	VADDPS        Z29, Z28, Z28
+	VPERMILPS     $0xb1, Z28, Z29
+	VADDPS        Z29, Z28, Z28
+	VCOMPRESSPS.Z Z28, K2, Z0
 	TESTQ         AX, AX
 	JEQ           sx1
 	VADDPS        (DX), X0, X0
@@ -1433,41 +1417,20 @@ reduce:
 sx1:
 	VMOVUPS       X0, (DX)
 	ADDQ          BX, DX
-	VEXTRACTF64X4 $0x01, Z4, Y30
-	VADDPS        Y30, Y4, Y4
-	VEXTRACTF32X4 $0x01, Y4, X30
-	VADDPS        X30, X4, X4
-	VPERMILPS     $0x4e, X4, X30
-	VADDPS        X30, X4, X4
-	VPERMILPS     $0xb1, X4, X30
-	VADDSS        X30, X4, X4
-	VEXTRACTF64X4 $0x01, Z5, Y30
-	VADDPS        Y30, Y5, Y5
-	VEXTRACTF32X4 $0x01, Y5, X30
-	VADDPS        X30, X5, X5
-	VPERMILPS     $0x4e, X5, X30
-	VADDPS        X30, X5, X5
-	VPERMILPS     $0xb1, X5, X30
-	VADDSS        X30, X5, X5
-	VEXTRACTF64X4 $0x01, Z6, Y30
-	VADDPS        Y30, Y6, Y6
-	VEXTRACTF32X4 $0x01, Y6, X30
-	VADDPS        X30, X6, X6
-	VPERMILPS     $0x4e, X6, X30
-	VADDPS        X30, X6, X6
-	VPERMILPS     $0xb1, X6, X30
-	VADDSS        X30, X6, X6
-	VEXTRACTF64X4 $0x01, Z7, Y30
-	VADDPS        Y30, Y7, Y7
-	VEXTRACTF32X4 $0x01, Y7, X30
-	VADDPS        X30, X7, X7
-	VPERMILPS     $0x4e, X7, X30
-	VADDPS        X30, X7, X7
-	VPERMILPS     $0xb1, X7, X30
-	VADDSS        X30, X7, X7
-	VINSERTPS     $0x10, X5, X4, X4
-	VINSERTPS     $0x20, X6, X4, X4
-	VINSERTPS     $0x30, X7, X4, X4
+	VSHUFF64X2    $0x44, Z5, Z4, Z24
+	VSHUFF64X2    $0xee, Z5, Z4, Z25
+	VADDPS        Z25, Z24, Z24
+	VSHUFF64X2    $0x44, Z7, Z6, Z26
+	VSHUFF64X2    $0xee, Z7, Z6, Z27
+	VADDPS        Z27, Z26, Z26
+	VSHUFF64X2    $0x88, Z26, Z24, Z28
+	VSHUFF64X2    $0xdd, Z26, Z24, Z29
+	VADDPS        Z29, Z28, Z28
+	VPERMILPS     $0x4e, Z28, Z29
+	VADDPS        Z29, Z28, Z28
+	VPERMILPS     $0xb1, Z28, Z29
+	VADDPS        Z29, Z28, Z28
+	VCOMPRESSPS.Z Z28, K2, Z4
 	TESTQ         AX, AX
 	JEQ           sx2
 	VADDPS        (DX), X4, X4
@@ -1475,41 +1438,20 @@ sx1:
 sx2:
 	VMOVUPS       X4, (DX)
 	ADDQ          BX, DX
-	VEXTRACTF64X4 $0x01, Z8, Y30
-	VADDPS        Y30, Y8, Y8
-	VEXTRACTF32X4 $0x01, Y8, X30
-	VADDPS        X30, X8, X8
-	VPERMILPS     $0x4e, X8, X30
-	VADDPS        X30, X8, X8
-	VPERMILPS     $0xb1, X8, X30
-	VADDSS        X30, X8, X8
-	VEXTRACTF64X4 $0x01, Z9, Y30
-	VADDPS        Y30, Y9, Y9
-	VEXTRACTF32X4 $0x01, Y9, X30
-	VADDPS        X30, X9, X9
-	VPERMILPS     $0x4e, X9, X30
-	VADDPS        X30, X9, X9
-	VPERMILPS     $0xb1, X9, X30
-	VADDSS        X30, X9, X9
-	VEXTRACTF64X4 $0x01, Z10, Y30
-	VADDPS        Y30, Y10, Y10
-	VEXTRACTF32X4 $0x01, Y10, X30
-	VADDPS        X30, X10, X10
-	VPERMILPS     $0x4e, X10, X30
-	VADDPS        X30, X10, X10
-	VPERMILPS     $0xb1, X10, X30
-	VADDSS        X30, X10, X10
-	VEXTRACTF64X4 $0x01, Z11, Y30
-	VADDPS        Y30, Y11, Y11
-	VEXTRACTF32X4 $0x01, Y11, X30
-	VADDPS        X30, X11, X11
-	VPERMILPS     $0x4e, X11, X30
-	VADDPS        X30, X11, X11
-	VPERMILPS     $0xb1, X11, X30
-	VADDSS        X30, X11, X11
-	VINSERTPS     $0x10, X9, X8, X8
-	VINSERTPS     $0x20, X10, X8, X8
-	VINSERTPS     $0x30, X11, X8, X8
+	VSHUFF64X2    $0x44, Z9, Z8, Z24
+	VSHUFF64X2    $0xee, Z9, Z8, Z25
+	VADDPS        Z25, Z24, Z24
+	VSHUFF64X2    $0x44, Z11, Z10, Z26
+	VSHUFF64X2    $0xee, Z11, Z10, Z27
+	VADDPS        Z27, Z26, Z26
+	VSHUFF64X2    $0x88, Z26, Z24, Z28
+	VSHUFF64X2    $0xdd, Z26, Z24, Z29
+	VADDPS        Z29, Z28, Z28
+	VPERMILPS     $0x4e, Z28, Z29
+	VADDPS        Z29, Z28, Z28
+	VPERMILPS     $0xb1, Z28, Z29
+	VADDPS        Z29, Z28, Z28
+	VCOMPRESSPS.Z Z28, K2, Z8
 	TESTQ         AX, AX
 	JEQ           sx3
 	VADDPS        (DX), X8, X8
@@ -1517,41 +1459,20 @@ sx2:
 sx3:
 	VMOVUPS       X8, (DX)
 	ADDQ          BX, DX
-	VEXTRACTF64X4 $0x01, Z12, Y30
-	VADDPS        Y30, Y12, Y12
-	VEXTRACTF32X4 $0x01, Y12, X30
-	VADDPS        X30, X12, X12
-	VPERMILPS     $0x4e, X12, X30
-	VADDPS        X30, X12, X12
-	VPERMILPS     $0xb1, X12, X30
-	VADDSS        X30, X12, X12
-	VEXTRACTF64X4 $0x01, Z13, Y30
-	VADDPS        Y30, Y13, Y13
-	VEXTRACTF32X4 $0x01, Y13, X30
-	VADDPS        X30, X13, X13
-	VPERMILPS     $0x4e, X13, X30
-	VADDPS        X30, X13, X13
-	VPERMILPS     $0xb1, X13, X30
-	VADDSS        X30, X13, X13
-	VEXTRACTF64X4 $0x01, Z14, Y30
-	VADDPS        Y30, Y14, Y14
-	VEXTRACTF32X4 $0x01, Y14, X30
-	VADDPS        X30, X14, X14
-	VPERMILPS     $0x4e, X14, X30
-	VADDPS        X30, X14, X14
-	VPERMILPS     $0xb1, X14, X30
-	VADDSS        X30, X14, X14
-	VEXTRACTF64X4 $0x01, Z15, Y30
-	VADDPS        Y30, Y15, Y15
-	VEXTRACTF32X4 $0x01, Y15, X30
-	VADDPS        X30, X15, X15
-	VPERMILPS     $0x4e, X15, X30
-	VADDPS        X30, X15, X15
-	VPERMILPS     $0xb1, X15, X30
-	VADDSS        X30, X15, X15
-	VINSERTPS     $0x10, X13, X12, X12
-	VINSERTPS     $0x20, X14, X12, X12
-	VINSERTPS     $0x30, X15, X12, X12
+	VSHUFF64X2    $0x44, Z13, Z12, Z24
+	VSHUFF64X2    $0xee, Z13, Z12, Z25
+	VADDPS        Z25, Z24, Z24
+	VSHUFF64X2    $0x44, Z15, Z14, Z26
+	VSHUFF64X2    $0xee, Z15, Z14, Z27
+	VADDPS        Z27, Z26, Z26
+	VSHUFF64X2    $0x88, Z26, Z24, Z28
+	VSHUFF64X2    $0xdd, Z26, Z24, Z29
+	VADDPS        Z29, Z28, Z28
+	VPERMILPS     $0x4e, Z28, Z29
+	VADDPS        Z29, Z28, Z28
+	VPERMILPS     $0xb1, Z28, Z29
+	VADDPS        Z29, Z28, Z28
+	VCOMPRESSPS.Z Z28, K2, Z12
 	TESTQ         AX, AX
 	JEQ           sx4
 	VADDPS        (DX), X12, X12
@@ -1559,41 +1480,20 @@ sx3:
 sx4:
 	VMOVUPS       X12, (DX)
 	ADDQ          BX, DX
-	VEXTRACTF64X4 $0x01, Z16, Y30
-	VADDPS        Y30, Y16, Y16
-	VEXTRACTF32X4 $0x01, Y16, X30
-	VADDPS        X30, X16, X16
-	VPERMILPS     $0x4e, X16, X30
-	VADDPS        X30, X16, X16
-	VPERMILPS     $0xb1, X16, X30
-	VADDSS        X30, X16, X16
-	VEXTRACTF64X4 $0x01, Z17, Y30
-	VADDPS        Y30, Y17, Y17
-	VEXTRACTF32X4 $0x01, Y17, X30
-	VADDPS        X30, X17, X17
-	VPERMILPS     $0x4e, X17, X30
-	VADDPS        X30, X17, X17
-	VPERMILPS     $0xb1, X17, X30
-	VADDSS        X30, X17, X17
-	VEXTRACTF64X4 $0x01, Z18, Y30
-	VADDPS        Y30, Y18, Y18
-	VEXTRACTF32X4 $0x01, Y18, X30
-	VADDPS        X30, X18, X18
-	VPERMILPS     $0x4e, X18, X30
-	VADDPS        X30, X18, X18
-	VPERMILPS     $0xb1, X18, X30
-	VADDSS        X30, X18, X18
-	VEXTRACTF64X4 $0x01, Z19, Y30
-	VADDPS        Y30, Y19, Y19
-	VEXTRACTF32X4 $0x01, Y19, X30
-	VADDPS        X30, X19, X19
-	VPERMILPS     $0x4e, X19, X30
-	VADDPS        X30, X19, X19
-	VPERMILPS     $0xb1, X19, X30
-	VADDSS        X30, X19, X19
-	VINSERTPS     $0x10, X17, X16, X16
-	VINSERTPS     $0x20, X18, X16, X16
-	VINSERTPS     $0x30, X19, X16, X16
+	VSHUFF64X2    $0x44, Z17, Z16, Z24
+	VSHUFF64X2    $0xee, Z17, Z16, Z25
+	VADDPS        Z25, Z24, Z24
+	VSHUFF64X2    $0x44, Z19, Z18, Z26
+	VSHUFF64X2    $0xee, Z19, Z18, Z27
+	VADDPS        Z27, Z26, Z26
+	VSHUFF64X2    $0x88, Z26, Z24, Z28
+	VSHUFF64X2    $0xdd, Z26, Z24, Z29
+	VADDPS        Z29, Z28, Z28
+	VPERMILPS     $0x4e, Z28, Z29
+	VADDPS        Z29, Z28, Z28
+	VPERMILPS     $0xb1, Z28, Z29
+	VADDPS        Z29, Z28, Z28
+	VCOMPRESSPS.Z Z28, K2, Z16
 	TESTQ         AX, AX
 	JEQ           sx5
 	VADDPS        (DX), X16, X16
@@ -1604,22 +1504,28 @@ sx5:
 	VZEROUPPER
 	RET
 
-// func bf16dpTile4x6Z(w unsafe.Pointer, ldw uintptr, x *uint16, ldx uintptr, nb int, dst *float32, ldd uintptr, acc int)
-// Requires: AVX, AVX512F, AVX512VL
-TEXT ·bf16dpTile4x6Z(SB), NOSPLIT, $0-64
+// func bf16dpTile4x6Z(w unsafe.Pointer, ldw uintptr, x *uint16, ldx uintptr, nb int, dst *float32, ldd uintptr, acc int, buf *float32, mode int)
+// Requires: AVX, AVX512F
+TEXT ·bf16dpTile4x6Z(SB), NOSPLIT, $0-80
 	// bf16dpTile4x6Z: dst[t·ldd + r] (+)= the dot product of BF16 row r (of 4 at w,
 	// ldw bytes apart) with bfloat16 token t (of 6 at x, ldx bytes apart) over
 	// nb 32-element steps, one accumulator each (llamafile's order); ldd in
-	// bytes, acc nonzero to add.
+	// bytes, acc nonzero to add. mode&1: the accumulators start from buf
+	// (16 floats each, token-major); mode&2: they are stored there instead of
+	// reduced into dst.
 	MOVQ   w+0(FP), R8
 	MOVQ   ldw+8(FP), R9
 	MOVQ   x+16(FP), DI
 	MOVQ   ldx+24(FP), BX
 	MOVQ   nb+32(FP), CX
+	MOVQ   buf+64(FP), DX
+	MOVQ   mode+72(FP), AX
 	LEAQ   (R9)(R9*2), R10
 	ADDQ   R8, R10
 	LEAQ   (BX)(BX*2), SI
 	ADDQ   DI, SI
+	TESTQ  $0x00000001, AX
+	JNZ    resume
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -1644,8 +1550,37 @@ TEXT ·bf16dpTile4x6Z(SB), NOSPLIT, $0-64
 	VPXORD Z21, Z21, Z21
 	VPXORD Z22, Z22, Z22
 	VPXORD Z23, Z23, Z23
-	TESTQ  CX, CX
-	JZ     reduce
+	JMP    start
+
+resume:
+	VMOVUPS (DX), Z0
+	VMOVUPS 64(DX), Z1
+	VMOVUPS 128(DX), Z2
+	VMOVUPS 192(DX), Z3
+	VMOVUPS 256(DX), Z4
+	VMOVUPS 320(DX), Z5
+	VMOVUPS 384(DX), Z6
+	VMOVUPS 448(DX), Z7
+	VMOVUPS 512(DX), Z8
+	VMOVUPS 576(DX), Z9
+	VMOVUPS 640(DX), Z10
+	VMOVUPS 704(DX), Z11
+	VMOVUPS 768(DX), Z12
+	VMOVUPS 832(DX), Z13
+	VMOVUPS 896(DX), Z14
+	VMOVUPS 960(DX), Z15
+	VMOVUPS 1024(DX), Z16
+	VMOVUPS 1088(DX), Z17
+	VMOVUPS 1152(DX), Z18
+	VMOVUPS 1216(DX), Z19
+	VMOVUPS 1280(DX), Z20
+	VMOVUPS 1344(DX), Z21
+	VMOVUPS 1408(DX), Z22
+	VMOVUPS 1472(DX), Z23
+
+start:
+	TESTQ CX, CX
+	JZ    reduce
 
 loop:
 	VMOVDQU32 (R8), Z24
@@ -1858,44 +1793,55 @@ loop:
 	JNZ  loop
 
 reduce:
+	TESTQ   $0x00000002, AX
+	JZ      final
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, 128(DX)
+	VMOVUPS Z3, 192(DX)
+	VMOVUPS Z4, 256(DX)
+	VMOVUPS Z5, 320(DX)
+	VMOVUPS Z6, 384(DX)
+	VMOVUPS Z7, 448(DX)
+	VMOVUPS Z8, 512(DX)
+	VMOVUPS Z9, 576(DX)
+	VMOVUPS Z10, 640(DX)
+	VMOVUPS Z11, 704(DX)
+	VMOVUPS Z12, 768(DX)
+	VMOVUPS Z13, 832(DX)
+	VMOVUPS Z14, 896(DX)
+	VMOVUPS Z15, 960(DX)
+	VMOVUPS Z16, 1024(DX)
+	VMOVUPS Z17, 1088(DX)
+	VMOVUPS Z18, 1152(DX)
+	VMOVUPS Z19, 1216(DX)
+	VMOVUPS Z20, 1280(DX)
+	VMOVUPS Z21, 1344(DX)
+	VMOVUPS Z22, 1408(DX)
+	VMOVUPS Z23, 1472(DX)
+	VZEROUPPER
+	RET
+
+final:
 	MOVQ          dst+40(FP), DX
 	MOVQ          ldd+48(FP), BX
+	MOVL          $0x00001111, AX
+	KMOVW         AX, K2
 	MOVQ          acc+56(FP), AX
-	VEXTRACTF64X4 $0x01, Z0, Y30
-	VADDPS        Y30, Y0, Y0
-	VEXTRACTF32X4 $0x01, Y0, X30
-	VADDPS        X30, X0, X0
-	VPERMILPS     $0x4e, X0, X30
-	VADDPS        X30, X0, X0
-	VPERMILPS     $0xb1, X0, X30
-	VADDSS        X30, X0, X0
-	VEXTRACTF64X4 $0x01, Z1, Y30
-	VADDPS        Y30, Y1, Y1
-	VEXTRACTF32X4 $0x01, Y1, X30
-	VADDPS        X30, X1, X1
-	VPERMILPS     $0x4e, X1, X30
-	VADDPS        X30, X1, X1
-	VPERMILPS     $0xb1, X1, X30
-	VADDSS        X30, X1, X1
-	VEXTRACTF64X4 $0x01, Z2, Y30
-	VADDPS        Y30, Y2, Y2
-	VEXTRACTF32X4 $0x01, Y2, X30
-	VADDPS        X30, X2, X2
-	VPERMILPS     $0x4e, X2, X30
-	VADDPS        X30, X2, X2
-	VPERMILPS     $0xb1, X2, X30
-	VADDSS        X30, X2, X2
-	VEXTRACTF64X4 $0x01, Z3, Y30
-	VADDPS        Y30, Y3, Y3
-	VEXTRACTF32X4 $0x01, Y3, X30
-	VADDPS        X30, X3, X3
-	VPERMILPS     $0x4e, X3, X30
-	VADDPS        X30, X3, X3
-	VPERMILPS     $0xb1, X3, X30
-	VADDSS        X30, X3, X3
-	VINSERTPS     $0x10, X1, X0, X0
-	VINSERTPS     $0x20, X2, X0, X0
-	VINSERTPS     $0x30, X3, X0, X0
+	VSHUFF64X2    $0x44, Z1, Z0, Z24
+	VSHUFF64X2    $0xee, Z1, Z0, Z25
+	VADDPS        Z25, Z24, Z24
+	VSHUFF64X2    $0x44, Z3, Z2, Z26
+	VSHUFF64X2    $0xee, Z3, Z2, Z27
+	VADDPS        Z27, Z26, Z26
+	VSHUFF64X2    $0x88, Z26, Z24, Z28
+	VSHUFF64X2    $0xdd, Z26, Z24, Z29
+	VADDPS        Z29, Z28, Z28
+	VPERMILPS     $0x4e, Z28, Z29
+	VADDPS        Z29, Z28, Z28
+	VPERMILPS     $0xb1, Z28, Z29
+	VADDPS        Z29, Z28, Z28
+	VCOMPRESSPS.Z Z28, K2, Z0
 	TESTQ         AX, AX
 	JEQ           sx1
 	VADDPS        (DX), X0, X0
@@ -1903,41 +1849,20 @@ reduce:
 sx1:
 	VMOVUPS       X0, (DX)
 	ADDQ          BX, DX
-	VEXTRACTF64X4 $0x01, Z4, Y30
-	VADDPS        Y30, Y4, Y4
-	VEXTRACTF32X4 $0x01, Y4, X30
-	VADDPS        X30, X4, X4
-	VPERMILPS     $0x4e, X4, X30
-	VADDPS        X30, X4, X4
-	VPERMILPS     $0xb1, X4, X30
-	VADDSS        X30, X4, X4
-	VEXTRACTF64X4 $0x01, Z5, Y30
-	VADDPS        Y30, Y5, Y5
-	VEXTRACTF32X4 $0x01, Y5, X30
-	VADDPS        X30, X5, X5
-	VPERMILPS     $0x4e, X5, X30
-	VADDPS        X30, X5, X5
-	VPERMILPS     $0xb1, X5, X30
-	VADDSS        X30, X5, X5
-	VEXTRACTF64X4 $0x01, Z6, Y30
-	VADDPS        Y30, Y6, Y6
-	VEXTRACTF32X4 $0x01, Y6, X30
-	VADDPS        X30, X6, X6
-	VPERMILPS     $0x4e, X6, X30
-	VADDPS        X30, X6, X6
-	VPERMILPS     $0xb1, X6, X30
-	VADDSS        X30, X6, X6
-	VEXTRACTF64X4 $0x01, Z7, Y30
-	VADDPS        Y30, Y7, Y7
-	VEXTRACTF32X4 $0x01, Y7, X30
-	VADDPS        X30, X7, X7
-	VPERMILPS     $0x4e, X7, X30
-	VADDPS        X30, X7, X7
-	VPERMILPS     $0xb1, X7, X30
-	VADDSS        X30, X7, X7
-	VINSERTPS     $0x10, X5, X4, X4
-	VINSERTPS     $0x20, X6, X4, X4
-	VINSERTPS     $0x30, X7, X4, X4
+	VSHUFF64X2    $0x44, Z5, Z4, Z24
+	VSHUFF64X2    $0xee, Z5, Z4, Z25
+	VADDPS        Z25, Z24, Z24
+	VSHUFF64X2    $0x44, Z7, Z6, Z26
+	VSHUFF64X2    $0xee, Z7, Z6, Z27
+	VADDPS        Z27, Z26, Z26
+	VSHUFF64X2    $0x88, Z26, Z24, Z28
+	VSHUFF64X2    $0xdd, Z26, Z24, Z29
+	VADDPS        Z29, Z28, Z28
+	VPERMILPS     $0x4e, Z28, Z29
+	VADDPS        Z29, Z28, Z28
+	VPERMILPS     $0xb1, Z28, Z29
+	VADDPS        Z29, Z28, Z28
+	VCOMPRESSPS.Z Z28, K2, Z4
 	TESTQ         AX, AX
 	JEQ           sx2
 	VADDPS        (DX), X4, X4
@@ -1945,41 +1870,20 @@ sx1:
 sx2:
 	VMOVUPS       X4, (DX)
 	ADDQ          BX, DX
-	VEXTRACTF64X4 $0x01, Z8, Y30
-	VADDPS        Y30, Y8, Y8
-	VEXTRACTF32X4 $0x01, Y8, X30
-	VADDPS        X30, X8, X8
-	VPERMILPS     $0x4e, X8, X30
-	VADDPS        X30, X8, X8
-	VPERMILPS     $0xb1, X8, X30
-	VADDSS        X30, X8, X8
-	VEXTRACTF64X4 $0x01, Z9, Y30
-	VADDPS        Y30, Y9, Y9
-	VEXTRACTF32X4 $0x01, Y9, X30
-	VADDPS        X30, X9, X9
-	VPERMILPS     $0x4e, X9, X30
-	VADDPS        X30, X9, X9
-	VPERMILPS     $0xb1, X9, X30
-	VADDSS        X30, X9, X9
-	VEXTRACTF64X4 $0x01, Z10, Y30
-	VADDPS        Y30, Y10, Y10
-	VEXTRACTF32X4 $0x01, Y10, X30
-	VADDPS        X30, X10, X10
-	VPERMILPS     $0x4e, X10, X30
-	VADDPS        X30, X10, X10
-	VPERMILPS     $0xb1, X10, X30
-	VADDSS        X30, X10, X10
-	VEXTRACTF64X4 $0x01, Z11, Y30
-	VADDPS        Y30, Y11, Y11
-	VEXTRACTF32X4 $0x01, Y11, X30
-	VADDPS        X30, X11, X11
-	VPERMILPS     $0x4e, X11, X30
-	VADDPS        X30, X11, X11
-	VPERMILPS     $0xb1, X11, X30
-	VADDSS        X30, X11, X11
-	VINSERTPS     $0x10, X9, X8, X8
-	VINSERTPS     $0x20, X10, X8, X8
-	VINSERTPS     $0x30, X11, X8, X8
+	VSHUFF64X2    $0x44, Z9, Z8, Z24
+	VSHUFF64X2    $0xee, Z9, Z8, Z25
+	VADDPS        Z25, Z24, Z24
+	VSHUFF64X2    $0x44, Z11, Z10, Z26
+	VSHUFF64X2    $0xee, Z11, Z10, Z27
+	VADDPS        Z27, Z26, Z26
+	VSHUFF64X2    $0x88, Z26, Z24, Z28
+	VSHUFF64X2    $0xdd, Z26, Z24, Z29
+	VADDPS        Z29, Z28, Z28
+	VPERMILPS     $0x4e, Z28, Z29
+	VADDPS        Z29, Z28, Z28
+	VPERMILPS     $0xb1, Z28, Z29
+	VADDPS        Z29, Z28, Z28
+	VCOMPRESSPS.Z Z28, K2, Z8
 	TESTQ         AX, AX
 	JEQ           sx3
 	VADDPS        (DX), X8, X8
@@ -1987,41 +1891,20 @@ sx2:
 sx3:
 	VMOVUPS       X8, (DX)
 	ADDQ          BX, DX
-	VEXTRACTF64X4 $0x01, Z12, Y30
-	VADDPS        Y30, Y12, Y12
-	VEXTRACTF32X4 $0x01, Y12, X30
-	VADDPS        X30, X12, X12
-	VPERMILPS     $0x4e, X12, X30
-	VADDPS        X30, X12, X12
-	VPERMILPS     $0xb1, X12, X30
-	VADDSS        X30, X12, X12
-	VEXTRACTF64X4 $0x01, Z13, Y30
-	VADDPS        Y30, Y13, Y13
-	VEXTRACTF32X4 $0x01, Y13, X30
-	VADDPS        X30, X13, X13
-	VPERMILPS     $0x4e, X13, X30
-	VADDPS        X30, X13, X13
-	VPERMILPS     $0xb1, X13, X30
-	VADDSS        X30, X13, X13
-	VEXTRACTF64X4 $0x01, Z14, Y30
-	VADDPS        Y30, Y14, Y14
-	VEXTRACTF32X4 $0x01, Y14, X30
-	VADDPS        X30, X14, X14
-	VPERMILPS     $0x4e, X14, X30
-	VADDPS        X30, X14, X14
-	VPERMILPS     $0xb1, X14, X30
-	VADDSS        X30, X14, X14
-	VEXTRACTF64X4 $0x01, Z15, Y30
-	VADDPS        Y30, Y15, Y15
-	VEXTRACTF32X4 $0x01, Y15, X30
-	VADDPS        X30, X15, X15
-	VPERMILPS     $0x4e, X15, X30
-	VADDPS        X30, X15, X15
-	VPERMILPS     $0xb1, X15, X30
-	VADDSS        X30, X15, X15
-	VINSERTPS     $0x10, X13, X12, X12
-	VINSERTPS     $0x20, X14, X12, X12
-	VINSERTPS     $0x30, X15, X12, X12
+	VSHUFF64X2    $0x44, Z13, Z12, Z24
+	VSHUFF64X2    $0xee, Z13, Z12, Z25
+	VADDPS        Z25, Z24, Z24
+	VSHUFF64X2    $0x44, Z15, Z14, Z26
+	VSHUFF64X2    $0xee, Z15, Z14, Z27
+	VADDPS        Z27, Z26, Z26
+	VSHUFF64X2    $0x88, Z26, Z24, Z28
+	VSHUFF64X2    $0xdd, Z26, Z24, Z29
+	VADDPS        Z29, Z28, Z28
+	VPERMILPS     $0x4e, Z28, Z29
+	VADDPS        Z29, Z28, Z28
+	VPERMILPS     $0xb1, Z28, Z29
+	VADDPS        Z29, Z28, Z28
+	VCOMPRESSPS.Z Z28, K2, Z12
 	TESTQ         AX, AX
 	JEQ           sx4
 	VADDPS        (DX), X12, X12
@@ -2029,41 +1912,20 @@ sx3:
 sx4:
 	VMOVUPS       X12, (DX)
 	ADDQ          BX, DX
-	VEXTRACTF64X4 $0x01, Z16, Y30
-	VADDPS        Y30, Y16, Y16
-	VEXTRACTF32X4 $0x01, Y16, X30
-	VADDPS        X30, X16, X16
-	VPERMILPS     $0x4e, X16, X30
-	VADDPS        X30, X16, X16
-	VPERMILPS     $0xb1, X16, X30
-	VADDSS        X30, X16, X16
-	VEXTRACTF64X4 $0x01, Z17, Y30
-	VADDPS        Y30, Y17, Y17
-	VEXTRACTF32X4 $0x01, Y17, X30
-	VADDPS        X30, X17, X17
-	VPERMILPS     $0x4e, X17, X30
-	VADDPS        X30, X17, X17
-	VPERMILPS     $0xb1, X17, X30
-	VADDSS        X30, X17, X17
-	VEXTRACTF64X4 $0x01, Z18, Y30
-	VADDPS        Y30, Y18, Y18
-	VEXTRACTF32X4 $0x01, Y18, X30
-	VADDPS        X30, X18, X18
-	VPERMILPS     $0x4e, X18, X30
-	VADDPS        X30, X18, X18
-	VPERMILPS     $0xb1, X18, X30
-	VADDSS        X30, X18, X18
-	VEXTRACTF64X4 $0x01, Z19, Y30
-	VADDPS        Y30, Y19, Y19
-	VEXTRACTF32X4 $0x01, Y19, X30
-	VADDPS        X30, X19, X19
-	VPERMILPS     $0x4e, X19, X30
-	VADDPS        X30, X19, X19
-	VPERMILPS     $0xb1, X19, X30
-	VADDSS        X30, X19, X19
-	VINSERTPS     $0x10, X17, X16, X16
-	VINSERTPS     $0x20, X18, X16, X16
-	VINSERTPS     $0x30, X19, X16, X16
+	VSHUFF64X2    $0x44, Z17, Z16, Z24
+	VSHUFF64X2    $0xee, Z17, Z16, Z25
+	VADDPS        Z25, Z24, Z24
+	VSHUFF64X2    $0x44, Z19, Z18, Z26
+	VSHUFF64X2    $0xee, Z19, Z18, Z27
+	VADDPS        Z27, Z26, Z26
+	VSHUFF64X2    $0x88, Z26, Z24, Z28
+	VSHUFF64X2    $0xdd, Z26, Z24, Z29
+	VADDPS        Z29, Z28, Z28
+	VPERMILPS     $0x4e, Z28, Z29
+	VADDPS        Z29, Z28, Z28
+	VPERMILPS     $0xb1, Z28, Z29
+	VADDPS        Z29, Z28, Z28
+	VCOMPRESSPS.Z Z28, K2, Z16
 	TESTQ         AX, AX
 	JEQ           sx5
 	VADDPS        (DX), X16, X16
@@ -2071,41 +1933,20 @@ sx4:
 sx5:
 	VMOVUPS       X16, (DX)
 	ADDQ          BX, DX
-	VEXTRACTF64X4 $0x01, Z20, Y30
-	VADDPS        Y30, Y20, Y20
-	VEXTRACTF32X4 $0x01, Y20, X30
-	VADDPS        X30, X20, X20
-	VPERMILPS     $0x4e, X20, X30
-	VADDPS        X30, X20, X20
-	VPERMILPS     $0xb1, X20, X30
-	VADDSS        X30, X20, X20
-	VEXTRACTF64X4 $0x01, Z21, Y30
-	VADDPS        Y30, Y21, Y21
-	VEXTRACTF32X4 $0x01, Y21, X30
-	VADDPS        X30, X21, X21
-	VPERMILPS     $0x4e, X21, X30
-	VADDPS        X30, X21, X21
-	VPERMILPS     $0xb1, X21, X30
-	VADDSS        X30, X21, X21
-	VEXTRACTF64X4 $0x01, Z22, Y30
-	VADDPS        Y30, Y22, Y22
-	VEXTRACTF32X4 $0x01, Y22, X30
-	VADDPS        X30, X22, X22
-	VPERMILPS     $0x4e, X22, X30
-	VADDPS        X30, X22, X22
-	VPERMILPS     $0xb1, X22, X30
-	VADDSS        X30, X22, X22
-	VEXTRACTF64X4 $0x01, Z23, Y30
-	VADDPS        Y30, Y23, Y23
-	VEXTRACTF32X4 $0x01, Y23, X30
-	VADDPS        X30, X23, X23
-	VPERMILPS     $0x4e, X23, X30
-	VADDPS        X30, X23, X23
-	VPERMILPS     $0xb1, X23, X30
-	VADDSS        X30, X23, X23
-	VINSERTPS     $0x10, X21, X20, X20
-	VINSERTPS     $0x20, X22, X20, X20
-	VINSERTPS     $0x30, X23, X20, X20
+	VSHUFF64X2    $0x44, Z21, Z20, Z24
+	VSHUFF64X2    $0xee, Z21, Z20, Z25
+	VADDPS        Z25, Z24, Z24
+	VSHUFF64X2    $0x44, Z23, Z22, Z26
+	VSHUFF64X2    $0xee, Z23, Z22, Z27
+	VADDPS        Z27, Z26, Z26
+	VSHUFF64X2    $0x88, Z26, Z24, Z28
+	VSHUFF64X2    $0xdd, Z26, Z24, Z29
+	VADDPS        Z29, Z28, Z28
+	VPERMILPS     $0x4e, Z28, Z29
+	VADDPS        Z29, Z28, Z28
+	VPERMILPS     $0xb1, Z28, Z29
+	VADDPS        Z29, Z28, Z28
+	VCOMPRESSPS.Z Z28, K2, Z20
 	TESTQ         AX, AX
 	JEQ           sx6
 	VADDPS        (DX), X20, X20

@@ -11,6 +11,6 @@ func (k Kernels) bf16dpGemv4(w []byte, ldw int, x []uint16, nb int, y *[8]float3
 	bf16dpGemv4Go(w, ldw, x, nb, y)
 }
 
-func (k Kernels) bf16dpTile(nt int, w []byte, ldw int, x []uint16, ldx, nb int, dst []float32, ldd int, acc bool) {
-	bf16dpTileGo(nt, w, ldw, x, ldx, nb, dst, ldd, acc)
+func (k Kernels) bf16dpTile(nt int, w []byte, ldw int, x []uint16, ldx, nb int, dst []float32, ldd int, acc bool, buf []float32, mode int) {
+	bf16dpTileGo(nt, w, ldw, x, ldx, nb, dst, ldd, acc, buf, mode)
 }

@@ -59,11 +59,27 @@ func TestBF16DPKernels(t *testing.T) {
 					g[i] = float32(i)
 					wnt[i] = float32(i)
 				}
-				k.bf16dpTile(nt, w, rb, x, ldx, cols/32, g, ldd, acc)
-				bf16dpTileGo(nt, w, rb, x, ldx, cols/32, wnt, ldd, acc)
+				k.bf16dpTile(nt, w, rb, x, ldx, cols/32, g, ldd, acc, nil, 0)
+				bf16dpTileGo(nt, w, rb, x, ldx, cols/32, wnt, ldd, acc, nil, 0)
 				for i := range g {
 					if math.Float32bits(g[i]) != math.Float32bits(wnt[i]) {
 						t.Fatalf("tile 4×%d k=%d acc=%v: dst[%d] = %v, want %v", nt, cols, acc, i, g[i], wnt[i])
+					}
+				}
+				// The same reduction in three parts, the accumulators
+				// kept in buf in between, must give the same bits.
+				if nb := cols / 32; nb >= 3 && !acc {
+					buf := make([]float32, 64*nt)
+					p := make([]float32, nt*ldd)
+					copy(p, g)
+					a, b := nb/3, 2*nb/3
+					k.bf16dpTile(nt, w, rb, x, ldx, a, nil, ldd, false, buf, bf16dpKeep)
+					k.bf16dpTile(nt, w[64*a:], rb, x[32*a:], ldx, b-a, nil, ldd, false, buf, bf16dpResume|bf16dpKeep)
+					k.bf16dpTile(nt, w[64*b:], rb, x[32*b:], ldx, nb-b, p, ldd, false, buf, bf16dpResume)
+					for i := range p {
+						if math.Float32bits(p[i]) != math.Float32bits(g[i]) {
+							t.Fatalf("tile 4×%d k=%d in 3 parts: dst[%d] = %v, want %v", nt, cols, i, p[i], g[i])
+						}
 					}
 				}
 			}
@@ -143,15 +159,15 @@ func TestBF16Row(t *testing.T) {
 // TestBF16DPMatMul runs MatMul on BF16 weights with the VDPBF16PS path and
 // compares every output with ggml's order for its shape (bf16dpTileOrder):
 // one token, several, rows not a multiple of 4, a reduction not a
-// multiple of 32 or of 64, alone and fused with MatMulAcc, on 1 and 2
-// threads.
+// multiple of 32 or of 64, or longer than bf16dpKC (cut into parts), alone
+// and fused with MatMulAcc, on 1 and 2 threads.
 func TestBF16DPMatMul(t *testing.T) {
 	k := Detect()
 	if !k.hasBF16DP() {
 		t.Skip("no AVX512_BF16 kernels (or AMX) on this CPU")
 	}
 	r := newTestRand()
-	for _, sh := range []struct{ rows, cols int }{{64, 256}, {260, 96}, {37, 64}, {48, 520}, {8, 2048}, {130, 72}} {
+	for _, sh := range []struct{ rows, cols int }{{64, 256}, {260, 96}, {37, 64}, {48, 520}, {8, 2048}, {130, 72}, {8, 4160}, {44, 5632}} {
 		for _, n := range []int{1, 2, 7, 13} {
 			wb, _ := bf16dpData(r, sh.rows, sh.cols, 0)
 			w := Matrix{DType: tensor.BF16, Rows: sh.rows, Cols: sh.cols, Data: wb}

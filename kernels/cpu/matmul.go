@@ -543,7 +543,7 @@ func (t *mmTask) runWorker(w, lo, hi int) {
 			}
 			t.kRows(j, a, b)
 		case wkBF16DP:
-			t.bf16dpRows(j, a, b)
+			t.bf16dpRows(w, j, a, b)
 		default:
 			t.quantRows(j, a, b)
 		}

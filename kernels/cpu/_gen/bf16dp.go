@@ -120,19 +120,25 @@ func bf16dpGemv4(a *asm) {
 }
 
 // bf16dpTile generates bf16dpTile4x<nt>Z: 4 rows × nt tokens, one
-// accumulator each over all of k.
+// accumulator each over all of k — or over a part of k, the accumulators
+// kept in buf between the parts (mode bit 0: start from buf, not zero; bit
+// 1: leave them in buf, not reduced into dst).
 func bf16dpTile(a *asm, nt int) {
 	a.text(fmt.Sprintf("bf16dpTile4x%dZ", nt), attr.NOSPLIT,
-		"func(w unsafe.Pointer, ldw uintptr, x *uint16, ldx uintptr, nb int, dst *float32, ldd uintptr, acc int)",
+		"func(w unsafe.Pointer, ldw uintptr, x *uint16, ldx uintptr, nb int, dst *float32, ldd uintptr, acc int, buf *float32, mode int)",
 		fmt.Sprintf("bf16dpTile4x%dZ: dst[t·ldd + r] (+)= the dot product of BF16 row r (of 4 at w,", nt),
 		fmt.Sprintf("ldw bytes apart) with bfloat16 token t (of %d at x, ldx bytes apart) over", nt),
 		"nb 32-element steps, one accumulator each (llamafile's order); ldd in",
-		"bytes, acc nonzero to add.")
+		"bytes, acc nonzero to add. mode&1: the accumulators start from buf",
+		"(16 floats each, token-major); mode&2: they are stored there instead of",
+		"reduced into dst.")
 	a.load("w", reg.R8)
 	a.load("ldw", reg.R9)
 	a.load("x", reg.RDI)
 	a.load("ldx", reg.RBX)
 	a.load("nb", reg.RCX)
+	a.load("buf", reg.RDX)
+	a.load("mode", reg.RAX)
 	a.LEAQ(operand.Mem{Base: reg.R9, Index: reg.R9, Scale: 2}, reg.R10)
 	a.ADDQ(reg.R8, reg.R10) // row 3
 	a.LEAQ(operand.Mem{Base: reg.RBX, Index: reg.RBX, Scale: 2}, reg.RSI)
@@ -145,9 +151,17 @@ func bf16dpTile(a *asm, nt int) {
 		{Base: reg.RDI}, {Base: reg.RDI, Index: reg.RBX, Scale: 1}, {Base: reg.RDI, Index: reg.RBX, Scale: 2},
 		{Base: reg.RSI}, {Base: reg.RSI, Index: reg.RBX, Scale: 1}, {Base: reg.RSI, Index: reg.RBX, Scale: 2},
 	}
+	a.TESTQ(operand.U32(1), reg.RAX)
+	a.JNZ(label("resume"))
 	for i := range 4 * nt {
 		a.VPXORD(zr[i], zr[i], zr[i])
 	}
+	a.JMP(label("start"))
+	a.Label("resume")
+	for i := range 4 * nt {
+		a.VMOVUPS(mem(reg.RDX, 64*i), zr[i])
+	}
+	a.Label("start")
 	a.TESTQ(reg.RCX, reg.RCX)
 	a.JZ(label("reduce"))
 	a.Label("loop")
@@ -167,20 +181,47 @@ func bf16dpTile(a *asm, nt int) {
 	a.DECQ(reg.RCX)
 	a.JNZ(label("loop"))
 	a.Label("reduce")
+	a.TESTQ(operand.U32(2), reg.RAX)
+	a.JZ(label("final"))
+	for i := range 4 * nt {
+		a.VMOVUPS(zr[i], mem(reg.RDX, 64*i))
+	}
+	a.VZEROUPPER()
+	a.RET()
+	a.Label("final")
 	a.load("dst", reg.RDX)
 	a.load("ldd", reg.RBX)
+	a.MOVL(operand.U32(0x1111), reg.EAX)
+	a.KMOVW(reg.EAX, reg.K2)
 	a.load("acc", reg.RAX)
 	for t := range nt {
-		for r := range 4 {
-			a.hsumE(4*t+r, 30)
-		}
-		for r := 1; r < 4; r++ {
-			a.VINSERTPS(operand.U8(uint8(r<<4)), xr[4*t+r], xr[4*t], xr[4*t])
-		}
+		a.hsum4(4*t, reg.K2)
 		a.storex(4 * t)
 	}
 	a.VZEROUPPER()
 	a.RET()
+}
+
+// hsum4 reduces the accumulators Z<z>..Z<z+3> in hsum's order, each add
+// done for the four at once, and leaves the four sums in X<z>; k is the
+// mask 0x1111. Z24..Z29 are scratch.
+func (a *asm) hsum4(z int, k reg.OpmaskPhysical) {
+	// The high 256 bits onto the low: [A+A', B+B'] and [C+C', D+D'].
+	for i, d := range []int{24, 26} {
+		a.VSHUFF64X2(operand.U8(0x44), zr[z+2*i+1], zr[z+2*i], zr[d])
+		a.VSHUFF64X2(operand.U8(0xee), zr[z+2*i+1], zr[z+2*i], zr[d+1])
+		a.VADDPS(zr[d+1], zr[d], zr[d])
+	}
+	// The high 128 bits of each onto the low: one 128-bit block each.
+	a.VSHUFF64X2(operand.U8(0x88), reg.Z26, reg.Z24, reg.Z28)
+	a.VSHUFF64X2(operand.U8(0xdd), reg.Z26, reg.Z24, reg.Z29)
+	a.VADDPS(reg.Z29, reg.Z28, reg.Z28)
+	// Lanes 2, 3 onto 0, 1, then lane 1 onto 0, in every block.
+	a.VPERMILPS(operand.U8(0x4e), reg.Z28, reg.Z29)
+	a.VADDPS(reg.Z29, reg.Z28, reg.Z28)
+	a.VPERMILPS(operand.U8(0xb1), reg.Z28, reg.Z29)
+	a.VADDPS(reg.Z29, reg.Z28, reg.Z28)
+	a.VCOMPRESSPS_Z(reg.Z28, k, zr[z])
 }
 
 // hsumE is hsum (the same order) in EVEX forms, for registers 16 to 31.
