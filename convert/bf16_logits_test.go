@@ -13,9 +13,8 @@ import (
 	xcpu "golang.org/x/sys/cpu"
 )
 
-// bf16Vocab is the vocabulary of bf16Model: not a multiple of 4, so that
-// ggml's LM head takes ggml_vec_dot_bf16 for a prompt batch too, as weft's
-// does for the one row it keeps.
+// bf16Vocab is the vocabulary of bf16Model: not a multiple of 4 (ggml's
+// fallback from tinyBLAS, were the LM head run on a batch).
 const bf16Vocab = 262
 
 // bf16Model is the BF16 model of TestBF16LogitsMatchLlama: weft synth's
@@ -49,12 +48,11 @@ func bf16Model(t *testing.T) []byte {
 // orders, so the rows must be equal to the last bit. Elsewhere weft (and
 // ggml) take other paths and the test is skipped.
 //
-// The golden asks llama.cpp for every prompt token's logits: otherwise
-// llama.cpp runs the last layer's FFN on the last token alone
-// (ggml_get_rows before it), in ggml_vec_dot_bf16's order, while weft
-// prunes the rows after the last layer and runs that FFN in tinyBLAS's
-// order with the other tokens (the prompt row then differs in the last
-// bits; the decode rows do not).
+// The prompt's row depends on output pruning: llama.cpp runs the last
+// layer's FFN on the last token alone (ggml_get_rows before it), in
+// ggml_vec_dot_bf16's order, and so does weft (graph.PruneOutputs gathers
+// before that FFN); with the FFN run on all 8 prompt tokens (tinyBLAS's
+// order) the row differs in the last bits.
 func TestBF16LogitsMatchLlama(t *testing.T) {
 	data := bf16Model(t)
 	if *presetInputs != "" {

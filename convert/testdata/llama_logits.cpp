@@ -1,12 +1,10 @@
 // llama_logits: teacher-forced logits from llama.cpp's CPU build, for the
 // goldens of TestKQuantLogitsMatchLlama (see llama_logits.sh).
 //
-//   llama_logits MODEL.gguf OUT.f32 PROMPT_IDS FORCED_IDS [all]
+//   llama_logits MODEL.gguf OUT.f32 PROMPT_IDS FORCED_IDS
 //
 // PROMPT_IDS and FORCED_IDS are comma-separated token ids. The prompt is
-// decoded as one batch (with "all", asking for every prompt token's
-// logits, so that no matmul runs on the last token alone); then each
-// forced token is fed alone. OUT gets one
+// decoded as one batch; then each forced token is fed alone. OUT gets one
 // row of n_vocab little-endian float32 logits after the prompt and one
 // after each forced token. Default context parameters (F16 KV cache), one
 // thread.
@@ -31,8 +29,8 @@ static std::vector<llama_token> parse_ids(const char * s) {
 }
 
 int main(int argc, char ** argv) {
-    if (argc != 5 && !(argc == 6 && std::string(argv[5]) == "all")) {
-        std::fprintf(stderr, "usage: %s MODEL.gguf OUT.f32 PROMPT_IDS FORCED_IDS [all]\n", argv[0]);
+    if (argc != 5) {
+        std::fprintf(stderr, "usage: %s MODEL.gguf OUT.f32 PROMPT_IDS FORCED_IDS\n", argv[0]);
         return 2;
     }
     std::vector<llama_token> prompt = parse_ids(argv[3]);
@@ -54,23 +52,8 @@ int main(int argc, char ** argv) {
         return 1;
     }
     std::vector<llama_token> next = prompt;
-    llama_batch all = llama_batch_init((int32_t) prompt.size(), 0, 1);
-    if (argc == 6) {
-        for (size_t i = 0; i < prompt.size(); i++) {
-            all.token[i] = prompt[i];
-            all.pos[i] = (llama_pos) i;
-            all.n_seq_id[i] = 1;
-            all.seq_id[i][0] = 0;
-            all.logits[i] = 1;
-        }
-        all.n_tokens = (int32_t) prompt.size();
-    }
     for (size_t step = 0; step <= forced.size(); step++) {
-        llama_batch b = llama_batch_get_one(next.data(), (int32_t) next.size());
-        if (step == 0 && argc == 6) {
-            b = all;
-        }
-        if (llama_decode(ctx, b) != 0) {
+        if (llama_decode(ctx, llama_batch_get_one(next.data(), (int32_t) next.size())) != 0) {
             std::fprintf(stderr, "decode failed at step %zu\n", step);
             return 1;
         }
@@ -80,7 +63,6 @@ int main(int argc, char ** argv) {
         }
     }
     std::fclose(out);
-    llama_batch_free(all);
     llama_free(ctx);
     llama_model_free(model);
     llama_backend_free();

@@ -1,9 +1,8 @@
 #!/bin/sh
 # Makes kq-PRESET.f32, the goldens of TestKQuantLogitsMatchLlama: llama.cpp's
 # logits on the files llama-quantize makes from the test's F16 model; and
-# bf16.f32, TestBF16LogitsMatchLlama's, on its BF16 model, every prompt
-# token's logits asked for (made on a CPU with AVX512_BF16 and no AMX: the
-# golden holds that machine's order).
+# bf16.f32, TestBF16LogitsMatchLlama's, on its BF16 model (made on a CPU
+# with AVX512_BF16 and no AMX: the golden holds that machine's order).
 #   LLAMA=/path/to/llama.cpp sh convert/testdata/llama_logits.sh
 # (run from the repository root; llama.cpp c392e50, CPU build in
 # $LLAMA/build; the prompt and forced ids are kqPrompt and kqForced).
@@ -20,4 +19,4 @@ for preset in Q2_K Q3_K_S Q4_K_M Q5_K_M Q6_K IQ4_NL; do
     1,100,57,200,33,7,150,250 12,99,180,41,5,77,230,3 2>/dev/null
 done
 "$dir/llama_logits" "$dir/bf16.gguf" convert/testdata/bf16.f32 \
-  1,100,57,200,33,7,150,250 12,99,180,41,5,77,230,3 all 2>/dev/null
+  1,100,57,200,33,7,150,250 12,99,180,41,5,77,230,3 2>/dev/null
