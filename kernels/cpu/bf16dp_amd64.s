@@ -46,7 +46,7 @@ done:
 	RET
 
 // func bf16dpGemv4Z(w unsafe.Pointer, ldw uintptr, x *uint16, nb int, y *[8]float32)
-// Requires: AVX, AVX512F, AVX512VL
+// Requires: AVX, AVX512F, AVX512VL, MMX+
 TEXT ·bf16dpGemv4Z(SB), NOSPLIT, $0-40
 	// bf16dpGemv4Z: for the 4 BF16 rows at w, ldw bytes apart, and the nb
 	// 64-element steps of the bfloat16 activations x, y[2r] and y[2r+1] are
@@ -71,10 +71,12 @@ TEXT ·bf16dpGemv4Z(SB), NOSPLIT, $0-40
 	JZ     reduce
 
 loop:
-	VMOVDQU32 (DI), Z16
-	VMOVDQU32 64(DI), Z17
-	VMOVDQU32 (R8), Z18
-	VMOVDQU32 64(R8), Z19
+	VMOVDQU32  (DI), Z16
+	VMOVDQU32  64(DI), Z17
+	PREFETCHT0 1024(R8)
+	PREFETCHT0 1088(R8)
+	VMOVDQU32  (R8), Z18
+	VMOVDQU32  64(R8), Z19
 
 	// VDPBF16PS Z16, Z18, Z0
 	BYTE $0x62
@@ -85,14 +87,16 @@ loop:
 	BYTE $0xc0
 
 	// VDPBF16PS Z17, Z19, Z1
-	BYTE      $0x62
-	BYTE      $0xb2
-	BYTE      $0x66
-	BYTE      $0x40
-	BYTE      $0x52
-	BYTE      $0xc9
-	VMOVDQU32 (R9), Z20
-	VMOVDQU32 64(R9), Z21
+	BYTE       $0x62
+	BYTE       $0xb2
+	BYTE       $0x66
+	BYTE       $0x40
+	BYTE       $0x52
+	BYTE       $0xc9
+	PREFETCHT0 1024(R9)
+	PREFETCHT0 1088(R9)
+	VMOVDQU32  (R9), Z20
+	VMOVDQU32  64(R9), Z21
 
 	// VDPBF16PS Z16, Z20, Z2
 	BYTE $0x62
@@ -103,14 +107,16 @@ loop:
 	BYTE $0xd0
 
 	// VDPBF16PS Z17, Z21, Z3
-	BYTE      $0x62
-	BYTE      $0xb2
-	BYTE      $0x56
-	BYTE      $0x40
-	BYTE      $0x52
-	BYTE      $0xd9
-	VMOVDQU32 (R10), Z22
-	VMOVDQU32 64(R10), Z23
+	BYTE       $0x62
+	BYTE       $0xb2
+	BYTE       $0x56
+	BYTE       $0x40
+	BYTE       $0x52
+	BYTE       $0xd9
+	PREFETCHT0 1024(R10)
+	PREFETCHT0 1088(R10)
+	VMOVDQU32  (R10), Z22
+	VMOVDQU32  64(R10), Z23
 
 	// VDPBF16PS Z16, Z22, Z4
 	BYTE $0x62
@@ -121,14 +127,16 @@ loop:
 	BYTE $0xe0
 
 	// VDPBF16PS Z17, Z23, Z5
-	BYTE      $0x62
-	BYTE      $0xb2
-	BYTE      $0x46
-	BYTE      $0x40
-	BYTE      $0x52
-	BYTE      $0xe9
-	VMOVDQU32 (R11), Z24
-	VMOVDQU32 64(R11), Z25
+	BYTE       $0x62
+	BYTE       $0xb2
+	BYTE       $0x46
+	BYTE       $0x40
+	BYTE       $0x52
+	BYTE       $0xe9
+	PREFETCHT0 1024(R11)
+	PREFETCHT0 1088(R11)
+	VMOVDQU32  (R11), Z24
+	VMOVDQU32  64(R11), Z25
 
 	// VDPBF16PS Z16, Z24, Z6
 	BYTE $0x62

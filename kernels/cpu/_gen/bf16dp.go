@@ -99,6 +99,10 @@ func bf16dpGemv4(a *asm) {
 	a.VMOVDQU32(mem(reg.RDI, 0), reg.Z16)
 	a.VMOVDQU32(mem(reg.RDI, 64), reg.Z17)
 	for r, p := range rows {
+		// The float kernels' prefetch distance (gemvPrefetch), two
+		// lines a step.
+		a.PREFETCHT0(mem(p, gemvPrefetch))
+		a.PREFETCHT0(mem(p, gemvPrefetch+64))
 		a.VMOVDQU32(mem(p, 0), zr[18+2*r])
 		a.VMOVDQU32(mem(p, 64), zr[19+2*r])
 		a.VDPBF16PS(reg.Z16, zr[18+2*r], zr[2*r])
