@@ -2,6 +2,7 @@ package graph
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/weftrun/weft/ops"
 )
@@ -47,19 +48,30 @@ func PruneOutputs(g *Graph, reg *ops.Registry) error {
 		if reader == nil {
 			continue // nothing row-wise to prune before this output
 		}
+		// The chain's input may end a residual block x + f(x) whose f is
+		// row-wise (the last layer's FFN): then x is gathered and the
+		// block runs on the kept rows only, as llama.cpp does.
+		readers, layer := []*Node{reader}, -1
+		if r, block := residualBlock(v, users); r != nil {
+			// Inside the last layer, and drawn and placed with it.
+			v, readers, layer = r, block, r.Producer.Layer
+		}
 		gn, err := g.Apply(gather, []*Value{v}, ops.Attrs{}, []string{v.Name + ".kept"}, v.Producer.Pos)
 		if err != nil {
 			return err
 		}
-		gn.Layer = -1
+		gn.Layer = layer
 		kept := gn.Outputs[0]
-		// Place the gather right after v's producer; only the chain reads it.
+		// Place the gather right after v's producer; only the chain (and
+		// the block) reads it.
 		g.Nodes = g.Nodes[:len(g.Nodes)-1]
 		idx := indexOf(g.Nodes, v.Producer)
 		g.Nodes = append(g.Nodes[:idx+1], append([]*Node{gn}, g.Nodes[idx+1:]...)...)
-		for i, in := range reader.Inputs {
-			if in == v {
-				reader.Inputs[i] = kept
+		for _, rd := range readers {
+			for i, in := range rd.Inputs {
+				if in == v {
+					rd.Inputs[i] = kept
+				}
 			}
 		}
 		// Re-infer the chain's shapes (the row dimension is now K).
@@ -69,6 +81,83 @@ func PruneOutputs(g *Graph, reg *ops.Registry) error {
 		users = g.readers()
 	}
 	return nil
+}
+
+// residualBlock reports whether v, read once, is x + f(x) with f made of
+// row-wise nodes read only inside it, and x read only by f and the add
+// (the residual connection around a transformer's last FFN). It returns x
+// and the nodes that read x (f's and the add), or nil.
+func residualBlock(v *Value, users map[int][]*Node) (*Value, []*Node) {
+	add := v.Producer
+	if add == nil || !add.Op.RowWise || len(add.Outputs) != 1 || activations(add) != 2 || len(users[v.ID]) != 1 {
+		return nil, nil
+	}
+	var acts []*Value
+	for _, in := range add.Inputs {
+		if in != nil && in.Param == nil && !in.Input {
+			acts = append(acts, in)
+		}
+	}
+	for i, x := range acts {
+		if x.Producer == nil || !isTokenRows(x) {
+			continue
+		}
+		// The nodes between x and the add's other input.
+		block := map[*Node]bool{add: true}
+		ok := true
+		var walk func(u *Value)
+		walk = func(u *Value) {
+			if !ok || u == x {
+				return
+			}
+			n := u.Producer
+			if n == nil || !n.Op.RowWise || len(n.Outputs) != 1 || !isTokenRows(u) {
+				ok = false
+				return
+			}
+			if block[n] {
+				return
+			}
+			block[n] = true
+			for _, in := range n.Inputs {
+				if in != nil && in.Param == nil && !in.Input {
+					walk(in)
+				}
+			}
+		}
+		walk(acts[1-i])
+		if !ok || len(block) < 2 {
+			continue
+		}
+		// Nothing outside the block reads what it computes, or x.
+		var readers []*Node
+		for n := range block {
+			if n != add && !readOnlyBy(users[n.Outputs[0].ID], block) {
+				ok = false
+			}
+		}
+		if !ok || !readOnlyBy(users[x.ID], block) {
+			continue
+		}
+		for _, n := range users[x.ID] {
+			if !slices.Contains(readers, n) {
+				readers = append(readers, n)
+			}
+		}
+		return x, readers
+	}
+	return nil, nil
+}
+
+// readOnlyBy reports whether every reader in rs (nil: a graph output) is
+// in block.
+func readOnlyBy(rs []*Node, block map[*Node]bool) bool {
+	for _, n := range rs {
+		if n == nil || !block[n] {
+			return false
+		}
+	}
+	return true
 }
 
 func isTokenRows(v *Value) bool {

@@ -21,6 +21,12 @@ import (
 // tokens, with or without the passes, returning every output's values.
 func forward(t *testing.T, src string, set map[string]any, passes bool) [][]float32 {
 	t.Helper()
+	return forwardKeep(t, src, set, passes, []int32{0, 1, 2, 3, 4})
+}
+
+// forwardKeep is forward with the rows the step keeps for its outputs.
+func forwardKeep(t *testing.T, src string, set map[string]any, passes bool, keep []int32) [][]float32 {
+	t.Helper()
 	sp, err := specs.Parse("t.yaml", []byte(src))
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +60,7 @@ func forward(t *testing.T, src string, set map[string]any, passes bool) [][]floa
 		t.Fatal(err)
 	}
 	st := &backend.Step{Tokens: []int32{1, 2, 3, 4, 5}, Pos: []int32{0, 1, 2, 3, 4}, Seq: []int32{0, 0, 0, 0, 0},
-		Keep: []int32{0, 1, 2, 3, 4}}
+		Keep: keep}
 	if err := kv.AddressWhole(st); err != nil {
 		t.Fatal(err)
 	}
@@ -149,6 +155,56 @@ graph:
 			sameOutputs(t, tc.name, forward(t, tc.src, tc.set, true), forward(t, tc.src, tc.set, false))
 		})
 	}
+}
+
+// TestPruneBeforeLastFFN checks where output pruning gathers the kept
+// rows of a Llama: before the last layer's FFN (its input residual), as
+// llama.cpp does, so that the FFN, the final norm and the LM head run on
+// the kept rows; and that the kept rows' logits are those of the whole
+// step.
+func TestPruneBeforeLastFFN(t *testing.T) {
+	llama, err := os.ReadFile("../specs/llama.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := specs.Parse("llama.yaml", llama)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := ops.Builtins()
+	params, err := sp.ResolveParams(nil, llamaSet(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rw, err := randweights.ForSpec(sp, reg, params, "gguf", randweights.Config{Seed: 1, NormStd: 0.1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := sp.Build(specs.BuildOptions{Registry: reg, Params: params, Source: rw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := graph.PruneOutputs(g, reg); err != nil {
+		t.Fatal(err)
+	}
+	var after []string
+	for i, n := range g.Nodes {
+		if n.Op.Name == "gather_rows" {
+			for _, m := range g.Nodes[i+1:] {
+				after = append(after, m.Op.Name)
+			}
+			if n.Layer != 1 {
+				t.Errorf("gather_rows in layer %d, want 1 (the last)", n.Layer)
+			}
+		}
+	}
+	if want := "rms_norm linear linear swiglu linear add rms_norm linear"; strings.Join(after, " ") != want {
+		t.Errorf("after gather_rows: %q, want %q", strings.Join(after, " "), want)
+	}
+	all := forward(t, string(llama), llamaSet(nil), false)
+	kept := forwardKeep(t, string(llama), llamaSet(nil), true, []int32{2, 4})
+	vocab := len(all[0]) / 5
+	sameOutputs(t, "kept rows", kept, [][]float32{append(append([]float32(nil), all[0][2*vocab:3*vocab]...), all[0][4*vocab:]...)})
 }
 
 // TestPlanNoSharedOutputs: the outputs of one node never share memory,

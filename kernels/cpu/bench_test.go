@@ -173,7 +173,7 @@ func newTinyLlama(b testing.TB, dt tensor.DType) *tinyLlama {
 // other work: a kernel that reads far more than half the machine's
 // bandwidth per CPU second keeps two threads at the roofline.
 func BenchmarkDecodeTinyLlama(b *testing.B) {
-	for _, dt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.F16, tensor.Q4_K, tensor.Q6_K, tensor.Q5_K, tensor.Q3_K, tensor.Q2_K, tensor.IQ4_NL, tensor.Q4_B64T1, tensor.Q3H_B64T1} {
+	for _, dt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.F16, tensor.BF16, tensor.Q4_K, tensor.Q6_K, tensor.Q5_K, tensor.Q3_K, tensor.Q2_K, tensor.IQ4_NL, tensor.Q4_B64T1, tensor.Q3H_B64T1} {
 		m := newTinyLlama(b, dt)
 		for _, th := range []int{0, 1} {
 			b.Run(fmt.Sprintf("%s/%s", dt, map[int]string{0: "all", 1: "t1"}[th]), func(b *testing.B) {

@@ -57,24 +57,25 @@ func SupportsMatMul(d tensor.DType) bool {
 type wkind uint8
 
 const (
-	wkFloat wkind = iota // F32, F16, BF16 times float32 activations
-	wkQ4_0               // SIMD Q4_0 × activations in layout A (or C)
-	wkQ8_0               // SIMD Q8_0 × activations in layout B, P (or C)
-	wkQ6_K               // SIMD Q6_K × Q8_K activations
-	wkQ4_K               // SIMD Q4_K × Q8_K activations
-	wkQ5_K               // SIMD Q5_K × Q8_K activations
-	wkQ3_K               // SIMD Q3_K × Q8_K activations
-	wkQ2_K               // SIMD Q2_K × Q8_K activations
-	wkIfQ4               // SIMD Inferflow Q4_B64T1 × Q8_0 activations
-	wkIfQ3H              // SIMD Inferflow Q3H_B64T1 × Q8_0 activations
-	wkIfQ6               // SIMD Inferflow Q6_B64T1 × Q8_0 activations
-	wkIfQ5               // SIMD Inferflow Q5_B64T1 × Q8_0 activations
-	wkIfQ4S              // SIMD Inferflow Q4_B32T1 × Q8_0 activations
-	wkIfQ3               // SIMD Inferflow Q3_B32T1 × Q8_0 activations
-	wkIfQ2               // SIMD Inferflow Q2_B32T1 × Q8_0 activations
-	wkIQ4NL              // SIMD IQ4_NL × Q8_0 activations
-	wkIQ4NB              // wkIQ4NL for 2 or more tokens (ggml's batched order)
-	wkQuant              // kernels/quant dot products, row by row
+	wkFloat  wkind = iota // F32, F16, BF16 times float32 activations
+	wkQ4_0                // SIMD Q4_0 × activations in layout A (or C)
+	wkQ8_0                // SIMD Q8_0 × activations in layout B, P (or C)
+	wkQ6_K                // SIMD Q6_K × Q8_K activations
+	wkQ4_K                // SIMD Q4_K × Q8_K activations
+	wkQ5_K                // SIMD Q5_K × Q8_K activations
+	wkQ3_K                // SIMD Q3_K × Q8_K activations
+	wkQ2_K                // SIMD Q2_K × Q8_K activations
+	wkIfQ4                // SIMD Inferflow Q4_B64T1 × Q8_0 activations
+	wkIfQ3H               // SIMD Inferflow Q3H_B64T1 × Q8_0 activations
+	wkIfQ6                // SIMD Inferflow Q6_B64T1 × Q8_0 activations
+	wkIfQ5                // SIMD Inferflow Q5_B64T1 × Q8_0 activations
+	wkIfQ4S               // SIMD Inferflow Q4_B32T1 × Q8_0 activations
+	wkIfQ3                // SIMD Inferflow Q3_B32T1 × Q8_0 activations
+	wkIfQ2                // SIMD Inferflow Q2_B32T1 × Q8_0 activations
+	wkIQ4NL               // SIMD IQ4_NL × Q8_0 activations
+	wkIQ4NB               // wkIQ4NL for 2 or more tokens (ggml's batched order)
+	wkQuant               // kernels/quant dot products, row by row
+	wkBF16DP              // BF16 × bfloat16 activations on VDPBF16PS (bf16dp.go)
 )
 
 // ifMoreKind returns the SIMD kind of Inferflow's Q6_B64T1, Q5_B64T1,
@@ -107,6 +108,7 @@ const (
 	afQ8_K                  // ggml Q8_K blocks
 	afQ8C                   // layout C (block-interleaved), prefill
 	afQ8I                   // layout I (ifpack.go), Inferflow strips
+	afBF16                  // bfloat16, rounded as ggml does
 	nActFormats
 )
 
@@ -127,6 +129,8 @@ func (f actFormat) rowBytes(cols int) int {
 		return q8cRowBytes(cols)
 	case afQ8I:
 		return ifActBytes(cols)
+	case afBF16:
+		return 2 * cols
 	}
 	return 4 * cols
 }
@@ -139,6 +143,9 @@ func (k Kernels) classify(d tensor.DType) (wkind, floatType, actFormat) {
 	case tensor.F16:
 		return wkFloat, ftF16, afF32
 	case tensor.BF16:
+		if k.hasBF16DP() {
+			return wkBF16DP, ftBF16, afBF16
+		}
 		return wkFloat, ftBF16, afF32
 	case tensor.Q4_0:
 		if k.hasQ8() {
@@ -538,6 +545,8 @@ func (t *mmTask) runWorker(w, lo, hi int) {
 				break
 			}
 			t.kRows(w, j, a, b)
+		case wkBF16DP:
+			t.bf16dpRows(w, j, a, b)
 		default:
 			t.quantRows(j, a, b)
 		}
@@ -737,6 +746,8 @@ func (t *packTask) Run(lo, hi int) {
 			t.k.packQ8C(d, x)
 		case afQ8I:
 			t.k.packQ8I(d, x)
+		case afBF16:
+			t.k.toBF16Row(bytesAsU16(d), x)
 		}
 	}
 }

@@ -149,7 +149,15 @@ func TestMatMulAllPaths(t *testing.T) {
 					for i := range x {
 						x[i] = float32(r.NormFloat64())
 					}
-					want := refMatMul(t, w, x, sh.n)
+					xr := x
+					if dt == tensor.BF16 && k.hasBF16DP() {
+						// ggml's bfloat16 activations (bf16dp.go).
+						xr = make([]float32, len(x))
+						for i, v := range x {
+							xr[i] = bf16(toBF16(v))
+						}
+					}
+					want := refMatMul(t, w, xr, sh.n)
 					scale := absMatMul(t, w, x, sh.n)
 					tol := 2e-5
 					if dt.Quantized() {

@@ -92,7 +92,8 @@ func TestVDPBF16PS(t *testing.T) {
 // tokens, a 2048×2048 matrix, one thread) as a fraction of the core's
 // multiply-add peak, both in the thread's CPU time in the same
 // sub-benchmark: the float types
-// against VFMADD231PS on zmm (their GEMMs multiply in float32), Q8_0 and
+// against VFMADD231PS on zmm (their GEMMs multiply in float32) — BF16
+// against VDPBF16PS where it runs on it (bf16dp.go) —, Q8_0 and
 // Q4_0 against VPDPBUSD (one byte product per multiply-add):
 //
 //	go test ./kernels/cpu -run XXX -bench GEMMPeak -benchtime 20x -count 3
@@ -113,6 +114,9 @@ func BenchmarkGEMMPeak(b *testing.B) {
 		{tensor.F32, "fma-zmm"}, {tensor.F16, "fma-zmm"}, {tensor.BF16, "fma-zmm"},
 		{tensor.Q8_0, "vnni-zmm"}, {tensor.Q4_0, "vnni-zmm"},
 	} {
+		if c.dt == tensor.BF16 && k.hasBF16DP() {
+			c.peak = "bf16-zmm" // bfloat16 activations on VDPBF16PS
+		}
 		b.Run(c.dt.String(), func(b *testing.B) {
 			w := benchMatrix(b, c.dt, rows, cols)
 			x := make([]float32, n*cols)

@@ -64,6 +64,7 @@ var files = []file{
 	{"ifmore_amd64.s", ifmore},
 	{"ifgemmy_amd64.s", ifgemmy},
 	{"iq4tile_amd64.s", iq4tile},
+	{"bf16dp_amd64.s", bf16dp},
 }
 
 func main() {
