@@ -107,6 +107,7 @@ const (
 	afQ8_K                  // ggml Q8_K blocks
 	afQ8C                   // layout C (block-interleaved), prefill
 	afQ8I                   // layout I (ifpack.go), Inferflow strips
+	afQ8Y                   // layout Y (q8tiley.go), AVX2 prefill
 	nActFormats
 )
 
@@ -127,6 +128,8 @@ func (f actFormat) rowBytes(cols int) int {
 		return q8cRowBytes(cols)
 	case afQ8I:
 		return ifActBytes(cols)
+	case afQ8Y:
+		return q8yRowBytes(cols)
 	}
 	return 4 * cols
 }
@@ -356,6 +359,9 @@ func (p *Pool) matmul(op string, dsts [][]float32, ws []Matrix, x []float32, n i
 		if (j.kind == wkQ4_0 && n >= q4TileMinTokens || j.kind == wkQ8_0 && n >= q8TileMinTokens) && k.hasQ8Unpacked() {
 			j.af = afQ8C // prefill tiles on interleaved blocks
 		}
+		if (j.kind == wkQ4_0 || j.kind == wkQ8_0) && n >= q8YMinTokens && k.hasQ8Y() {
+			j.af = afQ8Y // AVX2 prefill tiles on strips of 8 rows
+		}
 		j.dot = nil
 		if j.kind == wkQuant {
 			j.dot, _ = quant.DotFor(ws[i].DType)
@@ -467,7 +473,7 @@ func (p *Pool) matmul(op string, dsts [][]float32, ws []Matrix, x []float32, n i
 		grain = (grain + 31) &^ 31 // whole pairs of 16-row AMX tiles
 	} else if t.xp != nil {
 		grain = (grain + 11) / 12 * 12 // whole 12-row panel tiles
-	} else if need[afQ8C] || strips {
+	} else if need[afQ8C] || need[afQ8Y] || strips {
 		grain = (grain + 15) &^ 15 // whole 16-row strips
 	}
 	if locked && units > grain {
@@ -733,6 +739,8 @@ func (t *packTask) Run(lo, hi int) {
 			t.k.packQ8C(d, x)
 		case afQ8I:
 			t.k.packQ8I(d, x)
+		case afQ8Y:
+			t.k.packQ8Y(d, x)
 		}
 	}
 }

@@ -62,6 +62,7 @@ var files = []file{
 	{"kquantif_amd64.s", kquantif},
 	{"ifgemm_amd64.s", ifgemm},
 	{"ifmore_amd64.s", ifmore},
+	{"q8tiley_amd64.s", q8tiley},
 }
 
 func main() {

@@ -1,0 +1,120 @@
+//go:build amd64 && !noasm
+
+package cpu
+
+import "unsafe"
+
+// AVX2 prefill of Q4_0 and Q8_0 weights (q8tiley_amd64.s): strips of 8
+// rows unpacked side by side, tiles of 8 rows by up to 6 tokens whose
+// lanes run the chains of gemvQ4_0AVX2 and gemvQ8_0AVX2.
+
+//go:noescape
+func unpackY8Q4_0(dst *byte, rows *[8]unsafe.Pointer, nb int)
+
+//go:noescape
+func unpackY8Q8_0(dst *byte, rows *[8]unsafe.Pointer, nb int)
+
+//go:noescape
+func tileY1Q4(ws *byte, x *byte, ldx uintptr, nb int, dst *float32, ldd uintptr, nr int, acc int)
+
+//go:noescape
+func tileY2Q4(ws *byte, x *byte, ldx uintptr, nb int, dst *float32, ldd uintptr, nr int, acc int)
+
+//go:noescape
+func tileY3Q4(ws *byte, x *byte, ldx uintptr, nb int, dst *float32, ldd uintptr, nr int, acc int)
+
+//go:noescape
+func tileY4Q4(ws *byte, x *byte, ldx uintptr, nb int, dst *float32, ldd uintptr, nr int, acc int)
+
+//go:noescape
+func tileY5Q4(ws *byte, x *byte, ldx uintptr, nb int, dst *float32, ldd uintptr, nr int, acc int)
+
+//go:noescape
+func tileY6Q4(ws *byte, x *byte, ldx uintptr, nb int, dst *float32, ldd uintptr, nr int, acc int)
+
+//go:noescape
+func tileY1Q8(ws *byte, x *byte, ldx uintptr, nb int, dst *float32, ldd uintptr, nr int, acc int)
+
+//go:noescape
+func tileY2Q8(ws *byte, x *byte, ldx uintptr, nb int, dst *float32, ldd uintptr, nr int, acc int)
+
+//go:noescape
+func tileY3Q8(ws *byte, x *byte, ldx uintptr, nb int, dst *float32, ldd uintptr, nr int, acc int)
+
+//go:noescape
+func tileY4Q8(ws *byte, x *byte, ldx uintptr, nb int, dst *float32, ldd uintptr, nr int, acc int)
+
+//go:noescape
+func tileY5Q8(ws *byte, x *byte, ldx uintptr, nb int, dst *float32, ldd uintptr, nr int, acc int)
+
+//go:noescape
+func tileY6Q8(ws *byte, x *byte, ldx uintptr, nb int, dst *float32, ldd uintptr, nr int, acc int)
+
+type tileYFunc func(ws *byte, x *byte, ldx uintptr, nb int, dst *float32, ldd uintptr, nr int, acc int)
+
+var (
+	tilesYQ4 = [yMaxTokens + 1]tileYFunc{nil, tileY1Q4, tileY2Q4, tileY3Q4, tileY4Q4, tileY5Q4, tileY6Q4}
+	tilesYQ8 = [yMaxTokens + 1]tileYFunc{nil, tileY1Q8, tileY2Q8, tileY3Q8, tileY4Q8, tileY5Q8, tileY6Q8}
+)
+
+const (
+	yMaxTokens  = 6   // tokens a tile takes at most
+	yStripBlock = 288 // bytes per unpacked block of a strip of 8 rows
+)
+
+// hasQ8Y reports the AVX2 prefill of Q4_0 and Q8_0 weights: the levels
+// that multiply them with the AVX2 matrix-vector kernels.
+func (k Kernels) hasQ8Y() bool { return k.hasQ8() && !k.hasQ8Unpacked() }
+
+// q8YUnpack unpacks nr ≤ 8 rows of nb blocks at w (ldw bytes apart) into a
+// strip of nb·yStripBlock bytes in dst; the lanes of missing rows repeat
+// the last row.
+func (k Kernels) q8YUnpack(kind wkind, dst, w []byte, ldw, nr, nb int) {
+	if nr <= 0 || nb == 0 {
+		return
+	}
+	bb := 18
+	if kind == wkQ8_0 {
+		bb = 34
+	}
+	_ = w[(nr-1)*ldw+nb*bb-1]
+	_ = dst[nb*yStripBlock-1]
+	var rows [yStrip]unsafe.Pointer
+	for r := range rows {
+		rows[r] = unsafe.Pointer(&w[min(r, nr-1)*ldw])
+	}
+	if kind == wkQ8_0 {
+		unpackY8Q8_0(&dst[0], &rows, nb)
+	} else {
+		unpackY8Q4_0(&dst[0], &rows, nb)
+	}
+}
+
+// q8YTile computes dst[t*ldd+r] (+)= w_r·a_t for the first nr ≤ 8 rows of
+// a strip of nb unpacked blocks and 1 ≤ nt ≤ yMaxTokens tokens in layout
+// Y, lda bytes apart.
+func (k Kernels) q8YTile(kind wkind, ws, a []byte, lda, nb int, dst []float32, ldd, nr, nt int, acc bool) {
+	if nr <= 0 || nt <= 0 {
+		return
+	}
+	if nb == 0 {
+		if !acc {
+			for t := range nt {
+				clear(dst[t*ldd : t*ldd+nr])
+			}
+		}
+		return
+	}
+	_ = dst[(nt-1)*ldd+nr-1]
+	_ = ws[nb*yStripBlock-1]
+	_ = a[(nt-1)*lda+nb*yTokBlock-1]
+	ac := 0
+	if acc {
+		ac = 1
+	}
+	tile := tilesYQ4[nt]
+	if kind == wkQ8_0 {
+		tile = tilesYQ8[nt]
+	}
+	tile(&ws[0], &a[0], uintptr(lda), nb, &dst[0], uintptr(4*ldd), nr, ac)
+}

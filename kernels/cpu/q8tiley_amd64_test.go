@@ -1,0 +1,97 @@
+//go:build amd64 && !noasm
+
+package cpu
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+
+	"github.com/weftrun/weft/tensor"
+)
+
+// TestQ8YTiles checks the AVX2 prefill tiles of Q4_0 and Q8_0 weights bit
+// for bit against the written-out chain, for 1..9 tokens (every tile width
+// and a second tile), ragged strips and MatMulAcc.
+func TestQ8YTiles(t *testing.T) {
+	k := Detect().Limit(AVX2)
+	if !k.hasQ8Y() {
+		t.Skip("no AVX2")
+	}
+	p := NewPoolKernels(1, k)
+	defer p.Close()
+	r := rand.New(rand.NewPCG(3, 5))
+	for _, dt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0} {
+		for _, sh := range []struct{ rows, cols int }{{1, 32}, {7, 64}, {8, 96}, {9, 256}, {15, 160}, {23, 2048}} {
+			w := exactWeights(r, dt, sh.rows, sh.cols)
+			for n := 1; n <= 9; n++ {
+				x := exactActivations(r, n, sh.cols)
+				want := exactRef(t, w, x, n)
+				name := fmt.Sprintf("%s/%dx%d/n%d", dt, sh.rows, sh.cols, n)
+				dst, check := guarded(len(want), 0.25)
+				if err := MatMul(p, dst, w, x, n); err != nil {
+					t.Fatal(err)
+				}
+				check(t)
+				checkExact(t, name, dst, want, w.Rows)
+
+				old := make([]float32, len(want))
+				for i := range old {
+					old[i] = float32(r.NormFloat64())
+				}
+				dst, check = guarded(len(want), 0)
+				copy(dst, old)
+				if err := MatMulAcc(p, dst, w, x, n); err != nil {
+					t.Fatal(err)
+				}
+				check(t)
+				for i := range old {
+					old[i] += want[i]
+				}
+				checkExact(t, name+"/acc", dst, old, w.Rows)
+			}
+		}
+	}
+}
+
+// BenchmarkQ8YPrefill measures Q4_0 and Q8_0 matmuls of a few to many
+// tokens at the AVX2 level, with the matrix-vector kernels token by token
+// (gemv) and with the tiles (tile), in thread CPU time.
+func BenchmarkQ8YPrefill(b *testing.B) {
+	k := Detect().Limit(AVX2)
+	for _, dt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0} {
+		w := benchMatrix(b, dt, 2048, 2048)
+		for _, n := range []int{1, 2, 3, 4, 6, 8, 16, 128} {
+			x := make([]float32, n*w.Cols)
+			for i := range x {
+				x[i] = float32(i%7) - 3
+			}
+			dst := make([]float32, n*w.Rows)
+			for _, path := range []struct {
+				name string
+				min  int
+			}{{"gemv", 1 << 30}, {"tile", 1}} {
+				b.Run(fmt.Sprintf("%s/n=%d/%s", dt, n, path.name), func(b *testing.B) {
+					runtime.LockOSThread()
+					defer runtime.UnlockOSThread()
+					old := q8YMinTokens
+					q8YMinTokens = path.min
+					defer func() { q8YMinTokens = old }()
+					p := NewPoolKernels(1, k)
+					defer p.Close()
+					b.SetBytes(int64(len(w.Data)))
+					c0 := threadCPUTime()
+					for b.Loop() {
+						if err := MatMul(p, dst, w, x, n); err != nil {
+							b.Fatal(err)
+						}
+					}
+					if c0 >= 0 {
+						b.ReportMetric(float64(threadCPUTime()-c0)/float64(b.N)/1e3/float64(n), "cpu-µs/tok")
+					}
+				})
+			}
+		}
+	}
+}

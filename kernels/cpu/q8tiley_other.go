@@ -1,0 +1,18 @@
+//go:build !amd64 || noasm
+
+package cpu
+
+const (
+	yMaxTokens  = 6
+	yStripBlock = 288
+)
+
+func (k Kernels) hasQ8Y() bool { return false }
+
+func (k Kernels) q8YUnpack(kind wkind, dst, w []byte, ldw, nr, nb int) {
+	panic("cpu: no AVX2 Q8 prefill in this build")
+}
+
+func (k Kernels) q8YTile(kind wkind, ws, a []byte, lda, nb int, dst []float32, ldd, nr, nt int, acc bool) {
+	panic("cpu: no AVX2 Q8 prefill in this build")
+}
