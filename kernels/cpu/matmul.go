@@ -373,6 +373,9 @@ func (p *Pool) matmul(op string, dsts [][]float32, ws []Matrix, x []float32, n i
 			if j.kind == wkIQ4NL {
 				j.kind = wkIQ4NB
 			}
+			if j.kind == wkIQ4NB && n >= q8YMinTokens && k.hasQ8Y() {
+				j.af = afQ8Y // AVX2 tiles (q8tiley.go)
+			}
 		}
 		j.amx = j.kind == wkFloat && j.ft != ftF32 && n >= panelMinTokens && k.hasAMX()
 		j.pack = nil
@@ -678,6 +681,10 @@ func (t *mmTask) kRows(j *mmJob, r0, r1 int) {
 	}
 	for b0 := r0; b0 < r1; b0 += step {
 		b1 := min(b0+step, r1)
+		if j.kind == wkIQ4NB && j.af == afQ8Y {
+			t.k.iq4nlGemmY(j.w.Data[b0*rb:b1*rb], rb, j.act, j.ldx, nb, n, j.dst[b0:], ldd, b1-b0, t.acc)
+			continue
+		}
 		if j.kind == wkIQ4NB {
 			t.k.iq4nlGemm(j.w.Data[b0*rb:b1*rb], rb, j.act, j.ldx, nb, n, j.dst[b0:], ldd, b1-b0, t.acc)
 			continue

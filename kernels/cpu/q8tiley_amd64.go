@@ -118,3 +118,66 @@ func (k Kernels) q8YTile(kind wkind, ws, a []byte, lda, nb int, dst []float32, l
 	}
 	tile(&ws[0], &a[0], uintptr(lda), nb, &dst[0], uintptr(4*ldd), nr, ac)
 }
+
+// IQ4_NL prefill at the AVX2 level (q8tiley_amd64.s): each weight block is
+// unpacked once for up to iq4YMaxTokens tokens in layout Y, summed in
+// gemvIQ4_NLBAVX2's order.
+
+//go:noescape
+func iq4TileY1(w unsafe.Pointer, ldw uintptr, x *byte, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+
+//go:noescape
+func iq4TileY2(w unsafe.Pointer, ldw uintptr, x *byte, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+
+//go:noescape
+func iq4TileY3(w unsafe.Pointer, ldw uintptr, x *byte, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+
+//go:noescape
+func iq4TileY4(w unsafe.Pointer, ldw uintptr, x *byte, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+
+//go:noescape
+func iq4TileY5(w unsafe.Pointer, ldw uintptr, x *byte, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+
+//go:noescape
+func iq4TileY6(w unsafe.Pointer, ldw uintptr, x *byte, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+
+//go:noescape
+func iq4TileY7(w unsafe.Pointer, ldw uintptr, x *byte, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+
+//go:noescape
+func iq4TileY8(w unsafe.Pointer, ldw uintptr, x *byte, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+
+type iq4TileYFunc func(w unsafe.Pointer, ldw uintptr, x *byte, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+
+var iq4TilesY = [iq4YMaxTokens + 1]iq4TileYFunc{nil, iq4TileY1, iq4TileY2, iq4TileY3, iq4TileY4, iq4TileY5, iq4TileY6, iq4TileY7, iq4TileY8}
+
+// iq4YMaxTokens is the most tokens an IQ4_NL tile takes.
+const iq4YMaxTokens = 8
+
+// iq4nlGemmY computes, for n tokens t (rows of layout Y in a, lda bytes
+// apart), dst[t·ldd+r] (+)= w_r·a_t for rows rows of nb IQ4_NL blocks,
+// ldw bytes apart, with DotIQ4_NLQ8_0Batch's bits.
+func (k Kernels) iq4nlGemmY(w []byte, ldw int, a []byte, lda, nb, n int, dst []float32, ldd, rows int, acc bool) {
+	if rows == 0 || n == 0 {
+		return
+	}
+	if nb == 0 {
+		if !acc {
+			for t := range n {
+				clear(dst[t*ldd : t*ldd+rows])
+			}
+		}
+		return
+	}
+	_ = w[(rows-1)*ldw+nb*18-1]
+	_ = a[(n-1)*lda+nb*yTokBlock-1]
+	_ = dst[(n-1)*ldd+rows-1]
+	ac := 0
+	if acc {
+		ac = 1
+	}
+	for t := 0; t < n; t += iq4YMaxTokens {
+		nt := min(iq4YMaxTokens, n-t)
+		iq4TilesY[nt](unsafe.Pointer(&w[0]), uintptr(ldw), &a[t*lda], uintptr(lda), nb, &dst[t*ldd], uintptr(4*ldd), rows, ac)
+	}
+}

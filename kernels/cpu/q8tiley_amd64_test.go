@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/weftrun/weft/kernels/quant"
 	"github.com/weftrun/weft/tensor"
 )
 
@@ -55,12 +56,71 @@ func TestQ8YTiles(t *testing.T) {
 	}
 }
 
-// BenchmarkQ8YPrefill measures Q4_0 and Q8_0 matmuls of a few to many
+// TestIQ4NLTilesY checks IQ4_NL matmuls at the AVX2 level, whose tiles
+// take up to 8 tokens, bit for bit against kernels/quant's dot products
+// (the batched order for two or more tokens), for 1..9 and 17 tokens, odd
+// and even block counts, activations at ±127 and MatMulAcc.
+func TestIQ4NLTilesY(t *testing.T) {
+	k := Detect().Limit(AVX2)
+	if !k.hasQ8Y() {
+		t.Skip("no AVX2")
+	}
+	p := NewPoolKernels(2, k)
+	defer p.Close()
+	r := rand.New(rand.NewPCG(21, 22))
+	for _, sh := range []struct{ rows, cols int }{{3, 32}, {16, 96}, {7, 288}, {13, 2048}, {9, 544}} {
+		w := randomMatrix(t, r, tensor.IQ4_NL, sh.rows, sh.cols)
+		for _, n := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 17} {
+			x := make([]float32, n*sh.cols)
+			for tok := range n {
+				copy(x[tok*sh.cols:], randRow(r, sh.cols, 1))
+				if tok%3 == 2 {
+					for i := range sh.cols {
+						x[tok*sh.cols+i] = float32(r.IntN(3)-1) * 1e4
+					}
+				}
+			}
+			act := make([]byte, sh.cols/32*34)
+			want := make([]float32, n*sh.rows)
+			old := make([]float32, n*sh.rows)
+			dot := quant.DotIQ4_NLQ8_0Batch
+			if n == 1 {
+				dot = quant.DotIQ4_NLQ8_0
+			}
+			for tok := range n {
+				quant.QuantizeActivationQ8_0(act, x[tok*sh.cols:(tok+1)*sh.cols])
+				for i := range sh.rows {
+					want[tok*sh.rows+i] = dot(w.Row(i), act, sh.cols)
+					old[tok*sh.rows+i] = float32(r.NormFloat64())
+				}
+			}
+			name := fmt.Sprintf("%dx%d/n%d", sh.rows, sh.cols, n)
+			dst, check := guarded(len(want), 0.25)
+			if err := MatMul(p, dst, w, x, n); err != nil {
+				t.Fatal(err)
+			}
+			check(t)
+			checkExact(t, name, dst, want, sh.rows)
+			dst, check = guarded(len(want), 0)
+			copy(dst, old)
+			if err := MatMulAcc(p, dst, w, x, n); err != nil {
+				t.Fatal(err)
+			}
+			check(t)
+			for i := range old {
+				old[i] += want[i]
+			}
+			checkExact(t, name+"/acc", dst, old, sh.rows)
+		}
+	}
+}
+
+// BenchmarkQ8YPrefill measures Q4_0, Q8_0 and IQ4_NL matmuls of a few to many
 // tokens at the AVX2 level, with the matrix-vector kernels token by token
 // (gemv) and with the tiles (tile), in thread CPU time.
 func BenchmarkQ8YPrefill(b *testing.B) {
 	k := Detect().Limit(AVX2)
-	for _, dt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0} {
+	for _, dt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.IQ4_NL} {
 		w := benchMatrix(b, dt, 2048, 2048)
 		for _, n := range []int{1, 2, 3, 4, 6, 8, 16, 128} {
 			x := make([]float32, n*w.Cols)

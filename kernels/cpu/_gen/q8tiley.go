@@ -35,6 +35,11 @@ func q8tiley(a *asm) {
 	for t := 1; t <= yMaxTokens; t++ {
 		a.tileY(q8, t, g)
 	}
+	vals := a.global("yiq4", 0xf6eaddcfbfad9881, 0x7159453526190d01)
+	shifts := a.global("yiq4sh", 0, 0, 0x0000000400000004, 0x0000000400000004)
+	for t := 1; t <= iq4MaxTokens; t++ {
+		a.iq4TileY(t, vals, shifts, g)
+	}
 }
 
 // yMaxTokens is the most tokens one tile takes: 2 vectors a token (the
