@@ -689,6 +689,10 @@ func (t *mmTask) kRows(j *mmJob, r0, r1 int) {
 			t.k.iq4nlGemm(j.w.Data[b0*rb:b1*rb], rb, j.act, j.ldx, nb, n, j.dst[b0:], ldd, b1-b0, t.acc)
 			continue
 		}
+		if n >= q8YMinTokens && t.k.hasKGemmY(j.kind) {
+			t.k.kGemmY(j.kind, j.w.Data[b0*rb:b1*rb], rb, j.act, j.ldx, nb, n, j.dst[b0:], ldd, b1-b0, t.acc)
+			continue
+		}
 		if n > 1 && t.k.hasKQGemm(j.kind) {
 			t.k.kqGemm(j.kind, j.w.Data[b0*rb:b1*rb], rb, j.act, j.ldx, nb, n, j.dst[b0:], ldd, b1-b0, t.acc)
 			continue

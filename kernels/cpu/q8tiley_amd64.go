@@ -181,3 +181,58 @@ func (k Kernels) iq4nlGemmY(w []byte, ldw int, a []byte, lda, nb, n int, dst []f
 		iq4TilesY[nt](unsafe.Pointer(&w[0]), uintptr(ldw), &a[t*lda], uintptr(lda), nb, &dst[t*ldd], uintptr(4*ldd), rows, ac)
 	}
 }
+
+// Q4_K prefill at the AVX2 level (q8tiley_amd64.s): each super-block of a
+// row is unpacked once for up to q4kYMaxTokens tokens of Q8_K blocks,
+// summed in gemvQ4_KAVX2's order.
+
+//go:noescape
+func q4kTileY1(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+
+//go:noescape
+func q4kTileY2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+
+//go:noescape
+func q4kTileY3(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+
+//go:noescape
+func q4kTileY4(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+
+var q4kTilesY = [q4kYMaxTokens + 1]func(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int){
+	nil, q4kTileY1, q4kTileY2, q4kTileY3, q4kTileY4,
+}
+
+// q4kYMaxTokens is the most tokens a Q4_K tile takes.
+const q4kYMaxTokens = 4
+
+// hasKGemmY reports AVX2 tiles for several tokens of K-quant weights of
+// kind.
+func (k Kernels) hasKGemmY(kind wkind) bool { return kind == wkQ4_K && k.hasQ8Y() }
+
+// kGemmY computes, for n tokens t (rows of Q8_K blocks in a, lda bytes
+// apart), dst[t·ldd+r] (+)= w_r·a_t for rows rows of nb blocks of kind
+// (one hasKGemmY reports), ldw bytes apart, with kGemvAVX2's bits.
+func (k Kernels) kGemmY(kind wkind, w []byte, ldw int, a []byte, lda, nb, n int, dst []float32, ldd, rows int, acc bool) {
+	if rows == 0 || n == 0 {
+		return
+	}
+	if nb == 0 {
+		if !acc {
+			for t := range n {
+				clear(dst[t*ldd : t*ldd+rows])
+			}
+		}
+		return
+	}
+	_ = w[(rows-1)*ldw+nb*144-1]
+	_ = a[(n-1)*lda+nb*292-1]
+	_ = dst[(n-1)*ldd+rows-1]
+	ac := 0
+	if acc {
+		ac = 1
+	}
+	for t := 0; t < n; t += q4kYMaxTokens {
+		nt := min(q4kYMaxTokens, n-t)
+		q4kTilesY[nt](unsafe.Pointer(&w[0]), uintptr(ldw), unsafe.Pointer(&a[t*lda]), uintptr(lda), nb, &dst[t*ldd], uintptr(4*ldd), rows, ac)
+	}
+}

@@ -4,6 +4,7 @@ package cpu
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"testing"
@@ -115,12 +116,83 @@ func TestIQ4NLTilesY(t *testing.T) {
 	}
 }
 
-// BenchmarkQ8YPrefill measures Q4_0, Q8_0 and IQ4_NL matmuls of a few to many
+// TestKGemmY checks the AVX2 K-quant tiles bit for bit against kernels/quant
+// (the AVX2 matrix-vector kernels' order) for 1..9 tokens (every tile width
+// and a second tile), random block bytes and activations, padded strides
+// and accumulation.
+func TestKGemmY(t *testing.T) {
+	k := Detect().Limit(AVX2)
+	if !k.hasQ8Y() {
+		t.Skip("no AVX2")
+	}
+	r := rand.New(rand.NewPCG(41, 42))
+	for _, kd := range []struct {
+		dt   tensor.DType
+		kind wkind
+		bb   int
+		half []int // offsets of the block's f16 scales
+	}{
+		{tensor.Q4_K, wkQ4_K, 144, []int{0, 2}},
+	} {
+		if !k.hasKGemmY(kd.kind) {
+			t.Fatalf("%s: no tiles", kd.dt)
+		}
+		for _, sh := range []struct {
+			rows, cols int
+			random     bool
+		}{{1, 256, false}, {3, 512, true}, {13, 2048, false}, {9, 768, true}} {
+			w := randomMatrix(t, r, kd.dt, sh.rows, sh.cols)
+			if sh.random {
+				for i := 0; i+kd.bb <= len(w.Data); i += kd.bb {
+					for j := range kd.bb {
+						w.Data[i+j] = byte(r.Uint32())
+					}
+					for _, o := range kd.half {
+						h := quant.ToF16(float32(r.NormFloat64()) * 0.01)
+						w.Data[i+o], w.Data[i+o+1] = byte(h), byte(h>>8)
+					}
+				}
+			}
+			nb := sh.cols / 256
+			lda, ldd := nb*292+12, sh.rows+3
+			for n := 1; n <= 9; n++ {
+				a := make([]byte, n*lda)
+				for tok := range n {
+					quant.QuantizeRowQ8_K(a[tok*lda:], randRow(r, sh.cols, 1))
+					if sh.random {
+						randQ8K(r, a[tok*lda:tok*lda+nb*292])
+					}
+				}
+				for _, acc := range []bool{false, true} {
+					dst, check := guarded(n*ldd, 0.5)
+					k.kGemmY(kd.kind, w.Data, w.RowBytes(), a, lda, nb, n, dst, ldd, sh.rows, acc)
+					check(t)
+					for tok := range n {
+						for i := range ldd {
+							got, want := dst[tok*ldd+i], float32(0.5)
+							if i < sh.rows {
+								want = quant.Dot(kd.dt, w.Row(i), a[tok*lda:], sh.cols)
+								if acc {
+									want += 0.5
+								}
+							}
+							if math.Float32bits(got) != math.Float32bits(want) {
+								t.Fatalf("%s %dx%d n=%d acc=%v: token %d row %d = %v, want %v", kd.dt, sh.rows, sh.cols, n, acc, tok, i, got, want)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkQ8YPrefill measures Q4_0, Q8_0, IQ4_NL and Q4_K matmuls of a few to many
 // tokens at the AVX2 level, with the matrix-vector kernels token by token
 // (gemv) and with the tiles (tile), in thread CPU time.
 func BenchmarkQ8YPrefill(b *testing.B) {
 	k := Detect().Limit(AVX2)
-	for _, dt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.IQ4_NL} {
+	for _, dt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.IQ4_NL, tensor.Q4_K} {
 		w := benchMatrix(b, dt, 2048, 2048)
 		for _, n := range []int{1, 2, 3, 4, 6, 8, 16, 128} {
 			x := make([]float32, n*w.Cols)

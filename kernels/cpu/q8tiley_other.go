@@ -20,3 +20,9 @@ func (k Kernels) q8YTile(kind wkind, ws, a []byte, lda, nb int, dst []float32, l
 func (k Kernels) iq4nlGemmY(w []byte, ldw int, a []byte, lda, nb, n int, dst []float32, ldd, rows int, acc bool) {
 	panic("cpu: no AVX2 IQ4_NL prefill in this build")
 }
+
+func (k Kernels) hasKGemmY(kind wkind) bool { return false }
+
+func (k Kernels) kGemmY(kind wkind, w []byte, ldw int, a []byte, lda, nb, n int, dst []float32, ldd, rows int, acc bool) {
+	panic("cpu: no AVX2 K-quant prefill in this build")
+}

@@ -40,6 +40,10 @@ func q8tiley(a *asm) {
 	for t := 1; t <= iq4MaxTokens; t++ {
 		a.iq4TileY(t, vals, shifts, g)
 	}
+	shuf := a.global("yk4shuf", kyShuf(8, 2)...)
+	for t := 1; t <= q4kMaxTokens; t++ {
+		a.q4kTileY(t, g, shuf)
+	}
 }
 
 // yMaxTokens is the most tokens one tile takes: 2 vectors a token (the
