@@ -205,9 +205,32 @@ var q4kTilesY = [q4kYMaxTokens + 1]func(w unsafe.Pointer, ldw uintptr, x unsafe.
 // q4kYMaxTokens is the most tokens a Q4_K tile takes.
 const q4kYMaxTokens = 4
 
+// Q6_K prefill at the AVX2 level, in gemvQ6_KAVX2's order.
+
+//go:noescape
+func q6kTileY1(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+
+//go:noescape
+func q6kTileY2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+
+//go:noescape
+func q6kTileY3(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+
+//go:noescape
+func q6kTileY4(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+
+var q6kTilesY = [q6kYMaxTokens + 1]func(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int){
+	nil, q6kTileY1, q6kTileY2, q6kTileY3, q6kTileY4,
+}
+
+// q6kYMaxTokens is the most tokens a Q6_K tile takes.
+const q6kYMaxTokens = 4
+
 // hasKGemmY reports AVX2 tiles for several tokens of K-quant weights of
 // kind.
-func (k Kernels) hasKGemmY(kind wkind) bool { return kind == wkQ4_K && k.hasQ8Y() }
+func (k Kernels) hasKGemmY(kind wkind) bool {
+	return (kind == wkQ4_K || kind == wkQ6_K) && k.hasQ8Y()
+}
 
 // kGemmY computes, for n tokens t (rows of Q8_K blocks in a, lda bytes
 // apart), dst[t·ldd+r] (+)= w_r·a_t for rows rows of nb blocks of kind
@@ -224,15 +247,19 @@ func (k Kernels) kGemmY(kind wkind, w []byte, ldw int, a []byte, lda, nb, n int,
 		}
 		return
 	}
-	_ = w[(rows-1)*ldw+nb*144-1]
+	bb, g, tiles := 144, q4kYMaxTokens, q4kTilesY[:]
+	if kind == wkQ6_K {
+		bb, g, tiles = 210, q6kYMaxTokens, q6kTilesY[:]
+	}
+	_ = w[(rows-1)*ldw+nb*bb-1]
 	_ = a[(n-1)*lda+nb*292-1]
 	_ = dst[(n-1)*ldd+rows-1]
 	ac := 0
 	if acc {
 		ac = 1
 	}
-	for t := 0; t < n; t += q4kYMaxTokens {
-		nt := min(q4kYMaxTokens, n-t)
-		q4kTilesY[nt](unsafe.Pointer(&w[0]), uintptr(ldw), unsafe.Pointer(&a[t*lda]), uintptr(lda), nb, &dst[t*ldd], uintptr(4*ldd), rows, ac)
+	for t := 0; t < n; t += g {
+		nt := min(g, n-t)
+		tiles[nt](unsafe.Pointer(&w[0]), uintptr(ldw), unsafe.Pointer(&a[t*lda]), uintptr(lda), nb, &dst[t*ldd], uintptr(4*ldd), rows, ac)
 	}
 }

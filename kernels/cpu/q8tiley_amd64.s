@@ -3874,6 +3874,36 @@ DATA yk4shuf<>+240(SB)/8, $0x0f0e0f0e0f0e0f0e
 DATA yk4shuf<>+248(SB)/8, $0x0f0e0f0e0f0e0f0e
 GLOBL yk4shuf<>(SB), RODATA|NOPTR, $256
 
+DATA yk3shuf<>+0(SB)/8, $0x0100010001000100
+DATA yk3shuf<>+8(SB)/8, $0x0100010001000100
+DATA yk3shuf<>+16(SB)/8, $0x0302030203020302
+DATA yk3shuf<>+24(SB)/8, $0x0302030203020302
+DATA yk3shuf<>+32(SB)/8, $0x0504050405040504
+DATA yk3shuf<>+40(SB)/8, $0x0504050405040504
+DATA yk3shuf<>+48(SB)/8, $0x0706070607060706
+DATA yk3shuf<>+56(SB)/8, $0x0706070607060706
+DATA yk3shuf<>+64(SB)/8, $0x0908090809080908
+DATA yk3shuf<>+72(SB)/8, $0x0908090809080908
+DATA yk3shuf<>+80(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA yk3shuf<>+88(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA yk3shuf<>+96(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA yk3shuf<>+104(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA yk3shuf<>+112(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA yk3shuf<>+120(SB)/8, $0x0f0e0f0e0f0e0f0e
+GLOBL yk3shuf<>(SB), RODATA|NOPTR, $128
+
+DATA yk30<>+0(SB)/8, $0x3030303030303030
+DATA yk30<>+8(SB)/8, $0x3030303030303030
+DATA yk30<>+16(SB)/8, $0x3030303030303030
+DATA yk30<>+24(SB)/8, $0x3030303030303030
+GLOBL yk30<>(SB), RODATA|NOPTR, $32
+
+DATA yk20<>+0(SB)/8, $0x2020202020202020
+DATA yk20<>+8(SB)/8, $0x2020202020202020
+DATA yk20<>+16(SB)/8, $0x2020202020202020
+DATA yk20<>+24(SB)/8, $0x2020202020202020
+GLOBL yk20<>(SB), RODATA|NOPTR, $32
+
 // func q4kTileY1(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
 // Requires: AVX, AVX2, F16C, FMA3
 TEXT ·q4kTileY1(SB), NOSPLIT, $80-72
@@ -4794,6 +4824,1064 @@ st2:
 	VMOVSHDUP    X7, X13
 	VADDSS       X13, X7, X7
 	VADDSS       X7, X3, X3
+	TESTQ        CX, CX
+	JZ           st3
+	VADDSS       (AX), X3, X3
+
+st3:
+	VMOVSS X3, (AX)
+	ADDQ   BX, AX
+	ADDQ   $0x04, DX
+	ADDQ   ldw+8(FP), SI
+	DECQ   R14
+	JNZ    row
+
+done:
+	VZEROUPPER
+	RET
+
+// func q6kTileY1(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·q6kTileY1(SB), NOSPLIT, $32-72
+	// For each of nrows rows of nb > 0 Q6_K blocks (ldw bytes apart) and the
+	// 1 tokens of Q8_K blocks at x (ldx bytes apart), dst[t·ldd/4+r] (+)= w_r·x_t
+	// (ldd in bytes; with acc not 0 the old value is added after the sum).
+	MOVQ    w+0(FP), SI
+	MOVQ    ldx+24(FP), R12
+	MOVQ    dst+40(FP), DX
+	MOVQ    nrows+56(FP), R14
+	LEAQ    (R12)(R12*2), R13
+	VMOVDQU yk20<>+0(SB), Y8
+	TESTQ   R14, R14
+	JZ      done
+
+row:
+	VXORPS Y0, Y0, Y0
+	MOVQ   SI, R11
+	MOVQ   x+16(FP), DI
+	MOVQ   nb+32(FP), CX
+
+blk:
+	VMOVDQU      192(R11), X12
+	VPMOVSXBW    X12, Y12
+	VPERMQ       $0x44, Y12, Y14
+	VPERMQ       $0xee, Y12, Y15
+	VPBROADCASTW 208(R11), X12
+	VCVTPH2PS    X12, Y12
+	VMOVUPS      Y12, (SP)
+	VMOVDQU      (R11), Y10
+	VPAND        ynib<>+0(SB), Y10, Y10
+	VMOVDQU      128(R11), Y9
+	VPSLLW       $0x04, Y9, Y9
+	VPAND        yk30<>+0(SB), Y9, Y9
+	VPOR         Y9, Y10, Y10
+	VPSHUFB      yk3shuf<>+0(SB), Y14, Y12
+	VMOVDQU      4(DI), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y4
+	VMOVDQU      32(R11), Y10
+	VPAND        ynib<>+0(SB), Y10, Y10
+	VMOVDQU      128(R11), Y9
+	VPSLLW       $0x02, Y9, Y9
+	VPAND        yk30<>+0(SB), Y9, Y9
+	VPOR         Y9, Y10, Y10
+	VPSHUFB      yk3shuf<>+32(SB), Y14, Y12
+	VMOVDQU      36(DI), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y4, Y4
+	VMOVDQU      (R11), Y10
+	VPSRLW       $0x04, Y10, Y10
+	VPAND        ynib<>+0(SB), Y10, Y10
+	VMOVDQU      128(R11), Y9
+	VPAND        yk30<>+0(SB), Y9, Y9
+	VPOR         Y9, Y10, Y10
+	VPSHUFB      yk3shuf<>+64(SB), Y14, Y12
+	VMOVDQU      68(DI), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y4, Y4
+	VMOVDQU      32(R11), Y10
+	VPSRLW       $0x04, Y10, Y10
+	VPAND        ynib<>+0(SB), Y10, Y10
+	VMOVDQU      128(R11), Y9
+	VPSRLW       $0x02, Y9, Y9
+	VPAND        yk30<>+0(SB), Y9, Y9
+	VPOR         Y9, Y10, Y10
+	VPSHUFB      yk3shuf<>+96(SB), Y14, Y12
+	VMOVDQU      100(DI), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y4, Y4
+	VMOVDQU      64(R11), Y10
+	VPAND        ynib<>+0(SB), Y10, Y10
+	VMOVDQU      160(R11), Y9
+	VPSLLW       $0x04, Y9, Y9
+	VPAND        yk30<>+0(SB), Y9, Y9
+	VPOR         Y9, Y10, Y10
+	VPSHUFB      yk3shuf<>+0(SB), Y15, Y12
+	VMOVDQU      132(DI), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y4, Y4
+	VMOVDQU      96(R11), Y10
+	VPAND        ynib<>+0(SB), Y10, Y10
+	VMOVDQU      160(R11), Y9
+	VPSLLW       $0x02, Y9, Y9
+	VPAND        yk30<>+0(SB), Y9, Y9
+	VPOR         Y9, Y10, Y10
+	VPSHUFB      yk3shuf<>+32(SB), Y15, Y12
+	VMOVDQU      164(DI), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y4, Y4
+	VMOVDQU      64(R11), Y10
+	VPSRLW       $0x04, Y10, Y10
+	VPAND        ynib<>+0(SB), Y10, Y10
+	VMOVDQU      160(R11), Y9
+	VPAND        yk30<>+0(SB), Y9, Y9
+	VPOR         Y9, Y10, Y10
+	VPSHUFB      yk3shuf<>+64(SB), Y15, Y12
+	VMOVDQU      196(DI), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y4, Y4
+	VMOVDQU      96(R11), Y10
+	VPSRLW       $0x04, Y10, Y10
+	VPAND        ynib<>+0(SB), Y10, Y10
+	VMOVDQU      160(R11), Y9
+	VPSRLW       $0x02, Y9, Y9
+	VPAND        yk30<>+0(SB), Y9, Y9
+	VPOR         Y9, Y10, Y10
+	VPSHUFB      yk3shuf<>+96(SB), Y15, Y12
+	VMOVDQU      228(DI), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y4, Y4
+	VCVTDQ2PS    Y4, Y4
+	VBROADCASTSS (DI), Y13
+	VMULPS       (SP), Y13, Y13
+	VFMADD231PS  Y13, Y4, Y0
+	ADDQ         $0x000000d2, R11
+	ADDQ         $0x00000124, DI
+	DECQ         CX
+	JNZ          blk
+	MOVQ         DX, AX
+	MOVQ         ldd+48(FP), BX
+	MOVQ         acc+64(FP), CX
+	VEXTRACTF128 $0x01, Y0, X12
+	VADDPS       X12, X0, X0
+	VPERMILPS    $0x4e, X0, X12
+	VADDPS       X12, X0, X0
+	VPERMILPS    $0xb1, X0, X12
+	VADDSS       X12, X0, X0
+	TESTQ        CX, CX
+	JZ           st0
+	VADDSS       (AX), X0, X0
+
+st0:
+	VMOVSS X0, (AX)
+	ADDQ   BX, AX
+	ADDQ   $0x04, DX
+	ADDQ   ldw+8(FP), SI
+	DECQ   R14
+	JNZ    row
+
+done:
+	VZEROUPPER
+	RET
+
+// func q6kTileY2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·q6kTileY2(SB), NOSPLIT, $32-72
+	// For each of nrows rows of nb > 0 Q6_K blocks (ldw bytes apart) and the
+	// 2 tokens of Q8_K blocks at x (ldx bytes apart), dst[t·ldd/4+r] (+)= w_r·x_t
+	// (ldd in bytes; with acc not 0 the old value is added after the sum).
+	MOVQ    w+0(FP), SI
+	MOVQ    ldx+24(FP), R12
+	MOVQ    dst+40(FP), DX
+	MOVQ    nrows+56(FP), R14
+	LEAQ    (R12)(R12*2), R13
+	VMOVDQU yk20<>+0(SB), Y8
+	TESTQ   R14, R14
+	JZ      done
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	MOVQ   SI, R11
+	MOVQ   x+16(FP), DI
+	MOVQ   nb+32(FP), CX
+
+blk:
+	VMOVDQU      192(R11), X12
+	VPMOVSXBW    X12, Y12
+	VPERMQ       $0x44, Y12, Y14
+	VPERMQ       $0xee, Y12, Y15
+	VPBROADCASTW 208(R11), X12
+	VCVTPH2PS    X12, Y12
+	VMOVUPS      Y12, (SP)
+	VMOVDQU      (R11), Y10
+	VPAND        ynib<>+0(SB), Y10, Y10
+	VMOVDQU      128(R11), Y9
+	VPSLLW       $0x04, Y9, Y9
+	VPAND        yk30<>+0(SB), Y9, Y9
+	VPOR         Y9, Y10, Y10
+	VPSHUFB      yk3shuf<>+0(SB), Y14, Y12
+	VMOVDQU      4(DI), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y4
+	VMOVDQU      4(DI)(R12*1), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y5
+	VMOVDQU      32(R11), Y10
+	VPAND        ynib<>+0(SB), Y10, Y10
+	VMOVDQU      128(R11), Y9
+	VPSLLW       $0x02, Y9, Y9
+	VPAND        yk30<>+0(SB), Y9, Y9
+	VPOR         Y9, Y10, Y10
+	VPSHUFB      yk3shuf<>+32(SB), Y14, Y12
+	VMOVDQU      36(DI), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y4, Y4
+	VMOVDQU      36(DI)(R12*1), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y5, Y5
+	VMOVDQU      (R11), Y10
+	VPSRLW       $0x04, Y10, Y10
+	VPAND        ynib<>+0(SB), Y10, Y10
+	VMOVDQU      128(R11), Y9
+	VPAND        yk30<>+0(SB), Y9, Y9
+	VPOR         Y9, Y10, Y10
+	VPSHUFB      yk3shuf<>+64(SB), Y14, Y12
+	VMOVDQU      68(DI), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y4, Y4
+	VMOVDQU      68(DI)(R12*1), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y5, Y5
+	VMOVDQU      32(R11), Y10
+	VPSRLW       $0x04, Y10, Y10
+	VPAND        ynib<>+0(SB), Y10, Y10
+	VMOVDQU      128(R11), Y9
+	VPSRLW       $0x02, Y9, Y9
+	VPAND        yk30<>+0(SB), Y9, Y9
+	VPOR         Y9, Y10, Y10
+	VPSHUFB      yk3shuf<>+96(SB), Y14, Y12
+	VMOVDQU      100(DI), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y4, Y4
+	VMOVDQU      100(DI)(R12*1), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y5, Y5
+	VMOVDQU      64(R11), Y10
+	VPAND        ynib<>+0(SB), Y10, Y10
+	VMOVDQU      160(R11), Y9
+	VPSLLW       $0x04, Y9, Y9
+	VPAND        yk30<>+0(SB), Y9, Y9
+	VPOR         Y9, Y10, Y10
+	VPSHUFB      yk3shuf<>+0(SB), Y15, Y12
+	VMOVDQU      132(DI), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y4, Y4
+	VMOVDQU      132(DI)(R12*1), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y5, Y5
+	VMOVDQU      96(R11), Y10
+	VPAND        ynib<>+0(SB), Y10, Y10
+	VMOVDQU      160(R11), Y9
+	VPSLLW       $0x02, Y9, Y9
+	VPAND        yk30<>+0(SB), Y9, Y9
+	VPOR         Y9, Y10, Y10
+	VPSHUFB      yk3shuf<>+32(SB), Y15, Y12
+	VMOVDQU      164(DI), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y4, Y4
+	VMOVDQU      164(DI)(R12*1), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y5, Y5
+	VMOVDQU      64(R11), Y10
+	VPSRLW       $0x04, Y10, Y10
+	VPAND        ynib<>+0(SB), Y10, Y10
+	VMOVDQU      160(R11), Y9
+	VPAND        yk30<>+0(SB), Y9, Y9
+	VPOR         Y9, Y10, Y10
+	VPSHUFB      yk3shuf<>+64(SB), Y15, Y12
+	VMOVDQU      196(DI), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y4, Y4
+	VMOVDQU      196(DI)(R12*1), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y5, Y5
+	VMOVDQU      96(R11), Y10
+	VPSRLW       $0x04, Y10, Y10
+	VPAND        ynib<>+0(SB), Y10, Y10
+	VMOVDQU      160(R11), Y9
+	VPSRLW       $0x02, Y9, Y9
+	VPAND        yk30<>+0(SB), Y9, Y9
+	VPOR         Y9, Y10, Y10
+	VPSHUFB      yk3shuf<>+96(SB), Y15, Y12
+	VMOVDQU      228(DI), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y4, Y4
+	VMOVDQU      228(DI)(R12*1), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y5, Y5
+	VCVTDQ2PS    Y4, Y4
+	VBROADCASTSS (DI), Y13
+	VMULPS       (SP), Y13, Y13
+	VFMADD231PS  Y13, Y4, Y0
+	VCVTDQ2PS    Y5, Y5
+	VBROADCASTSS (DI)(R12*1), Y13
+	VMULPS       (SP), Y13, Y13
+	VFMADD231PS  Y13, Y5, Y1
+	ADDQ         $0x000000d2, R11
+	ADDQ         $0x00000124, DI
+	DECQ         CX
+	JNZ          blk
+	MOVQ         DX, AX
+	MOVQ         ldd+48(FP), BX
+	MOVQ         acc+64(FP), CX
+	VEXTRACTF128 $0x01, Y0, X12
+	VADDPS       X12, X0, X0
+	VPERMILPS    $0x4e, X0, X12
+	VADDPS       X12, X0, X0
+	VPERMILPS    $0xb1, X0, X12
+	VADDSS       X12, X0, X0
+	TESTQ        CX, CX
+	JZ           st0
+	VADDSS       (AX), X0, X0
+
+st0:
+	VMOVSS       X0, (AX)
+	ADDQ         BX, AX
+	VEXTRACTF128 $0x01, Y1, X12
+	VADDPS       X12, X1, X1
+	VPERMILPS    $0x4e, X1, X12
+	VADDPS       X12, X1, X1
+	VPERMILPS    $0xb1, X1, X12
+	VADDSS       X12, X1, X1
+	TESTQ        CX, CX
+	JZ           st1
+	VADDSS       (AX), X1, X1
+
+st1:
+	VMOVSS X1, (AX)
+	ADDQ   BX, AX
+	ADDQ   $0x04, DX
+	ADDQ   ldw+8(FP), SI
+	DECQ   R14
+	JNZ    row
+
+done:
+	VZEROUPPER
+	RET
+
+// func q6kTileY3(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·q6kTileY3(SB), NOSPLIT, $32-72
+	// For each of nrows rows of nb > 0 Q6_K blocks (ldw bytes apart) and the
+	// 3 tokens of Q8_K blocks at x (ldx bytes apart), dst[t·ldd/4+r] (+)= w_r·x_t
+	// (ldd in bytes; with acc not 0 the old value is added after the sum).
+	MOVQ    w+0(FP), SI
+	MOVQ    ldx+24(FP), R12
+	MOVQ    dst+40(FP), DX
+	MOVQ    nrows+56(FP), R14
+	LEAQ    (R12)(R12*2), R13
+	VMOVDQU yk20<>+0(SB), Y8
+	TESTQ   R14, R14
+	JZ      done
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	MOVQ   SI, R11
+	MOVQ   x+16(FP), DI
+	MOVQ   nb+32(FP), CX
+
+blk:
+	VMOVDQU      192(R11), X12
+	VPMOVSXBW    X12, Y12
+	VPERMQ       $0x44, Y12, Y14
+	VPERMQ       $0xee, Y12, Y15
+	VPBROADCASTW 208(R11), X12
+	VCVTPH2PS    X12, Y12
+	VMOVUPS      Y12, (SP)
+	VMOVDQU      (R11), Y10
+	VPAND        ynib<>+0(SB), Y10, Y10
+	VMOVDQU      128(R11), Y9
+	VPSLLW       $0x04, Y9, Y9
+	VPAND        yk30<>+0(SB), Y9, Y9
+	VPOR         Y9, Y10, Y10
+	VPSHUFB      yk3shuf<>+0(SB), Y14, Y12
+	VMOVDQU      4(DI), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y4
+	VMOVDQU      4(DI)(R12*1), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y5
+	VMOVDQU      4(DI)(R12*2), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y6
+	VMOVDQU      32(R11), Y10
+	VPAND        ynib<>+0(SB), Y10, Y10
+	VMOVDQU      128(R11), Y9
+	VPSLLW       $0x02, Y9, Y9
+	VPAND        yk30<>+0(SB), Y9, Y9
+	VPOR         Y9, Y10, Y10
+	VPSHUFB      yk3shuf<>+32(SB), Y14, Y12
+	VMOVDQU      36(DI), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y4, Y4
+	VMOVDQU      36(DI)(R12*1), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y5, Y5
+	VMOVDQU      36(DI)(R12*2), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y6, Y6
+	VMOVDQU      (R11), Y10
+	VPSRLW       $0x04, Y10, Y10
+	VPAND        ynib<>+0(SB), Y10, Y10
+	VMOVDQU      128(R11), Y9
+	VPAND        yk30<>+0(SB), Y9, Y9
+	VPOR         Y9, Y10, Y10
+	VPSHUFB      yk3shuf<>+64(SB), Y14, Y12
+	VMOVDQU      68(DI), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y4, Y4
+	VMOVDQU      68(DI)(R12*1), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y5, Y5
+	VMOVDQU      68(DI)(R12*2), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y6, Y6
+	VMOVDQU      32(R11), Y10
+	VPSRLW       $0x04, Y10, Y10
+	VPAND        ynib<>+0(SB), Y10, Y10
+	VMOVDQU      128(R11), Y9
+	VPSRLW       $0x02, Y9, Y9
+	VPAND        yk30<>+0(SB), Y9, Y9
+	VPOR         Y9, Y10, Y10
+	VPSHUFB      yk3shuf<>+96(SB), Y14, Y12
+	VMOVDQU      100(DI), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y4, Y4
+	VMOVDQU      100(DI)(R12*1), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y5, Y5
+	VMOVDQU      100(DI)(R12*2), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y6, Y6
+	VMOVDQU      64(R11), Y10
+	VPAND        ynib<>+0(SB), Y10, Y10
+	VMOVDQU      160(R11), Y9
+	VPSLLW       $0x04, Y9, Y9
+	VPAND        yk30<>+0(SB), Y9, Y9
+	VPOR         Y9, Y10, Y10
+	VPSHUFB      yk3shuf<>+0(SB), Y15, Y12
+	VMOVDQU      132(DI), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y4, Y4
+	VMOVDQU      132(DI)(R12*1), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y5, Y5
+	VMOVDQU      132(DI)(R12*2), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y6, Y6
+	VMOVDQU      96(R11), Y10
+	VPAND        ynib<>+0(SB), Y10, Y10
+	VMOVDQU      160(R11), Y9
+	VPSLLW       $0x02, Y9, Y9
+	VPAND        yk30<>+0(SB), Y9, Y9
+	VPOR         Y9, Y10, Y10
+	VPSHUFB      yk3shuf<>+32(SB), Y15, Y12
+	VMOVDQU      164(DI), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y4, Y4
+	VMOVDQU      164(DI)(R12*1), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y5, Y5
+	VMOVDQU      164(DI)(R12*2), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y6, Y6
+	VMOVDQU      64(R11), Y10
+	VPSRLW       $0x04, Y10, Y10
+	VPAND        ynib<>+0(SB), Y10, Y10
+	VMOVDQU      160(R11), Y9
+	VPAND        yk30<>+0(SB), Y9, Y9
+	VPOR         Y9, Y10, Y10
+	VPSHUFB      yk3shuf<>+64(SB), Y15, Y12
+	VMOVDQU      196(DI), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y4, Y4
+	VMOVDQU      196(DI)(R12*1), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y5, Y5
+	VMOVDQU      196(DI)(R12*2), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y6, Y6
+	VMOVDQU      96(R11), Y10
+	VPSRLW       $0x04, Y10, Y10
+	VPAND        ynib<>+0(SB), Y10, Y10
+	VMOVDQU      160(R11), Y9
+	VPSRLW       $0x02, Y9, Y9
+	VPAND        yk30<>+0(SB), Y9, Y9
+	VPOR         Y9, Y10, Y10
+	VPSHUFB      yk3shuf<>+96(SB), Y15, Y12
+	VMOVDQU      228(DI), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y4, Y4
+	VMOVDQU      228(DI)(R12*1), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y5, Y5
+	VMOVDQU      228(DI)(R12*2), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y6, Y6
+	VCVTDQ2PS    Y4, Y4
+	VBROADCASTSS (DI), Y13
+	VMULPS       (SP), Y13, Y13
+	VFMADD231PS  Y13, Y4, Y0
+	VCVTDQ2PS    Y5, Y5
+	VBROADCASTSS (DI)(R12*1), Y13
+	VMULPS       (SP), Y13, Y13
+	VFMADD231PS  Y13, Y5, Y1
+	VCVTDQ2PS    Y6, Y6
+	VBROADCASTSS (DI)(R12*2), Y13
+	VMULPS       (SP), Y13, Y13
+	VFMADD231PS  Y13, Y6, Y2
+	ADDQ         $0x000000d2, R11
+	ADDQ         $0x00000124, DI
+	DECQ         CX
+	JNZ          blk
+	MOVQ         DX, AX
+	MOVQ         ldd+48(FP), BX
+	MOVQ         acc+64(FP), CX
+	VEXTRACTF128 $0x01, Y0, X12
+	VADDPS       X12, X0, X0
+	VPERMILPS    $0x4e, X0, X12
+	VADDPS       X12, X0, X0
+	VPERMILPS    $0xb1, X0, X12
+	VADDSS       X12, X0, X0
+	TESTQ        CX, CX
+	JZ           st0
+	VADDSS       (AX), X0, X0
+
+st0:
+	VMOVSS       X0, (AX)
+	ADDQ         BX, AX
+	VEXTRACTF128 $0x01, Y1, X12
+	VADDPS       X12, X1, X1
+	VPERMILPS    $0x4e, X1, X12
+	VADDPS       X12, X1, X1
+	VPERMILPS    $0xb1, X1, X12
+	VADDSS       X12, X1, X1
+	TESTQ        CX, CX
+	JZ           st1
+	VADDSS       (AX), X1, X1
+
+st1:
+	VMOVSS       X1, (AX)
+	ADDQ         BX, AX
+	VEXTRACTF128 $0x01, Y2, X12
+	VADDPS       X12, X2, X2
+	VPERMILPS    $0x4e, X2, X12
+	VADDPS       X12, X2, X2
+	VPERMILPS    $0xb1, X2, X12
+	VADDSS       X12, X2, X2
+	TESTQ        CX, CX
+	JZ           st2
+	VADDSS       (AX), X2, X2
+
+st2:
+	VMOVSS X2, (AX)
+	ADDQ   BX, AX
+	ADDQ   $0x04, DX
+	ADDQ   ldw+8(FP), SI
+	DECQ   R14
+	JNZ    row
+
+done:
+	VZEROUPPER
+	RET
+
+// func q6kTileY4(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·q6kTileY4(SB), NOSPLIT, $32-72
+	// For each of nrows rows of nb > 0 Q6_K blocks (ldw bytes apart) and the
+	// 4 tokens of Q8_K blocks at x (ldx bytes apart), dst[t·ldd/4+r] (+)= w_r·x_t
+	// (ldd in bytes; with acc not 0 the old value is added after the sum).
+	MOVQ    w+0(FP), SI
+	MOVQ    ldx+24(FP), R12
+	MOVQ    dst+40(FP), DX
+	MOVQ    nrows+56(FP), R14
+	LEAQ    (R12)(R12*2), R13
+	VMOVDQU yk20<>+0(SB), Y8
+	TESTQ   R14, R14
+	JZ      done
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	MOVQ   SI, R11
+	MOVQ   x+16(FP), DI
+	MOVQ   nb+32(FP), CX
+
+blk:
+	VMOVDQU      192(R11), X12
+	VPMOVSXBW    X12, Y12
+	VPERMQ       $0x44, Y12, Y14
+	VPERMQ       $0xee, Y12, Y15
+	VPBROADCASTW 208(R11), X12
+	VCVTPH2PS    X12, Y12
+	VMOVUPS      Y12, (SP)
+	VMOVDQU      (R11), Y10
+	VPAND        ynib<>+0(SB), Y10, Y10
+	VMOVDQU      128(R11), Y9
+	VPSLLW       $0x04, Y9, Y9
+	VPAND        yk30<>+0(SB), Y9, Y9
+	VPOR         Y9, Y10, Y10
+	VPSHUFB      yk3shuf<>+0(SB), Y14, Y12
+	VMOVDQU      4(DI), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y4
+	VMOVDQU      4(DI)(R12*1), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y5
+	VMOVDQU      4(DI)(R12*2), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y6
+	VMOVDQU      4(DI)(R13*1), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y7
+	VMOVDQU      32(R11), Y10
+	VPAND        ynib<>+0(SB), Y10, Y10
+	VMOVDQU      128(R11), Y9
+	VPSLLW       $0x02, Y9, Y9
+	VPAND        yk30<>+0(SB), Y9, Y9
+	VPOR         Y9, Y10, Y10
+	VPSHUFB      yk3shuf<>+32(SB), Y14, Y12
+	VMOVDQU      36(DI), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y4, Y4
+	VMOVDQU      36(DI)(R12*1), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y5, Y5
+	VMOVDQU      36(DI)(R12*2), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y6, Y6
+	VMOVDQU      36(DI)(R13*1), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y7, Y7
+	VMOVDQU      (R11), Y10
+	VPSRLW       $0x04, Y10, Y10
+	VPAND        ynib<>+0(SB), Y10, Y10
+	VMOVDQU      128(R11), Y9
+	VPAND        yk30<>+0(SB), Y9, Y9
+	VPOR         Y9, Y10, Y10
+	VPSHUFB      yk3shuf<>+64(SB), Y14, Y12
+	VMOVDQU      68(DI), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y4, Y4
+	VMOVDQU      68(DI)(R12*1), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y5, Y5
+	VMOVDQU      68(DI)(R12*2), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y6, Y6
+	VMOVDQU      68(DI)(R13*1), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y7, Y7
+	VMOVDQU      32(R11), Y10
+	VPSRLW       $0x04, Y10, Y10
+	VPAND        ynib<>+0(SB), Y10, Y10
+	VMOVDQU      128(R11), Y9
+	VPSRLW       $0x02, Y9, Y9
+	VPAND        yk30<>+0(SB), Y9, Y9
+	VPOR         Y9, Y10, Y10
+	VPSHUFB      yk3shuf<>+96(SB), Y14, Y12
+	VMOVDQU      100(DI), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y4, Y4
+	VMOVDQU      100(DI)(R12*1), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y5, Y5
+	VMOVDQU      100(DI)(R12*2), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y6, Y6
+	VMOVDQU      100(DI)(R13*1), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y7, Y7
+	VMOVDQU      64(R11), Y10
+	VPAND        ynib<>+0(SB), Y10, Y10
+	VMOVDQU      160(R11), Y9
+	VPSLLW       $0x04, Y9, Y9
+	VPAND        yk30<>+0(SB), Y9, Y9
+	VPOR         Y9, Y10, Y10
+	VPSHUFB      yk3shuf<>+0(SB), Y15, Y12
+	VMOVDQU      132(DI), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y4, Y4
+	VMOVDQU      132(DI)(R12*1), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y5, Y5
+	VMOVDQU      132(DI)(R12*2), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y6, Y6
+	VMOVDQU      132(DI)(R13*1), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y7, Y7
+	VMOVDQU      96(R11), Y10
+	VPAND        ynib<>+0(SB), Y10, Y10
+	VMOVDQU      160(R11), Y9
+	VPSLLW       $0x02, Y9, Y9
+	VPAND        yk30<>+0(SB), Y9, Y9
+	VPOR         Y9, Y10, Y10
+	VPSHUFB      yk3shuf<>+32(SB), Y15, Y12
+	VMOVDQU      164(DI), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y4, Y4
+	VMOVDQU      164(DI)(R12*1), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y5, Y5
+	VMOVDQU      164(DI)(R12*2), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y6, Y6
+	VMOVDQU      164(DI)(R13*1), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y7, Y7
+	VMOVDQU      64(R11), Y10
+	VPSRLW       $0x04, Y10, Y10
+	VPAND        ynib<>+0(SB), Y10, Y10
+	VMOVDQU      160(R11), Y9
+	VPAND        yk30<>+0(SB), Y9, Y9
+	VPOR         Y9, Y10, Y10
+	VPSHUFB      yk3shuf<>+64(SB), Y15, Y12
+	VMOVDQU      196(DI), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y4, Y4
+	VMOVDQU      196(DI)(R12*1), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y5, Y5
+	VMOVDQU      196(DI)(R12*2), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y6, Y6
+	VMOVDQU      196(DI)(R13*1), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y7, Y7
+	VMOVDQU      96(R11), Y10
+	VPSRLW       $0x04, Y10, Y10
+	VPAND        ynib<>+0(SB), Y10, Y10
+	VMOVDQU      160(R11), Y9
+	VPSRLW       $0x02, Y9, Y9
+	VPAND        yk30<>+0(SB), Y9, Y9
+	VPOR         Y9, Y10, Y10
+	VPSHUFB      yk3shuf<>+96(SB), Y15, Y12
+	VMOVDQU      228(DI), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y4, Y4
+	VMOVDQU      228(DI)(R12*1), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y5, Y5
+	VMOVDQU      228(DI)(R12*2), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y6, Y6
+	VMOVDQU      228(DI)(R13*1), Y13
+	VPMADDUBSW   Y13, Y10, Y11
+	VPMADDUBSW   Y13, Y8, Y13
+	VPSUBW       Y13, Y11, Y11
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y7, Y7
+	VCVTDQ2PS    Y4, Y4
+	VBROADCASTSS (DI), Y13
+	VMULPS       (SP), Y13, Y13
+	VFMADD231PS  Y13, Y4, Y0
+	VCVTDQ2PS    Y5, Y5
+	VBROADCASTSS (DI)(R12*1), Y13
+	VMULPS       (SP), Y13, Y13
+	VFMADD231PS  Y13, Y5, Y1
+	VCVTDQ2PS    Y6, Y6
+	VBROADCASTSS (DI)(R12*2), Y13
+	VMULPS       (SP), Y13, Y13
+	VFMADD231PS  Y13, Y6, Y2
+	VCVTDQ2PS    Y7, Y7
+	VBROADCASTSS (DI)(R13*1), Y13
+	VMULPS       (SP), Y13, Y13
+	VFMADD231PS  Y13, Y7, Y3
+	ADDQ         $0x000000d2, R11
+	ADDQ         $0x00000124, DI
+	DECQ         CX
+	JNZ          blk
+	MOVQ         DX, AX
+	MOVQ         ldd+48(FP), BX
+	MOVQ         acc+64(FP), CX
+	VEXTRACTF128 $0x01, Y0, X12
+	VADDPS       X12, X0, X0
+	VPERMILPS    $0x4e, X0, X12
+	VADDPS       X12, X0, X0
+	VPERMILPS    $0xb1, X0, X12
+	VADDSS       X12, X0, X0
+	TESTQ        CX, CX
+	JZ           st0
+	VADDSS       (AX), X0, X0
+
+st0:
+	VMOVSS       X0, (AX)
+	ADDQ         BX, AX
+	VEXTRACTF128 $0x01, Y1, X12
+	VADDPS       X12, X1, X1
+	VPERMILPS    $0x4e, X1, X12
+	VADDPS       X12, X1, X1
+	VPERMILPS    $0xb1, X1, X12
+	VADDSS       X12, X1, X1
+	TESTQ        CX, CX
+	JZ           st1
+	VADDSS       (AX), X1, X1
+
+st1:
+	VMOVSS       X1, (AX)
+	ADDQ         BX, AX
+	VEXTRACTF128 $0x01, Y2, X12
+	VADDPS       X12, X2, X2
+	VPERMILPS    $0x4e, X2, X12
+	VADDPS       X12, X2, X2
+	VPERMILPS    $0xb1, X2, X12
+	VADDSS       X12, X2, X2
+	TESTQ        CX, CX
+	JZ           st2
+	VADDSS       (AX), X2, X2
+
+st2:
+	VMOVSS       X2, (AX)
+	ADDQ         BX, AX
+	VEXTRACTF128 $0x01, Y3, X12
+	VADDPS       X12, X3, X3
+	VPERMILPS    $0x4e, X3, X12
+	VADDPS       X12, X3, X3
+	VPERMILPS    $0xb1, X3, X12
+	VADDSS       X12, X3, X3
 	TESTQ        CX, CX
 	JZ           st3
 	VADDSS       (AX), X3, X3

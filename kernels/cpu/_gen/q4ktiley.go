@@ -33,29 +33,14 @@ const (
 // first token's (the others R12, 2·R12 and R13 = 3·R12 bytes on), CX
 // counts the super-blocks, R14 the rows, DX the outputs of the row; AX,
 // BX, R8..R10 decode the scales.
-func (a *asm) q4kTileY(nt int, g yGlobals, shuf operand.Mem) {
+func (a *asm) q4kTileY(nt int, g yGlobals, k yKGlobals) {
 	a.text(fmt.Sprintf("q4kTileY%d", nt), attr.NOSPLIT,
 		"func(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)",
 		"For each of nrows rows of nb > 0 Q4_K blocks (ldw bytes apart) and the",
 		fmt.Sprintf("%d tokens of Q8_K blocks at x (ldx bytes apart), dst[t·ldd/4+r] (+)= w_r·x_t", nt),
 		"(ldd in bytes; with acc not 0 the old value is added after the sum).")
 	a.AllocLocal(q4kFrame)
-	a.load("w", reg.RSI)
-	a.load("ldx", reg.R12)
-	a.load("dst", reg.RDX)
-	a.load("nrows", reg.R14)
-	a.LEAQ(operand.Mem{Base: reg.R12, Index: reg.R12, Scale: 2}, reg.R13)
-	tok := func(t, disp int) operand.Mem {
-		switch t {
-		case 0:
-			return mem(reg.RDI, disp)
-		case 1:
-			return operand.Mem{Base: reg.RDI, Index: reg.R12, Scale: 1, Disp: disp}
-		case 2:
-			return operand.Mem{Base: reg.RDI, Index: reg.R12, Scale: 2, Disp: disp}
-		}
-		return operand.Mem{Base: reg.RDI, Index: reg.R13, Scale: 1, Disp: disp}
-	}
+	tok := a.kTileArgs()
 	a.TESTQ(reg.R14, reg.R14)
 	a.JZ(label("done"))
 
@@ -76,7 +61,7 @@ func (a *asm) q4kTileY(nt int, g yGlobals, shuf operand.Mem) {
 			a.VPSRLW(operand.U8(4), reg.Y12, reg.Y12)
 		}
 		a.VPAND(g.nib, reg.Y12, reg.Y12)
-		a.VPSHUFB(shuf.Offset(32*grp), reg.Y15, reg.Y13)
+		a.VPSHUFB(k.k4.Offset(32*grp), reg.Y15, reg.Y13)
 		for t := range nt {
 			a.VPMADDUBSW(tok(t, 4+32*grp), reg.Y12, reg.Y14)
 			if grp == 0 {
@@ -107,35 +92,7 @@ func (a *asm) q4kTileY(nt int, g yGlobals, shuf operand.Mem) {
 	a.DECQ(reg.RCX)
 	a.JNZ(label("blk"))
 
-	// hsum_float_8, plus (m0+m2) + (m1+m3), plus the old output when acc
-	// is set.
-	a.MOVQ(reg.RDX, reg.RAX)
-	a.load("ldd", reg.RBX)
-	a.load("acc", reg.RCX)
-	for t := range nt {
-		m := xr[4+t]
-		a.hsum8y(t, 12, false)
-		a.VMOVHLPS(m, m, reg.X13)
-		a.VADDPS(reg.X13, m, m)
-		a.VMOVSHDUP(m, reg.X13)
-		a.VADDSS(reg.X13, m, m)
-		a.VADDSS(m, xr[t], xr[t])
-		skip := fmt.Sprintf("st%d", t)
-		a.TESTQ(reg.RCX, reg.RCX)
-		a.JZ(label(skip))
-		a.VADDSS(mem(reg.RAX, 0), xr[t], xr[t])
-		a.Label(skip)
-		a.VMOVSS(xr[t], mem(reg.RAX, 0))
-		a.ADDQ(reg.RBX, reg.RAX)
-	}
-	a.ADDQ(operand.U8(4), reg.RDX)
-	a.ADDQ(a.arg("ldw"), reg.RSI)
-	a.DECQ(reg.R14)
-	a.JNZ(label("row"))
-
-	a.Label("done")
-	a.VZEROUPPER()
-	a.RET()
+	a.kTileStore(nt, 4)
 }
 
 // q4kScales decodes the scales and mins of the Q4_K super-block at R11 as

@@ -40,9 +40,17 @@ func q8tiley(a *asm) {
 	for t := 1; t <= iq4MaxTokens; t++ {
 		a.iq4TileY(t, vals, shifts, g)
 	}
-	shuf := a.global("yk4shuf", kyShuf(8, 2)...)
+	kg := yKGlobals{
+		k4:  a.global("yk4shuf", kyShuf(8, 2)...),
+		q3:  a.global("yk3shuf", kyShuf(4, 1)...),
+		c30: a.global("yk30", 0x3030303030303030, 0x3030303030303030, 0x3030303030303030, 0x3030303030303030),
+		c20: a.global("yk20", 0x2020202020202020, 0x2020202020202020, 0x2020202020202020, 0x2020202020202020),
+	}
 	for t := 1; t <= q4kMaxTokens; t++ {
-		a.q4kTileY(t, g, shuf)
+		a.q4kTileY(t, g, kg)
+	}
+	for t := 1; t <= q6kMaxTokens; t++ {
+		a.q6kTileY(t, g, kg)
 	}
 }
 
