@@ -205,6 +205,25 @@ var q4kTilesY = [q4kYMaxTokens + 1]func(w unsafe.Pointer, ldw uintptr, x unsafe.
 // q4kYMaxTokens is the most tokens a Q4_K tile takes.
 const q4kYMaxTokens = 4
 
+// Q5_K prefill at the AVX2 level, in gemvQ5_KAVX2's order (as many tokens
+// as Q4_K's).
+
+//go:noescape
+func q5kTileY1(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+
+//go:noescape
+func q5kTileY2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+
+//go:noescape
+func q5kTileY3(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+
+//go:noescape
+func q5kTileY4(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+
+var q5kTilesY = [q4kYMaxTokens + 1]func(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int){
+	nil, q5kTileY1, q5kTileY2, q5kTileY3, q5kTileY4,
+}
+
 // Q6_K prefill at the AVX2 level, in gemvQ6_KAVX2's order.
 
 //go:noescape
@@ -229,7 +248,7 @@ const q6kYMaxTokens = 4
 // hasKGemmY reports AVX2 tiles for several tokens of K-quant weights of
 // kind.
 func (k Kernels) hasKGemmY(kind wkind) bool {
-	return (kind == wkQ4_K || kind == wkQ6_K) && k.hasQ8Y()
+	return (kind == wkQ4_K || kind == wkQ5_K || kind == wkQ6_K) && k.hasQ8Y()
 }
 
 // kGemmY computes, for n tokens t (rows of Q8_K blocks in a, lda bytes
@@ -248,7 +267,10 @@ func (k Kernels) kGemmY(kind wkind, w []byte, ldw int, a []byte, lda, nb, n int,
 		return
 	}
 	bb, g, tiles := 144, q4kYMaxTokens, q4kTilesY[:]
-	if kind == wkQ6_K {
+	switch kind {
+	case wkQ5_K:
+		bb, tiles = 176, q5kTilesY[:]
+	case wkQ6_K:
 		bb, g, tiles = 210, q6kYMaxTokens, q6kTilesY[:]
 	}
 	_ = w[(rows-1)*ldw+nb*bb-1]

@@ -3904,6 +3904,12 @@ DATA yk20<>+16(SB)/8, $0x2020202020202020
 DATA yk20<>+24(SB)/8, $0x2020202020202020
 GLOBL yk20<>(SB), RODATA|NOPTR, $32
 
+DATA yk10<>+0(SB)/8, $0x1010101010101010
+DATA yk10<>+8(SB)/8, $0x1010101010101010
+DATA yk10<>+16(SB)/8, $0x1010101010101010
+DATA yk10<>+24(SB)/8, $0x1010101010101010
+GLOBL yk10<>(SB), RODATA|NOPTR, $32
+
 // func q4kTileY1(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
 // Requires: AVX, AVX2, F16C, FMA3
 TEXT ·q4kTileY1(SB), NOSPLIT, $80-72
@@ -4823,6 +4829,1046 @@ st2:
 	VADDPS       X13, X7, X7
 	VMOVSHDUP    X7, X13
 	VADDSS       X13, X7, X7
+	VADDSS       X7, X3, X3
+	TESTQ        CX, CX
+	JZ           st3
+	VADDSS       (AX), X3, X3
+
+st3:
+	VMOVSS X3, (AX)
+	ADDQ   BX, AX
+	ADDQ   $0x04, DX
+	ADDQ   ldw+8(FP), SI
+	DECQ   R14
+	JNZ    row
+
+done:
+	VZEROUPPER
+	RET
+
+// func q5kTileY1(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·q5kTileY1(SB), NOSPLIT, $80-72
+	// For each of nrows rows of nb > 0 Q5_K blocks (ldw bytes apart) and the
+	// 1 tokens of Q8_K blocks at x (ldx bytes apart), dst[t·ldd/4+r] (+)= w_r·x_t
+	// (ldd in bytes; with acc not 0 the old value is added after the sum).
+	MOVQ  w+0(FP), SI
+	MOVQ  ldx+24(FP), R12
+	MOVQ  dst+40(FP), DX
+	MOVQ  nrows+56(FP), R14
+	LEAQ  (R12)(R12*2), R13
+	TESTQ R14, R14
+	JZ    done
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS X4, X4, X4
+	MOVQ   SI, R11
+	MOVQ   x+16(FP), DI
+	MOVQ   nb+32(FP), CX
+
+blk:
+	MOVL         4(R11), AX
+	MOVL         8(R11), R8
+	MOVL         12(R11), R10
+	MOVL         R8, R9
+	ANDL         $0x3f3f3f3f, R9
+	MOVL         R10, BX
+	SHRL         $0x04, BX
+	ANDL         $0x0f0f0f0f, BX
+	SHRL         $0x02, R8
+	ANDL         $0x30303030, R8
+	ORL          R8, BX
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         AX, R8
+	SHRL         $0x02, R8
+	ANDL         $0x30303030, R8
+	ORL          R8, R10
+	ANDL         $0x3f3f3f3f, AX
+	SHLQ         $0x20, R10
+	ORQ          R10, AX
+	SHLQ         $0x20, BX
+	ORQ          BX, R9
+	VMOVQ        AX, X12
+	VPINSRQ      $0x01, R9, X12, X12
+	VPMOVZXBW    X12, Y12
+	VEXTRACTI128 $0x01, Y12, X13
+	VMOVDQU      X13, (SP)
+	VPERMQ       $0x44, Y12, Y15
+	MOVL         (R11), AX
+	VMOVD        AX, X12
+	VCVTPH2PS    X12, X12
+	VBROADCASTSS X12, Y13
+	VMOVUPS      Y13, 16(SP)
+	VMOVSHDUP    X12, X13
+	VBROADCASTSS X13, Y13
+	VMOVUPS      Y13, 48(SP)
+	VMOVDQU      48(R11), Y12
+	VPAND        ynib<>+0(SB), Y12, Y12
+	VMOVDQU      16(R11), Y14
+	VPSLLW       $0x04, Y14, Y14
+	VPAND        yk10<>+0(SB), Y14, Y14
+	VPOR         Y14, Y12, Y12
+	VPSHUFB      yk4shuf<>+0(SB), Y15, Y13
+	VPMADDUBSW   4(DI), Y12, Y14
+	VPMADDWD     Y13, Y14, Y8
+	VMOVDQU      48(R11), Y12
+	VPSRLW       $0x04, Y12, Y12
+	VPAND        ynib<>+0(SB), Y12, Y12
+	VMOVDQU      16(R11), Y14
+	VPSLLW       $0x03, Y14, Y14
+	VPAND        yk10<>+0(SB), Y14, Y14
+	VPOR         Y14, Y12, Y12
+	VPSHUFB      yk4shuf<>+32(SB), Y15, Y13
+	VPMADDUBSW   36(DI), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y8, Y8
+	VMOVDQU      80(R11), Y12
+	VPAND        ynib<>+0(SB), Y12, Y12
+	VMOVDQU      16(R11), Y14
+	VPSLLW       $0x02, Y14, Y14
+	VPAND        yk10<>+0(SB), Y14, Y14
+	VPOR         Y14, Y12, Y12
+	VPSHUFB      yk4shuf<>+64(SB), Y15, Y13
+	VPMADDUBSW   68(DI), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y8, Y8
+	VMOVDQU      80(R11), Y12
+	VPSRLW       $0x04, Y12, Y12
+	VPAND        ynib<>+0(SB), Y12, Y12
+	VMOVDQU      16(R11), Y14
+	VPSLLW       $0x01, Y14, Y14
+	VPAND        yk10<>+0(SB), Y14, Y14
+	VPOR         Y14, Y12, Y12
+	VPSHUFB      yk4shuf<>+96(SB), Y15, Y13
+	VPMADDUBSW   100(DI), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y8, Y8
+	VMOVDQU      112(R11), Y12
+	VPAND        ynib<>+0(SB), Y12, Y12
+	VMOVDQU      16(R11), Y14
+	VPAND        yk10<>+0(SB), Y14, Y14
+	VPOR         Y14, Y12, Y12
+	VPSHUFB      yk4shuf<>+128(SB), Y15, Y13
+	VPMADDUBSW   132(DI), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y8, Y8
+	VMOVDQU      112(R11), Y12
+	VPSRLW       $0x04, Y12, Y12
+	VPAND        ynib<>+0(SB), Y12, Y12
+	VMOVDQU      16(R11), Y14
+	VPSRLW       $0x01, Y14, Y14
+	VPAND        yk10<>+0(SB), Y14, Y14
+	VPOR         Y14, Y12, Y12
+	VPSHUFB      yk4shuf<>+160(SB), Y15, Y13
+	VPMADDUBSW   164(DI), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y8, Y8
+	VMOVDQU      144(R11), Y12
+	VPAND        ynib<>+0(SB), Y12, Y12
+	VMOVDQU      16(R11), Y14
+	VPSRLW       $0x02, Y14, Y14
+	VPAND        yk10<>+0(SB), Y14, Y14
+	VPOR         Y14, Y12, Y12
+	VPSHUFB      yk4shuf<>+192(SB), Y15, Y13
+	VPMADDUBSW   196(DI), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y8, Y8
+	VMOVDQU      144(R11), Y12
+	VPSRLW       $0x04, Y12, Y12
+	VPAND        ynib<>+0(SB), Y12, Y12
+	VMOVDQU      16(R11), Y14
+	VPSRLW       $0x03, Y14, Y14
+	VPAND        yk10<>+0(SB), Y14, Y14
+	VPOR         Y14, Y12, Y12
+	VPSHUFB      yk4shuf<>+224(SB), Y15, Y13
+	VPMADDUBSW   228(DI), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VBROADCASTSS (DI), Y14
+	VMULPS       16(SP), Y14, Y13
+	VFMADD231PS  Y13, Y8, Y0
+	VMOVDQU      260(DI), Y12
+	VEXTRACTI128 $0x01, Y12, X13
+	VPHADDW      X13, X12, X12
+	VPMADDWD     (SP), X12, X12
+	VPHADDD      X12, X12, X12
+	VPHADDD      X12, X12, X12
+	VCVTDQ2PS    X12, X12
+	VMULSS       48(SP), X14, X13
+	VFNMADD231SS X13, X12, X4
+	ADDQ         $0x000000b0, R11
+	ADDQ         $0x00000124, DI
+	DECQ         CX
+	JNZ          blk
+	MOVQ         DX, AX
+	MOVQ         ldd+48(FP), BX
+	MOVQ         acc+64(FP), CX
+	VEXTRACTF128 $0x01, Y0, X12
+	VADDPS       X12, X0, X0
+	VPERMILPS    $0x4e, X0, X12
+	VADDPS       X12, X0, X0
+	VPERMILPS    $0xb1, X0, X12
+	VADDSS       X12, X0, X0
+	VADDSS       X4, X0, X0
+	TESTQ        CX, CX
+	JZ           st0
+	VADDSS       (AX), X0, X0
+
+st0:
+	VMOVSS X0, (AX)
+	ADDQ   BX, AX
+	ADDQ   $0x04, DX
+	ADDQ   ldw+8(FP), SI
+	DECQ   R14
+	JNZ    row
+
+done:
+	VZEROUPPER
+	RET
+
+// func q5kTileY2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·q5kTileY2(SB), NOSPLIT, $80-72
+	// For each of nrows rows of nb > 0 Q5_K blocks (ldw bytes apart) and the
+	// 2 tokens of Q8_K blocks at x (ldx bytes apart), dst[t·ldd/4+r] (+)= w_r·x_t
+	// (ldd in bytes; with acc not 0 the old value is added after the sum).
+	MOVQ  w+0(FP), SI
+	MOVQ  ldx+24(FP), R12
+	MOVQ  dst+40(FP), DX
+	MOVQ  nrows+56(FP), R14
+	LEAQ  (R12)(R12*2), R13
+	TESTQ R14, R14
+	JZ    done
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS X4, X4, X4
+	VXORPS Y1, Y1, Y1
+	VXORPS X5, X5, X5
+	MOVQ   SI, R11
+	MOVQ   x+16(FP), DI
+	MOVQ   nb+32(FP), CX
+
+blk:
+	MOVL         4(R11), AX
+	MOVL         8(R11), R8
+	MOVL         12(R11), R10
+	MOVL         R8, R9
+	ANDL         $0x3f3f3f3f, R9
+	MOVL         R10, BX
+	SHRL         $0x04, BX
+	ANDL         $0x0f0f0f0f, BX
+	SHRL         $0x02, R8
+	ANDL         $0x30303030, R8
+	ORL          R8, BX
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         AX, R8
+	SHRL         $0x02, R8
+	ANDL         $0x30303030, R8
+	ORL          R8, R10
+	ANDL         $0x3f3f3f3f, AX
+	SHLQ         $0x20, R10
+	ORQ          R10, AX
+	SHLQ         $0x20, BX
+	ORQ          BX, R9
+	VMOVQ        AX, X12
+	VPINSRQ      $0x01, R9, X12, X12
+	VPMOVZXBW    X12, Y12
+	VEXTRACTI128 $0x01, Y12, X13
+	VMOVDQU      X13, (SP)
+	VPERMQ       $0x44, Y12, Y15
+	MOVL         (R11), AX
+	VMOVD        AX, X12
+	VCVTPH2PS    X12, X12
+	VBROADCASTSS X12, Y13
+	VMOVUPS      Y13, 16(SP)
+	VMOVSHDUP    X12, X13
+	VBROADCASTSS X13, Y13
+	VMOVUPS      Y13, 48(SP)
+	VMOVDQU      48(R11), Y12
+	VPAND        ynib<>+0(SB), Y12, Y12
+	VMOVDQU      16(R11), Y14
+	VPSLLW       $0x04, Y14, Y14
+	VPAND        yk10<>+0(SB), Y14, Y14
+	VPOR         Y14, Y12, Y12
+	VPSHUFB      yk4shuf<>+0(SB), Y15, Y13
+	VPMADDUBSW   4(DI), Y12, Y14
+	VPMADDWD     Y13, Y14, Y8
+	VPMADDUBSW   4(DI)(R12*1), Y12, Y14
+	VPMADDWD     Y13, Y14, Y9
+	VMOVDQU      48(R11), Y12
+	VPSRLW       $0x04, Y12, Y12
+	VPAND        ynib<>+0(SB), Y12, Y12
+	VMOVDQU      16(R11), Y14
+	VPSLLW       $0x03, Y14, Y14
+	VPAND        yk10<>+0(SB), Y14, Y14
+	VPOR         Y14, Y12, Y12
+	VPSHUFB      yk4shuf<>+32(SB), Y15, Y13
+	VPMADDUBSW   36(DI), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y8, Y8
+	VPMADDUBSW   36(DI)(R12*1), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y9, Y9
+	VMOVDQU      80(R11), Y12
+	VPAND        ynib<>+0(SB), Y12, Y12
+	VMOVDQU      16(R11), Y14
+	VPSLLW       $0x02, Y14, Y14
+	VPAND        yk10<>+0(SB), Y14, Y14
+	VPOR         Y14, Y12, Y12
+	VPSHUFB      yk4shuf<>+64(SB), Y15, Y13
+	VPMADDUBSW   68(DI), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y8, Y8
+	VPMADDUBSW   68(DI)(R12*1), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y9, Y9
+	VMOVDQU      80(R11), Y12
+	VPSRLW       $0x04, Y12, Y12
+	VPAND        ynib<>+0(SB), Y12, Y12
+	VMOVDQU      16(R11), Y14
+	VPSLLW       $0x01, Y14, Y14
+	VPAND        yk10<>+0(SB), Y14, Y14
+	VPOR         Y14, Y12, Y12
+	VPSHUFB      yk4shuf<>+96(SB), Y15, Y13
+	VPMADDUBSW   100(DI), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y8, Y8
+	VPMADDUBSW   100(DI)(R12*1), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y9, Y9
+	VMOVDQU      112(R11), Y12
+	VPAND        ynib<>+0(SB), Y12, Y12
+	VMOVDQU      16(R11), Y14
+	VPAND        yk10<>+0(SB), Y14, Y14
+	VPOR         Y14, Y12, Y12
+	VPSHUFB      yk4shuf<>+128(SB), Y15, Y13
+	VPMADDUBSW   132(DI), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y8, Y8
+	VPMADDUBSW   132(DI)(R12*1), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y9, Y9
+	VMOVDQU      112(R11), Y12
+	VPSRLW       $0x04, Y12, Y12
+	VPAND        ynib<>+0(SB), Y12, Y12
+	VMOVDQU      16(R11), Y14
+	VPSRLW       $0x01, Y14, Y14
+	VPAND        yk10<>+0(SB), Y14, Y14
+	VPOR         Y14, Y12, Y12
+	VPSHUFB      yk4shuf<>+160(SB), Y15, Y13
+	VPMADDUBSW   164(DI), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y8, Y8
+	VPMADDUBSW   164(DI)(R12*1), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y9, Y9
+	VMOVDQU      144(R11), Y12
+	VPAND        ynib<>+0(SB), Y12, Y12
+	VMOVDQU      16(R11), Y14
+	VPSRLW       $0x02, Y14, Y14
+	VPAND        yk10<>+0(SB), Y14, Y14
+	VPOR         Y14, Y12, Y12
+	VPSHUFB      yk4shuf<>+192(SB), Y15, Y13
+	VPMADDUBSW   196(DI), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y8, Y8
+	VPMADDUBSW   196(DI)(R12*1), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y9, Y9
+	VMOVDQU      144(R11), Y12
+	VPSRLW       $0x04, Y12, Y12
+	VPAND        ynib<>+0(SB), Y12, Y12
+	VMOVDQU      16(R11), Y14
+	VPSRLW       $0x03, Y14, Y14
+	VPAND        yk10<>+0(SB), Y14, Y14
+	VPOR         Y14, Y12, Y12
+	VPSHUFB      yk4shuf<>+224(SB), Y15, Y13
+	VPMADDUBSW   228(DI), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y8, Y8
+	VPMADDUBSW   228(DI)(R12*1), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y9, Y9
+	VCVTDQ2PS    Y8, Y8
+	VBROADCASTSS (DI), Y14
+	VMULPS       16(SP), Y14, Y13
+	VFMADD231PS  Y13, Y8, Y0
+	VMOVDQU      260(DI), Y12
+	VEXTRACTI128 $0x01, Y12, X13
+	VPHADDW      X13, X12, X12
+	VPMADDWD     (SP), X12, X12
+	VPHADDD      X12, X12, X12
+	VPHADDD      X12, X12, X12
+	VCVTDQ2PS    X12, X12
+	VMULSS       48(SP), X14, X13
+	VFNMADD231SS X13, X12, X4
+	VCVTDQ2PS    Y9, Y9
+	VBROADCASTSS (DI)(R12*1), Y14
+	VMULPS       16(SP), Y14, Y13
+	VFMADD231PS  Y13, Y9, Y1
+	VMOVDQU      260(DI)(R12*1), Y12
+	VEXTRACTI128 $0x01, Y12, X13
+	VPHADDW      X13, X12, X12
+	VPMADDWD     (SP), X12, X12
+	VPHADDD      X12, X12, X12
+	VPHADDD      X12, X12, X12
+	VCVTDQ2PS    X12, X12
+	VMULSS       48(SP), X14, X13
+	VFNMADD231SS X13, X12, X5
+	ADDQ         $0x000000b0, R11
+	ADDQ         $0x00000124, DI
+	DECQ         CX
+	JNZ          blk
+	MOVQ         DX, AX
+	MOVQ         ldd+48(FP), BX
+	MOVQ         acc+64(FP), CX
+	VEXTRACTF128 $0x01, Y0, X12
+	VADDPS       X12, X0, X0
+	VPERMILPS    $0x4e, X0, X12
+	VADDPS       X12, X0, X0
+	VPERMILPS    $0xb1, X0, X12
+	VADDSS       X12, X0, X0
+	VADDSS       X4, X0, X0
+	TESTQ        CX, CX
+	JZ           st0
+	VADDSS       (AX), X0, X0
+
+st0:
+	VMOVSS       X0, (AX)
+	ADDQ         BX, AX
+	VEXTRACTF128 $0x01, Y1, X12
+	VADDPS       X12, X1, X1
+	VPERMILPS    $0x4e, X1, X12
+	VADDPS       X12, X1, X1
+	VPERMILPS    $0xb1, X1, X12
+	VADDSS       X12, X1, X1
+	VADDSS       X5, X1, X1
+	TESTQ        CX, CX
+	JZ           st1
+	VADDSS       (AX), X1, X1
+
+st1:
+	VMOVSS X1, (AX)
+	ADDQ   BX, AX
+	ADDQ   $0x04, DX
+	ADDQ   ldw+8(FP), SI
+	DECQ   R14
+	JNZ    row
+
+done:
+	VZEROUPPER
+	RET
+
+// func q5kTileY3(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·q5kTileY3(SB), NOSPLIT, $80-72
+	// For each of nrows rows of nb > 0 Q5_K blocks (ldw bytes apart) and the
+	// 3 tokens of Q8_K blocks at x (ldx bytes apart), dst[t·ldd/4+r] (+)= w_r·x_t
+	// (ldd in bytes; with acc not 0 the old value is added after the sum).
+	MOVQ  w+0(FP), SI
+	MOVQ  ldx+24(FP), R12
+	MOVQ  dst+40(FP), DX
+	MOVQ  nrows+56(FP), R14
+	LEAQ  (R12)(R12*2), R13
+	TESTQ R14, R14
+	JZ    done
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS X4, X4, X4
+	VXORPS Y1, Y1, Y1
+	VXORPS X5, X5, X5
+	VXORPS Y2, Y2, Y2
+	VXORPS X6, X6, X6
+	MOVQ   SI, R11
+	MOVQ   x+16(FP), DI
+	MOVQ   nb+32(FP), CX
+
+blk:
+	MOVL         4(R11), AX
+	MOVL         8(R11), R8
+	MOVL         12(R11), R10
+	MOVL         R8, R9
+	ANDL         $0x3f3f3f3f, R9
+	MOVL         R10, BX
+	SHRL         $0x04, BX
+	ANDL         $0x0f0f0f0f, BX
+	SHRL         $0x02, R8
+	ANDL         $0x30303030, R8
+	ORL          R8, BX
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         AX, R8
+	SHRL         $0x02, R8
+	ANDL         $0x30303030, R8
+	ORL          R8, R10
+	ANDL         $0x3f3f3f3f, AX
+	SHLQ         $0x20, R10
+	ORQ          R10, AX
+	SHLQ         $0x20, BX
+	ORQ          BX, R9
+	VMOVQ        AX, X12
+	VPINSRQ      $0x01, R9, X12, X12
+	VPMOVZXBW    X12, Y12
+	VEXTRACTI128 $0x01, Y12, X13
+	VMOVDQU      X13, (SP)
+	VPERMQ       $0x44, Y12, Y15
+	MOVL         (R11), AX
+	VMOVD        AX, X12
+	VCVTPH2PS    X12, X12
+	VBROADCASTSS X12, Y13
+	VMOVUPS      Y13, 16(SP)
+	VMOVSHDUP    X12, X13
+	VBROADCASTSS X13, Y13
+	VMOVUPS      Y13, 48(SP)
+	VMOVDQU      48(R11), Y12
+	VPAND        ynib<>+0(SB), Y12, Y12
+	VMOVDQU      16(R11), Y14
+	VPSLLW       $0x04, Y14, Y14
+	VPAND        yk10<>+0(SB), Y14, Y14
+	VPOR         Y14, Y12, Y12
+	VPSHUFB      yk4shuf<>+0(SB), Y15, Y13
+	VPMADDUBSW   4(DI), Y12, Y14
+	VPMADDWD     Y13, Y14, Y8
+	VPMADDUBSW   4(DI)(R12*1), Y12, Y14
+	VPMADDWD     Y13, Y14, Y9
+	VPMADDUBSW   4(DI)(R12*2), Y12, Y14
+	VPMADDWD     Y13, Y14, Y10
+	VMOVDQU      48(R11), Y12
+	VPSRLW       $0x04, Y12, Y12
+	VPAND        ynib<>+0(SB), Y12, Y12
+	VMOVDQU      16(R11), Y14
+	VPSLLW       $0x03, Y14, Y14
+	VPAND        yk10<>+0(SB), Y14, Y14
+	VPOR         Y14, Y12, Y12
+	VPSHUFB      yk4shuf<>+32(SB), Y15, Y13
+	VPMADDUBSW   36(DI), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y8, Y8
+	VPMADDUBSW   36(DI)(R12*1), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y9, Y9
+	VPMADDUBSW   36(DI)(R12*2), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y10, Y10
+	VMOVDQU      80(R11), Y12
+	VPAND        ynib<>+0(SB), Y12, Y12
+	VMOVDQU      16(R11), Y14
+	VPSLLW       $0x02, Y14, Y14
+	VPAND        yk10<>+0(SB), Y14, Y14
+	VPOR         Y14, Y12, Y12
+	VPSHUFB      yk4shuf<>+64(SB), Y15, Y13
+	VPMADDUBSW   68(DI), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y8, Y8
+	VPMADDUBSW   68(DI)(R12*1), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y9, Y9
+	VPMADDUBSW   68(DI)(R12*2), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y10, Y10
+	VMOVDQU      80(R11), Y12
+	VPSRLW       $0x04, Y12, Y12
+	VPAND        ynib<>+0(SB), Y12, Y12
+	VMOVDQU      16(R11), Y14
+	VPSLLW       $0x01, Y14, Y14
+	VPAND        yk10<>+0(SB), Y14, Y14
+	VPOR         Y14, Y12, Y12
+	VPSHUFB      yk4shuf<>+96(SB), Y15, Y13
+	VPMADDUBSW   100(DI), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y8, Y8
+	VPMADDUBSW   100(DI)(R12*1), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y9, Y9
+	VPMADDUBSW   100(DI)(R12*2), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y10, Y10
+	VMOVDQU      112(R11), Y12
+	VPAND        ynib<>+0(SB), Y12, Y12
+	VMOVDQU      16(R11), Y14
+	VPAND        yk10<>+0(SB), Y14, Y14
+	VPOR         Y14, Y12, Y12
+	VPSHUFB      yk4shuf<>+128(SB), Y15, Y13
+	VPMADDUBSW   132(DI), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y8, Y8
+	VPMADDUBSW   132(DI)(R12*1), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y9, Y9
+	VPMADDUBSW   132(DI)(R12*2), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y10, Y10
+	VMOVDQU      112(R11), Y12
+	VPSRLW       $0x04, Y12, Y12
+	VPAND        ynib<>+0(SB), Y12, Y12
+	VMOVDQU      16(R11), Y14
+	VPSRLW       $0x01, Y14, Y14
+	VPAND        yk10<>+0(SB), Y14, Y14
+	VPOR         Y14, Y12, Y12
+	VPSHUFB      yk4shuf<>+160(SB), Y15, Y13
+	VPMADDUBSW   164(DI), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y8, Y8
+	VPMADDUBSW   164(DI)(R12*1), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y9, Y9
+	VPMADDUBSW   164(DI)(R12*2), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y10, Y10
+	VMOVDQU      144(R11), Y12
+	VPAND        ynib<>+0(SB), Y12, Y12
+	VMOVDQU      16(R11), Y14
+	VPSRLW       $0x02, Y14, Y14
+	VPAND        yk10<>+0(SB), Y14, Y14
+	VPOR         Y14, Y12, Y12
+	VPSHUFB      yk4shuf<>+192(SB), Y15, Y13
+	VPMADDUBSW   196(DI), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y8, Y8
+	VPMADDUBSW   196(DI)(R12*1), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y9, Y9
+	VPMADDUBSW   196(DI)(R12*2), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y10, Y10
+	VMOVDQU      144(R11), Y12
+	VPSRLW       $0x04, Y12, Y12
+	VPAND        ynib<>+0(SB), Y12, Y12
+	VMOVDQU      16(R11), Y14
+	VPSRLW       $0x03, Y14, Y14
+	VPAND        yk10<>+0(SB), Y14, Y14
+	VPOR         Y14, Y12, Y12
+	VPSHUFB      yk4shuf<>+224(SB), Y15, Y13
+	VPMADDUBSW   228(DI), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y8, Y8
+	VPMADDUBSW   228(DI)(R12*1), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y9, Y9
+	VPMADDUBSW   228(DI)(R12*2), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y10, Y10
+	VCVTDQ2PS    Y8, Y8
+	VBROADCASTSS (DI), Y14
+	VMULPS       16(SP), Y14, Y13
+	VFMADD231PS  Y13, Y8, Y0
+	VMOVDQU      260(DI), Y12
+	VEXTRACTI128 $0x01, Y12, X13
+	VPHADDW      X13, X12, X12
+	VPMADDWD     (SP), X12, X12
+	VPHADDD      X12, X12, X12
+	VPHADDD      X12, X12, X12
+	VCVTDQ2PS    X12, X12
+	VMULSS       48(SP), X14, X13
+	VFNMADD231SS X13, X12, X4
+	VCVTDQ2PS    Y9, Y9
+	VBROADCASTSS (DI)(R12*1), Y14
+	VMULPS       16(SP), Y14, Y13
+	VFMADD231PS  Y13, Y9, Y1
+	VMOVDQU      260(DI)(R12*1), Y12
+	VEXTRACTI128 $0x01, Y12, X13
+	VPHADDW      X13, X12, X12
+	VPMADDWD     (SP), X12, X12
+	VPHADDD      X12, X12, X12
+	VPHADDD      X12, X12, X12
+	VCVTDQ2PS    X12, X12
+	VMULSS       48(SP), X14, X13
+	VFNMADD231SS X13, X12, X5
+	VCVTDQ2PS    Y10, Y10
+	VBROADCASTSS (DI)(R12*2), Y14
+	VMULPS       16(SP), Y14, Y13
+	VFMADD231PS  Y13, Y10, Y2
+	VMOVDQU      260(DI)(R12*2), Y12
+	VEXTRACTI128 $0x01, Y12, X13
+	VPHADDW      X13, X12, X12
+	VPMADDWD     (SP), X12, X12
+	VPHADDD      X12, X12, X12
+	VPHADDD      X12, X12, X12
+	VCVTDQ2PS    X12, X12
+	VMULSS       48(SP), X14, X13
+	VFNMADD231SS X13, X12, X6
+	ADDQ         $0x000000b0, R11
+	ADDQ         $0x00000124, DI
+	DECQ         CX
+	JNZ          blk
+	MOVQ         DX, AX
+	MOVQ         ldd+48(FP), BX
+	MOVQ         acc+64(FP), CX
+	VEXTRACTF128 $0x01, Y0, X12
+	VADDPS       X12, X0, X0
+	VPERMILPS    $0x4e, X0, X12
+	VADDPS       X12, X0, X0
+	VPERMILPS    $0xb1, X0, X12
+	VADDSS       X12, X0, X0
+	VADDSS       X4, X0, X0
+	TESTQ        CX, CX
+	JZ           st0
+	VADDSS       (AX), X0, X0
+
+st0:
+	VMOVSS       X0, (AX)
+	ADDQ         BX, AX
+	VEXTRACTF128 $0x01, Y1, X12
+	VADDPS       X12, X1, X1
+	VPERMILPS    $0x4e, X1, X12
+	VADDPS       X12, X1, X1
+	VPERMILPS    $0xb1, X1, X12
+	VADDSS       X12, X1, X1
+	VADDSS       X5, X1, X1
+	TESTQ        CX, CX
+	JZ           st1
+	VADDSS       (AX), X1, X1
+
+st1:
+	VMOVSS       X1, (AX)
+	ADDQ         BX, AX
+	VEXTRACTF128 $0x01, Y2, X12
+	VADDPS       X12, X2, X2
+	VPERMILPS    $0x4e, X2, X12
+	VADDPS       X12, X2, X2
+	VPERMILPS    $0xb1, X2, X12
+	VADDSS       X12, X2, X2
+	VADDSS       X6, X2, X2
+	TESTQ        CX, CX
+	JZ           st2
+	VADDSS       (AX), X2, X2
+
+st2:
+	VMOVSS X2, (AX)
+	ADDQ   BX, AX
+	ADDQ   $0x04, DX
+	ADDQ   ldw+8(FP), SI
+	DECQ   R14
+	JNZ    row
+
+done:
+	VZEROUPPER
+	RET
+
+// func q5kTileY4(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·q5kTileY4(SB), NOSPLIT, $80-72
+	// For each of nrows rows of nb > 0 Q5_K blocks (ldw bytes apart) and the
+	// 4 tokens of Q8_K blocks at x (ldx bytes apart), dst[t·ldd/4+r] (+)= w_r·x_t
+	// (ldd in bytes; with acc not 0 the old value is added after the sum).
+	MOVQ  w+0(FP), SI
+	MOVQ  ldx+24(FP), R12
+	MOVQ  dst+40(FP), DX
+	MOVQ  nrows+56(FP), R14
+	LEAQ  (R12)(R12*2), R13
+	TESTQ R14, R14
+	JZ    done
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS X4, X4, X4
+	VXORPS Y1, Y1, Y1
+	VXORPS X5, X5, X5
+	VXORPS Y2, Y2, Y2
+	VXORPS X6, X6, X6
+	VXORPS Y3, Y3, Y3
+	VXORPS X7, X7, X7
+	MOVQ   SI, R11
+	MOVQ   x+16(FP), DI
+	MOVQ   nb+32(FP), CX
+
+blk:
+	MOVL         4(R11), AX
+	MOVL         8(R11), R8
+	MOVL         12(R11), R10
+	MOVL         R8, R9
+	ANDL         $0x3f3f3f3f, R9
+	MOVL         R10, BX
+	SHRL         $0x04, BX
+	ANDL         $0x0f0f0f0f, BX
+	SHRL         $0x02, R8
+	ANDL         $0x30303030, R8
+	ORL          R8, BX
+	ANDL         $0x0f0f0f0f, R10
+	MOVL         AX, R8
+	SHRL         $0x02, R8
+	ANDL         $0x30303030, R8
+	ORL          R8, R10
+	ANDL         $0x3f3f3f3f, AX
+	SHLQ         $0x20, R10
+	ORQ          R10, AX
+	SHLQ         $0x20, BX
+	ORQ          BX, R9
+	VMOVQ        AX, X12
+	VPINSRQ      $0x01, R9, X12, X12
+	VPMOVZXBW    X12, Y12
+	VEXTRACTI128 $0x01, Y12, X13
+	VMOVDQU      X13, (SP)
+	VPERMQ       $0x44, Y12, Y15
+	MOVL         (R11), AX
+	VMOVD        AX, X12
+	VCVTPH2PS    X12, X12
+	VBROADCASTSS X12, Y13
+	VMOVUPS      Y13, 16(SP)
+	VMOVSHDUP    X12, X13
+	VBROADCASTSS X13, Y13
+	VMOVUPS      Y13, 48(SP)
+	VMOVDQU      48(R11), Y12
+	VPAND        ynib<>+0(SB), Y12, Y12
+	VMOVDQU      16(R11), Y14
+	VPSLLW       $0x04, Y14, Y14
+	VPAND        yk10<>+0(SB), Y14, Y14
+	VPOR         Y14, Y12, Y12
+	VPSHUFB      yk4shuf<>+0(SB), Y15, Y13
+	VPMADDUBSW   4(DI), Y12, Y14
+	VPMADDWD     Y13, Y14, Y8
+	VPMADDUBSW   4(DI)(R12*1), Y12, Y14
+	VPMADDWD     Y13, Y14, Y9
+	VPMADDUBSW   4(DI)(R12*2), Y12, Y14
+	VPMADDWD     Y13, Y14, Y10
+	VPMADDUBSW   4(DI)(R13*1), Y12, Y14
+	VPMADDWD     Y13, Y14, Y11
+	VMOVDQU      48(R11), Y12
+	VPSRLW       $0x04, Y12, Y12
+	VPAND        ynib<>+0(SB), Y12, Y12
+	VMOVDQU      16(R11), Y14
+	VPSLLW       $0x03, Y14, Y14
+	VPAND        yk10<>+0(SB), Y14, Y14
+	VPOR         Y14, Y12, Y12
+	VPSHUFB      yk4shuf<>+32(SB), Y15, Y13
+	VPMADDUBSW   36(DI), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y8, Y8
+	VPMADDUBSW   36(DI)(R12*1), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y9, Y9
+	VPMADDUBSW   36(DI)(R12*2), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y10, Y10
+	VPMADDUBSW   36(DI)(R13*1), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y11, Y11
+	VMOVDQU      80(R11), Y12
+	VPAND        ynib<>+0(SB), Y12, Y12
+	VMOVDQU      16(R11), Y14
+	VPSLLW       $0x02, Y14, Y14
+	VPAND        yk10<>+0(SB), Y14, Y14
+	VPOR         Y14, Y12, Y12
+	VPSHUFB      yk4shuf<>+64(SB), Y15, Y13
+	VPMADDUBSW   68(DI), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y8, Y8
+	VPMADDUBSW   68(DI)(R12*1), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y9, Y9
+	VPMADDUBSW   68(DI)(R12*2), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y10, Y10
+	VPMADDUBSW   68(DI)(R13*1), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y11, Y11
+	VMOVDQU      80(R11), Y12
+	VPSRLW       $0x04, Y12, Y12
+	VPAND        ynib<>+0(SB), Y12, Y12
+	VMOVDQU      16(R11), Y14
+	VPSLLW       $0x01, Y14, Y14
+	VPAND        yk10<>+0(SB), Y14, Y14
+	VPOR         Y14, Y12, Y12
+	VPSHUFB      yk4shuf<>+96(SB), Y15, Y13
+	VPMADDUBSW   100(DI), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y8, Y8
+	VPMADDUBSW   100(DI)(R12*1), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y9, Y9
+	VPMADDUBSW   100(DI)(R12*2), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y10, Y10
+	VPMADDUBSW   100(DI)(R13*1), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y11, Y11
+	VMOVDQU      112(R11), Y12
+	VPAND        ynib<>+0(SB), Y12, Y12
+	VMOVDQU      16(R11), Y14
+	VPAND        yk10<>+0(SB), Y14, Y14
+	VPOR         Y14, Y12, Y12
+	VPSHUFB      yk4shuf<>+128(SB), Y15, Y13
+	VPMADDUBSW   132(DI), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y8, Y8
+	VPMADDUBSW   132(DI)(R12*1), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y9, Y9
+	VPMADDUBSW   132(DI)(R12*2), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y10, Y10
+	VPMADDUBSW   132(DI)(R13*1), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y11, Y11
+	VMOVDQU      112(R11), Y12
+	VPSRLW       $0x04, Y12, Y12
+	VPAND        ynib<>+0(SB), Y12, Y12
+	VMOVDQU      16(R11), Y14
+	VPSRLW       $0x01, Y14, Y14
+	VPAND        yk10<>+0(SB), Y14, Y14
+	VPOR         Y14, Y12, Y12
+	VPSHUFB      yk4shuf<>+160(SB), Y15, Y13
+	VPMADDUBSW   164(DI), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y8, Y8
+	VPMADDUBSW   164(DI)(R12*1), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y9, Y9
+	VPMADDUBSW   164(DI)(R12*2), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y10, Y10
+	VPMADDUBSW   164(DI)(R13*1), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y11, Y11
+	VMOVDQU      144(R11), Y12
+	VPAND        ynib<>+0(SB), Y12, Y12
+	VMOVDQU      16(R11), Y14
+	VPSRLW       $0x02, Y14, Y14
+	VPAND        yk10<>+0(SB), Y14, Y14
+	VPOR         Y14, Y12, Y12
+	VPSHUFB      yk4shuf<>+192(SB), Y15, Y13
+	VPMADDUBSW   196(DI), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y8, Y8
+	VPMADDUBSW   196(DI)(R12*1), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y9, Y9
+	VPMADDUBSW   196(DI)(R12*2), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y10, Y10
+	VPMADDUBSW   196(DI)(R13*1), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y11, Y11
+	VMOVDQU      144(R11), Y12
+	VPSRLW       $0x04, Y12, Y12
+	VPAND        ynib<>+0(SB), Y12, Y12
+	VMOVDQU      16(R11), Y14
+	VPSRLW       $0x03, Y14, Y14
+	VPAND        yk10<>+0(SB), Y14, Y14
+	VPOR         Y14, Y12, Y12
+	VPSHUFB      yk4shuf<>+224(SB), Y15, Y13
+	VPMADDUBSW   228(DI), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y8, Y8
+	VPMADDUBSW   228(DI)(R12*1), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y9, Y9
+	VPMADDUBSW   228(DI)(R12*2), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y10, Y10
+	VPMADDUBSW   228(DI)(R13*1), Y12, Y14
+	VPMADDWD     Y13, Y14, Y14
+	VPADDD       Y14, Y11, Y11
+	VCVTDQ2PS    Y8, Y8
+	VBROADCASTSS (DI), Y14
+	VMULPS       16(SP), Y14, Y13
+	VFMADD231PS  Y13, Y8, Y0
+	VMOVDQU      260(DI), Y12
+	VEXTRACTI128 $0x01, Y12, X13
+	VPHADDW      X13, X12, X12
+	VPMADDWD     (SP), X12, X12
+	VPHADDD      X12, X12, X12
+	VPHADDD      X12, X12, X12
+	VCVTDQ2PS    X12, X12
+	VMULSS       48(SP), X14, X13
+	VFNMADD231SS X13, X12, X4
+	VCVTDQ2PS    Y9, Y9
+	VBROADCASTSS (DI)(R12*1), Y14
+	VMULPS       16(SP), Y14, Y13
+	VFMADD231PS  Y13, Y9, Y1
+	VMOVDQU      260(DI)(R12*1), Y12
+	VEXTRACTI128 $0x01, Y12, X13
+	VPHADDW      X13, X12, X12
+	VPMADDWD     (SP), X12, X12
+	VPHADDD      X12, X12, X12
+	VPHADDD      X12, X12, X12
+	VCVTDQ2PS    X12, X12
+	VMULSS       48(SP), X14, X13
+	VFNMADD231SS X13, X12, X5
+	VCVTDQ2PS    Y10, Y10
+	VBROADCASTSS (DI)(R12*2), Y14
+	VMULPS       16(SP), Y14, Y13
+	VFMADD231PS  Y13, Y10, Y2
+	VMOVDQU      260(DI)(R12*2), Y12
+	VEXTRACTI128 $0x01, Y12, X13
+	VPHADDW      X13, X12, X12
+	VPMADDWD     (SP), X12, X12
+	VPHADDD      X12, X12, X12
+	VPHADDD      X12, X12, X12
+	VCVTDQ2PS    X12, X12
+	VMULSS       48(SP), X14, X13
+	VFNMADD231SS X13, X12, X6
+	VCVTDQ2PS    Y11, Y11
+	VBROADCASTSS (DI)(R13*1), Y14
+	VMULPS       16(SP), Y14, Y13
+	VFMADD231PS  Y13, Y11, Y3
+	VMOVDQU      260(DI)(R13*1), Y12
+	VEXTRACTI128 $0x01, Y12, X13
+	VPHADDW      X13, X12, X12
+	VPMADDWD     (SP), X12, X12
+	VPHADDD      X12, X12, X12
+	VPHADDD      X12, X12, X12
+	VCVTDQ2PS    X12, X12
+	VMULSS       48(SP), X14, X13
+	VFNMADD231SS X13, X12, X7
+	ADDQ         $0x000000b0, R11
+	ADDQ         $0x00000124, DI
+	DECQ         CX
+	JNZ          blk
+	MOVQ         DX, AX
+	MOVQ         ldd+48(FP), BX
+	MOVQ         acc+64(FP), CX
+	VEXTRACTF128 $0x01, Y0, X12
+	VADDPS       X12, X0, X0
+	VPERMILPS    $0x4e, X0, X12
+	VADDPS       X12, X0, X0
+	VPERMILPS    $0xb1, X0, X12
+	VADDSS       X12, X0, X0
+	VADDSS       X4, X0, X0
+	TESTQ        CX, CX
+	JZ           st0
+	VADDSS       (AX), X0, X0
+
+st0:
+	VMOVSS       X0, (AX)
+	ADDQ         BX, AX
+	VEXTRACTF128 $0x01, Y1, X12
+	VADDPS       X12, X1, X1
+	VPERMILPS    $0x4e, X1, X12
+	VADDPS       X12, X1, X1
+	VPERMILPS    $0xb1, X1, X12
+	VADDSS       X12, X1, X1
+	VADDSS       X5, X1, X1
+	TESTQ        CX, CX
+	JZ           st1
+	VADDSS       (AX), X1, X1
+
+st1:
+	VMOVSS       X1, (AX)
+	ADDQ         BX, AX
+	VEXTRACTF128 $0x01, Y2, X12
+	VADDPS       X12, X2, X2
+	VPERMILPS    $0x4e, X2, X12
+	VADDPS       X12, X2, X2
+	VPERMILPS    $0xb1, X2, X12
+	VADDSS       X12, X2, X2
+	VADDSS       X6, X2, X2
+	TESTQ        CX, CX
+	JZ           st2
+	VADDSS       (AX), X2, X2
+
+st2:
+	VMOVSS       X2, (AX)
+	ADDQ         BX, AX
+	VEXTRACTF128 $0x01, Y3, X12
+	VADDPS       X12, X3, X3
+	VPERMILPS    $0x4e, X3, X12
+	VADDPS       X12, X3, X3
+	VPERMILPS    $0xb1, X3, X12
+	VADDSS       X12, X3, X3
 	VADDSS       X7, X3, X3
 	TESTQ        CX, CX
 	JZ           st3

@@ -133,6 +133,7 @@ func TestKGemmY(t *testing.T) {
 		half []int // offsets of the block's f16 scales
 	}{
 		{tensor.Q4_K, wkQ4_K, 144, []int{0, 2}},
+		{tensor.Q5_K, wkQ5_K, 176, []int{0, 2}},
 		{tensor.Q6_K, wkQ6_K, 210, []int{208}},
 	} {
 		if !k.hasKGemmY(kd.kind) {
@@ -188,12 +189,12 @@ func TestKGemmY(t *testing.T) {
 	}
 }
 
-// BenchmarkQ8YPrefill measures Q4_0, Q8_0, IQ4_NL, Q4_K and Q6_K matmuls of a few to many
+// BenchmarkQ8YPrefill measures Q4_0, Q8_0, IQ4_NL, Q4_K, Q5_K and Q6_K matmuls of a few to many
 // tokens at the AVX2 level, with the matrix-vector kernels token by token
 // (gemv) and with the tiles (tile), in thread CPU time.
 func BenchmarkQ8YPrefill(b *testing.B) {
 	k := Detect().Limit(AVX2)
-	for _, dt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.IQ4_NL, tensor.Q4_K, tensor.Q6_K} {
+	for _, dt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.IQ4_NL, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K} {
 		w := benchMatrix(b, dt, 2048, 2048)
 		for _, n := range []int{1, 2, 3, 4, 6, 8, 16, 128} {
 			x := make([]float32, n*w.Cols)

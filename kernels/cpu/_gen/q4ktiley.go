@@ -33,10 +33,19 @@ const (
 // first token's (the others R12, 2·R12 and R13 = 3·R12 bytes on), CX
 // counts the super-blocks, R14 the rows, DX the outputs of the row; AX,
 // BX, R8..R10 decode the scales.
-func (a *asm) q4kTileY(nt int, g yGlobals, k yKGlobals) {
-	a.text(fmt.Sprintf("q4kTileY%d", nt), attr.NOSPLIT,
+//
+// With q5 it generates q5kTileY<nt> for Q5_K weights: the fifth bits (at
+// 16, 32 bytes) join the nibbles (at 48), and the min products, summed as
+// (p0+p1)+(p2+p3), go into one scalar chain, added after hsum_float_8, as
+// gemvQ5_KAVX2 does.
+func (a *asm) q4kTileY(nt int, g yGlobals, k yKGlobals, q5 bool) {
+	name, qs, bb := "Q4_K", 16, 144
+	if q5 {
+		name, qs, bb = "Q5_K", 48, 176
+	}
+	a.text(fmt.Sprintf("q%ckTileY%d", name[1], nt), attr.NOSPLIT,
 		"func(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)",
-		"For each of nrows rows of nb > 0 Q4_K blocks (ldw bytes apart) and the",
+		"For each of nrows rows of nb > 0 "+name+" blocks (ldw bytes apart) and the",
 		fmt.Sprintf("%d tokens of Q8_K blocks at x (ldx bytes apart), dst[t·ldd/4+r] (+)= w_r·x_t", nt),
 		"(ldd in bytes; with acc not 0 the old value is added after the sum).")
 	a.AllocLocal(q4kFrame)
@@ -56,11 +65,23 @@ func (a *asm) q4kTileY(nt int, g yGlobals, k yKGlobals) {
 	a.Label("blk")
 	a.q4kScales()
 	for grp := range 8 {
-		a.VMOVDQU(mem(reg.R11, 16+32*(grp/2)), reg.Y12)
+		a.VMOVDQU(mem(reg.R11, qs+32*(grp/2)), reg.Y12)
 		if grp%2 == 1 {
 			a.VPSRLW(operand.U8(4), reg.Y12, reg.Y12)
 		}
 		a.VPAND(g.nib, reg.Y12, reg.Y12)
+		if q5 {
+			// Bit grp of the qh bytes to 16 (bit 4 of each byte).
+			a.VMOVDQU(mem(reg.R11, 16), reg.Y14)
+			switch {
+			case grp < 4:
+				a.VPSLLW(operand.U8(4-grp), reg.Y14, reg.Y14)
+			case grp > 4:
+				a.VPSRLW(operand.U8(grp-4), reg.Y14, reg.Y14)
+			}
+			a.VPAND(k.c10, reg.Y14, reg.Y14)
+			a.VPOR(reg.Y14, reg.Y12, reg.Y12)
+		}
 		a.VPSHUFB(k.k4.Offset(32*grp), reg.Y15, reg.Y13)
 		for t := range nt {
 			a.VPMADDUBSW(tok(t, 4+32*grp), reg.Y12, reg.Y14)
@@ -83,16 +104,24 @@ func (a *asm) q4kTileY(nt int, g yGlobals, k yKGlobals) {
 		a.VEXTRACTI128(operand.U8(1), reg.Y12, reg.X13)
 		a.VPHADDW(reg.X13, reg.X12, reg.X12)
 		a.VPMADDWD(sp(q4kMins), reg.X12, reg.X12)
+		if q5 {
+			a.VPHADDD(reg.X12, reg.X12, reg.X12)
+			a.VPHADDD(reg.X12, reg.X12, reg.X12)
+			a.VCVTDQ2PS(reg.X12, reg.X12)
+			a.VMULSS(sp(q4kDmin), reg.X14, reg.X13)
+			a.VFNMADD231SS(reg.X13, reg.X12, xr[4+t])
+			continue
+		}
 		a.VCVTDQ2PS(reg.X12, reg.X12)
 		a.VMULPS(sp(q4kDmin), reg.X14, reg.X13)
 		a.VFNMADD231PS(reg.X13, reg.X12, xr[4+t])
 	}
-	a.ADDQ(operand.U32(144), reg.R11)
+	a.ADDQ(operand.U32(bb), reg.R11)
 	a.ADDQ(operand.U32(292), reg.RDI)
 	a.DECQ(reg.RCX)
 	a.JNZ(label("blk"))
 
-	a.kTileStore(nt, 4)
+	a.kTileStore(nt, 4, q5)
 }
 
 // q4kScales decodes the scales and mins of the Q4_K super-block at R11 as

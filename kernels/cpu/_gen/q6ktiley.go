@@ -101,7 +101,7 @@ func (a *asm) q6kTileY(nt int, g yGlobals, k yKGlobals) {
 	a.DECQ(reg.RCX)
 	a.JNZ(label("blk"))
 
-	a.kTileStore(nt, -1)
+	a.kTileStore(nt, -1, false)
 }
 
 // yKGlobals are the K-quant tiles' read-only tables.
@@ -110,6 +110,7 @@ type yKGlobals struct {
 	q3  operand.Mem // 4 masks: word 2i in the low half, 2i+1 in the high (Q6_K)
 	c30 operand.Mem // 0x30 bytes
 	c20 operand.Mem // 0x20 bytes
+	c10 operand.Mem // 0x10 bytes
 }
 
 // kTileArgs loads the arguments of a K-quant tile (w to SI, ldx to R12, dst
@@ -137,16 +138,19 @@ func (a *asm) kTileArgs() func(t, disp int) operand.Mem {
 }
 
 // kTileStore ends a K-quant tile's row: hsum_float_8 of the accumulators
-// Y0..Y<nt-1>, plus (m0+m2)+(m1+m3) of X<mins+t> when mins >= 0, plus the
+// Y0..Y<nt-1>, plus (m0+m2)+(m1+m3) of X<mins+t> when mins >= 0 (with
+// sum, plus the sum in its lane 0), plus the
 // old output when acc is set, stored nt·ldd bytes apart from DX; then the
 // next row (X12, X13 scratch).
-func (a *asm) kTileStore(nt, mins int) {
+func (a *asm) kTileStore(nt, mins int, sum bool) {
 	a.MOVQ(reg.RDX, reg.RAX)
 	a.load("ldd", reg.RBX)
 	a.load("acc", reg.RCX)
 	for t := range nt {
 		a.hsum8y(t, 12, false)
-		if mins >= 0 {
+		if mins >= 0 && sum {
+			a.VADDSS(xr[mins+t], xr[t], xr[t])
+		} else if mins >= 0 {
 			m := xr[mins+t]
 			a.VMOVHLPS(m, m, reg.X13)
 			a.VADDPS(reg.X13, m, m)

@@ -45,9 +45,13 @@ func q8tiley(a *asm) {
 		q3:  a.global("yk3shuf", kyShuf(4, 1)...),
 		c30: a.global("yk30", 0x3030303030303030, 0x3030303030303030, 0x3030303030303030, 0x3030303030303030),
 		c20: a.global("yk20", 0x2020202020202020, 0x2020202020202020, 0x2020202020202020, 0x2020202020202020),
+		c10: a.global("yk10", 0x1010101010101010, 0x1010101010101010, 0x1010101010101010, 0x1010101010101010),
 	}
 	for t := 1; t <= q4kMaxTokens; t++ {
-		a.q4kTileY(t, g, kg)
+		a.q4kTileY(t, g, kg, false)
+	}
+	for t := 1; t <= q4kMaxTokens; t++ {
+		a.q4kTileY(t, g, kg, true)
 	}
 	for t := 1; t <= q6kMaxTokens; t++ {
 		a.q6kTileY(t, g, kg)
