@@ -224,6 +224,42 @@ var q5kTilesY = [q4kYMaxTokens + 1]func(w unsafe.Pointer, ldw uintptr, x unsafe.
 	nil, q5kTileY1, q5kTileY2, q5kTileY3, q5kTileY4,
 }
 
+// Q2_K and Q3_K prefill at the AVX2 level, in gemvQ2_KAVX2's and
+// gemvQ3_KAVX2's orders (as many tokens as Q4_K's).
+
+//go:noescape
+func q2kTileY1(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+
+//go:noescape
+func q2kTileY2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+
+//go:noescape
+func q2kTileY3(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+
+//go:noescape
+func q2kTileY4(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+
+//go:noescape
+func q3kTileY1(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+
+//go:noescape
+func q3kTileY2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+
+//go:noescape
+func q3kTileY3(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+
+//go:noescape
+func q3kTileY4(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+
+var (
+	q2kTilesY = [q4kYMaxTokens + 1]func(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int){
+		nil, q2kTileY1, q2kTileY2, q2kTileY3, q2kTileY4,
+	}
+	q3kTilesY = [q4kYMaxTokens + 1]func(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int){
+		nil, q3kTileY1, q3kTileY2, q3kTileY3, q3kTileY4,
+	}
+)
+
 // Q6_K prefill at the AVX2 level, in gemvQ6_KAVX2's order.
 
 //go:noescape
@@ -248,7 +284,11 @@ const q6kYMaxTokens = 4
 // hasKGemmY reports AVX2 tiles for several tokens of K-quant weights of
 // kind.
 func (k Kernels) hasKGemmY(kind wkind) bool {
-	return (kind == wkQ4_K || kind == wkQ5_K || kind == wkQ6_K) && k.hasQ8Y()
+	switch kind {
+	case wkQ2_K, wkQ3_K, wkQ4_K, wkQ5_K, wkQ6_K:
+		return k.hasQ8Y()
+	}
+	return false
 }
 
 // kGemmY computes, for n tokens t (rows of Q8_K blocks in a, lda bytes
@@ -268,6 +308,10 @@ func (k Kernels) kGemmY(kind wkind, w []byte, ldw int, a []byte, lda, nb, n int,
 	}
 	bb, g, tiles := 144, q4kYMaxTokens, q4kTilesY[:]
 	switch kind {
+	case wkQ2_K:
+		bb, tiles = 84, q2kTilesY[:]
+	case wkQ3_K:
+		bb, tiles = 110, q3kTilesY[:]
 	case wkQ5_K:
 		bb, tiles = 176, q5kTilesY[:]
 	case wkQ6_K:

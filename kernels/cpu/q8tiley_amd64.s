@@ -3910,6 +3910,28 @@ DATA yk10<>+16(SB)/8, $0x1010101010101010
 DATA yk10<>+24(SB)/8, $0x1010101010101010
 GLOBL yk10<>(SB), RODATA|NOPTR, $32
 
+DATA yk03<>+0(SB)/8, $0x0303030303030303
+DATA yk03<>+8(SB)/8, $0x0303030303030303
+DATA yk03<>+16(SB)/8, $0x0303030303030303
+DATA yk03<>+24(SB)/8, $0x0303030303030303
+GLOBL yk03<>(SB), RODATA|NOPTR, $32
+
+DATA yk04<>+0(SB)/8, $0x0404040404040404
+DATA yk04<>+8(SB)/8, $0x0404040404040404
+DATA yk04<>+16(SB)/8, $0x0404040404040404
+DATA yk04<>+24(SB)/8, $0x0404040404040404
+GLOBL yk04<>(SB), RODATA|NOPTR, $32
+
+DATA yk32w<>+0(SB)/8, $0x0020002000200020
+DATA yk32w<>+8(SB)/8, $0x0020002000200020
+DATA yk32w<>+16(SB)/8, $0x0020002000200020
+DATA yk32w<>+24(SB)/8, $0x0020002000200020
+GLOBL yk32w<>(SB), RODATA|NOPTR, $32
+
+DATA yk3sh<>+0(SB)/8, $0x0000000200000000
+DATA yk3sh<>+8(SB)/8, $0x0000000600000004
+GLOBL yk3sh<>(SB), RODATA|NOPTR, $16
+
 // func q4kTileY1(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
 // Requires: AVX, AVX2, F16C, FMA3
 TEXT ·q4kTileY1(SB), NOSPLIT, $80-72
@@ -6877,6 +6899,1746 @@ blk:
 	VMULPS       (SP), Y13, Y13
 	VFMADD231PS  Y13, Y7, Y3
 	ADDQ         $0x000000d2, R11
+	ADDQ         $0x00000124, DI
+	DECQ         CX
+	JNZ          blk
+	MOVQ         DX, AX
+	MOVQ         ldd+48(FP), BX
+	MOVQ         acc+64(FP), CX
+	VEXTRACTF128 $0x01, Y0, X12
+	VADDPS       X12, X0, X0
+	VPERMILPS    $0x4e, X0, X12
+	VADDPS       X12, X0, X0
+	VPERMILPS    $0xb1, X0, X12
+	VADDSS       X12, X0, X0
+	TESTQ        CX, CX
+	JZ           st0
+	VADDSS       (AX), X0, X0
+
+st0:
+	VMOVSS       X0, (AX)
+	ADDQ         BX, AX
+	VEXTRACTF128 $0x01, Y1, X12
+	VADDPS       X12, X1, X1
+	VPERMILPS    $0x4e, X1, X12
+	VADDPS       X12, X1, X1
+	VPERMILPS    $0xb1, X1, X12
+	VADDSS       X12, X1, X1
+	TESTQ        CX, CX
+	JZ           st1
+	VADDSS       (AX), X1, X1
+
+st1:
+	VMOVSS       X1, (AX)
+	ADDQ         BX, AX
+	VEXTRACTF128 $0x01, Y2, X12
+	VADDPS       X12, X2, X2
+	VPERMILPS    $0x4e, X2, X12
+	VADDPS       X12, X2, X2
+	VPERMILPS    $0xb1, X2, X12
+	VADDSS       X12, X2, X2
+	TESTQ        CX, CX
+	JZ           st2
+	VADDSS       (AX), X2, X2
+
+st2:
+	VMOVSS       X2, (AX)
+	ADDQ         BX, AX
+	VEXTRACTF128 $0x01, Y3, X12
+	VADDPS       X12, X3, X3
+	VPERMILPS    $0x4e, X3, X12
+	VADDPS       X12, X3, X3
+	VPERMILPS    $0xb1, X3, X12
+	VADDSS       X12, X3, X3
+	TESTQ        CX, CX
+	JZ           st3
+	VADDSS       (AX), X3, X3
+
+st3:
+	VMOVSS X3, (AX)
+	ADDQ   BX, AX
+	ADDQ   $0x04, DX
+	ADDQ   ldw+8(FP), SI
+	DECQ   R14
+	JNZ    row
+
+done:
+	VZEROUPPER
+	RET
+
+// func q2kTileY1(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·q2kTileY1(SB), NOSPLIT, $64-72
+	// For each of nrows rows of nb > 0 Q2_K blocks (ldw bytes apart) and the
+	// 1 tokens of Q8_K blocks at x (ldx bytes apart), dst[t·ldd/4+r] (+)= w_r·x_t
+	// (ldd in bytes; with acc not 0 the old value is added after the sum).
+	MOVQ  w+0(FP), SI
+	MOVQ  ldx+24(FP), R12
+	MOVQ  dst+40(FP), DX
+	MOVQ  nrows+56(FP), R14
+	LEAQ  (R12)(R12*2), R13
+	TESTQ R14, R14
+	JZ    done
+
+row:
+	VXORPS Y0, Y0, Y0
+	MOVQ   SI, R11
+	MOVQ   x+16(FP), DI
+	MOVQ   nb+32(FP), CX
+
+blk:
+	VMOVDQU      (R11), X8
+	VPSRLW       $0x04, X8, X9
+	VPAND        ynib<>+0(SB), X9, X9
+	VPMOVZXBW    X9, Y11
+	VPAND        ynib<>+0(SB), X8, X8
+	VPMOVZXBW    X8, Y8
+	MOVL         80(R11), AX
+	VMOVD        AX, X9
+	VCVTPH2PS    X9, X9
+	VBROADCASTSS X9, Y10
+	VMOVUPS      Y10, (SP)
+	VMOVSHDUP    X9, X9
+	VBROADCASTSS X9, Y10
+	VMOVUPS      Y10, 32(SP)
+	VPERMQ       $0x44, Y8, Y12
+	VPERMQ       $0xee, Y8, Y13
+	VMOVDQU      16(R11), Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPSHUFB      yk3shuf<>+0(SB), Y12, Y10
+	VPMADDUBSW   4(DI), Y8, Y14
+	VPMADDWD     Y10, Y14, Y4
+	VMOVDQU      16(R11), Y8
+	VPSRLW       $0x02, Y8, Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPSHUFB      yk3shuf<>+32(SB), Y12, Y10
+	VPMADDUBSW   36(DI), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y4, Y4
+	VMOVDQU      16(R11), Y8
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPSHUFB      yk3shuf<>+64(SB), Y12, Y10
+	VPMADDUBSW   68(DI), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y4, Y4
+	VMOVDQU      16(R11), Y8
+	VPSRLW       $0x06, Y8, Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPSHUFB      yk3shuf<>+96(SB), Y12, Y10
+	VPMADDUBSW   100(DI), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y4, Y4
+	VMOVDQU      48(R11), Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPSHUFB      yk3shuf<>+0(SB), Y13, Y10
+	VPMADDUBSW   132(DI), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y4, Y4
+	VMOVDQU      48(R11), Y8
+	VPSRLW       $0x02, Y8, Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPSHUFB      yk3shuf<>+32(SB), Y13, Y10
+	VPMADDUBSW   164(DI), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y4, Y4
+	VMOVDQU      48(R11), Y8
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPSHUFB      yk3shuf<>+64(SB), Y13, Y10
+	VPMADDUBSW   196(DI), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y4, Y4
+	VMOVDQU      48(R11), Y8
+	VPSRLW       $0x06, Y8, Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPSHUFB      yk3shuf<>+96(SB), Y13, Y10
+	VPMADDUBSW   228(DI), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y4, Y4
+	VBROADCASTSS (DI), Y14
+	VPMADDWD     260(DI), Y11, Y15
+	VCVTDQ2PS    Y15, Y15
+	VMULPS       32(SP), Y14, Y10
+	VFNMADD231PS Y15, Y10, Y0
+	VCVTDQ2PS    Y4, Y4
+	VMULPS       (SP), Y14, Y15
+	VFMADD231PS  Y15, Y4, Y0
+	ADDQ         $0x00000054, R11
+	ADDQ         $0x00000124, DI
+	DECQ         CX
+	JNZ          blk
+	MOVQ         DX, AX
+	MOVQ         ldd+48(FP), BX
+	MOVQ         acc+64(FP), CX
+	VEXTRACTF128 $0x01, Y0, X12
+	VADDPS       X12, X0, X0
+	VPERMILPS    $0x4e, X0, X12
+	VADDPS       X12, X0, X0
+	VPERMILPS    $0xb1, X0, X12
+	VADDSS       X12, X0, X0
+	TESTQ        CX, CX
+	JZ           st0
+	VADDSS       (AX), X0, X0
+
+st0:
+	VMOVSS X0, (AX)
+	ADDQ   BX, AX
+	ADDQ   $0x04, DX
+	ADDQ   ldw+8(FP), SI
+	DECQ   R14
+	JNZ    row
+
+done:
+	VZEROUPPER
+	RET
+
+// func q2kTileY2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·q2kTileY2(SB), NOSPLIT, $64-72
+	// For each of nrows rows of nb > 0 Q2_K blocks (ldw bytes apart) and the
+	// 2 tokens of Q8_K blocks at x (ldx bytes apart), dst[t·ldd/4+r] (+)= w_r·x_t
+	// (ldd in bytes; with acc not 0 the old value is added after the sum).
+	MOVQ  w+0(FP), SI
+	MOVQ  ldx+24(FP), R12
+	MOVQ  dst+40(FP), DX
+	MOVQ  nrows+56(FP), R14
+	LEAQ  (R12)(R12*2), R13
+	TESTQ R14, R14
+	JZ    done
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	MOVQ   SI, R11
+	MOVQ   x+16(FP), DI
+	MOVQ   nb+32(FP), CX
+
+blk:
+	VMOVDQU      (R11), X8
+	VPSRLW       $0x04, X8, X9
+	VPAND        ynib<>+0(SB), X9, X9
+	VPMOVZXBW    X9, Y11
+	VPAND        ynib<>+0(SB), X8, X8
+	VPMOVZXBW    X8, Y8
+	MOVL         80(R11), AX
+	VMOVD        AX, X9
+	VCVTPH2PS    X9, X9
+	VBROADCASTSS X9, Y10
+	VMOVUPS      Y10, (SP)
+	VMOVSHDUP    X9, X9
+	VBROADCASTSS X9, Y10
+	VMOVUPS      Y10, 32(SP)
+	VPERMQ       $0x44, Y8, Y12
+	VPERMQ       $0xee, Y8, Y13
+	VMOVDQU      16(R11), Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPSHUFB      yk3shuf<>+0(SB), Y12, Y10
+	VPMADDUBSW   4(DI), Y8, Y14
+	VPMADDWD     Y10, Y14, Y4
+	VPMADDUBSW   4(DI)(R12*1), Y8, Y14
+	VPMADDWD     Y10, Y14, Y5
+	VMOVDQU      16(R11), Y8
+	VPSRLW       $0x02, Y8, Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPSHUFB      yk3shuf<>+32(SB), Y12, Y10
+	VPMADDUBSW   36(DI), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y4, Y4
+	VPMADDUBSW   36(DI)(R12*1), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y5, Y5
+	VMOVDQU      16(R11), Y8
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPSHUFB      yk3shuf<>+64(SB), Y12, Y10
+	VPMADDUBSW   68(DI), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y4, Y4
+	VPMADDUBSW   68(DI)(R12*1), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y5, Y5
+	VMOVDQU      16(R11), Y8
+	VPSRLW       $0x06, Y8, Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPSHUFB      yk3shuf<>+96(SB), Y12, Y10
+	VPMADDUBSW   100(DI), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y4, Y4
+	VPMADDUBSW   100(DI)(R12*1), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y5, Y5
+	VMOVDQU      48(R11), Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPSHUFB      yk3shuf<>+0(SB), Y13, Y10
+	VPMADDUBSW   132(DI), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y4, Y4
+	VPMADDUBSW   132(DI)(R12*1), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y5, Y5
+	VMOVDQU      48(R11), Y8
+	VPSRLW       $0x02, Y8, Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPSHUFB      yk3shuf<>+32(SB), Y13, Y10
+	VPMADDUBSW   164(DI), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y4, Y4
+	VPMADDUBSW   164(DI)(R12*1), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y5, Y5
+	VMOVDQU      48(R11), Y8
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPSHUFB      yk3shuf<>+64(SB), Y13, Y10
+	VPMADDUBSW   196(DI), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y4, Y4
+	VPMADDUBSW   196(DI)(R12*1), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y5, Y5
+	VMOVDQU      48(R11), Y8
+	VPSRLW       $0x06, Y8, Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPSHUFB      yk3shuf<>+96(SB), Y13, Y10
+	VPMADDUBSW   228(DI), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y4, Y4
+	VPMADDUBSW   228(DI)(R12*1), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y5, Y5
+	VBROADCASTSS (DI), Y14
+	VPMADDWD     260(DI), Y11, Y15
+	VCVTDQ2PS    Y15, Y15
+	VMULPS       32(SP), Y14, Y10
+	VFNMADD231PS Y15, Y10, Y0
+	VCVTDQ2PS    Y4, Y4
+	VMULPS       (SP), Y14, Y15
+	VFMADD231PS  Y15, Y4, Y0
+	VBROADCASTSS (DI)(R12*1), Y14
+	VPMADDWD     260(DI)(R12*1), Y11, Y15
+	VCVTDQ2PS    Y15, Y15
+	VMULPS       32(SP), Y14, Y10
+	VFNMADD231PS Y15, Y10, Y1
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       (SP), Y14, Y15
+	VFMADD231PS  Y15, Y5, Y1
+	ADDQ         $0x00000054, R11
+	ADDQ         $0x00000124, DI
+	DECQ         CX
+	JNZ          blk
+	MOVQ         DX, AX
+	MOVQ         ldd+48(FP), BX
+	MOVQ         acc+64(FP), CX
+	VEXTRACTF128 $0x01, Y0, X12
+	VADDPS       X12, X0, X0
+	VPERMILPS    $0x4e, X0, X12
+	VADDPS       X12, X0, X0
+	VPERMILPS    $0xb1, X0, X12
+	VADDSS       X12, X0, X0
+	TESTQ        CX, CX
+	JZ           st0
+	VADDSS       (AX), X0, X0
+
+st0:
+	VMOVSS       X0, (AX)
+	ADDQ         BX, AX
+	VEXTRACTF128 $0x01, Y1, X12
+	VADDPS       X12, X1, X1
+	VPERMILPS    $0x4e, X1, X12
+	VADDPS       X12, X1, X1
+	VPERMILPS    $0xb1, X1, X12
+	VADDSS       X12, X1, X1
+	TESTQ        CX, CX
+	JZ           st1
+	VADDSS       (AX), X1, X1
+
+st1:
+	VMOVSS X1, (AX)
+	ADDQ   BX, AX
+	ADDQ   $0x04, DX
+	ADDQ   ldw+8(FP), SI
+	DECQ   R14
+	JNZ    row
+
+done:
+	VZEROUPPER
+	RET
+
+// func q2kTileY3(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·q2kTileY3(SB), NOSPLIT, $64-72
+	// For each of nrows rows of nb > 0 Q2_K blocks (ldw bytes apart) and the
+	// 3 tokens of Q8_K blocks at x (ldx bytes apart), dst[t·ldd/4+r] (+)= w_r·x_t
+	// (ldd in bytes; with acc not 0 the old value is added after the sum).
+	MOVQ  w+0(FP), SI
+	MOVQ  ldx+24(FP), R12
+	MOVQ  dst+40(FP), DX
+	MOVQ  nrows+56(FP), R14
+	LEAQ  (R12)(R12*2), R13
+	TESTQ R14, R14
+	JZ    done
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	MOVQ   SI, R11
+	MOVQ   x+16(FP), DI
+	MOVQ   nb+32(FP), CX
+
+blk:
+	VMOVDQU      (R11), X8
+	VPSRLW       $0x04, X8, X9
+	VPAND        ynib<>+0(SB), X9, X9
+	VPMOVZXBW    X9, Y11
+	VPAND        ynib<>+0(SB), X8, X8
+	VPMOVZXBW    X8, Y8
+	MOVL         80(R11), AX
+	VMOVD        AX, X9
+	VCVTPH2PS    X9, X9
+	VBROADCASTSS X9, Y10
+	VMOVUPS      Y10, (SP)
+	VMOVSHDUP    X9, X9
+	VBROADCASTSS X9, Y10
+	VMOVUPS      Y10, 32(SP)
+	VPERMQ       $0x44, Y8, Y12
+	VPERMQ       $0xee, Y8, Y13
+	VMOVDQU      16(R11), Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPSHUFB      yk3shuf<>+0(SB), Y12, Y10
+	VPMADDUBSW   4(DI), Y8, Y14
+	VPMADDWD     Y10, Y14, Y4
+	VPMADDUBSW   4(DI)(R12*1), Y8, Y14
+	VPMADDWD     Y10, Y14, Y5
+	VPMADDUBSW   4(DI)(R12*2), Y8, Y14
+	VPMADDWD     Y10, Y14, Y6
+	VMOVDQU      16(R11), Y8
+	VPSRLW       $0x02, Y8, Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPSHUFB      yk3shuf<>+32(SB), Y12, Y10
+	VPMADDUBSW   36(DI), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y4, Y4
+	VPMADDUBSW   36(DI)(R12*1), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y5, Y5
+	VPMADDUBSW   36(DI)(R12*2), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y6, Y6
+	VMOVDQU      16(R11), Y8
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPSHUFB      yk3shuf<>+64(SB), Y12, Y10
+	VPMADDUBSW   68(DI), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y4, Y4
+	VPMADDUBSW   68(DI)(R12*1), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y5, Y5
+	VPMADDUBSW   68(DI)(R12*2), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y6, Y6
+	VMOVDQU      16(R11), Y8
+	VPSRLW       $0x06, Y8, Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPSHUFB      yk3shuf<>+96(SB), Y12, Y10
+	VPMADDUBSW   100(DI), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y4, Y4
+	VPMADDUBSW   100(DI)(R12*1), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y5, Y5
+	VPMADDUBSW   100(DI)(R12*2), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y6, Y6
+	VMOVDQU      48(R11), Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPSHUFB      yk3shuf<>+0(SB), Y13, Y10
+	VPMADDUBSW   132(DI), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y4, Y4
+	VPMADDUBSW   132(DI)(R12*1), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y5, Y5
+	VPMADDUBSW   132(DI)(R12*2), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y6, Y6
+	VMOVDQU      48(R11), Y8
+	VPSRLW       $0x02, Y8, Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPSHUFB      yk3shuf<>+32(SB), Y13, Y10
+	VPMADDUBSW   164(DI), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y4, Y4
+	VPMADDUBSW   164(DI)(R12*1), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y5, Y5
+	VPMADDUBSW   164(DI)(R12*2), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y6, Y6
+	VMOVDQU      48(R11), Y8
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPSHUFB      yk3shuf<>+64(SB), Y13, Y10
+	VPMADDUBSW   196(DI), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y4, Y4
+	VPMADDUBSW   196(DI)(R12*1), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y5, Y5
+	VPMADDUBSW   196(DI)(R12*2), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y6, Y6
+	VMOVDQU      48(R11), Y8
+	VPSRLW       $0x06, Y8, Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPSHUFB      yk3shuf<>+96(SB), Y13, Y10
+	VPMADDUBSW   228(DI), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y4, Y4
+	VPMADDUBSW   228(DI)(R12*1), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y5, Y5
+	VPMADDUBSW   228(DI)(R12*2), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y6, Y6
+	VBROADCASTSS (DI), Y14
+	VPMADDWD     260(DI), Y11, Y15
+	VCVTDQ2PS    Y15, Y15
+	VMULPS       32(SP), Y14, Y10
+	VFNMADD231PS Y15, Y10, Y0
+	VCVTDQ2PS    Y4, Y4
+	VMULPS       (SP), Y14, Y15
+	VFMADD231PS  Y15, Y4, Y0
+	VBROADCASTSS (DI)(R12*1), Y14
+	VPMADDWD     260(DI)(R12*1), Y11, Y15
+	VCVTDQ2PS    Y15, Y15
+	VMULPS       32(SP), Y14, Y10
+	VFNMADD231PS Y15, Y10, Y1
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       (SP), Y14, Y15
+	VFMADD231PS  Y15, Y5, Y1
+	VBROADCASTSS (DI)(R12*2), Y14
+	VPMADDWD     260(DI)(R12*2), Y11, Y15
+	VCVTDQ2PS    Y15, Y15
+	VMULPS       32(SP), Y14, Y10
+	VFNMADD231PS Y15, Y10, Y2
+	VCVTDQ2PS    Y6, Y6
+	VMULPS       (SP), Y14, Y15
+	VFMADD231PS  Y15, Y6, Y2
+	ADDQ         $0x00000054, R11
+	ADDQ         $0x00000124, DI
+	DECQ         CX
+	JNZ          blk
+	MOVQ         DX, AX
+	MOVQ         ldd+48(FP), BX
+	MOVQ         acc+64(FP), CX
+	VEXTRACTF128 $0x01, Y0, X12
+	VADDPS       X12, X0, X0
+	VPERMILPS    $0x4e, X0, X12
+	VADDPS       X12, X0, X0
+	VPERMILPS    $0xb1, X0, X12
+	VADDSS       X12, X0, X0
+	TESTQ        CX, CX
+	JZ           st0
+	VADDSS       (AX), X0, X0
+
+st0:
+	VMOVSS       X0, (AX)
+	ADDQ         BX, AX
+	VEXTRACTF128 $0x01, Y1, X12
+	VADDPS       X12, X1, X1
+	VPERMILPS    $0x4e, X1, X12
+	VADDPS       X12, X1, X1
+	VPERMILPS    $0xb1, X1, X12
+	VADDSS       X12, X1, X1
+	TESTQ        CX, CX
+	JZ           st1
+	VADDSS       (AX), X1, X1
+
+st1:
+	VMOVSS       X1, (AX)
+	ADDQ         BX, AX
+	VEXTRACTF128 $0x01, Y2, X12
+	VADDPS       X12, X2, X2
+	VPERMILPS    $0x4e, X2, X12
+	VADDPS       X12, X2, X2
+	VPERMILPS    $0xb1, X2, X12
+	VADDSS       X12, X2, X2
+	TESTQ        CX, CX
+	JZ           st2
+	VADDSS       (AX), X2, X2
+
+st2:
+	VMOVSS X2, (AX)
+	ADDQ   BX, AX
+	ADDQ   $0x04, DX
+	ADDQ   ldw+8(FP), SI
+	DECQ   R14
+	JNZ    row
+
+done:
+	VZEROUPPER
+	RET
+
+// func q2kTileY4(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·q2kTileY4(SB), NOSPLIT, $64-72
+	// For each of nrows rows of nb > 0 Q2_K blocks (ldw bytes apart) and the
+	// 4 tokens of Q8_K blocks at x (ldx bytes apart), dst[t·ldd/4+r] (+)= w_r·x_t
+	// (ldd in bytes; with acc not 0 the old value is added after the sum).
+	MOVQ  w+0(FP), SI
+	MOVQ  ldx+24(FP), R12
+	MOVQ  dst+40(FP), DX
+	MOVQ  nrows+56(FP), R14
+	LEAQ  (R12)(R12*2), R13
+	TESTQ R14, R14
+	JZ    done
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	MOVQ   SI, R11
+	MOVQ   x+16(FP), DI
+	MOVQ   nb+32(FP), CX
+
+blk:
+	VMOVDQU      (R11), X8
+	VPSRLW       $0x04, X8, X9
+	VPAND        ynib<>+0(SB), X9, X9
+	VPMOVZXBW    X9, Y11
+	VPAND        ynib<>+0(SB), X8, X8
+	VPMOVZXBW    X8, Y8
+	MOVL         80(R11), AX
+	VMOVD        AX, X9
+	VCVTPH2PS    X9, X9
+	VBROADCASTSS X9, Y10
+	VMOVUPS      Y10, (SP)
+	VMOVSHDUP    X9, X9
+	VBROADCASTSS X9, Y10
+	VMOVUPS      Y10, 32(SP)
+	VPERMQ       $0x44, Y8, Y12
+	VPERMQ       $0xee, Y8, Y13
+	VMOVDQU      16(R11), Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPSHUFB      yk3shuf<>+0(SB), Y12, Y10
+	VPMADDUBSW   4(DI), Y8, Y14
+	VPMADDWD     Y10, Y14, Y4
+	VPMADDUBSW   4(DI)(R12*1), Y8, Y14
+	VPMADDWD     Y10, Y14, Y5
+	VPMADDUBSW   4(DI)(R12*2), Y8, Y14
+	VPMADDWD     Y10, Y14, Y6
+	VPMADDUBSW   4(DI)(R13*1), Y8, Y14
+	VPMADDWD     Y10, Y14, Y7
+	VMOVDQU      16(R11), Y8
+	VPSRLW       $0x02, Y8, Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPSHUFB      yk3shuf<>+32(SB), Y12, Y10
+	VPMADDUBSW   36(DI), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y4, Y4
+	VPMADDUBSW   36(DI)(R12*1), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y5, Y5
+	VPMADDUBSW   36(DI)(R12*2), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y6, Y6
+	VPMADDUBSW   36(DI)(R13*1), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y7, Y7
+	VMOVDQU      16(R11), Y8
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPSHUFB      yk3shuf<>+64(SB), Y12, Y10
+	VPMADDUBSW   68(DI), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y4, Y4
+	VPMADDUBSW   68(DI)(R12*1), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y5, Y5
+	VPMADDUBSW   68(DI)(R12*2), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y6, Y6
+	VPMADDUBSW   68(DI)(R13*1), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y7, Y7
+	VMOVDQU      16(R11), Y8
+	VPSRLW       $0x06, Y8, Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPSHUFB      yk3shuf<>+96(SB), Y12, Y10
+	VPMADDUBSW   100(DI), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y4, Y4
+	VPMADDUBSW   100(DI)(R12*1), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y5, Y5
+	VPMADDUBSW   100(DI)(R12*2), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y6, Y6
+	VPMADDUBSW   100(DI)(R13*1), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y7, Y7
+	VMOVDQU      48(R11), Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPSHUFB      yk3shuf<>+0(SB), Y13, Y10
+	VPMADDUBSW   132(DI), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y4, Y4
+	VPMADDUBSW   132(DI)(R12*1), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y5, Y5
+	VPMADDUBSW   132(DI)(R12*2), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y6, Y6
+	VPMADDUBSW   132(DI)(R13*1), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y7, Y7
+	VMOVDQU      48(R11), Y8
+	VPSRLW       $0x02, Y8, Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPSHUFB      yk3shuf<>+32(SB), Y13, Y10
+	VPMADDUBSW   164(DI), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y4, Y4
+	VPMADDUBSW   164(DI)(R12*1), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y5, Y5
+	VPMADDUBSW   164(DI)(R12*2), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y6, Y6
+	VPMADDUBSW   164(DI)(R13*1), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y7, Y7
+	VMOVDQU      48(R11), Y8
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPSHUFB      yk3shuf<>+64(SB), Y13, Y10
+	VPMADDUBSW   196(DI), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y4, Y4
+	VPMADDUBSW   196(DI)(R12*1), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y5, Y5
+	VPMADDUBSW   196(DI)(R12*2), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y6, Y6
+	VPMADDUBSW   196(DI)(R13*1), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y7, Y7
+	VMOVDQU      48(R11), Y8
+	VPSRLW       $0x06, Y8, Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPSHUFB      yk3shuf<>+96(SB), Y13, Y10
+	VPMADDUBSW   228(DI), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y4, Y4
+	VPMADDUBSW   228(DI)(R12*1), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y5, Y5
+	VPMADDUBSW   228(DI)(R12*2), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y6, Y6
+	VPMADDUBSW   228(DI)(R13*1), Y8, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y7, Y7
+	VBROADCASTSS (DI), Y14
+	VPMADDWD     260(DI), Y11, Y15
+	VCVTDQ2PS    Y15, Y15
+	VMULPS       32(SP), Y14, Y10
+	VFNMADD231PS Y15, Y10, Y0
+	VCVTDQ2PS    Y4, Y4
+	VMULPS       (SP), Y14, Y15
+	VFMADD231PS  Y15, Y4, Y0
+	VBROADCASTSS (DI)(R12*1), Y14
+	VPMADDWD     260(DI)(R12*1), Y11, Y15
+	VCVTDQ2PS    Y15, Y15
+	VMULPS       32(SP), Y14, Y10
+	VFNMADD231PS Y15, Y10, Y1
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       (SP), Y14, Y15
+	VFMADD231PS  Y15, Y5, Y1
+	VBROADCASTSS (DI)(R12*2), Y14
+	VPMADDWD     260(DI)(R12*2), Y11, Y15
+	VCVTDQ2PS    Y15, Y15
+	VMULPS       32(SP), Y14, Y10
+	VFNMADD231PS Y15, Y10, Y2
+	VCVTDQ2PS    Y6, Y6
+	VMULPS       (SP), Y14, Y15
+	VFMADD231PS  Y15, Y6, Y2
+	VBROADCASTSS (DI)(R13*1), Y14
+	VPMADDWD     260(DI)(R13*1), Y11, Y15
+	VCVTDQ2PS    Y15, Y15
+	VMULPS       32(SP), Y14, Y10
+	VFNMADD231PS Y15, Y10, Y3
+	VCVTDQ2PS    Y7, Y7
+	VMULPS       (SP), Y14, Y15
+	VFMADD231PS  Y15, Y7, Y3
+	ADDQ         $0x00000054, R11
+	ADDQ         $0x00000124, DI
+	DECQ         CX
+	JNZ          blk
+	MOVQ         DX, AX
+	MOVQ         ldd+48(FP), BX
+	MOVQ         acc+64(FP), CX
+	VEXTRACTF128 $0x01, Y0, X12
+	VADDPS       X12, X0, X0
+	VPERMILPS    $0x4e, X0, X12
+	VADDPS       X12, X0, X0
+	VPERMILPS    $0xb1, X0, X12
+	VADDSS       X12, X0, X0
+	TESTQ        CX, CX
+	JZ           st0
+	VADDSS       (AX), X0, X0
+
+st0:
+	VMOVSS       X0, (AX)
+	ADDQ         BX, AX
+	VEXTRACTF128 $0x01, Y1, X12
+	VADDPS       X12, X1, X1
+	VPERMILPS    $0x4e, X1, X12
+	VADDPS       X12, X1, X1
+	VPERMILPS    $0xb1, X1, X12
+	VADDSS       X12, X1, X1
+	TESTQ        CX, CX
+	JZ           st1
+	VADDSS       (AX), X1, X1
+
+st1:
+	VMOVSS       X1, (AX)
+	ADDQ         BX, AX
+	VEXTRACTF128 $0x01, Y2, X12
+	VADDPS       X12, X2, X2
+	VPERMILPS    $0x4e, X2, X12
+	VADDPS       X12, X2, X2
+	VPERMILPS    $0xb1, X2, X12
+	VADDSS       X12, X2, X2
+	TESTQ        CX, CX
+	JZ           st2
+	VADDSS       (AX), X2, X2
+
+st2:
+	VMOVSS       X2, (AX)
+	ADDQ         BX, AX
+	VEXTRACTF128 $0x01, Y3, X12
+	VADDPS       X12, X3, X3
+	VPERMILPS    $0x4e, X3, X12
+	VADDPS       X12, X3, X3
+	VPERMILPS    $0xb1, X3, X12
+	VADDSS       X12, X3, X3
+	TESTQ        CX, CX
+	JZ           st3
+	VADDSS       (AX), X3, X3
+
+st3:
+	VMOVSS X3, (AX)
+	ADDQ   BX, AX
+	ADDQ   $0x04, DX
+	ADDQ   ldw+8(FP), SI
+	DECQ   R14
+	JNZ    row
+
+done:
+	VZEROUPPER
+	RET
+
+// func q3kTileY1(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·q3kTileY1(SB), NOSPLIT, $64-72
+	// For each of nrows rows of nb > 0 Q3_K blocks (ldw bytes apart) and the
+	// 1 tokens of Q8_K blocks at x (ldx bytes apart), dst[t·ldd/4+r] (+)= w_r·x_t
+	// (ldd in bytes; with acc not 0 the old value is added after the sum).
+	MOVQ  w+0(FP), SI
+	MOVQ  ldx+24(FP), R12
+	MOVQ  dst+40(FP), DX
+	MOVQ  nrows+56(FP), R14
+	LEAQ  (R12)(R12*2), R13
+	TESTQ R14, R14
+	JZ    done
+
+row:
+	VXORPS Y0, Y0, Y0
+	MOVQ   SI, R11
+	MOVQ   x+16(FP), DI
+	MOVQ   nb+32(FP), CX
+
+blk:
+	VMOVQ        96(R11), X8
+	VPSRLW       $0x04, X8, X9
+	VPUNPCKLQDQ  X9, X8, X8
+	VPBROADCASTD 104(R11), X9
+	VPSRLVD      yk3sh<>+0(SB), X9, X9
+	VPSLLD       $0x04, X9, X9
+	VPAND        yk30<>+0(SB), X9, X9
+	VPAND        ynib<>+0(SB), X8, X8
+	VPOR         X9, X8, X8
+	VPMOVZXBW    X8, Y8
+	VPSUBW       yk32w<>+0(SB), Y8, Y8
+	VMOVDQU      (R11), Y11
+	VPBROADCASTW 108(R11), X9
+	VCVTPH2PS    X9, Y9
+	VMOVUPS      Y9, (SP)
+	VPERMQ       $0x44, Y8, Y12
+	VPERMQ       $0xee, Y8, Y13
+	VMOVDQU      32(R11), Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPSLLW       $0x02, Y11, Y9
+	VPANDN       yk04<>+0(SB), Y9, Y9
+	VPSHUFB      yk3shuf<>+0(SB), Y12, Y10
+	VPMADDUBSW   4(DI), Y8, Y14
+	VPMADDUBSW   4(DI), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y4
+	VMOVDQU      32(R11), Y8
+	VPSRLW       $0x02, Y8, Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPSLLW       $0x01, Y11, Y9
+	VPANDN       yk04<>+0(SB), Y9, Y9
+	VPSHUFB      yk3shuf<>+32(SB), Y12, Y10
+	VPMADDUBSW   36(DI), Y8, Y14
+	VPMADDUBSW   36(DI), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y4, Y4
+	VMOVDQU      32(R11), Y8
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPANDN       yk04<>+0(SB), Y11, Y9
+	VPSHUFB      yk3shuf<>+64(SB), Y12, Y10
+	VPMADDUBSW   68(DI), Y8, Y14
+	VPMADDUBSW   68(DI), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y4, Y4
+	VMOVDQU      32(R11), Y8
+	VPSRLW       $0x06, Y8, Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPSRLW       $0x01, Y11, Y9
+	VPANDN       yk04<>+0(SB), Y9, Y9
+	VPSHUFB      yk3shuf<>+96(SB), Y12, Y10
+	VPMADDUBSW   100(DI), Y8, Y14
+	VPMADDUBSW   100(DI), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y4, Y4
+	VMOVDQU      64(R11), Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPSRLW       $0x02, Y11, Y9
+	VPANDN       yk04<>+0(SB), Y9, Y9
+	VPSHUFB      yk3shuf<>+0(SB), Y13, Y10
+	VPMADDUBSW   132(DI), Y8, Y14
+	VPMADDUBSW   132(DI), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y4, Y4
+	VMOVDQU      64(R11), Y8
+	VPSRLW       $0x02, Y8, Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPSRLW       $0x03, Y11, Y9
+	VPANDN       yk04<>+0(SB), Y9, Y9
+	VPSHUFB      yk3shuf<>+32(SB), Y13, Y10
+	VPMADDUBSW   164(DI), Y8, Y14
+	VPMADDUBSW   164(DI), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y4, Y4
+	VMOVDQU      64(R11), Y8
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPSRLW       $0x04, Y11, Y9
+	VPANDN       yk04<>+0(SB), Y9, Y9
+	VPSHUFB      yk3shuf<>+64(SB), Y13, Y10
+	VPMADDUBSW   196(DI), Y8, Y14
+	VPMADDUBSW   196(DI), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y4, Y4
+	VMOVDQU      64(R11), Y8
+	VPSRLW       $0x06, Y8, Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPSRLW       $0x05, Y11, Y9
+	VPANDN       yk04<>+0(SB), Y9, Y9
+	VPSHUFB      yk3shuf<>+96(SB), Y13, Y10
+	VPMADDUBSW   228(DI), Y8, Y14
+	VPMADDUBSW   228(DI), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y4, Y4
+	VBROADCASTSS (DI), Y14
+	VCVTDQ2PS    Y4, Y4
+	VMULPS       (SP), Y14, Y15
+	VFMADD231PS  Y15, Y4, Y0
+	ADDQ         $0x0000006e, R11
+	ADDQ         $0x00000124, DI
+	DECQ         CX
+	JNZ          blk
+	MOVQ         DX, AX
+	MOVQ         ldd+48(FP), BX
+	MOVQ         acc+64(FP), CX
+	VEXTRACTF128 $0x01, Y0, X12
+	VADDPS       X12, X0, X0
+	VPERMILPS    $0x4e, X0, X12
+	VADDPS       X12, X0, X0
+	VPERMILPS    $0xb1, X0, X12
+	VADDSS       X12, X0, X0
+	TESTQ        CX, CX
+	JZ           st0
+	VADDSS       (AX), X0, X0
+
+st0:
+	VMOVSS X0, (AX)
+	ADDQ   BX, AX
+	ADDQ   $0x04, DX
+	ADDQ   ldw+8(FP), SI
+	DECQ   R14
+	JNZ    row
+
+done:
+	VZEROUPPER
+	RET
+
+// func q3kTileY2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·q3kTileY2(SB), NOSPLIT, $64-72
+	// For each of nrows rows of nb > 0 Q3_K blocks (ldw bytes apart) and the
+	// 2 tokens of Q8_K blocks at x (ldx bytes apart), dst[t·ldd/4+r] (+)= w_r·x_t
+	// (ldd in bytes; with acc not 0 the old value is added after the sum).
+	MOVQ  w+0(FP), SI
+	MOVQ  ldx+24(FP), R12
+	MOVQ  dst+40(FP), DX
+	MOVQ  nrows+56(FP), R14
+	LEAQ  (R12)(R12*2), R13
+	TESTQ R14, R14
+	JZ    done
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	MOVQ   SI, R11
+	MOVQ   x+16(FP), DI
+	MOVQ   nb+32(FP), CX
+
+blk:
+	VMOVQ        96(R11), X8
+	VPSRLW       $0x04, X8, X9
+	VPUNPCKLQDQ  X9, X8, X8
+	VPBROADCASTD 104(R11), X9
+	VPSRLVD      yk3sh<>+0(SB), X9, X9
+	VPSLLD       $0x04, X9, X9
+	VPAND        yk30<>+0(SB), X9, X9
+	VPAND        ynib<>+0(SB), X8, X8
+	VPOR         X9, X8, X8
+	VPMOVZXBW    X8, Y8
+	VPSUBW       yk32w<>+0(SB), Y8, Y8
+	VMOVDQU      (R11), Y11
+	VPBROADCASTW 108(R11), X9
+	VCVTPH2PS    X9, Y9
+	VMOVUPS      Y9, (SP)
+	VPERMQ       $0x44, Y8, Y12
+	VPERMQ       $0xee, Y8, Y13
+	VMOVDQU      32(R11), Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPSLLW       $0x02, Y11, Y9
+	VPANDN       yk04<>+0(SB), Y9, Y9
+	VPSHUFB      yk3shuf<>+0(SB), Y12, Y10
+	VPMADDUBSW   4(DI), Y8, Y14
+	VPMADDUBSW   4(DI), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y4
+	VPMADDUBSW   4(DI)(R12*1), Y8, Y14
+	VPMADDUBSW   4(DI)(R12*1), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y5
+	VMOVDQU      32(R11), Y8
+	VPSRLW       $0x02, Y8, Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPSLLW       $0x01, Y11, Y9
+	VPANDN       yk04<>+0(SB), Y9, Y9
+	VPSHUFB      yk3shuf<>+32(SB), Y12, Y10
+	VPMADDUBSW   36(DI), Y8, Y14
+	VPMADDUBSW   36(DI), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y4, Y4
+	VPMADDUBSW   36(DI)(R12*1), Y8, Y14
+	VPMADDUBSW   36(DI)(R12*1), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y5, Y5
+	VMOVDQU      32(R11), Y8
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPANDN       yk04<>+0(SB), Y11, Y9
+	VPSHUFB      yk3shuf<>+64(SB), Y12, Y10
+	VPMADDUBSW   68(DI), Y8, Y14
+	VPMADDUBSW   68(DI), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y4, Y4
+	VPMADDUBSW   68(DI)(R12*1), Y8, Y14
+	VPMADDUBSW   68(DI)(R12*1), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y5, Y5
+	VMOVDQU      32(R11), Y8
+	VPSRLW       $0x06, Y8, Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPSRLW       $0x01, Y11, Y9
+	VPANDN       yk04<>+0(SB), Y9, Y9
+	VPSHUFB      yk3shuf<>+96(SB), Y12, Y10
+	VPMADDUBSW   100(DI), Y8, Y14
+	VPMADDUBSW   100(DI), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y4, Y4
+	VPMADDUBSW   100(DI)(R12*1), Y8, Y14
+	VPMADDUBSW   100(DI)(R12*1), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y5, Y5
+	VMOVDQU      64(R11), Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPSRLW       $0x02, Y11, Y9
+	VPANDN       yk04<>+0(SB), Y9, Y9
+	VPSHUFB      yk3shuf<>+0(SB), Y13, Y10
+	VPMADDUBSW   132(DI), Y8, Y14
+	VPMADDUBSW   132(DI), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y4, Y4
+	VPMADDUBSW   132(DI)(R12*1), Y8, Y14
+	VPMADDUBSW   132(DI)(R12*1), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y5, Y5
+	VMOVDQU      64(R11), Y8
+	VPSRLW       $0x02, Y8, Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPSRLW       $0x03, Y11, Y9
+	VPANDN       yk04<>+0(SB), Y9, Y9
+	VPSHUFB      yk3shuf<>+32(SB), Y13, Y10
+	VPMADDUBSW   164(DI), Y8, Y14
+	VPMADDUBSW   164(DI), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y4, Y4
+	VPMADDUBSW   164(DI)(R12*1), Y8, Y14
+	VPMADDUBSW   164(DI)(R12*1), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y5, Y5
+	VMOVDQU      64(R11), Y8
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPSRLW       $0x04, Y11, Y9
+	VPANDN       yk04<>+0(SB), Y9, Y9
+	VPSHUFB      yk3shuf<>+64(SB), Y13, Y10
+	VPMADDUBSW   196(DI), Y8, Y14
+	VPMADDUBSW   196(DI), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y4, Y4
+	VPMADDUBSW   196(DI)(R12*1), Y8, Y14
+	VPMADDUBSW   196(DI)(R12*1), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y5, Y5
+	VMOVDQU      64(R11), Y8
+	VPSRLW       $0x06, Y8, Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPSRLW       $0x05, Y11, Y9
+	VPANDN       yk04<>+0(SB), Y9, Y9
+	VPSHUFB      yk3shuf<>+96(SB), Y13, Y10
+	VPMADDUBSW   228(DI), Y8, Y14
+	VPMADDUBSW   228(DI), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y4, Y4
+	VPMADDUBSW   228(DI)(R12*1), Y8, Y14
+	VPMADDUBSW   228(DI)(R12*1), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y5, Y5
+	VBROADCASTSS (DI), Y14
+	VCVTDQ2PS    Y4, Y4
+	VMULPS       (SP), Y14, Y15
+	VFMADD231PS  Y15, Y4, Y0
+	VBROADCASTSS (DI)(R12*1), Y14
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       (SP), Y14, Y15
+	VFMADD231PS  Y15, Y5, Y1
+	ADDQ         $0x0000006e, R11
+	ADDQ         $0x00000124, DI
+	DECQ         CX
+	JNZ          blk
+	MOVQ         DX, AX
+	MOVQ         ldd+48(FP), BX
+	MOVQ         acc+64(FP), CX
+	VEXTRACTF128 $0x01, Y0, X12
+	VADDPS       X12, X0, X0
+	VPERMILPS    $0x4e, X0, X12
+	VADDPS       X12, X0, X0
+	VPERMILPS    $0xb1, X0, X12
+	VADDSS       X12, X0, X0
+	TESTQ        CX, CX
+	JZ           st0
+	VADDSS       (AX), X0, X0
+
+st0:
+	VMOVSS       X0, (AX)
+	ADDQ         BX, AX
+	VEXTRACTF128 $0x01, Y1, X12
+	VADDPS       X12, X1, X1
+	VPERMILPS    $0x4e, X1, X12
+	VADDPS       X12, X1, X1
+	VPERMILPS    $0xb1, X1, X12
+	VADDSS       X12, X1, X1
+	TESTQ        CX, CX
+	JZ           st1
+	VADDSS       (AX), X1, X1
+
+st1:
+	VMOVSS X1, (AX)
+	ADDQ   BX, AX
+	ADDQ   $0x04, DX
+	ADDQ   ldw+8(FP), SI
+	DECQ   R14
+	JNZ    row
+
+done:
+	VZEROUPPER
+	RET
+
+// func q3kTileY3(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·q3kTileY3(SB), NOSPLIT, $64-72
+	// For each of nrows rows of nb > 0 Q3_K blocks (ldw bytes apart) and the
+	// 3 tokens of Q8_K blocks at x (ldx bytes apart), dst[t·ldd/4+r] (+)= w_r·x_t
+	// (ldd in bytes; with acc not 0 the old value is added after the sum).
+	MOVQ  w+0(FP), SI
+	MOVQ  ldx+24(FP), R12
+	MOVQ  dst+40(FP), DX
+	MOVQ  nrows+56(FP), R14
+	LEAQ  (R12)(R12*2), R13
+	TESTQ R14, R14
+	JZ    done
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	MOVQ   SI, R11
+	MOVQ   x+16(FP), DI
+	MOVQ   nb+32(FP), CX
+
+blk:
+	VMOVQ        96(R11), X8
+	VPSRLW       $0x04, X8, X9
+	VPUNPCKLQDQ  X9, X8, X8
+	VPBROADCASTD 104(R11), X9
+	VPSRLVD      yk3sh<>+0(SB), X9, X9
+	VPSLLD       $0x04, X9, X9
+	VPAND        yk30<>+0(SB), X9, X9
+	VPAND        ynib<>+0(SB), X8, X8
+	VPOR         X9, X8, X8
+	VPMOVZXBW    X8, Y8
+	VPSUBW       yk32w<>+0(SB), Y8, Y8
+	VMOVDQU      (R11), Y11
+	VPBROADCASTW 108(R11), X9
+	VCVTPH2PS    X9, Y9
+	VMOVUPS      Y9, (SP)
+	VPERMQ       $0x44, Y8, Y12
+	VPERMQ       $0xee, Y8, Y13
+	VMOVDQU      32(R11), Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPSLLW       $0x02, Y11, Y9
+	VPANDN       yk04<>+0(SB), Y9, Y9
+	VPSHUFB      yk3shuf<>+0(SB), Y12, Y10
+	VPMADDUBSW   4(DI), Y8, Y14
+	VPMADDUBSW   4(DI), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y4
+	VPMADDUBSW   4(DI)(R12*1), Y8, Y14
+	VPMADDUBSW   4(DI)(R12*1), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y5
+	VPMADDUBSW   4(DI)(R12*2), Y8, Y14
+	VPMADDUBSW   4(DI)(R12*2), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y6
+	VMOVDQU      32(R11), Y8
+	VPSRLW       $0x02, Y8, Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPSLLW       $0x01, Y11, Y9
+	VPANDN       yk04<>+0(SB), Y9, Y9
+	VPSHUFB      yk3shuf<>+32(SB), Y12, Y10
+	VPMADDUBSW   36(DI), Y8, Y14
+	VPMADDUBSW   36(DI), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y4, Y4
+	VPMADDUBSW   36(DI)(R12*1), Y8, Y14
+	VPMADDUBSW   36(DI)(R12*1), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y5, Y5
+	VPMADDUBSW   36(DI)(R12*2), Y8, Y14
+	VPMADDUBSW   36(DI)(R12*2), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y6, Y6
+	VMOVDQU      32(R11), Y8
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPANDN       yk04<>+0(SB), Y11, Y9
+	VPSHUFB      yk3shuf<>+64(SB), Y12, Y10
+	VPMADDUBSW   68(DI), Y8, Y14
+	VPMADDUBSW   68(DI), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y4, Y4
+	VPMADDUBSW   68(DI)(R12*1), Y8, Y14
+	VPMADDUBSW   68(DI)(R12*1), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y5, Y5
+	VPMADDUBSW   68(DI)(R12*2), Y8, Y14
+	VPMADDUBSW   68(DI)(R12*2), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y6, Y6
+	VMOVDQU      32(R11), Y8
+	VPSRLW       $0x06, Y8, Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPSRLW       $0x01, Y11, Y9
+	VPANDN       yk04<>+0(SB), Y9, Y9
+	VPSHUFB      yk3shuf<>+96(SB), Y12, Y10
+	VPMADDUBSW   100(DI), Y8, Y14
+	VPMADDUBSW   100(DI), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y4, Y4
+	VPMADDUBSW   100(DI)(R12*1), Y8, Y14
+	VPMADDUBSW   100(DI)(R12*1), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y5, Y5
+	VPMADDUBSW   100(DI)(R12*2), Y8, Y14
+	VPMADDUBSW   100(DI)(R12*2), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y6, Y6
+	VMOVDQU      64(R11), Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPSRLW       $0x02, Y11, Y9
+	VPANDN       yk04<>+0(SB), Y9, Y9
+	VPSHUFB      yk3shuf<>+0(SB), Y13, Y10
+	VPMADDUBSW   132(DI), Y8, Y14
+	VPMADDUBSW   132(DI), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y4, Y4
+	VPMADDUBSW   132(DI)(R12*1), Y8, Y14
+	VPMADDUBSW   132(DI)(R12*1), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y5, Y5
+	VPMADDUBSW   132(DI)(R12*2), Y8, Y14
+	VPMADDUBSW   132(DI)(R12*2), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y6, Y6
+	VMOVDQU      64(R11), Y8
+	VPSRLW       $0x02, Y8, Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPSRLW       $0x03, Y11, Y9
+	VPANDN       yk04<>+0(SB), Y9, Y9
+	VPSHUFB      yk3shuf<>+32(SB), Y13, Y10
+	VPMADDUBSW   164(DI), Y8, Y14
+	VPMADDUBSW   164(DI), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y4, Y4
+	VPMADDUBSW   164(DI)(R12*1), Y8, Y14
+	VPMADDUBSW   164(DI)(R12*1), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y5, Y5
+	VPMADDUBSW   164(DI)(R12*2), Y8, Y14
+	VPMADDUBSW   164(DI)(R12*2), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y6, Y6
+	VMOVDQU      64(R11), Y8
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPSRLW       $0x04, Y11, Y9
+	VPANDN       yk04<>+0(SB), Y9, Y9
+	VPSHUFB      yk3shuf<>+64(SB), Y13, Y10
+	VPMADDUBSW   196(DI), Y8, Y14
+	VPMADDUBSW   196(DI), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y4, Y4
+	VPMADDUBSW   196(DI)(R12*1), Y8, Y14
+	VPMADDUBSW   196(DI)(R12*1), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y5, Y5
+	VPMADDUBSW   196(DI)(R12*2), Y8, Y14
+	VPMADDUBSW   196(DI)(R12*2), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y6, Y6
+	VMOVDQU      64(R11), Y8
+	VPSRLW       $0x06, Y8, Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPSRLW       $0x05, Y11, Y9
+	VPANDN       yk04<>+0(SB), Y9, Y9
+	VPSHUFB      yk3shuf<>+96(SB), Y13, Y10
+	VPMADDUBSW   228(DI), Y8, Y14
+	VPMADDUBSW   228(DI), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y4, Y4
+	VPMADDUBSW   228(DI)(R12*1), Y8, Y14
+	VPMADDUBSW   228(DI)(R12*1), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y5, Y5
+	VPMADDUBSW   228(DI)(R12*2), Y8, Y14
+	VPMADDUBSW   228(DI)(R12*2), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y6, Y6
+	VBROADCASTSS (DI), Y14
+	VCVTDQ2PS    Y4, Y4
+	VMULPS       (SP), Y14, Y15
+	VFMADD231PS  Y15, Y4, Y0
+	VBROADCASTSS (DI)(R12*1), Y14
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       (SP), Y14, Y15
+	VFMADD231PS  Y15, Y5, Y1
+	VBROADCASTSS (DI)(R12*2), Y14
+	VCVTDQ2PS    Y6, Y6
+	VMULPS       (SP), Y14, Y15
+	VFMADD231PS  Y15, Y6, Y2
+	ADDQ         $0x0000006e, R11
+	ADDQ         $0x00000124, DI
+	DECQ         CX
+	JNZ          blk
+	MOVQ         DX, AX
+	MOVQ         ldd+48(FP), BX
+	MOVQ         acc+64(FP), CX
+	VEXTRACTF128 $0x01, Y0, X12
+	VADDPS       X12, X0, X0
+	VPERMILPS    $0x4e, X0, X12
+	VADDPS       X12, X0, X0
+	VPERMILPS    $0xb1, X0, X12
+	VADDSS       X12, X0, X0
+	TESTQ        CX, CX
+	JZ           st0
+	VADDSS       (AX), X0, X0
+
+st0:
+	VMOVSS       X0, (AX)
+	ADDQ         BX, AX
+	VEXTRACTF128 $0x01, Y1, X12
+	VADDPS       X12, X1, X1
+	VPERMILPS    $0x4e, X1, X12
+	VADDPS       X12, X1, X1
+	VPERMILPS    $0xb1, X1, X12
+	VADDSS       X12, X1, X1
+	TESTQ        CX, CX
+	JZ           st1
+	VADDSS       (AX), X1, X1
+
+st1:
+	VMOVSS       X1, (AX)
+	ADDQ         BX, AX
+	VEXTRACTF128 $0x01, Y2, X12
+	VADDPS       X12, X2, X2
+	VPERMILPS    $0x4e, X2, X12
+	VADDPS       X12, X2, X2
+	VPERMILPS    $0xb1, X2, X12
+	VADDSS       X12, X2, X2
+	TESTQ        CX, CX
+	JZ           st2
+	VADDSS       (AX), X2, X2
+
+st2:
+	VMOVSS X2, (AX)
+	ADDQ   BX, AX
+	ADDQ   $0x04, DX
+	ADDQ   ldw+8(FP), SI
+	DECQ   R14
+	JNZ    row
+
+done:
+	VZEROUPPER
+	RET
+
+// func q3kTileY4(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·q3kTileY4(SB), NOSPLIT, $64-72
+	// For each of nrows rows of nb > 0 Q3_K blocks (ldw bytes apart) and the
+	// 4 tokens of Q8_K blocks at x (ldx bytes apart), dst[t·ldd/4+r] (+)= w_r·x_t
+	// (ldd in bytes; with acc not 0 the old value is added after the sum).
+	MOVQ  w+0(FP), SI
+	MOVQ  ldx+24(FP), R12
+	MOVQ  dst+40(FP), DX
+	MOVQ  nrows+56(FP), R14
+	LEAQ  (R12)(R12*2), R13
+	TESTQ R14, R14
+	JZ    done
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	MOVQ   SI, R11
+	MOVQ   x+16(FP), DI
+	MOVQ   nb+32(FP), CX
+
+blk:
+	VMOVQ        96(R11), X8
+	VPSRLW       $0x04, X8, X9
+	VPUNPCKLQDQ  X9, X8, X8
+	VPBROADCASTD 104(R11), X9
+	VPSRLVD      yk3sh<>+0(SB), X9, X9
+	VPSLLD       $0x04, X9, X9
+	VPAND        yk30<>+0(SB), X9, X9
+	VPAND        ynib<>+0(SB), X8, X8
+	VPOR         X9, X8, X8
+	VPMOVZXBW    X8, Y8
+	VPSUBW       yk32w<>+0(SB), Y8, Y8
+	VMOVDQU      (R11), Y11
+	VPBROADCASTW 108(R11), X9
+	VCVTPH2PS    X9, Y9
+	VMOVUPS      Y9, (SP)
+	VPERMQ       $0x44, Y8, Y12
+	VPERMQ       $0xee, Y8, Y13
+	VMOVDQU      32(R11), Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPSLLW       $0x02, Y11, Y9
+	VPANDN       yk04<>+0(SB), Y9, Y9
+	VPSHUFB      yk3shuf<>+0(SB), Y12, Y10
+	VPMADDUBSW   4(DI), Y8, Y14
+	VPMADDUBSW   4(DI), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y4
+	VPMADDUBSW   4(DI)(R12*1), Y8, Y14
+	VPMADDUBSW   4(DI)(R12*1), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y5
+	VPMADDUBSW   4(DI)(R12*2), Y8, Y14
+	VPMADDUBSW   4(DI)(R12*2), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y6
+	VPMADDUBSW   4(DI)(R13*1), Y8, Y14
+	VPMADDUBSW   4(DI)(R13*1), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y7
+	VMOVDQU      32(R11), Y8
+	VPSRLW       $0x02, Y8, Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPSLLW       $0x01, Y11, Y9
+	VPANDN       yk04<>+0(SB), Y9, Y9
+	VPSHUFB      yk3shuf<>+32(SB), Y12, Y10
+	VPMADDUBSW   36(DI), Y8, Y14
+	VPMADDUBSW   36(DI), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y4, Y4
+	VPMADDUBSW   36(DI)(R12*1), Y8, Y14
+	VPMADDUBSW   36(DI)(R12*1), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y5, Y5
+	VPMADDUBSW   36(DI)(R12*2), Y8, Y14
+	VPMADDUBSW   36(DI)(R12*2), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y6, Y6
+	VPMADDUBSW   36(DI)(R13*1), Y8, Y14
+	VPMADDUBSW   36(DI)(R13*1), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y7, Y7
+	VMOVDQU      32(R11), Y8
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPANDN       yk04<>+0(SB), Y11, Y9
+	VPSHUFB      yk3shuf<>+64(SB), Y12, Y10
+	VPMADDUBSW   68(DI), Y8, Y14
+	VPMADDUBSW   68(DI), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y4, Y4
+	VPMADDUBSW   68(DI)(R12*1), Y8, Y14
+	VPMADDUBSW   68(DI)(R12*1), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y5, Y5
+	VPMADDUBSW   68(DI)(R12*2), Y8, Y14
+	VPMADDUBSW   68(DI)(R12*2), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y6, Y6
+	VPMADDUBSW   68(DI)(R13*1), Y8, Y14
+	VPMADDUBSW   68(DI)(R13*1), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y7, Y7
+	VMOVDQU      32(R11), Y8
+	VPSRLW       $0x06, Y8, Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPSRLW       $0x01, Y11, Y9
+	VPANDN       yk04<>+0(SB), Y9, Y9
+	VPSHUFB      yk3shuf<>+96(SB), Y12, Y10
+	VPMADDUBSW   100(DI), Y8, Y14
+	VPMADDUBSW   100(DI), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y4, Y4
+	VPMADDUBSW   100(DI)(R12*1), Y8, Y14
+	VPMADDUBSW   100(DI)(R12*1), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y5, Y5
+	VPMADDUBSW   100(DI)(R12*2), Y8, Y14
+	VPMADDUBSW   100(DI)(R12*2), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y6, Y6
+	VPMADDUBSW   100(DI)(R13*1), Y8, Y14
+	VPMADDUBSW   100(DI)(R13*1), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y7, Y7
+	VMOVDQU      64(R11), Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPSRLW       $0x02, Y11, Y9
+	VPANDN       yk04<>+0(SB), Y9, Y9
+	VPSHUFB      yk3shuf<>+0(SB), Y13, Y10
+	VPMADDUBSW   132(DI), Y8, Y14
+	VPMADDUBSW   132(DI), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y4, Y4
+	VPMADDUBSW   132(DI)(R12*1), Y8, Y14
+	VPMADDUBSW   132(DI)(R12*1), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y5, Y5
+	VPMADDUBSW   132(DI)(R12*2), Y8, Y14
+	VPMADDUBSW   132(DI)(R12*2), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y6, Y6
+	VPMADDUBSW   132(DI)(R13*1), Y8, Y14
+	VPMADDUBSW   132(DI)(R13*1), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y7, Y7
+	VMOVDQU      64(R11), Y8
+	VPSRLW       $0x02, Y8, Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPSRLW       $0x03, Y11, Y9
+	VPANDN       yk04<>+0(SB), Y9, Y9
+	VPSHUFB      yk3shuf<>+32(SB), Y13, Y10
+	VPMADDUBSW   164(DI), Y8, Y14
+	VPMADDUBSW   164(DI), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y4, Y4
+	VPMADDUBSW   164(DI)(R12*1), Y8, Y14
+	VPMADDUBSW   164(DI)(R12*1), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y5, Y5
+	VPMADDUBSW   164(DI)(R12*2), Y8, Y14
+	VPMADDUBSW   164(DI)(R12*2), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y6, Y6
+	VPMADDUBSW   164(DI)(R13*1), Y8, Y14
+	VPMADDUBSW   164(DI)(R13*1), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y7, Y7
+	VMOVDQU      64(R11), Y8
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPSRLW       $0x04, Y11, Y9
+	VPANDN       yk04<>+0(SB), Y9, Y9
+	VPSHUFB      yk3shuf<>+64(SB), Y13, Y10
+	VPMADDUBSW   196(DI), Y8, Y14
+	VPMADDUBSW   196(DI), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y4, Y4
+	VPMADDUBSW   196(DI)(R12*1), Y8, Y14
+	VPMADDUBSW   196(DI)(R12*1), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y5, Y5
+	VPMADDUBSW   196(DI)(R12*2), Y8, Y14
+	VPMADDUBSW   196(DI)(R12*2), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y6, Y6
+	VPMADDUBSW   196(DI)(R13*1), Y8, Y14
+	VPMADDUBSW   196(DI)(R13*1), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y7, Y7
+	VMOVDQU      64(R11), Y8
+	VPSRLW       $0x06, Y8, Y8
+	VPAND        yk03<>+0(SB), Y8, Y8
+	VPSRLW       $0x05, Y11, Y9
+	VPANDN       yk04<>+0(SB), Y9, Y9
+	VPSHUFB      yk3shuf<>+96(SB), Y13, Y10
+	VPMADDUBSW   228(DI), Y8, Y14
+	VPMADDUBSW   228(DI), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y4, Y4
+	VPMADDUBSW   228(DI)(R12*1), Y8, Y14
+	VPMADDUBSW   228(DI)(R12*1), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y5, Y5
+	VPMADDUBSW   228(DI)(R12*2), Y8, Y14
+	VPMADDUBSW   228(DI)(R12*2), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y6, Y6
+	VPMADDUBSW   228(DI)(R13*1), Y8, Y14
+	VPMADDUBSW   228(DI)(R13*1), Y9, Y15
+	VPSUBW       Y15, Y14, Y14
+	VPMADDWD     Y10, Y14, Y14
+	VPADDD       Y14, Y7, Y7
+	VBROADCASTSS (DI), Y14
+	VCVTDQ2PS    Y4, Y4
+	VMULPS       (SP), Y14, Y15
+	VFMADD231PS  Y15, Y4, Y0
+	VBROADCASTSS (DI)(R12*1), Y14
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       (SP), Y14, Y15
+	VFMADD231PS  Y15, Y5, Y1
+	VBROADCASTSS (DI)(R12*2), Y14
+	VCVTDQ2PS    Y6, Y6
+	VMULPS       (SP), Y14, Y15
+	VFMADD231PS  Y15, Y6, Y2
+	VBROADCASTSS (DI)(R13*1), Y14
+	VCVTDQ2PS    Y7, Y7
+	VMULPS       (SP), Y14, Y15
+	VFMADD231PS  Y15, Y7, Y3
+	ADDQ         $0x0000006e, R11
 	ADDQ         $0x00000124, DI
 	DECQ         CX
 	JNZ          blk

@@ -132,6 +132,8 @@ func TestKGemmY(t *testing.T) {
 		bb   int
 		half []int // offsets of the block's f16 scales
 	}{
+		{tensor.Q2_K, wkQ2_K, 84, []int{80, 82}},
+		{tensor.Q3_K, wkQ3_K, 110, []int{108}},
 		{tensor.Q4_K, wkQ4_K, 144, []int{0, 2}},
 		{tensor.Q5_K, wkQ5_K, 176, []int{0, 2}},
 		{tensor.Q6_K, wkQ6_K, 210, []int{208}},
@@ -189,12 +191,12 @@ func TestKGemmY(t *testing.T) {
 	}
 }
 
-// BenchmarkQ8YPrefill measures Q4_0, Q8_0, IQ4_NL, Q4_K, Q5_K and Q6_K matmuls of a few to many
+// BenchmarkQ8YPrefill measures Q4_0, Q8_0, IQ4_NL and K-quant matmuls of a few to many
 // tokens at the AVX2 level, with the matrix-vector kernels token by token
 // (gemv) and with the tiles (tile), in thread CPU time.
 func BenchmarkQ8YPrefill(b *testing.B) {
 	k := Detect().Limit(AVX2)
-	for _, dt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.IQ4_NL, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K} {
+	for _, dt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.IQ4_NL, tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K} {
 		w := benchMatrix(b, dt, 2048, 2048)
 		for _, n := range []int{1, 2, 3, 4, 6, 8, 16, 128} {
 			x := make([]float32, n*w.Cols)

@@ -111,6 +111,10 @@ type yKGlobals struct {
 	c30 operand.Mem // 0x30 bytes
 	c20 operand.Mem // 0x20 bytes
 	c10 operand.Mem // 0x10 bytes
+	c03 operand.Mem // 0x03 bytes
+	c04 operand.Mem // 0x04 bytes
+	w32 operand.Mem // int16 32s
+	sh3 operand.Mem // dword shift counts 0, 2, 4, 6 (Q3_K scales)
 }
 
 // kTileArgs loads the arguments of a K-quant tile (w to SI, ldx to R12, dst
