@@ -3,6 +3,7 @@ package cpu
 import (
 	"encoding/binary"
 	"math"
+	"math/bits"
 )
 
 // Layout Y (AVX2 prefill of Q4_0 and Q8_0 weights): each token's
@@ -32,10 +33,7 @@ func (k Kernels) packQ8Y(dst []byte, x []float32) {
 			src := tmp[34*i : 34*i+34]
 			d := dst[(b0+i)*yTokBlock : (b0+i+1)*yTokBlock]
 			copy(d[:32], src[2:])
-			var s int32
-			for _, q := range src[2:] {
-				s += int32(int8(q))
-			}
+			s := sumInt8x32(src[2:34])
 			binary.LittleEndian.PutUint32(d[32:], math.Float32bits(f16(binary.LittleEndian.Uint16(src))))
 			binary.LittleEndian.PutUint32(d[36:], uint32(-8*s))
 		}
@@ -46,6 +44,20 @@ func (k Kernels) packQ8Y(dst []byte, x []float32) {
 // AVX2 level use the tiles of q8RowsY; fewer run the matrix-vector
 // kernels. Both give the same bits.
 var q8YMinTokens = 2
+
+// sumInt8x32 returns the sum of the 32 int8s in q, 8 bytes at a time: the
+// unsigned bytes' sum less 256 for each negative one.
+func sumInt8x32(q []byte) int32 {
+	const m = 0x00ff00ff00ff00ff
+	var s, neg int
+	for i := 0; i < 32; i += 8 {
+		v := binary.LittleEndian.Uint64(q[i:])
+		t := v&m + v>>8&m // four 16-bit sums of two bytes
+		s += int(t * 0x0001000100010001 >> 48)
+		neg += bits.OnesCount64(v & 0x8080808080808080)
+	}
+	return int32(s - 256*neg)
+}
 
 // yStrip is the rows of one unpacked strip of the AVX2 prefill.
 const yStrip = 8

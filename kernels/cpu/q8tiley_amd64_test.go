@@ -231,3 +231,27 @@ func BenchmarkQ8YPrefill(b *testing.B) {
 		}
 	}
 }
+
+func TestSumInt8x32(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	q := make([]byte, 32)
+	for i := range 1000 {
+		for j := range q {
+			switch i % 3 {
+			case 0:
+				q[j] = byte(r.Uint32())
+			case 1:
+				q[j] = 0x80
+			case 2:
+				q[j] = 0x7f
+			}
+		}
+		var want int32
+		for _, v := range q {
+			want += int32(int8(v))
+		}
+		if got := sumInt8x32(q); got != want {
+			t.Fatalf("sumInt8x32(%x) = %d, want %d", q, got, want)
+		}
+	}
+}
