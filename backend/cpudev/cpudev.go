@@ -34,6 +34,9 @@ type Call struct {
 	// buffers), created on the first call and reused, so that
 	// steady-state steps allocate nothing.
 	State any
+	// angles is the runner's cache of RoPE angles, shared by its calls
+	// (nil: computed by each call).
+	angles *ropeAngles
 }
 
 // Kernel runs an op on the CPU.

@@ -22,6 +22,7 @@ type runner struct {
 	steps     []runStep
 	acts      []*actTensor // every activation tensor, resized per step
 	arenaSize int64
+	angles    ropeAngles // RoPE angles of the current step, shared by its layers
 }
 
 type runStep struct {
@@ -88,6 +89,7 @@ func (b *Backend) Compile(nodes []*graph.Node, opt backend.CompileOptions) (back
 		st.call.Name = n.Name
 		st.call.Attrs = n.Attrs
 		st.call.Slot = -1
+		st.call.angles = &r.angles
 		if n.Op.Stateful {
 			s, ok := opt.Slots[n]
 			if !ok {

@@ -27,13 +27,13 @@
 // activations, IQ4_NL and Inferflow's formats meet Q8_0 blocks, in SIMD
 // kernels that sum in ggml's x86 order (IQ4_NL in its one-token or its
 // batched order, as ggml does) or, for Inferflow's formats, in
-// kernels/quant's: AVX-512 VNNI for all of them, AVX2 for the K-quants and
-// IQ4_NL. The other block types, and Inferflow's below AVX-512 VNNI, go
-// through the pure-Go dot products of kernels/quant. One token takes matrix-vector kernels that read several
-// rows side by side to keep memory busy; several tokens take blocked GEMM
-// kernels that reuse each unpacked block of weights for every token (at
-// the AVX2 level, for Q4_0, Q8_0, IQ4_NL and the K-quants, tiles whose
-// outputs keep the AVX2 matrix-vector kernels' order: q8tiley.go).
+// kernels/quant's: AVX-512 VNNI and AVX2 for all of them. The other block
+// types go through the pure-Go dot products of kernels/quant. One token
+// takes matrix-vector kernels that read several rows side by side to keep
+// memory busy; several tokens take blocked GEMM kernels that reuse each
+// unpacked block of weights for every token (at the AVX2 level, for Q4_0,
+// Q8_0, IQ4_NL and the K-quants, tiles whose outputs keep the AVX2
+// matrix-vector kernels' order: q8tiley.go).
 //
 // Pool.PackWeight copies a weight, at load time, into a layout of the
 // pool's own where its kernels gain from one: Inferflow's Q4_B64T1 and

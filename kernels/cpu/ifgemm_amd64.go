@@ -75,11 +75,14 @@ const (
 )
 
 // hasIfGemm reports a multi-token kernel for the Inferflow weights of
-// kind.
+// kind: AVX-512 VNNI's below (not for Q4_B64T1 and Q3H_B64T1, which go
+// into strips), AVX2's (ifgemmy_amd64.go) on the levels under it.
 func (k Kernels) hasIfGemm(kind wkind) bool {
 	switch kind {
 	case wkIfQ6, wkIfQ5, wkIfQ4S, wkIfQ3, wkIfQ2:
-		return k.level >= AVX512VNNI
+		return k.level >= AVX512VNNI || k.hasIfGemmAVX2(kind)
+	case wkIfQ4, wkIfQ3H:
+		return k.hasIfGemmAVX2(kind)
 	}
 	return false
 }
@@ -93,8 +96,13 @@ func (k Kernels) hasIfGemm(kind wkind) bool {
 // swept for every group, four rows unpacked once for its tokens. Rows
 // left over by the 4-row groups go through kernels/quant; a last odd
 // token (and all of them when a 32-value format has an odd nb) through
-// ifMoreGemv, block by block as kRows runs it.
+// ifMoreGemv, block by block as kRows runs it. Below AVX512VNNI, ifGemm
+// is ifGemmAVX2, for all seven formats.
 func (k Kernels) ifGemm(kind wkind, w []byte, ldw int, a []byte, lda, nb, n int, dst []float32, ldd, rows int, acc bool) {
+	if k.level < AVX512VNNI {
+		k.ifGemmAVX2(kind, w, ldw, a, lda, nb, n, dst, ldd, rows, acc)
+		return
+	}
 	if rows == 0 || n == 0 {
 		return
 	}

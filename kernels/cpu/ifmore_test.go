@@ -124,3 +124,38 @@ func matMulSameBits(t *testing.T, simd, ref *Pool, w Matrix, x []float32, n int,
 	}
 	return mm, got
 }
+
+// TestQ8B32T2RunsAsQ8_0 checks that Inferflow's Q8_B32T2 weights take
+// the Q8_0 kernels at every level: a Q8_B32T2 matrix and the same bytes
+// read as Q8_0 give the same products bit for bit, for one token and for
+// several, and kernels/quant gives the same row dot products for both.
+func TestQ8B32T2RunsAsQ8_0(t *testing.T) {
+	r := rand.New(rand.NewPCG(41, 42))
+	w := randomMatrix(t, r, tensor.Q8_B32T2, 13, 512)
+	as8 := w
+	as8.DType = tensor.Q8_0
+	for _, level := range Levels() {
+		pool := NewPoolKernels(2, Detect().Limit(level))
+		if kind, _, _ := pool.Kernels().classify(tensor.Q8_B32T2); pool.Kernels().hasQ8() && kind != wkQ8_0 {
+			t.Errorf("at %s Q8_B32T2 runs as kind %d, not Q8_0's", level, kind)
+		}
+		for _, n := range []int{1, 4, 9} {
+			x := randRow(r, n*512, 1)
+			_, got := matMulSameBits(t, pool, pool, w, x, n, false)
+			_, want := matMulSameBits(t, pool, pool, as8, x, n, false)
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("at %s, %d tokens: out[%d] = %v as Q8_B32T2, %v as Q8_0", level, n, i, got[i], want[i])
+				}
+			}
+		}
+		pool.Close()
+	}
+	act := make([]byte, 512/32*34)
+	quant.QuantizeRowQ8_0(act, randRow(r, 512, 1))
+	for i := range w.Rows {
+		if a, b := quant.Dot(tensor.Q8_B32T2, w.Row(i), act, 512), quant.Dot(tensor.Q8_0, w.Row(i), act, 512); math.Float32bits(a) != math.Float32bits(b) {
+			t.Fatalf("row %d: kernels/quant gives %v for Q8_B32T2, %v for Q8_0", i, a, b)
+		}
+	}
+}

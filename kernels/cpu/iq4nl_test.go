@@ -3,6 +3,7 @@ package cpu
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/weftrun/weft/kernels/quant"
@@ -64,14 +65,15 @@ func testIQ4_NLGemv(t *testing.T, kind wkind, dot quant.DotFunc) {
 	}
 }
 
-// TestIQ4_NLGemm checks the multi-token IQ4_NL kernel (4 rows × 4 tokens
-// per weight block unpacked, the leftover tokens and rows through
-// iq4nlGemv and kernels/quant) against quant.DotIQ4_NLQ8_0Batch for every
-// (row, token), to the last bit: 2 to 9 tokens, row counts that are and
-// are not multiples of 4, odd and even block counts, padded token and
-// output strides, with and without accumulation. It also checks that the
-// inputs tell ggml's batched order from its one-token order, so a kernel
-// in the wrong order fails.
+// TestIQ4_NLGemm checks the multi-token IQ4_NL kernel (strips of 16
+// unpacked rows, 64 rows at a time, times 2 tokens, or 1 for the last)
+// against quant.DotIQ4_NLQ8_0Batch for every (row, token), to the last
+// bit: 1 to 9 tokens, row counts that are and are not multiples of 16
+// and of 64, odd and even block counts, padded token and output strides,
+// with and without accumulation. It also checks that the inputs tell
+// ggml's batched order from its one-token order, so a kernel in the
+// wrong order fails (as it does with the lanes' final sum or an FMA
+// split into a multiply and an add).
 func TestIQ4_NLGemm(t *testing.T) {
 	k := Detect()
 	if kind, _, _ := k.classify(tensor.IQ4_NL); !k.hasKQuant(kind) {
@@ -79,11 +81,11 @@ func TestIQ4_NLGemm(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(17, 18))
 	differ := 0
-	for _, sh := range []struct{ rows, cols int }{{4, 32}, {16, 96}, {7, 288}, {13, 2048}, {9, 544}, {8, 5632}} {
+	for _, sh := range []struct{ rows, cols int }{{4, 32}, {16, 96}, {7, 288}, {13, 2048}, {9, 544}, {8, 5632}, {83, 320}, {128, 64}} {
 		w := randomMatrix(t, r, tensor.IQ4_NL, sh.rows, sh.cols)
 		nb := sh.cols / 32
 		lda, ldd := nb*34+6, sh.rows+3
-		for n := 2; n <= 9; n++ {
+		for n := 1; n <= 9; n++ {
 			a := make([]byte, n*lda)
 			for tok := range n {
 				x := randRow(r, sh.cols, 1)
@@ -96,7 +98,7 @@ func TestIQ4_NLGemm(t *testing.T) {
 			}
 			for _, acc := range []bool{false, true} {
 				dst, check := guarded(n*ldd, 0.5)
-				k.iq4nlGemm(w.Data, w.RowBytes(), a, lda, nb, n, dst, ldd, sh.rows, acc)
+				k.iq4nlGemm(w.Data, w.RowBytes(), a, lda, nb, n, dst, ldd, sh.rows, acc, make([]byte, iq4nlScratch(sh.rows, nb)))
 				check(t)
 				for tok := range n {
 					for i := range ldd {
@@ -123,4 +125,31 @@ func TestIQ4_NLGemm(t *testing.T) {
 		t.Fatal("no output tells the batched order from the one-token order")
 	}
 	t.Logf("%d outputs differ between the two orders", differ)
+}
+
+// BenchmarkIQ4NLGemm times iq4nlGemm as kRows runs it (one call for all
+// the rows of a 2048×5632 matrix, 128 tokens), in the thread's CPU time.
+func BenchmarkIQ4NLGemm(b *testing.B) {
+	const rows, cols, n = 2048, 5632, 128
+	k := Detect()
+	r := rand.New(rand.NewPCG(1, 2))
+	w := benchMatrix(b, tensor.IQ4_NL, rows, cols)
+	nb, rb := cols/32, w.RowBytes()
+	lda := nb * 34
+	a := make([]byte, n*lda)
+	for tok := range n {
+		quant.QuantizeActivationQ8_0(a[tok*lda:], randRow(r, cols, 1))
+	}
+	dst := make([]float32, n*rows)
+	scratch := make([]byte, iq4nlScratch(rows, nb))
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	c0 := threadCPUTime()
+	for b.Loop() {
+		k.iq4nlGemm(w.Data, rb, a, lda, nb, n, dst, rows, rows, false, scratch)
+	}
+	if c0 >= 0 {
+		flops := 2 * float64(n) * rows * cols
+		b.ReportMetric(flops*float64(b.N)/float64(threadCPUTime()-c0), "cpu-GFLOP/s")
+	}
 }

@@ -4330,6 +4330,573 @@ t4done:
 	VZEROUPPER
 	RET
 
+// func gemm1x16Q3_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, q int, acc int)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
+TEXT ·gemm1x16Q3_KVNNI(SB), NOSPLIT, $0-72
+	// For q rows of nb Q3_K blocks (ldw bytes apart) and 16 tokens t (rows of
+	// Q8_K blocks at x, ldx bytes apart), y[t·ldy/4 + r] = w_r·x_t, or += when acc
+	// is not 0.
+	MOVL         $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z31
+	MOVL         $0x000000ff, AX
+	KMOVW        AX, K1
+	MOVQ         acc+64(FP), AX
+	ANDQ         $0x01, AX
+	KMOVW        AX, K2
+	MOVQ         w+0(FP), R8
+	MOVQ         ldw+8(FP), BX
+	MOVQ         ldx+24(FP), R13
+	MOVQ         nb+32(FP), CX
+	MOVQ         y+40(FP), DX
+	MOVQ         q+56(FP), R14
+	MOVL         $0x80808080, AX
+	VPBROADCASTD AX, Z26
+	IMUL3Q       $0x0000006e, CX, CX
+	TESTQ        R14, R14
+	JZ           t16done
+	TESTQ        CX, CX
+	JZ           t16done
+
+t16row:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	MOVQ   x+16(FP), R12
+	XORQ   AX, AX
+
+t16blk:
+	VMOVQ           96(R8)(AX*1), X24
+	VPSRLW          $0x04, X24, X29
+	VPUNPCKLQDQ     X29, X24, X24
+	VPANDD          Z31, Z24, Z24
+	VPBROADCASTD    104(R8)(AX*1), X29
+	VPSRLVD         kq3hsh<>+0(SB), X29, X29
+	VPANDD.BCST     kq303<>+0(SB), X29, X29
+	VPSLLD          $0x04, X29, X29
+	VPORD           X29, X24, X24
+	VPMOVZXBW       X24, Y24
+	VPSUBW          kq3w32<>+0(SB), Y24, Y24
+	VBROADCASTI64X4 (R8)(AX*1), Z30
+	VBROADCASTI64X4 32(R8)(AX*1), Z16
+	VPSRLVW         kq3qs0<>+0(SB), Z16, Z16
+	VPANDD.BCST     kq303<>+0(SB), Z16, Z16
+	VPSLLVW         kq3hs0<>+0(SB), Z30, Z29
+	VPTERNLOGD.BCST $0xf8, kq304<>+0(SB), Z29, Z16
+	VPSUBB          kq304b<>+0(SB), Z16, Z16
+	VBROADCASTI64X4 32(R8)(AX*1), Z17
+	VPSRLVW         kq3qs1<>+0(SB), Z17, Z17
+	VPANDD.BCST     kq303<>+0(SB), Z17, Z17
+	VPSRLVW         kq3hs1<>+0(SB), Z30, Z29
+	VPTERNLOGD.BCST $0xf8, kq304<>+0(SB), Z29, Z17
+	VPSUBB          kq304b<>+0(SB), Z17, Z17
+	VBROADCASTI64X4 64(R8)(AX*1), Z18
+	VPSRLVW         kq3qs0<>+0(SB), Z18, Z18
+	VPANDD.BCST     kq303<>+0(SB), Z18, Z18
+	VPSRLVW         kq3hs2<>+0(SB), Z30, Z29
+	VPTERNLOGD.BCST $0xf8, kq304<>+0(SB), Z29, Z18
+	VPSUBB          kq304b<>+0(SB), Z18, Z18
+	VBROADCASTI64X4 64(R8)(AX*1), Z19
+	VPSRLVW         kq3qs1<>+0(SB), Z19, Z19
+	VPANDD.BCST     kq303<>+0(SB), Z19, Z19
+	VPSRLVW         kq3hs3<>+0(SB), Z30, Z29
+	VPTERNLOGD.BCST $0xf8, kq304<>+0(SB), Z29, Z19
+	VPSUBB          kq304b<>+0(SB), Z19, Z19
+	VMOVDQU64       kq6idx0<>+0(SB), Z27
+	VPERMW          Z24, Z27, Z20
+	VMOVDQU64       kq6idx1<>+0(SB), Z28
+	VPERMW          Z24, Z28, Z21
+	VMOVDQU64       kq6idx2<>+0(SB), Z27
+	VPERMW          Z24, Z27, Z22
+	VMOVDQU64       kq6idx3<>+0(SB), Z28
+	VPERMW          Z24, Z28, Z23
+	VPBROADCASTW    108(R8)(AX*1), X25
+	VCVTPH2PS       X25, Y25
+	VPMADDUBSW      Z16, Z26, Z27
+	VPMADDWD        Z20, Z27, Z24
+	VPMADDUBSW      Z17, Z26, Z27
+	VPDPWSSD        Z21, Z27, Z24
+	VPMADDUBSW      Z18, Z26, Z27
+	VPDPWSSD        Z22, Z27, Z24
+	VPMADDUBSW      Z19, Z26, Z27
+	VPDPWSSD        Z23, Z27, Z24
+	VPXORD          Z27, Z27, Z27
+	VPSUBD          Z24, Z27, Z24
+	MOVQ            R12, R11
+	VMOVDQA64       Z24, Z29
+	VPXORD          4(R11), Z26, Z27
+	VPMADDUBSW      Z16, Z27, Z27
+	VPDPWSSD        Z20, Z27, Z29
+	VPXORD          68(R11), Z26, Z28
+	VPMADDUBSW      Z17, Z28, Z28
+	VPDPWSSD        Z21, Z28, Z29
+	VPXORD          132(R11), Z26, Z27
+	VPMADDUBSW      Z18, Z27, Z27
+	VPDPWSSD        Z22, Z27, Z29
+	VPXORD          196(R11), Z26, Z28
+	VPMADDUBSW      Z19, Z28, Z28
+	VPDPWSSD        Z23, Z28, Z29
+	VEXTRACTI64X4   $0x01, Z29, Y30
+	VPADDD          Y30, Y29, Y29
+	VCVTDQ2PS       Y29, Y29
+	VMULPS.BCST     (R11), Y25, Y30
+	VFMADD231PS     Y30, Y29, Y0
+	ADDQ            R13, R11
+	VMOVDQA64       Z24, Z29
+	VPXORD          4(R11), Z26, Z27
+	VPMADDUBSW      Z16, Z27, Z27
+	VPDPWSSD        Z20, Z27, Z29
+	VPXORD          68(R11), Z26, Z28
+	VPMADDUBSW      Z17, Z28, Z28
+	VPDPWSSD        Z21, Z28, Z29
+	VPXORD          132(R11), Z26, Z27
+	VPMADDUBSW      Z18, Z27, Z27
+	VPDPWSSD        Z22, Z27, Z29
+	VPXORD          196(R11), Z26, Z28
+	VPMADDUBSW      Z19, Z28, Z28
+	VPDPWSSD        Z23, Z28, Z29
+	VEXTRACTI64X4   $0x01, Z29, Y30
+	VPADDD          Y30, Y29, Y29
+	VCVTDQ2PS       Y29, Y29
+	VMULPS.BCST     (R11), Y25, Y30
+	VFMADD231PS     Y30, Y29, Y1
+	ADDQ            R13, R11
+	VMOVDQA64       Z24, Z29
+	VPXORD          4(R11), Z26, Z27
+	VPMADDUBSW      Z16, Z27, Z27
+	VPDPWSSD        Z20, Z27, Z29
+	VPXORD          68(R11), Z26, Z28
+	VPMADDUBSW      Z17, Z28, Z28
+	VPDPWSSD        Z21, Z28, Z29
+	VPXORD          132(R11), Z26, Z27
+	VPMADDUBSW      Z18, Z27, Z27
+	VPDPWSSD        Z22, Z27, Z29
+	VPXORD          196(R11), Z26, Z28
+	VPMADDUBSW      Z19, Z28, Z28
+	VPDPWSSD        Z23, Z28, Z29
+	VEXTRACTI64X4   $0x01, Z29, Y30
+	VPADDD          Y30, Y29, Y29
+	VCVTDQ2PS       Y29, Y29
+	VMULPS.BCST     (R11), Y25, Y30
+	VFMADD231PS     Y30, Y29, Y2
+	ADDQ            R13, R11
+	VMOVDQA64       Z24, Z29
+	VPXORD          4(R11), Z26, Z27
+	VPMADDUBSW      Z16, Z27, Z27
+	VPDPWSSD        Z20, Z27, Z29
+	VPXORD          68(R11), Z26, Z28
+	VPMADDUBSW      Z17, Z28, Z28
+	VPDPWSSD        Z21, Z28, Z29
+	VPXORD          132(R11), Z26, Z27
+	VPMADDUBSW      Z18, Z27, Z27
+	VPDPWSSD        Z22, Z27, Z29
+	VPXORD          196(R11), Z26, Z28
+	VPMADDUBSW      Z19, Z28, Z28
+	VPDPWSSD        Z23, Z28, Z29
+	VEXTRACTI64X4   $0x01, Z29, Y30
+	VPADDD          Y30, Y29, Y29
+	VCVTDQ2PS       Y29, Y29
+	VMULPS.BCST     (R11), Y25, Y30
+	VFMADD231PS     Y30, Y29, Y3
+	ADDQ            R13, R11
+	VMOVDQA64       Z24, Z29
+	VPXORD          4(R11), Z26, Z27
+	VPMADDUBSW      Z16, Z27, Z27
+	VPDPWSSD        Z20, Z27, Z29
+	VPXORD          68(R11), Z26, Z28
+	VPMADDUBSW      Z17, Z28, Z28
+	VPDPWSSD        Z21, Z28, Z29
+	VPXORD          132(R11), Z26, Z27
+	VPMADDUBSW      Z18, Z27, Z27
+	VPDPWSSD        Z22, Z27, Z29
+	VPXORD          196(R11), Z26, Z28
+	VPMADDUBSW      Z19, Z28, Z28
+	VPDPWSSD        Z23, Z28, Z29
+	VEXTRACTI64X4   $0x01, Z29, Y30
+	VPADDD          Y30, Y29, Y29
+	VCVTDQ2PS       Y29, Y29
+	VMULPS.BCST     (R11), Y25, Y30
+	VFMADD231PS     Y30, Y29, Y4
+	ADDQ            R13, R11
+	VMOVDQA64       Z24, Z29
+	VPXORD          4(R11), Z26, Z27
+	VPMADDUBSW      Z16, Z27, Z27
+	VPDPWSSD        Z20, Z27, Z29
+	VPXORD          68(R11), Z26, Z28
+	VPMADDUBSW      Z17, Z28, Z28
+	VPDPWSSD        Z21, Z28, Z29
+	VPXORD          132(R11), Z26, Z27
+	VPMADDUBSW      Z18, Z27, Z27
+	VPDPWSSD        Z22, Z27, Z29
+	VPXORD          196(R11), Z26, Z28
+	VPMADDUBSW      Z19, Z28, Z28
+	VPDPWSSD        Z23, Z28, Z29
+	VEXTRACTI64X4   $0x01, Z29, Y30
+	VPADDD          Y30, Y29, Y29
+	VCVTDQ2PS       Y29, Y29
+	VMULPS.BCST     (R11), Y25, Y30
+	VFMADD231PS     Y30, Y29, Y5
+	ADDQ            R13, R11
+	VMOVDQA64       Z24, Z29
+	VPXORD          4(R11), Z26, Z27
+	VPMADDUBSW      Z16, Z27, Z27
+	VPDPWSSD        Z20, Z27, Z29
+	VPXORD          68(R11), Z26, Z28
+	VPMADDUBSW      Z17, Z28, Z28
+	VPDPWSSD        Z21, Z28, Z29
+	VPXORD          132(R11), Z26, Z27
+	VPMADDUBSW      Z18, Z27, Z27
+	VPDPWSSD        Z22, Z27, Z29
+	VPXORD          196(R11), Z26, Z28
+	VPMADDUBSW      Z19, Z28, Z28
+	VPDPWSSD        Z23, Z28, Z29
+	VEXTRACTI64X4   $0x01, Z29, Y30
+	VPADDD          Y30, Y29, Y29
+	VCVTDQ2PS       Y29, Y29
+	VMULPS.BCST     (R11), Y25, Y30
+	VFMADD231PS     Y30, Y29, Y6
+	ADDQ            R13, R11
+	VMOVDQA64       Z24, Z29
+	VPXORD          4(R11), Z26, Z27
+	VPMADDUBSW      Z16, Z27, Z27
+	VPDPWSSD        Z20, Z27, Z29
+	VPXORD          68(R11), Z26, Z28
+	VPMADDUBSW      Z17, Z28, Z28
+	VPDPWSSD        Z21, Z28, Z29
+	VPXORD          132(R11), Z26, Z27
+	VPMADDUBSW      Z18, Z27, Z27
+	VPDPWSSD        Z22, Z27, Z29
+	VPXORD          196(R11), Z26, Z28
+	VPMADDUBSW      Z19, Z28, Z28
+	VPDPWSSD        Z23, Z28, Z29
+	VEXTRACTI64X4   $0x01, Z29, Y30
+	VPADDD          Y30, Y29, Y29
+	VCVTDQ2PS       Y29, Y29
+	VMULPS.BCST     (R11), Y25, Y30
+	VFMADD231PS     Y30, Y29, Y7
+	ADDQ            R13, R11
+	VMOVDQA64       Z24, Z29
+	VPXORD          4(R11), Z26, Z27
+	VPMADDUBSW      Z16, Z27, Z27
+	VPDPWSSD        Z20, Z27, Z29
+	VPXORD          68(R11), Z26, Z28
+	VPMADDUBSW      Z17, Z28, Z28
+	VPDPWSSD        Z21, Z28, Z29
+	VPXORD          132(R11), Z26, Z27
+	VPMADDUBSW      Z18, Z27, Z27
+	VPDPWSSD        Z22, Z27, Z29
+	VPXORD          196(R11), Z26, Z28
+	VPMADDUBSW      Z19, Z28, Z28
+	VPDPWSSD        Z23, Z28, Z29
+	VEXTRACTI64X4   $0x01, Z29, Y30
+	VPADDD          Y30, Y29, Y29
+	VCVTDQ2PS       Y29, Y29
+	VMULPS.BCST     (R11), Y25, Y30
+	VFMADD231PS     Y30, Y29, Y8
+	ADDQ            R13, R11
+	VMOVDQA64       Z24, Z29
+	VPXORD          4(R11), Z26, Z27
+	VPMADDUBSW      Z16, Z27, Z27
+	VPDPWSSD        Z20, Z27, Z29
+	VPXORD          68(R11), Z26, Z28
+	VPMADDUBSW      Z17, Z28, Z28
+	VPDPWSSD        Z21, Z28, Z29
+	VPXORD          132(R11), Z26, Z27
+	VPMADDUBSW      Z18, Z27, Z27
+	VPDPWSSD        Z22, Z27, Z29
+	VPXORD          196(R11), Z26, Z28
+	VPMADDUBSW      Z19, Z28, Z28
+	VPDPWSSD        Z23, Z28, Z29
+	VEXTRACTI64X4   $0x01, Z29, Y30
+	VPADDD          Y30, Y29, Y29
+	VCVTDQ2PS       Y29, Y29
+	VMULPS.BCST     (R11), Y25, Y30
+	VFMADD231PS     Y30, Y29, Y9
+	ADDQ            R13, R11
+	VMOVDQA64       Z24, Z29
+	VPXORD          4(R11), Z26, Z27
+	VPMADDUBSW      Z16, Z27, Z27
+	VPDPWSSD        Z20, Z27, Z29
+	VPXORD          68(R11), Z26, Z28
+	VPMADDUBSW      Z17, Z28, Z28
+	VPDPWSSD        Z21, Z28, Z29
+	VPXORD          132(R11), Z26, Z27
+	VPMADDUBSW      Z18, Z27, Z27
+	VPDPWSSD        Z22, Z27, Z29
+	VPXORD          196(R11), Z26, Z28
+	VPMADDUBSW      Z19, Z28, Z28
+	VPDPWSSD        Z23, Z28, Z29
+	VEXTRACTI64X4   $0x01, Z29, Y30
+	VPADDD          Y30, Y29, Y29
+	VCVTDQ2PS       Y29, Y29
+	VMULPS.BCST     (R11), Y25, Y30
+	VFMADD231PS     Y30, Y29, Y10
+	ADDQ            R13, R11
+	VMOVDQA64       Z24, Z29
+	VPXORD          4(R11), Z26, Z27
+	VPMADDUBSW      Z16, Z27, Z27
+	VPDPWSSD        Z20, Z27, Z29
+	VPXORD          68(R11), Z26, Z28
+	VPMADDUBSW      Z17, Z28, Z28
+	VPDPWSSD        Z21, Z28, Z29
+	VPXORD          132(R11), Z26, Z27
+	VPMADDUBSW      Z18, Z27, Z27
+	VPDPWSSD        Z22, Z27, Z29
+	VPXORD          196(R11), Z26, Z28
+	VPMADDUBSW      Z19, Z28, Z28
+	VPDPWSSD        Z23, Z28, Z29
+	VEXTRACTI64X4   $0x01, Z29, Y30
+	VPADDD          Y30, Y29, Y29
+	VCVTDQ2PS       Y29, Y29
+	VMULPS.BCST     (R11), Y25, Y30
+	VFMADD231PS     Y30, Y29, Y11
+	ADDQ            R13, R11
+	VMOVDQA64       Z24, Z29
+	VPXORD          4(R11), Z26, Z27
+	VPMADDUBSW      Z16, Z27, Z27
+	VPDPWSSD        Z20, Z27, Z29
+	VPXORD          68(R11), Z26, Z28
+	VPMADDUBSW      Z17, Z28, Z28
+	VPDPWSSD        Z21, Z28, Z29
+	VPXORD          132(R11), Z26, Z27
+	VPMADDUBSW      Z18, Z27, Z27
+	VPDPWSSD        Z22, Z27, Z29
+	VPXORD          196(R11), Z26, Z28
+	VPMADDUBSW      Z19, Z28, Z28
+	VPDPWSSD        Z23, Z28, Z29
+	VEXTRACTI64X4   $0x01, Z29, Y30
+	VPADDD          Y30, Y29, Y29
+	VCVTDQ2PS       Y29, Y29
+	VMULPS.BCST     (R11), Y25, Y30
+	VFMADD231PS     Y30, Y29, Y12
+	ADDQ            R13, R11
+	VMOVDQA64       Z24, Z29
+	VPXORD          4(R11), Z26, Z27
+	VPMADDUBSW      Z16, Z27, Z27
+	VPDPWSSD        Z20, Z27, Z29
+	VPXORD          68(R11), Z26, Z28
+	VPMADDUBSW      Z17, Z28, Z28
+	VPDPWSSD        Z21, Z28, Z29
+	VPXORD          132(R11), Z26, Z27
+	VPMADDUBSW      Z18, Z27, Z27
+	VPDPWSSD        Z22, Z27, Z29
+	VPXORD          196(R11), Z26, Z28
+	VPMADDUBSW      Z19, Z28, Z28
+	VPDPWSSD        Z23, Z28, Z29
+	VEXTRACTI64X4   $0x01, Z29, Y30
+	VPADDD          Y30, Y29, Y29
+	VCVTDQ2PS       Y29, Y29
+	VMULPS.BCST     (R11), Y25, Y30
+	VFMADD231PS     Y30, Y29, Y13
+	ADDQ            R13, R11
+	VMOVDQA64       Z24, Z29
+	VPXORD          4(R11), Z26, Z27
+	VPMADDUBSW      Z16, Z27, Z27
+	VPDPWSSD        Z20, Z27, Z29
+	VPXORD          68(R11), Z26, Z28
+	VPMADDUBSW      Z17, Z28, Z28
+	VPDPWSSD        Z21, Z28, Z29
+	VPXORD          132(R11), Z26, Z27
+	VPMADDUBSW      Z18, Z27, Z27
+	VPDPWSSD        Z22, Z27, Z29
+	VPXORD          196(R11), Z26, Z28
+	VPMADDUBSW      Z19, Z28, Z28
+	VPDPWSSD        Z23, Z28, Z29
+	VEXTRACTI64X4   $0x01, Z29, Y30
+	VPADDD          Y30, Y29, Y29
+	VCVTDQ2PS       Y29, Y29
+	VMULPS.BCST     (R11), Y25, Y30
+	VFMADD231PS     Y30, Y29, Y14
+	ADDQ            R13, R11
+	VMOVDQA64       Z24, Z29
+	VPXORD          4(R11), Z26, Z27
+	VPMADDUBSW      Z16, Z27, Z27
+	VPDPWSSD        Z20, Z27, Z29
+	VPXORD          68(R11), Z26, Z28
+	VPMADDUBSW      Z17, Z28, Z28
+	VPDPWSSD        Z21, Z28, Z29
+	VPXORD          132(R11), Z26, Z27
+	VPMADDUBSW      Z18, Z27, Z27
+	VPDPWSSD        Z22, Z27, Z29
+	VPXORD          196(R11), Z26, Z28
+	VPMADDUBSW      Z19, Z28, Z28
+	VPDPWSSD        Z23, Z28, Z29
+	VEXTRACTI64X4   $0x01, Z29, Y30
+	VPADDD          Y30, Y29, Y29
+	VCVTDQ2PS       Y29, Y29
+	VMULPS.BCST     (R11), Y25, Y30
+	VFMADD231PS     Y30, Y29, Y15
+	ADDQ            R13, R11
+	ADDQ            $0x0000006e, AX
+	ADDQ            $0x00000124, R12
+	CMPQ            AX, CX
+	JB              t16blk
+	MOVQ            DX, DI
+	VEXTRACTF32X4   $0x01, Y0, X29
+	VADDPS          X0, X29, X29
+	VMOVHLPS        X29, X29, X30
+	VADDPS          X30, X29, X29
+	VMOVSHDUP       X29, X30
+	VADDSS          X30, X29, X0
+	VADDSS          (DI), X0, K2, X0
+	VMOVSS          X0, (DI)
+	ADDQ            ldy+48(FP), DI
+	VEXTRACTF32X4   $0x01, Y1, X29
+	VADDPS          X1, X29, X29
+	VMOVHLPS        X29, X29, X30
+	VADDPS          X30, X29, X29
+	VMOVSHDUP       X29, X30
+	VADDSS          X30, X29, X1
+	VADDSS          (DI), X1, K2, X1
+	VMOVSS          X1, (DI)
+	ADDQ            ldy+48(FP), DI
+	VEXTRACTF32X4   $0x01, Y2, X29
+	VADDPS          X2, X29, X29
+	VMOVHLPS        X29, X29, X30
+	VADDPS          X30, X29, X29
+	VMOVSHDUP       X29, X30
+	VADDSS          X30, X29, X2
+	VADDSS          (DI), X2, K2, X2
+	VMOVSS          X2, (DI)
+	ADDQ            ldy+48(FP), DI
+	VEXTRACTF32X4   $0x01, Y3, X29
+	VADDPS          X3, X29, X29
+	VMOVHLPS        X29, X29, X30
+	VADDPS          X30, X29, X29
+	VMOVSHDUP       X29, X30
+	VADDSS          X30, X29, X3
+	VADDSS          (DI), X3, K2, X3
+	VMOVSS          X3, (DI)
+	ADDQ            ldy+48(FP), DI
+	VEXTRACTF32X4   $0x01, Y4, X29
+	VADDPS          X4, X29, X29
+	VMOVHLPS        X29, X29, X30
+	VADDPS          X30, X29, X29
+	VMOVSHDUP       X29, X30
+	VADDSS          X30, X29, X4
+	VADDSS          (DI), X4, K2, X4
+	VMOVSS          X4, (DI)
+	ADDQ            ldy+48(FP), DI
+	VEXTRACTF32X4   $0x01, Y5, X29
+	VADDPS          X5, X29, X29
+	VMOVHLPS        X29, X29, X30
+	VADDPS          X30, X29, X29
+	VMOVSHDUP       X29, X30
+	VADDSS          X30, X29, X5
+	VADDSS          (DI), X5, K2, X5
+	VMOVSS          X5, (DI)
+	ADDQ            ldy+48(FP), DI
+	VEXTRACTF32X4   $0x01, Y6, X29
+	VADDPS          X6, X29, X29
+	VMOVHLPS        X29, X29, X30
+	VADDPS          X30, X29, X29
+	VMOVSHDUP       X29, X30
+	VADDSS          X30, X29, X6
+	VADDSS          (DI), X6, K2, X6
+	VMOVSS          X6, (DI)
+	ADDQ            ldy+48(FP), DI
+	VEXTRACTF32X4   $0x01, Y7, X29
+	VADDPS          X7, X29, X29
+	VMOVHLPS        X29, X29, X30
+	VADDPS          X30, X29, X29
+	VMOVSHDUP       X29, X30
+	VADDSS          X30, X29, X7
+	VADDSS          (DI), X7, K2, X7
+	VMOVSS          X7, (DI)
+	ADDQ            ldy+48(FP), DI
+	VEXTRACTF32X4   $0x01, Y8, X29
+	VADDPS          X8, X29, X29
+	VMOVHLPS        X29, X29, X30
+	VADDPS          X30, X29, X29
+	VMOVSHDUP       X29, X30
+	VADDSS          X30, X29, X8
+	VADDSS          (DI), X8, K2, X8
+	VMOVSS          X8, (DI)
+	ADDQ            ldy+48(FP), DI
+	VEXTRACTF32X4   $0x01, Y9, X29
+	VADDPS          X9, X29, X29
+	VMOVHLPS        X29, X29, X30
+	VADDPS          X30, X29, X29
+	VMOVSHDUP       X29, X30
+	VADDSS          X30, X29, X9
+	VADDSS          (DI), X9, K2, X9
+	VMOVSS          X9, (DI)
+	ADDQ            ldy+48(FP), DI
+	VEXTRACTF32X4   $0x01, Y10, X29
+	VADDPS          X10, X29, X29
+	VMOVHLPS        X29, X29, X30
+	VADDPS          X30, X29, X29
+	VMOVSHDUP       X29, X30
+	VADDSS          X30, X29, X10
+	VADDSS          (DI), X10, K2, X10
+	VMOVSS          X10, (DI)
+	ADDQ            ldy+48(FP), DI
+	VEXTRACTF32X4   $0x01, Y11, X29
+	VADDPS          X11, X29, X29
+	VMOVHLPS        X29, X29, X30
+	VADDPS          X30, X29, X29
+	VMOVSHDUP       X29, X30
+	VADDSS          X30, X29, X11
+	VADDSS          (DI), X11, K2, X11
+	VMOVSS          X11, (DI)
+	ADDQ            ldy+48(FP), DI
+	VEXTRACTF32X4   $0x01, Y12, X29
+	VADDPS          X12, X29, X29
+	VMOVHLPS        X29, X29, X30
+	VADDPS          X30, X29, X29
+	VMOVSHDUP       X29, X30
+	VADDSS          X30, X29, X12
+	VADDSS          (DI), X12, K2, X12
+	VMOVSS          X12, (DI)
+	ADDQ            ldy+48(FP), DI
+	VEXTRACTF32X4   $0x01, Y13, X29
+	VADDPS          X13, X29, X29
+	VMOVHLPS        X29, X29, X30
+	VADDPS          X30, X29, X29
+	VMOVSHDUP       X29, X30
+	VADDSS          X30, X29, X13
+	VADDSS          (DI), X13, K2, X13
+	VMOVSS          X13, (DI)
+	ADDQ            ldy+48(FP), DI
+	VEXTRACTF32X4   $0x01, Y14, X29
+	VADDPS          X14, X29, X29
+	VMOVHLPS        X29, X29, X30
+	VADDPS          X30, X29, X29
+	VMOVSHDUP       X29, X30
+	VADDSS          X30, X29, X14
+	VADDSS          (DI), X14, K2, X14
+	VMOVSS          X14, (DI)
+	ADDQ            ldy+48(FP), DI
+	VEXTRACTF32X4   $0x01, Y15, X29
+	VADDPS          X15, X29, X29
+	VMOVHLPS        X29, X29, X30
+	VADDPS          X30, X29, X29
+	VMOVSHDUP       X29, X30
+	VADDSS          X30, X29, X15
+	VADDSS          (DI), X15, K2, X15
+	VMOVSS          X15, (DI)
+	ADDQ            ldy+48(FP), DI
+	ADDQ            $0x04, DX
+	ADDQ            BX, R8
+	DECQ            R14
+	JNZ             t16row
+
+t16done:
+	VZEROUPPER
+	RET
+
 // func gemm2x8Q2_KVNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, q int, acc int)
 // Requires: AVX, AVX2, AVX512BW, AVX512DQ, AVX512F, AVX512VL, FMA3
 TEXT ·gemm2x8Q2_KVNNI(SB), NOSPLIT, $0-72

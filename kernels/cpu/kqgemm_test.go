@@ -11,14 +11,16 @@ import (
 	"github.com/weftrun/weft/tensor"
 )
 
-// TestKQuantGemm checks the multi-token K-quant kernels (pairs of rows
-// unpacked once for 8 or 4 tokens, the leftover tokens through kGemv and
-// an odd last row through kernels/quant) against kernels/quant's dot
-// product for every (row, token), to the last bit: 1 to 9, 16 and 17
-// tokens, odd and even row counts, padded token and output strides, with
-// and without accumulation, on quantized matrices and on blocks of random
-// bytes (every scale, min and quant pattern; d and dmin of either sign)
-// with activations at ±127 in some blocks.
+// TestKQuantGemm checks the multi-token K-quant kernels (Q3_K's rows
+// unpacked once for 16 tokens, pairs of rows unpacked once for 8 or 4
+// tokens, the leftover tokens through kGemv and an odd last row through
+// kernels/quant) against kernels/quant's dot product for every (row,
+// token), to the last bit: 1 to 9, 16, 17 and 33 tokens, odd and even
+// row counts, padded token and output strides, with and without
+// accumulation, on quantized matrices and on blocks of random bytes
+// (every scale, min and quant pattern; d and dmin of either sign) with
+// activations at ±127 in some blocks. (Q3_K's 16-token kernel fails it
+// with its lanes' final sum reordered.)
 func TestKQuantGemm(t *testing.T) {
 	k := Detect()
 	r := rand.New(rand.NewPCG(31, 32))
@@ -54,7 +56,7 @@ func TestKQuantGemm(t *testing.T) {
 			}
 			nb := sh.cols / 256
 			lda, ldd := nb*292+5, sh.rows+3
-			for _, n := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 17} {
+			for _, n := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 17, 33} {
 				a := make([]byte, n*lda)
 				for tok := range n {
 					x := randRow(r, sh.cols, 1)

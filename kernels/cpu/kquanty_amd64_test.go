@@ -170,7 +170,7 @@ func TestIQ4_NLGemvAVX2(t *testing.T) {
 				quant.QuantizeActivationQ8_0(acts[tk*len(act):], randRow(r, sh.cols, 1))
 			}
 			dst := make([]float32, n*sh.rows)
-			k.iq4nlGemm(w.Data, w.RowBytes(), acts, len(act), sh.cols/32, n, dst, sh.rows, sh.rows, false)
+			k.iq4nlGemm(w.Data, w.RowBytes(), acts, len(act), sh.cols/32, n, dst, sh.rows, sh.rows, false, nil)
 			for tk := range n {
 				for i := range sh.rows {
 					want := quant.DotIQ4_NLQ8_0Batch(w.Row(i), acts[tk*len(act):], sh.cols)

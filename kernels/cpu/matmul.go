@@ -147,7 +147,9 @@ func (k Kernels) classify(d tensor.DType) (wkind, floatType, actFormat) {
 		if k.hasQ8() {
 			return wkQ4_0, 0, afQ8A
 		}
-	case tensor.Q8_0:
+	case tensor.Q8_0, tensor.Q8_B32T2:
+		// Q8_B32T2 blocks are Q8_0 blocks, and its dot product is Q8_0's
+		// (kernels/quant): the same kernels serve both.
 		if k.hasQ8() {
 			if k.level >= AVX512VNNI {
 				return wkQ8_0, 0, afQ8B
@@ -350,7 +352,7 @@ func (p *Pool) matmul(op string, dsts [][]float32, ws []Matrix, x []float32, n i
 
 	// Quantize the activations once per format.
 	var need [nActFormats]bool
-	units, work, strips := 0, 0, false
+	units, work, strips, iq4 := 0, 0, false, false
 	for i := range ws {
 		j := &t.jobs[i]
 		j.w, j.dst = ws[i], dsts[i]
@@ -372,6 +374,7 @@ func (p *Pool) matmul(op string, dsts [][]float32, ws []Matrix, x []float32, n i
 			j.dot = quant.DotIQ4_NLQ8_0Batch
 			if j.kind == wkIQ4NL {
 				j.kind = wkIQ4NB
+				iq4 = true // the tiles' 16-row strips
 			}
 			if j.kind == wkIQ4NB && n >= q8YMinTokens && k.hasQ8Y() {
 				j.af = afQ8Y // AVX2 tiles (q8tiley.go)
@@ -476,7 +479,7 @@ func (p *Pool) matmul(op string, dsts [][]float32, ws []Matrix, x []float32, n i
 		grain = (grain + 31) &^ 31 // whole pairs of 16-row AMX tiles
 	} else if t.xp != nil {
 		grain = (grain + 11) / 12 * 12 // whole 12-row panel tiles
-	} else if need[afQ8C] || need[afQ8Y] || strips {
+	} else if need[afQ8C] || need[afQ8Y] || strips || iq4 {
 		grain = (grain + 15) &^ 15 // whole 16-row strips
 	}
 	if locked && units > grain {
@@ -543,7 +546,7 @@ func (t *mmTask) runWorker(w, lo, hi int) {
 				t.ifRows(j, a, b)
 				break
 			}
-			t.kRows(j, a, b)
+			t.kRows(w, j, a, b)
 		default:
 			t.quantRows(j, a, b)
 		}
@@ -668,11 +671,25 @@ func (t *mmTask) floatRowsTiles(w int, j *mmJob, r0, r1 int) {
 // kRows computes rows [r0, r1) of a SIMD K-quant job: matrix-vector
 // products, for several tokens swept over blocks of rows that stay in
 // cache.
-func (t *mmTask) kRows(j *mmJob, r0, r1 int) {
+func (t *mmTask) kRows(w int, j *mmJob, r0, r1 int) {
 	n, ldd, rb := t.n, j.w.Rows, j.rb
 	nb := j.w.Cols / j.w.DType.BlockSize()
 	if n > 1 && t.k.hasIfGemm(j.kind) {
 		t.k.ifGemm(j.kind, j.w.Data[r0*rb:r1*rb], rb, j.act, j.ldx, nb, n, j.dst[r0:], ldd, r1-r0, t.acc)
+		return
+	}
+	if j.kind == wkIQ4NB && j.af == afQ8Y {
+		// AVX2 tiles, 16 rows at a time so that they stay in cache for
+		// all the tokens.
+		for b0 := r0; b0 < r1; b0 += quantRows {
+			b1 := min(b0+quantRows, r1)
+			t.k.iq4nlGemmY(j.w.Data[b0*rb:b1*rb], rb, j.act, j.ldx, nb, n, j.dst[b0:], ldd, b1-b0, t.acc)
+		}
+		return
+	}
+	if j.kind == wkIQ4NB {
+		t.k.iq4nlGemm(j.w.Data[r0*rb:r1*rb], rb, j.act, j.ldx, nb, n, j.dst[r0:], ldd, r1-r0, t.acc,
+			t.scratchFor(w, iq4nlScratch(r1-r0, nb)))
 		return
 	}
 	step := r1 - r0
@@ -681,14 +698,6 @@ func (t *mmTask) kRows(j *mmJob, r0, r1 int) {
 	}
 	for b0 := r0; b0 < r1; b0 += step {
 		b1 := min(b0+step, r1)
-		if j.kind == wkIQ4NB && j.af == afQ8Y {
-			t.k.iq4nlGemmY(j.w.Data[b0*rb:b1*rb], rb, j.act, j.ldx, nb, n, j.dst[b0:], ldd, b1-b0, t.acc)
-			continue
-		}
-		if j.kind == wkIQ4NB {
-			t.k.iq4nlGemm(j.w.Data[b0*rb:b1*rb], rb, j.act, j.ldx, nb, n, j.dst[b0:], ldd, b1-b0, t.acc)
-			continue
-		}
 		if n >= q8YMinTokens && t.k.hasKGemmY(j.kind) {
 			t.k.kGemmY(j.kind, j.w.Data[b0*rb:b1*rb], rb, j.act, j.ldx, nb, n, j.dst[b0:], ldd, b1-b0, t.acc)
 			continue

@@ -101,3 +101,51 @@ func TestLlama3Factors(t *testing.T) {
 		}
 	}
 }
+
+// TestRoPEBits checks RoPE, and RoPEAngles followed by RoPERotate, bit for
+// bit against ggml's arithmetic written out: the angle accumulated in
+// float32 by repeated multiplication, cos and sin rounded to float32, the
+// first output fused (x0·c − x1·s with x1·s rounded) and the second
+// x0·s + x1·c with x1·c rounded. Partial rotation (ropeDim < headDim)
+// leaves the other features alone.
+func TestRoPEBits(t *testing.T) {
+	const heads, hd = 3, 16
+	x := make([]float32, heads*hd)
+	for i := range x {
+		x[i] = float32(math.Sin(float64(i)*1.7 + 0.3))
+	}
+	for _, pairing := range []int{RoPEAdjacent, RoPERotateHalf} {
+		for _, ropeDim := range []int{hd, 8} {
+			for _, pos := range []int{0, 1, 37, 4095} {
+				want := append([]float32(nil), x...)
+				half := ropeDim / 2
+				step := float32(math.Pow(10000, float64(float32(-2)/float32(ropeDim))))
+				theta := float32(pos)
+				for j := 0; j < half; j++ {
+					c, s := float32(math.Cos(float64(theta))), float32(math.Sin(float64(theta)))
+					theta *= step
+					for h := 0; h < heads; h++ {
+						a, b := h*hd+2*j, h*hd+2*j+1
+						if pairing == RoPERotateHalf {
+							a, b = h*hd+j, h*hd+j+half
+						}
+						x0, x1 := want[a], want[b]
+						want[a] = float32(math.FMA(float64(x0), float64(c), -float64(x1*s)))
+						want[b] = float32(math.FMA(float64(x0), float64(s), float64(x1*c)))
+					}
+				}
+				got := append([]float32(nil), x...)
+				RoPE(got, pos, heads, hd, ropeDim, 10000, pairing)
+				cs, sn := make([]float32, half), make([]float32, half)
+				RoPEAngles(cs, sn, pos, ropeDim, 10000)
+				split := append([]float32(nil), x...)
+				RoPERotate(split, heads, hd, ropeDim, pairing, cs, sn)
+				for i := range want {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) || math.Float32bits(split[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("pairing %d, ropeDim %d, pos %d, [%d]: RoPE %v, angles+rotate %v, want %v", pairing, ropeDim, pos, i, got[i], split[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}

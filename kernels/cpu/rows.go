@@ -73,26 +73,58 @@ const (
 // The arithmetic is ggml's: the angle of pair j is pos multiplied j times
 // by the float32 base^(-2/ropeDim), its cosine and sine are rounded to
 // float32, and the rotation is x0·c − x1·s and x0·s + x1·c with the second
-// product rounded and the first fused.
+// product rounded and the first fused. RoPE is RoPEAngles followed by
+// RoPERotate; callers that turn several rows by the same position can
+// compute the angles once.
 func RoPE(x []float32, pos, heads, headDim, ropeDim int, base float32, pairing int) {
+	var cbuf, sbuf [256]float32
+	cs, sn := cbuf[:], sbuf[:]
+	if half := ropeDim / 2; half <= len(cbuf) {
+		cs, sn = cs[:half], sn[:half]
+	} else {
+		cs, sn = make([]float32, half), make([]float32, half)
+	}
+	RoPEAngles(cs, sn, pos, ropeDim, base)
+	RoPERotate(x, heads, headDim, ropeDim, pairing, cs, sn)
+}
+
+// RoPEAngles writes the float32 cosines and sines of the ropeDim/2 angles
+// of position pos to cs and sn, computed as RoPE computes them.
+func RoPEAngles(cs, sn []float32, pos, ropeDim int, base float32) {
 	half := ropeDim / 2
 	step := float32(math.Pow(float64(base), float64(float32(-2)/float32(ropeDim))))
 	theta := float32(pos)
 	for j := 0; j < half; j++ {
 		s, c := math.Sincos(float64(theta))
-		cs, sn := float32(c), float32(s)
+		cs[j], sn[j] = float32(c), float32(s)
 		theta *= step
-		var a, b int
+	}
+}
+
+// RoPERotate rotates one token's heads in place (x holds heads×headDim
+// values) by the angles in cs and sn (ropeDim/2 each, from RoPEAngles),
+// with RoPE's arithmetic.
+func RoPERotate(x []float32, heads, headDim, ropeDim, pairing int, cs, sn []float32) {
+	half := ropeDim / 2
+	cs, sn = cs[:half], sn[:half]
+	for h := 0; h < heads; h++ {
+		v := x[h*headDim : (h+1)*headDim]
 		if pairing == RoPEAdjacent {
-			a, b = 2*j, 2*j+1
-		} else {
-			a, b = j, j+half
+			v = v[:2*half]
+			for j, c := range cs {
+				s := sn[j]
+				x0, x1 := v[2*j], v[2*j+1]
+				v[2*j] = fmaf(x0, c, -(x1 * s))
+				v[2*j+1] = fmaf(x0, s, x1*c)
+			}
+			continue
 		}
-		for h := 0; h < heads; h++ {
-			v := x[h*headDim : (h+1)*headDim]
-			x0, x1 := v[a], v[b]
-			v[a] = fmaf(x0, cs, -(x1 * sn))
-			v[b] = fmaf(x0, sn, x1*cs)
+		lo, hi := v[:half], v[half:2*half]
+		for j, c := range cs {
+			s := sn[j]
+			x0, x1 := lo[j], hi[j]
+			lo[j] = fmaf(x0, c, -(x1 * s))
+			hi[j] = fmaf(x0, s, x1*c)
 		}
 	}
 }

@@ -47,42 +47,50 @@ func ifavx2(a *asm) {
 			panic(fmt.Sprintf("ifavx2: %d·5984>>16 is not %d/11", p, p))
 		}
 	}
-	g := &ifyGlobals{
-		c0f:    a.global("ify0f", rep8(0x0f)...),
-		c03:    a.global("ify03", rep8(0x03)...),
-		ones8:  a.global("ifyones8", rep8(0x01)...),
-		ones16: a.global("ifyones16", rep16(1)...),
-		w00ff:  a.global("ifyw00ff", rep16(0x00ff)...),
-		m5984:  a.global("ifym5984", rep16(5984)...),
-		m11:    a.global("ifym11", rep16(11)...),
-		nibSh:  a.global("ifynibsh", 0, 0, 0x0000000400000004, 0x0000000400000004),
-		pairSh: a.global("ifypairsh", 0, 2, 4, 6),
-		q3hSh:  a.global("ifyq3hsh", 0, 4, 0, 4),
-		hdr:    a.global("ifyhdr", 0x0d0c090805040100, 0x0f0e0b0a07060302),
-		q6Idx:  a.global("ifyq6idx", 0x0e0c0a0806040200, 0x0e0c0a0806040200, 0x0f0d0b0907050301, 0x0f0d0b0907050301),
-		val:    map[byte]operand.Mem{},
-		w10:    a.global("ifyw10", rep16dw(1)...),
-		w01:    a.global("ifyw01", rep16dw(1<<16)...),
-	}
-	var lo, mid [32]byte
-	var loSh, midSh, hiSh [8]uint32
-	for p := range 32 {
-		c := q3hCode(p)
-		lo[p], mid[p] = byte(c/2), byte(c/4)
-		d := p / 4
-		loSh[d], midSh[d], hiSh[d] = uint32(4*(c%2)), uint32(2*(c%4)), uint32(c%8)
-	}
-	g.q3hLo = a.global("ifyq3hlo", pack32(lo)...)
-	g.q3hMid = a.global("ifyq3hmid", pack32(mid)...)
-	g.q3hLoSh = a.global("ifyq3hlosh", pack8dw(loSh)...)
-	g.q3hMidSh = a.global("ifyq3hmidsh", pack8dw(midSh)...)
-	g.q3hHiSh = a.global("ifyq3hhish", pack8dw(hiSh)...)
-	for _, v := range []byte{0x04, 0x10, 0x20, 0x40} {
-		g.val[v] = a.global(fmt.Sprintf("ifyv%02x", v), rep8(v)...)
-	}
+	g := a.ifyGlobals("ify")
 	for _, k := range ifyKinds() {
 		a.ifyGemv(k, g)
 	}
+}
+
+// ifyGlobals emits the kernels' shared tables, their names prefixed by p
+// (each generated file has its own).
+func (a *asm) ifyGlobals(p string) *ifyGlobals {
+	g := &ifyGlobals{
+		p:      p,
+		c0f:    a.global(p+"0f", rep8(0x0f)...),
+		c03:    a.global(p+"03", rep8(0x03)...),
+		ones8:  a.global(p+"ones8", rep8(0x01)...),
+		ones16: a.global(p+"ones16", rep16(1)...),
+		w00ff:  a.global(p+"w00ff", rep16(0x00ff)...),
+		m5984:  a.global(p+"m5984", rep16(5984)...),
+		m11:    a.global(p+"m11", rep16(11)...),
+		nibSh:  a.global(p+"nibsh", 0, 0, 0x0000000400000004, 0x0000000400000004),
+		pairSh: a.global(p+"pairsh", 0, 2, 4, 6),
+		q3hSh:  a.global(p+"q3hsh", 0, 4, 0, 4),
+		hdr:    a.global(p+"hdr", 0x0d0c090805040100, 0x0f0e0b0a07060302),
+		q6Idx:  a.global(p+"q6idx", 0x0e0c0a0806040200, 0x0e0c0a0806040200, 0x0f0d0b0907050301, 0x0f0d0b0907050301),
+		val:    map[byte]operand.Mem{},
+		w10:    a.global(p+"w10", rep16dw(1)...),
+		w01:    a.global(p+"w01", rep16dw(1<<16)...),
+	}
+	var lo, mid [32]byte
+	var loSh, midSh, hiSh [8]uint32
+	for i := range 32 {
+		c := q3hCode(i)
+		lo[i], mid[i] = byte(c/2), byte(c/4)
+		d := i / 4
+		loSh[d], midSh[d], hiSh[d] = uint32(4*(c%2)), uint32(2*(c%4)), uint32(c%8)
+	}
+	g.q3hLo = a.global(p+"q3hlo", pack32(lo)...)
+	g.q3hMid = a.global(p+"q3hmid", pack32(mid)...)
+	g.q3hLoSh = a.global(p+"q3hlosh", pack8dw(loSh)...)
+	g.q3hMidSh = a.global(p+"q3hmidsh", pack8dw(midSh)...)
+	g.q3hHiSh = a.global(p+"q3hhish", pack8dw(hiSh)...)
+	for _, v := range []byte{0x04, 0x10, 0x20, 0x40} {
+		g.val[v] = a.global(fmt.Sprintf("%sv%02x", p, v), rep8(v)...)
+	}
+	return g
 }
 
 // rep8 is 32 bytes of b as uint64s.
@@ -123,6 +131,7 @@ func pack32(b [32]byte) []uint64 {
 
 // ifyGlobals are the kernels' shared read-only tables.
 type ifyGlobals struct {
+	p                                          string // the tables' name prefix
 	c0f, c03, ones8, ones16, w00ff, m5984, m11 operand.Mem
 	nibSh, pairSh, q3hSh, hdr, q6Idx           operand.Mem
 	w10, w01                                   operand.Mem          // int16 1, 0 (0, 1) pairs
@@ -223,7 +232,7 @@ type ifyTables struct {
 // item is the value whose bits byte p of a weight vector gathers.
 func (k ifyKind) item(p int) int { return k.perm[p] }
 
-func (a *asm) ifyTables(k ifyKind) *ifyTables {
+func (a *asm) ifyTables(k ifyKind, g *ifyGlobals) *ifyTables {
 	t := &ifyTables{}
 	for o := range k.halves {
 		for b := range k.halves {
@@ -244,8 +253,8 @@ func (a *asm) ifyTables(k ifyKind) *ifyTables {
 			}
 			if n > 0 {
 				t.act[o][b] = []operand.Mem{
-					a.global(fmt.Sprintf("ifyact%d%d%s", o, b, k.name), pack32(m[0])...),
-					a.global(fmt.Sprintf("ifyacts%d%d%s", o, b, k.name), pack32(m[1])...),
+					a.global(fmt.Sprintf("%sact%d%d%s", g.p, o, b, k.name), pack32(m[0])...),
+					a.global(fmt.Sprintf("%sacts%d%d%s", g.p, o, b, k.name), pack32(m[1])...),
 				}
 			}
 		}
@@ -258,14 +267,14 @@ func (a *asm) ifyTables(k ifyKind) *ifyTables {
 				panic("ifavx2: bit byte outside its region")
 			}
 		}
-		t.idx = append(t.idx, a.global(fmt.Sprintf("ifyidx%d%s", i, k.name), pack32(idx)...))
+		t.idx = append(t.idx, a.global(fmt.Sprintf("%sidx%d%s", g.p, i, k.name), pack32(idx)...))
 		var ms []operand.Mem
 		for j, b := range bs.bits {
 			var m [32]byte
 			for p := range 32 {
 				m[p] = 1 << b.bitOf(k.item(p))
 			}
-			ms = append(ms, a.global(fmt.Sprintf("ifymask%d%d%s", i, j, k.name), pack32(m)...))
+			ms = append(ms, a.global(fmt.Sprintf("%smask%d%d%s", g.p, i, j, k.name), pack32(m)...))
 		}
 		t.mask = append(t.mask, ms)
 	}
@@ -339,6 +348,21 @@ func (a *asm) ifyPrep(k ifyKind, t *ifyTables, g *ifyGlobals) {
 	a.load("nb", reg.RCX)
 	a.load("xp", reg.RDI)
 	a.Label("blk")
+	a.ifyPrepBlock(k, t, g, func(o int) { a.VMOVDQU(reg.Y4, mem(reg.RDI, ifyAct*o)) },
+		func(b int) int { return ifyAct*b + 32 })
+	a.ADDQ(operand.U32(34*k.halves), reg.RSI)
+	a.ADDQ(operand.U32(ifyAct*k.halves), reg.RDI)
+	a.DECQ(reg.RCX)
+	a.JNZ(label("blk"))
+	a.VZEROUPPER()
+	a.RET()
+}
+
+// ifyPrepBlock emits the steps of ifyPrep<k>AVX2 for one block of weights
+// (k.halves activation blocks at SI): prepared vector o, in Y4, is stored by
+// put(o) (Y5-Y7 free then); activation block b's dy and float32(Y)·dy go
+// at dy(b) and dy(b)+4 bytes from DI.
+func (a *asm) ifyPrepBlock(k ifyKind, t *ifyTables, g *ifyGlobals, put func(o int), dy func(b int) int) {
 	for b := range k.halves {
 		a.VMOVDQU(mem(reg.RSI, 34*b+2), yr[2*b])
 		a.VPERMQ(operand.U8(0x4e), yr[2*b], yr[2*b+1])
@@ -356,7 +380,7 @@ func (a *asm) ifyPrep(k ifyKind, t *ifyTables, g *ifyGlobals) {
 				a.VPOR(reg.Y5, reg.Y4, reg.Y4)
 			}
 		}
-		a.VMOVDQU(reg.Y4, mem(reg.RDI, ifyAct*o))
+		put(o)
 	}
 	for b := range k.halves {
 		a.VMOVDQU(g.ones8, reg.Y6)
@@ -371,23 +395,17 @@ func (a *asm) ifyPrep(k ifyKind, t *ifyTables, g *ifyGlobals) {
 		a.VCVTDQ2PS(reg.X6, reg.X6)
 		a.VPBROADCASTW(mem(reg.RSI, 34*b), reg.X7)
 		a.VCVTPH2PS(reg.X7, reg.X7)
-		a.VMOVSS(reg.X7, mem(reg.RDI, ifyAct*b+32))
+		a.VMOVSS(reg.X7, mem(reg.RDI, dy(b)))
 		a.VMULSS(reg.X7, reg.X6, reg.X6)
-		a.VMOVSS(reg.X6, mem(reg.RDI, ifyAct*b+36))
+		a.VMOVSS(reg.X6, mem(reg.RDI, dy(b)+4))
 	}
-	a.ADDQ(operand.U32(34*k.halves), reg.RSI)
-	a.ADDQ(operand.U32(ifyAct*k.halves), reg.RDI)
-	a.DECQ(reg.RCX)
-	a.JNZ(label("blk"))
-	a.VZEROUPPER()
-	a.RET()
 }
 
 const ifyGemvSig = "func(w unsafe.Pointer, ldw uintptr, xp unsafe.Pointer, nb int, y *float32, q int, acc int)"
 
 // ifyGemv generates gemv8<k>AVX2 (and ifyPrep<k>AVX2).
 func (a *asm) ifyGemv(k ifyKind, g *ifyGlobals) {
-	t := a.ifyTables(k)
+	t := a.ifyTables(k, g)
 	a.ifyPrep(k, t, g)
 	a.text("gemv8"+k.name+"AVX2", attr.NOSPLIT, ifyGemvSig,
 		"For q groups of eight rows of nb "+k.name+" blocks (ldw bytes apart),",
@@ -435,18 +453,7 @@ func (a *asm) ifyGemv(k ifyKind, g *ifyGlobals) {
 	a.MOVQ(reg.RCX, reg.R13)
 
 	a.Label("blk")
-	a.Comment("The eight rows' bases (Y14) and scales (Y15).")
-	for i, x := range []reg.VecPhysical{reg.X14, reg.X15} {
-		a.VMOVD(ifyRow(4*i, 0), x)
-		for r := 1; r < 4; r++ {
-			a.VPINSRD(operand.U8(r), ifyRow(4*i+r, 0), x, x)
-		}
-		a.VPSHUFB(g.hdr, x, x)
-	}
-	a.VPUNPCKHQDQ(reg.X15, reg.X14, reg.X11)
-	a.VPUNPCKLQDQ(reg.X15, reg.X14, reg.X14)
-	a.VCVTPH2PS(reg.X14, reg.Y14)
-	a.VCVTPH2PS(reg.X11, reg.Y15)
+	a.ifyHeaders(g)
 	for h := range k.halves {
 		var qy operand.Op = mem(reg.R12, ifyAct*h)
 		if !k.q3h {
@@ -463,33 +470,14 @@ func (a *asm) ifyGemv(k ifyKind, g *ifyGlobals) {
 			case k.q3h:
 				a.VPMADDWD(mem(reg.SP, 32*r), reg.Y9, yr[r])
 				continue
-			case k.q6:
-				a.ifyQ6(g, r, h)
-			case k.pairs:
-				a.VPBROADCASTQ(ifyRow(r, k.qsOff), d)
-				a.VPSRLVQ(sh, d, d)
-				a.VPAND(mask, d, d)
-				a.ifyHigh(k, t, g, r, h, d)
 			default:
-				a.VBROADCASTI128(ifyRow(r, k.qsOff+16*h), d)
-				a.VPSRLVD(sh, d, d)
-				a.VPAND(mask, d, d)
-				a.ifyHigh(k, t, g, r, h, d)
+				a.ifyUnpack(k, t, g, r, h, sh, mask)
 			}
 			a.VPMADDUBSW(qy, d, d)
 			a.VPMADDWD(ones, d, yr[r])
 		}
 		a.Comment(fmt.Sprintf("Half %d: S of the eight rows and the float steps.", h))
-		a.VPHADDD(reg.Y1, reg.Y0, reg.Y0)
-		a.VPHADDD(reg.Y3, reg.Y2, reg.Y2)
-		a.VPHADDD(reg.Y5, reg.Y4, reg.Y4)
-		a.VPHADDD(reg.Y7, reg.Y6, reg.Y6)
-		a.VPHADDD(reg.Y2, reg.Y0, reg.Y0)
-		a.VPHADDD(reg.Y6, reg.Y4, reg.Y4)
-		a.VPERM2I128(operand.U8(0x20), reg.Y4, reg.Y0, reg.Y1)
-		a.VPERM2I128(operand.U8(0x31), reg.Y4, reg.Y0, reg.Y2)
-		a.VPADDD(reg.Y2, reg.Y1, reg.Y1)
-		a.VCVTDQ2PS(reg.Y1, reg.Y1)
+		a.ifySums()
 		a.VBROADCASTSS(mem(reg.R12, ifyAct*h+32), reg.Y2)
 		a.VMULPS(reg.Y2, reg.Y15, reg.Y2) // scale·dy
 		a.VMULPS(reg.Y1, reg.Y2, reg.Y2)  // ·S
@@ -518,6 +506,60 @@ func (a *asm) ifyGemv(k ifyKind, g *ifyGlobals) {
 	a.RET()
 }
 
+// ifyHeaders loads the bases of the eight rows' current blocks into Y14,
+// their scales into Y15 (X11 scratch).
+func (a *asm) ifyHeaders(g *ifyGlobals) {
+	a.Comment("The eight rows' bases (Y14) and scales (Y15).")
+	for i, x := range []reg.VecPhysical{reg.X14, reg.X15} {
+		a.VMOVD(ifyRow(4*i, 0), x)
+		for r := 1; r < 4; r++ {
+			a.VPINSRD(operand.U8(r), ifyRow(4*i+r, 0), x, x)
+		}
+		a.VPSHUFB(g.hdr, x, x)
+	}
+	a.VPUNPCKHQDQ(reg.X15, reg.X14, reg.X11)
+	a.VPUNPCKLQDQ(reg.X15, reg.X14, reg.X14)
+	a.VCVTPH2PS(reg.X14, reg.Y14)
+	a.VCVTPH2PS(reg.X11, reg.Y15)
+}
+
+// ifySums sums the int32 lanes of each row r in Y<r> (r < 8) and leaves
+// the eight rows' sums, converted to float32, in Y1 (Y0 and Y2-Y7
+// clobbered).
+func (a *asm) ifySums() {
+	a.VPHADDD(reg.Y1, reg.Y0, reg.Y0)
+	a.VPHADDD(reg.Y3, reg.Y2, reg.Y2)
+	a.VPHADDD(reg.Y5, reg.Y4, reg.Y4)
+	a.VPHADDD(reg.Y7, reg.Y6, reg.Y6)
+	a.VPHADDD(reg.Y2, reg.Y0, reg.Y0)
+	a.VPHADDD(reg.Y6, reg.Y4, reg.Y4)
+	a.VPERM2I128(operand.U8(0x20), reg.Y4, reg.Y0, reg.Y1)
+	a.VPERM2I128(operand.U8(0x31), reg.Y4, reg.Y0, reg.Y2)
+	a.VPADDD(reg.Y2, reg.Y1, reg.Y1)
+	a.VCVTDQ2PS(reg.Y1, reg.Y1)
+}
+
+// ifyUnpack puts row r's quants of half h of a block (not Q3H_B64T1's) in
+// Y11, in the order of k.perm (Y8 and Y12 scratch); sh and mask are the
+// low bits' shifts and mask.
+func (a *asm) ifyUnpack(k ifyKind, t *ifyTables, g *ifyGlobals, r, h int, sh, mask operand.Op) {
+	d := reg.Y11
+	switch {
+	case k.q6:
+		a.ifyQ6(g, r, h)
+	case k.pairs:
+		a.VPBROADCASTQ(ifyRow(r, k.qsOff), d)
+		a.VPSRLVQ(sh, d, d)
+		a.VPAND(mask, d, d)
+		a.ifyHigh(k, t, g, r, h, d)
+	default:
+		a.VBROADCASTI128(ifyRow(r, k.qsOff+16*h), d)
+		a.VPSRLVD(sh, d, d)
+		a.VPAND(mask, d, d)
+		a.ifyHigh(k, t, g, r, h, d)
+	}
+}
+
 // ifyQ3H adds row r's products of a Q3H_B64T1 block: its 32 codes
 // (q3hCode's order) in Y11, split into p mod 11 (Y11) and p div 11 (Y8),
 // times the prepared activations (vector 0 the values 2k, vector 1 2k+1)
@@ -525,6 +567,17 @@ func (a *asm) ifyGemv(k ifyKind, g *ifyGlobals) {
 // word 1 the second's) are stored at m and the first half's widened into
 // Y<r>.
 func (a *asm) ifyQ3H(g *ifyGlobals, r int, m operand.Mem) {
+	a.ifyQ3HCodes(g, r)
+	a.VPMADDUBSW(mem(reg.R12, 0), reg.Y11, reg.Y11)
+	a.VPMADDUBSW(mem(reg.R12, ifyAct), reg.Y8, reg.Y8)
+	a.VPADDW(reg.Y8, reg.Y11, reg.Y11)
+	a.VMOVDQU(reg.Y11, m)
+	a.VPMADDWD(g.w10, reg.Y11, yr[r])
+}
+
+// ifyQ3HCodes puts row r's 32 Q3H_B64T1 codes p of a block (q3hCode's
+// order) in two vectors: p mod 11 in Y11, p div 11 in Y8 (Y12 scratch).
+func (a *asm) ifyQ3HCodes(g *ifyGlobals, r int) {
 	a.VBROADCASTI128(ifyRow(r, 16), reg.Y11)
 	a.VPSHUFB(g.q3hLo, reg.Y11, reg.Y11)
 	a.VPSRLVD(g.q3hLoSh, reg.Y11, reg.Y11)
@@ -548,11 +601,6 @@ func (a *asm) ifyQ3H(g *ifyGlobals, r int, m operand.Mem) {
 	a.VPOR(reg.Y12, reg.Y8, reg.Y8)
 	a.VPMULLW(g.m11, reg.Y8, reg.Y12)
 	a.VPSUBB(reg.Y12, reg.Y11, reg.Y11)
-	a.VPMADDUBSW(mem(reg.R12, 0), reg.Y11, reg.Y11)
-	a.VPMADDUBSW(mem(reg.R12, ifyAct), reg.Y8, reg.Y8)
-	a.VPADDW(reg.Y8, reg.Y11, reg.Y11)
-	a.VMOVDQU(reg.Y11, m)
-	a.VPMADDWD(g.w10, reg.Y11, yr[r])
 }
 
 // ifyQ6 puts row r's weights of half h of a Q6_B64T1 block in Y11, value

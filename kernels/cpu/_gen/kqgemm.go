@@ -12,7 +12,8 @@ import (
 // for several tokens at a time (prefill), AVX-512 with VNNI and VBMI. Each
 // kernel unpacks a super-block of 2 rows once (quants in natural order, 64
 // to a zmm; scales gathered per word for VPMADDWD) and takes it through 8
-// (or 4) tokens, whose quants it reads straight from their Q8_K blocks.
+// (or 4) tokens, whose quants it reads straight from their Q8_K blocks;
+// Q3_K's also has a kernel of one row and 16 tokens (kernel16).
 //
 // The integer sums are exact, so their grouping is free; the float
 // operations per (row, token) are those of kernels/quant's K-quant dot
@@ -108,14 +109,17 @@ func kqgemm(a *asm) {
 		w32:  a.global("kq3w32", 0x0020002000200020, 0x0020002000200020, 0x0020002000200020, 0x0020002000200020),
 	}
 	for _, k := range []kqKind{
-		{"Q4_K", 'q', 144, false, g.unpackQ4, g.tokQ4, g.outQ4},
-		{"Q6_K", 's', 210, true, g.unpackQ6, g.tokQ6, g.out8},
-		{"Q5_K", 'f', 176, false, g.unpackQ5, g.tokQ5, g.outQ5},
-		{"Q3_K", 't', 110, true, g.unpackQ3, g.tokQ6, g.out8},
-		{"Q2_K", 'u', 84, false, g.unpackQ2, g.tokQ2, g.out8},
+		{"Q4_K", 'q', 144, false, g.unpackQ4, g.tokQ4, g.outQ4, g.outQ41},
+		{"Q6_K", 's', 210, true, g.unpackQ6, g.tokQ6, g.out8, g.out81},
+		{"Q5_K", 'f', 176, false, g.unpackQ5, g.tokQ5, g.outQ5, g.outQ51},
+		{"Q3_K", 't', 110, true, g.unpackQ3, g.tokQ6, g.out8, g.out81},
+		{"Q2_K", 'u', 84, false, g.unpackQ2, g.tokQ2, g.out8, g.out81},
 	} {
 		for _, n := range []int{8, 4} {
 			g.kernel(a, k, n)
+		}
+		if k.name == "Q3_K" {
+			g.kernel16(a, k)
 		}
 	}
 }
@@ -171,6 +175,7 @@ type kqKind struct {
 	unpack func(p reg.Register)
 	tok    func(t int)      // adds token t's product into accumulator t
 	out    func(ta, tb int) // stores accumulators ta (row a) and tb (row b)
+	out1   func(t int)      // stores accumulator t (one row)
 }
 
 // at is disp(p)(AX*1), in the current block of row p.
@@ -557,4 +562,112 @@ func (g *kqGlobals) outQ5(ta, tb int) {
 		a.VADDSS(reg.X28, xr[t], xr[t])
 	}
 	g.store(ta, tb)
+}
+
+// kernel16 emits gemm1x16<kind>VNNI: as gemm2x8, one row at a time for 16
+// tokens, each unpacked super-block taken through twice the tokens.
+// Accumulators Z0..Z15 (tokens 0..15), the rest as in kernel. It pays for
+// Q3_K, whose unpack is the longest (BenchmarkKQuantGemm 240–247 →
+// 284–288 cpu-GFLOP/s); the others lost (Q2_K, Q4_K, Q5_K 10–18%, reading
+// each token's Q8_K block for one row instead of two) or stayed level
+// (Q6_K), so only Q3_K's is generated.
+func (g *kqGlobals) kernel16(a *asm, k kqKind) {
+	g.a = a
+	name := fmt.Sprintf("gemm1x16%sVNNI", k.name)
+	a.text(name, attr.NOSPLIT,
+		"func(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, q int, acc int)",
+		fmt.Sprintf("For q rows of nb %s blocks (ldw bytes apart) and 16 tokens t (rows of", k.name),
+		"Q8_K blocks at x, ldx bytes apart), y[t·ldy/4 + r] = w_r·x_t, or += when acc",
+		"is not 0.")
+	l := func(s string) string { return fmt.Sprintf("%c16%s", k.prefix, s) }
+	a.MOVL(operand.U32(0x0f0f0f0f), reg.EAX)
+	a.VPBROADCASTD(reg.EAX, reg.Z31)
+	a.MOVL(operand.U32(0xff), reg.EAX)
+	a.KMOVW(reg.EAX, reg.K1)
+	a.load("acc", reg.RAX)
+	a.ANDQ(operand.U8(1), reg.RAX)
+	a.KMOVW(reg.EAX, reg.K2)
+	a.load("w", reg.R8)
+	a.load("ldw", reg.RBX)
+	a.load("ldx", reg.R13)
+	a.load("nb", reg.RCX)
+	a.load("y", reg.RDX)
+	a.load("q", reg.R14)
+	if k.signed {
+		a.MOVL(operand.U32(0x80808080), reg.EAX)
+		a.VPBROADCASTD(reg.EAX, reg.Z26)
+	}
+	a.IMUL3Q(operand.U32(k.size), reg.RCX, reg.RCX)
+	a.TESTQ(reg.R14, reg.R14)
+	a.JZ(label(l("done")))
+	a.TESTQ(reg.RCX, reg.RCX)
+	a.JZ(label(l("done")))
+
+	a.Label(l("row"))
+	for t := range 16 {
+		a.VPXORD(zr[t], zr[t], zr[t])
+	}
+	a.load("x", reg.R12)
+	a.XORQ(reg.RAX, reg.RAX)
+
+	a.Label(l("blk"))
+	k.unpack(reg.R8)
+	a.MOVQ(reg.R12, reg.R11)
+	for t := range 16 {
+		k.tok(t)
+	}
+	a.ADDQ(operand.U32(k.size), reg.RAX)
+	a.ADDQ(operand.U32(292), reg.R12)
+	a.CMPQ(reg.RAX, reg.RCX)
+	a.JB(label(l("blk")))
+
+	a.MOVQ(reg.RDX, reg.RDI)
+	for t := range 16 {
+		k.out1(t)
+	}
+	a.ADDQ(operand.U8(4), reg.RDX)
+	a.ADDQ(reg.RBX, reg.R8)
+	a.DECQ(reg.R14)
+	a.JNZ(label(l("row")))
+
+	a.Label(l("done"))
+	a.VZEROUPPER()
+	a.RET()
+}
+
+// store1 stores (or, under K2, adds) X<t> at DI; DI moves to the next
+// token.
+func (g *kqGlobals) store1(t int) {
+	a := g.a
+	a.VADDSS(mem(reg.RDI, 0), xr[t], reg.K2, xr[t])
+	a.VMOVSS(xr[t], mem(reg.RDI, 0))
+	a.ADDQ(a.arg("ldy"), reg.RDI)
+}
+
+// out81 reduces Y<t> as hsum_float_8 and stores it.
+func (g *kqGlobals) out81(t int) {
+	g.red8(t, xr[t])
+	g.store1(t)
+}
+
+// outQ41 reduces Z<t> as outQ4 does and stores it.
+func (g *kqGlobals) outQ41(t int) {
+	a := g.a
+	a.VEXTRACTF32X4(operand.U8(2), zr[t], reg.X28)
+	a.VEXTRACTF32X4(operand.U8(3), zr[t], reg.X29)
+	a.VADDPS(reg.X29, reg.X28, reg.X28)
+	a.VMOVHLPS(reg.X28, reg.X28, reg.X29)
+	a.VADDSS(reg.X29, reg.X28, reg.X28)
+	g.red8(t, reg.X29)
+	a.VADDSS(reg.X28, reg.X29, xr[t])
+	g.store1(t)
+}
+
+// outQ51 reduces Z<t> as outQ5 does and stores it.
+func (g *kqGlobals) outQ51(t int) {
+	a := g.a
+	a.VEXTRACTF32X4(operand.U8(2), zr[t], reg.X28)
+	g.red8(t, xr[t])
+	a.VADDSS(reg.X28, xr[t], xr[t])
+	g.store1(t)
 }

@@ -77,7 +77,7 @@ func kquantz(a *asm) {
 		q3kctl: a.global("q3kctl",
 			0x3830282018100800, 0x3c342c241c140c04, 0x3830282018100800, 0x3c342c241c140c04),
 		q3kcth: a.global("q3kcth",
-			0x1a120a0218100800, 0x1e160e061c140c04, 0x1a120a0218100800, 0x1e160e061c140c04),
+			0x2a221a1228201810, 0x2e261e162c241c14, 0x2a221a1228201810, 0x2e261e162c241c14),
 		q3kmh: a.global("q3kmh",
 			0x0000000001020202, 0x0000000001020202, 0x0000000001020202, 0x0000000001020202),
 		q2kmat: a.global("q2kmat",
@@ -693,7 +693,9 @@ func (g *kzGen) q3plane(r, mat, x, xs, idx, sc, acc operand.Op) {
 // of the rows at pa and pb into the words of Z4: pa's 16, then pb's. K2
 // selects the upper two qwords of a ymm. VPMULTISHIFTQB takes the low 4
 // bits of scale j from byte j mod 8 (bits 4·(j/8)..) and the high 2 from
-// byte 8 + j mod 4 (bits 2·(j/4)..); one GF2P8AFFINEQB puts the high 2 in
+// byte 8 + j mod 4 (bits 2·(j/4)..), those 4 bytes read as bytes 2-5 of
+// the qword at scale byte 6, which ends with the block (a qword at byte 8
+// would read 2 bytes past it); one GF2P8AFFINEQB puts the high 2 in
 // bits 4-5 and, with 0xe0 or-ed in, sets bits 5-7 to the inverse of the
 // top bit: that is v − 32 for v = lo | hi<<4 in two's complement, the
 // signed scale.
@@ -701,8 +703,8 @@ func (g *kzGen) q3sc2(pa, pb reg.Register) {
 	a := g.a
 	a.VPBROADCASTQ(at(pa, 96), yr[6])
 	a.VPBROADCASTQ(at(pb, 96), reg.K2, yr[6])
-	a.VPBROADCASTQ(at(pa, 104), yr[7])
-	a.VPBROADCASTQ(at(pb, 104), reg.K2, yr[7])
+	a.VPBROADCASTQ(at(pa, 102), yr[7])
+	a.VPBROADCASTQ(at(pb, 102), reg.K2, yr[7])
 	a.VMOVDQU(g.q3kctl, yr[8])
 	a.VPMULTISHIFTQB(yr[6], yr[8], yr[6])
 	a.VMOVDQU(g.q3kcth, yr[9])

@@ -62,6 +62,8 @@ var files = []file{
 	{"kquantif_amd64.s", kquantif},
 	{"ifgemm_amd64.s", ifgemm},
 	{"ifmore_amd64.s", ifmore},
+	{"ifgemmy_amd64.s", ifgemmy},
+	{"iq4tile_amd64.s", iq4tile},
 	{"q8tiley_amd64.s", q8tiley},
 }
 
