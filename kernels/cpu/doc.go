@@ -31,7 +31,9 @@
 // types go through the pure-Go dot products of kernels/quant. One token
 // takes matrix-vector kernels that read several rows side by side to keep
 // memory busy; several tokens take blocked GEMM kernels that reuse each
-// unpacked block of weights for every token.
+// unpacked block of weights for every token (at the AVX2 level, for Q4_0,
+// Q8_0, IQ4_NL and the K-quants, tiles whose outputs keep the AVX2
+// matrix-vector kernels' order: q8tiley.go).
 //
 // Pool.PackWeight copies a weight, at load time, into a layout of the
 // pool's own where its kernels gain from one: Inferflow's Q4_B64T1 and

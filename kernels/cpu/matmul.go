@@ -109,6 +109,7 @@ const (
 	afQ8C                   // layout C (block-interleaved), prefill
 	afQ8I                   // layout I (ifpack.go), Inferflow strips
 	afBF16                  // bfloat16, rounded as ggml does
+	afQ8Y                   // layout Y (q8tiley.go), AVX2 prefill
 	nActFormats
 )
 
@@ -131,6 +132,8 @@ func (f actFormat) rowBytes(cols int) int {
 		return ifActBytes(cols)
 	case afBF16:
 		return 2 * cols
+	case afQ8Y:
+		return q8yRowBytes(cols)
 	}
 	return 4 * cols
 }
@@ -365,6 +368,9 @@ func (p *Pool) matmul(op string, dsts [][]float32, ws []Matrix, x []float32, n i
 		if (j.kind == wkQ4_0 && n >= q4TileMinTokens || j.kind == wkQ8_0 && n >= q8TileMinTokens) && k.hasQ8Unpacked() {
 			j.af = afQ8C // prefill tiles on interleaved blocks
 		}
+		if (j.kind == wkQ4_0 || j.kind == wkQ8_0) && n >= q8YMinTokens && k.hasQ8Y() {
+			j.af = afQ8Y // AVX2 prefill tiles on strips of 8 rows
+		}
 		j.dot = nil
 		if j.kind == wkQuant {
 			j.dot, _ = quant.DotFor(ws[i].DType)
@@ -376,6 +382,9 @@ func (p *Pool) matmul(op string, dsts [][]float32, ws []Matrix, x []float32, n i
 			if j.kind == wkIQ4NL {
 				j.kind = wkIQ4NB
 				iq4 = true // the tiles' 16-row strips
+			}
+			if j.kind == wkIQ4NB && n >= q8YMinTokens && k.hasQ8Y() {
+				j.af = afQ8Y // AVX2 tiles (q8tiley.go)
 			}
 		}
 		j.amx = j.kind == wkFloat && j.ft != ftF32 && n >= panelMinTokens && k.hasAMX()
@@ -477,7 +486,7 @@ func (p *Pool) matmul(op string, dsts [][]float32, ws []Matrix, x []float32, n i
 		grain = (grain + 31) &^ 31 // whole pairs of 16-row AMX tiles
 	} else if t.xp != nil {
 		grain = (grain + 11) / 12 * 12 // whole 12-row panel tiles
-	} else if need[afQ8C] || strips || iq4 {
+	} else if need[afQ8C] || need[afQ8Y] || strips || iq4 {
 		grain = (grain + 15) &^ 15 // whole 16-row strips
 	}
 	if locked && units > grain {
@@ -678,6 +687,15 @@ func (t *mmTask) kRows(w int, j *mmJob, r0, r1 int) {
 		t.k.ifGemm(j.kind, j.w.Data[r0*rb:r1*rb], rb, j.act, j.ldx, nb, n, j.dst[r0:], ldd, r1-r0, t.acc)
 		return
 	}
+	if j.kind == wkIQ4NB && j.af == afQ8Y {
+		// AVX2 tiles, 16 rows at a time so that they stay in cache for
+		// all the tokens.
+		for b0 := r0; b0 < r1; b0 += quantRows {
+			b1 := min(b0+quantRows, r1)
+			t.k.iq4nlGemmY(j.w.Data[b0*rb:b1*rb], rb, j.act, j.ldx, nb, n, j.dst[b0:], ldd, b1-b0, t.acc)
+		}
+		return
+	}
 	if j.kind == wkIQ4NB {
 		t.k.iq4nlGemm(j.w.Data[r0*rb:r1*rb], rb, j.act, j.ldx, nb, n, j.dst[r0:], ldd, r1-r0, t.acc,
 			t.scratchFor(w, iq4nlScratch(r1-r0, nb)))
@@ -689,6 +707,10 @@ func (t *mmTask) kRows(w int, j *mmJob, r0, r1 int) {
 	}
 	for b0 := r0; b0 < r1; b0 += step {
 		b1 := min(b0+step, r1)
+		if n >= q8YMinTokens && t.k.hasKGemmY(j.kind) {
+			t.k.kGemmY(j.kind, j.w.Data[b0*rb:b1*rb], rb, j.act, j.ldx, nb, n, j.dst[b0:], ldd, b1-b0, t.acc)
+			continue
+		}
 		if n > 1 && t.k.hasKQGemm(j.kind) {
 			t.k.kqGemm(j.kind, j.w.Data[b0*rb:b1*rb], rb, j.act, j.ldx, nb, n, j.dst[b0:], ldd, b1-b0, t.acc)
 			continue
@@ -748,6 +770,8 @@ func (t *packTask) Run(lo, hi int) {
 			t.k.packQ8I(d, x)
 		case afBF16:
 			t.k.toBF16Row(bytesAsU16(d), x)
+		case afQ8Y:
+			t.k.packQ8Y(d, x)
 		}
 	}
 }

@@ -35,6 +35,10 @@ func (t *mmTask) q8Rows(th int, j *mmJob, r0, r1 int) {
 		t.q8RowsC(th, j, r0, r1)
 		return
 	}
+	if j.af == afQ8Y {
+		t.q8RowsY(th, j, r0, r1)
+		return
+	}
 	// Matrix-vector products; for several tokens, swept over blocks of
 	// rows that stay in cache.
 	step := r1 - r0

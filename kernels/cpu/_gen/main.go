@@ -65,6 +65,7 @@ var files = []file{
 	{"ifgemmy_amd64.s", ifgemmy},
 	{"iq4tile_amd64.s", iq4tile},
 	{"bf16dp_amd64.s", bf16dp},
+	{"q8tiley_amd64.s", q8tiley},
 }
 
 func main() {
