@@ -208,10 +208,10 @@ func (a *asm) bconst(b byte, y int) {
 	a.VPBROADCASTD(xr[y], yr[y])
 }
 
-// kyScalesK4 decodes the 12 packed 6-bit scales and mins of a Q4_K or Q5_K
-// block (at 4(R11)) into Y11 (the 8 scales as int16, in both halves) and
-// X5 (the 8 mins as int16), as ggml's utmp shuffle does.
-func (a *asm) kyScalesK4() {
+// k4ScaleBytes unpacks the 12 packed 6-bit scales and mins of the Q4_K or
+// Q5_K block at R11 as ggml's utmp shuffle does: the 8 scales as bytes in
+// RAX, the 8 mins in R9 (BX, R8 and R10 scratch).
+func (a *asm) k4ScaleBytes() {
 	a.MOVL(mem(reg.R11, 4), reg.EAX)   // u0
 	a.MOVL(mem(reg.R11, 8), reg.R8L)   // u1
 	a.MOVL(mem(reg.R11, 12), reg.R10L) // u2
@@ -237,6 +237,13 @@ func (a *asm) kyScalesK4() {
 	a.ORQ(reg.R10, reg.RAX)
 	a.SHLQ(operand.U8(32), reg.RBX)
 	a.ORQ(reg.RBX, reg.R9)
+}
+
+// kyScalesK4 decodes the 12 packed 6-bit scales and mins of a Q4_K or Q5_K
+// block (at 4(R11)) into Y11 (the 8 scales as int16, in both halves) and
+// X5 (the 8 mins as int16), as ggml's utmp shuffle does.
+func (a *asm) kyScalesK4() {
+	a.k4ScaleBytes()
 	a.VMOVQ(reg.RAX, reg.X4)
 	a.VPINSRQ(operand.U8(1), reg.R9, reg.X4, reg.X4)
 	a.VPMOVZXBW(reg.X4, reg.Y4)

@@ -129,31 +129,7 @@ func (a *asm) q4kTileY(nt int, g yGlobals, k yKGlobals, q5 bool) {
 // the mins into the frame, and its two f16 scales as float32 in 8 lanes
 // into the frame (X12, X13, AX, BX, R8..R10 scratch).
 func (a *asm) q4kScales() {
-	a.MOVL(mem(reg.R11, 4), reg.EAX)   // u0
-	a.MOVL(mem(reg.R11, 8), reg.R8L)   // u1
-	a.MOVL(mem(reg.R11, 12), reg.R10L) // u2
-	// mins 0-3: u1 & 0x3f
-	a.MOVL(reg.R8L, reg.R9L)
-	a.ANDL(operand.U32(0x3f3f3f3f), reg.R9L)
-	// mins 4-7: (u2>>4)&0x0f | ((u1>>6)&3)<<4
-	a.MOVL(reg.R10L, reg.EBX)
-	a.SHRL(operand.U8(4), reg.EBX)
-	a.ANDL(operand.U32(0x0f0f0f0f), reg.EBX)
-	a.SHRL(operand.U8(2), reg.R8L)
-	a.ANDL(operand.U32(0x30303030), reg.R8L)
-	a.ORL(reg.R8L, reg.EBX)
-	// scales 4-7: u2&0x0f | ((u0>>6)&3)<<4
-	a.ANDL(operand.U32(0x0f0f0f0f), reg.R10L)
-	a.MOVL(reg.EAX, reg.R8L)
-	a.SHRL(operand.U8(2), reg.R8L)
-	a.ANDL(operand.U32(0x30303030), reg.R8L)
-	a.ORL(reg.R8L, reg.R10L)
-	// scales 0-3: u0 & 0x3f
-	a.ANDL(operand.U32(0x3f3f3f3f), reg.EAX)
-	a.SHLQ(operand.U8(32), reg.R10)
-	a.ORQ(reg.R10, reg.RAX)
-	a.SHLQ(operand.U8(32), reg.RBX)
-	a.ORQ(reg.RBX, reg.R9)
+	a.k4ScaleBytes()
 	a.VMOVQ(reg.RAX, reg.X12)
 	a.VPINSRQ(operand.U8(1), reg.R9, reg.X12, reg.X12)
 	a.VPMOVZXBW(reg.X12, reg.Y12)
