@@ -21,7 +21,10 @@ func Optimize(g *Graph, reg *ops.Registry) error {
 // PruneOutputs inserts gather_rows before the trailing row-wise chain that
 // produces each graph output, so that ops such as the final norm and the
 // LM head run only on the rows whose outputs the step wants (the last
-// prompt token of each sequence, not the whole prompt).
+// prompt token of each sequence, not the whole prompt). When the chain
+// starts at the last layer's residual block (x + f(x), see residualBlock),
+// the gather moves in front of that block, so the last FFN runs only on
+// those rows too, as in llama.cpp's graphs.
 func PruneOutputs(g *Graph, reg *ops.Registry) error {
 	gather, ok := reg.Lookup("gather_rows")
 	if !ok {
@@ -51,19 +54,19 @@ func PruneOutputs(g *Graph, reg *ops.Registry) error {
 		// The chain's input may end a residual block x + f(x) whose f is
 		// row-wise (the last layer's FFN): then x is gathered and the
 		// block runs on the kept rows only, as llama.cpp does.
-		readers, layer := []*Node{reader}, -1
+		readers, layer, blk := []*Node{reader}, -1, ""
 		if r, block := residualBlock(v, users); r != nil {
 			// Inside the last layer, and drawn and placed with it.
-			v, readers, layer = r, block, r.Producer.Layer
+			v, readers, layer, blk = r, block, r.Producer.Layer, r.Producer.Block
 		}
 		gn, err := g.Apply(gather, []*Value{v}, ops.Attrs{}, []string{v.Name + ".kept"}, v.Producer.Pos)
 		if err != nil {
 			return err
 		}
-		gn.Layer = layer
+		gn.Layer, gn.Block = layer, blk
 		kept := gn.Outputs[0]
-		// Place the gather right after v's producer; only the chain (and
-		// the block) reads it.
+		// Place the gather right after v's producer; only the chain, or
+		// in the block case only the block, reads it.
 		g.Nodes = g.Nodes[:len(g.Nodes)-1]
 		idx := indexOf(g.Nodes, v.Producer)
 		g.Nodes = append(g.Nodes[:idx+1], append([]*Node{gn}, g.Nodes[idx+1:]...)...)
@@ -83,10 +86,13 @@ func PruneOutputs(g *Graph, reg *ops.Registry) error {
 	return nil
 }
 
-// residualBlock reports whether v, read once, is x + f(x) with f made of
-// row-wise nodes read only inside it, and x read only by f and the add
-// (the residual connection around a transformer's last FFN). It returns x
-// and the nodes that read x (f's and the add), or nil.
+// residualBlock reports whether v, read once, is the output of a row-wise
+// node of two activations, x and f(x) (an add for the residual connection
+// around a transformer's last FFN; a mul, a gate or a linear with its
+// residual input qualify as well), with f made of row-wise nodes read
+// only inside it and x read only by f and that node. Gathering x's rows
+// then gives every node of the block the same rows. It returns x and the
+// nodes that read x (f's and the combining node), or nil.
 func residualBlock(v *Value, users map[int][]*Node) (*Value, []*Node) {
 	add := v.Producer
 	if add == nil || !add.Op.RowWise || len(add.Outputs) != 1 || activations(add) != 2 || len(users[v.ID]) != 1 {

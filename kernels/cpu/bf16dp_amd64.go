@@ -36,7 +36,10 @@ func bf16dpTile4x6Z(w unsafe.Pointer, ldw uintptr, x *uint16, ldx uintptr, nb in
 
 // hasBF16DP reports the VDPBF16PS kernels for BF16 weights: AVX-512 with
 // AVX512_BF16 below the AMX level (with AMX, BF16 prefill runs on tiles in
-// float32 and decode on the float kernels, as before).
+// float32 and decode on the float kernels, as before). AVX512_BF16 is not
+// a level of its own: a limit of avx512 or avx512vnni (`--kernels`) keeps
+// these kernels on a machine that has it, also an AMX machine limited
+// below AMX; avx2 turns them off.
 func (k Kernels) hasBF16DP() bool {
 	return k.level >= AVX512 && k.level < AMX && cpu.X86.HasAVX512BF16
 }

@@ -94,9 +94,12 @@ func iq4nlScratch(rows, nb int) int {
 // apart), dst[t·ldd+r] (+)= w_r·a_t for rows rows of nb IQ4_NL blocks,
 // ldw bytes apart, as iq4nlGemv with batch does token by token, to the
 // last bit. With AVX-512 VNNI, iq4Block rows at a time are unpacked into
-// scratch (at least iq4nlScratch(rows, nb) bytes), 16 to a strip; each
-// pair of tokens (or the last one) is prepared once (prepIQ4) and run
-// over every strip.
+// scratch (at least iq4nlScratch(rows, nb) bytes), 16 to a strip, and
+// each pair of tokens (or the last one) is prepared (prepIQ4) and run over
+// the block's strips: the preparation is repeated for every iq4Block
+// rows. Below AVX-512 VNNI (reached only when q8YMinTokens keeps the AVX2
+// tiles away, as tests do) the AVX2 matrix-vector kernel runs token by
+// token over all the rows.
 func (k Kernels) iq4nlGemm(w []byte, ldw int, a []byte, lda, nb, n int, dst []float32, ldd, rows int, acc bool, scratch []byte) {
 	if k.level < AVX512VNNI {
 		for t := range n { // the AVX2 kernel, token by token

@@ -58,8 +58,8 @@ type wkind uint8
 
 const (
 	wkFloat  wkind = iota // F32, F16, BF16 times float32 activations
-	wkQ4_0                // SIMD Q4_0 × activations in layout A (or C)
-	wkQ8_0                // SIMD Q8_0 × activations in layout B, P (or C)
+	wkQ4_0                // SIMD Q4_0 × activations in layout A (or C, or Y at AVX2)
+	wkQ8_0                // SIMD Q8_0 (and Q8_B32T2) × activations in layout B, P (or C, or Y)
 	wkQ6_K                // SIMD Q6_K × Q8_K activations
 	wkQ4_K                // SIMD Q4_K × Q8_K activations
 	wkQ5_K                // SIMD Q5_K × Q8_K activations
@@ -677,9 +677,11 @@ func (t *mmTask) floatRowsTiles(w int, j *mmJob, r0, r1 int) {
 	}
 }
 
-// kRows computes rows [r0, r1) of a SIMD K-quant job: matrix-vector
-// products, for several tokens swept over blocks of rows that stay in
-// cache.
+// kRows computes rows [r0, r1) of a SIMD K-quant, IQ4_NL or Inferflow
+// job on pool thread w (whose scratch the tiles use): for several tokens
+// the prefill kernels where the level has them (ifGemm, kqgemm, the
+// IQ4_NL tiles, the AVX2 tiles of kGemmY), otherwise matrix-vector
+// products swept over blocks of rows that stay in cache.
 func (t *mmTask) kRows(w int, j *mmJob, r0, r1 int) {
 	n, ldd, rb := t.n, j.w.Rows, j.rb
 	nb := j.w.Cols / j.w.DType.BlockSize()

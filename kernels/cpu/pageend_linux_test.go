@@ -16,7 +16,8 @@ import (
 // whose next page is unreadable, as a tensor at the end of a memory-mapped
 // file may: a kernel that loads past its last block faults. The results
 // must equal the same product on an ordinary copy of the weights, bit for
-// bit, for one token (the matrix-vector kernels) and several (the tiles).
+// bit, for one token (the matrix-vector kernels) and several (the tiles:
+// 4 and 9, and 17 and 33 for the 8- and 16-token groups).
 func TestMatMulPageEnd(t *testing.T) {
 	page := syscall.Getpagesize()
 	r := rand.New(rand.NewPCG(31, 32))
@@ -49,7 +50,7 @@ func TestMatMulPageEnd(t *testing.T) {
 		copy(edge.Data, w.Data)
 		for _, level := range Levels() {
 			pool := NewPoolKernels(1, Detect().Limit(level))
-			for _, n := range []int{1, 4, 9} {
+			for _, n := range []int{1, 4, 9, 17, 33} {
 				x := randRow(r, n*cols, 1)
 				want, got := make([]float32, n*rows), make([]float32, n*rows)
 				if err := MatMul(pool, want, w, x, n); err != nil {

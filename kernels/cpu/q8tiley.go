@@ -40,9 +40,9 @@ func (k Kernels) packQ8Y(dst []byte, x []float32) {
 	}
 }
 
-// q8YMinTokens is the fewest tokens for which Q4_0 and Q8_0 matmuls at the
-// AVX2 level use the tiles of q8RowsY; fewer run the matrix-vector
-// kernels. Both give the same bits.
+// q8YMinTokens is the fewest tokens for which matmuls at the AVX2 level
+// use its tiles (Q4_0 and Q8_0 in q8RowsY, IQ4_NL, and the K-quants in
+// kGemmY); fewer run the matrix-vector kernels. Both give the same bits.
 var q8YMinTokens = 2
 
 // sumInt8x32 returns the sum of the 32 int8s in q, 8 bytes at a time: the
