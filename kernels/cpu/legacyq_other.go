@@ -1,0 +1,9 @@
+//go:build !amd64 || noasm
+
+package cpu
+
+func (k Kernels) hasLegacyQ() bool { return false }
+
+func (k Kernels) legacyGemv(kind wkind, w []byte, ldw int, a []byte, nb int, dst []float32, acc bool) {
+	panic("cpu: no SIMD Q5_0, Q4_1 or Q5_1 kernels in this build")
+}
