@@ -11,7 +11,7 @@ import (
 )
 
 // TestLegacyGemv checks the SIMD Q5_0, Q4_1 and Q5_1 matrix-vector
-// kernels row by row against kernels/quant's dot products, to the last
+// kernels, for one token and two, row by row against kernels/quant's dot products, to the last
 // bit: random block bytes (every quant and fifth bit, f16 scales and
 // minimums from subnormal to large), rows left over by the 4 streams,
 // partial groups of 1-3 blocks, rows further apart than their length, and
@@ -70,18 +70,36 @@ func testLegacyGemv(t *testing.T, k Kernels, dt tensor.DType) {
 			quant.QuantizeActivationQ8_0(act, x)
 			xa := make([]byte, q8aRowBytes(cols))
 			k.packQ8A(xa, x)
+			// A second token for the two-token kernel.
+			x1 := randRow(r, cols, 3)
+			act1 := make([]byte, cols/32*34)
+			quant.QuantizeActivationQ8_0(act1, x1)
+			xa1 := make([]byte, q8aRowBytes(cols))
+			k.packQ8A(xa1, x1)
 			for _, acc := range []bool{false, true} {
 				dst, check := guarded(sh.rows, 0.5)
 				k.legacyGemv(kind, w, ldw, xa, sh.nb, dst, acc)
 				check(t)
+				d0, check0 := guarded(sh.rows, 0.5)
+				d1, check1 := guarded(sh.rows, -0.25)
+				k.legacyGemv2(kind, w, ldw, xa, xa1, sh.nb, d0, d1, acc)
+				check0(t)
+				check1(t)
 				for i := range dst {
-					want := dot(w[i*ldw:i*ldw+sh.nb*bs], act, cols)
+					row := w[i*ldw : i*ldw+sh.nb*bs]
+					want, want1 := dot(row, act, cols), dot(row, act1, cols)
 					if acc {
 						want += 0.5
+						want1 += -0.25
 					}
-					if math.Float32bits(dst[i]) != math.Float32bits(want) {
-						t.Fatalf("%s %d rows × %d blocks (ldw %d), big %v, acc %v: row %d = %v (%#x), want %v (%#x)",
-							dt, sh.rows, sh.nb, ldw, big, acc, i, dst[i], math.Float32bits(dst[i]), want, math.Float32bits(want))
+					for _, c := range []struct {
+						what      string
+						got, want float32
+					}{{"one token", dst[i], want}, {"two tokens, first", d0[i], want}, {"two tokens, second", d1[i], want1}} {
+						if math.Float32bits(c.got) != math.Float32bits(c.want) {
+							t.Fatalf("%s %d rows × %d blocks (ldw %d), big %v, acc %v, %s: row %d = %v (%#x), want %v (%#x)",
+								dt, sh.rows, sh.nb, ldw, big, acc, c.what, i, c.got, math.Float32bits(c.got), c.want, math.Float32bits(c.want))
+						}
 					}
 				}
 			}
@@ -95,7 +113,7 @@ func testLegacyGemv(t *testing.T, k Kernels, dt tensor.DType) {
 func TestLegacyMatMul(t *testing.T) {
 	r := rand.New(rand.NewPCG(43, 44))
 	for _, dt := range []tensor.DType{tensor.Q5_0, tensor.Q4_1, tensor.Q5_1} {
-		for _, sh := range []struct{ rows, cols, n int }{{13, 96, 1}, {37, 896, 3}, {20, 160, 1}, {64, 2048, 5}} {
+		for _, sh := range []struct{ rows, cols, n int }{{13, 96, 1}, {37, 896, 3}, {20, 160, 2}, {64, 2048, 5}, {7, 224, 4}} {
 			w := randomMatrix(t, r, dt, sh.rows, sh.cols)
 			x := randRow(r, sh.n*sh.cols, 1)
 			dot, _ := quant.DotFor(dt)
