@@ -76,6 +76,9 @@ const (
 	wkIQ4NB               // wkIQ4NL for 2 or more tokens (ggml's batched order)
 	wkQuant               // kernels/quant dot products, row by row
 	wkBF16DP              // BF16 × bfloat16 activations on VDPBF16PS (bf16dp.go)
+	wkQ5_0                // SIMD Q5_0 × activations in layout A (legacyq.go)
+	wkQ4_1                // SIMD Q4_1 × activations in layout A
+	wkQ5_1                // SIMD Q5_1 × activations in layout A
 )
 
 // ifMoreKind returns the SIMD kind of Inferflow's Q6_B64T1, Q5_B64T1,
@@ -190,6 +193,9 @@ func (k Kernels) classify(d tensor.DType) (wkind, floatType, actFormat) {
 	}
 	if d == tensor.IQ4_NL && k.hasKQuant(wkIQ4NL) {
 		return wkIQ4NL, 0, afQ8_0
+	}
+	if kind, ok := legacyKind(d); ok && k.hasLegacyQ() {
+		return kind, 0, afQ8A
 	}
 	if quant.ActivationType(d) == tensor.Q8_K {
 		return wkQuant, 0, afQ8_K
@@ -556,6 +562,8 @@ func (t *mmTask) runWorker(w, lo, hi int) {
 			t.kRows(w, j, a, b)
 		case wkBF16DP:
 			t.bf16dpRows(w, j, a, b)
+		case wkQ5_0, wkQ4_1, wkQ5_1:
+			t.legacyRows(j, a, b)
 		default:
 			t.quantRows(j, a, b)
 		}

@@ -24,7 +24,7 @@ func TestMatMulPageEnd(t *testing.T) {
 	types := []tensor.DType{tensor.F32, tensor.F16, tensor.BF16, tensor.Q4_0, tensor.Q8_0,
 		tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.IQ4_NL,
 		tensor.Q8_B32T2, tensor.Q6_B64T1, tensor.Q5_B64T1, tensor.Q4_B32T1, tensor.Q4_B64T1,
-		tensor.Q3H_B64T1, tensor.Q3_B32T1, tensor.Q2_B32T1}
+		tensor.Q3H_B64T1, tensor.Q3_B32T1, tensor.Q2_B32T1, tensor.Q5_0, tensor.Q4_1, tensor.Q5_1}
 	const cols = 512
 	for i := range 2 * len(types) {
 		// 12 rows end in a 4-row kernel; 13 in the rows left over.
