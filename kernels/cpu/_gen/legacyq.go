@@ -205,34 +205,8 @@ func (a *asm) legacyGroup(f legacyFormat, p [4]reg.Register, o [4]int, off int) 
 	} else {
 		a.VPADDD(reg.Z18, reg.Z18, reg.Z15)
 	}
-	masks := []reg.Register{nil, reg.K4, reg.K5, reg.K6}
 	for i := range p {
-		a.VMOVDQU8(rowAt(p[i], o[i]), reg.Z24)
-		a.VMOVDQU8(rowAt(p[i], o[i]+off), reg.Z25)
-		a.VMOVDQA64(reg.Z24, reg.Z9)
-		a.VPERMT2B(reg.Z25, reg.Z30, reg.Z9)
-		if f.qh >= 0 {
-			a.VMOVDQA64(reg.Z24, reg.Z10)
-			a.VPERMT2B(reg.Z25, reg.Z26, reg.Z10)
-			a.VPTESTMB(reg.Z3, reg.Z10, reg.K1)
-			a.VMOVDQA64(reg.Z24, reg.Z11)
-			a.VPERMT2B(reg.Z25, reg.Z27, reg.Z11)
-			a.VPTESTMB(reg.Z3, reg.Z11, reg.K3)
-		}
-		if i == 0 {
-			a.VMOVDQA64(reg.Z24, reg.Z20)
-			a.VPERMT2B(reg.Z25, reg.Z29, reg.Z20)
-		} else {
-			a.VMOVDQA64(reg.Z24, reg.Z21)
-			a.VPERMT2B(reg.Z25, reg.Z29, reg.Z21)
-			a.VMOVDQU16(reg.Z21, masks[i], reg.Z20)
-		}
-		a.VGF2P8AFFINEQB(operand.U8(0), reg.Z28, reg.Z9, reg.Z10)
-		a.VPANDD(reg.Z31, reg.Z9, reg.Z9)
-		if f.qh >= 0 {
-			a.VPADDB(reg.Z8, reg.Z9, reg.K1, reg.Z9)
-			a.VPADDB(reg.Z8, reg.Z10, reg.K3, reg.Z10)
-		}
+		a.legacyUnpack(f, p[i], o[i], off, i)
 		a.VMOVDQA64(reg.Z15, zr[4+i])
 		a.VPDPBUSD(reg.Z16, reg.Z9, zr[4+i])
 		a.VPDPBUSD(reg.Z17, reg.Z10, zr[4+i])
@@ -257,6 +231,40 @@ func (a *asm) legacyGroup(f legacyFormat, p [4]reg.Register, o [4]int, off int) 
 }
 
 // legacyConsts loads the constants of both kernels of f.
+// legacyUnpack loads row i's group (at o and o+off from p, gathered by
+// Z30) and leaves its low- and high-nibble quants in Z9 and Z10 (with the
+// fifth bit added where the format has one), and its scale bytes (Z29's
+// gather) in Z20 under row i's mask (K4..K6; row 0 writes all of Z20).
+func (a *asm) legacyUnpack(f legacyFormat, p reg.Register, o, off, i int) {
+	masks := []reg.Register{nil, reg.K4, reg.K5, reg.K6}
+	a.VMOVDQU8(rowAt(p, o), reg.Z24)
+	a.VMOVDQU8(rowAt(p, o+off), reg.Z25)
+	a.VMOVDQA64(reg.Z24, reg.Z9)
+	a.VPERMT2B(reg.Z25, reg.Z30, reg.Z9)
+	if f.qh >= 0 {
+		a.VMOVDQA64(reg.Z24, reg.Z10)
+		a.VPERMT2B(reg.Z25, reg.Z26, reg.Z10)
+		a.VPTESTMB(reg.Z3, reg.Z10, reg.K1)
+		a.VMOVDQA64(reg.Z24, reg.Z11)
+		a.VPERMT2B(reg.Z25, reg.Z27, reg.Z11)
+		a.VPTESTMB(reg.Z3, reg.Z11, reg.K3)
+	}
+	if i == 0 {
+		a.VMOVDQA64(reg.Z24, reg.Z20)
+		a.VPERMT2B(reg.Z25, reg.Z29, reg.Z20)
+	} else {
+		a.VMOVDQA64(reg.Z24, reg.Z21)
+		a.VPERMT2B(reg.Z25, reg.Z29, reg.Z21)
+		a.VMOVDQU16(reg.Z21, masks[i], reg.Z20)
+	}
+	a.VGF2P8AFFINEQB(operand.U8(0), reg.Z28, reg.Z9, reg.Z10)
+	a.VPANDD(reg.Z31, reg.Z9, reg.Z9)
+	if f.qh >= 0 {
+		a.VPADDB(reg.Z8, reg.Z9, reg.K1, reg.Z9)
+		a.VPADDB(reg.Z8, reg.Z10, reg.K3, reg.Z10)
+	}
+}
+
 func (a *asm) legacyConsts(f legacyFormat) {
 	t := legacyTables[f.name]
 	a.MOVL(operand.U32(0x0f0f0f0f), reg.EAX)
@@ -416,34 +424,8 @@ func (a *asm) legacyGroup2(f legacyFormat, p [4]reg.Register, o [4]int, off int)
 		}
 	}
 	accs := [2][4]reg.VecPhysical{{reg.Z4, reg.Z5, reg.Z6, reg.Z7}, {reg.Z16, reg.Z17, reg.Z18, reg.Z19}}
-	masks := []reg.Register{nil, reg.K4, reg.K5, reg.K6}
 	for i := range p {
-		a.VMOVDQU8(rowAt(p[i], o[i]), reg.Z24)
-		a.VMOVDQU8(rowAt(p[i], o[i]+off), reg.Z25)
-		a.VMOVDQA64(reg.Z24, reg.Z9)
-		a.VPERMT2B(reg.Z25, reg.Z30, reg.Z9)
-		if f.qh >= 0 {
-			a.VMOVDQA64(reg.Z24, reg.Z10)
-			a.VPERMT2B(reg.Z25, reg.Z26, reg.Z10)
-			a.VPTESTMB(reg.Z3, reg.Z10, reg.K1)
-			a.VMOVDQA64(reg.Z24, reg.Z11)
-			a.VPERMT2B(reg.Z25, reg.Z27, reg.Z11)
-			a.VPTESTMB(reg.Z3, reg.Z11, reg.K3)
-		}
-		if i == 0 {
-			a.VMOVDQA64(reg.Z24, reg.Z20)
-			a.VPERMT2B(reg.Z25, reg.Z29, reg.Z20)
-		} else {
-			a.VMOVDQA64(reg.Z24, reg.Z21)
-			a.VPERMT2B(reg.Z25, reg.Z29, reg.Z21)
-			a.VMOVDQU16(reg.Z21, masks[i], reg.Z20)
-		}
-		a.VGF2P8AFFINEQB(operand.U8(0), reg.Z28, reg.Z9, reg.Z10)
-		a.VPANDD(reg.Z31, reg.Z9, reg.Z9)
-		if f.qh >= 0 {
-			a.VPADDB(reg.Z8, reg.Z9, reg.K1, reg.Z9)
-			a.VPADDB(reg.Z8, reg.Z10, reg.K3, reg.Z10)
-		}
+		a.legacyUnpack(f, p[i], o[i], off, i)
 		for t := range xs {
 			acc := accs[t][i]
 			if f.min {
