@@ -155,14 +155,15 @@ type Backend struct {
 
 // New returns the CPU device called name (as --devices names it, "cpu:0")
 // computing with threads worker threads (≤ 0: all cores) and the kernel
-// set k (the zero value: the best the machine has, cpu.Detect()). On a
+// set k (the zero value, or its WithRepack: the best the machine has,
+// cpu.Detect(), with that repacking). On a
 // machine of several NUMA nodes, device cpu:N lives on node N (modulo the
 // nodes): its threads are pinned there and its weights copied into that
 // node's memory, as Intel's LLM runtime does for multi-socket tensor
 // parallelism.
 func New(name string, threads int, k cpu.Kernels) *Backend {
-	if k == (cpu.Kernels{}) {
-		k = cpu.Detect()
+	if k.WithRepack(false) == (cpu.Kernels{}) {
+		k = cpu.Detect().WithRepack(k.Repack())
 	}
 	nodes, _ := numaNodes("/sys/devices/system/node") // none: not pinned
 	cpus := nodeCPUs(name, nodes)

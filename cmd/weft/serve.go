@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/weftrun/weft/chat"
+	"github.com/weftrun/weft/kernels/cpu"
 	"github.com/weftrun/weft/model"
 	"github.com/weftrun/weft/scheduler"
 	"github.com/weftrun/weft/server"
@@ -31,6 +32,7 @@ type modelFlags struct {
 	stepTokens                                                           int // serve's --batch-tokens
 	trust                                                                *bool
 	set                                                                  setFlags
+	kernels                                                              func() (cpu.Kernels, error)
 }
 
 func addModelFlags(fs *flag.FlagSet) *modelFlags {
@@ -51,6 +53,7 @@ func addModelFlags(fs *flag.FlagSet) *modelFlags {
 	f.trust = fs.Bool("trust-spec-plugins", false, "start a plugin binary the spec names by path even outside the plugin directories (a spec is data: trust it like a program)")
 	f.chatTemplate = fs.String("chat-template", "", "chat template: a built-in name ("+strings.Join(chat.BuiltinNames(), ", ")+") or a Jinja file (default: the model's tokenizer.chat_template, else "+chat.DefaultName+")")
 	fs.Var(f.set, "set", "override a spec param: key=value (repeatable)")
+	f.kernels = addKernelsFlag(fs)
 	return f
 }
 
@@ -71,6 +74,9 @@ func (f *modelFlags) check() (budget int64, err error) {
 		return 0, err
 	}
 	if err := checkDevices(*f.devices); err != nil {
+		return 0, err
+	}
+	if _, err := f.kernels(); err != nil {
 		return 0, err
 	}
 	if *f.chatTemplate != "" {
@@ -124,8 +130,9 @@ func (f *modelFlags) load(budget int64, stderr io.Writer) (*loaded, error) {
 	if ctxLen == 0 {
 		ctxLen = m.Context()
 	}
+	kern, _ := f.kernels() // checked by check
 	eng, err := m.NewEngine(model.EngineOptions{Threads: *f.threads, MaxTokens: min(*f.batch, ctxLen), Context: ctxLen, KVType: *f.kvType,
-		Devices: *f.devices, MicroBatches: *f.microBatches, KVBudget: budget, StepTokens: f.stepTokens})
+		Kernels: kern, Devices: *f.devices, MicroBatches: *f.microBatches, KVBudget: budget, StepTokens: f.stepTokens})
 	if err != nil {
 		return fail(err)
 	}

@@ -72,9 +72,14 @@ type ifPacked struct {
 // Data, DType, Rows and Cols) through p reads instead of w.Data. The copy
 // lives until p closes; w.Data must stay unchanged. Other weights are
 // left alone. It is meant for load time: it takes about as long as
-// reading the matrix a few times.
+// reading the matrix a few times. With a WithRepack kernel set, K-quant
+// and IQ4_NL matrices get a Q8_0 copy for prefill instead (repack.go).
 func (p *Pool) PackWeight(w Matrix) {
 	if p == nil || len(w.Data) == 0 || w.Cols%64 != 0 || w.Rows == 0 {
+		return
+	}
+	if p.k.repacks(w.DType) && len(w.Data) >= w.Rows*w.RowBytes() {
+		p.packQ8(w)
 		return
 	}
 	kind, _, _ := p.k.classify(w.DType)

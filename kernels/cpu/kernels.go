@@ -68,7 +68,8 @@ func ParseLevel(s string) (Level, error) {
 // Pool carries one); tests build weaker sets with Limit to exercise every
 // path on one machine. The zero value is the pure-Go set.
 type Kernels struct {
-	level Level
+	level  Level
+	repack bool // Q8_0 prefill copies of K-quant and IQ4_NL weights (repack.go)
 }
 
 // detected is the best set for this CPU, computed once at start-up and
@@ -94,8 +95,14 @@ func (k Kernels) Limit(l Level) Kernels {
 	return k
 }
 
-// String describes the set, e.g. "avx512vnni".
-func (k Kernels) String() string { return k.level.String() }
+// String describes the set, e.g. "avx512vnni", or "avx512vnni+repack"
+// with WithRepack.
+func (k Kernels) String() string {
+	if k.repack {
+		return k.level.String() + "+repack"
+	}
+	return k.level.String()
+}
 
 // Levels returns every level this machine can run, from Generic up to the
 // detected one (the levels of this machine's architecture), for tests and

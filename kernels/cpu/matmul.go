@@ -368,9 +368,15 @@ func (p *Pool) matmul(op string, dsts [][]float32, ws []Matrix, x []float32, n i
 	units, work, strips, iq4 := 0, 0, false, false
 	for i := range ws {
 		j := &t.jobs[i]
-		j.w, j.dst = ws[i], dsts[i]
-		j.rb = ws[i].RowBytes()
-		j.kind, j.ft, j.af = k.classify(ws[i].DType)
+		w := ws[i]
+		if n >= repackMinTokens && k.repacks(w.DType) {
+			if c := p.q8CopyFor(w); c != nil {
+				w = *c // the Q8_0 prefill copy (repack.go)
+			}
+		}
+		j.w, j.dst = w, dsts[i]
+		j.rb = w.RowBytes()
+		j.kind, j.ft, j.af = k.classify(w.DType)
 		if (j.kind == wkQ4_0 && n >= q4TileMinTokens || j.kind == wkQ8_0 && n >= q8TileMinTokens) && k.hasQ8Unpacked() {
 			j.af = afQ8C // prefill tiles on interleaved blocks
 		}
@@ -379,9 +385,9 @@ func (p *Pool) matmul(op string, dsts [][]float32, ws []Matrix, x []float32, n i
 		}
 		j.dot = nil
 		if j.kind == wkQuant {
-			j.dot, _ = quant.DotFor(ws[i].DType)
+			j.dot, _ = quant.DotFor(w.DType)
 		}
-		if ws[i].DType == tensor.IQ4_NL && n >= 2 {
+		if w.DType == tensor.IQ4_NL && n >= 2 {
 			// ggml sums IQ4_NL matmuls of two or more tokens in
 			// llamafile's order, not its dot product's.
 			j.dot = quant.DotIQ4_NLQ8_0Batch
@@ -396,17 +402,17 @@ func (p *Pool) matmul(op string, dsts [][]float32, ws []Matrix, x []float32, n i
 		j.amx = j.kind == wkFloat && j.ft != ftF32 && n >= panelMinTokens && k.hasAMX()
 		j.pack = nil
 		if j.kind == wkIfQ4 || j.kind == wkIfQ3H {
-			j.pack = p.packFor(ws[i])
+			j.pack = p.packFor(w)
 		}
-		j.u0, j.units = units, (ws[i].Rows+3)&^3
+		j.u0, j.units = units, (w.Rows+3)&^3
 		if j.pack != nil {
 			// Whole strips of 16 rows, from a multiple of 16.
 			j.af, strips = afQ8I, true
 			units = (units + 15) &^ 15
-			j.u0, j.units = units, (ws[i].Rows+15)&^15
+			j.u0, j.units = units, (w.Rows+15)&^15
 		}
 		units += j.units
-		work += j.rb * ws[i].Rows
+		work += j.rb * w.Rows
 		need[j.af] = true
 	}
 	for f := afQ8A; f < nActFormats; f++ {

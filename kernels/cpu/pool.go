@@ -85,6 +85,9 @@ type Pool struct {
 	// packs holds the weights PackWeight copied into strips, by the
 	// address of their data (ifpack.go).
 	packs sync.Map
+	// q8s holds the Q8_0 prefill copies PackWeight made with a
+	// WithRepack set, by the address of the original's data (repack.go).
+	q8s sync.Map
 }
 
 type worker struct {

@@ -1,0 +1,139 @@
+package cpu
+
+import (
+	"encoding/binary"
+	"unsafe"
+
+	"github.com/weftrun/weft/kernels/quant"
+	"github.com/weftrun/weft/tensor"
+)
+
+// Prefill on Q8_0 copies of K-quant and IQ4_NL weights (opt-in).
+//
+// A K-quant's prefill GEMM keeps ggml's arithmetic: each 16- or 32-value
+// sub-block's 6- or 8-bit scale multiplies its integer sum before the
+// super-block's sums meet, so every 64 byte products cost a second
+// multiply (VPMADDUBSW, then VPMADDWD by the scales) and the kernels
+// (kqgemm) stay under half the VPDPBUSD peak. IQ4_NL's batched order
+// (llamafile's eight float lanes per block) spends as much again in float
+// work. The Q8_0 prefill tiles run at about 70% of the peak.
+//
+// With a kernel set made by WithRepack, Pool.PackWeight also keeps a Q8_0
+// copy of every Q2_K..Q6_K and IQ4_NL matrix, and a matmul of at least
+// repackMinTokens tokens reads the copy through the Q8_0 kernels; smaller
+// ones (decode, small batches) read the file's weights as before. This is
+// what ik_llama.cpp does by default for batches (it converts such rows to
+// 8-bit blocks on the fly). The trade:
+//
+//   - Memory: the copy is 34 bytes per 32 weights, on top of the file's
+//     (Q4_K_M: about 1.9 times the weights' bytes more).
+//   - Bits: prefill no longer reproduces llama.cpp's logits. IQ4_NL's copy
+//     is lossless (a Q8_0 block of the same scale holding the 16 levels'
+//     int8 values), only the float summation order changes. A K-quant
+//     weight is re-quantized from its float value to 255 levels per 32
+//     values, an added error of at most 1/254 of the block's largest
+//     magnitude (Q4_K's own steps are about 1/15 of it); its activations
+//     are then quantized per 32 values (Q8_0) instead of per 256 (Q8_K).
+//   - Load time: one dequantize and quantize pass over those weights.
+//
+// TestRepackPrefill bounds the copy's difference from the exact path.
+
+// repackMinTokens is the fewest tokens a matmul needs to read the Q8_0
+// copy: below it the file's narrower weights cost less memory traffic.
+// TinyLlama-shaped Q4_K_M, 2 threads (weft bench -p N -n 0 -r 5
+// --repack), the copy from this many tokens against from 16: pp2 62
+// against 74 tok/s, pp3 100 against 88, pp4 131 against 110, pp8 264
+// against 182.
+var repackMinTokens = 4
+
+// WithRepack returns the set with the Q8_0 prefill copies of K-quant and
+// IQ4_NL weights on or off (see repack.go).
+func (k Kernels) WithRepack(on bool) Kernels {
+	k.repack = on
+	return k
+}
+
+// Repack reports whether the set keeps Q8_0 prefill copies of K-quant and
+// IQ4_NL weights.
+func (k Kernels) Repack() bool { return k.repack }
+
+// repacks reports whether the set copies weights of type d to Q8_0 for
+// prefill: with WithRepack, K-quant and IQ4_NL weights whose rows are
+// whole Q8_0 blocks, where the Q8_0 prefill tiles run.
+func (k Kernels) repacks(d tensor.DType) bool {
+	if !k.repack || !k.hasQ8() {
+		return false
+	}
+	switch d {
+	case tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.IQ4_NL:
+		return true
+	}
+	return false
+}
+
+// q8Copy is a Q8_0 copy of a weight matrix (PackWeight).
+type q8Copy struct {
+	dtype      tensor.DType // of the original
+	rows, cols int
+	m          Matrix // the copy, Q8_0
+}
+
+// packQ8 stores a Q8_0 copy of w, made on p's threads.
+func (p *Pool) packQ8(w Matrix) {
+	if p.q8CopyFor(w) != nil {
+		return
+	}
+	rb, cb := w.RowBytes(), w.Cols/32*34
+	c := &q8Copy{dtype: w.DType, rows: w.Rows, cols: w.Cols}
+	c.m = Matrix{DType: tensor.Q8_0, Rows: w.Rows, Cols: w.Cols, Data: make([]byte, w.Rows*cb)}
+	p.Parallel(w.Rows, 16, func(lo, hi int) {
+		buf := make([]float32, w.Cols)
+		for r := lo; r < hi; r++ {
+			row, dst := w.Data[r*rb:(r+1)*rb], c.m.Data[r*cb:(r+1)*cb]
+			if err := quant.Dequantize(w.DType, buf, row); err != nil {
+				panic(err) // unreachable: repacks admits only types quant dequantizes
+			}
+			if w.DType == tensor.IQ4_NL {
+				iq4nlToQ8_0(dst, row, buf)
+				continue
+			}
+			quant.QuantizeRowQ8_0(dst, buf)
+		}
+	})
+	p.q8s.Store(unsafe.SliceData(w.Data), c)
+}
+
+// iq4nlToQ8_0 writes the IQ4_NL row w, whose values (dequantized) are v,
+// as Q8_0 blocks of the same scales: each value d·level is exact in
+// float32 (an 11-bit scale times an 8-bit level), so level = value/d.
+func iq4nlToQ8_0(dst, w []byte, v []float32) {
+	for b := range len(v) / 32 {
+		h := binary.LittleEndian.Uint16(w[18*b:])
+		o := dst[34*b : 34*b+34]
+		binary.LittleEndian.PutUint16(o, h)
+		d := quant.FromF16(h)
+		for i := range 32 {
+			q := float32(0)
+			if d != 0 {
+				q = v[32*b+i] / d
+			}
+			o[2+i] = byte(int8(q))
+		}
+	}
+}
+
+// q8CopyFor returns the Q8_0 copy PackWeight made of w, or nil.
+func (p *Pool) q8CopyFor(w Matrix) *Matrix {
+	if p == nil || len(w.Data) == 0 {
+		return nil
+	}
+	v, ok := p.q8s.Load(unsafe.SliceData(w.Data))
+	if !ok {
+		return nil
+	}
+	c := v.(*q8Copy)
+	if c.dtype != w.DType || c.rows != w.Rows || c.cols != w.Cols {
+		return nil
+	}
+	return &c.m
+}
