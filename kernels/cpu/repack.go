@@ -34,7 +34,9 @@ import (
 //     values, an added error of at most 1/254 of the block's largest
 //     magnitude (Q4_K's own steps are about 1/15 of it); its activations
 //     are then quantized per 32 values (Q8_0) instead of per 256 (Q8_K).
-//   - Load time: one dequantize and quantize pass over those weights.
+//   - Load time: one pass over those weights, kernels/quant's dequantizer
+//     then the activations' SIMD Q8_0 quantizer (about 1 ns a weight on
+//     one thread, BenchmarkRepackLoad).
 //
 // TestRepackPrefill bounds the copy's difference from the exact path.
 
@@ -97,7 +99,8 @@ func (p *Pool) packQ8(w Matrix) {
 				iq4nlToQ8_0(dst, row, buf)
 				continue
 			}
-			quant.QuantizeRowQ8_0(dst, buf)
+			p.k.quantizeQ8_0(dst, buf) // the activations' SIMD quantizer
+
 		}
 	})
 	p.q8s.Store(unsafe.SliceData(w.Data), c)

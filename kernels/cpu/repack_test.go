@@ -97,3 +97,16 @@ func TestRepackCopy(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkRepackLoad measures what WithRepack adds to loading a model:
+// the Q8_0 copy of a 2048×5632 Q4_K matrix on one thread, in ns per
+// weight.
+func BenchmarkRepackLoad(b *testing.B) {
+	w := benchMatrix(b, tensor.Q4_K, 2048, 5632)
+	for b.Loop() {
+		p := NewPoolKernels(1, Detect().WithRepack(true))
+		p.PackWeight(w)
+		p.Close()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(w.Rows*w.Cols), "ns/weight")
+}
