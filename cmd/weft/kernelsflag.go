@@ -11,7 +11,7 @@ import (
 const kernelsUsage = "CPU kernel level, at most the machine's: avx2, avx512 or avx512vnni (amd64), neon or dotprod (arm64); default the best this CPU runs"
 
 // repackUsage describes --repack.
-const repackUsage = "also keep K-quant and IQ4_NL weights as Q8_0 for batches of 4+ tokens: faster prefill, about 1.9x their memory more, and logits no longer llama.cpp's bits (docs/performance.md)"
+const repackUsage = "also keep K-quant, IQ4_NL, Q5_0, Q4_1 and Q5_1 weights as Q8_0 (34 bytes per 32 weights more) for batches of 4+ tokens: faster prefill, logits no longer llama.cpp's bits (docs/kernels.md)"
 
 // addKernelsFlag adds --kernels and --repack to fs; the returned function turns its
 // value into the kernel set to use after parsing.

@@ -19,7 +19,8 @@ import (
 // work. The Q8_0 prefill tiles run at about 70% of the peak.
 //
 // With a kernel set made by WithRepack, Pool.PackWeight also keeps a Q8_0
-// copy of every Q2_K..Q6_K and IQ4_NL matrix, and a matmul of at least
+// copy of every Q2_K..Q6_K and IQ4_NL matrix (and Q5_0, Q4_1 and Q5_1,
+// whose prefill has no tiles wider than two tokens), and a matmul of at least
 // repackMinTokens tokens reads the copy through the Q8_0 kernels; smaller
 // ones (decode, small batches) read the file's weights as before. This is
 // what ik_llama.cpp does by default for batches (it converts such rows to
@@ -27,9 +28,9 @@ import (
 //
 //   - Memory: the copy is 34 bytes per 32 weights, on top of the file's
 //     (Q4_K_M: about 1.9 times the weights' bytes more).
-//   - Bits: prefill no longer reproduces llama.cpp's logits. IQ4_NL's copy
-//     is lossless (a Q8_0 block of the same scale holding the 16 levels'
-//     int8 values), only the float summation order changes. A K-quant
+//   - Bits: prefill no longer reproduces llama.cpp's logits. IQ4_NL's and
+//     Q5_0's copies are lossless (a Q8_0 block of the same scale holding
+//     the levels' int8 values), only the float summation order changes. A K-quant
 //     weight is re-quantized from its float value to 255 levels per 32
 //     values, an added error of at most 1/254 of the block's largest
 //     magnitude (Q4_K's own steps are about 1/15 of it); its activations
@@ -60,18 +61,24 @@ func (k Kernels) WithRepack(on bool) Kernels {
 func (k Kernels) Repack() bool { return k.repack }
 
 // repacks reports whether the set copies weights of type d to Q8_0 for
-// prefill: with WithRepack, K-quant and IQ4_NL weights whose rows are
-// whole Q8_0 blocks, where the Q8_0 prefill tiles run.
+// prefill: with WithRepack, K-quant, IQ4_NL, Q5_0, Q4_1 and Q5_1 weights,
+// where the Q8_0 kernels run.
 func (k Kernels) repacks(d tensor.DType) bool {
 	if !k.repack || !k.hasQ8() {
 		return false
 	}
 	switch d {
-	case tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.IQ4_NL:
+	case tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.IQ4_NL,
+		tensor.Q5_0, tensor.Q4_1, tensor.Q5_1:
 		return true
 	}
 	return false
 }
+
+// lossless reports the types whose 32-value blocks start with an f16
+// scale d and hold values d·level with integer levels in [−127, 127]:
+// their Q8_0 copy keeps d and the levels, exactly.
+func lossless(d tensor.DType) bool { return d == tensor.IQ4_NL || d == tensor.Q5_0 }
 
 // q8Copy is a Q8_0 copy of a weight matrix (PackWeight).
 type q8Copy struct {
@@ -95,8 +102,8 @@ func (p *Pool) packQ8(w Matrix) {
 			if err := quant.Dequantize(w.DType, buf, row); err != nil {
 				panic(err) // unreachable: repacks admits only types quant dequantizes
 			}
-			if w.DType == tensor.IQ4_NL {
-				iq4nlToQ8_0(dst, row, buf)
+			if lossless(w.DType) {
+				levelsToQ8_0(dst, row, rb/(w.Cols/32), buf)
 				continue
 			}
 			p.k.quantizeQ8_0(dst, buf) // the activations' SIMD quantizer
@@ -106,12 +113,13 @@ func (p *Pool) packQ8(w Matrix) {
 	p.q8s.Store(unsafe.SliceData(w.Data), c)
 }
 
-// iq4nlToQ8_0 writes the IQ4_NL row w, whose values (dequantized) are v,
-// as Q8_0 blocks of the same scales: each value d·level is exact in
-// float32 (an 11-bit scale times an 8-bit level), so level = value/d.
-func iq4nlToQ8_0(dst, w []byte, v []float32) {
+// levelsToQ8_0 writes the row w of a lossless type, bb bytes a block,
+// whose values (dequantized) are v, as Q8_0 blocks of the same scales:
+// each value d·level is exact in float32 (an 11-bit scale times an 8-bit
+// level), so level = value/d.
+func levelsToQ8_0(dst, w []byte, bb int, v []float32) {
 	for b := range len(v) / 32 {
-		h := binary.LittleEndian.Uint16(w[18*b:])
+		h := binary.LittleEndian.Uint16(w[bb*b:])
 		o := dst[34*b : 34*b+34]
 		binary.LittleEndian.PutUint16(o, h)
 		d := quant.FromF16(h)

@@ -10,7 +10,8 @@ import (
 
 // TestRepackCopy checks the Q8_0 prefill copies PackWeight makes with
 // WithRepack, and which matmuls read them. Per type:
-//   - IQ4_NL's copy holds the same values, bit for bit (dequantized);
+//   - IQ4_NL's and Q5_0's copies hold the same values, bit for bit
+//     (dequantized);
 //   - a K-quant's copy is within the rounding of Q8_0 written out: per
 //     value |copy − w| ≤ d/2 + 127·|d − amax/127|, d the block's stored
 //     (f16) scale and amax its largest |w|;
@@ -27,7 +28,8 @@ func TestRepackCopy(t *testing.T) {
 	const rows, cols = 37, 512
 	plain := NewPoolKernels(2, k)
 	defer plain.Close()
-	for _, dt := range []tensor.DType{tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.IQ4_NL, tensor.Q4_0} {
+	for _, dt := range []tensor.DType{tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.IQ4_NL,
+		tensor.Q5_0, tensor.Q4_1, tensor.Q5_1, tensor.Q4_0} {
 		t.Run(dt.String(), func(t *testing.T) {
 			w := randomMatrix(t, r, dt, rows, cols)
 			p := NewPoolKernels(2, k.WithRepack(true))
@@ -63,7 +65,7 @@ func TestRepackCopy(t *testing.T) {
 					}
 					bound := float64(d)/2 + 127*math.Abs(float64(d)-amax/127)
 					for i := 32 * b; i < 32*b+32; i++ {
-						if dt == tensor.IQ4_NL {
+						if lossless(dt) {
 							if math.Float32bits(got[i]) != math.Float32bits(orig[i]) {
 								t.Fatalf("row %d value %d: copy %v, weight %v", row, i, got[i], orig[i])
 							}
