@@ -93,8 +93,9 @@ func TestVDPBF16PS(t *testing.T) {
 // multiply-add peak, both in the thread's CPU time in the same
 // sub-benchmark: the float types
 // against VFMADD231PS on zmm (their GEMMs multiply in float32) — BF16
-// against VDPBF16PS where it runs on it (bf16dp.go) —, Q8_0 and
-// Q4_0 against VPDPBUSD (one byte product per multiply-add):
+// against VDPBF16PS where it runs on it (bf16dp.go) —, the integer
+// types against VPDPBUSD (one byte product per multiply-add), Q4_K, Q6_K
+// and IQ4_NL also on their Q8_0 copies (+repack, repack.go):
 //
 //	go test ./kernels/cpu -run XXX -bench GEMMPeak -benchtime 20x -count 3
 func BenchmarkGEMMPeak(b *testing.B) {
@@ -108,24 +109,32 @@ func BenchmarkGEMMPeak(b *testing.B) {
 		loops[l.name] = l
 	}
 	for _, c := range []struct {
-		dt   tensor.DType
-		peak string
+		dt     tensor.DType
+		peak   string
+		repack bool // the Q8_0 copy (WithRepack)
 	}{
-		{tensor.F32, "fma-zmm"}, {tensor.F16, "fma-zmm"}, {tensor.BF16, "fma-zmm"},
-		{tensor.Q8_0, "vnni-zmm"}, {tensor.Q4_0, "vnni-zmm"},
+		{tensor.F32, "fma-zmm", false}, {tensor.F16, "fma-zmm", false}, {tensor.BF16, "fma-zmm", false},
+		{tensor.Q8_0, "vnni-zmm", false}, {tensor.Q4_0, "vnni-zmm", false},
+		{tensor.Q4_K, "vnni-zmm", false}, {tensor.Q6_K, "vnni-zmm", false}, {tensor.IQ4_NL, "vnni-zmm", false},
+		{tensor.Q4_K, "vnni-zmm", true}, {tensor.Q6_K, "vnni-zmm", true}, {tensor.IQ4_NL, "vnni-zmm", true},
 	} {
 		if c.dt == tensor.BF16 && k.hasBF16DP() {
 			c.peak = "bf16-zmm" // bfloat16 activations on VDPBF16PS
 		}
-		b.Run(c.dt.String(), func(b *testing.B) {
+		name := c.dt.String()
+		if c.repack {
+			name += "+repack"
+		}
+		b.Run(name, func(b *testing.B) {
 			w := benchMatrix(b, c.dt, rows, cols)
 			x := make([]float32, n*cols)
 			for i := range x {
 				x[i] = float32(i%7) - 3
 			}
 			dst := make([]float32, n*rows)
-			p := NewPoolKernels(1, k) // runs on this goroutine
+			p := NewPoolKernels(1, k.WithRepack(c.repack)) // runs on this goroutine
 			defer p.Close()
+			p.PackWeight(w)
 			// CPU time of this thread, not wall time: on a shared host
 			// both loops lose the core to others alike, and what is
 			// compared is the work per cycle the core gives them.
