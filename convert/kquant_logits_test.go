@@ -77,15 +77,7 @@ func TestKQuantLogitsMatchLlama(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := tensor.BytesToF32(golden)
-			p, _ := convert.LookupPreset(name)
-			path := filepath.Join(dir, name+".gguf")
-			var out bytes.Buffer
-			if err := convert.QuantizePreset(&out, in, p, false, nil); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			path := kqQuantize(t, in, dir, name)
 			kerns := []cpu.Kernels{cpu.Detect()}
 			if k := cpu.Detect().Limit(cpu.AVX2); k.Level() == cpu.AVX2 && cpu.Detect().Level() > cpu.AVX2 {
 				kerns = append(kerns, k)
@@ -97,26 +89,54 @@ func TestKQuantLogitsMatchLlama(t *testing.T) {
 	}
 }
 
-// kqCheckLogits runs the model at path on the kernel set k and compares
-// its logits rows with want, bit for bit.
-func kqCheckLogits(t *testing.T, path string, k cpu.Kernels, want []float32) {
+// kqQuantize writes the model in with preset name into dir and returns
+// the file's path.
+func kqQuantize(t *testing.T, in *gguf.File, dir, name string) string {
+	t.Helper()
+	p, ok := convert.LookupPreset(name)
+	if !ok {
+		t.Fatalf("no preset %s", name)
+	}
+	path := filepath.Join(dir, name+".gguf")
+	var out bytes.Buffer
+	if err := convert.QuantizePreset(&out, in, p, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// kqRows feeds the model at path, on the kernel set k, the prompt and
+// then the forced tokens, and returns its logits rows: the prompt's last
+// position's, then each forced token's.
+func kqRows(t *testing.T, path string, k cpu.Kernels, prompt, forced []int) [][]float32 {
+	t.Helper()
 	m, err := model.Load(model.Options{Path: path})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	eng, err := m.NewEngine(model.EngineOptions{Threads: 2, MaxTokens: 32, Kernels: k})
+	eng, err := m.NewEngine(model.EngineOptions{Threads: 2, MaxTokens: 64, Kernels: k})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer eng.Close()
 	var rows [][]float32
-	force := append(append([]int(nil), kqForced...), 0)
-	_, err = eng.Generate(context.Background(), scheduler.Request{Prompt: kqPrompt, MaxTokens: len(force), Force: force, KeepLogits: true},
+	force := append(append([]int(nil), forced...), 0)
+	_, err = eng.Generate(context.Background(), scheduler.Request{Prompt: prompt, MaxTokens: len(force), Force: force, KeepLogits: true},
 		func(ev scheduler.TokenEvent) { rows = append(rows, ev.Logits) })
 	if err != nil {
 		t.Fatal(err)
 	}
+	return rows
+}
+
+// kqCheckLogits runs the model at path on the kernel set k and compares
+// its logits rows with want, bit for bit.
+func kqCheckLogits(t *testing.T, path string, k cpu.Kernels, want []float32) {
+	rows := kqRows(t, path, k, kqPrompt, kqForced)
 	vocab := 0
 	if len(rows) > 0 {
 		vocab = len(rows[0])

@@ -1,18 +1,13 @@
 package convert_test
 
 import (
-	"bytes"
-	"context"
 	"math"
 	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/weftrun/weft/convert"
 	"github.com/weftrun/weft/gguf"
 	"github.com/weftrun/weft/kernels/cpu"
-	"github.com/weftrun/weft/model"
-	"github.com/weftrun/weft/scheduler"
 	"github.com/weftrun/weft/tensor"
 )
 
@@ -47,29 +42,13 @@ func TestRepackPrefillLogits(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	quantize := func(name string) string {
-		t.Helper()
-		p, ok := convert.LookupPreset(name)
-		if !ok {
-			t.Fatalf("no preset %s", name)
-		}
-		path := filepath.Join(dir, name+".gguf")
-		var out bytes.Buffer
-		if err := convert.QuantizePreset(&out, in, p, false, nil); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
 	// The yardstick: how far 8-bit weights and activations (the Q8_0
 	// preset) are from the F16 reference.
-	q8 := rms(rpLogits(t, quantize("Q8_0"), cpu.Detect()), ref)
+	q8 := rms(rpLogits(t, kqQuantize(t, in, dir, "Q8_0"), cpu.Detect()), ref)
 	t.Logf("RMS from F16 of the Q8_0 preset: %.5f", q8)
 	for _, name := range kqPresets {
 		t.Run(name, func(t *testing.T) {
-			path := quantize(name)
+			path := kqQuantize(t, in, dir, name)
 			exact := rpLogits(t, path, cpu.Detect())
 			repack := rpLogits(t, path, cpu.Detect().WithRepack(true))
 			if len(exact) != len(ref) || len(repack) != len(ref) {
@@ -91,27 +70,14 @@ func TestRepackPrefillLogits(t *testing.T) {
 }
 
 // rpLogits returns the logits rows of rpPrompt and rpForced on the model
-// at path, on the kernel set k.
+// at path, on the kernel set k, one after the other.
 func rpLogits(t *testing.T, path string, k cpu.Kernels) []float32 {
 	t.Helper()
-	m, err := model.Load(model.Options{Path: path})
-	if err != nil {
-		t.Fatal(err)
+	var all []float32
+	for _, row := range kqRows(t, path, k, rpPrompt, rpForced) {
+		all = append(all, row...)
 	}
-	defer m.Close()
-	eng, err := m.NewEngine(model.EngineOptions{Threads: 2, MaxTokens: 64, Kernels: k})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Close()
-	var rows []float32
-	force := append(append([]int(nil), rpForced...), 0)
-	_, err = eng.Generate(context.Background(), scheduler.Request{Prompt: rpPrompt, MaxTokens: len(force), Force: force, KeepLogits: true},
-		func(ev scheduler.TokenEvent) { rows = append(rows, ev.Logits...) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rows
+	return all
 }
 
 // rms is the root mean square of a − b.

@@ -59,19 +59,11 @@ func TestKernelsFlag(t *testing.T) {
 	} {
 		ppl := map[string]float64{}
 		for _, level := range []string{"", "avx2"} {
-			args := []string{"perplexity", "-m", tc.model, "-f", text, "-c", tc.ctx, "-t", "2", "--json"}
+			args := []string{"-m", tc.model, "-f", text, "-c", tc.ctx}
 			if level != "" {
 				args = append(args, "--kernels", level)
 			}
-			code, out, errOut := weft(args...)
-			if code != 0 {
-				t.Fatalf("%v: exit %d: %s", args, code, errOut)
-			}
-			var res pplResult
-			if err := json.Unmarshal([]byte(out), &res); err != nil {
-				t.Fatal(err)
-			}
-			ppl[level] = res.Perplexity
+			ppl[level] = perplexityOf(t, args...)
 		}
 		if ppl[""] != ppl["avx2"] {
 			t.Errorf("%s: perplexity %.6f with the best kernels, %.6f with --kernels avx2", filepath.Base(tc.model), ppl[""], ppl["avx2"])
@@ -80,6 +72,22 @@ func TestKernelsFlag(t *testing.T) {
 			t.Errorf("%s: perplexity %.4f at avx2, llama-perplexity %.4f", filepath.Base(tc.model), ppl["avx2"], tc.want)
 		}
 	}
+}
+
+// perplexityOf runs `weft perplexity -t 2 --json` with args and returns
+// the perplexity it prints.
+func perplexityOf(t *testing.T, args ...string) float64 {
+	t.Helper()
+	args = append([]string{"perplexity", "-t", "2", "--json"}, args...)
+	code, out, errOut := weft(args...)
+	if code != 0 {
+		t.Fatalf("%v: exit %d: %s", args, code, errOut)
+	}
+	var res pplResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	return res.Perplexity
 }
 
 // otherArchLevel names a level of the other architecture.
@@ -114,19 +122,11 @@ func TestRepackFlag(t *testing.T) {
 	text := filepath.Join("..", "..", "testdata", "english.txt")
 	ppl := map[bool]float64{}
 	for _, repack := range []bool{false, true} {
-		args := []string{"perplexity", "-m", q4km, "-f", text, "-c", "128", "-t", "2", "--json"}
+		args := []string{"-m", q4km, "-f", text, "-c", "128"}
 		if repack {
 			args = append(args, "--repack")
 		}
-		code, out, errOut := weft(args...)
-		if code != 0 {
-			t.Fatalf("%v: exit %d: %s", args, code, errOut)
-		}
-		var res pplResult
-		if err := json.Unmarshal([]byte(out), &res); err != nil {
-			t.Fatal(err)
-		}
-		ppl[repack] = res.Perplexity
+		ppl[repack] = perplexityOf(t, args...)
 	}
 	t.Logf("perplexity %.4f exact, %.4f with --repack", ppl[false], ppl[true])
 	if ppl[false] == ppl[true] || math.Abs(ppl[true]/ppl[false]-1) > 0.01 {
