@@ -8,7 +8,8 @@ import (
 	"github.com/weftrun/weft/tensor"
 )
 
-// Prefill on Q8_0 copies of K-quant and IQ4_NL weights (opt-in).
+// Prefill on Q8_0 copies of K-quant, IQ4_NL, Q5_0, Q4_1 and Q5_1 weights
+// (opt-in).
 //
 // A K-quant's prefill GEMM keeps ggml's arithmetic: each 16- or 32-value
 // sub-block's 6- or 8-bit scale multiplies its integer sum before the
@@ -20,44 +21,44 @@ import (
 //
 // With a kernel set made by WithRepack, Pool.PackWeight also keeps a Q8_0
 // copy of every Q2_K..Q6_K and IQ4_NL matrix (and Q5_0, Q4_1 and Q5_1,
-// whose prefill has no tiles wider than two tokens), and a matmul of at least
-// repackMinTokens tokens reads the copy through the Q8_0 kernels; smaller
+// whose prefill has no tiles wider than two tokens), and a matmul of at
+// least repackMinTokens tokens reads the copy through the Q8_0 kernels; smaller
 // ones (decode, small batches) read the file's weights as before. This is
 // what ik_llama.cpp does by default for batches (it converts such rows to
 // 8-bit blocks on the fly). The trade:
 //
 //   - Memory: the copy is 34 bytes per 32 weights, on top of the file's
-//     (Q4_K_M: about 1.9 times the weights' bytes more).
+//     (a Q4_K_M model's resident memory grows about 2.6 times).
 //   - Bits: prefill no longer reproduces llama.cpp's logits. IQ4_NL's and
 //     Q5_0's copies are lossless (a Q8_0 block of the same scale holding
-//     the levels' int8 values), only the float summation order changes. A K-quant
-//     weight is re-quantized from its float value to 255 levels per 32
-//     values, an added error of at most 1/254 of the block's largest
+//     the levels' int8 values), only the float summation order changes.
+//     Other weights are re-quantized from their float values to 255
+//     levels per 32 values, an added error of at most 1/254 of the block's largest
 //     magnitude (Q4_K's own steps are about 1/15 of it); its activations
 //     are then quantized per 32 values (Q8_0) instead of per 256 (Q8_K).
 //   - Load time: one pass over those weights, kernels/quant's dequantizer
 //     then the activations' SIMD Q8_0 quantizer (about 1 ns a weight on
 //     one thread, BenchmarkRepackLoad).
 //
-// TestRepackPrefill bounds the copy's difference from the exact path.
+// TestRepackCopy bounds each copied weight's error and checks which
+// matmuls read the copy; convert's TestRepackPrefillLogits measures the
+// logits against llama.cpp's of the unquantized model.
 
 // repackMinTokens is the fewest tokens a matmul needs to read the Q8_0
 // copy: below it the file's narrower weights cost less memory traffic.
-// TinyLlama-shaped Q4_K_M, 2 threads (weft bench -p N -n 0 -r 5
-// --repack), the copy from this many tokens against from 16: pp2 62
-// against 74 tok/s, pp3 100 against 88, pp4 131 against 110, pp8 264
-// against 182.
+// On TinyLlama-shaped Q4_K_M, 2 threads (weft bench -p N -n 0 -r 5
+// --repack), prefill with and without the copy: pp2 62 and 74 tok/s, pp3
+// 100 and 88, pp4 131 and 110, pp8 264 and 182.
 var repackMinTokens = 4
 
-// WithRepack returns the set with the Q8_0 prefill copies of K-quant and
-// IQ4_NL weights on or off (see repack.go).
+// WithRepack returns the set with the Q8_0 prefill copies of K-quant,
+// IQ4_NL, Q5_0, Q4_1 and Q5_1 weights on or off (see repack.go).
 func (k Kernels) WithRepack(on bool) Kernels {
 	k.repack = on
 	return k
 }
 
-// Repack reports whether the set keeps Q8_0 prefill copies of K-quant and
-// IQ4_NL weights.
+// Repack reports whether the set keeps Q8_0 prefill copies (WithRepack).
 func (k Kernels) Repack() bool { return k.repack }
 
 // repacks reports whether the set copies weights of type d to Q8_0 for
