@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"sync"
@@ -251,6 +252,8 @@ func TestNoAllocations(t *testing.T) {
 // Q8_K activations; the other K-quants and IQ4_NL beside them) take it
 // from the pool's threads and allocate nothing per MatMul once it has
 // grown. The matrices are large enough for both threads to get rows.
+// Calls that find the pool busy, and run on private buffers, give the
+// same bits.
 func TestKernelScratchNoAllocations(t *testing.T) {
 	types := []tensor.DType{
 		tensor.Q6_B64T1, tensor.Q5_B64T1, tensor.Q4_B32T1, tensor.Q4_B64T1,
@@ -261,6 +264,7 @@ func TestKernelScratchNoAllocations(t *testing.T) {
 	r := newTestRand()
 	x := randRow(r, 20*cols, 1)
 	dst := make([]float32, 20*rows)
+	busy := [2][]float32{make([]float32, 20*rows), make([]float32, 20*rows)}
 	ran := false
 	for _, l := range []Level{AVX512VNNI, AVX2} {
 		k := Detect().Limit(l)
@@ -290,6 +294,22 @@ func TestKernelScratchNoAllocations(t *testing.T) {
 					}
 					if a := testing.AllocsPerRun(10, f); a != 0 {
 						t.Errorf("%s %s (strips: %v) n=%d: %v allocations per MatMul", l, dt, i == 1, n, a)
+					}
+					// Two MatMuls at once inside a dispatch: the pool is
+					// busy, each runs on its own buffers.
+					p.Parallel(2, 1, func(lo, hi int) {
+						for c := lo; c < hi; c++ {
+							if err := MatMul(p, busy[c], w, x, n); err != nil {
+								t.Error(err)
+							}
+						}
+					})
+					for c := range busy {
+						for j, v := range dst[:n*rows] {
+							if math.Float32bits(busy[c][j]) != math.Float32bits(v) {
+								t.Fatalf("%s %s (strips: %v) n=%d: busy pool out[%d] = %v, want %v", l, dt, i == 1, n, j, busy[c][j], v)
+							}
+						}
 					}
 				}
 			}
