@@ -3,7 +3,6 @@
 package cpu
 
 import (
-	"sync"
 	"unsafe"
 
 	"github.com/weftrun/weft/kernels/quant"
@@ -68,7 +67,8 @@ func (k Kernels) hasIfAVX2(kind wkind) bool {
 // ifGemvAVX2 computes dst[r] (+)= w_r·a for len(dst) rows of nb blocks of
 // the Inferflow format of kind, ldw bytes apart, on the AVX2 kernels; a is
 // a row of Q8_0 blocks. The results are kernels/quant's to the last bit.
-func (k Kernels) ifGemvAVX2(kind wkind, w []byte, ldw int, a []byte, nb int, dst []float32, acc bool) {
+// The activations that ifyPrep prepares go in *buf (growScratch).
+func (k Kernels) ifGemvAVX2(kind wkind, w []byte, ldw int, a []byte, nb int, dst []float32, acc bool, buf *[]byte) {
 	rows := len(dst)
 	if rows == 0 {
 		return
@@ -109,11 +109,7 @@ func (k Kernels) ifGemvAVX2(kind wkind, w []byte, ldw int, a []byte, nb int, dst
 	// The activations permuted to the weights' order, with dy and Y·dy,
 	// once for all the rows, then 8 floats for the rows left over (in the
 	// buffer, not on the stack: through a func value, y would escape).
-	bp := ifyBufs.Get().(*[]byte)
-	if cap(*bp) < nab*ifyAct+32+64 {
-		*bp = make([]byte, nab*ifyAct+32+64)
-	}
-	xp := alignedBytes((*bp)[:cap(*bp)], nab*ifyAct+32)
+	xp := alignedBytes(growScratch(buf, nab*ifyAct+32+64), nab*ifyAct+32)
 	y := (*[8]float32)(unsafe.Pointer(&xp[nab*ifyAct]))
 	prep(unsafe.Pointer(&a[0]), nb, unsafe.Pointer(&xp[0]))
 	ac := 0
@@ -141,12 +137,7 @@ func (k Kernels) ifGemvAVX2(kind wkind, w []byte, ldw int, a []byte, nb int, dst
 			put(dst, r, y[0], acc)
 		}
 	}
-	ifyBufs.Put(bp)
 }
 
 // ifyAct is the bytes per Q8_0 block of ifyPrep's activations.
 const ifyAct = 64
-
-// ifyBufs holds the activations that ifyPrep prepares, one buffer per
-// concurrent ifGemvAVX2.
-var ifyBufs = sync.Pool{New: func() any { return new([]byte) }}

@@ -75,7 +75,7 @@ func TestInferflowGemvAVX2(t *testing.T) {
 				for _, k := range ks {
 					for _, acc := range []bool{false, true} {
 						dst, check := guarded(rows, 0.5)
-						k.kGemv(kind, w.Data, w.RowBytes(), act, nb, dst, acc)
+						k.kGemv(kind, w.Data, w.RowBytes(), act, nb, dst, acc, nil)
 						check(t)
 						for i := range dst {
 							want := quant.Dot(dt, w.Row(i), act, cols)

@@ -3,7 +3,6 @@
 package cpu
 
 import (
-	"sync"
 	"unsafe"
 
 	"github.com/weftrun/weft/kernels/quant"
@@ -62,10 +61,6 @@ func gemm4x2Q2SVNNI(w unsafe.Pointer, ldw uintptr, xp unsafe.Pointer, nb int, y 
 //go:noescape
 func ifgPrep(x unsafe.Pointer, lda uintptr, np int, xp unsafe.Pointer, rec uintptr)
 
-// ifgBufs holds the activations that ifGemm prepares, one buffer per
-// concurrent ifGemm.
-var ifgBufs = sync.Pool{New: func() any { return new([]byte) }}
-
 // ifGemm sweeps blocks of ifgRows rows for every group of tokens, and
 // prepares the activations of at most ifgTokens tokens (a multiple of 8)
 // at a time.
@@ -97,10 +92,11 @@ func (k Kernels) hasIfGemm(kind wkind) bool {
 // left over by the 4-row groups go through kernels/quant; a last odd
 // token (and all of them when a 32-value format has an odd nb) through
 // ifMoreGemv, block by block as kRows runs it. Below AVX512VNNI, ifGemm
-// is ifGemmAVX2, for all seven formats.
-func (k Kernels) ifGemm(kind wkind, w []byte, ldw int, a []byte, lda, nb, n int, dst []float32, ldd, rows int, acc bool) {
+// is ifGemmAVX2, for all seven formats. The prepared activations go in
+// *buf (growScratch).
+func (k Kernels) ifGemm(kind wkind, w []byte, ldw int, a []byte, lda, nb, n int, dst []float32, ldd, rows int, acc bool, buf *[]byte) {
 	if k.level < AVX512VNNI {
-		k.ifGemmAVX2(kind, w, ldw, a, lda, nb, n, dst, ldd, rows, acc)
+		k.ifGemmAVX2(kind, w, ldw, a, lda, nb, n, dst, ldd, rows, acc, buf)
 		return
 	}
 	if rows == 0 || n == 0 {
@@ -141,11 +137,7 @@ func (k Kernels) ifGemm(kind wkind, w []byte, ldw int, a []byte, lda, nb, n int,
 		// 256 bytes side by side; at most ifgTokens tokens at a time.
 		np := nb * elems / 64
 		size := min(m, ifgTokens) * np * 128
-		bp := ifgBufs.Get().(*[]byte)
-		if cap(*bp) < size+64 {
-			*bp = make([]byte, size+64)
-		}
-		xp := alignedBytes((*bp)[:cap(*bp)], size)
+		xp := alignedBytes(growScratch(buf, size+64), size)
 		for c0 := 0; c0 < m; c0 += ifgTokens {
 			c1 := min(c0+ifgTokens, m)
 			for t := c0; t < c1; t += ifgGroup(c1 - t) {
@@ -173,7 +165,6 @@ func (k Kernels) ifGemm(kind wkind, w []byte, ldw int, a []byte, lda, nb, n int,
 				}
 			}
 		}
-		ifgBufs.Put(bp)
 		// Rows left over by the 4-row groups of the last block.
 		for r := rows - rows%ifgRows%4; r < rows; r++ {
 			for t := range m {
@@ -189,7 +180,7 @@ func (k Kernels) ifGemm(kind wkind, w []byte, ldw int, a []byte, lda, nb, n int,
 	for b0 := 0; b0 < rows; b0 += ifgRows {
 		b1 := min(b0+ifgRows, rows)
 		for t := m; t < n; t++ {
-			k.ifMoreGemv(kind, w[b0*ldw:], ldw, a[t*lda:(t+1)*lda], nb, dst[t*ldd+b0:t*ldd+b1], acc)
+			k.ifMoreGemv(kind, w[b0*ldw:], ldw, a[t*lda:(t+1)*lda], nb, dst[t*ldd+b0:t*ldd+b1], acc, buf)
 		}
 	}
 }

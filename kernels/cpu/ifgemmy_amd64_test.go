@@ -75,7 +75,7 @@ func TestInferflowGemmAVX2(t *testing.T) {
 					for _, k := range ks {
 						for _, acc := range []bool{false, true} {
 							dst, check := guarded(n*ldd, 0.5)
-							k.ifGemm(kind, w.Data, w.RowBytes(), a, lda, nb, n, dst, ldd, rows, acc)
+							k.ifGemm(kind, w.Data, w.RowBytes(), a, lda, nb, n, dst, ldd, rows, acc, nil)
 							check(t)
 							for tok := range n {
 								for i := range ldd {
@@ -126,16 +126,17 @@ func BenchmarkInferflowGemmAVX2(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/%s", dt, map[bool]string{true: "gemm", false: "gemv"}[gemm]), func(b *testing.B) {
 				runtime.LockOSThread()
 				defer runtime.UnlockOSThread()
+				var buf []byte // the pool thread's scratch
 				c0 := threadCPUTime()
 				for b.Loop() {
 					if gemm {
-						k.ifGemm(kind, w.Data, rb, a, lda, nb, n, dst, rows, rows, false)
+						k.ifGemm(kind, w.Data, rb, a, lda, nb, n, dst, rows, rows, false, &buf)
 						continue
 					}
 					for b0 := 0; b0 < rows; b0 += quantRows {
 						b1 := min(b0+quantRows, rows)
 						for tok := range n {
-							k.kGemv(kind, w.Data[b0*rb:b1*rb], rb, a[tok*lda:(tok+1)*lda], nb, dst[tok*rows+b0:tok*rows+b1], false)
+							k.kGemv(kind, w.Data[b0*rb:b1*rb], rb, a[tok*lda:(tok+1)*lda], nb, dst[tok*rows+b0:tok*rows+b1], false, &buf)
 						}
 					}
 				}

@@ -3,7 +3,6 @@
 package cpu
 
 import (
-	"sync"
 	"unsafe"
 
 	"github.com/weftrun/weft/kernels/quant"
@@ -30,15 +29,12 @@ func gemv4Q2SVNNI(w unsafe.Pointer, ldw uintptr, xt, xp unsafe.Pointer, nb int, 
 //go:noescape
 func ifmPrep(x unsafe.Pointer, n int, xp unsafe.Pointer)
 
-// ifmBufs holds the activations that ifmPrep prepares (128 bytes per 64
-// values), one buffer per concurrent ifMoreGemv.
-var ifmBufs = sync.Pool{New: func() any { return new([]byte) }}
-
 // ifMoreGemv computes dst[r] (+)= w_r·a for len(dst) rows of nb blocks of
 // the Inferflow format of kind (wkIfQ6, wkIfQ5, wkIfQ4S, wkIfQ3 or
 // wkIfQ2), ldw bytes apart; a is a row of Q8_0 blocks. The results are
-// kernels/quant's to the last bit.
-func (k Kernels) ifMoreGemv(kind wkind, w []byte, ldw int, a []byte, nb int, dst []float32, acc bool) {
+// kernels/quant's to the last bit. The activations that ifmPrep prepares
+// (128 bytes per 64 values) go in *buf (growScratch).
+func (k Kernels) ifMoreGemv(kind wkind, w []byte, ldw int, a []byte, nb int, dst []float32, acc bool, buf *[]byte) {
 	rows := len(dst)
 	if rows == 0 {
 		return
@@ -74,18 +70,13 @@ func (k Kernels) ifMoreGemv(kind wkind, w []byte, ldw int, a []byte, nb int, dst
 		// scales and sums, once for all the rows; an odd last block of a
 		// 32-value format is read in place.
 		np := nb * elems / 64
-		bp := ifmBufs.Get().(*[]byte)
-		if cap(*bp) < np*128+64 {
-			*bp = make([]byte, np*128+64)
-		}
-		xp := alignedBytes((*bp)[:cap(*bp)], np*128+1)
+		xp := alignedBytes(growScratch(buf, np*128+64), np*128+1)
 		xt := unsafe.Pointer(&a[0])
 		if nb*elems%64 != 0 {
 			xt = unsafe.Pointer(&a[(nb-1)*34])
 		}
 		ifmPrep(unsafe.Pointer(&a[0]), np, unsafe.Pointer(&xp[0]))
 		gemv(unsafe.Pointer(&w[0]), uintptr(ldw), xt, unsafe.Pointer(&xp[0]), nb, &dst[0], q, ac)
-		ifmBufs.Put(bp)
 	}
 	for r := 4 * q; r < rows; r++ {
 		put(dst, r, dot(w[r*ldw:], a, nb*elems), acc)

@@ -55,7 +55,7 @@ func testInferflowMoreGemv(t *testing.T, r *rand.Rand, dt tensor.DType) {
 			quant.QuantizeActivationQ8_0(act, x)
 			for _, acc := range []bool{false, true} {
 				dst, check := guarded(rows, 0.5)
-				Detect().kGemv(kind, w.Data, w.RowBytes(), act, nb, dst, acc)
+				Detect().kGemv(kind, w.Data, w.RowBytes(), act, nb, dst, acc, nil)
 				check(t)
 				for i := range dst {
 					want := quant.Dot(dt, w.Row(i), act, cols)

@@ -7,7 +7,7 @@ package cpu
 // token by token through kGemv (the multi-token kernel is amd64's).
 func (k Kernels) iq4nlGemm(w []byte, ldw int, a []byte, lda, nb, n int, dst []float32, ldd, rows int, acc bool, scratch []byte) {
 	for t := range n {
-		k.kGemv(wkIQ4NB, w, ldw, a[t*lda:(t+1)*lda], nb, dst[t*ldd:t*ldd+rows], acc)
+		k.kGemv(wkIQ4NB, w, ldw, a[t*lda:(t+1)*lda], nb, dst[t*ldd:t*ldd+rows], acc, nil)
 	}
 }
 

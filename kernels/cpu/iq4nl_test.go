@@ -50,7 +50,7 @@ func testIQ4_NLGemv(t *testing.T, kind wkind, dot quant.DotFunc) {
 		quant.QuantizeActivationQ8_0(act, x)
 		for _, acc := range []bool{false, true} {
 			dst, check := guarded(sh.rows, 0.5)
-			Detect().kGemv(kind, w.Data, w.RowBytes(), act, sh.cols/32, dst, acc)
+			Detect().kGemv(kind, w.Data, w.RowBytes(), act, sh.cols/32, dst, acc, nil)
 			check(t)
 			for i := range dst {
 				want := dot(w.Row(i), act, sh.cols)

@@ -59,9 +59,9 @@ func (k Kernels) hasKQGemm(kind wkind) bool {
 // kind, ldw bytes apart, as kGemv does token by token, to the last bit:
 // for Q3_K each row unpacked once for 16 tokens, then (and for the other
 // kinds) pairs of rows unpacked once for 8 tokens (4 for the last 4..7),
-// the tokens left over through kGemv, a last odd row through
+// the tokens left over through kGemv (with buf), a last odd row through
 // kernels/quant.
-func (k Kernels) kqGemm(kind wkind, w []byte, ldw int, a []byte, lda, nb, n int, dst []float32, ldd, rows int, acc bool) {
+func (k Kernels) kqGemm(kind wkind, w []byte, ldw int, a []byte, lda, nb, n int, dst []float32, ldd, rows int, acc bool, buf *[]byte) {
 	if rows == 0 || n == 0 {
 		return
 	}
@@ -123,6 +123,6 @@ func (k Kernels) kqGemm(kind wkind, w []byte, ldw int, a []byte, lda, nb, n int,
 		}
 	}
 	for ; t < n; t++ {
-		k.kGemv(kind, w, ldw, a[t*lda:(t+1)*lda], nb, dst[t*ldd:t*ldd+rows], acc)
+		k.kGemv(kind, w, ldw, a[t*lda:(t+1)*lda], nb, dst[t*ldd:t*ldd+rows], acc, buf)
 	}
 }

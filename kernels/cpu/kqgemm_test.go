@@ -71,7 +71,7 @@ func TestKQuantGemm(t *testing.T) {
 				}
 				for _, acc := range []bool{false, true} {
 					dst, check := guarded(n*ldd, 0.5)
-					k.kqGemm(kind, w.Data, w.RowBytes(), a, lda, nb, n, dst, ldd, sh.rows, acc)
+					k.kqGemm(kind, w.Data, w.RowBytes(), a, lda, nb, n, dst, ldd, sh.rows, acc, nil)
 					check(t)
 					for tok := range n {
 						for i := range ldd {
@@ -121,16 +121,17 @@ func BenchmarkKQuantGemm(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/%s", dt, map[bool]string{true: "gemm", false: "gemv"}[gemm]), func(b *testing.B) {
 				runtime.LockOSThread()
 				defer runtime.UnlockOSThread()
+				var buf []byte // the pool thread's scratch
 				c0 := threadCPUTime()
 				for b.Loop() {
 					for b0 := 0; b0 < rows; b0 += quantRows {
 						b1 := min(b0+quantRows, rows)
 						if gemm {
-							k.kqGemm(kind, w.Data[b0*rb:b1*rb], rb, a, lda, nb, n, dst[b0:], rows, b1-b0, false)
+							k.kqGemm(kind, w.Data[b0*rb:b1*rb], rb, a, lda, nb, n, dst[b0:], rows, b1-b0, false, &buf)
 							continue
 						}
 						for tok := range n {
-							k.kGemv(kind, w.Data[b0*rb:b1*rb], rb, a[tok*lda:(tok+1)*lda], nb, dst[tok*rows+b0:tok*rows+b1], false)
+							k.kGemv(kind, w.Data[b0*rb:b1*rb], rb, a[tok*lda:(tok+1)*lda], nb, dst[tok*rows+b0:tok*rows+b1], false, &buf)
 						}
 					}
 				}

@@ -39,11 +39,13 @@ func (k Kernels) hasKQuant(kind wkind) bool {
 
 // kGemv computes dst[r] (+)= w_r·a for len(dst) rows of nb K-quant blocks,
 // ldw bytes apart; a is a row of Q8_K blocks (for Inferflow's kinds, of
-// Q8_0 blocks: see ifGemv).
-func (k Kernels) kGemv(kind wkind, w []byte, ldw int, a []byte, nb int, dst []float32, acc bool) {
+// Q8_0 blocks: see ifGemv). The kernels that prepare the activations
+// first (Inferflow's formats but Q4_B64T1 and Q3H_B64T1 at AVX-512 VNNI,
+// Q2_K and Q3_K) do it in *buf, grown as needed (growScratch).
+func (k Kernels) kGemv(kind wkind, w []byte, ldw int, a []byte, nb int, dst []float32, acc bool, buf *[]byte) {
 	if k.level < AVX512VNNI {
 		if k.hasIfAVX2(kind) {
-			k.ifGemvAVX2(kind, w, ldw, a, nb, dst, acc)
+			k.ifGemvAVX2(kind, w, ldw, a, nb, dst, acc, buf)
 			return
 		}
 		k.kGemvAVX2(kind, w, ldw, a, nb, dst, acc)
@@ -54,13 +56,13 @@ func (k Kernels) kGemv(kind wkind, w []byte, ldw int, a []byte, nb int, dst []fl
 		k.ifGemv(kind, w, ldw, a, nb, dst, acc)
 		return
 	case wkIfQ6, wkIfQ5, wkIfQ4S, wkIfQ3, wkIfQ2:
-		k.ifMoreGemv(kind, w, ldw, a, nb, dst, acc)
+		k.ifMoreGemv(kind, w, ldw, a, nb, dst, acc, buf)
 		return
 	case wkIQ4NL, wkIQ4NB:
 		k.iq4nlGemv(w, ldw, a, nb, dst, acc, kind == wkIQ4NB)
 		return
 	case wkQ2_K, wkQ3_K:
-		k.kGemvX(kind, w, ldw, a, nb, dst, acc)
+		k.kGemvX(kind, w, ldw, a, nb, dst, acc, buf)
 		return
 	}
 	rows := len(dst)

@@ -32,8 +32,9 @@ func (k Kernels) hasKQuant(kind wkind) bool {
 }
 
 // kGemv computes dst[r] (+)= w_r·a for len(dst) rows of nb K-quant blocks,
-// ldw bytes apart; a is a row of Q8_K blocks.
-func (k Kernels) kGemv(kind wkind, w []byte, ldw int, a []byte, nb int, dst []float32, acc bool) {
+// ldw bytes apart; a is a row of Q8_K blocks; buf is unused (no kernel
+// here needs scratch).
+func (k Kernels) kGemv(kind wkind, w []byte, ldw int, a []byte, nb int, dst []float32, acc bool, buf *[]byte) {
 	rows := len(dst)
 	if rows == 0 || nb == 0 {
 		if !acc {

@@ -108,7 +108,7 @@ func TestInferflowGemv(t *testing.T) {
 			quant.QuantizeActivationQ8_0(act, x)
 			for _, acc := range []bool{false, true} {
 				dst, check := guarded(sh.rows, 0.5)
-				Detect().kGemv(kind, w.Data, w.RowBytes(), act, sh.cols/64, dst, acc)
+				Detect().kGemv(kind, w.Data, w.RowBytes(), act, sh.cols/64, dst, acc, nil)
 				check(t)
 				for i := range dst {
 					want := quant.Dot(dt, w.Row(i), act, sh.cols)
@@ -163,7 +163,7 @@ func checkKGemv(t *testing.T, dt tensor.DType, kind wkind, w Matrix, act []byte)
 	t.Helper()
 	for _, acc := range []bool{false, true} {
 		dst, check := guarded(w.Rows, 0.5)
-		Detect().kGemv(kind, w.Data, w.RowBytes(), act, w.Cols/256, dst, acc)
+		Detect().kGemv(kind, w.Data, w.RowBytes(), act, w.Cols/256, dst, acc, nil)
 		check(t)
 		for i := range dst {
 			want := quant.Dot(dt, w.Row(i), act, w.Cols)

@@ -62,7 +62,7 @@ func TestKQuantGemvAVX2(t *testing.T) {
 			for _, k := range ks {
 				for _, acc := range []bool{false, true} {
 					dst, check := guarded(sh.rows, 0.5)
-					k.kGemv(kd.kind, w.Data, w.RowBytes(), act, sh.cols/256, dst, acc)
+					k.kGemv(kd.kind, w.Data, w.RowBytes(), act, sh.cols/256, dst, acc, nil)
 					check(t)
 					for i := range dst {
 						want := quant.Dot(kd.dt, w.Row(i), act, sh.cols)
@@ -150,7 +150,7 @@ func TestIQ4_NLGemvAVX2(t *testing.T) {
 			}{{wkIQ4NL, quant.DotIQ4_NLQ8_0}, {wkIQ4NB, quant.DotIQ4_NLQ8_0Batch}} {
 				for _, acc := range []bool{false, true} {
 					dst, check := guarded(sh.rows, 0.5)
-					k.kGemv(kd.kind, w.Data, w.RowBytes(), act, sh.cols/32, dst, acc)
+					k.kGemv(kd.kind, w.Data, w.RowBytes(), act, sh.cols/32, dst, acc, nil)
 					check(t)
 					for i := range dst {
 						want := kd.dot(w.Row(i), act, sh.cols)

@@ -3,7 +3,6 @@
 package cpu
 
 import (
-	"sync"
 	"unsafe"
 
 	"github.com/weftrun/weft/kernels/quant"
@@ -20,11 +19,9 @@ const (
 	kqxBlock3 = 1088 // Q3_K
 )
 
-// kqxPool holds the per-call buffers of regrouped activations.
-var kqxPool = sync.Pool{New: func() any { return new([]byte) }}
-
-// kGemvX is kGemv for Q2_K and Q3_K weights.
-func (k Kernels) kGemvX(kind wkind, w []byte, ldw int, a []byte, nb int, dst []float32, acc bool) {
+// kGemvX is kGemv for Q2_K and Q3_K weights; it regroups the activations
+// in *buf (growScratch).
+func (k Kernels) kGemvX(kind wkind, w []byte, ldw int, a []byte, nb int, dst []float32, acc bool, buf *[]byte) {
 	rows := len(dst)
 	if rows == 0 {
 		return
@@ -41,13 +38,8 @@ func (k Kernels) kGemvX(kind wkind, w []byte, ldw int, a []byte, nb int, dst []f
 		if acc {
 			ac = 1
 		}
-		bp := kqxPool.Get().(*[]byte)
-		if n := nb*xb + 64; cap(*bp) < n {
-			*bp = make([]byte, n)
-		}
-		xr := alignedBytes((*bp)[:nb*xb+64], nb*xb)
+		xr := alignedBytes(growScratch(buf, nb*xb+64), nb*xb)
 		gemv(unsafe.Pointer(&w[0]), uintptr(ldw), unsafe.Pointer(&a[0]), nb, &dst[0], q, ac, unsafe.Pointer(&xr[0]))
-		kqxPool.Put(bp)
 	}
 	for r := 4 * q; r < rows; r++ {
 		put(dst, r, dot(w[r*ldw:], a, nb*256), acc)

@@ -235,15 +235,25 @@ type mmTask struct {
 	acc     bool
 	jobs    [maxJobs]mmJob
 	njobs   int
-	scratch [][]byte // per thread: unpacked weights of the prefill GEMM
+	scratch [][]byte // per thread: unpacked weights, prepared activations
 }
 
 // scratchFor returns thread w's scratch buffer of at least n bytes.
-func (t *mmTask) scratchFor(w, n int) []byte {
-	if cap(t.scratch[w]) < n {
-		t.scratch[w] = make([]byte, n)
+func (t *mmTask) scratchFor(w, n int) []byte { return growScratch(&t.scratch[w], n) }
+
+// growScratch returns the first n bytes of *buf, which it first replaces
+// by a new buffer of n bytes if it is shorter; with a nil buf it returns a
+// new buffer. Kernels that need scratch of a size they compute take a
+// *[]byte: in a matmul, their pool thread's scratch (mmTask.scratch), grown
+// once to the largest shape and reused.
+func growScratch(buf *[]byte, n int) []byte {
+	if buf == nil {
+		return make([]byte, n)
 	}
-	return t.scratch[w][:n]
+	if cap(*buf) < n {
+		*buf = make([]byte, n)
+	}
+	return (*buf)[:n]
 }
 
 // mmState is the reusable state of a Pool's matmuls: it makes a matmul
@@ -692,7 +702,8 @@ func (t *mmTask) floatRowsTiles(w int, j *mmJob, r0, r1 int) {
 }
 
 // kRows computes rows [r0, r1) of a SIMD K-quant, IQ4_NL or Inferflow
-// job on pool thread w (whose scratch the tiles use): for several tokens
+// job on pool thread w (whose scratch the tiles, and the kernels that
+// prepare their activations, use): for several tokens
 // the prefill kernels where the level has them (ifGemm, kqgemm, the
 // IQ4_NL tiles, the AVX2 tiles of kGemmY), otherwise matrix-vector
 // products swept over blocks of rows that stay in cache.
@@ -700,7 +711,7 @@ func (t *mmTask) kRows(w int, j *mmJob, r0, r1 int) {
 	n, ldd, rb := t.n, j.w.Rows, j.rb
 	nb := j.w.Cols / j.w.DType.BlockSize()
 	if n > 1 && t.k.hasIfGemm(j.kind) {
-		t.k.ifGemm(j.kind, j.w.Data[r0*rb:r1*rb], rb, j.act, j.ldx, nb, n, j.dst[r0:], ldd, r1-r0, t.acc)
+		t.k.ifGemm(j.kind, j.w.Data[r0*rb:r1*rb], rb, j.act, j.ldx, nb, n, j.dst[r0:], ldd, r1-r0, t.acc, &t.scratch[w])
 		return
 	}
 	if j.kind == wkIQ4NB && j.af == afQ8Y {
@@ -728,11 +739,11 @@ func (t *mmTask) kRows(w int, j *mmJob, r0, r1 int) {
 			continue
 		}
 		if n > 1 && t.k.hasKQGemm(j.kind) {
-			t.k.kqGemm(j.kind, j.w.Data[b0*rb:b1*rb], rb, j.act, j.ldx, nb, n, j.dst[b0:], ldd, b1-b0, t.acc)
+			t.k.kqGemm(j.kind, j.w.Data[b0*rb:b1*rb], rb, j.act, j.ldx, nb, n, j.dst[b0:], ldd, b1-b0, t.acc, &t.scratch[w])
 			continue
 		}
 		for tok := range n {
-			t.k.kGemv(j.kind, j.w.Data[b0*rb:b1*rb], rb, j.act[tok*j.ldx:(tok+1)*j.ldx], nb, j.dst[tok*ldd+b0:tok*ldd+b1], t.acc)
+			t.k.kGemv(j.kind, j.w.Data[b0*rb:b1*rb], rb, j.act[tok*j.ldx:(tok+1)*j.ldx], nb, j.dst[tok*ldd+b0:tok*ldd+b1], t.acc, &t.scratch[w])
 		}
 	}
 }

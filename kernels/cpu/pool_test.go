@@ -2,12 +2,15 @@ package cpu
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/weftrun/weft/tensor"
 )
 
 // countTask counts how often each item is visited.
@@ -240,6 +243,81 @@ func TestNoAllocations(t *testing.T) {
 		if a := testing.AllocsPerRun(20, f); a != 0 {
 			t.Errorf("%s: %v allocations per call", name, a)
 		}
+	}
+}
+
+// TestKernelScratchNoAllocations checks that the kernels which prepare
+// their activations in scratch (Inferflow's formats, one token and
+// several, at the AVX-512 VNNI and AVX2 levels; Q2_K and Q3_K's regrouped
+// Q8_K activations; the other K-quants and IQ4_NL beside them) take it
+// from the pool's threads and allocate nothing per MatMul once it has
+// grown. The matrices are large enough for both threads to get rows.
+// Calls that find the pool busy, and run on private buffers, give the
+// same bits.
+func TestKernelScratchNoAllocations(t *testing.T) {
+	types := []tensor.DType{
+		tensor.Q6_B64T1, tensor.Q5_B64T1, tensor.Q4_B32T1, tensor.Q4_B64T1,
+		tensor.Q3H_B64T1, tensor.Q3_B32T1, tensor.Q2_B32T1,
+		tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.IQ4_NL,
+	}
+	const rows, cols = 264, 1024 // 264: rows left over by 16-row blocks
+	r := newTestRand()
+	x := randRow(r, 20*cols, 1)
+	dst := make([]float32, 20*rows)
+	busy := [2][]float32{make([]float32, 20*rows), make([]float32, 20*rows)}
+	ran := false
+	for _, l := range []Level{AVX512VNNI, AVX2} {
+		k := Detect().Limit(l)
+		if k.Level() != l {
+			continue
+		}
+		ran = true
+		p := NewPoolKernels(2, k)
+		for _, dt := range types {
+			w := randomMatrix(t, r, dt, rows, cols)
+			ws := []Matrix{w}
+			if wp := randomMatrix(t, r, dt, rows, cols); (dt == tensor.Q4_B64T1 || dt == tensor.Q3H_B64T1) && k.hasIfPack() {
+				p.PackWeight(wp) // in strips, as a model's load leaves them
+				ws = append(ws, wp)
+			}
+			for i, w := range ws {
+				// 1: matrix-vector; 3: groups of two and an odd token;
+				// 8, 20: the multi-token kernels' groups.
+				for _, n := range []int{1, 3, 8, 20} {
+					f := func() {
+						if err := MatMul(p, dst, w, x, n); err != nil {
+							t.Fatal(err)
+						}
+					}
+					for range 3 {
+						f() // grow every thread's scratch
+					}
+					if a := testing.AllocsPerRun(10, f); a != 0 {
+						t.Errorf("%s %s (strips: %v) n=%d: %v allocations per MatMul", l, dt, i == 1, n, a)
+					}
+					// Two MatMuls at once inside a dispatch: the pool is
+					// busy, each runs on its own buffers.
+					p.Parallel(2, 1, func(lo, hi int) {
+						for c := lo; c < hi; c++ {
+							if err := MatMul(p, busy[c], w, x, n); err != nil {
+								t.Error(err)
+							}
+						}
+					})
+					for c := range busy {
+						for j, v := range dst[:n*rows] {
+							if math.Float32bits(busy[c][j]) != math.Float32bits(v) {
+								t.Fatalf("%s %s (strips: %v) n=%d: busy pool out[%d] = %v, want %v", l, dt, i == 1, n, j, busy[c][j], v)
+							}
+						}
+					}
+				}
+			}
+		}
+		p.Close()
+	}
+	if !ran {
+		t.Skip("no AVX2 on this machine")
 	}
 }
 
