@@ -25,7 +25,7 @@ func gemv4x2Q4_1VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, dx uintptr
 func gemv4x2Q5_1VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, dx uintptr, nb int, y *float32, dy uintptr, q int, acc int)
 
 // hasLegacyQ reports SIMD kernels for Q5_0, Q4_1 and Q5_1 weights.
-func (k Kernels) hasLegacyQ() bool { return k.level >= AVX512VNNI }
+func (k Kernels) hasLegacyQ() bool { return false }
 
 // legacyGemv computes dst[r] (+)= w_r·a for len(dst) rows of nb blocks of
 // kind (wkQ5_0, wkQ4_1 or wkQ5_1), ldw bytes apart, starting at w; a is in

@@ -117,7 +117,9 @@ func TestLegacyMatMul(t *testing.T) {
 			w := randomMatrix(t, r, dt, sh.rows, sh.cols)
 			x := randRow(r, sh.n*sh.cols, 1)
 			dot, _ := quant.DotFor(dt)
-			act := make([]byte, sh.cols/32*34)
+			at := quant.ActivationType(dt)
+			ab, _ := at.RowBytes(sh.cols)
+			act := make([]byte, ab)
 			for _, level := range Levels() {
 				pool := NewPoolKernels(2, Detect().Limit(level))
 				for _, acc := range []bool{false, true} {
@@ -135,7 +137,9 @@ func TestLegacyMatMul(t *testing.T) {
 						t.Fatal(err)
 					}
 					for tok := range sh.n {
-						quant.QuantizeActivationQ8_0(act, x[tok*sh.cols:(tok+1)*sh.cols])
+						if err := quant.QuantizeActivation(at, act, x[tok*sh.cols:(tok+1)*sh.cols]); err != nil {
+							t.Fatal(err)
+						}
 						for row := range sh.rows {
 							want := dot(w.Row(row), act, sh.cols)
 							if acc {

@@ -113,6 +113,7 @@ const (
 	afQ8I                   // layout I (ifpack.go), Inferflow strips
 	afBF16                  // bfloat16, rounded as ggml does
 	afQ8Y                   // layout Y (q8tiley.go), AVX2 prefill
+	afQ8_1                  // ggml Q8_1 blocks (Q4_1 and Q5_1 weights)
 	nActFormats
 )
 
@@ -137,6 +138,8 @@ func (f actFormat) rowBytes(cols int) int {
 		return 2 * cols
 	case afQ8Y:
 		return q8yRowBytes(cols)
+	case afQ8_1:
+		return cols / 32 * 36
 	}
 	return 4 * cols
 }
@@ -197,8 +200,11 @@ func (k Kernels) classify(d tensor.DType) (wkind, floatType, actFormat) {
 	if kind, ok := legacyKind(d); ok && k.hasLegacyQ() {
 		return kind, 0, afQ8A
 	}
-	if quant.ActivationType(d) == tensor.Q8_K {
+	switch quant.ActivationType(d) {
+	case tensor.Q8_K:
 		return wkQuant, 0, afQ8_K
+	case tensor.Q8_1:
+		return wkQuant, 0, afQ8_1
 	}
 	return wkQuant, 0, afQ8_0
 }
@@ -788,6 +794,8 @@ func (t *packTask) Run(lo, hi int) {
 			t.k.toBF16Row(bytesAsU16(d), x)
 		case afQ8Y:
 			t.k.packQ8Y(d, x)
+		case afQ8_1:
+			quant.QuantizeActivationQ8_1(d, x)
 		}
 	}
 }
