@@ -76,9 +76,9 @@ const (
 	wkIQ4NB               // wkIQ4NL for 2 or more tokens (ggml's batched order)
 	wkQuant               // kernels/quant dot products, row by row
 	wkBF16DP              // BF16 × bfloat16 activations on VDPBF16PS (bf16dp.go)
-	wkQ5_0                // SIMD Q5_0 × activations in layout A (legacyq.go)
-	wkQ4_1                // SIMD Q4_1 × activations in layout A
-	wkQ5_1                // SIMD Q5_1 × activations in layout A
+	wkQ5_0                // SIMD Q5_0 × Q8_0 activations (legacyq.go)
+	wkQ4_1                // SIMD Q4_1 × Q8_1 activations
+	wkQ5_1                // SIMD Q5_1 × Q8_1 activations
 )
 
 // ifMoreKind returns the SIMD kind of Inferflow's Q6_B64T1, Q5_B64T1,
@@ -198,7 +198,10 @@ func (k Kernels) classify(d tensor.DType) (wkind, floatType, actFormat) {
 		return wkIQ4NL, 0, afQ8_0
 	}
 	if kind, ok := legacyKind(d); ok && k.hasLegacyQ() {
-		return kind, 0, afQ8A
+		if kind == wkQ5_0 {
+			return kind, 0, afQ8_0
+		}
+		return kind, 0, afQ8_1
 	}
 	switch quant.ActivationType(d) {
 	case tensor.Q8_K:
