@@ -4,52 +4,132 @@ package cpu
 
 import "unsafe"
 
-// AVX2 kernels for Q5_0, Q4_1 and Q5_1 weights (legacyy_amd64.s), one
-// to four tokens at a time.
+// AVX2 and AVX-512 VNNI kernels for Q5_0, Q4_1 and Q5_1 weights
+// (legacyy_amd64.s), one to four tokens at a time.
 
 //go:noescape
-func gemvQ5_0x1AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+func gemvQ5_0r4t1AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
 
 //go:noescape
-func gemvQ5_0x2AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+func gemvQ5_0r1t1AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
 
 //go:noescape
-func gemvQ5_0x3AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+func gemvQ5_0r2t2AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
 
 //go:noescape
-func gemvQ5_0x4AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+func gemvQ5_0r1t2AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
 
 //go:noescape
-func gemvQ4_1x1AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+func gemvQ5_0r1t3AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
 
 //go:noescape
-func gemvQ4_1x2AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+func gemvQ5_0r1t4AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
 
 //go:noescape
-func gemvQ4_1x3AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+func gemvQ4_1r4t1AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
 
 //go:noescape
-func gemvQ4_1x4AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+func gemvQ4_1r1t1AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
 
 //go:noescape
-func gemvQ5_1x1AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+func gemvQ4_1r2t2AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
 
 //go:noescape
-func gemvQ5_1x2AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+func gemvQ4_1r1t2AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
 
 //go:noescape
-func gemvQ5_1x3AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+func gemvQ4_1r1t3AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
 
 //go:noescape
-func gemvQ5_1x4AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+func gemvQ4_1r1t4AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
 
-// legacyKernels are the kernels of wkQ5_0, wkQ4_1 and wkQ5_1 by their
-// number of tokens less one.
-var legacyKernels = [3][4]func(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int){
-	{gemvQ5_0x1AVX2, gemvQ5_0x2AVX2, gemvQ5_0x3AVX2, gemvQ5_0x4AVX2},
-	{gemvQ4_1x1AVX2, gemvQ4_1x2AVX2, gemvQ4_1x3AVX2, gemvQ4_1x4AVX2},
-	{gemvQ5_1x1AVX2, gemvQ5_1x2AVX2, gemvQ5_1x3AVX2, gemvQ5_1x4AVX2},
-}
+//go:noescape
+func gemvQ5_1r4t1AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ5_1r1t1AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ5_1r2t2AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ5_1r1t2AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ5_1r1t3AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ5_1r1t4AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ5_0r4t1VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ5_0r1t1VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ5_0r2t2VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ5_0r1t2VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ5_0r1t3VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ5_0r1t4VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ4_1r4t1VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ4_1r1t1VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ4_1r2t2VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ4_1r1t2VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ4_1r1t3VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ4_1r1t4VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ5_1r4t1VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ5_1r1t1VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ5_1r2t2VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ5_1r1t2VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ5_1r1t3VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ5_1r1t4VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+// legacyKernel is the signature of the kernels.
+type legacyKernel func(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+// legacyKernels are the kernels of wkQ5_0, wkQ4_1 and wkQ5_1 by level
+// (AVX2, AVX-512 VNNI) and shape, rows × tokens: 4×1, 1×1, 2×2, 1×2, 1×3,
+// 1×4.
+var legacyKernels = [2][3][6]legacyKernel{{
+	{gemvQ5_0r4t1AVX2, gemvQ5_0r1t1AVX2, gemvQ5_0r2t2AVX2, gemvQ5_0r1t2AVX2, gemvQ5_0r1t3AVX2, gemvQ5_0r1t4AVX2},
+	{gemvQ4_1r4t1AVX2, gemvQ4_1r1t1AVX2, gemvQ4_1r2t2AVX2, gemvQ4_1r1t2AVX2, gemvQ4_1r1t3AVX2, gemvQ4_1r1t4AVX2},
+	{gemvQ5_1r4t1AVX2, gemvQ5_1r1t1AVX2, gemvQ5_1r2t2AVX2, gemvQ5_1r1t2AVX2, gemvQ5_1r1t3AVX2, gemvQ5_1r1t4AVX2},
+}, {
+	{gemvQ5_0r4t1VNNI, gemvQ5_0r1t1VNNI, gemvQ5_0r2t2VNNI, gemvQ5_0r1t2VNNI, gemvQ5_0r1t3VNNI, gemvQ5_0r1t4VNNI},
+	{gemvQ4_1r4t1VNNI, gemvQ4_1r1t1VNNI, gemvQ4_1r2t2VNNI, gemvQ4_1r1t2VNNI, gemvQ4_1r1t3VNNI, gemvQ4_1r1t4VNNI},
+	{gemvQ5_1r4t1VNNI, gemvQ5_1r1t1VNNI, gemvQ5_1r2t2VNNI, gemvQ5_1r1t2VNNI, gemvQ5_1r1t3VNNI, gemvQ5_1r1t4VNNI},
+}}
 
 // hasLegacyQ reports SIMD kernels for Q5_0, Q4_1 and Q5_1 weights.
 func (k Kernels) hasLegacyQ() bool { return k.level >= AVX2 }
@@ -82,10 +162,33 @@ func (k Kernels) legacyGemm(kind wkind, w []byte, ldw int, a []byte, lda, nb, n 
 	if acc {
 		ac = 1
 	}
-	ks := &legacyKernels[kind-wkQ5_0]
+	lv := 0
+	if k.level >= AVX512VNNI {
+		lv = 1
+	}
+	ks := &legacyKernels[lv][kind-wkQ5_0]
 	for t := 0; t < n; t += 4 {
-		g := min(4, n-t)
-		ks[g-1](unsafe.Pointer(&w[0]), uintptr(ldw), unsafe.Pointer(&a[t*lda]), uintptr(lda), nb,
-			&dst[t*ldd], uintptr(4*ldd), rows, ac)
+		// Groups of up to 4 tokens, each run over the rows in groups of
+		// 4 rows for 1 token and of 2 for 2, then one row at a time.
+		var group, one legacyKernel
+		var nr int
+		switch g := min(4, n-t); g {
+		case 1:
+			group, nr, one = ks[0], 4, ks[1]
+		case 2:
+			group, nr, one = ks[2], 2, ks[3]
+		default:
+			one = ks[g+1]
+		}
+		x := unsafe.Pointer(&a[t*lda])
+		r := 0
+		if nr > 0 {
+			if r = rows / nr * nr; r > 0 {
+				group(unsafe.Pointer(&w[0]), uintptr(ldw), x, uintptr(lda), nb, &dst[t*ldd], uintptr(4*ldd), r, ac)
+			}
+		}
+		if r < rows {
+			one(unsafe.Pointer(&w[r*ldw]), uintptr(ldw), x, uintptr(lda), nb, &dst[t*ldd+r], uintptr(4*ldd), rows-r, ac)
+		}
 	}
 }

@@ -34,13 +34,179 @@ DATA ly10<>+16(SB)/8, $0x1010101010101010
 DATA ly10<>+24(SB)/8, $0x1010101010101010
 GLOBL ly10<>(SB), RODATA|NOPTR, $32
 
-// func gemvQ5_0x1AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+// func gemvQ5_0r4t1AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
 // Requires: AVX, AVX2, F16C, FMA3
-TEXT ·gemvQ5_0x1AVX2(SB), NOSPLIT, $0-72
-	// For each of nrows rows r of nb Q5_0 blocks (ldw bytes apart) and each of
-	// 1 tokens t (rows of nb Q8_0 blocks at x, ldx bytes apart),
-	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
-	// sum); nb > 0.
+TEXT ·gemvQ5_0r4t1AVX2(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q5_0 blocks (ldw bytes apart; nrows a
+	// multiple of 4) and each of 1 tokens t (rows of nb Q8_0 blocks at x,
+	// ldx bytes apart), y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one
+	// addition after the sum); nb > 0.
+	MOVQ         w+0(FP), SI
+	MOVQ         ldw+8(FP), R8
+	MOVQ         x+16(FP), DI
+	MOVQ         ldx+24(FP), BX
+	MOVQ         nb+32(FP), CX
+	MOVQ         y+40(FP), DX
+	MOVQ         ldy+48(FP), R10
+	MOVQ         nrows+56(FP), R14
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+	VPCMPEQW     Y10, Y10, Y10
+	VPSRLW       $0x0f, Y10, Y10
+	SHRQ         $0x02, R14
+	MOVQ         R14, R9
+	IMULQ        R8, R9
+	LEAQ         (R9)(R9*2), BX
+	MOVQ         R14, R10
+	SHLQ         $0x02, R10
+	LEAQ         (R10)(R10*2), AX
+	TESTQ        R14, R14
+	JZ           done
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   CX, R13
+
+blk:
+	VCVTPH2PS      (R12), X4
+	VBROADCASTI128 6(R11), Y13
+	VPSRLVD        lyshr<>+0(SB), Y13, Y13
+	VPAND          Y15, Y13, Y13
+	VPBROADCASTD   2(R11), Y11
+	VPSHUFB        lyshuf<>+0(SB), Y11, Y11
+	VPAND          lysel<>+0(SB), Y11, Y11
+	VPCMPEQB       lysel<>+0(SB), Y11, Y11
+	VPANDN         lyf0<>+0(SB), Y11, Y11
+	VPOR           Y11, Y13, Y13
+	VPABSB         Y13, Y12
+	VCVTPH2PS      (R11), X9
+	VMULSS         X9, X4, X8
+	VBROADCASTSS   X8, Y8
+	VMOVDQU        2(R12), Y14
+	VPSIGNB        Y13, Y14, Y14
+	VPMADDUBSW     Y14, Y12, Y14
+	VPMADDWD       Y10, Y14, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y0
+	VBROADCASTI128 6(R11)(R9*1), Y13
+	VPSRLVD        lyshr<>+0(SB), Y13, Y13
+	VPAND          Y15, Y13, Y13
+	VPBROADCASTD   2(R11)(R9*1), Y11
+	VPSHUFB        lyshuf<>+0(SB), Y11, Y11
+	VPAND          lysel<>+0(SB), Y11, Y11
+	VPCMPEQB       lysel<>+0(SB), Y11, Y11
+	VPANDN         lyf0<>+0(SB), Y11, Y11
+	VPOR           Y11, Y13, Y13
+	VPABSB         Y13, Y12
+	VCVTPH2PS      (R11)(R9*1), X9
+	VMULSS         X9, X4, X8
+	VBROADCASTSS   X8, Y8
+	VMOVDQU        2(R12), Y14
+	VPSIGNB        Y13, Y14, Y14
+	VPMADDUBSW     Y14, Y12, Y14
+	VPMADDWD       Y10, Y14, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y1
+	VBROADCASTI128 6(R11)(R9*2), Y13
+	VPSRLVD        lyshr<>+0(SB), Y13, Y13
+	VPAND          Y15, Y13, Y13
+	VPBROADCASTD   2(R11)(R9*2), Y11
+	VPSHUFB        lyshuf<>+0(SB), Y11, Y11
+	VPAND          lysel<>+0(SB), Y11, Y11
+	VPCMPEQB       lysel<>+0(SB), Y11, Y11
+	VPANDN         lyf0<>+0(SB), Y11, Y11
+	VPOR           Y11, Y13, Y13
+	VPABSB         Y13, Y12
+	VCVTPH2PS      (R11)(R9*2), X9
+	VMULSS         X9, X4, X8
+	VBROADCASTSS   X8, Y8
+	VMOVDQU        2(R12), Y14
+	VPSIGNB        Y13, Y14, Y14
+	VPMADDUBSW     Y14, Y12, Y14
+	VPMADDWD       Y10, Y14, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y2
+	VBROADCASTI128 6(R11)(BX*1), Y13
+	VPSRLVD        lyshr<>+0(SB), Y13, Y13
+	VPAND          Y15, Y13, Y13
+	VPBROADCASTD   2(R11)(BX*1), Y11
+	VPSHUFB        lyshuf<>+0(SB), Y11, Y11
+	VPAND          lysel<>+0(SB), Y11, Y11
+	VPCMPEQB       lysel<>+0(SB), Y11, Y11
+	VPANDN         lyf0<>+0(SB), Y11, Y11
+	VPOR           Y11, Y13, Y13
+	VPABSB         Y13, Y12
+	VCVTPH2PS      (R11)(BX*1), X9
+	VMULSS         X9, X4, X8
+	VBROADCASTSS   X8, Y8
+	VMOVDQU        2(R12), Y14
+	VPSIGNB        Y13, Y14, Y14
+	VPMADDUBSW     Y14, Y12, Y14
+	VPMADDWD       Y10, Y14, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y3
+	ADDQ           $0x16, R11
+	ADDQ           $0x22, R12
+	DECQ           R13
+	JNZ            blk
+	VEXTRACTF128   $0x01, Y0, X14
+	VADDPS         X14, X0, X0
+	VPERMILPS      $0x4e, X0, X14
+	VADDPS         X14, X0, X0
+	VPERMILPS      $0xb1, X0, X14
+	VADDSS         X14, X0, X0
+	VEXTRACTF128   $0x01, Y1, X14
+	VADDPS         X14, X1, X1
+	VPERMILPS      $0x4e, X1, X14
+	VADDPS         X14, X1, X1
+	VPERMILPS      $0xb1, X1, X14
+	VADDSS         X14, X1, X1
+	VEXTRACTF128   $0x01, Y2, X14
+	VADDPS         X14, X2, X2
+	VPERMILPS      $0x4e, X2, X14
+	VADDPS         X14, X2, X2
+	VPERMILPS      $0xb1, X2, X14
+	VADDSS         X14, X2, X2
+	VEXTRACTF128   $0x01, Y3, X14
+	VADDPS         X14, X3, X3
+	VPERMILPS      $0x4e, X3, X14
+	VADDPS         X14, X3, X3
+	VPERMILPS      $0xb1, X3, X14
+	VADDSS         X14, X3, X3
+	CMPQ           acc+64(FP), $0x00
+	JEQ            store
+	VADDSS         (DX), X0, X0
+	VADDSS         (DX)(R10*1), X1, X1
+	VADDSS         (DX)(R10*2), X2, X2
+	VADDSS         (DX)(AX*1), X3, X3
+
+store:
+	VMOVSS X0, (DX)
+	VMOVSS X1, (DX)(R10*1)
+	VMOVSS X2, (DX)(R10*2)
+	VMOVSS X3, (DX)(AX*1)
+	ADDQ   $0x04, DX
+	ADDQ   R8, SI
+	DECQ   R14
+	JNZ    row
+
+done:
+	VZEROUPPER
+	RET
+
+// func gemvQ5_0r1t1AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·gemvQ5_0r1t1AVX2(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q5_0 blocks (ldw bytes apart; nrows a
+	// multiple of 1) and each of 1 tokens t (rows of nb Q8_0 blocks at x,
+	// ldx bytes apart), y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one
+	// addition after the sum); nb > 0.
 	MOVQ         w+0(FP), SI
 	MOVQ         ldw+8(FP), R8
 	MOVQ         x+16(FP), DI
@@ -66,6 +232,7 @@ row:
 	MOVQ   CX, R13
 
 blk:
+	VCVTPH2PS      (R12), X4
 	VBROADCASTI128 6(R11), Y13
 	VPSRLVD        lyshr<>+0(SB), Y13, Y13
 	VPAND          Y15, Y13, Y13
@@ -77,8 +244,7 @@ blk:
 	VPOR           Y11, Y13, Y13
 	VPABSB         Y13, Y12
 	VCVTPH2PS      (R11), X9
-	VCVTPH2PS      (R12), X8
-	VMULSS         X9, X8, X8
+	VMULSS         X9, X4, X8
 	VBROADCASTSS   X8, Y8
 	VMOVDQU        2(R12), Y14
 	VPSIGNB        Y13, Y14, Y14
@@ -111,13 +277,159 @@ done:
 	VZEROUPPER
 	RET
 
-// func gemvQ5_0x2AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+// func gemvQ5_0r2t2AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
 // Requires: AVX, AVX2, F16C, FMA3
-TEXT ·gemvQ5_0x2AVX2(SB), NOSPLIT, $0-72
-	// For each of nrows rows r of nb Q5_0 blocks (ldw bytes apart) and each of
-	// 2 tokens t (rows of nb Q8_0 blocks at x, ldx bytes apart),
-	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
-	// sum); nb > 0.
+TEXT ·gemvQ5_0r2t2AVX2(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q5_0 blocks (ldw bytes apart; nrows a
+	// multiple of 2) and each of 2 tokens t (rows of nb Q8_0 blocks at x,
+	// ldx bytes apart), y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one
+	// addition after the sum); nb > 0.
+	MOVQ         w+0(FP), SI
+	MOVQ         ldw+8(FP), R8
+	MOVQ         x+16(FP), DI
+	MOVQ         ldx+24(FP), BX
+	MOVQ         nb+32(FP), CX
+	MOVQ         y+40(FP), DX
+	MOVQ         ldy+48(FP), R10
+	MOVQ         nrows+56(FP), R14
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+	VPCMPEQW     Y10, Y10, Y10
+	VPSRLW       $0x0f, Y10, Y10
+	SHRQ         $0x01, R14
+	MOVQ         R14, R9
+	IMULQ        R8, R9
+	MOVQ         R14, AX
+	SHLQ         $0x02, AX
+	TESTQ        R14, R14
+	JZ           done
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   CX, R13
+
+blk:
+	VBROADCASTI128 6(R11), Y13
+	VPSRLVD        lyshr<>+0(SB), Y13, Y13
+	VPAND          Y15, Y13, Y13
+	VPBROADCASTD   2(R11), Y11
+	VPSHUFB        lyshuf<>+0(SB), Y11, Y11
+	VPAND          lysel<>+0(SB), Y11, Y11
+	VPCMPEQB       lysel<>+0(SB), Y11, Y11
+	VPANDN         lyf0<>+0(SB), Y11, Y11
+	VPOR           Y11, Y13, Y13
+	VPABSB         Y13, Y12
+	VCVTPH2PS      (R11), X9
+	VCVTPH2PS      (R12), X8
+	VMULSS         X9, X8, X8
+	VBROADCASTSS   X8, Y8
+	VMOVDQU        2(R12), Y14
+	VPSIGNB        Y13, Y14, Y14
+	VPMADDUBSW     Y14, Y12, Y14
+	VPMADDWD       Y10, Y14, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y0
+	VCVTPH2PS      (R12)(BX*1), X8
+	VMULSS         X9, X8, X8
+	VBROADCASTSS   X8, Y8
+	VMOVDQU        2(R12)(BX*1), Y14
+	VPSIGNB        Y13, Y14, Y14
+	VPMADDUBSW     Y14, Y12, Y14
+	VPMADDWD       Y10, Y14, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y1
+	VBROADCASTI128 6(R11)(R9*1), Y13
+	VPSRLVD        lyshr<>+0(SB), Y13, Y13
+	VPAND          Y15, Y13, Y13
+	VPBROADCASTD   2(R11)(R9*1), Y11
+	VPSHUFB        lyshuf<>+0(SB), Y11, Y11
+	VPAND          lysel<>+0(SB), Y11, Y11
+	VPCMPEQB       lysel<>+0(SB), Y11, Y11
+	VPANDN         lyf0<>+0(SB), Y11, Y11
+	VPOR           Y11, Y13, Y13
+	VPABSB         Y13, Y12
+	VCVTPH2PS      (R11)(R9*1), X9
+	VCVTPH2PS      (R12), X8
+	VMULSS         X9, X8, X8
+	VBROADCASTSS   X8, Y8
+	VMOVDQU        2(R12), Y14
+	VPSIGNB        Y13, Y14, Y14
+	VPMADDUBSW     Y14, Y12, Y14
+	VPMADDWD       Y10, Y14, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y2
+	VCVTPH2PS      (R12)(BX*1), X8
+	VMULSS         X9, X8, X8
+	VBROADCASTSS   X8, Y8
+	VMOVDQU        2(R12)(BX*1), Y14
+	VPSIGNB        Y13, Y14, Y14
+	VPMADDUBSW     Y14, Y12, Y14
+	VPMADDWD       Y10, Y14, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y3
+	ADDQ           $0x16, R11
+	ADDQ           $0x22, R12
+	DECQ           R13
+	JNZ            blk
+	VEXTRACTF128   $0x01, Y0, X14
+	VADDPS         X14, X0, X0
+	VPERMILPS      $0x4e, X0, X14
+	VADDPS         X14, X0, X0
+	VPERMILPS      $0xb1, X0, X14
+	VADDSS         X14, X0, X0
+	VEXTRACTF128   $0x01, Y1, X14
+	VADDPS         X14, X1, X1
+	VPERMILPS      $0x4e, X1, X14
+	VADDPS         X14, X1, X1
+	VPERMILPS      $0xb1, X1, X14
+	VADDSS         X14, X1, X1
+	VEXTRACTF128   $0x01, Y2, X14
+	VADDPS         X14, X2, X2
+	VPERMILPS      $0x4e, X2, X14
+	VADDPS         X14, X2, X2
+	VPERMILPS      $0xb1, X2, X14
+	VADDSS         X14, X2, X2
+	VEXTRACTF128   $0x01, Y3, X14
+	VADDPS         X14, X3, X3
+	VPERMILPS      $0x4e, X3, X14
+	VADDPS         X14, X3, X3
+	VPERMILPS      $0xb1, X3, X14
+	VADDSS         X14, X3, X3
+	LEAQ           (DX)(AX*1), R13
+	CMPQ           acc+64(FP), $0x00
+	JEQ            store
+	VADDSS         (DX), X0, X0
+	VADDSS         (DX)(R10*1), X1, X1
+	VADDSS         (R13), X2, X2
+	VADDSS         (R13)(R10*1), X3, X3
+
+store:
+	VMOVSS X0, (DX)
+	VMOVSS X1, (DX)(R10*1)
+	VMOVSS X2, (R13)
+	VMOVSS X3, (R13)(R10*1)
+	ADDQ   $0x04, DX
+	ADDQ   R8, SI
+	DECQ   R14
+	JNZ    row
+
+done:
+	VZEROUPPER
+	RET
+
+// func gemvQ5_0r1t2AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·gemvQ5_0r1t2AVX2(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q5_0 blocks (ldw bytes apart; nrows a
+	// multiple of 1) and each of 2 tokens t (rows of nb Q8_0 blocks at x,
+	// ldx bytes apart), y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one
+	// addition after the sum); nb > 0.
 	MOVQ         w+0(FP), SI
 	MOVQ         ldw+8(FP), R8
 	MOVQ         x+16(FP), DI
@@ -206,13 +518,13 @@ done:
 	VZEROUPPER
 	RET
 
-// func gemvQ5_0x3AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+// func gemvQ5_0r1t3AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
 // Requires: AVX, AVX2, F16C, FMA3
-TEXT ·gemvQ5_0x3AVX2(SB), NOSPLIT, $0-72
-	// For each of nrows rows r of nb Q5_0 blocks (ldw bytes apart) and each of
-	// 3 tokens t (rows of nb Q8_0 blocks at x, ldx bytes apart),
-	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
-	// sum); nb > 0.
+TEXT ·gemvQ5_0r1t3AVX2(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q5_0 blocks (ldw bytes apart; nrows a
+	// multiple of 1) and each of 3 tokens t (rows of nb Q8_0 blocks at x,
+	// ldx bytes apart), y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one
+	// addition after the sum); nb > 0.
 	MOVQ         w+0(FP), SI
 	MOVQ         ldw+8(FP), R8
 	MOVQ         x+16(FP), DI
@@ -319,13 +631,13 @@ done:
 	VZEROUPPER
 	RET
 
-// func gemvQ5_0x4AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+// func gemvQ5_0r1t4AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
 // Requires: AVX, AVX2, F16C, FMA3
-TEXT ·gemvQ5_0x4AVX2(SB), NOSPLIT, $0-72
-	// For each of nrows rows r of nb Q5_0 blocks (ldw bytes apart) and each of
-	// 4 tokens t (rows of nb Q8_0 blocks at x, ldx bytes apart),
-	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
-	// sum); nb > 0.
+TEXT ·gemvQ5_0r1t4AVX2(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q5_0 blocks (ldw bytes apart; nrows a
+	// multiple of 1) and each of 4 tokens t (rows of nb Q8_0 blocks at x,
+	// ldx bytes apart), y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one
+	// addition after the sum); nb > 0.
 	MOVQ         w+0(FP), SI
 	MOVQ         ldw+8(FP), R8
 	MOVQ         x+16(FP), DI
@@ -450,13 +762,869 @@ done:
 	VZEROUPPER
 	RET
 
-// func gemvQ4_1x1AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+// func gemvQ5_0r4t1VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
+TEXT ·gemvQ5_0r4t1VNNI(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q5_0 blocks (ldw bytes apart; nrows a
+	// multiple of 4) and each of 1 tokens t (rows of nb Q8_0 blocks at x,
+	// ldx bytes apart), y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one
+	// addition after the sum); nb > 0.
+	MOVQ         w+0(FP), SI
+	MOVQ         ldw+8(FP), R8
+	MOVQ         x+16(FP), DI
+	MOVQ         ldx+24(FP), BX
+	MOVQ         nb+32(FP), CX
+	MOVQ         y+40(FP), DX
+	MOVQ         ldy+48(FP), R10
+	MOVQ         nrows+56(FP), R14
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL         $0xf0f0f0f0, AX
+	VPBROADCASTD AX, Y16
+	VPCMPEQW     Y10, Y10, Y10
+	VPSRLW       $0x0f, Y10, Y10
+	SHRQ         $0x02, R14
+	MOVQ         R14, R9
+	IMULQ        R8, R9
+	LEAQ         (R9)(R9*2), BX
+	MOVQ         R14, R10
+	SHLQ         $0x02, R10
+	LEAQ         (R10)(R10*2), AX
+	TESTQ        R14, R14
+	JZ           done
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   CX, R13
+
+blk:
+	VCVTPH2PS      (R12), X4
+	VBROADCASTI128 6(R11), Y13
+	VPSRLVD        lyshr<>+0(SB), Y13, Y13
+	VPAND          Y15, Y13, Y13
+	KMOVD          2(R11), K1
+	KNOTD          K1, K1
+	VPADDB         Y16, Y13, K1, Y13
+	VPABSB         Y13, Y12
+	VCVTPH2PS      (R11), X9
+	VMULSS         X9, X4, X8
+	VBROADCASTSS   X8, Y8
+	VMOVDQU        2(R12), Y14
+	VPSIGNB        Y13, Y14, Y14
+	VPXOR          Y11, Y11, Y11
+	VPDPBUSD       Y14, Y12, Y11
+	VCVTDQ2PS      Y11, Y14
+	VFMADD231PS    Y14, Y8, Y0
+	VBROADCASTI128 6(R11)(R9*1), Y13
+	VPSRLVD        lyshr<>+0(SB), Y13, Y13
+	VPAND          Y15, Y13, Y13
+	KMOVD          2(R11)(R9*1), K1
+	KNOTD          K1, K1
+	VPADDB         Y16, Y13, K1, Y13
+	VPABSB         Y13, Y12
+	VCVTPH2PS      (R11)(R9*1), X9
+	VMULSS         X9, X4, X8
+	VBROADCASTSS   X8, Y8
+	VMOVDQU        2(R12), Y14
+	VPSIGNB        Y13, Y14, Y14
+	VPXOR          Y11, Y11, Y11
+	VPDPBUSD       Y14, Y12, Y11
+	VCVTDQ2PS      Y11, Y14
+	VFMADD231PS    Y14, Y8, Y1
+	VBROADCASTI128 6(R11)(R9*2), Y13
+	VPSRLVD        lyshr<>+0(SB), Y13, Y13
+	VPAND          Y15, Y13, Y13
+	KMOVD          2(R11)(R9*2), K1
+	KNOTD          K1, K1
+	VPADDB         Y16, Y13, K1, Y13
+	VPABSB         Y13, Y12
+	VCVTPH2PS      (R11)(R9*2), X9
+	VMULSS         X9, X4, X8
+	VBROADCASTSS   X8, Y8
+	VMOVDQU        2(R12), Y14
+	VPSIGNB        Y13, Y14, Y14
+	VPXOR          Y11, Y11, Y11
+	VPDPBUSD       Y14, Y12, Y11
+	VCVTDQ2PS      Y11, Y14
+	VFMADD231PS    Y14, Y8, Y2
+	VBROADCASTI128 6(R11)(BX*1), Y13
+	VPSRLVD        lyshr<>+0(SB), Y13, Y13
+	VPAND          Y15, Y13, Y13
+	KMOVD          2(R11)(BX*1), K1
+	KNOTD          K1, K1
+	VPADDB         Y16, Y13, K1, Y13
+	VPABSB         Y13, Y12
+	VCVTPH2PS      (R11)(BX*1), X9
+	VMULSS         X9, X4, X8
+	VBROADCASTSS   X8, Y8
+	VMOVDQU        2(R12), Y14
+	VPSIGNB        Y13, Y14, Y14
+	VPXOR          Y11, Y11, Y11
+	VPDPBUSD       Y14, Y12, Y11
+	VCVTDQ2PS      Y11, Y14
+	VFMADD231PS    Y14, Y8, Y3
+	ADDQ           $0x16, R11
+	ADDQ           $0x22, R12
+	DECQ           R13
+	JNZ            blk
+	VEXTRACTF128   $0x01, Y0, X14
+	VADDPS         X14, X0, X0
+	VPERMILPS      $0x4e, X0, X14
+	VADDPS         X14, X0, X0
+	VPERMILPS      $0xb1, X0, X14
+	VADDSS         X14, X0, X0
+	VEXTRACTF128   $0x01, Y1, X14
+	VADDPS         X14, X1, X1
+	VPERMILPS      $0x4e, X1, X14
+	VADDPS         X14, X1, X1
+	VPERMILPS      $0xb1, X1, X14
+	VADDSS         X14, X1, X1
+	VEXTRACTF128   $0x01, Y2, X14
+	VADDPS         X14, X2, X2
+	VPERMILPS      $0x4e, X2, X14
+	VADDPS         X14, X2, X2
+	VPERMILPS      $0xb1, X2, X14
+	VADDSS         X14, X2, X2
+	VEXTRACTF128   $0x01, Y3, X14
+	VADDPS         X14, X3, X3
+	VPERMILPS      $0x4e, X3, X14
+	VADDPS         X14, X3, X3
+	VPERMILPS      $0xb1, X3, X14
+	VADDSS         X14, X3, X3
+	CMPQ           acc+64(FP), $0x00
+	JEQ            store
+	VADDSS         (DX), X0, X0
+	VADDSS         (DX)(R10*1), X1, X1
+	VADDSS         (DX)(R10*2), X2, X2
+	VADDSS         (DX)(AX*1), X3, X3
+
+store:
+	VMOVSS X0, (DX)
+	VMOVSS X1, (DX)(R10*1)
+	VMOVSS X2, (DX)(R10*2)
+	VMOVSS X3, (DX)(AX*1)
+	ADDQ   $0x04, DX
+	ADDQ   R8, SI
+	DECQ   R14
+	JNZ    row
+
+done:
+	VZEROUPPER
+	RET
+
+// func gemvQ5_0r1t1VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
+TEXT ·gemvQ5_0r1t1VNNI(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q5_0 blocks (ldw bytes apart; nrows a
+	// multiple of 1) and each of 1 tokens t (rows of nb Q8_0 blocks at x,
+	// ldx bytes apart), y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one
+	// addition after the sum); nb > 0.
+	MOVQ         w+0(FP), SI
+	MOVQ         ldw+8(FP), R8
+	MOVQ         x+16(FP), DI
+	MOVQ         ldx+24(FP), BX
+	MOVQ         nb+32(FP), CX
+	MOVQ         y+40(FP), DX
+	MOVQ         ldy+48(FP), R10
+	MOVQ         nrows+56(FP), R14
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL         $0xf0f0f0f0, AX
+	VPBROADCASTD AX, Y16
+	VPCMPEQW     Y10, Y10, Y10
+	VPSRLW       $0x0f, Y10, Y10
+	LEAQ         (BX)(BX*2), R9
+	LEAQ         (R10)(R10*2), AX
+	TESTQ        R14, R14
+	JZ           done
+
+row:
+	VXORPS Y0, Y0, Y0
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   CX, R13
+
+blk:
+	VCVTPH2PS      (R12), X4
+	VBROADCASTI128 6(R11), Y13
+	VPSRLVD        lyshr<>+0(SB), Y13, Y13
+	VPAND          Y15, Y13, Y13
+	KMOVD          2(R11), K1
+	KNOTD          K1, K1
+	VPADDB         Y16, Y13, K1, Y13
+	VPABSB         Y13, Y12
+	VCVTPH2PS      (R11), X9
+	VMULSS         X9, X4, X8
+	VBROADCASTSS   X8, Y8
+	VMOVDQU        2(R12), Y14
+	VPSIGNB        Y13, Y14, Y14
+	VPXOR          Y11, Y11, Y11
+	VPDPBUSD       Y14, Y12, Y11
+	VCVTDQ2PS      Y11, Y14
+	VFMADD231PS    Y14, Y8, Y0
+	ADDQ           $0x16, R11
+	ADDQ           $0x22, R12
+	DECQ           R13
+	JNZ            blk
+	VEXTRACTF128   $0x01, Y0, X14
+	VADDPS         X14, X0, X0
+	VPERMILPS      $0x4e, X0, X14
+	VADDPS         X14, X0, X0
+	VPERMILPS      $0xb1, X0, X14
+	VADDSS         X14, X0, X0
+	CMPQ           acc+64(FP), $0x00
+	JEQ            store
+	VADDSS         (DX), X0, X0
+
+store:
+	VMOVSS X0, (DX)
+	ADDQ   $0x04, DX
+	ADDQ   R8, SI
+	DECQ   R14
+	JNZ    row
+
+done:
+	VZEROUPPER
+	RET
+
+// func gemvQ5_0r2t2VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
+TEXT ·gemvQ5_0r2t2VNNI(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q5_0 blocks (ldw bytes apart; nrows a
+	// multiple of 2) and each of 2 tokens t (rows of nb Q8_0 blocks at x,
+	// ldx bytes apart), y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one
+	// addition after the sum); nb > 0.
+	MOVQ         w+0(FP), SI
+	MOVQ         ldw+8(FP), R8
+	MOVQ         x+16(FP), DI
+	MOVQ         ldx+24(FP), BX
+	MOVQ         nb+32(FP), CX
+	MOVQ         y+40(FP), DX
+	MOVQ         ldy+48(FP), R10
+	MOVQ         nrows+56(FP), R14
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL         $0xf0f0f0f0, AX
+	VPBROADCASTD AX, Y16
+	VPCMPEQW     Y10, Y10, Y10
+	VPSRLW       $0x0f, Y10, Y10
+	SHRQ         $0x01, R14
+	MOVQ         R14, R9
+	IMULQ        R8, R9
+	MOVQ         R14, AX
+	SHLQ         $0x02, AX
+	TESTQ        R14, R14
+	JZ           done
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   CX, R13
+
+blk:
+	VBROADCASTI128 6(R11), Y13
+	VPSRLVD        lyshr<>+0(SB), Y13, Y13
+	VPAND          Y15, Y13, Y13
+	KMOVD          2(R11), K1
+	KNOTD          K1, K1
+	VPADDB         Y16, Y13, K1, Y13
+	VPABSB         Y13, Y12
+	VCVTPH2PS      (R11), X9
+	VCVTPH2PS      (R12), X8
+	VMULSS         X9, X8, X8
+	VBROADCASTSS   X8, Y8
+	VMOVDQU        2(R12), Y14
+	VPSIGNB        Y13, Y14, Y14
+	VPXOR          Y11, Y11, Y11
+	VPDPBUSD       Y14, Y12, Y11
+	VCVTDQ2PS      Y11, Y14
+	VFMADD231PS    Y14, Y8, Y0
+	VCVTPH2PS      (R12)(BX*1), X8
+	VMULSS         X9, X8, X8
+	VBROADCASTSS   X8, Y8
+	VMOVDQU        2(R12)(BX*1), Y14
+	VPSIGNB        Y13, Y14, Y14
+	VPXOR          Y11, Y11, Y11
+	VPDPBUSD       Y14, Y12, Y11
+	VCVTDQ2PS      Y11, Y14
+	VFMADD231PS    Y14, Y8, Y1
+	VBROADCASTI128 6(R11)(R9*1), Y13
+	VPSRLVD        lyshr<>+0(SB), Y13, Y13
+	VPAND          Y15, Y13, Y13
+	KMOVD          2(R11)(R9*1), K1
+	KNOTD          K1, K1
+	VPADDB         Y16, Y13, K1, Y13
+	VPABSB         Y13, Y12
+	VCVTPH2PS      (R11)(R9*1), X9
+	VCVTPH2PS      (R12), X8
+	VMULSS         X9, X8, X8
+	VBROADCASTSS   X8, Y8
+	VMOVDQU        2(R12), Y14
+	VPSIGNB        Y13, Y14, Y14
+	VPXOR          Y11, Y11, Y11
+	VPDPBUSD       Y14, Y12, Y11
+	VCVTDQ2PS      Y11, Y14
+	VFMADD231PS    Y14, Y8, Y2
+	VCVTPH2PS      (R12)(BX*1), X8
+	VMULSS         X9, X8, X8
+	VBROADCASTSS   X8, Y8
+	VMOVDQU        2(R12)(BX*1), Y14
+	VPSIGNB        Y13, Y14, Y14
+	VPXOR          Y11, Y11, Y11
+	VPDPBUSD       Y14, Y12, Y11
+	VCVTDQ2PS      Y11, Y14
+	VFMADD231PS    Y14, Y8, Y3
+	ADDQ           $0x16, R11
+	ADDQ           $0x22, R12
+	DECQ           R13
+	JNZ            blk
+	VEXTRACTF128   $0x01, Y0, X14
+	VADDPS         X14, X0, X0
+	VPERMILPS      $0x4e, X0, X14
+	VADDPS         X14, X0, X0
+	VPERMILPS      $0xb1, X0, X14
+	VADDSS         X14, X0, X0
+	VEXTRACTF128   $0x01, Y1, X14
+	VADDPS         X14, X1, X1
+	VPERMILPS      $0x4e, X1, X14
+	VADDPS         X14, X1, X1
+	VPERMILPS      $0xb1, X1, X14
+	VADDSS         X14, X1, X1
+	VEXTRACTF128   $0x01, Y2, X14
+	VADDPS         X14, X2, X2
+	VPERMILPS      $0x4e, X2, X14
+	VADDPS         X14, X2, X2
+	VPERMILPS      $0xb1, X2, X14
+	VADDSS         X14, X2, X2
+	VEXTRACTF128   $0x01, Y3, X14
+	VADDPS         X14, X3, X3
+	VPERMILPS      $0x4e, X3, X14
+	VADDPS         X14, X3, X3
+	VPERMILPS      $0xb1, X3, X14
+	VADDSS         X14, X3, X3
+	LEAQ           (DX)(AX*1), R13
+	CMPQ           acc+64(FP), $0x00
+	JEQ            store
+	VADDSS         (DX), X0, X0
+	VADDSS         (DX)(R10*1), X1, X1
+	VADDSS         (R13), X2, X2
+	VADDSS         (R13)(R10*1), X3, X3
+
+store:
+	VMOVSS X0, (DX)
+	VMOVSS X1, (DX)(R10*1)
+	VMOVSS X2, (R13)
+	VMOVSS X3, (R13)(R10*1)
+	ADDQ   $0x04, DX
+	ADDQ   R8, SI
+	DECQ   R14
+	JNZ    row
+
+done:
+	VZEROUPPER
+	RET
+
+// func gemvQ5_0r1t2VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
+TEXT ·gemvQ5_0r1t2VNNI(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q5_0 blocks (ldw bytes apart; nrows a
+	// multiple of 1) and each of 2 tokens t (rows of nb Q8_0 blocks at x,
+	// ldx bytes apart), y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one
+	// addition after the sum); nb > 0.
+	MOVQ         w+0(FP), SI
+	MOVQ         ldw+8(FP), R8
+	MOVQ         x+16(FP), DI
+	MOVQ         ldx+24(FP), BX
+	MOVQ         nb+32(FP), CX
+	MOVQ         y+40(FP), DX
+	MOVQ         ldy+48(FP), R10
+	MOVQ         nrows+56(FP), R14
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL         $0xf0f0f0f0, AX
+	VPBROADCASTD AX, Y16
+	VPCMPEQW     Y10, Y10, Y10
+	VPSRLW       $0x0f, Y10, Y10
+	LEAQ         (BX)(BX*2), R9
+	LEAQ         (R10)(R10*2), AX
+	TESTQ        R14, R14
+	JZ           done
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   CX, R13
+
+blk:
+	VBROADCASTI128 6(R11), Y13
+	VPSRLVD        lyshr<>+0(SB), Y13, Y13
+	VPAND          Y15, Y13, Y13
+	KMOVD          2(R11), K1
+	KNOTD          K1, K1
+	VPADDB         Y16, Y13, K1, Y13
+	VPABSB         Y13, Y12
+	VCVTPH2PS      (R11), X9
+	VCVTPH2PS      (R12), X8
+	VMULSS         X9, X8, X8
+	VBROADCASTSS   X8, Y8
+	VMOVDQU        2(R12), Y14
+	VPSIGNB        Y13, Y14, Y14
+	VPXOR          Y11, Y11, Y11
+	VPDPBUSD       Y14, Y12, Y11
+	VCVTDQ2PS      Y11, Y14
+	VFMADD231PS    Y14, Y8, Y0
+	VCVTPH2PS      (R12)(BX*1), X8
+	VMULSS         X9, X8, X8
+	VBROADCASTSS   X8, Y8
+	VMOVDQU        2(R12)(BX*1), Y14
+	VPSIGNB        Y13, Y14, Y14
+	VPXOR          Y11, Y11, Y11
+	VPDPBUSD       Y14, Y12, Y11
+	VCVTDQ2PS      Y11, Y14
+	VFMADD231PS    Y14, Y8, Y1
+	ADDQ           $0x16, R11
+	ADDQ           $0x22, R12
+	DECQ           R13
+	JNZ            blk
+	VEXTRACTF128   $0x01, Y0, X14
+	VADDPS         X14, X0, X0
+	VPERMILPS      $0x4e, X0, X14
+	VADDPS         X14, X0, X0
+	VPERMILPS      $0xb1, X0, X14
+	VADDSS         X14, X0, X0
+	VEXTRACTF128   $0x01, Y1, X14
+	VADDPS         X14, X1, X1
+	VPERMILPS      $0x4e, X1, X14
+	VADDPS         X14, X1, X1
+	VPERMILPS      $0xb1, X1, X14
+	VADDSS         X14, X1, X1
+	CMPQ           acc+64(FP), $0x00
+	JEQ            store
+	VADDSS         (DX), X0, X0
+	VADDSS         (DX)(R10*1), X1, X1
+
+store:
+	VMOVSS X0, (DX)
+	VMOVSS X1, (DX)(R10*1)
+	ADDQ   $0x04, DX
+	ADDQ   R8, SI
+	DECQ   R14
+	JNZ    row
+
+done:
+	VZEROUPPER
+	RET
+
+// func gemvQ5_0r1t3VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
+TEXT ·gemvQ5_0r1t3VNNI(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q5_0 blocks (ldw bytes apart; nrows a
+	// multiple of 1) and each of 3 tokens t (rows of nb Q8_0 blocks at x,
+	// ldx bytes apart), y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one
+	// addition after the sum); nb > 0.
+	MOVQ         w+0(FP), SI
+	MOVQ         ldw+8(FP), R8
+	MOVQ         x+16(FP), DI
+	MOVQ         ldx+24(FP), BX
+	MOVQ         nb+32(FP), CX
+	MOVQ         y+40(FP), DX
+	MOVQ         ldy+48(FP), R10
+	MOVQ         nrows+56(FP), R14
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL         $0xf0f0f0f0, AX
+	VPBROADCASTD AX, Y16
+	VPCMPEQW     Y10, Y10, Y10
+	VPSRLW       $0x0f, Y10, Y10
+	LEAQ         (BX)(BX*2), R9
+	LEAQ         (R10)(R10*2), AX
+	TESTQ        R14, R14
+	JZ           done
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   CX, R13
+
+blk:
+	VBROADCASTI128 6(R11), Y13
+	VPSRLVD        lyshr<>+0(SB), Y13, Y13
+	VPAND          Y15, Y13, Y13
+	KMOVD          2(R11), K1
+	KNOTD          K1, K1
+	VPADDB         Y16, Y13, K1, Y13
+	VPABSB         Y13, Y12
+	VCVTPH2PS      (R11), X9
+	VCVTPH2PS      (R12), X8
+	VMULSS         X9, X8, X8
+	VBROADCASTSS   X8, Y8
+	VMOVDQU        2(R12), Y14
+	VPSIGNB        Y13, Y14, Y14
+	VPXOR          Y11, Y11, Y11
+	VPDPBUSD       Y14, Y12, Y11
+	VCVTDQ2PS      Y11, Y14
+	VFMADD231PS    Y14, Y8, Y0
+	VCVTPH2PS      (R12)(BX*1), X8
+	VMULSS         X9, X8, X8
+	VBROADCASTSS   X8, Y8
+	VMOVDQU        2(R12)(BX*1), Y14
+	VPSIGNB        Y13, Y14, Y14
+	VPXOR          Y11, Y11, Y11
+	VPDPBUSD       Y14, Y12, Y11
+	VCVTDQ2PS      Y11, Y14
+	VFMADD231PS    Y14, Y8, Y1
+	VCVTPH2PS      (R12)(BX*2), X8
+	VMULSS         X9, X8, X8
+	VBROADCASTSS   X8, Y8
+	VMOVDQU        2(R12)(BX*2), Y14
+	VPSIGNB        Y13, Y14, Y14
+	VPXOR          Y11, Y11, Y11
+	VPDPBUSD       Y14, Y12, Y11
+	VCVTDQ2PS      Y11, Y14
+	VFMADD231PS    Y14, Y8, Y2
+	ADDQ           $0x16, R11
+	ADDQ           $0x22, R12
+	DECQ           R13
+	JNZ            blk
+	VEXTRACTF128   $0x01, Y0, X14
+	VADDPS         X14, X0, X0
+	VPERMILPS      $0x4e, X0, X14
+	VADDPS         X14, X0, X0
+	VPERMILPS      $0xb1, X0, X14
+	VADDSS         X14, X0, X0
+	VEXTRACTF128   $0x01, Y1, X14
+	VADDPS         X14, X1, X1
+	VPERMILPS      $0x4e, X1, X14
+	VADDPS         X14, X1, X1
+	VPERMILPS      $0xb1, X1, X14
+	VADDSS         X14, X1, X1
+	VEXTRACTF128   $0x01, Y2, X14
+	VADDPS         X14, X2, X2
+	VPERMILPS      $0x4e, X2, X14
+	VADDPS         X14, X2, X2
+	VPERMILPS      $0xb1, X2, X14
+	VADDSS         X14, X2, X2
+	CMPQ           acc+64(FP), $0x00
+	JEQ            store
+	VADDSS         (DX), X0, X0
+	VADDSS         (DX)(R10*1), X1, X1
+	VADDSS         (DX)(R10*2), X2, X2
+
+store:
+	VMOVSS X0, (DX)
+	VMOVSS X1, (DX)(R10*1)
+	VMOVSS X2, (DX)(R10*2)
+	ADDQ   $0x04, DX
+	ADDQ   R8, SI
+	DECQ   R14
+	JNZ    row
+
+done:
+	VZEROUPPER
+	RET
+
+// func gemvQ5_0r1t4VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
+TEXT ·gemvQ5_0r1t4VNNI(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q5_0 blocks (ldw bytes apart; nrows a
+	// multiple of 1) and each of 4 tokens t (rows of nb Q8_0 blocks at x,
+	// ldx bytes apart), y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one
+	// addition after the sum); nb > 0.
+	MOVQ         w+0(FP), SI
+	MOVQ         ldw+8(FP), R8
+	MOVQ         x+16(FP), DI
+	MOVQ         ldx+24(FP), BX
+	MOVQ         nb+32(FP), CX
+	MOVQ         y+40(FP), DX
+	MOVQ         ldy+48(FP), R10
+	MOVQ         nrows+56(FP), R14
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL         $0xf0f0f0f0, AX
+	VPBROADCASTD AX, Y16
+	VPCMPEQW     Y10, Y10, Y10
+	VPSRLW       $0x0f, Y10, Y10
+	LEAQ         (BX)(BX*2), R9
+	LEAQ         (R10)(R10*2), AX
+	TESTQ        R14, R14
+	JZ           done
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   CX, R13
+
+blk:
+	VBROADCASTI128 6(R11), Y13
+	VPSRLVD        lyshr<>+0(SB), Y13, Y13
+	VPAND          Y15, Y13, Y13
+	KMOVD          2(R11), K1
+	KNOTD          K1, K1
+	VPADDB         Y16, Y13, K1, Y13
+	VPABSB         Y13, Y12
+	VCVTPH2PS      (R11), X9
+	VCVTPH2PS      (R12), X8
+	VMULSS         X9, X8, X8
+	VBROADCASTSS   X8, Y8
+	VMOVDQU        2(R12), Y14
+	VPSIGNB        Y13, Y14, Y14
+	VPXOR          Y11, Y11, Y11
+	VPDPBUSD       Y14, Y12, Y11
+	VCVTDQ2PS      Y11, Y14
+	VFMADD231PS    Y14, Y8, Y0
+	VCVTPH2PS      (R12)(BX*1), X8
+	VMULSS         X9, X8, X8
+	VBROADCASTSS   X8, Y8
+	VMOVDQU        2(R12)(BX*1), Y14
+	VPSIGNB        Y13, Y14, Y14
+	VPXOR          Y11, Y11, Y11
+	VPDPBUSD       Y14, Y12, Y11
+	VCVTDQ2PS      Y11, Y14
+	VFMADD231PS    Y14, Y8, Y1
+	VCVTPH2PS      (R12)(BX*2), X8
+	VMULSS         X9, X8, X8
+	VBROADCASTSS   X8, Y8
+	VMOVDQU        2(R12)(BX*2), Y14
+	VPSIGNB        Y13, Y14, Y14
+	VPXOR          Y11, Y11, Y11
+	VPDPBUSD       Y14, Y12, Y11
+	VCVTDQ2PS      Y11, Y14
+	VFMADD231PS    Y14, Y8, Y2
+	VCVTPH2PS      (R12)(R9*1), X8
+	VMULSS         X9, X8, X8
+	VBROADCASTSS   X8, Y8
+	VMOVDQU        2(R12)(R9*1), Y14
+	VPSIGNB        Y13, Y14, Y14
+	VPXOR          Y11, Y11, Y11
+	VPDPBUSD       Y14, Y12, Y11
+	VCVTDQ2PS      Y11, Y14
+	VFMADD231PS    Y14, Y8, Y3
+	ADDQ           $0x16, R11
+	ADDQ           $0x22, R12
+	DECQ           R13
+	JNZ            blk
+	VEXTRACTF128   $0x01, Y0, X14
+	VADDPS         X14, X0, X0
+	VPERMILPS      $0x4e, X0, X14
+	VADDPS         X14, X0, X0
+	VPERMILPS      $0xb1, X0, X14
+	VADDSS         X14, X0, X0
+	VEXTRACTF128   $0x01, Y1, X14
+	VADDPS         X14, X1, X1
+	VPERMILPS      $0x4e, X1, X14
+	VADDPS         X14, X1, X1
+	VPERMILPS      $0xb1, X1, X14
+	VADDSS         X14, X1, X1
+	VEXTRACTF128   $0x01, Y2, X14
+	VADDPS         X14, X2, X2
+	VPERMILPS      $0x4e, X2, X14
+	VADDPS         X14, X2, X2
+	VPERMILPS      $0xb1, X2, X14
+	VADDSS         X14, X2, X2
+	VEXTRACTF128   $0x01, Y3, X14
+	VADDPS         X14, X3, X3
+	VPERMILPS      $0x4e, X3, X14
+	VADDPS         X14, X3, X3
+	VPERMILPS      $0xb1, X3, X14
+	VADDSS         X14, X3, X3
+	CMPQ           acc+64(FP), $0x00
+	JEQ            store
+	VADDSS         (DX), X0, X0
+	VADDSS         (DX)(R10*1), X1, X1
+	VADDSS         (DX)(R10*2), X2, X2
+	VADDSS         (DX)(AX*1), X3, X3
+
+store:
+	VMOVSS X0, (DX)
+	VMOVSS X1, (DX)(R10*1)
+	VMOVSS X2, (DX)(R10*2)
+	VMOVSS X3, (DX)(AX*1)
+	ADDQ   $0x04, DX
+	ADDQ   R8, SI
+	DECQ   R14
+	JNZ    row
+
+done:
+	VZEROUPPER
+	RET
+
+// func gemvQ4_1r4t1AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
 // Requires: AVX, AVX2, F16C, FMA3
-TEXT ·gemvQ4_1x1AVX2(SB), NOSPLIT, $0-72
-	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart) and each of
-	// 1 tokens t (rows of nb Q8_1 blocks at x, ldx bytes apart),
-	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
-	// sum); nb > 0.
+TEXT ·gemvQ4_1r4t1AVX2(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
+	// multiple of 4) and each of 1 tokens t (rows of nb Q8_1 blocks at x,
+	// ldx bytes apart), y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one
+	// addition after the sum); nb > 0.
+	MOVQ         w+0(FP), SI
+	MOVQ         ldw+8(FP), R8
+	MOVQ         x+16(FP), DI
+	MOVQ         ldx+24(FP), BX
+	MOVQ         nb+32(FP), CX
+	MOVQ         y+40(FP), DX
+	MOVQ         ldy+48(FP), R10
+	MOVQ         nrows+56(FP), R14
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+	VPCMPEQW     Y10, Y10, Y10
+	VPSRLW       $0x0f, Y10, Y10
+	SHRQ         $0x02, R14
+	MOVQ         R14, R9
+	IMULQ        R8, R9
+	LEAQ         (R9)(R9*2), BX
+	MOVQ         R14, R10
+	SHLQ         $0x02, R10
+	LEAQ         (R10)(R10*2), AX
+	TESTQ        R14, R14
+	JZ           done
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS X4, X4, X4
+	VXORPS Y1, Y1, Y1
+	VXORPS X5, X5, X5
+	VXORPS Y2, Y2, Y2
+	VXORPS X6, X6, X6
+	VXORPS Y3, Y3, Y3
+	VXORPS X7, X7, X7
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   CX, R13
+
+blk:
+	VCVTPH2PS      (R12), X12
+	VBROADCASTI128 4(R11), Y13
+	VPSRLVD        lyshr<>+0(SB), Y13, Y13
+	VPAND          Y15, Y13, Y13
+	VCVTPH2PS      (R11), X9
+	VMULPS         X9, X12, X8
+	VADDPS         X8, X4, X4
+	VBROADCASTSS   X8, Y8
+	VPMADDUBSW     4(R12), Y13, Y14
+	VPMADDWD       Y10, Y14, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y0
+	VBROADCASTI128 4(R11)(R9*1), Y13
+	VPSRLVD        lyshr<>+0(SB), Y13, Y13
+	VPAND          Y15, Y13, Y13
+	VCVTPH2PS      (R11)(R9*1), X9
+	VMULPS         X9, X12, X8
+	VADDPS         X8, X5, X5
+	VBROADCASTSS   X8, Y8
+	VPMADDUBSW     4(R12), Y13, Y14
+	VPMADDWD       Y10, Y14, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y1
+	VBROADCASTI128 4(R11)(R9*2), Y13
+	VPSRLVD        lyshr<>+0(SB), Y13, Y13
+	VPAND          Y15, Y13, Y13
+	VCVTPH2PS      (R11)(R9*2), X9
+	VMULPS         X9, X12, X8
+	VADDPS         X8, X6, X6
+	VBROADCASTSS   X8, Y8
+	VPMADDUBSW     4(R12), Y13, Y14
+	VPMADDWD       Y10, Y14, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y2
+	VBROADCASTI128 4(R11)(BX*1), Y13
+	VPSRLVD        lyshr<>+0(SB), Y13, Y13
+	VPAND          Y15, Y13, Y13
+	VCVTPH2PS      (R11)(BX*1), X9
+	VMULPS         X9, X12, X8
+	VADDPS         X8, X7, X7
+	VBROADCASTSS   X8, Y8
+	VPMADDUBSW     4(R12), Y13, Y14
+	VPMADDWD       Y10, Y14, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y3
+	ADDQ           $0x14, R11
+	ADDQ           $0x24, R12
+	DECQ           R13
+	JNZ            blk
+	VEXTRACTF128   $0x01, Y0, X14
+	VADDPS         X14, X0, X0
+	VPERMILPS      $0x4e, X0, X14
+	VADDPS         X14, X0, X0
+	VPERMILPS      $0xb1, X0, X14
+	VADDSS         X14, X0, X0
+	VMOVSHDUP      X4, X14
+	VADDSS         X14, X0, X0
+	VEXTRACTF128   $0x01, Y1, X14
+	VADDPS         X14, X1, X1
+	VPERMILPS      $0x4e, X1, X14
+	VADDPS         X14, X1, X1
+	VPERMILPS      $0xb1, X1, X14
+	VADDSS         X14, X1, X1
+	VMOVSHDUP      X5, X14
+	VADDSS         X14, X1, X1
+	VEXTRACTF128   $0x01, Y2, X14
+	VADDPS         X14, X2, X2
+	VPERMILPS      $0x4e, X2, X14
+	VADDPS         X14, X2, X2
+	VPERMILPS      $0xb1, X2, X14
+	VADDSS         X14, X2, X2
+	VMOVSHDUP      X6, X14
+	VADDSS         X14, X2, X2
+	VEXTRACTF128   $0x01, Y3, X14
+	VADDPS         X14, X3, X3
+	VPERMILPS      $0x4e, X3, X14
+	VADDPS         X14, X3, X3
+	VPERMILPS      $0xb1, X3, X14
+	VADDSS         X14, X3, X3
+	VMOVSHDUP      X7, X14
+	VADDSS         X14, X3, X3
+	CMPQ           acc+64(FP), $0x00
+	JEQ            store
+	VADDSS         (DX), X0, X0
+	VADDSS         (DX)(R10*1), X1, X1
+	VADDSS         (DX)(R10*2), X2, X2
+	VADDSS         (DX)(AX*1), X3, X3
+
+store:
+	VMOVSS X0, (DX)
+	VMOVSS X1, (DX)(R10*1)
+	VMOVSS X2, (DX)(R10*2)
+	VMOVSS X3, (DX)(AX*1)
+	ADDQ   $0x04, DX
+	ADDQ   R8, SI
+	DECQ   R14
+	JNZ    row
+
+done:
+	VZEROUPPER
+	RET
+
+// func gemvQ4_1r1t1AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·gemvQ4_1r1t1AVX2(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
+	// multiple of 1) and each of 1 tokens t (rows of nb Q8_1 blocks at x,
+	// ldx bytes apart), y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one
+	// addition after the sum); nb > 0.
 	MOVQ         w+0(FP), SI
 	MOVQ         ldw+8(FP), R8
 	MOVQ         x+16(FP), DI
@@ -483,12 +1651,12 @@ row:
 	MOVQ   CX, R13
 
 blk:
+	VCVTPH2PS      (R12), X12
 	VBROADCASTI128 4(R11), Y13
 	VPSRLVD        lyshr<>+0(SB), Y13, Y13
 	VPAND          Y15, Y13, Y13
 	VCVTPH2PS      (R11), X9
-	VCVTPH2PS      (R12), X8
-	VMULPS         X9, X8, X8
+	VMULPS         X9, X12, X8
 	VADDPS         X8, X4, X4
 	VBROADCASTSS   X8, Y8
 	VPMADDUBSW     4(R12), Y13, Y14
@@ -522,13 +1690,153 @@ done:
 	VZEROUPPER
 	RET
 
-// func gemvQ4_1x2AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+// func gemvQ4_1r2t2AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
 // Requires: AVX, AVX2, F16C, FMA3
-TEXT ·gemvQ4_1x2AVX2(SB), NOSPLIT, $0-72
-	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart) and each of
-	// 2 tokens t (rows of nb Q8_1 blocks at x, ldx bytes apart),
-	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
-	// sum); nb > 0.
+TEXT ·gemvQ4_1r2t2AVX2(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
+	// multiple of 2) and each of 2 tokens t (rows of nb Q8_1 blocks at x,
+	// ldx bytes apart), y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one
+	// addition after the sum); nb > 0.
+	MOVQ         w+0(FP), SI
+	MOVQ         ldw+8(FP), R8
+	MOVQ         x+16(FP), DI
+	MOVQ         ldx+24(FP), BX
+	MOVQ         nb+32(FP), CX
+	MOVQ         y+40(FP), DX
+	MOVQ         ldy+48(FP), R10
+	MOVQ         nrows+56(FP), R14
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+	VPCMPEQW     Y10, Y10, Y10
+	VPSRLW       $0x0f, Y10, Y10
+	SHRQ         $0x01, R14
+	MOVQ         R14, R9
+	IMULQ        R8, R9
+	MOVQ         R14, AX
+	SHLQ         $0x02, AX
+	TESTQ        R14, R14
+	JZ           done
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS X4, X4, X4
+	VXORPS Y1, Y1, Y1
+	VXORPS X5, X5, X5
+	VXORPS Y2, Y2, Y2
+	VXORPS X6, X6, X6
+	VXORPS Y3, Y3, Y3
+	VXORPS X7, X7, X7
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   CX, R13
+
+blk:
+	VBROADCASTI128 4(R11), Y13
+	VPSRLVD        lyshr<>+0(SB), Y13, Y13
+	VPAND          Y15, Y13, Y13
+	VCVTPH2PS      (R11), X9
+	VCVTPH2PS      (R12), X8
+	VMULPS         X9, X8, X8
+	VADDPS         X8, X4, X4
+	VBROADCASTSS   X8, Y8
+	VPMADDUBSW     4(R12), Y13, Y14
+	VPMADDWD       Y10, Y14, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y0
+	VCVTPH2PS      (R12)(BX*1), X8
+	VMULPS         X9, X8, X8
+	VADDPS         X8, X5, X5
+	VBROADCASTSS   X8, Y8
+	VPMADDUBSW     4(R12)(BX*1), Y13, Y14
+	VPMADDWD       Y10, Y14, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y1
+	VBROADCASTI128 4(R11)(R9*1), Y13
+	VPSRLVD        lyshr<>+0(SB), Y13, Y13
+	VPAND          Y15, Y13, Y13
+	VCVTPH2PS      (R11)(R9*1), X9
+	VCVTPH2PS      (R12), X8
+	VMULPS         X9, X8, X8
+	VADDPS         X8, X6, X6
+	VBROADCASTSS   X8, Y8
+	VPMADDUBSW     4(R12), Y13, Y14
+	VPMADDWD       Y10, Y14, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y2
+	VCVTPH2PS      (R12)(BX*1), X8
+	VMULPS         X9, X8, X8
+	VADDPS         X8, X7, X7
+	VBROADCASTSS   X8, Y8
+	VPMADDUBSW     4(R12)(BX*1), Y13, Y14
+	VPMADDWD       Y10, Y14, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y3
+	ADDQ           $0x14, R11
+	ADDQ           $0x24, R12
+	DECQ           R13
+	JNZ            blk
+	VEXTRACTF128   $0x01, Y0, X14
+	VADDPS         X14, X0, X0
+	VPERMILPS      $0x4e, X0, X14
+	VADDPS         X14, X0, X0
+	VPERMILPS      $0xb1, X0, X14
+	VADDSS         X14, X0, X0
+	VMOVSHDUP      X4, X14
+	VADDSS         X14, X0, X0
+	VEXTRACTF128   $0x01, Y1, X14
+	VADDPS         X14, X1, X1
+	VPERMILPS      $0x4e, X1, X14
+	VADDPS         X14, X1, X1
+	VPERMILPS      $0xb1, X1, X14
+	VADDSS         X14, X1, X1
+	VMOVSHDUP      X5, X14
+	VADDSS         X14, X1, X1
+	VEXTRACTF128   $0x01, Y2, X14
+	VADDPS         X14, X2, X2
+	VPERMILPS      $0x4e, X2, X14
+	VADDPS         X14, X2, X2
+	VPERMILPS      $0xb1, X2, X14
+	VADDSS         X14, X2, X2
+	VMOVSHDUP      X6, X14
+	VADDSS         X14, X2, X2
+	VEXTRACTF128   $0x01, Y3, X14
+	VADDPS         X14, X3, X3
+	VPERMILPS      $0x4e, X3, X14
+	VADDPS         X14, X3, X3
+	VPERMILPS      $0xb1, X3, X14
+	VADDSS         X14, X3, X3
+	VMOVSHDUP      X7, X14
+	VADDSS         X14, X3, X3
+	LEAQ           (DX)(AX*1), R13
+	CMPQ           acc+64(FP), $0x00
+	JEQ            store
+	VADDSS         (DX), X0, X0
+	VADDSS         (DX)(R10*1), X1, X1
+	VADDSS         (R13), X2, X2
+	VADDSS         (R13)(R10*1), X3, X3
+
+store:
+	VMOVSS X0, (DX)
+	VMOVSS X1, (DX)(R10*1)
+	VMOVSS X2, (R13)
+	VMOVSS X3, (R13)(R10*1)
+	ADDQ   $0x04, DX
+	ADDQ   R8, SI
+	DECQ   R14
+	JNZ    row
+
+done:
+	VZEROUPPER
+	RET
+
+// func gemvQ4_1r1t2AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·gemvQ4_1r1t2AVX2(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
+	// multiple of 1) and each of 2 tokens t (rows of nb Q8_1 blocks at x,
+	// ldx bytes apart), y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one
+	// addition after the sum); nb > 0.
 	MOVQ         w+0(FP), SI
 	MOVQ         ldw+8(FP), R8
 	MOVQ         x+16(FP), DI
@@ -614,13 +1922,13 @@ done:
 	VZEROUPPER
 	RET
 
-// func gemvQ4_1x3AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+// func gemvQ4_1r1t3AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
 // Requires: AVX, AVX2, F16C, FMA3
-TEXT ·gemvQ4_1x3AVX2(SB), NOSPLIT, $0-72
-	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart) and each of
-	// 3 tokens t (rows of nb Q8_1 blocks at x, ldx bytes apart),
-	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
-	// sum); nb > 0.
+TEXT ·gemvQ4_1r1t3AVX2(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
+	// multiple of 1) and each of 3 tokens t (rows of nb Q8_1 blocks at x,
+	// ldx bytes apart), y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one
+	// addition after the sum); nb > 0.
 	MOVQ         w+0(FP), SI
 	MOVQ         ldw+8(FP), R8
 	MOVQ         x+16(FP), DI
@@ -726,13 +2034,13 @@ done:
 	VZEROUPPER
 	RET
 
-// func gemvQ4_1x4AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+// func gemvQ4_1r1t4AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
 // Requires: AVX, AVX2, F16C, FMA3
-TEXT ·gemvQ4_1x4AVX2(SB), NOSPLIT, $0-72
-	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart) and each of
-	// 4 tokens t (rows of nb Q8_1 blocks at x, ldx bytes apart),
-	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
-	// sum); nb > 0.
+TEXT ·gemvQ4_1r1t4AVX2(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
+	// multiple of 1) and each of 4 tokens t (rows of nb Q8_1 blocks at x,
+	// ldx bytes apart), y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one
+	// addition after the sum); nb > 0.
 	MOVQ         w+0(FP), SI
 	MOVQ         ldw+8(FP), R8
 	MOVQ         x+16(FP), DI
@@ -858,13 +2166,159 @@ done:
 	VZEROUPPER
 	RET
 
-// func gemvQ5_1x1AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+// func gemvQ4_1r4t1VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
 // Requires: AVX, AVX2, F16C, FMA3
-TEXT ·gemvQ5_1x1AVX2(SB), NOSPLIT, $0-72
-	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart) and each of
-	// 1 tokens t (rows of nb Q8_1 blocks at x, ldx bytes apart),
-	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
-	// sum); nb > 0.
+TEXT ·gemvQ4_1r4t1VNNI(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
+	// multiple of 4) and each of 1 tokens t (rows of nb Q8_1 blocks at x,
+	// ldx bytes apart), y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one
+	// addition after the sum); nb > 0.
+	MOVQ         w+0(FP), SI
+	MOVQ         ldw+8(FP), R8
+	MOVQ         x+16(FP), DI
+	MOVQ         ldx+24(FP), BX
+	MOVQ         nb+32(FP), CX
+	MOVQ         y+40(FP), DX
+	MOVQ         ldy+48(FP), R10
+	MOVQ         nrows+56(FP), R14
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+	VPCMPEQW     Y10, Y10, Y10
+	VPSRLW       $0x0f, Y10, Y10
+	SHRQ         $0x02, R14
+	MOVQ         R14, R9
+	IMULQ        R8, R9
+	LEAQ         (R9)(R9*2), BX
+	MOVQ         R14, R10
+	SHLQ         $0x02, R10
+	LEAQ         (R10)(R10*2), AX
+	TESTQ        R14, R14
+	JZ           done
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS X4, X4, X4
+	VXORPS Y1, Y1, Y1
+	VXORPS X5, X5, X5
+	VXORPS Y2, Y2, Y2
+	VXORPS X6, X6, X6
+	VXORPS Y3, Y3, Y3
+	VXORPS X7, X7, X7
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   CX, R13
+
+blk:
+	VCVTPH2PS      (R12), X12
+	VBROADCASTI128 4(R11), Y13
+	VPSRLVD        lyshr<>+0(SB), Y13, Y13
+	VPAND          Y15, Y13, Y13
+	VCVTPH2PS      (R11), X9
+	VMULPS         X9, X12, X8
+	VADDPS         X8, X4, X4
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y0
+	VBROADCASTI128 4(R11)(R9*1), Y13
+	VPSRLVD        lyshr<>+0(SB), Y13, Y13
+	VPAND          Y15, Y13, Y13
+	VCVTPH2PS      (R11)(R9*1), X9
+	VMULPS         X9, X12, X8
+	VADDPS         X8, X5, X5
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y1
+	VBROADCASTI128 4(R11)(R9*2), Y13
+	VPSRLVD        lyshr<>+0(SB), Y13, Y13
+	VPAND          Y15, Y13, Y13
+	VCVTPH2PS      (R11)(R9*2), X9
+	VMULPS         X9, X12, X8
+	VADDPS         X8, X6, X6
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y2
+	VBROADCASTI128 4(R11)(BX*1), Y13
+	VPSRLVD        lyshr<>+0(SB), Y13, Y13
+	VPAND          Y15, Y13, Y13
+	VCVTPH2PS      (R11)(BX*1), X9
+	VMULPS         X9, X12, X8
+	VADDPS         X8, X7, X7
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y3
+	ADDQ           $0x14, R11
+	ADDQ           $0x24, R12
+	DECQ           R13
+	JNZ            blk
+	VEXTRACTF128   $0x01, Y0, X14
+	VADDPS         X14, X0, X0
+	VPERMILPS      $0x4e, X0, X14
+	VADDPS         X14, X0, X0
+	VPERMILPS      $0xb1, X0, X14
+	VADDSS         X14, X0, X0
+	VMOVSHDUP      X4, X14
+	VADDSS         X14, X0, X0
+	VEXTRACTF128   $0x01, Y1, X14
+	VADDPS         X14, X1, X1
+	VPERMILPS      $0x4e, X1, X14
+	VADDPS         X14, X1, X1
+	VPERMILPS      $0xb1, X1, X14
+	VADDSS         X14, X1, X1
+	VMOVSHDUP      X5, X14
+	VADDSS         X14, X1, X1
+	VEXTRACTF128   $0x01, Y2, X14
+	VADDPS         X14, X2, X2
+	VPERMILPS      $0x4e, X2, X14
+	VADDPS         X14, X2, X2
+	VPERMILPS      $0xb1, X2, X14
+	VADDSS         X14, X2, X2
+	VMOVSHDUP      X6, X14
+	VADDSS         X14, X2, X2
+	VEXTRACTF128   $0x01, Y3, X14
+	VADDPS         X14, X3, X3
+	VPERMILPS      $0x4e, X3, X14
+	VADDPS         X14, X3, X3
+	VPERMILPS      $0xb1, X3, X14
+	VADDSS         X14, X3, X3
+	VMOVSHDUP      X7, X14
+	VADDSS         X14, X3, X3
+	CMPQ           acc+64(FP), $0x00
+	JEQ            store
+	VADDSS         (DX), X0, X0
+	VADDSS         (DX)(R10*1), X1, X1
+	VADDSS         (DX)(R10*2), X2, X2
+	VADDSS         (DX)(AX*1), X3, X3
+
+store:
+	VMOVSS X0, (DX)
+	VMOVSS X1, (DX)(R10*1)
+	VMOVSS X2, (DX)(R10*2)
+	VMOVSS X3, (DX)(AX*1)
+	ADDQ   $0x04, DX
+	ADDQ   R8, SI
+	DECQ   R14
+	JNZ    row
+
+done:
+	VZEROUPPER
+	RET
+
+// func gemvQ4_1r1t1VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·gemvQ4_1r1t1VNNI(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
+	// multiple of 1) and each of 1 tokens t (rows of nb Q8_1 blocks at x,
+	// ldx bytes apart), y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one
+	// addition after the sum); nb > 0.
 	MOVQ         w+0(FP), SI
 	MOVQ         ldw+8(FP), R8
 	MOVQ         x+16(FP), DI
@@ -891,6 +2345,566 @@ row:
 	MOVQ   CX, R13
 
 blk:
+	VCVTPH2PS      (R12), X12
+	VBROADCASTI128 4(R11), Y13
+	VPSRLVD        lyshr<>+0(SB), Y13, Y13
+	VPAND          Y15, Y13, Y13
+	VCVTPH2PS      (R11), X9
+	VMULPS         X9, X12, X8
+	VADDPS         X8, X4, X4
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y0
+	ADDQ           $0x14, R11
+	ADDQ           $0x24, R12
+	DECQ           R13
+	JNZ            blk
+	VEXTRACTF128   $0x01, Y0, X14
+	VADDPS         X14, X0, X0
+	VPERMILPS      $0x4e, X0, X14
+	VADDPS         X14, X0, X0
+	VPERMILPS      $0xb1, X0, X14
+	VADDSS         X14, X0, X0
+	VMOVSHDUP      X4, X14
+	VADDSS         X14, X0, X0
+	CMPQ           acc+64(FP), $0x00
+	JEQ            store
+	VADDSS         (DX), X0, X0
+
+store:
+	VMOVSS X0, (DX)
+	ADDQ   $0x04, DX
+	ADDQ   R8, SI
+	DECQ   R14
+	JNZ    row
+
+done:
+	VZEROUPPER
+	RET
+
+// func gemvQ4_1r2t2VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·gemvQ4_1r2t2VNNI(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
+	// multiple of 2) and each of 2 tokens t (rows of nb Q8_1 blocks at x,
+	// ldx bytes apart), y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one
+	// addition after the sum); nb > 0.
+	MOVQ         w+0(FP), SI
+	MOVQ         ldw+8(FP), R8
+	MOVQ         x+16(FP), DI
+	MOVQ         ldx+24(FP), BX
+	MOVQ         nb+32(FP), CX
+	MOVQ         y+40(FP), DX
+	MOVQ         ldy+48(FP), R10
+	MOVQ         nrows+56(FP), R14
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+	VPCMPEQW     Y10, Y10, Y10
+	VPSRLW       $0x0f, Y10, Y10
+	SHRQ         $0x01, R14
+	MOVQ         R14, R9
+	IMULQ        R8, R9
+	MOVQ         R14, AX
+	SHLQ         $0x02, AX
+	TESTQ        R14, R14
+	JZ           done
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS X4, X4, X4
+	VXORPS Y1, Y1, Y1
+	VXORPS X5, X5, X5
+	VXORPS Y2, Y2, Y2
+	VXORPS X6, X6, X6
+	VXORPS Y3, Y3, Y3
+	VXORPS X7, X7, X7
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   CX, R13
+
+blk:
+	VBROADCASTI128 4(R11), Y13
+	VPSRLVD        lyshr<>+0(SB), Y13, Y13
+	VPAND          Y15, Y13, Y13
+	VCVTPH2PS      (R11), X9
+	VCVTPH2PS      (R12), X8
+	VMULPS         X9, X8, X8
+	VADDPS         X8, X4, X4
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y0
+	VCVTPH2PS      (R12)(BX*1), X8
+	VMULPS         X9, X8, X8
+	VADDPS         X8, X5, X5
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12)(BX*1), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y1
+	VBROADCASTI128 4(R11)(R9*1), Y13
+	VPSRLVD        lyshr<>+0(SB), Y13, Y13
+	VPAND          Y15, Y13, Y13
+	VCVTPH2PS      (R11)(R9*1), X9
+	VCVTPH2PS      (R12), X8
+	VMULPS         X9, X8, X8
+	VADDPS         X8, X6, X6
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y2
+	VCVTPH2PS      (R12)(BX*1), X8
+	VMULPS         X9, X8, X8
+	VADDPS         X8, X7, X7
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12)(BX*1), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y3
+	ADDQ           $0x14, R11
+	ADDQ           $0x24, R12
+	DECQ           R13
+	JNZ            blk
+	VEXTRACTF128   $0x01, Y0, X14
+	VADDPS         X14, X0, X0
+	VPERMILPS      $0x4e, X0, X14
+	VADDPS         X14, X0, X0
+	VPERMILPS      $0xb1, X0, X14
+	VADDSS         X14, X0, X0
+	VMOVSHDUP      X4, X14
+	VADDSS         X14, X0, X0
+	VEXTRACTF128   $0x01, Y1, X14
+	VADDPS         X14, X1, X1
+	VPERMILPS      $0x4e, X1, X14
+	VADDPS         X14, X1, X1
+	VPERMILPS      $0xb1, X1, X14
+	VADDSS         X14, X1, X1
+	VMOVSHDUP      X5, X14
+	VADDSS         X14, X1, X1
+	VEXTRACTF128   $0x01, Y2, X14
+	VADDPS         X14, X2, X2
+	VPERMILPS      $0x4e, X2, X14
+	VADDPS         X14, X2, X2
+	VPERMILPS      $0xb1, X2, X14
+	VADDSS         X14, X2, X2
+	VMOVSHDUP      X6, X14
+	VADDSS         X14, X2, X2
+	VEXTRACTF128   $0x01, Y3, X14
+	VADDPS         X14, X3, X3
+	VPERMILPS      $0x4e, X3, X14
+	VADDPS         X14, X3, X3
+	VPERMILPS      $0xb1, X3, X14
+	VADDSS         X14, X3, X3
+	VMOVSHDUP      X7, X14
+	VADDSS         X14, X3, X3
+	LEAQ           (DX)(AX*1), R13
+	CMPQ           acc+64(FP), $0x00
+	JEQ            store
+	VADDSS         (DX), X0, X0
+	VADDSS         (DX)(R10*1), X1, X1
+	VADDSS         (R13), X2, X2
+	VADDSS         (R13)(R10*1), X3, X3
+
+store:
+	VMOVSS X0, (DX)
+	VMOVSS X1, (DX)(R10*1)
+	VMOVSS X2, (R13)
+	VMOVSS X3, (R13)(R10*1)
+	ADDQ   $0x04, DX
+	ADDQ   R8, SI
+	DECQ   R14
+	JNZ    row
+
+done:
+	VZEROUPPER
+	RET
+
+// func gemvQ4_1r1t2VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·gemvQ4_1r1t2VNNI(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
+	// multiple of 1) and each of 2 tokens t (rows of nb Q8_1 blocks at x,
+	// ldx bytes apart), y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one
+	// addition after the sum); nb > 0.
+	MOVQ         w+0(FP), SI
+	MOVQ         ldw+8(FP), R8
+	MOVQ         x+16(FP), DI
+	MOVQ         ldx+24(FP), BX
+	MOVQ         nb+32(FP), CX
+	MOVQ         y+40(FP), DX
+	MOVQ         ldy+48(FP), R10
+	MOVQ         nrows+56(FP), R14
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+	VPCMPEQW     Y10, Y10, Y10
+	VPSRLW       $0x0f, Y10, Y10
+	LEAQ         (BX)(BX*2), R9
+	LEAQ         (R10)(R10*2), AX
+	TESTQ        R14, R14
+	JZ           done
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS X4, X4, X4
+	VXORPS Y1, Y1, Y1
+	VXORPS X5, X5, X5
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   CX, R13
+
+blk:
+	VBROADCASTI128 4(R11), Y13
+	VPSRLVD        lyshr<>+0(SB), Y13, Y13
+	VPAND          Y15, Y13, Y13
+	VCVTPH2PS      (R11), X9
+	VCVTPH2PS      (R12), X8
+	VMULPS         X9, X8, X8
+	VADDPS         X8, X4, X4
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y0
+	VCVTPH2PS      (R12)(BX*1), X8
+	VMULPS         X9, X8, X8
+	VADDPS         X8, X5, X5
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12)(BX*1), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y1
+	ADDQ           $0x14, R11
+	ADDQ           $0x24, R12
+	DECQ           R13
+	JNZ            blk
+	VEXTRACTF128   $0x01, Y0, X14
+	VADDPS         X14, X0, X0
+	VPERMILPS      $0x4e, X0, X14
+	VADDPS         X14, X0, X0
+	VPERMILPS      $0xb1, X0, X14
+	VADDSS         X14, X0, X0
+	VMOVSHDUP      X4, X14
+	VADDSS         X14, X0, X0
+	VEXTRACTF128   $0x01, Y1, X14
+	VADDPS         X14, X1, X1
+	VPERMILPS      $0x4e, X1, X14
+	VADDPS         X14, X1, X1
+	VPERMILPS      $0xb1, X1, X14
+	VADDSS         X14, X1, X1
+	VMOVSHDUP      X5, X14
+	VADDSS         X14, X1, X1
+	CMPQ           acc+64(FP), $0x00
+	JEQ            store
+	VADDSS         (DX), X0, X0
+	VADDSS         (DX)(R10*1), X1, X1
+
+store:
+	VMOVSS X0, (DX)
+	VMOVSS X1, (DX)(R10*1)
+	ADDQ   $0x04, DX
+	ADDQ   R8, SI
+	DECQ   R14
+	JNZ    row
+
+done:
+	VZEROUPPER
+	RET
+
+// func gemvQ4_1r1t3VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·gemvQ4_1r1t3VNNI(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
+	// multiple of 1) and each of 3 tokens t (rows of nb Q8_1 blocks at x,
+	// ldx bytes apart), y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one
+	// addition after the sum); nb > 0.
+	MOVQ         w+0(FP), SI
+	MOVQ         ldw+8(FP), R8
+	MOVQ         x+16(FP), DI
+	MOVQ         ldx+24(FP), BX
+	MOVQ         nb+32(FP), CX
+	MOVQ         y+40(FP), DX
+	MOVQ         ldy+48(FP), R10
+	MOVQ         nrows+56(FP), R14
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+	VPCMPEQW     Y10, Y10, Y10
+	VPSRLW       $0x0f, Y10, Y10
+	LEAQ         (BX)(BX*2), R9
+	LEAQ         (R10)(R10*2), AX
+	TESTQ        R14, R14
+	JZ           done
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS X4, X4, X4
+	VXORPS Y1, Y1, Y1
+	VXORPS X5, X5, X5
+	VXORPS Y2, Y2, Y2
+	VXORPS X6, X6, X6
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   CX, R13
+
+blk:
+	VBROADCASTI128 4(R11), Y13
+	VPSRLVD        lyshr<>+0(SB), Y13, Y13
+	VPAND          Y15, Y13, Y13
+	VCVTPH2PS      (R11), X9
+	VCVTPH2PS      (R12), X8
+	VMULPS         X9, X8, X8
+	VADDPS         X8, X4, X4
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y0
+	VCVTPH2PS      (R12)(BX*1), X8
+	VMULPS         X9, X8, X8
+	VADDPS         X8, X5, X5
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12)(BX*1), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y1
+	VCVTPH2PS      (R12)(BX*2), X8
+	VMULPS         X9, X8, X8
+	VADDPS         X8, X6, X6
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12)(BX*2), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y2
+	ADDQ           $0x14, R11
+	ADDQ           $0x24, R12
+	DECQ           R13
+	JNZ            blk
+	VEXTRACTF128   $0x01, Y0, X14
+	VADDPS         X14, X0, X0
+	VPERMILPS      $0x4e, X0, X14
+	VADDPS         X14, X0, X0
+	VPERMILPS      $0xb1, X0, X14
+	VADDSS         X14, X0, X0
+	VMOVSHDUP      X4, X14
+	VADDSS         X14, X0, X0
+	VEXTRACTF128   $0x01, Y1, X14
+	VADDPS         X14, X1, X1
+	VPERMILPS      $0x4e, X1, X14
+	VADDPS         X14, X1, X1
+	VPERMILPS      $0xb1, X1, X14
+	VADDSS         X14, X1, X1
+	VMOVSHDUP      X5, X14
+	VADDSS         X14, X1, X1
+	VEXTRACTF128   $0x01, Y2, X14
+	VADDPS         X14, X2, X2
+	VPERMILPS      $0x4e, X2, X14
+	VADDPS         X14, X2, X2
+	VPERMILPS      $0xb1, X2, X14
+	VADDSS         X14, X2, X2
+	VMOVSHDUP      X6, X14
+	VADDSS         X14, X2, X2
+	CMPQ           acc+64(FP), $0x00
+	JEQ            store
+	VADDSS         (DX), X0, X0
+	VADDSS         (DX)(R10*1), X1, X1
+	VADDSS         (DX)(R10*2), X2, X2
+
+store:
+	VMOVSS X0, (DX)
+	VMOVSS X1, (DX)(R10*1)
+	VMOVSS X2, (DX)(R10*2)
+	ADDQ   $0x04, DX
+	ADDQ   R8, SI
+	DECQ   R14
+	JNZ    row
+
+done:
+	VZEROUPPER
+	RET
+
+// func gemvQ4_1r1t4VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·gemvQ4_1r1t4VNNI(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
+	// multiple of 1) and each of 4 tokens t (rows of nb Q8_1 blocks at x,
+	// ldx bytes apart), y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one
+	// addition after the sum); nb > 0.
+	MOVQ         w+0(FP), SI
+	MOVQ         ldw+8(FP), R8
+	MOVQ         x+16(FP), DI
+	MOVQ         ldx+24(FP), BX
+	MOVQ         nb+32(FP), CX
+	MOVQ         y+40(FP), DX
+	MOVQ         ldy+48(FP), R10
+	MOVQ         nrows+56(FP), R14
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+	VPCMPEQW     Y10, Y10, Y10
+	VPSRLW       $0x0f, Y10, Y10
+	LEAQ         (BX)(BX*2), R9
+	LEAQ         (R10)(R10*2), AX
+	TESTQ        R14, R14
+	JZ           done
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS X4, X4, X4
+	VXORPS Y1, Y1, Y1
+	VXORPS X5, X5, X5
+	VXORPS Y2, Y2, Y2
+	VXORPS X6, X6, X6
+	VXORPS Y3, Y3, Y3
+	VXORPS X7, X7, X7
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   CX, R13
+
+blk:
+	VBROADCASTI128 4(R11), Y13
+	VPSRLVD        lyshr<>+0(SB), Y13, Y13
+	VPAND          Y15, Y13, Y13
+	VCVTPH2PS      (R11), X9
+	VCVTPH2PS      (R12), X8
+	VMULPS         X9, X8, X8
+	VADDPS         X8, X4, X4
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y0
+	VCVTPH2PS      (R12)(BX*1), X8
+	VMULPS         X9, X8, X8
+	VADDPS         X8, X5, X5
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12)(BX*1), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y1
+	VCVTPH2PS      (R12)(BX*2), X8
+	VMULPS         X9, X8, X8
+	VADDPS         X8, X6, X6
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12)(BX*2), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y2
+	VCVTPH2PS      (R12)(R9*1), X8
+	VMULPS         X9, X8, X8
+	VADDPS         X8, X7, X7
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12)(R9*1), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y3
+	ADDQ           $0x14, R11
+	ADDQ           $0x24, R12
+	DECQ           R13
+	JNZ            blk
+	VEXTRACTF128   $0x01, Y0, X14
+	VADDPS         X14, X0, X0
+	VPERMILPS      $0x4e, X0, X14
+	VADDPS         X14, X0, X0
+	VPERMILPS      $0xb1, X0, X14
+	VADDSS         X14, X0, X0
+	VMOVSHDUP      X4, X14
+	VADDSS         X14, X0, X0
+	VEXTRACTF128   $0x01, Y1, X14
+	VADDPS         X14, X1, X1
+	VPERMILPS      $0x4e, X1, X14
+	VADDPS         X14, X1, X1
+	VPERMILPS      $0xb1, X1, X14
+	VADDSS         X14, X1, X1
+	VMOVSHDUP      X5, X14
+	VADDSS         X14, X1, X1
+	VEXTRACTF128   $0x01, Y2, X14
+	VADDPS         X14, X2, X2
+	VPERMILPS      $0x4e, X2, X14
+	VADDPS         X14, X2, X2
+	VPERMILPS      $0xb1, X2, X14
+	VADDSS         X14, X2, X2
+	VMOVSHDUP      X6, X14
+	VADDSS         X14, X2, X2
+	VEXTRACTF128   $0x01, Y3, X14
+	VADDPS         X14, X3, X3
+	VPERMILPS      $0x4e, X3, X14
+	VADDPS         X14, X3, X3
+	VPERMILPS      $0xb1, X3, X14
+	VADDSS         X14, X3, X3
+	VMOVSHDUP      X7, X14
+	VADDSS         X14, X3, X3
+	CMPQ           acc+64(FP), $0x00
+	JEQ            store
+	VADDSS         (DX), X0, X0
+	VADDSS         (DX)(R10*1), X1, X1
+	VADDSS         (DX)(R10*2), X2, X2
+	VADDSS         (DX)(AX*1), X3, X3
+
+store:
+	VMOVSS X0, (DX)
+	VMOVSS X1, (DX)(R10*1)
+	VMOVSS X2, (DX)(R10*2)
+	VMOVSS X3, (DX)(AX*1)
+	ADDQ   $0x04, DX
+	ADDQ   R8, SI
+	DECQ   R14
+	JNZ    row
+
+done:
+	VZEROUPPER
+	RET
+
+// func gemvQ5_1r4t1AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·gemvQ5_1r4t1AVX2(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
+	// multiple of 4) and each of 1 tokens t (rows of nb Q8_1 blocks at x,
+	// ldx bytes apart), y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one
+	// addition after the sum); nb > 0.
+	MOVQ         w+0(FP), SI
+	MOVQ         ldw+8(FP), R8
+	MOVQ         x+16(FP), DI
+	MOVQ         ldx+24(FP), BX
+	MOVQ         nb+32(FP), CX
+	MOVQ         y+40(FP), DX
+	MOVQ         ldy+48(FP), R10
+	MOVQ         nrows+56(FP), R14
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+	VPCMPEQW     Y10, Y10, Y10
+	VPSRLW       $0x0f, Y10, Y10
+	SHRQ         $0x02, R14
+	MOVQ         R14, R9
+	IMULQ        R8, R9
+	LEAQ         (R9)(R9*2), BX
+	MOVQ         R14, R10
+	SHLQ         $0x02, R10
+	LEAQ         (R10)(R10*2), AX
+	TESTQ        R14, R14
+	JZ           done
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS X4, X4, X4
+	VXORPS Y1, Y1, Y1
+	VXORPS X5, X5, X5
+	VXORPS Y2, Y2, Y2
+	VXORPS X6, X6, X6
+	VXORPS Y3, Y3, Y3
+	VXORPS X7, X7, X7
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   CX, R13
+
+blk:
+	VCVTPH2PS      (R12), X12
 	VBROADCASTI128 8(R11), Y13
 	VPSRLVD        lyshr<>+0(SB), Y13, Y13
 	VPAND          Y15, Y13, Y13
@@ -901,8 +2915,166 @@ blk:
 	VPAND          ly10<>+0(SB), Y11, Y11
 	VPOR           Y11, Y13, Y13
 	VCVTPH2PS      (R11), X9
-	VCVTPH2PS      (R12), X8
-	VMULPS         X9, X8, X8
+	VMULPS         X9, X12, X8
+	VADDPS         X8, X4, X4
+	VBROADCASTSS   X8, Y8
+	VPMADDUBSW     4(R12), Y13, Y14
+	VPMADDWD       Y10, Y14, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y0
+	VBROADCASTI128 8(R11)(R9*1), Y13
+	VPSRLVD        lyshr<>+0(SB), Y13, Y13
+	VPAND          Y15, Y13, Y13
+	VPBROADCASTD   4(R11)(R9*1), Y11
+	VPSHUFB        lyshuf<>+0(SB), Y11, Y11
+	VPAND          lysel<>+0(SB), Y11, Y11
+	VPCMPEQB       lysel<>+0(SB), Y11, Y11
+	VPAND          ly10<>+0(SB), Y11, Y11
+	VPOR           Y11, Y13, Y13
+	VCVTPH2PS      (R11)(R9*1), X9
+	VMULPS         X9, X12, X8
+	VADDPS         X8, X5, X5
+	VBROADCASTSS   X8, Y8
+	VPMADDUBSW     4(R12), Y13, Y14
+	VPMADDWD       Y10, Y14, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y1
+	VBROADCASTI128 8(R11)(R9*2), Y13
+	VPSRLVD        lyshr<>+0(SB), Y13, Y13
+	VPAND          Y15, Y13, Y13
+	VPBROADCASTD   4(R11)(R9*2), Y11
+	VPSHUFB        lyshuf<>+0(SB), Y11, Y11
+	VPAND          lysel<>+0(SB), Y11, Y11
+	VPCMPEQB       lysel<>+0(SB), Y11, Y11
+	VPAND          ly10<>+0(SB), Y11, Y11
+	VPOR           Y11, Y13, Y13
+	VCVTPH2PS      (R11)(R9*2), X9
+	VMULPS         X9, X12, X8
+	VADDPS         X8, X6, X6
+	VBROADCASTSS   X8, Y8
+	VPMADDUBSW     4(R12), Y13, Y14
+	VPMADDWD       Y10, Y14, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y2
+	VBROADCASTI128 8(R11)(BX*1), Y13
+	VPSRLVD        lyshr<>+0(SB), Y13, Y13
+	VPAND          Y15, Y13, Y13
+	VPBROADCASTD   4(R11)(BX*1), Y11
+	VPSHUFB        lyshuf<>+0(SB), Y11, Y11
+	VPAND          lysel<>+0(SB), Y11, Y11
+	VPCMPEQB       lysel<>+0(SB), Y11, Y11
+	VPAND          ly10<>+0(SB), Y11, Y11
+	VPOR           Y11, Y13, Y13
+	VCVTPH2PS      (R11)(BX*1), X9
+	VMULPS         X9, X12, X8
+	VADDPS         X8, X7, X7
+	VBROADCASTSS   X8, Y8
+	VPMADDUBSW     4(R12), Y13, Y14
+	VPMADDWD       Y10, Y14, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y3
+	ADDQ           $0x18, R11
+	ADDQ           $0x24, R12
+	DECQ           R13
+	JNZ            blk
+	VEXTRACTF128   $0x01, Y0, X14
+	VADDPS         X14, X0, X0
+	VPERMILPS      $0x4e, X0, X14
+	VADDPS         X14, X0, X0
+	VPERMILPS      $0xb1, X0, X14
+	VADDSS         X14, X0, X0
+	VMOVSHDUP      X4, X14
+	VADDSS         X14, X0, X0
+	VEXTRACTF128   $0x01, Y1, X14
+	VADDPS         X14, X1, X1
+	VPERMILPS      $0x4e, X1, X14
+	VADDPS         X14, X1, X1
+	VPERMILPS      $0xb1, X1, X14
+	VADDSS         X14, X1, X1
+	VMOVSHDUP      X5, X14
+	VADDSS         X14, X1, X1
+	VEXTRACTF128   $0x01, Y2, X14
+	VADDPS         X14, X2, X2
+	VPERMILPS      $0x4e, X2, X14
+	VADDPS         X14, X2, X2
+	VPERMILPS      $0xb1, X2, X14
+	VADDSS         X14, X2, X2
+	VMOVSHDUP      X6, X14
+	VADDSS         X14, X2, X2
+	VEXTRACTF128   $0x01, Y3, X14
+	VADDPS         X14, X3, X3
+	VPERMILPS      $0x4e, X3, X14
+	VADDPS         X14, X3, X3
+	VPERMILPS      $0xb1, X3, X14
+	VADDSS         X14, X3, X3
+	VMOVSHDUP      X7, X14
+	VADDSS         X14, X3, X3
+	CMPQ           acc+64(FP), $0x00
+	JEQ            store
+	VADDSS         (DX), X0, X0
+	VADDSS         (DX)(R10*1), X1, X1
+	VADDSS         (DX)(R10*2), X2, X2
+	VADDSS         (DX)(AX*1), X3, X3
+
+store:
+	VMOVSS X0, (DX)
+	VMOVSS X1, (DX)(R10*1)
+	VMOVSS X2, (DX)(R10*2)
+	VMOVSS X3, (DX)(AX*1)
+	ADDQ   $0x04, DX
+	ADDQ   R8, SI
+	DECQ   R14
+	JNZ    row
+
+done:
+	VZEROUPPER
+	RET
+
+// func gemvQ5_1r1t1AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·gemvQ5_1r1t1AVX2(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
+	// multiple of 1) and each of 1 tokens t (rows of nb Q8_1 blocks at x,
+	// ldx bytes apart), y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one
+	// addition after the sum); nb > 0.
+	MOVQ         w+0(FP), SI
+	MOVQ         ldw+8(FP), R8
+	MOVQ         x+16(FP), DI
+	MOVQ         ldx+24(FP), BX
+	MOVQ         nb+32(FP), CX
+	MOVQ         y+40(FP), DX
+	MOVQ         ldy+48(FP), R10
+	MOVQ         nrows+56(FP), R14
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+	VPCMPEQW     Y10, Y10, Y10
+	VPSRLW       $0x0f, Y10, Y10
+	LEAQ         (BX)(BX*2), R9
+	LEAQ         (R10)(R10*2), AX
+	TESTQ        R14, R14
+	JZ           done
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS X4, X4, X4
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   CX, R13
+
+blk:
+	VCVTPH2PS      (R12), X12
+	VBROADCASTI128 8(R11), Y13
+	VPSRLVD        lyshr<>+0(SB), Y13, Y13
+	VPAND          Y15, Y13, Y13
+	VPBROADCASTD   4(R11), Y11
+	VPSHUFB        lyshuf<>+0(SB), Y11, Y11
+	VPAND          lysel<>+0(SB), Y11, Y11
+	VPCMPEQB       lysel<>+0(SB), Y11, Y11
+	VPAND          ly10<>+0(SB), Y11, Y11
+	VPOR           Y11, Y13, Y13
+	VCVTPH2PS      (R11), X9
+	VMULPS         X9, X12, X8
 	VADDPS         X8, X4, X4
 	VBROADCASTSS   X8, Y8
 	VPMADDUBSW     4(R12), Y13, Y14
@@ -936,13 +3108,165 @@ done:
 	VZEROUPPER
 	RET
 
-// func gemvQ5_1x2AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+// func gemvQ5_1r2t2AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
 // Requires: AVX, AVX2, F16C, FMA3
-TEXT ·gemvQ5_1x2AVX2(SB), NOSPLIT, $0-72
-	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart) and each of
-	// 2 tokens t (rows of nb Q8_1 blocks at x, ldx bytes apart),
-	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
-	// sum); nb > 0.
+TEXT ·gemvQ5_1r2t2AVX2(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
+	// multiple of 2) and each of 2 tokens t (rows of nb Q8_1 blocks at x,
+	// ldx bytes apart), y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one
+	// addition after the sum); nb > 0.
+	MOVQ         w+0(FP), SI
+	MOVQ         ldw+8(FP), R8
+	MOVQ         x+16(FP), DI
+	MOVQ         ldx+24(FP), BX
+	MOVQ         nb+32(FP), CX
+	MOVQ         y+40(FP), DX
+	MOVQ         ldy+48(FP), R10
+	MOVQ         nrows+56(FP), R14
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+	VPCMPEQW     Y10, Y10, Y10
+	VPSRLW       $0x0f, Y10, Y10
+	SHRQ         $0x01, R14
+	MOVQ         R14, R9
+	IMULQ        R8, R9
+	MOVQ         R14, AX
+	SHLQ         $0x02, AX
+	TESTQ        R14, R14
+	JZ           done
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS X4, X4, X4
+	VXORPS Y1, Y1, Y1
+	VXORPS X5, X5, X5
+	VXORPS Y2, Y2, Y2
+	VXORPS X6, X6, X6
+	VXORPS Y3, Y3, Y3
+	VXORPS X7, X7, X7
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   CX, R13
+
+blk:
+	VBROADCASTI128 8(R11), Y13
+	VPSRLVD        lyshr<>+0(SB), Y13, Y13
+	VPAND          Y15, Y13, Y13
+	VPBROADCASTD   4(R11), Y11
+	VPSHUFB        lyshuf<>+0(SB), Y11, Y11
+	VPAND          lysel<>+0(SB), Y11, Y11
+	VPCMPEQB       lysel<>+0(SB), Y11, Y11
+	VPAND          ly10<>+0(SB), Y11, Y11
+	VPOR           Y11, Y13, Y13
+	VCVTPH2PS      (R11), X9
+	VCVTPH2PS      (R12), X8
+	VMULPS         X9, X8, X8
+	VADDPS         X8, X4, X4
+	VBROADCASTSS   X8, Y8
+	VPMADDUBSW     4(R12), Y13, Y14
+	VPMADDWD       Y10, Y14, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y0
+	VCVTPH2PS      (R12)(BX*1), X8
+	VMULPS         X9, X8, X8
+	VADDPS         X8, X5, X5
+	VBROADCASTSS   X8, Y8
+	VPMADDUBSW     4(R12)(BX*1), Y13, Y14
+	VPMADDWD       Y10, Y14, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y1
+	VBROADCASTI128 8(R11)(R9*1), Y13
+	VPSRLVD        lyshr<>+0(SB), Y13, Y13
+	VPAND          Y15, Y13, Y13
+	VPBROADCASTD   4(R11)(R9*1), Y11
+	VPSHUFB        lyshuf<>+0(SB), Y11, Y11
+	VPAND          lysel<>+0(SB), Y11, Y11
+	VPCMPEQB       lysel<>+0(SB), Y11, Y11
+	VPAND          ly10<>+0(SB), Y11, Y11
+	VPOR           Y11, Y13, Y13
+	VCVTPH2PS      (R11)(R9*1), X9
+	VCVTPH2PS      (R12), X8
+	VMULPS         X9, X8, X8
+	VADDPS         X8, X6, X6
+	VBROADCASTSS   X8, Y8
+	VPMADDUBSW     4(R12), Y13, Y14
+	VPMADDWD       Y10, Y14, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y2
+	VCVTPH2PS      (R12)(BX*1), X8
+	VMULPS         X9, X8, X8
+	VADDPS         X8, X7, X7
+	VBROADCASTSS   X8, Y8
+	VPMADDUBSW     4(R12)(BX*1), Y13, Y14
+	VPMADDWD       Y10, Y14, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y3
+	ADDQ           $0x18, R11
+	ADDQ           $0x24, R12
+	DECQ           R13
+	JNZ            blk
+	VEXTRACTF128   $0x01, Y0, X14
+	VADDPS         X14, X0, X0
+	VPERMILPS      $0x4e, X0, X14
+	VADDPS         X14, X0, X0
+	VPERMILPS      $0xb1, X0, X14
+	VADDSS         X14, X0, X0
+	VMOVSHDUP      X4, X14
+	VADDSS         X14, X0, X0
+	VEXTRACTF128   $0x01, Y1, X14
+	VADDPS         X14, X1, X1
+	VPERMILPS      $0x4e, X1, X14
+	VADDPS         X14, X1, X1
+	VPERMILPS      $0xb1, X1, X14
+	VADDSS         X14, X1, X1
+	VMOVSHDUP      X5, X14
+	VADDSS         X14, X1, X1
+	VEXTRACTF128   $0x01, Y2, X14
+	VADDPS         X14, X2, X2
+	VPERMILPS      $0x4e, X2, X14
+	VADDPS         X14, X2, X2
+	VPERMILPS      $0xb1, X2, X14
+	VADDSS         X14, X2, X2
+	VMOVSHDUP      X6, X14
+	VADDSS         X14, X2, X2
+	VEXTRACTF128   $0x01, Y3, X14
+	VADDPS         X14, X3, X3
+	VPERMILPS      $0x4e, X3, X14
+	VADDPS         X14, X3, X3
+	VPERMILPS      $0xb1, X3, X14
+	VADDSS         X14, X3, X3
+	VMOVSHDUP      X7, X14
+	VADDSS         X14, X3, X3
+	LEAQ           (DX)(AX*1), R13
+	CMPQ           acc+64(FP), $0x00
+	JEQ            store
+	VADDSS         (DX), X0, X0
+	VADDSS         (DX)(R10*1), X1, X1
+	VADDSS         (R13), X2, X2
+	VADDSS         (R13)(R10*1), X3, X3
+
+store:
+	VMOVSS X0, (DX)
+	VMOVSS X1, (DX)(R10*1)
+	VMOVSS X2, (R13)
+	VMOVSS X3, (R13)(R10*1)
+	ADDQ   $0x04, DX
+	ADDQ   R8, SI
+	DECQ   R14
+	JNZ    row
+
+done:
+	VZEROUPPER
+	RET
+
+// func gemvQ5_1r1t2AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·gemvQ5_1r1t2AVX2(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
+	// multiple of 1) and each of 2 tokens t (rows of nb Q8_1 blocks at x,
+	// ldx bytes apart), y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one
+	// addition after the sum); nb > 0.
 	MOVQ         w+0(FP), SI
 	MOVQ         ldw+8(FP), R8
 	MOVQ         x+16(FP), DI
@@ -1034,13 +3358,13 @@ done:
 	VZEROUPPER
 	RET
 
-// func gemvQ5_1x3AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+// func gemvQ5_1r1t3AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
 // Requires: AVX, AVX2, F16C, FMA3
-TEXT ·gemvQ5_1x3AVX2(SB), NOSPLIT, $0-72
-	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart) and each of
-	// 3 tokens t (rows of nb Q8_1 blocks at x, ldx bytes apart),
-	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
-	// sum); nb > 0.
+TEXT ·gemvQ5_1r1t3AVX2(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
+	// multiple of 1) and each of 3 tokens t (rows of nb Q8_1 blocks at x,
+	// ldx bytes apart), y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one
+	// addition after the sum); nb > 0.
 	MOVQ         w+0(FP), SI
 	MOVQ         ldw+8(FP), R8
 	MOVQ         x+16(FP), DI
@@ -1152,13 +3476,13 @@ done:
 	VZEROUPPER
 	RET
 
-// func gemvQ5_1x4AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+// func gemvQ5_1r1t4AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
 // Requires: AVX, AVX2, F16C, FMA3
-TEXT ·gemvQ5_1x4AVX2(SB), NOSPLIT, $0-72
-	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart) and each of
-	// 4 tokens t (rows of nb Q8_1 blocks at x, ldx bytes apart),
-	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
-	// sum); nb > 0.
+TEXT ·gemvQ5_1r1t4AVX2(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
+	// multiple of 1) and each of 4 tokens t (rows of nb Q8_1 blocks at x,
+	// ldx bytes apart), y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one
+	// addition after the sum); nb > 0.
 	MOVQ         w+0(FP), SI
 	MOVQ         ldw+8(FP), R8
 	MOVQ         x+16(FP), DI
@@ -1231,6 +3555,732 @@ blk:
 	VBROADCASTSS   X8, Y8
 	VPMADDUBSW     4(R12)(R9*1), Y13, Y14
 	VPMADDWD       Y10, Y14, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y3
+	ADDQ           $0x18, R11
+	ADDQ           $0x24, R12
+	DECQ           R13
+	JNZ            blk
+	VEXTRACTF128   $0x01, Y0, X14
+	VADDPS         X14, X0, X0
+	VPERMILPS      $0x4e, X0, X14
+	VADDPS         X14, X0, X0
+	VPERMILPS      $0xb1, X0, X14
+	VADDSS         X14, X0, X0
+	VMOVSHDUP      X4, X14
+	VADDSS         X14, X0, X0
+	VEXTRACTF128   $0x01, Y1, X14
+	VADDPS         X14, X1, X1
+	VPERMILPS      $0x4e, X1, X14
+	VADDPS         X14, X1, X1
+	VPERMILPS      $0xb1, X1, X14
+	VADDSS         X14, X1, X1
+	VMOVSHDUP      X5, X14
+	VADDSS         X14, X1, X1
+	VEXTRACTF128   $0x01, Y2, X14
+	VADDPS         X14, X2, X2
+	VPERMILPS      $0x4e, X2, X14
+	VADDPS         X14, X2, X2
+	VPERMILPS      $0xb1, X2, X14
+	VADDSS         X14, X2, X2
+	VMOVSHDUP      X6, X14
+	VADDSS         X14, X2, X2
+	VEXTRACTF128   $0x01, Y3, X14
+	VADDPS         X14, X3, X3
+	VPERMILPS      $0x4e, X3, X14
+	VADDPS         X14, X3, X3
+	VPERMILPS      $0xb1, X3, X14
+	VADDSS         X14, X3, X3
+	VMOVSHDUP      X7, X14
+	VADDSS         X14, X3, X3
+	CMPQ           acc+64(FP), $0x00
+	JEQ            store
+	VADDSS         (DX), X0, X0
+	VADDSS         (DX)(R10*1), X1, X1
+	VADDSS         (DX)(R10*2), X2, X2
+	VADDSS         (DX)(AX*1), X3, X3
+
+store:
+	VMOVSS X0, (DX)
+	VMOVSS X1, (DX)(R10*1)
+	VMOVSS X2, (DX)(R10*2)
+	VMOVSS X3, (DX)(AX*1)
+	ADDQ   $0x04, DX
+	ADDQ   R8, SI
+	DECQ   R14
+	JNZ    row
+
+done:
+	VZEROUPPER
+	RET
+
+// func gemvQ5_1r4t1VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
+TEXT ·gemvQ5_1r4t1VNNI(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
+	// multiple of 4) and each of 1 tokens t (rows of nb Q8_1 blocks at x,
+	// ldx bytes apart), y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one
+	// addition after the sum); nb > 0.
+	MOVQ         w+0(FP), SI
+	MOVQ         ldw+8(FP), R8
+	MOVQ         x+16(FP), DI
+	MOVQ         ldx+24(FP), BX
+	MOVQ         nb+32(FP), CX
+	MOVQ         y+40(FP), DX
+	MOVQ         ldy+48(FP), R10
+	MOVQ         nrows+56(FP), R14
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL         $0x10101010, AX
+	VPBROADCASTD AX, Y16
+	VPCMPEQW     Y10, Y10, Y10
+	VPSRLW       $0x0f, Y10, Y10
+	SHRQ         $0x02, R14
+	MOVQ         R14, R9
+	IMULQ        R8, R9
+	LEAQ         (R9)(R9*2), BX
+	MOVQ         R14, R10
+	SHLQ         $0x02, R10
+	LEAQ         (R10)(R10*2), AX
+	TESTQ        R14, R14
+	JZ           done
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS X4, X4, X4
+	VXORPS Y1, Y1, Y1
+	VXORPS X5, X5, X5
+	VXORPS Y2, Y2, Y2
+	VXORPS X6, X6, X6
+	VXORPS Y3, Y3, Y3
+	VXORPS X7, X7, X7
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   CX, R13
+
+blk:
+	VCVTPH2PS      (R12), X12
+	VBROADCASTI128 8(R11), Y13
+	VPSRLVD        lyshr<>+0(SB), Y13, Y13
+	VPAND          Y15, Y13, Y13
+	KMOVD          4(R11), K1
+	VPADDB         Y16, Y13, K1, Y13
+	VCVTPH2PS      (R11), X9
+	VMULPS         X9, X12, X8
+	VADDPS         X8, X4, X4
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y0
+	VBROADCASTI128 8(R11)(R9*1), Y13
+	VPSRLVD        lyshr<>+0(SB), Y13, Y13
+	VPAND          Y15, Y13, Y13
+	KMOVD          4(R11)(R9*1), K1
+	VPADDB         Y16, Y13, K1, Y13
+	VCVTPH2PS      (R11)(R9*1), X9
+	VMULPS         X9, X12, X8
+	VADDPS         X8, X5, X5
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y1
+	VBROADCASTI128 8(R11)(R9*2), Y13
+	VPSRLVD        lyshr<>+0(SB), Y13, Y13
+	VPAND          Y15, Y13, Y13
+	KMOVD          4(R11)(R9*2), K1
+	VPADDB         Y16, Y13, K1, Y13
+	VCVTPH2PS      (R11)(R9*2), X9
+	VMULPS         X9, X12, X8
+	VADDPS         X8, X6, X6
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y2
+	VBROADCASTI128 8(R11)(BX*1), Y13
+	VPSRLVD        lyshr<>+0(SB), Y13, Y13
+	VPAND          Y15, Y13, Y13
+	KMOVD          4(R11)(BX*1), K1
+	VPADDB         Y16, Y13, K1, Y13
+	VCVTPH2PS      (R11)(BX*1), X9
+	VMULPS         X9, X12, X8
+	VADDPS         X8, X7, X7
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y3
+	ADDQ           $0x18, R11
+	ADDQ           $0x24, R12
+	DECQ           R13
+	JNZ            blk
+	VEXTRACTF128   $0x01, Y0, X14
+	VADDPS         X14, X0, X0
+	VPERMILPS      $0x4e, X0, X14
+	VADDPS         X14, X0, X0
+	VPERMILPS      $0xb1, X0, X14
+	VADDSS         X14, X0, X0
+	VMOVSHDUP      X4, X14
+	VADDSS         X14, X0, X0
+	VEXTRACTF128   $0x01, Y1, X14
+	VADDPS         X14, X1, X1
+	VPERMILPS      $0x4e, X1, X14
+	VADDPS         X14, X1, X1
+	VPERMILPS      $0xb1, X1, X14
+	VADDSS         X14, X1, X1
+	VMOVSHDUP      X5, X14
+	VADDSS         X14, X1, X1
+	VEXTRACTF128   $0x01, Y2, X14
+	VADDPS         X14, X2, X2
+	VPERMILPS      $0x4e, X2, X14
+	VADDPS         X14, X2, X2
+	VPERMILPS      $0xb1, X2, X14
+	VADDSS         X14, X2, X2
+	VMOVSHDUP      X6, X14
+	VADDSS         X14, X2, X2
+	VEXTRACTF128   $0x01, Y3, X14
+	VADDPS         X14, X3, X3
+	VPERMILPS      $0x4e, X3, X14
+	VADDPS         X14, X3, X3
+	VPERMILPS      $0xb1, X3, X14
+	VADDSS         X14, X3, X3
+	VMOVSHDUP      X7, X14
+	VADDSS         X14, X3, X3
+	CMPQ           acc+64(FP), $0x00
+	JEQ            store
+	VADDSS         (DX), X0, X0
+	VADDSS         (DX)(R10*1), X1, X1
+	VADDSS         (DX)(R10*2), X2, X2
+	VADDSS         (DX)(AX*1), X3, X3
+
+store:
+	VMOVSS X0, (DX)
+	VMOVSS X1, (DX)(R10*1)
+	VMOVSS X2, (DX)(R10*2)
+	VMOVSS X3, (DX)(AX*1)
+	ADDQ   $0x04, DX
+	ADDQ   R8, SI
+	DECQ   R14
+	JNZ    row
+
+done:
+	VZEROUPPER
+	RET
+
+// func gemvQ5_1r1t1VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
+TEXT ·gemvQ5_1r1t1VNNI(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
+	// multiple of 1) and each of 1 tokens t (rows of nb Q8_1 blocks at x,
+	// ldx bytes apart), y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one
+	// addition after the sum); nb > 0.
+	MOVQ         w+0(FP), SI
+	MOVQ         ldw+8(FP), R8
+	MOVQ         x+16(FP), DI
+	MOVQ         ldx+24(FP), BX
+	MOVQ         nb+32(FP), CX
+	MOVQ         y+40(FP), DX
+	MOVQ         ldy+48(FP), R10
+	MOVQ         nrows+56(FP), R14
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL         $0x10101010, AX
+	VPBROADCASTD AX, Y16
+	VPCMPEQW     Y10, Y10, Y10
+	VPSRLW       $0x0f, Y10, Y10
+	LEAQ         (BX)(BX*2), R9
+	LEAQ         (R10)(R10*2), AX
+	TESTQ        R14, R14
+	JZ           done
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS X4, X4, X4
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   CX, R13
+
+blk:
+	VCVTPH2PS      (R12), X12
+	VBROADCASTI128 8(R11), Y13
+	VPSRLVD        lyshr<>+0(SB), Y13, Y13
+	VPAND          Y15, Y13, Y13
+	KMOVD          4(R11), K1
+	VPADDB         Y16, Y13, K1, Y13
+	VCVTPH2PS      (R11), X9
+	VMULPS         X9, X12, X8
+	VADDPS         X8, X4, X4
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y0
+	ADDQ           $0x18, R11
+	ADDQ           $0x24, R12
+	DECQ           R13
+	JNZ            blk
+	VEXTRACTF128   $0x01, Y0, X14
+	VADDPS         X14, X0, X0
+	VPERMILPS      $0x4e, X0, X14
+	VADDPS         X14, X0, X0
+	VPERMILPS      $0xb1, X0, X14
+	VADDSS         X14, X0, X0
+	VMOVSHDUP      X4, X14
+	VADDSS         X14, X0, X0
+	CMPQ           acc+64(FP), $0x00
+	JEQ            store
+	VADDSS         (DX), X0, X0
+
+store:
+	VMOVSS X0, (DX)
+	ADDQ   $0x04, DX
+	ADDQ   R8, SI
+	DECQ   R14
+	JNZ    row
+
+done:
+	VZEROUPPER
+	RET
+
+// func gemvQ5_1r2t2VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
+TEXT ·gemvQ5_1r2t2VNNI(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
+	// multiple of 2) and each of 2 tokens t (rows of nb Q8_1 blocks at x,
+	// ldx bytes apart), y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one
+	// addition after the sum); nb > 0.
+	MOVQ         w+0(FP), SI
+	MOVQ         ldw+8(FP), R8
+	MOVQ         x+16(FP), DI
+	MOVQ         ldx+24(FP), BX
+	MOVQ         nb+32(FP), CX
+	MOVQ         y+40(FP), DX
+	MOVQ         ldy+48(FP), R10
+	MOVQ         nrows+56(FP), R14
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL         $0x10101010, AX
+	VPBROADCASTD AX, Y16
+	VPCMPEQW     Y10, Y10, Y10
+	VPSRLW       $0x0f, Y10, Y10
+	SHRQ         $0x01, R14
+	MOVQ         R14, R9
+	IMULQ        R8, R9
+	MOVQ         R14, AX
+	SHLQ         $0x02, AX
+	TESTQ        R14, R14
+	JZ           done
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS X4, X4, X4
+	VXORPS Y1, Y1, Y1
+	VXORPS X5, X5, X5
+	VXORPS Y2, Y2, Y2
+	VXORPS X6, X6, X6
+	VXORPS Y3, Y3, Y3
+	VXORPS X7, X7, X7
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   CX, R13
+
+blk:
+	VBROADCASTI128 8(R11), Y13
+	VPSRLVD        lyshr<>+0(SB), Y13, Y13
+	VPAND          Y15, Y13, Y13
+	KMOVD          4(R11), K1
+	VPADDB         Y16, Y13, K1, Y13
+	VCVTPH2PS      (R11), X9
+	VCVTPH2PS      (R12), X8
+	VMULPS         X9, X8, X8
+	VADDPS         X8, X4, X4
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y0
+	VCVTPH2PS      (R12)(BX*1), X8
+	VMULPS         X9, X8, X8
+	VADDPS         X8, X5, X5
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12)(BX*1), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y1
+	VBROADCASTI128 8(R11)(R9*1), Y13
+	VPSRLVD        lyshr<>+0(SB), Y13, Y13
+	VPAND          Y15, Y13, Y13
+	KMOVD          4(R11)(R9*1), K1
+	VPADDB         Y16, Y13, K1, Y13
+	VCVTPH2PS      (R11)(R9*1), X9
+	VCVTPH2PS      (R12), X8
+	VMULPS         X9, X8, X8
+	VADDPS         X8, X6, X6
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y2
+	VCVTPH2PS      (R12)(BX*1), X8
+	VMULPS         X9, X8, X8
+	VADDPS         X8, X7, X7
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12)(BX*1), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y3
+	ADDQ           $0x18, R11
+	ADDQ           $0x24, R12
+	DECQ           R13
+	JNZ            blk
+	VEXTRACTF128   $0x01, Y0, X14
+	VADDPS         X14, X0, X0
+	VPERMILPS      $0x4e, X0, X14
+	VADDPS         X14, X0, X0
+	VPERMILPS      $0xb1, X0, X14
+	VADDSS         X14, X0, X0
+	VMOVSHDUP      X4, X14
+	VADDSS         X14, X0, X0
+	VEXTRACTF128   $0x01, Y1, X14
+	VADDPS         X14, X1, X1
+	VPERMILPS      $0x4e, X1, X14
+	VADDPS         X14, X1, X1
+	VPERMILPS      $0xb1, X1, X14
+	VADDSS         X14, X1, X1
+	VMOVSHDUP      X5, X14
+	VADDSS         X14, X1, X1
+	VEXTRACTF128   $0x01, Y2, X14
+	VADDPS         X14, X2, X2
+	VPERMILPS      $0x4e, X2, X14
+	VADDPS         X14, X2, X2
+	VPERMILPS      $0xb1, X2, X14
+	VADDSS         X14, X2, X2
+	VMOVSHDUP      X6, X14
+	VADDSS         X14, X2, X2
+	VEXTRACTF128   $0x01, Y3, X14
+	VADDPS         X14, X3, X3
+	VPERMILPS      $0x4e, X3, X14
+	VADDPS         X14, X3, X3
+	VPERMILPS      $0xb1, X3, X14
+	VADDSS         X14, X3, X3
+	VMOVSHDUP      X7, X14
+	VADDSS         X14, X3, X3
+	LEAQ           (DX)(AX*1), R13
+	CMPQ           acc+64(FP), $0x00
+	JEQ            store
+	VADDSS         (DX), X0, X0
+	VADDSS         (DX)(R10*1), X1, X1
+	VADDSS         (R13), X2, X2
+	VADDSS         (R13)(R10*1), X3, X3
+
+store:
+	VMOVSS X0, (DX)
+	VMOVSS X1, (DX)(R10*1)
+	VMOVSS X2, (R13)
+	VMOVSS X3, (R13)(R10*1)
+	ADDQ   $0x04, DX
+	ADDQ   R8, SI
+	DECQ   R14
+	JNZ    row
+
+done:
+	VZEROUPPER
+	RET
+
+// func gemvQ5_1r1t2VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
+TEXT ·gemvQ5_1r1t2VNNI(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
+	// multiple of 1) and each of 2 tokens t (rows of nb Q8_1 blocks at x,
+	// ldx bytes apart), y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one
+	// addition after the sum); nb > 0.
+	MOVQ         w+0(FP), SI
+	MOVQ         ldw+8(FP), R8
+	MOVQ         x+16(FP), DI
+	MOVQ         ldx+24(FP), BX
+	MOVQ         nb+32(FP), CX
+	MOVQ         y+40(FP), DX
+	MOVQ         ldy+48(FP), R10
+	MOVQ         nrows+56(FP), R14
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL         $0x10101010, AX
+	VPBROADCASTD AX, Y16
+	VPCMPEQW     Y10, Y10, Y10
+	VPSRLW       $0x0f, Y10, Y10
+	LEAQ         (BX)(BX*2), R9
+	LEAQ         (R10)(R10*2), AX
+	TESTQ        R14, R14
+	JZ           done
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS X4, X4, X4
+	VXORPS Y1, Y1, Y1
+	VXORPS X5, X5, X5
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   CX, R13
+
+blk:
+	VBROADCASTI128 8(R11), Y13
+	VPSRLVD        lyshr<>+0(SB), Y13, Y13
+	VPAND          Y15, Y13, Y13
+	KMOVD          4(R11), K1
+	VPADDB         Y16, Y13, K1, Y13
+	VCVTPH2PS      (R11), X9
+	VCVTPH2PS      (R12), X8
+	VMULPS         X9, X8, X8
+	VADDPS         X8, X4, X4
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y0
+	VCVTPH2PS      (R12)(BX*1), X8
+	VMULPS         X9, X8, X8
+	VADDPS         X8, X5, X5
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12)(BX*1), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y1
+	ADDQ           $0x18, R11
+	ADDQ           $0x24, R12
+	DECQ           R13
+	JNZ            blk
+	VEXTRACTF128   $0x01, Y0, X14
+	VADDPS         X14, X0, X0
+	VPERMILPS      $0x4e, X0, X14
+	VADDPS         X14, X0, X0
+	VPERMILPS      $0xb1, X0, X14
+	VADDSS         X14, X0, X0
+	VMOVSHDUP      X4, X14
+	VADDSS         X14, X0, X0
+	VEXTRACTF128   $0x01, Y1, X14
+	VADDPS         X14, X1, X1
+	VPERMILPS      $0x4e, X1, X14
+	VADDPS         X14, X1, X1
+	VPERMILPS      $0xb1, X1, X14
+	VADDSS         X14, X1, X1
+	VMOVSHDUP      X5, X14
+	VADDSS         X14, X1, X1
+	CMPQ           acc+64(FP), $0x00
+	JEQ            store
+	VADDSS         (DX), X0, X0
+	VADDSS         (DX)(R10*1), X1, X1
+
+store:
+	VMOVSS X0, (DX)
+	VMOVSS X1, (DX)(R10*1)
+	ADDQ   $0x04, DX
+	ADDQ   R8, SI
+	DECQ   R14
+	JNZ    row
+
+done:
+	VZEROUPPER
+	RET
+
+// func gemvQ5_1r1t3VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
+TEXT ·gemvQ5_1r1t3VNNI(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
+	// multiple of 1) and each of 3 tokens t (rows of nb Q8_1 blocks at x,
+	// ldx bytes apart), y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one
+	// addition after the sum); nb > 0.
+	MOVQ         w+0(FP), SI
+	MOVQ         ldw+8(FP), R8
+	MOVQ         x+16(FP), DI
+	MOVQ         ldx+24(FP), BX
+	MOVQ         nb+32(FP), CX
+	MOVQ         y+40(FP), DX
+	MOVQ         ldy+48(FP), R10
+	MOVQ         nrows+56(FP), R14
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL         $0x10101010, AX
+	VPBROADCASTD AX, Y16
+	VPCMPEQW     Y10, Y10, Y10
+	VPSRLW       $0x0f, Y10, Y10
+	LEAQ         (BX)(BX*2), R9
+	LEAQ         (R10)(R10*2), AX
+	TESTQ        R14, R14
+	JZ           done
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS X4, X4, X4
+	VXORPS Y1, Y1, Y1
+	VXORPS X5, X5, X5
+	VXORPS Y2, Y2, Y2
+	VXORPS X6, X6, X6
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   CX, R13
+
+blk:
+	VBROADCASTI128 8(R11), Y13
+	VPSRLVD        lyshr<>+0(SB), Y13, Y13
+	VPAND          Y15, Y13, Y13
+	KMOVD          4(R11), K1
+	VPADDB         Y16, Y13, K1, Y13
+	VCVTPH2PS      (R11), X9
+	VCVTPH2PS      (R12), X8
+	VMULPS         X9, X8, X8
+	VADDPS         X8, X4, X4
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y0
+	VCVTPH2PS      (R12)(BX*1), X8
+	VMULPS         X9, X8, X8
+	VADDPS         X8, X5, X5
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12)(BX*1), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y1
+	VCVTPH2PS      (R12)(BX*2), X8
+	VMULPS         X9, X8, X8
+	VADDPS         X8, X6, X6
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12)(BX*2), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y2
+	ADDQ           $0x18, R11
+	ADDQ           $0x24, R12
+	DECQ           R13
+	JNZ            blk
+	VEXTRACTF128   $0x01, Y0, X14
+	VADDPS         X14, X0, X0
+	VPERMILPS      $0x4e, X0, X14
+	VADDPS         X14, X0, X0
+	VPERMILPS      $0xb1, X0, X14
+	VADDSS         X14, X0, X0
+	VMOVSHDUP      X4, X14
+	VADDSS         X14, X0, X0
+	VEXTRACTF128   $0x01, Y1, X14
+	VADDPS         X14, X1, X1
+	VPERMILPS      $0x4e, X1, X14
+	VADDPS         X14, X1, X1
+	VPERMILPS      $0xb1, X1, X14
+	VADDSS         X14, X1, X1
+	VMOVSHDUP      X5, X14
+	VADDSS         X14, X1, X1
+	VEXTRACTF128   $0x01, Y2, X14
+	VADDPS         X14, X2, X2
+	VPERMILPS      $0x4e, X2, X14
+	VADDPS         X14, X2, X2
+	VPERMILPS      $0xb1, X2, X14
+	VADDSS         X14, X2, X2
+	VMOVSHDUP      X6, X14
+	VADDSS         X14, X2, X2
+	CMPQ           acc+64(FP), $0x00
+	JEQ            store
+	VADDSS         (DX), X0, X0
+	VADDSS         (DX)(R10*1), X1, X1
+	VADDSS         (DX)(R10*2), X2, X2
+
+store:
+	VMOVSS X0, (DX)
+	VMOVSS X1, (DX)(R10*1)
+	VMOVSS X2, (DX)(R10*2)
+	ADDQ   $0x04, DX
+	ADDQ   R8, SI
+	DECQ   R14
+	JNZ    row
+
+done:
+	VZEROUPPER
+	RET
+
+// func gemvQ5_1r1t4VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
+TEXT ·gemvQ5_1r1t4VNNI(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
+	// multiple of 1) and each of 4 tokens t (rows of nb Q8_1 blocks at x,
+	// ldx bytes apart), y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one
+	// addition after the sum); nb > 0.
+	MOVQ         w+0(FP), SI
+	MOVQ         ldw+8(FP), R8
+	MOVQ         x+16(FP), DI
+	MOVQ         ldx+24(FP), BX
+	MOVQ         nb+32(FP), CX
+	MOVQ         y+40(FP), DX
+	MOVQ         ldy+48(FP), R10
+	MOVQ         nrows+56(FP), R14
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL         $0x10101010, AX
+	VPBROADCASTD AX, Y16
+	VPCMPEQW     Y10, Y10, Y10
+	VPSRLW       $0x0f, Y10, Y10
+	LEAQ         (BX)(BX*2), R9
+	LEAQ         (R10)(R10*2), AX
+	TESTQ        R14, R14
+	JZ           done
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS X4, X4, X4
+	VXORPS Y1, Y1, Y1
+	VXORPS X5, X5, X5
+	VXORPS Y2, Y2, Y2
+	VXORPS X6, X6, X6
+	VXORPS Y3, Y3, Y3
+	VXORPS X7, X7, X7
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   CX, R13
+
+blk:
+	VBROADCASTI128 8(R11), Y13
+	VPSRLVD        lyshr<>+0(SB), Y13, Y13
+	VPAND          Y15, Y13, Y13
+	KMOVD          4(R11), K1
+	VPADDB         Y16, Y13, K1, Y13
+	VCVTPH2PS      (R11), X9
+	VCVTPH2PS      (R12), X8
+	VMULPS         X9, X8, X8
+	VADDPS         X8, X4, X4
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y0
+	VCVTPH2PS      (R12)(BX*1), X8
+	VMULPS         X9, X8, X8
+	VADDPS         X8, X5, X5
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12)(BX*1), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y1
+	VCVTPH2PS      (R12)(BX*2), X8
+	VMULPS         X9, X8, X8
+	VADDPS         X8, X6, X6
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12)(BX*2), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y2
+	VCVTPH2PS      (R12)(R9*1), X8
+	VMULPS         X9, X8, X8
+	VADDPS         X8, X7, X7
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12)(R9*1), Y13, Y14
 	VCVTDQ2PS      Y14, Y14
 	VFMADD231PS    Y14, Y8, Y3
 	ADDQ           $0x18, R11

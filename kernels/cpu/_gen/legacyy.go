@@ -10,16 +10,17 @@ import (
 
 // legacyy generates legacyy_amd64.s: Q5_0 weights times Q8_0 activations,
 // Q4_1 and Q5_1 weights times Q8_1 activations (f16 d, f16 s = d·Σq, 32
-// int8 quants), AVX2 + FMA + F16C, one row at a time for 1 to 4 tokens.
+// int8 quants), AVX2 + FMA + F16C, and the same with AVX-512 VNNI at 256
+// bits; 1 to 4 rows times 1 to 4 tokens at a time (lyShapes).
 //
 // They sum in the order of kernels/quant's DotQ5_0Q8_0, DotQ4_1Q8_1 and
 // DotQ5_1Q8_1 (ggml's AVX2 ggml_vec_dot_q5_0_q8_0, _q4_1_q8_1 and
 // _q5_1_q8_1, and tinyBLAS's Q5_0 for several tokens, which sums alike):
 // per block the values are unpacked to 32 bytes (element e at byte e: the
 // low nibbles, then the high ones, each or'ed with its fifth bit from qh),
-// VPMADDUBSW and VPMADDWD (by int16 ones) sum their products with the
-// quants exactly into int32 lane e/4, and the row's eight float32
-// accumulators of a token gain dx·dy·lane in one VFMADD231PS; the
+// VPMADDUBSW and VPMADDWD (by int16 ones), or VPDPBUSD, sum their products
+// with the quants exactly into int32 lane e/4, and the eight float32
+// accumulators of a row and token gain dx·dy·lane in one VFMADD231PS; the
 // accumulators are reduced as hsum_float_8. Q5_0's values q-16 are
 // signed, so they go through VPABSB and VPSIGNB, as in ggml (exact for
 // activation quants in [-127, 127], all Q8_0 quantizing writes); Q4_1's
@@ -31,14 +32,17 @@ import (
 // exact in float32, so the kernels add it with VADDPS. One VCVTPH2PS
 // turns a weight block's [d, m] into floats and another an activation
 // block's [d, s]; their product [dx·dy, m·s] is both the broadcast scale
-// (lane 0) and the term added to lane 1 of the token's summs register.
+// (lane 0) and the term added to lane 1 of the row and token's summs
+// register.
 //
-// Registers: SI the row, DI token 0's activations, BX ldx, R9 3·ldx, CX
-// nb, DX y, R10 ldy, AX 3·ldy, R8 ldw, R14 the rows left, R11 and R12 the
-// current weight and activation blocks, R13 the blocks left; Y0..Y3 the
-// tokens' accumulators, X4..X7 their summs, Y8 a token's scale, X9 the
-// weight block's [d, m], Y10 int16 ones, Y11 scratch, Y12 |values|
-// (Q5_0), Y13 the values, Y14 scratch, Y15 0x0f bytes.
+// Registers: SI stream 0's row, DI token 0's activations, R8 ldw, BX ldx,
+// R10 ldy, CX nb, DX y, R14 the rows left in a stream, R11 and R12 the
+// current weight and activation blocks, R13 the blocks left (see gemv for
+// R9, AX and the streams' strides); Y0..Y3 the accumulators of rows ×
+// tokens, X4..X7 their summs, Y8 a scale, X9 the weight block's [d, m],
+// Y10 int16 ones, Y11 scratch, Y12 |values| (Q5_0) or the activation
+// block's [d, s] (one token, Q4_1 and Q5_1; X4 for Q5_0), Y13 the values,
+// Y14 scratch, Y15 0x0f bytes, Y16 the fifth bits' bytes (VNNI).
 func legacyy(a *asm) {
 	g := lyGlobals{
 		shr:  a.global("lyshr", 0, 0, 0x0000000400000004, 0x0000000400000004),
@@ -52,8 +56,10 @@ func legacyy(a *asm) {
 		{"Q4_1", 20, -1, 4, true, false},
 		{"Q5_1", 24, 4, 8, true, false},
 	} {
-		for nt := 1; nt <= 4; nt++ {
-			g.gemv(a, k, nt)
+		for _, vnni := range []bool{false, true} {
+			for _, sh := range lyShapes {
+				g.gemv(a, k, sh[0], sh[1], vnni)
+			}
 		}
 	}
 }
@@ -75,19 +81,37 @@ type lyKind struct {
 	min, signed bool
 }
 
-// gemv emits gemv<name>x<nt>AVX2.
-func (g lyGlobals) gemv(a *asm, k lyKind, nt int) {
+// lyShapes are the kernels' rows × tokens: four rows at a time for one
+// token, two for two, so that at least four accumulator chains run side
+// by side, and one row for the rest of the rows. The rows of a kernel of
+// nr rows are nr streams of nrows/nr consecutive rows (rows i, q+i, 2q+i,
+// 3q+i side by side), so that the weights are read in long sequential
+// runs: rows taken four at a time in order read short runs that the
+// hardware prefetchers do not follow, and run at half the speed.
+var lyShapes = [][2]int{{4, 1}, {1, 1}, {2, 2}, {1, 2}, {1, 3}, {1, 4}}
+
+// gemv emits gemv<name>r<nr>t<nt>AVX2 (nr rows times nt tokens at a time)
+// or, with vnni, gemv<name>r<nr>t<nt>VNNI: the same sums with AVX-512 (VL,
+// BW, VNNI) at 256 bits, the fifth bits added under a mask loaded from qh
+// (Q5_0's 0xf0 where a bit is clear, Q5_1's 0x10 where it is set; Y16
+// holds those bytes) and VPDPBUSD in place of VPMADDUBSW and VPMADDWD.
+// Stream r's row is R11 + r·S (S = nrows/nr·ldw).
+func (g lyGlobals) gemv(a *asm, k lyKind, nr, nt int, vnni bool) {
 	act := "Q8_0"
 	ab, aq := 34, 2 // activation block bytes, offset of its quants
 	if k.min {
 		act, ab, aq = "Q8_1", 36, 4
 	}
-	a.text(fmt.Sprintf("gemv%sx%dAVX2", k.name, nt), attr.NOSPLIT,
+	suffix := "AVX2"
+	if vnni {
+		suffix = "VNNI"
+	}
+	a.text(fmt.Sprintf("gemv%sr%dt%d%s", k.name, nr, nt, suffix), attr.NOSPLIT,
 		"func(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)",
-		fmt.Sprintf("For each of nrows rows r of nb %s blocks (ldw bytes apart) and each of", k.name),
-		fmt.Sprintf("%d tokens t (rows of nb %s blocks at x, ldx bytes apart),", nt, act),
-		"y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the",
-		"sum); nb > 0.")
+		fmt.Sprintf("For each of nrows rows r of nb %s blocks (ldw bytes apart; nrows a", k.name),
+		fmt.Sprintf("multiple of %d) and each of %d tokens t (rows of nb %s blocks at x,", nr, nt, act),
+		"ldx bytes apart), y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one",
+		"addition after the sum); nb > 0.")
 	a.load("w", reg.RSI)
 	a.load("ldw", reg.R8)
 	a.load("x", reg.RDI)
@@ -97,13 +121,54 @@ func (g lyGlobals) gemv(a *asm, k lyKind, nt int) {
 	a.load("ldy", reg.R10)
 	a.load("nrows", reg.R14)
 	a.bconst(0x0f, 15) // AX scratch
+	if vnni && k.qh >= 0 {
+		b := uint32(0x10101010)
+		if k.signed {
+			b = 0xf0f0f0f0
+		}
+		a.MOVL(operand.U32(b), reg.EAX)
+		a.VPBROADCASTD(reg.EAX, reg.Y16)
+	}
 	a.VPCMPEQW(reg.Y10, reg.Y10, reg.Y10)
 	a.VPSRLW(operand.U8(15), reg.Y10, reg.Y10)
-	a.LEAQ(operand.Mem{Base: reg.RBX, Index: reg.RBX, Scale: 2}, reg.R9)
-	a.LEAQ(operand.Mem{Base: reg.R10, Index: reg.R10, Scale: 2}, reg.RAX)
+	switch nr {
+	case 4:
+		// Four streams of q = nrows/4 rows, S = q·ldw bytes apart (R9,
+		// BX 3S), their outputs 4q bytes apart (R10, AX 12q).
+		a.SHRQ(operand.U8(2), reg.R14)
+		a.MOVQ(reg.R14, reg.R9)
+		a.IMULQ(reg.R8, reg.R9)
+		a.LEAQ(operand.Mem{Base: reg.R9, Index: reg.R9, Scale: 2}, reg.RBX)
+		a.MOVQ(reg.R14, reg.R10)
+		a.SHLQ(operand.U8(2), reg.R10)
+		a.LEAQ(operand.Mem{Base: reg.R10, Index: reg.R10, Scale: 2}, reg.RAX)
+	case 2:
+		// Two streams of q = nrows/2 rows, S = q·ldw bytes apart (R9),
+		// their outputs 4q bytes apart (AX).
+		a.SHRQ(operand.U8(1), reg.R14)
+		a.MOVQ(reg.R14, reg.R9)
+		a.IMULQ(reg.R8, reg.R9)
+		a.MOVQ(reg.R14, reg.RAX)
+		a.SHLQ(operand.U8(2), reg.RAX)
+	default:
+		a.LEAQ(operand.Mem{Base: reg.RBX, Index: reg.RBX, Scale: 2}, reg.R9)
+		a.LEAQ(operand.Mem{Base: reg.R10, Index: reg.R10, Scale: 2}, reg.RAX)
+	}
 	a.TESTQ(reg.R14, reg.R14)
 	a.JZ(label("done"))
 
+	// row is disp bytes into stream r's current weight block.
+	row := func(r, disp int) operand.Mem {
+		switch r {
+		case 1:
+			return operand.Mem{Base: reg.R11, Index: reg.R9, Scale: 1, Disp: disp}
+		case 2:
+			return operand.Mem{Base: reg.R11, Index: reg.R9, Scale: 2, Disp: disp}
+		case 3:
+			return operand.Mem{Base: reg.R11, Index: reg.RBX, Scale: 1, Disp: disp}
+		}
+		return mem(reg.R11, disp)
+	}
 	// tok is disp bytes into token t's current activation block.
 	tok := func(t, disp int) operand.Mem {
 		switch t {
@@ -116,40 +181,150 @@ func (g lyGlobals) gemv(a *asm, k lyKind, nt int) {
 		}
 		return mem(reg.R12, disp)
 	}
-	// out is token t's output of the current row.
-	out := func(t int) operand.Mem {
-		switch t {
-		case 1:
+	// out is token t's output of stream r's current row (for two
+	// streams, R13 holds stream 1's output of token 0).
+	out := func(r, t int) operand.Mem {
+		switch {
+		case nr == 4 && r == 1:
 			return operand.Mem{Base: reg.RDX, Index: reg.R10, Scale: 1}
-		case 2:
+		case nr == 4 && r == 2:
 			return operand.Mem{Base: reg.RDX, Index: reg.R10, Scale: 2}
-		case 3:
+		case nr == 4 && r == 3:
+			return operand.Mem{Base: reg.RDX, Index: reg.RAX, Scale: 1}
+		case nr == 2 && r == 1 && t == 0:
+			return mem(reg.R13, 0)
+		case nr == 2 && r == 1:
+			return operand.Mem{Base: reg.R13, Index: reg.R10, Scale: 1}
+		case t == 1:
+			return operand.Mem{Base: reg.RDX, Index: reg.R10, Scale: 1}
+		case t == 2:
+			return operand.Mem{Base: reg.RDX, Index: reg.R10, Scale: 2}
+		case t == 3:
 			return operand.Mem{Base: reg.RDX, Index: reg.RAX, Scale: 1}
 		}
 		return mem(reg.RDX, 0)
 	}
+	n := nr * nt // accumulators: Y<r·nt+t>, summs X<4+r·nt+t>
 
 	a.Label("row")
-	for t := range nt {
-		a.VXORPS(yr[t], yr[t], yr[t])
+	for i := range n {
+		a.VXORPS(yr[i], yr[i], yr[i])
 		if k.min {
-			a.VXORPS(xr[4+t], xr[4+t], xr[4+t])
+			a.VXORPS(xr[4+i], xr[4+i], xr[4+i])
 		}
 	}
 	a.MOVQ(reg.RSI, reg.R11)
 	a.MOVQ(reg.RDI, reg.R12)
 	a.MOVQ(reg.RCX, reg.R13)
 
+	// With one token, the activation block's [d, s] is converted once for
+	// all the rows, into X12 (Q4_1, Q5_1) or X4 (Q5_0: no summs).
+	xd := reg.X4
+	if k.min {
+		xd = reg.X12
+	}
+
 	a.Label("blk")
-	// The block's values in Y13.
-	a.VBROADCASTI128(mem(reg.R11, k.qs), reg.Y13)
+	if nt == 1 {
+		a.VCVTPH2PS(tok(0, 0), xd)
+	}
+	for r := range nr {
+		g.values(a, k, vnni, func(disp int) operand.Mem { return row(r, disp) })
+		for t := range nt {
+			i := r*nt + t
+			src := xd
+			if nt > 1 {
+				src = reg.X8
+				a.VCVTPH2PS(tok(t, 0), src)
+			}
+			if k.min {
+				a.VMULPS(reg.X9, src, reg.X8)
+				a.VADDPS(reg.X8, xr[4+i], xr[4+i])
+			} else {
+				a.VMULSS(reg.X9, src, reg.X8)
+			}
+			a.VBROADCASTSS(reg.X8, reg.Y8)
+			switch {
+			case vnni && k.signed:
+				a.VMOVDQU(tok(t, aq), reg.Y14)
+				a.VPSIGNB(reg.Y13, reg.Y14, reg.Y14)
+				a.VPXOR(reg.Y11, reg.Y11, reg.Y11)
+				a.VPDPBUSD(reg.Y14, reg.Y12, reg.Y11)
+				a.VCVTDQ2PS(reg.Y11, reg.Y14)
+			case vnni:
+				a.VPXOR(reg.Y14, reg.Y14, reg.Y14)
+				a.VPDPBUSD(tok(t, aq), reg.Y13, reg.Y14)
+				a.VCVTDQ2PS(reg.Y14, reg.Y14)
+			case k.signed:
+				a.VMOVDQU(tok(t, aq), reg.Y14)
+				a.VPSIGNB(reg.Y13, reg.Y14, reg.Y14)
+				a.VPMADDUBSW(reg.Y14, reg.Y12, reg.Y14)
+				a.VPMADDWD(reg.Y10, reg.Y14, reg.Y14)
+				a.VCVTDQ2PS(reg.Y14, reg.Y14)
+			default:
+				a.VPMADDUBSW(tok(t, aq), reg.Y13, reg.Y14)
+				a.VPMADDWD(reg.Y10, reg.Y14, reg.Y14)
+				a.VCVTDQ2PS(reg.Y14, reg.Y14)
+			}
+			a.VFMADD231PS(reg.Y14, reg.Y8, yr[i])
+		}
+	}
+	a.ADDQ(operand.U8(k.bs), reg.R11)
+	a.ADDQ(operand.U8(ab), reg.R12)
+	a.DECQ(reg.R13)
+	a.JNZ(label("blk"))
+
+	for i := range n {
+		a.hsum8y(i, 14, false)
+		if k.min {
+			a.VMOVSHDUP(xr[4+i], reg.X14)
+			a.VADDSS(reg.X14, xr[i], xr[i])
+		}
+	}
+	if nr == 2 {
+		a.LEAQ(operand.Mem{Base: reg.RDX, Index: reg.RAX, Scale: 1}, reg.R13)
+	}
+	a.CMPQ(a.arg("acc"), operand.U8(0))
+	a.JEQ(label("store"))
+	for r := range nr {
+		for t := range nt {
+			a.VADDSS(out(r, t), xr[r*nt+t], xr[r*nt+t])
+		}
+	}
+	a.Label("store")
+	for r := range nr {
+		for t := range nt {
+			a.VMOVSS(xr[r*nt+t], out(r, t))
+		}
+	}
+	a.ADDQ(operand.U8(4), reg.RDX)
+	a.ADDQ(reg.R8, reg.RSI)
+	a.DECQ(reg.R14)
+	a.JNZ(label("row"))
+
+	a.Label("done")
+	a.VZEROUPPER()
+	a.RET()
+}
+
+// values leaves a weight block's values (at m(0)) in Y13, for Q5_0 their
+// magnitudes in Y12, and its f16 [d, m] as floats in X9 (Y11 scratch).
+func (g lyGlobals) values(a *asm, k lyKind, vnni bool, m func(disp int) operand.Mem) {
+	a.VBROADCASTI128(m(k.qs), reg.Y13)
 	a.VPSRLVD(g.shr, reg.Y13, reg.Y13)
 	a.VPAND(reg.Y15, reg.Y13, reg.Y13)
-	if k.qh >= 0 {
+	switch {
+	case k.qh >= 0 && vnni:
+		a.KMOVD(m(k.qh), reg.K1)
+		if k.signed {
+			a.KNOTD(reg.K1, reg.K1)
+		}
+		a.VPADDB(reg.Y16, reg.Y13, reg.K1, reg.Y13)
+	case k.qh >= 0:
 		// Byte e 0xff where bit e of qh is set (ggml's bytes_from_bits_32),
 		// then Q5_0's 0xf0 where it is not (q-16 < 0), Q5_1's 0x10 where
 		// it is.
-		a.VPBROADCASTD(mem(reg.R11, k.qh), reg.Y11)
+		a.VPBROADCASTD(m(k.qh), reg.Y11)
 		a.VPSHUFB(g.shuf, reg.Y11, reg.Y11)
 		a.VPAND(g.sel, reg.Y11, reg.Y11)
 		a.VPCMPEQB(g.sel, reg.Y11, reg.Y11)
@@ -163,54 +338,5 @@ func (g lyGlobals) gemv(a *asm, k lyKind, nt int) {
 	if k.signed {
 		a.VPABSB(reg.Y13, reg.Y12)
 	}
-	a.VCVTPH2PS(mem(reg.R11, 0), reg.X9)
-	for t := range nt {
-		a.VCVTPH2PS(tok(t, 0), reg.X8)
-		if k.min {
-			a.VMULPS(reg.X9, reg.X8, reg.X8)
-			a.VADDPS(reg.X8, xr[4+t], xr[4+t])
-		} else {
-			a.VMULSS(reg.X9, reg.X8, reg.X8)
-		}
-		a.VBROADCASTSS(reg.X8, reg.Y8)
-		if k.signed {
-			a.VMOVDQU(tok(t, aq), reg.Y14)
-			a.VPSIGNB(reg.Y13, reg.Y14, reg.Y14)
-			a.VPMADDUBSW(reg.Y14, reg.Y12, reg.Y14)
-		} else {
-			a.VPMADDUBSW(tok(t, aq), reg.Y13, reg.Y14)
-		}
-		a.VPMADDWD(reg.Y10, reg.Y14, reg.Y14)
-		a.VCVTDQ2PS(reg.Y14, reg.Y14)
-		a.VFMADD231PS(reg.Y14, reg.Y8, yr[t])
-	}
-	a.ADDQ(operand.U8(k.bs), reg.R11)
-	a.ADDQ(operand.U8(ab), reg.R12)
-	a.DECQ(reg.R13)
-	a.JNZ(label("blk"))
-
-	for t := range nt {
-		a.hsum8y(t, 14, false)
-		if k.min {
-			a.VMOVSHDUP(xr[4+t], reg.X14)
-			a.VADDSS(reg.X14, xr[t], xr[t])
-		}
-	}
-	a.CMPQ(a.arg("acc"), operand.U8(0))
-	a.JEQ(label("store"))
-	for t := range nt {
-		a.VADDSS(out(t), xr[t], xr[t])
-	}
-	a.Label("store")
-	for t := range nt {
-		a.VMOVSS(xr[t], out(t))
-	}
-	a.ADDQ(operand.U8(4), reg.RDX)
-	a.ADDQ(reg.R8, reg.RSI)
-	a.DECQ(reg.R14)
-	a.JNZ(label("row"))
-
-	a.Label("done")
-	a.VZEROUPPER()
-	a.RET()
+	a.VCVTPH2PS(m(0), reg.X9)
 }
