@@ -121,9 +121,14 @@ func (g lyGlobals) gemv(a *asm, k lyKind, nr, nt int, vnni bool) {
 	a.load("ldy", reg.R10)
 	a.load("nrows", reg.R14)
 	a.bconst(0x0f, 15) // AX scratch
+	// With VNNI and several rows, Q5_0's products are summed from the
+	// unsigned values q (0..31) on top of -16·Σ4 x, computed once per
+	// activation block for all the rows (Y17, Y18 by token; Y21 zero):
+	// exactly Σ4 (q-16)·x, without VPABSB and VPSIGNB.
+	bias := vnni && k.signed && nr > 1
 	if vnni && k.qh >= 0 {
 		b := uint32(0x10101010)
-		if k.signed {
+		if k.signed && !bias {
 			b = 0xf0f0f0f0
 		}
 		a.MOVL(operand.U32(b), reg.EAX)
@@ -224,12 +229,24 @@ func (g lyGlobals) gemv(a *asm, k lyKind, nr, nt int, vnni bool) {
 		xd = reg.X12
 	}
 
+	if bias {
+		a.VPXOR(reg.Y11, reg.Y11, reg.Y11)
+		a.VMOVDQA32(reg.Y11, reg.Y21)
+	}
+
 	a.Label("blk")
 	if nt == 1 {
 		a.VCVTPH2PS(tok(0, 0), xd)
 	}
+	for t := range nt {
+		if bias {
+			a.VMOVDQA32(reg.Y21, yr[17+t])
+			a.VPDPBUSD(tok(t, aq), reg.Y16, yr[17+t])
+			a.VPSUBD(yr[17+t], reg.Y21, yr[17+t])
+		}
+	}
 	for r := range nr {
-		g.values(a, k, vnni, func(disp int) operand.Mem { return row(r, disp) })
+		g.values(a, k, vnni, bias, func(disp int) operand.Mem { return row(r, disp) })
 		for t := range nt {
 			i := r*nt + t
 			src := xd
@@ -245,6 +262,10 @@ func (g lyGlobals) gemv(a *asm, k lyKind, nr, nt int, vnni bool) {
 			}
 			a.VBROADCASTSS(reg.X8, reg.Y8)
 			switch {
+			case bias:
+				a.VMOVDQA32(yr[17+t], reg.Y14)
+				a.VPDPBUSD(tok(t, aq), reg.Y13, reg.Y14)
+				a.VCVTDQ2PS(reg.Y14, reg.Y14)
 			case vnni && k.signed:
 				a.VMOVDQU(tok(t, aq), reg.Y14)
 				a.VPSIGNB(reg.Y13, reg.Y14, reg.Y14)
@@ -308,15 +329,16 @@ func (g lyGlobals) gemv(a *asm, k lyKind, nr, nt int, vnni bool) {
 }
 
 // values leaves a weight block's values (at m(0)) in Y13, for Q5_0 their
-// magnitudes in Y12, and its f16 [d, m] as floats in X9 (Y11 scratch).
-func (g lyGlobals) values(a *asm, k lyKind, vnni bool, m func(disp int) operand.Mem) {
+// magnitudes in Y12 (with bias, Q5_0's unsigned q instead), and its f16
+// [d, m] as floats in X9 (Y11 scratch).
+func (g lyGlobals) values(a *asm, k lyKind, vnni, bias bool, m func(disp int) operand.Mem) {
 	a.VBROADCASTI128(m(k.qs), reg.Y13)
 	a.VPSRLVD(g.shr, reg.Y13, reg.Y13)
 	a.VPAND(reg.Y15, reg.Y13, reg.Y13)
 	switch {
 	case k.qh >= 0 && vnni:
 		a.KMOVD(m(k.qh), reg.K1)
-		if k.signed {
+		if k.signed && !bias {
 			a.KNOTD(reg.K1, reg.K1)
 		}
 		a.VPADDB(reg.Y16, reg.Y13, reg.K1, reg.Y13)
@@ -335,7 +357,7 @@ func (g lyGlobals) values(a *asm, k lyKind, vnni bool, m func(disp int) operand.
 		}
 		a.VPOR(reg.Y11, reg.Y13, reg.Y13)
 	}
-	if k.signed {
+	if k.signed && !bias {
 		a.VPABSB(reg.Y13, reg.Y12)
 	}
 	a.VCVTPH2PS(m(0), reg.X9)
