@@ -74,7 +74,13 @@ func gemvQ5_0r2t2VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintp
 func gemvQ5_0r1t2VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
 
 //go:noescape
+func gemvQ5_0r2t3VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
 func gemvQ5_0r1t3VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ5_0r2t4VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
 
 //go:noescape
 func gemvQ5_0r1t4VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
@@ -92,7 +98,13 @@ func gemvQ4_1r2t2VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintp
 func gemvQ4_1r1t2VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
 
 //go:noescape
+func gemvQ4_1r2t3VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
 func gemvQ4_1r1t3VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ4_1r2t4VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
 
 //go:noescape
 func gemvQ4_1r1t4VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
@@ -110,7 +122,13 @@ func gemvQ5_1r2t2VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintp
 func gemvQ5_1r1t2VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
 
 //go:noescape
+func gemvQ5_1r2t3VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
 func gemvQ5_1r1t3VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ5_1r2t4VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
 
 //go:noescape
 func gemvQ5_1r1t4VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
@@ -118,17 +136,54 @@ func gemvQ5_1r1t4VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintp
 // legacyKernel is the signature of the kernels.
 type legacyKernel func(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
 
+// legacyShape is the kernels of a kind for a number of tokens: rows takes
+// nr rows at a time (nil: none), one one.
+type legacyShape struct {
+	rows legacyKernel
+	nr   int
+	one  legacyKernel
+}
+
 // legacyKernels are the kernels of wkQ5_0, wkQ4_1 and wkQ5_1 by level
-// (AVX2, AVX-512 VNNI) and shape, rows × tokens: 4×1, 1×1, 2×2, 1×2, 1×3,
-// 1×4.
-var legacyKernels = [2][3][6]legacyKernel{{
-	{gemvQ5_0r4t1AVX2, gemvQ5_0r1t1AVX2, gemvQ5_0r2t2AVX2, gemvQ5_0r1t2AVX2, gemvQ5_0r1t3AVX2, gemvQ5_0r1t4AVX2},
-	{gemvQ4_1r4t1AVX2, gemvQ4_1r1t1AVX2, gemvQ4_1r2t2AVX2, gemvQ4_1r1t2AVX2, gemvQ4_1r1t3AVX2, gemvQ4_1r1t4AVX2},
-	{gemvQ5_1r4t1AVX2, gemvQ5_1r1t1AVX2, gemvQ5_1r2t2AVX2, gemvQ5_1r1t2AVX2, gemvQ5_1r1t3AVX2, gemvQ5_1r1t4AVX2},
+// (AVX2, AVX-512 VNNI) and number of tokens less one.
+var legacyKernels = [2][3][4]legacyShape{{
+	{
+		{gemvQ5_0r4t1AVX2, 4, gemvQ5_0r1t1AVX2},
+		{gemvQ5_0r2t2AVX2, 2, gemvQ5_0r1t2AVX2},
+		{nil, 0, gemvQ5_0r1t3AVX2},
+		{nil, 0, gemvQ5_0r1t4AVX2},
+	},
+	{
+		{gemvQ4_1r4t1AVX2, 4, gemvQ4_1r1t1AVX2},
+		{gemvQ4_1r2t2AVX2, 2, gemvQ4_1r1t2AVX2},
+		{nil, 0, gemvQ4_1r1t3AVX2},
+		{nil, 0, gemvQ4_1r1t4AVX2},
+	},
+	{
+		{gemvQ5_1r4t1AVX2, 4, gemvQ5_1r1t1AVX2},
+		{gemvQ5_1r2t2AVX2, 2, gemvQ5_1r1t2AVX2},
+		{nil, 0, gemvQ5_1r1t3AVX2},
+		{nil, 0, gemvQ5_1r1t4AVX2},
+	},
 }, {
-	{gemvQ5_0r4t1VNNI, gemvQ5_0r1t1VNNI, gemvQ5_0r2t2VNNI, gemvQ5_0r1t2VNNI, gemvQ5_0r1t3VNNI, gemvQ5_0r1t4VNNI},
-	{gemvQ4_1r4t1VNNI, gemvQ4_1r1t1VNNI, gemvQ4_1r2t2VNNI, gemvQ4_1r1t2VNNI, gemvQ4_1r1t3VNNI, gemvQ4_1r1t4VNNI},
-	{gemvQ5_1r4t1VNNI, gemvQ5_1r1t1VNNI, gemvQ5_1r2t2VNNI, gemvQ5_1r1t2VNNI, gemvQ5_1r1t3VNNI, gemvQ5_1r1t4VNNI},
+	{
+		{gemvQ5_0r4t1VNNI, 4, gemvQ5_0r1t1VNNI},
+		{gemvQ5_0r2t2VNNI, 2, gemvQ5_0r1t2VNNI},
+		{gemvQ5_0r2t3VNNI, 2, gemvQ5_0r1t3VNNI},
+		{gemvQ5_0r2t4VNNI, 2, gemvQ5_0r1t4VNNI},
+	},
+	{
+		{gemvQ4_1r4t1VNNI, 4, gemvQ4_1r1t1VNNI},
+		{gemvQ4_1r2t2VNNI, 2, gemvQ4_1r1t2VNNI},
+		{gemvQ4_1r2t3VNNI, 2, gemvQ4_1r1t3VNNI},
+		{gemvQ4_1r2t4VNNI, 2, gemvQ4_1r1t4VNNI},
+	},
+	{
+		{gemvQ5_1r4t1VNNI, 4, gemvQ5_1r1t1VNNI},
+		{gemvQ5_1r2t2VNNI, 2, gemvQ5_1r1t2VNNI},
+		{gemvQ5_1r2t3VNNI, 2, gemvQ5_1r1t3VNNI},
+		{gemvQ5_1r2t4VNNI, 2, gemvQ5_1r1t4VNNI},
+	},
 }}
 
 // hasLegacyQ reports SIMD kernels for Q5_0, Q4_1 and Q5_1 weights.
@@ -168,27 +223,18 @@ func (k Kernels) legacyGemm(kind wkind, w []byte, ldw int, a []byte, lda, nb, n 
 	}
 	ks := &legacyKernels[lv][kind-wkQ5_0]
 	for t := 0; t < n; t += 4 {
-		// Groups of up to 4 tokens, each run over the rows in groups of
-		// 4 rows for 1 token and of 2 for 2, then one row at a time.
-		var group, one legacyKernel
-		var nr int
-		switch g := min(4, n-t); g {
-		case 1:
-			group, nr, one = ks[0], 4, ks[1]
-		case 2:
-			group, nr, one = ks[2], 2, ks[3]
-		default:
-			one = ks[g+1]
-		}
+		// Groups of up to 4 tokens, each run over the rows nr at a time
+		// (in nr streams), then one at a time.
+		sh := &ks[min(4, n-t)-1]
 		x := unsafe.Pointer(&a[t*lda])
 		r := 0
-		if nr > 0 {
-			if r = rows / nr * nr; r > 0 {
-				group(unsafe.Pointer(&w[0]), uintptr(ldw), x, uintptr(lda), nb, &dst[t*ldd], uintptr(4*ldd), r, ac)
+		if sh.rows != nil {
+			if r = rows / sh.nr * sh.nr; r > 0 {
+				sh.rows(unsafe.Pointer(&w[0]), uintptr(ldw), x, uintptr(lda), nb, &dst[t*ldd], uintptr(4*ldd), r, ac)
 			}
 		}
 		if r < rows {
-			one(unsafe.Pointer(&w[r*ldw]), uintptr(ldw), x, uintptr(lda), nb, &dst[t*ldd+r], uintptr(4*ldd), rows-r, ac)
+			sh.one(unsafe.Pointer(&w[r*ldw]), uintptr(ldw), x, uintptr(lda), nb, &dst[t*ldd+r], uintptr(4*ldd), rows-r, ac)
 		}
 	}
 }

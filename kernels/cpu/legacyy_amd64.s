@@ -45,7 +45,6 @@ TEXT ·gemvQ5_0r4t1AVX2(SB), NOSPLIT, $0-72
 	MOVQ         ldw+8(FP), R8
 	MOVQ         x+16(FP), DI
 	MOVQ         ldx+24(FP), BX
-	MOVQ         nb+32(FP), CX
 	MOVQ         y+40(FP), DX
 	MOVQ         ldy+48(FP), R10
 	MOVQ         nrows+56(FP), R14
@@ -71,7 +70,7 @@ row:
 	VXORPS Y3, Y3, Y3
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   CX, R13
+	MOVQ   nb+32(FP), R13
 
 blk:
 	VCVTPH2PS      (R12), X4
@@ -211,7 +210,6 @@ TEXT ·gemvQ5_0r1t1AVX2(SB), NOSPLIT, $0-72
 	MOVQ         ldw+8(FP), R8
 	MOVQ         x+16(FP), DI
 	MOVQ         ldx+24(FP), BX
-	MOVQ         nb+32(FP), CX
 	MOVQ         y+40(FP), DX
 	MOVQ         ldy+48(FP), R10
 	MOVQ         nrows+56(FP), R14
@@ -220,8 +218,7 @@ TEXT ·gemvQ5_0r1t1AVX2(SB), NOSPLIT, $0-72
 	VPBROADCASTD X15, Y15
 	VPCMPEQW     Y10, Y10, Y10
 	VPSRLW       $0x0f, Y10, Y10
-	LEAQ         (BX)(BX*2), R9
-	LEAQ         (R10)(R10*2), AX
+	LEAQ         (BX)(BX*2), AX
 	TESTQ        R14, R14
 	JZ           done
 
@@ -229,7 +226,7 @@ row:
 	VXORPS Y0, Y0, Y0
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   CX, R13
+	MOVQ   nb+32(FP), R13
 
 blk:
 	VCVTPH2PS      (R12), X4
@@ -288,7 +285,6 @@ TEXT ·gemvQ5_0r2t2AVX2(SB), NOSPLIT, $0-72
 	MOVQ         ldw+8(FP), R8
 	MOVQ         x+16(FP), DI
 	MOVQ         ldx+24(FP), BX
-	MOVQ         nb+32(FP), CX
 	MOVQ         y+40(FP), DX
 	MOVQ         ldy+48(FP), R10
 	MOVQ         nrows+56(FP), R14
@@ -300,8 +296,8 @@ TEXT ·gemvQ5_0r2t2AVX2(SB), NOSPLIT, $0-72
 	SHRQ         $0x01, R14
 	MOVQ         R14, R9
 	IMULQ        R8, R9
-	MOVQ         R14, AX
-	SHLQ         $0x02, AX
+	LEAQ         (DX)(R14*4), CX
+	LEAQ         (BX)(BX*2), AX
 	TESTQ        R14, R14
 	JZ           done
 
@@ -312,7 +308,7 @@ row:
 	VXORPS Y3, Y3, Y3
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   CX, R13
+	MOVQ   nb+32(FP), R13
 
 blk:
 	VBROADCASTI128 6(R11), Y13
@@ -401,20 +397,20 @@ blk:
 	VADDPS         X14, X3, X3
 	VPERMILPS      $0xb1, X3, X14
 	VADDSS         X14, X3, X3
-	LEAQ           (DX)(AX*1), R13
 	CMPQ           acc+64(FP), $0x00
 	JEQ            store
 	VADDSS         (DX), X0, X0
 	VADDSS         (DX)(R10*1), X1, X1
-	VADDSS         (R13), X2, X2
-	VADDSS         (R13)(R10*1), X3, X3
+	VADDSS         (CX), X2, X2
+	VADDSS         (CX)(R10*1), X3, X3
 
 store:
 	VMOVSS X0, (DX)
 	VMOVSS X1, (DX)(R10*1)
-	VMOVSS X2, (R13)
-	VMOVSS X3, (R13)(R10*1)
+	VMOVSS X2, (CX)
+	VMOVSS X3, (CX)(R10*1)
 	ADDQ   $0x04, DX
+	ADDQ   $0x04, CX
 	ADDQ   R8, SI
 	DECQ   R14
 	JNZ    row
@@ -434,7 +430,6 @@ TEXT ·gemvQ5_0r1t2AVX2(SB), NOSPLIT, $0-72
 	MOVQ         ldw+8(FP), R8
 	MOVQ         x+16(FP), DI
 	MOVQ         ldx+24(FP), BX
-	MOVQ         nb+32(FP), CX
 	MOVQ         y+40(FP), DX
 	MOVQ         ldy+48(FP), R10
 	MOVQ         nrows+56(FP), R14
@@ -443,8 +438,7 @@ TEXT ·gemvQ5_0r1t2AVX2(SB), NOSPLIT, $0-72
 	VPBROADCASTD X15, Y15
 	VPCMPEQW     Y10, Y10, Y10
 	VPSRLW       $0x0f, Y10, Y10
-	LEAQ         (BX)(BX*2), R9
-	LEAQ         (R10)(R10*2), AX
+	LEAQ         (BX)(BX*2), AX
 	TESTQ        R14, R14
 	JZ           done
 
@@ -453,7 +447,7 @@ row:
 	VXORPS Y1, Y1, Y1
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   CX, R13
+	MOVQ   nb+32(FP), R13
 
 blk:
 	VBROADCASTI128 6(R11), Y13
@@ -529,7 +523,6 @@ TEXT ·gemvQ5_0r1t3AVX2(SB), NOSPLIT, $0-72
 	MOVQ         ldw+8(FP), R8
 	MOVQ         x+16(FP), DI
 	MOVQ         ldx+24(FP), BX
-	MOVQ         nb+32(FP), CX
 	MOVQ         y+40(FP), DX
 	MOVQ         ldy+48(FP), R10
 	MOVQ         nrows+56(FP), R14
@@ -538,8 +531,7 @@ TEXT ·gemvQ5_0r1t3AVX2(SB), NOSPLIT, $0-72
 	VPBROADCASTD X15, Y15
 	VPCMPEQW     Y10, Y10, Y10
 	VPSRLW       $0x0f, Y10, Y10
-	LEAQ         (BX)(BX*2), R9
-	LEAQ         (R10)(R10*2), AX
+	LEAQ         (BX)(BX*2), AX
 	TESTQ        R14, R14
 	JZ           done
 
@@ -549,7 +541,7 @@ row:
 	VXORPS Y2, Y2, Y2
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   CX, R13
+	MOVQ   nb+32(FP), R13
 
 blk:
 	VBROADCASTI128 6(R11), Y13
@@ -642,7 +634,6 @@ TEXT ·gemvQ5_0r1t4AVX2(SB), NOSPLIT, $0-72
 	MOVQ         ldw+8(FP), R8
 	MOVQ         x+16(FP), DI
 	MOVQ         ldx+24(FP), BX
-	MOVQ         nb+32(FP), CX
 	MOVQ         y+40(FP), DX
 	MOVQ         ldy+48(FP), R10
 	MOVQ         nrows+56(FP), R14
@@ -651,8 +642,7 @@ TEXT ·gemvQ5_0r1t4AVX2(SB), NOSPLIT, $0-72
 	VPBROADCASTD X15, Y15
 	VPCMPEQW     Y10, Y10, Y10
 	VPSRLW       $0x0f, Y10, Y10
-	LEAQ         (BX)(BX*2), R9
-	LEAQ         (R10)(R10*2), AX
+	LEAQ         (BX)(BX*2), AX
 	TESTQ        R14, R14
 	JZ           done
 
@@ -663,7 +653,7 @@ row:
 	VXORPS Y3, Y3, Y3
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   CX, R13
+	MOVQ   nb+32(FP), R13
 
 blk:
 	VBROADCASTI128 6(R11), Y13
@@ -704,10 +694,10 @@ blk:
 	VPMADDWD       Y10, Y14, Y14
 	VCVTDQ2PS      Y14, Y14
 	VFMADD231PS    Y14, Y8, Y2
-	VCVTPH2PS      (R12)(R9*1), X8
+	VCVTPH2PS      (R12)(AX*1), X8
 	VMULSS         X9, X8, X8
 	VBROADCASTSS   X8, Y8
-	VMOVDQU        2(R12)(R9*1), Y14
+	VMOVDQU        2(R12)(AX*1), Y14
 	VPSIGNB        Y13, Y14, Y14
 	VPMADDUBSW     Y14, Y12, Y14
 	VPMADDWD       Y10, Y14, Y14
@@ -746,13 +736,15 @@ blk:
 	VADDSS         (DX), X0, X0
 	VADDSS         (DX)(R10*1), X1, X1
 	VADDSS         (DX)(R10*2), X2, X2
-	VADDSS         (DX)(AX*1), X3, X3
+	LEAQ           (DX)(R10*2), R13
+	VADDSS         (R13)(R10*1), X3, X3
 
 store:
 	VMOVSS X0, (DX)
 	VMOVSS X1, (DX)(R10*1)
 	VMOVSS X2, (DX)(R10*2)
-	VMOVSS X3, (DX)(AX*1)
+	LEAQ   (DX)(R10*2), R13
+	VMOVSS X3, (R13)(R10*1)
 	ADDQ   $0x04, DX
 	ADDQ   R8, SI
 	DECQ   R14
@@ -773,7 +765,6 @@ TEXT ·gemvQ5_0r4t1VNNI(SB), NOSPLIT, $0-72
 	MOVQ         ldw+8(FP), R8
 	MOVQ         x+16(FP), DI
 	MOVQ         ldx+24(FP), BX
-	MOVQ         nb+32(FP), CX
 	MOVQ         y+40(FP), DX
 	MOVQ         ldy+48(FP), R10
 	MOVQ         nrows+56(FP), R14
@@ -782,8 +773,8 @@ TEXT ·gemvQ5_0r4t1VNNI(SB), NOSPLIT, $0-72
 	VPBROADCASTD X15, Y15
 	MOVL         $0x10101010, AX
 	VPBROADCASTD AX, Y16
-	VPCMPEQW     Y10, Y10, Y10
-	VPSRLW       $0x0f, Y10, Y10
+	VPXOR        Y11, Y11, Y11
+	VMOVDQA32    Y11, Y21
 	SHRQ         $0x02, R14
 	MOVQ         R14, R9
 	IMULQ        R8, R9
@@ -795,18 +786,16 @@ TEXT ·gemvQ5_0r4t1VNNI(SB), NOSPLIT, $0-72
 	JZ           done
 
 row:
-	VXORPS    Y0, Y0, Y0
-	VXORPS    Y1, Y1, Y1
-	VXORPS    Y2, Y2, Y2
-	VXORPS    Y3, Y3, Y3
-	MOVQ      SI, R11
-	MOVQ      DI, R12
-	MOVQ      CX, R13
-	VPXOR     Y11, Y11, Y11
-	VMOVDQA32 Y11, Y21
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   nb+32(FP), R13
 
 blk:
-	VCVTPH2PS      (R12), X4
+	VCVTPH2PS      (R12), X22
 	VMOVDQA32      Y21, Y17
 	VPDPBUSD       2(R12), Y16, Y17
 	VPSUBD         Y17, Y21, Y17
@@ -816,7 +805,7 @@ blk:
 	KMOVD          2(R11), K1
 	VPADDB         Y16, Y13, K1, Y13
 	VCVTPH2PS      (R11), X9
-	VMULSS         X9, X4, X8
+	VMULSS         X9, X22, X8
 	VBROADCASTSS   X8, Y8
 	VMOVDQA32      Y17, Y14
 	VPDPBUSD       2(R12), Y13, Y14
@@ -828,7 +817,7 @@ blk:
 	KMOVD          2(R11)(R9*1), K1
 	VPADDB         Y16, Y13, K1, Y13
 	VCVTPH2PS      (R11)(R9*1), X9
-	VMULSS         X9, X4, X8
+	VMULSS         X9, X22, X8
 	VBROADCASTSS   X8, Y8
 	VMOVDQA32      Y17, Y14
 	VPDPBUSD       2(R12), Y13, Y14
@@ -840,7 +829,7 @@ blk:
 	KMOVD          2(R11)(R9*2), K1
 	VPADDB         Y16, Y13, K1, Y13
 	VCVTPH2PS      (R11)(R9*2), X9
-	VMULSS         X9, X4, X8
+	VMULSS         X9, X22, X8
 	VBROADCASTSS   X8, Y8
 	VMOVDQA32      Y17, Y14
 	VPDPBUSD       2(R12), Y13, Y14
@@ -852,7 +841,7 @@ blk:
 	KMOVD          2(R11)(BX*1), K1
 	VPADDB         Y16, Y13, K1, Y13
 	VCVTPH2PS      (R11)(BX*1), X9
-	VMULSS         X9, X4, X8
+	VMULSS         X9, X22, X8
 	VBROADCASTSS   X8, Y8
 	VMOVDQA32      Y17, Y14
 	VPDPBUSD       2(R12), Y13, Y14
@@ -918,7 +907,6 @@ TEXT ·gemvQ5_0r1t1VNNI(SB), NOSPLIT, $0-72
 	MOVQ         ldw+8(FP), R8
 	MOVQ         x+16(FP), DI
 	MOVQ         ldx+24(FP), BX
-	MOVQ         nb+32(FP), CX
 	MOVQ         y+40(FP), DX
 	MOVQ         ldy+48(FP), R10
 	MOVQ         nrows+56(FP), R14
@@ -927,10 +915,7 @@ TEXT ·gemvQ5_0r1t1VNNI(SB), NOSPLIT, $0-72
 	VPBROADCASTD X15, Y15
 	MOVL         $0xf0f0f0f0, AX
 	VPBROADCASTD AX, Y16
-	VPCMPEQW     Y10, Y10, Y10
-	VPSRLW       $0x0f, Y10, Y10
-	LEAQ         (BX)(BX*2), R9
-	LEAQ         (R10)(R10*2), AX
+	LEAQ         (BX)(BX*2), AX
 	TESTQ        R14, R14
 	JZ           done
 
@@ -938,10 +923,10 @@ row:
 	VXORPS Y0, Y0, Y0
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   CX, R13
+	MOVQ   nb+32(FP), R13
 
 blk:
-	VCVTPH2PS      (R12), X4
+	VCVTPH2PS      (R12), X22
 	VBROADCASTI128 6(R11), Y13
 	VPSRLVD        lyshr<>+0(SB), Y13, Y13
 	VPAND          Y15, Y13, Y13
@@ -950,7 +935,7 @@ blk:
 	VPADDB         Y16, Y13, K1, Y13
 	VPABSB         Y13, Y12
 	VCVTPH2PS      (R11), X9
-	VMULSS         X9, X4, X8
+	VMULSS         X9, X22, X8
 	VBROADCASTSS   X8, Y8
 	VMOVDQU        2(R12), Y14
 	VPSIGNB        Y13, Y14, Y14
@@ -994,7 +979,6 @@ TEXT ·gemvQ5_0r2t2VNNI(SB), NOSPLIT, $0-72
 	MOVQ         ldw+8(FP), R8
 	MOVQ         x+16(FP), DI
 	MOVQ         ldx+24(FP), BX
-	MOVQ         nb+32(FP), CX
 	MOVQ         y+40(FP), DX
 	MOVQ         ldy+48(FP), R10
 	MOVQ         nrows+56(FP), R14
@@ -1003,31 +987,31 @@ TEXT ·gemvQ5_0r2t2VNNI(SB), NOSPLIT, $0-72
 	VPBROADCASTD X15, Y15
 	MOVL         $0x10101010, AX
 	VPBROADCASTD AX, Y16
-	VPCMPEQW     Y10, Y10, Y10
-	VPSRLW       $0x0f, Y10, Y10
+	VPXOR        Y11, Y11, Y11
+	VMOVDQA32    Y11, Y21
 	SHRQ         $0x01, R14
 	MOVQ         R14, R9
 	IMULQ        R8, R9
-	MOVQ         R14, AX
-	SHLQ         $0x02, AX
+	LEAQ         (DX)(R14*4), CX
+	LEAQ         (BX)(BX*2), AX
 	TESTQ        R14, R14
 	JZ           done
 
 row:
-	VXORPS    Y0, Y0, Y0
-	VXORPS    Y1, Y1, Y1
-	VXORPS    Y2, Y2, Y2
-	VXORPS    Y3, Y3, Y3
-	MOVQ      SI, R11
-	MOVQ      DI, R12
-	MOVQ      CX, R13
-	VPXOR     Y11, Y11, Y11
-	VMOVDQA32 Y11, Y21
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   nb+32(FP), R13
 
 blk:
+	VCVTPH2PS      (R12), X22
 	VMOVDQA32      Y21, Y17
 	VPDPBUSD       2(R12), Y16, Y17
 	VPSUBD         Y17, Y21, Y17
+	VCVTPH2PS      (R12)(BX*1), X23
 	VMOVDQA32      Y21, Y18
 	VPDPBUSD       2(R12)(BX*1), Y16, Y18
 	VPSUBD         Y18, Y21, Y18
@@ -1037,15 +1021,13 @@ blk:
 	KMOVD          2(R11), K1
 	VPADDB         Y16, Y13, K1, Y13
 	VCVTPH2PS      (R11), X9
-	VCVTPH2PS      (R12), X8
-	VMULSS         X9, X8, X8
+	VMULSS         X9, X22, X8
 	VBROADCASTSS   X8, Y8
 	VMOVDQA32      Y17, Y14
 	VPDPBUSD       2(R12), Y13, Y14
 	VCVTDQ2PS      Y14, Y14
 	VFMADD231PS    Y14, Y8, Y0
-	VCVTPH2PS      (R12)(BX*1), X8
-	VMULSS         X9, X8, X8
+	VMULSS         X9, X23, X8
 	VBROADCASTSS   X8, Y8
 	VMOVDQA32      Y18, Y14
 	VPDPBUSD       2(R12)(BX*1), Y13, Y14
@@ -1057,15 +1039,13 @@ blk:
 	KMOVD          2(R11)(R9*1), K1
 	VPADDB         Y16, Y13, K1, Y13
 	VCVTPH2PS      (R11)(R9*1), X9
-	VCVTPH2PS      (R12), X8
-	VMULSS         X9, X8, X8
+	VMULSS         X9, X22, X8
 	VBROADCASTSS   X8, Y8
 	VMOVDQA32      Y17, Y14
 	VPDPBUSD       2(R12), Y13, Y14
 	VCVTDQ2PS      Y14, Y14
 	VFMADD231PS    Y14, Y8, Y2
-	VCVTPH2PS      (R12)(BX*1), X8
-	VMULSS         X9, X8, X8
+	VMULSS         X9, X23, X8
 	VBROADCASTSS   X8, Y8
 	VMOVDQA32      Y18, Y14
 	VPDPBUSD       2(R12)(BX*1), Y13, Y14
@@ -1099,20 +1079,20 @@ blk:
 	VADDPS         X14, X3, X3
 	VPERMILPS      $0xb1, X3, X14
 	VADDSS         X14, X3, X3
-	LEAQ           (DX)(AX*1), R13
 	CMPQ           acc+64(FP), $0x00
 	JEQ            store
 	VADDSS         (DX), X0, X0
 	VADDSS         (DX)(R10*1), X1, X1
-	VADDSS         (R13), X2, X2
-	VADDSS         (R13)(R10*1), X3, X3
+	VADDSS         (CX), X2, X2
+	VADDSS         (CX)(R10*1), X3, X3
 
 store:
 	VMOVSS X0, (DX)
 	VMOVSS X1, (DX)(R10*1)
-	VMOVSS X2, (R13)
-	VMOVSS X3, (R13)(R10*1)
+	VMOVSS X2, (CX)
+	VMOVSS X3, (CX)(R10*1)
 	ADDQ   $0x04, DX
+	ADDQ   $0x04, CX
 	ADDQ   R8, SI
 	DECQ   R14
 	JNZ    row
@@ -1132,7 +1112,6 @@ TEXT ·gemvQ5_0r1t2VNNI(SB), NOSPLIT, $0-72
 	MOVQ         ldw+8(FP), R8
 	MOVQ         x+16(FP), DI
 	MOVQ         ldx+24(FP), BX
-	MOVQ         nb+32(FP), CX
 	MOVQ         y+40(FP), DX
 	MOVQ         ldy+48(FP), R10
 	MOVQ         nrows+56(FP), R14
@@ -1141,10 +1120,7 @@ TEXT ·gemvQ5_0r1t2VNNI(SB), NOSPLIT, $0-72
 	VPBROADCASTD X15, Y15
 	MOVL         $0xf0f0f0f0, AX
 	VPBROADCASTD AX, Y16
-	VPCMPEQW     Y10, Y10, Y10
-	VPSRLW       $0x0f, Y10, Y10
-	LEAQ         (BX)(BX*2), R9
-	LEAQ         (R10)(R10*2), AX
+	LEAQ         (BX)(BX*2), AX
 	TESTQ        R14, R14
 	JZ           done
 
@@ -1153,7 +1129,7 @@ row:
 	VXORPS Y1, Y1, Y1
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   CX, R13
+	MOVQ   nb+32(FP), R13
 
 blk:
 	VBROADCASTI128 6(R11), Y13
@@ -1215,6 +1191,173 @@ done:
 	VZEROUPPER
 	RET
 
+// func gemvQ5_0r2t3VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
+TEXT ·gemvQ5_0r2t3VNNI(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q5_0 blocks (ldw bytes apart; nrows a
+	// multiple of 2) and each of 3 tokens t (rows of nb Q8_0 blocks at x,
+	// ldx bytes apart), y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one
+	// addition after the sum); nb > 0.
+	MOVQ         w+0(FP), SI
+	MOVQ         ldw+8(FP), R8
+	MOVQ         x+16(FP), DI
+	MOVQ         ldx+24(FP), BX
+	MOVQ         y+40(FP), DX
+	MOVQ         ldy+48(FP), R10
+	MOVQ         nrows+56(FP), R14
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL         $0x10101010, AX
+	VPBROADCASTD AX, Y16
+	VPXOR        Y11, Y11, Y11
+	VMOVDQA32    Y11, Y21
+	SHRQ         $0x01, R14
+	MOVQ         R14, R9
+	IMULQ        R8, R9
+	LEAQ         (DX)(R14*4), CX
+	LEAQ         (BX)(BX*2), AX
+	TESTQ        R14, R14
+	JZ           done
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   nb+32(FP), R13
+
+blk:
+	VCVTPH2PS      (R12), X22
+	VMOVDQA32      Y21, Y17
+	VPDPBUSD       2(R12), Y16, Y17
+	VPSUBD         Y17, Y21, Y17
+	VCVTPH2PS      (R12)(BX*1), X23
+	VMOVDQA32      Y21, Y18
+	VPDPBUSD       2(R12)(BX*1), Y16, Y18
+	VPSUBD         Y18, Y21, Y18
+	VCVTPH2PS      (R12)(BX*2), X24
+	VMOVDQA32      Y21, Y19
+	VPDPBUSD       2(R12)(BX*2), Y16, Y19
+	VPSUBD         Y19, Y21, Y19
+	VBROADCASTI128 6(R11), Y13
+	VPSRLVD        lyshr<>+0(SB), Y13, Y13
+	VPAND          Y15, Y13, Y13
+	KMOVD          2(R11), K1
+	VPADDB         Y16, Y13, K1, Y13
+	VCVTPH2PS      (R11), X9
+	VMULSS         X9, X22, X8
+	VBROADCASTSS   X8, Y8
+	VMOVDQA32      Y17, Y14
+	VPDPBUSD       2(R12), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y0
+	VMULSS         X9, X23, X8
+	VBROADCASTSS   X8, Y8
+	VMOVDQA32      Y18, Y14
+	VPDPBUSD       2(R12)(BX*1), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y1
+	VMULSS         X9, X24, X8
+	VBROADCASTSS   X8, Y8
+	VMOVDQA32      Y19, Y14
+	VPDPBUSD       2(R12)(BX*2), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y2
+	VBROADCASTI128 6(R11)(R9*1), Y13
+	VPSRLVD        lyshr<>+0(SB), Y13, Y13
+	VPAND          Y15, Y13, Y13
+	KMOVD          2(R11)(R9*1), K1
+	VPADDB         Y16, Y13, K1, Y13
+	VCVTPH2PS      (R11)(R9*1), X9
+	VMULSS         X9, X22, X8
+	VBROADCASTSS   X8, Y8
+	VMOVDQA32      Y17, Y14
+	VPDPBUSD       2(R12), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y3
+	VMULSS         X9, X23, X8
+	VBROADCASTSS   X8, Y8
+	VMOVDQA32      Y18, Y14
+	VPDPBUSD       2(R12)(BX*1), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y4
+	VMULSS         X9, X24, X8
+	VBROADCASTSS   X8, Y8
+	VMOVDQA32      Y19, Y14
+	VPDPBUSD       2(R12)(BX*2), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y5
+	ADDQ           $0x16, R11
+	ADDQ           $0x22, R12
+	DECQ           R13
+	JNZ            blk
+	VEXTRACTF128   $0x01, Y0, X14
+	VADDPS         X14, X0, X0
+	VPERMILPS      $0x4e, X0, X14
+	VADDPS         X14, X0, X0
+	VPERMILPS      $0xb1, X0, X14
+	VADDSS         X14, X0, X0
+	VEXTRACTF128   $0x01, Y1, X14
+	VADDPS         X14, X1, X1
+	VPERMILPS      $0x4e, X1, X14
+	VADDPS         X14, X1, X1
+	VPERMILPS      $0xb1, X1, X14
+	VADDSS         X14, X1, X1
+	VEXTRACTF128   $0x01, Y2, X14
+	VADDPS         X14, X2, X2
+	VPERMILPS      $0x4e, X2, X14
+	VADDPS         X14, X2, X2
+	VPERMILPS      $0xb1, X2, X14
+	VADDSS         X14, X2, X2
+	VEXTRACTF128   $0x01, Y3, X14
+	VADDPS         X14, X3, X3
+	VPERMILPS      $0x4e, X3, X14
+	VADDPS         X14, X3, X3
+	VPERMILPS      $0xb1, X3, X14
+	VADDSS         X14, X3, X3
+	VEXTRACTF128   $0x01, Y4, X14
+	VADDPS         X14, X4, X4
+	VPERMILPS      $0x4e, X4, X14
+	VADDPS         X14, X4, X4
+	VPERMILPS      $0xb1, X4, X14
+	VADDSS         X14, X4, X4
+	VEXTRACTF128   $0x01, Y5, X14
+	VADDPS         X14, X5, X5
+	VPERMILPS      $0x4e, X5, X14
+	VADDPS         X14, X5, X5
+	VPERMILPS      $0xb1, X5, X14
+	VADDSS         X14, X5, X5
+	CMPQ           acc+64(FP), $0x00
+	JEQ            store
+	VADDSS         (DX), X0, X0
+	VADDSS         (DX)(R10*1), X1, X1
+	VADDSS         (DX)(R10*2), X2, X2
+	VADDSS         (CX), X3, X3
+	VADDSS         (CX)(R10*1), X4, X4
+	VADDSS         (CX)(R10*2), X5, X5
+
+store:
+	VMOVSS X0, (DX)
+	VMOVSS X1, (DX)(R10*1)
+	VMOVSS X2, (DX)(R10*2)
+	VMOVSS X3, (CX)
+	VMOVSS X4, (CX)(R10*1)
+	VMOVSS X5, (CX)(R10*2)
+	ADDQ   $0x04, DX
+	ADDQ   $0x04, CX
+	ADDQ   R8, SI
+	DECQ   R14
+	JNZ    row
+
+done:
+	VZEROUPPER
+	RET
+
 // func gemvQ5_0r1t3VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
 TEXT ·gemvQ5_0r1t3VNNI(SB), NOSPLIT, $0-72
@@ -1226,7 +1369,6 @@ TEXT ·gemvQ5_0r1t3VNNI(SB), NOSPLIT, $0-72
 	MOVQ         ldw+8(FP), R8
 	MOVQ         x+16(FP), DI
 	MOVQ         ldx+24(FP), BX
-	MOVQ         nb+32(FP), CX
 	MOVQ         y+40(FP), DX
 	MOVQ         ldy+48(FP), R10
 	MOVQ         nrows+56(FP), R14
@@ -1235,10 +1377,7 @@ TEXT ·gemvQ5_0r1t3VNNI(SB), NOSPLIT, $0-72
 	VPBROADCASTD X15, Y15
 	MOVL         $0xf0f0f0f0, AX
 	VPBROADCASTD AX, Y16
-	VPCMPEQW     Y10, Y10, Y10
-	VPSRLW       $0x0f, Y10, Y10
-	LEAQ         (BX)(BX*2), R9
-	LEAQ         (R10)(R10*2), AX
+	LEAQ         (BX)(BX*2), AX
 	TESTQ        R14, R14
 	JZ           done
 
@@ -1248,7 +1387,7 @@ row:
 	VXORPS Y2, Y2, Y2
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   CX, R13
+	MOVQ   nb+32(FP), R13
 
 blk:
 	VBROADCASTI128 6(R11), Y13
@@ -1327,6 +1466,211 @@ done:
 	VZEROUPPER
 	RET
 
+// func gemvQ5_0r2t4VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
+TEXT ·gemvQ5_0r2t4VNNI(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q5_0 blocks (ldw bytes apart; nrows a
+	// multiple of 2) and each of 4 tokens t (rows of nb Q8_0 blocks at x,
+	// ldx bytes apart), y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one
+	// addition after the sum); nb > 0.
+	MOVQ         w+0(FP), SI
+	MOVQ         ldw+8(FP), R8
+	MOVQ         x+16(FP), DI
+	MOVQ         ldx+24(FP), BX
+	MOVQ         y+40(FP), DX
+	MOVQ         ldy+48(FP), R10
+	MOVQ         nrows+56(FP), R14
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL         $0x10101010, AX
+	VPBROADCASTD AX, Y16
+	VPXOR        Y11, Y11, Y11
+	VMOVDQA32    Y11, Y21
+	SHRQ         $0x01, R14
+	MOVQ         R14, R9
+	IMULQ        R8, R9
+	LEAQ         (DX)(R14*4), CX
+	LEAQ         (BX)(BX*2), AX
+	TESTQ        R14, R14
+	JZ           done
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   nb+32(FP), R13
+
+blk:
+	VCVTPH2PS      (R12), X22
+	VMOVDQA32      Y21, Y17
+	VPDPBUSD       2(R12), Y16, Y17
+	VPSUBD         Y17, Y21, Y17
+	VCVTPH2PS      (R12)(BX*1), X23
+	VMOVDQA32      Y21, Y18
+	VPDPBUSD       2(R12)(BX*1), Y16, Y18
+	VPSUBD         Y18, Y21, Y18
+	VCVTPH2PS      (R12)(BX*2), X24
+	VMOVDQA32      Y21, Y19
+	VPDPBUSD       2(R12)(BX*2), Y16, Y19
+	VPSUBD         Y19, Y21, Y19
+	VCVTPH2PS      (R12)(AX*1), X25
+	VMOVDQA32      Y21, Y20
+	VPDPBUSD       2(R12)(AX*1), Y16, Y20
+	VPSUBD         Y20, Y21, Y20
+	VBROADCASTI128 6(R11), Y13
+	VPSRLVD        lyshr<>+0(SB), Y13, Y13
+	VPAND          Y15, Y13, Y13
+	KMOVD          2(R11), K1
+	VPADDB         Y16, Y13, K1, Y13
+	VCVTPH2PS      (R11), X9
+	VMULSS         X9, X22, X8
+	VBROADCASTSS   X8, Y8
+	VMOVDQA32      Y17, Y14
+	VPDPBUSD       2(R12), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y0
+	VMULSS         X9, X23, X8
+	VBROADCASTSS   X8, Y8
+	VMOVDQA32      Y18, Y14
+	VPDPBUSD       2(R12)(BX*1), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y1
+	VMULSS         X9, X24, X8
+	VBROADCASTSS   X8, Y8
+	VMOVDQA32      Y19, Y14
+	VPDPBUSD       2(R12)(BX*2), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y2
+	VMULSS         X9, X25, X8
+	VBROADCASTSS   X8, Y8
+	VMOVDQA32      Y20, Y14
+	VPDPBUSD       2(R12)(AX*1), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y3
+	VBROADCASTI128 6(R11)(R9*1), Y13
+	VPSRLVD        lyshr<>+0(SB), Y13, Y13
+	VPAND          Y15, Y13, Y13
+	KMOVD          2(R11)(R9*1), K1
+	VPADDB         Y16, Y13, K1, Y13
+	VCVTPH2PS      (R11)(R9*1), X9
+	VMULSS         X9, X22, X8
+	VBROADCASTSS   X8, Y8
+	VMOVDQA32      Y17, Y14
+	VPDPBUSD       2(R12), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y4
+	VMULSS         X9, X23, X8
+	VBROADCASTSS   X8, Y8
+	VMOVDQA32      Y18, Y14
+	VPDPBUSD       2(R12)(BX*1), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y5
+	VMULSS         X9, X24, X8
+	VBROADCASTSS   X8, Y8
+	VMOVDQA32      Y19, Y14
+	VPDPBUSD       2(R12)(BX*2), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y6
+	VMULSS         X9, X25, X8
+	VBROADCASTSS   X8, Y8
+	VMOVDQA32      Y20, Y14
+	VPDPBUSD       2(R12)(AX*1), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y7
+	ADDQ           $0x16, R11
+	ADDQ           $0x22, R12
+	DECQ           R13
+	JNZ            blk
+	VEXTRACTF128   $0x01, Y0, X14
+	VADDPS         X14, X0, X0
+	VPERMILPS      $0x4e, X0, X14
+	VADDPS         X14, X0, X0
+	VPERMILPS      $0xb1, X0, X14
+	VADDSS         X14, X0, X0
+	VEXTRACTF128   $0x01, Y1, X14
+	VADDPS         X14, X1, X1
+	VPERMILPS      $0x4e, X1, X14
+	VADDPS         X14, X1, X1
+	VPERMILPS      $0xb1, X1, X14
+	VADDSS         X14, X1, X1
+	VEXTRACTF128   $0x01, Y2, X14
+	VADDPS         X14, X2, X2
+	VPERMILPS      $0x4e, X2, X14
+	VADDPS         X14, X2, X2
+	VPERMILPS      $0xb1, X2, X14
+	VADDSS         X14, X2, X2
+	VEXTRACTF128   $0x01, Y3, X14
+	VADDPS         X14, X3, X3
+	VPERMILPS      $0x4e, X3, X14
+	VADDPS         X14, X3, X3
+	VPERMILPS      $0xb1, X3, X14
+	VADDSS         X14, X3, X3
+	VEXTRACTF128   $0x01, Y4, X14
+	VADDPS         X14, X4, X4
+	VPERMILPS      $0x4e, X4, X14
+	VADDPS         X14, X4, X4
+	VPERMILPS      $0xb1, X4, X14
+	VADDSS         X14, X4, X4
+	VEXTRACTF128   $0x01, Y5, X14
+	VADDPS         X14, X5, X5
+	VPERMILPS      $0x4e, X5, X14
+	VADDPS         X14, X5, X5
+	VPERMILPS      $0xb1, X5, X14
+	VADDSS         X14, X5, X5
+	VEXTRACTF128   $0x01, Y6, X14
+	VADDPS         X14, X6, X6
+	VPERMILPS      $0x4e, X6, X14
+	VADDPS         X14, X6, X6
+	VPERMILPS      $0xb1, X6, X14
+	VADDSS         X14, X6, X6
+	VEXTRACTF128   $0x01, Y7, X14
+	VADDPS         X14, X7, X7
+	VPERMILPS      $0x4e, X7, X14
+	VADDPS         X14, X7, X7
+	VPERMILPS      $0xb1, X7, X14
+	VADDSS         X14, X7, X7
+	CMPQ           acc+64(FP), $0x00
+	JEQ            store
+	VADDSS         (DX), X0, X0
+	VADDSS         (DX)(R10*1), X1, X1
+	VADDSS         (DX)(R10*2), X2, X2
+	LEAQ           (DX)(R10*2), R13
+	VADDSS         (R13)(R10*1), X3, X3
+	VADDSS         (CX), X4, X4
+	VADDSS         (CX)(R10*1), X5, X5
+	VADDSS         (CX)(R10*2), X6, X6
+	LEAQ           (CX)(R10*2), R13
+	VADDSS         (R13)(R10*1), X7, X7
+
+store:
+	VMOVSS X0, (DX)
+	VMOVSS X1, (DX)(R10*1)
+	VMOVSS X2, (DX)(R10*2)
+	LEAQ   (DX)(R10*2), R13
+	VMOVSS X3, (R13)(R10*1)
+	VMOVSS X4, (CX)
+	VMOVSS X5, (CX)(R10*1)
+	VMOVSS X6, (CX)(R10*2)
+	LEAQ   (CX)(R10*2), R13
+	VMOVSS X7, (R13)(R10*1)
+	ADDQ   $0x04, DX
+	ADDQ   $0x04, CX
+	ADDQ   R8, SI
+	DECQ   R14
+	JNZ    row
+
+done:
+	VZEROUPPER
+	RET
+
 // func gemvQ5_0r1t4VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
 TEXT ·gemvQ5_0r1t4VNNI(SB), NOSPLIT, $0-72
@@ -1338,7 +1682,6 @@ TEXT ·gemvQ5_0r1t4VNNI(SB), NOSPLIT, $0-72
 	MOVQ         ldw+8(FP), R8
 	MOVQ         x+16(FP), DI
 	MOVQ         ldx+24(FP), BX
-	MOVQ         nb+32(FP), CX
 	MOVQ         y+40(FP), DX
 	MOVQ         ldy+48(FP), R10
 	MOVQ         nrows+56(FP), R14
@@ -1347,10 +1690,7 @@ TEXT ·gemvQ5_0r1t4VNNI(SB), NOSPLIT, $0-72
 	VPBROADCASTD X15, Y15
 	MOVL         $0xf0f0f0f0, AX
 	VPBROADCASTD AX, Y16
-	VPCMPEQW     Y10, Y10, Y10
-	VPSRLW       $0x0f, Y10, Y10
-	LEAQ         (BX)(BX*2), R9
-	LEAQ         (R10)(R10*2), AX
+	LEAQ         (BX)(BX*2), AX
 	TESTQ        R14, R14
 	JZ           done
 
@@ -1361,7 +1701,7 @@ row:
 	VXORPS Y3, Y3, Y3
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   CX, R13
+	MOVQ   nb+32(FP), R13
 
 blk:
 	VBROADCASTI128 6(R11), Y13
@@ -1399,10 +1739,10 @@ blk:
 	VPDPBUSD       Y14, Y12, Y11
 	VCVTDQ2PS      Y11, Y14
 	VFMADD231PS    Y14, Y8, Y2
-	VCVTPH2PS      (R12)(R9*1), X8
+	VCVTPH2PS      (R12)(AX*1), X8
 	VMULSS         X9, X8, X8
 	VBROADCASTSS   X8, Y8
-	VMOVDQU        2(R12)(R9*1), Y14
+	VMOVDQU        2(R12)(AX*1), Y14
 	VPSIGNB        Y13, Y14, Y14
 	VPXOR          Y11, Y11, Y11
 	VPDPBUSD       Y14, Y12, Y11
@@ -1441,13 +1781,15 @@ blk:
 	VADDSS         (DX), X0, X0
 	VADDSS         (DX)(R10*1), X1, X1
 	VADDSS         (DX)(R10*2), X2, X2
-	VADDSS         (DX)(AX*1), X3, X3
+	LEAQ           (DX)(R10*2), R13
+	VADDSS         (R13)(R10*1), X3, X3
 
 store:
 	VMOVSS X0, (DX)
 	VMOVSS X1, (DX)(R10*1)
 	VMOVSS X2, (DX)(R10*2)
-	VMOVSS X3, (DX)(AX*1)
+	LEAQ   (DX)(R10*2), R13
+	VMOVSS X3, (R13)(R10*1)
 	ADDQ   $0x04, DX
 	ADDQ   R8, SI
 	DECQ   R14
@@ -1468,7 +1810,6 @@ TEXT ·gemvQ4_1r4t1AVX2(SB), NOSPLIT, $0-72
 	MOVQ         ldw+8(FP), R8
 	MOVQ         x+16(FP), DI
 	MOVQ         ldx+24(FP), BX
-	MOVQ         nb+32(FP), CX
 	MOVQ         y+40(FP), DX
 	MOVQ         ldy+48(FP), R10
 	MOVQ         nrows+56(FP), R14
@@ -1498,7 +1839,7 @@ row:
 	VXORPS X7, X7, X7
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   CX, R13
+	MOVQ   nb+32(FP), R13
 
 blk:
 	VCVTPH2PS      (R12), X12
@@ -1614,7 +1955,6 @@ TEXT ·gemvQ4_1r1t1AVX2(SB), NOSPLIT, $0-72
 	MOVQ         ldw+8(FP), R8
 	MOVQ         x+16(FP), DI
 	MOVQ         ldx+24(FP), BX
-	MOVQ         nb+32(FP), CX
 	MOVQ         y+40(FP), DX
 	MOVQ         ldy+48(FP), R10
 	MOVQ         nrows+56(FP), R14
@@ -1623,8 +1963,7 @@ TEXT ·gemvQ4_1r1t1AVX2(SB), NOSPLIT, $0-72
 	VPBROADCASTD X15, Y15
 	VPCMPEQW     Y10, Y10, Y10
 	VPSRLW       $0x0f, Y10, Y10
-	LEAQ         (BX)(BX*2), R9
-	LEAQ         (R10)(R10*2), AX
+	LEAQ         (BX)(BX*2), AX
 	TESTQ        R14, R14
 	JZ           done
 
@@ -1633,7 +1972,7 @@ row:
 	VXORPS X4, X4, X4
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   CX, R13
+	MOVQ   nb+32(FP), R13
 
 blk:
 	VCVTPH2PS      (R12), X12
@@ -1686,7 +2025,6 @@ TEXT ·gemvQ4_1r2t2AVX2(SB), NOSPLIT, $0-72
 	MOVQ         ldw+8(FP), R8
 	MOVQ         x+16(FP), DI
 	MOVQ         ldx+24(FP), BX
-	MOVQ         nb+32(FP), CX
 	MOVQ         y+40(FP), DX
 	MOVQ         ldy+48(FP), R10
 	MOVQ         nrows+56(FP), R14
@@ -1698,8 +2036,8 @@ TEXT ·gemvQ4_1r2t2AVX2(SB), NOSPLIT, $0-72
 	SHRQ         $0x01, R14
 	MOVQ         R14, R9
 	IMULQ        R8, R9
-	MOVQ         R14, AX
-	SHLQ         $0x02, AX
+	LEAQ         (DX)(R14*4), CX
+	LEAQ         (BX)(BX*2), AX
 	TESTQ        R14, R14
 	JZ           done
 
@@ -1714,7 +2052,7 @@ row:
 	VXORPS X7, X7, X7
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   CX, R13
+	MOVQ   nb+32(FP), R13
 
 blk:
 	VBROADCASTI128 4(R11), Y13
@@ -1793,20 +2131,20 @@ blk:
 	VADDSS         X14, X3, X3
 	VMOVSHDUP      X7, X14
 	VADDSS         X14, X3, X3
-	LEAQ           (DX)(AX*1), R13
 	CMPQ           acc+64(FP), $0x00
 	JEQ            store
 	VADDSS         (DX), X0, X0
 	VADDSS         (DX)(R10*1), X1, X1
-	VADDSS         (R13), X2, X2
-	VADDSS         (R13)(R10*1), X3, X3
+	VADDSS         (CX), X2, X2
+	VADDSS         (CX)(R10*1), X3, X3
 
 store:
 	VMOVSS X0, (DX)
 	VMOVSS X1, (DX)(R10*1)
-	VMOVSS X2, (R13)
-	VMOVSS X3, (R13)(R10*1)
+	VMOVSS X2, (CX)
+	VMOVSS X3, (CX)(R10*1)
 	ADDQ   $0x04, DX
+	ADDQ   $0x04, CX
 	ADDQ   R8, SI
 	DECQ   R14
 	JNZ    row
@@ -1826,7 +2164,6 @@ TEXT ·gemvQ4_1r1t2AVX2(SB), NOSPLIT, $0-72
 	MOVQ         ldw+8(FP), R8
 	MOVQ         x+16(FP), DI
 	MOVQ         ldx+24(FP), BX
-	MOVQ         nb+32(FP), CX
 	MOVQ         y+40(FP), DX
 	MOVQ         ldy+48(FP), R10
 	MOVQ         nrows+56(FP), R14
@@ -1835,8 +2172,7 @@ TEXT ·gemvQ4_1r1t2AVX2(SB), NOSPLIT, $0-72
 	VPBROADCASTD X15, Y15
 	VPCMPEQW     Y10, Y10, Y10
 	VPSRLW       $0x0f, Y10, Y10
-	LEAQ         (BX)(BX*2), R9
-	LEAQ         (R10)(R10*2), AX
+	LEAQ         (BX)(BX*2), AX
 	TESTQ        R14, R14
 	JZ           done
 
@@ -1847,7 +2183,7 @@ row:
 	VXORPS X5, X5, X5
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   CX, R13
+	MOVQ   nb+32(FP), R13
 
 blk:
 	VBROADCASTI128 4(R11), Y13
@@ -1918,7 +2254,6 @@ TEXT ·gemvQ4_1r1t3AVX2(SB), NOSPLIT, $0-72
 	MOVQ         ldw+8(FP), R8
 	MOVQ         x+16(FP), DI
 	MOVQ         ldx+24(FP), BX
-	MOVQ         nb+32(FP), CX
 	MOVQ         y+40(FP), DX
 	MOVQ         ldy+48(FP), R10
 	MOVQ         nrows+56(FP), R14
@@ -1927,8 +2262,7 @@ TEXT ·gemvQ4_1r1t3AVX2(SB), NOSPLIT, $0-72
 	VPBROADCASTD X15, Y15
 	VPCMPEQW     Y10, Y10, Y10
 	VPSRLW       $0x0f, Y10, Y10
-	LEAQ         (BX)(BX*2), R9
-	LEAQ         (R10)(R10*2), AX
+	LEAQ         (BX)(BX*2), AX
 	TESTQ        R14, R14
 	JZ           done
 
@@ -1941,7 +2275,7 @@ row:
 	VXORPS X6, X6, X6
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   CX, R13
+	MOVQ   nb+32(FP), R13
 
 blk:
 	VBROADCASTI128 4(R11), Y13
@@ -2030,7 +2364,6 @@ TEXT ·gemvQ4_1r1t4AVX2(SB), NOSPLIT, $0-72
 	MOVQ         ldw+8(FP), R8
 	MOVQ         x+16(FP), DI
 	MOVQ         ldx+24(FP), BX
-	MOVQ         nb+32(FP), CX
 	MOVQ         y+40(FP), DX
 	MOVQ         ldy+48(FP), R10
 	MOVQ         nrows+56(FP), R14
@@ -2039,8 +2372,7 @@ TEXT ·gemvQ4_1r1t4AVX2(SB), NOSPLIT, $0-72
 	VPBROADCASTD X15, Y15
 	VPCMPEQW     Y10, Y10, Y10
 	VPSRLW       $0x0f, Y10, Y10
-	LEAQ         (BX)(BX*2), R9
-	LEAQ         (R10)(R10*2), AX
+	LEAQ         (BX)(BX*2), AX
 	TESTQ        R14, R14
 	JZ           done
 
@@ -2055,7 +2387,7 @@ row:
 	VXORPS X7, X7, X7
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   CX, R13
+	MOVQ   nb+32(FP), R13
 
 blk:
 	VBROADCASTI128 4(R11), Y13
@@ -2086,11 +2418,11 @@ blk:
 	VPMADDWD       Y10, Y14, Y14
 	VCVTDQ2PS      Y14, Y14
 	VFMADD231PS    Y14, Y8, Y2
-	VCVTPH2PS      (R12)(R9*1), X8
+	VCVTPH2PS      (R12)(AX*1), X8
 	VMULPS         X9, X8, X8
 	VADDPS         X8, X7, X7
 	VBROADCASTSS   X8, Y8
-	VPMADDUBSW     4(R12)(R9*1), Y13, Y14
+	VPMADDUBSW     4(R12)(AX*1), Y13, Y14
 	VPMADDWD       Y10, Y14, Y14
 	VCVTDQ2PS      Y14, Y14
 	VFMADD231PS    Y14, Y8, Y3
@@ -2135,13 +2467,15 @@ blk:
 	VADDSS         (DX), X0, X0
 	VADDSS         (DX)(R10*1), X1, X1
 	VADDSS         (DX)(R10*2), X2, X2
-	VADDSS         (DX)(AX*1), X3, X3
+	LEAQ           (DX)(R10*2), R13
+	VADDSS         (R13)(R10*1), X3, X3
 
 store:
 	VMOVSS X0, (DX)
 	VMOVSS X1, (DX)(R10*1)
 	VMOVSS X2, (DX)(R10*2)
-	VMOVSS X3, (DX)(AX*1)
+	LEAQ   (DX)(R10*2), R13
+	VMOVSS X3, (R13)(R10*1)
 	ADDQ   $0x04, DX
 	ADDQ   R8, SI
 	DECQ   R14
@@ -2162,15 +2496,12 @@ TEXT ·gemvQ4_1r4t1VNNI(SB), NOSPLIT, $0-72
 	MOVQ         ldw+8(FP), R8
 	MOVQ         x+16(FP), DI
 	MOVQ         ldx+24(FP), BX
-	MOVQ         nb+32(FP), CX
 	MOVQ         y+40(FP), DX
 	MOVQ         ldy+48(FP), R10
 	MOVQ         nrows+56(FP), R14
 	MOVL         $0x0f0f0f0f, AX
 	VMOVD        AX, X15
 	VPBROADCASTD X15, Y15
-	VPCMPEQW     Y10, Y10, Y10
-	VPSRLW       $0x0f, Y10, Y10
 	SHRQ         $0x02, R14
 	MOVQ         R14, R9
 	IMULQ        R8, R9
@@ -2183,25 +2514,25 @@ TEXT ·gemvQ4_1r4t1VNNI(SB), NOSPLIT, $0-72
 
 row:
 	VXORPS Y0, Y0, Y0
-	VXORPS X4, X4, X4
+	VXORPS X22, X22, X22
 	VXORPS Y1, Y1, Y1
-	VXORPS X5, X5, X5
+	VXORPS X23, X23, X23
 	VXORPS Y2, Y2, Y2
-	VXORPS X6, X6, X6
+	VXORPS X24, X24, X24
 	VXORPS Y3, Y3, Y3
-	VXORPS X7, X7, X7
+	VXORPS X25, X25, X25
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   CX, R13
+	MOVQ   nb+32(FP), R13
 
 blk:
-	VCVTPH2PS      (R12), X12
+	VCVTPH2PS      (R12), X17
 	VBROADCASTI128 4(R11), Y13
 	VPSRLVD        lyshr<>+0(SB), Y13, Y13
 	VPAND          Y15, Y13, Y13
 	VCVTPH2PS      (R11), X9
-	VMULPS         X9, X12, X8
-	VADDPS         X8, X4, X4
+	VMULPS         X9, X17, X8
+	VADDPS         X8, X22, X22
 	VBROADCASTSS   X8, Y8
 	VPXOR          Y14, Y14, Y14
 	VPDPBUSD       4(R12), Y13, Y14
@@ -2211,8 +2542,8 @@ blk:
 	VPSRLVD        lyshr<>+0(SB), Y13, Y13
 	VPAND          Y15, Y13, Y13
 	VCVTPH2PS      (R11)(R9*1), X9
-	VMULPS         X9, X12, X8
-	VADDPS         X8, X5, X5
+	VMULPS         X9, X17, X8
+	VADDPS         X8, X23, X23
 	VBROADCASTSS   X8, Y8
 	VPXOR          Y14, Y14, Y14
 	VPDPBUSD       4(R12), Y13, Y14
@@ -2222,8 +2553,8 @@ blk:
 	VPSRLVD        lyshr<>+0(SB), Y13, Y13
 	VPAND          Y15, Y13, Y13
 	VCVTPH2PS      (R11)(R9*2), X9
-	VMULPS         X9, X12, X8
-	VADDPS         X8, X6, X6
+	VMULPS         X9, X17, X8
+	VADDPS         X8, X24, X24
 	VBROADCASTSS   X8, Y8
 	VPXOR          Y14, Y14, Y14
 	VPDPBUSD       4(R12), Y13, Y14
@@ -2233,8 +2564,8 @@ blk:
 	VPSRLVD        lyshr<>+0(SB), Y13, Y13
 	VPAND          Y15, Y13, Y13
 	VCVTPH2PS      (R11)(BX*1), X9
-	VMULPS         X9, X12, X8
-	VADDPS         X8, X7, X7
+	VMULPS         X9, X17, X8
+	VADDPS         X8, X25, X25
 	VBROADCASTSS   X8, Y8
 	VPXOR          Y14, Y14, Y14
 	VPDPBUSD       4(R12), Y13, Y14
@@ -2250,7 +2581,7 @@ blk:
 	VADDPS         X14, X0, X0
 	VPERMILPS      $0xb1, X0, X14
 	VADDSS         X14, X0, X0
-	VMOVSHDUP      X4, X14
+	VMOVSHDUP      X22, X14
 	VADDSS         X14, X0, X0
 	VEXTRACTF128   $0x01, Y1, X14
 	VADDPS         X14, X1, X1
@@ -2258,7 +2589,7 @@ blk:
 	VADDPS         X14, X1, X1
 	VPERMILPS      $0xb1, X1, X14
 	VADDSS         X14, X1, X1
-	VMOVSHDUP      X5, X14
+	VMOVSHDUP      X23, X14
 	VADDSS         X14, X1, X1
 	VEXTRACTF128   $0x01, Y2, X14
 	VADDPS         X14, X2, X2
@@ -2266,7 +2597,7 @@ blk:
 	VADDPS         X14, X2, X2
 	VPERMILPS      $0xb1, X2, X14
 	VADDSS         X14, X2, X2
-	VMOVSHDUP      X6, X14
+	VMOVSHDUP      X24, X14
 	VADDSS         X14, X2, X2
 	VEXTRACTF128   $0x01, Y3, X14
 	VADDPS         X14, X3, X3
@@ -2274,7 +2605,7 @@ blk:
 	VADDPS         X14, X3, X3
 	VPERMILPS      $0xb1, X3, X14
 	VADDSS         X14, X3, X3
-	VMOVSHDUP      X7, X14
+	VMOVSHDUP      X25, X14
 	VADDSS         X14, X3, X3
 	CMPQ           acc+64(FP), $0x00
 	JEQ            store
@@ -2308,35 +2639,31 @@ TEXT ·gemvQ4_1r1t1VNNI(SB), NOSPLIT, $0-72
 	MOVQ         ldw+8(FP), R8
 	MOVQ         x+16(FP), DI
 	MOVQ         ldx+24(FP), BX
-	MOVQ         nb+32(FP), CX
 	MOVQ         y+40(FP), DX
 	MOVQ         ldy+48(FP), R10
 	MOVQ         nrows+56(FP), R14
 	MOVL         $0x0f0f0f0f, AX
 	VMOVD        AX, X15
 	VPBROADCASTD X15, Y15
-	VPCMPEQW     Y10, Y10, Y10
-	VPSRLW       $0x0f, Y10, Y10
-	LEAQ         (BX)(BX*2), R9
-	LEAQ         (R10)(R10*2), AX
+	LEAQ         (BX)(BX*2), AX
 	TESTQ        R14, R14
 	JZ           done
 
 row:
 	VXORPS Y0, Y0, Y0
-	VXORPS X4, X4, X4
+	VXORPS X22, X22, X22
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   CX, R13
+	MOVQ   nb+32(FP), R13
 
 blk:
-	VCVTPH2PS      (R12), X12
+	VCVTPH2PS      (R12), X17
 	VBROADCASTI128 4(R11), Y13
 	VPSRLVD        lyshr<>+0(SB), Y13, Y13
 	VPAND          Y15, Y13, Y13
 	VCVTPH2PS      (R11), X9
-	VMULPS         X9, X12, X8
-	VADDPS         X8, X4, X4
+	VMULPS         X9, X17, X8
+	VADDPS         X8, X22, X22
 	VBROADCASTSS   X8, Y8
 	VPXOR          Y14, Y14, Y14
 	VPDPBUSD       4(R12), Y13, Y14
@@ -2352,7 +2679,7 @@ blk:
 	VADDPS         X14, X0, X0
 	VPERMILPS      $0xb1, X0, X14
 	VADDSS         X14, X0, X0
-	VMOVSHDUP      X4, X14
+	VMOVSHDUP      X22, X14
 	VADDSS         X14, X0, X0
 	CMPQ           acc+64(FP), $0x00
 	JEQ            store
@@ -2380,52 +2707,49 @@ TEXT ·gemvQ4_1r2t2VNNI(SB), NOSPLIT, $0-72
 	MOVQ         ldw+8(FP), R8
 	MOVQ         x+16(FP), DI
 	MOVQ         ldx+24(FP), BX
-	MOVQ         nb+32(FP), CX
 	MOVQ         y+40(FP), DX
 	MOVQ         ldy+48(FP), R10
 	MOVQ         nrows+56(FP), R14
 	MOVL         $0x0f0f0f0f, AX
 	VMOVD        AX, X15
 	VPBROADCASTD X15, Y15
-	VPCMPEQW     Y10, Y10, Y10
-	VPSRLW       $0x0f, Y10, Y10
 	SHRQ         $0x01, R14
 	MOVQ         R14, R9
 	IMULQ        R8, R9
-	MOVQ         R14, AX
-	SHLQ         $0x02, AX
+	LEAQ         (DX)(R14*4), CX
+	LEAQ         (BX)(BX*2), AX
 	TESTQ        R14, R14
 	JZ           done
 
 row:
 	VXORPS Y0, Y0, Y0
-	VXORPS X4, X4, X4
+	VXORPS X22, X22, X22
 	VXORPS Y1, Y1, Y1
-	VXORPS X5, X5, X5
+	VXORPS X23, X23, X23
 	VXORPS Y2, Y2, Y2
-	VXORPS X6, X6, X6
+	VXORPS X24, X24, X24
 	VXORPS Y3, Y3, Y3
-	VXORPS X7, X7, X7
+	VXORPS X25, X25, X25
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   CX, R13
+	MOVQ   nb+32(FP), R13
 
 blk:
+	VCVTPH2PS      (R12), X17
+	VCVTPH2PS      (R12)(BX*1), X18
 	VBROADCASTI128 4(R11), Y13
 	VPSRLVD        lyshr<>+0(SB), Y13, Y13
 	VPAND          Y15, Y13, Y13
 	VCVTPH2PS      (R11), X9
-	VCVTPH2PS      (R12), X8
-	VMULPS         X9, X8, X8
-	VADDPS         X8, X4, X4
+	VMULPS         X9, X17, X8
+	VADDPS         X8, X22, X22
 	VBROADCASTSS   X8, Y8
 	VPXOR          Y14, Y14, Y14
 	VPDPBUSD       4(R12), Y13, Y14
 	VCVTDQ2PS      Y14, Y14
 	VFMADD231PS    Y14, Y8, Y0
-	VCVTPH2PS      (R12)(BX*1), X8
-	VMULPS         X9, X8, X8
-	VADDPS         X8, X5, X5
+	VMULPS         X9, X18, X8
+	VADDPS         X8, X23, X23
 	VBROADCASTSS   X8, Y8
 	VPXOR          Y14, Y14, Y14
 	VPDPBUSD       4(R12)(BX*1), Y13, Y14
@@ -2435,17 +2759,15 @@ blk:
 	VPSRLVD        lyshr<>+0(SB), Y13, Y13
 	VPAND          Y15, Y13, Y13
 	VCVTPH2PS      (R11)(R9*1), X9
-	VCVTPH2PS      (R12), X8
-	VMULPS         X9, X8, X8
-	VADDPS         X8, X6, X6
+	VMULPS         X9, X17, X8
+	VADDPS         X8, X24, X24
 	VBROADCASTSS   X8, Y8
 	VPXOR          Y14, Y14, Y14
 	VPDPBUSD       4(R12), Y13, Y14
 	VCVTDQ2PS      Y14, Y14
 	VFMADD231PS    Y14, Y8, Y2
-	VCVTPH2PS      (R12)(BX*1), X8
-	VMULPS         X9, X8, X8
-	VADDPS         X8, X7, X7
+	VMULPS         X9, X18, X8
+	VADDPS         X8, X25, X25
 	VBROADCASTSS   X8, Y8
 	VPXOR          Y14, Y14, Y14
 	VPDPBUSD       4(R12)(BX*1), Y13, Y14
@@ -2461,7 +2783,7 @@ blk:
 	VADDPS         X14, X0, X0
 	VPERMILPS      $0xb1, X0, X14
 	VADDSS         X14, X0, X0
-	VMOVSHDUP      X4, X14
+	VMOVSHDUP      X22, X14
 	VADDSS         X14, X0, X0
 	VEXTRACTF128   $0x01, Y1, X14
 	VADDPS         X14, X1, X1
@@ -2469,7 +2791,7 @@ blk:
 	VADDPS         X14, X1, X1
 	VPERMILPS      $0xb1, X1, X14
 	VADDSS         X14, X1, X1
-	VMOVSHDUP      X5, X14
+	VMOVSHDUP      X23, X14
 	VADDSS         X14, X1, X1
 	VEXTRACTF128   $0x01, Y2, X14
 	VADDPS         X14, X2, X2
@@ -2477,7 +2799,7 @@ blk:
 	VADDPS         X14, X2, X2
 	VPERMILPS      $0xb1, X2, X14
 	VADDSS         X14, X2, X2
-	VMOVSHDUP      X6, X14
+	VMOVSHDUP      X24, X14
 	VADDSS         X14, X2, X2
 	VEXTRACTF128   $0x01, Y3, X14
 	VADDPS         X14, X3, X3
@@ -2485,22 +2807,22 @@ blk:
 	VADDPS         X14, X3, X3
 	VPERMILPS      $0xb1, X3, X14
 	VADDSS         X14, X3, X3
-	VMOVSHDUP      X7, X14
+	VMOVSHDUP      X25, X14
 	VADDSS         X14, X3, X3
-	LEAQ           (DX)(AX*1), R13
 	CMPQ           acc+64(FP), $0x00
 	JEQ            store
 	VADDSS         (DX), X0, X0
 	VADDSS         (DX)(R10*1), X1, X1
-	VADDSS         (R13), X2, X2
-	VADDSS         (R13)(R10*1), X3, X3
+	VADDSS         (CX), X2, X2
+	VADDSS         (CX)(R10*1), X3, X3
 
 store:
 	VMOVSS X0, (DX)
 	VMOVSS X1, (DX)(R10*1)
-	VMOVSS X2, (R13)
-	VMOVSS X3, (R13)(R10*1)
+	VMOVSS X2, (CX)
+	VMOVSS X3, (CX)(R10*1)
 	ADDQ   $0x04, DX
+	ADDQ   $0x04, CX
 	ADDQ   R8, SI
 	DECQ   R14
 	JNZ    row
@@ -2520,28 +2842,24 @@ TEXT ·gemvQ4_1r1t2VNNI(SB), NOSPLIT, $0-72
 	MOVQ         ldw+8(FP), R8
 	MOVQ         x+16(FP), DI
 	MOVQ         ldx+24(FP), BX
-	MOVQ         nb+32(FP), CX
 	MOVQ         y+40(FP), DX
 	MOVQ         ldy+48(FP), R10
 	MOVQ         nrows+56(FP), R14
 	MOVL         $0x0f0f0f0f, AX
 	VMOVD        AX, X15
 	VPBROADCASTD X15, Y15
-	VPCMPEQW     Y10, Y10, Y10
-	VPSRLW       $0x0f, Y10, Y10
-	LEAQ         (BX)(BX*2), R9
-	LEAQ         (R10)(R10*2), AX
+	LEAQ         (BX)(BX*2), AX
 	TESTQ        R14, R14
 	JZ           done
 
 row:
 	VXORPS Y0, Y0, Y0
-	VXORPS X4, X4, X4
+	VXORPS X22, X22, X22
 	VXORPS Y1, Y1, Y1
-	VXORPS X5, X5, X5
+	VXORPS X23, X23, X23
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   CX, R13
+	MOVQ   nb+32(FP), R13
 
 blk:
 	VBROADCASTI128 4(R11), Y13
@@ -2550,7 +2868,7 @@ blk:
 	VCVTPH2PS      (R11), X9
 	VCVTPH2PS      (R12), X8
 	VMULPS         X9, X8, X8
-	VADDPS         X8, X4, X4
+	VADDPS         X8, X22, X22
 	VBROADCASTSS   X8, Y8
 	VPXOR          Y14, Y14, Y14
 	VPDPBUSD       4(R12), Y13, Y14
@@ -2558,7 +2876,7 @@ blk:
 	VFMADD231PS    Y14, Y8, Y0
 	VCVTPH2PS      (R12)(BX*1), X8
 	VMULPS         X9, X8, X8
-	VADDPS         X8, X5, X5
+	VADDPS         X8, X23, X23
 	VBROADCASTSS   X8, Y8
 	VPXOR          Y14, Y14, Y14
 	VPDPBUSD       4(R12)(BX*1), Y13, Y14
@@ -2574,7 +2892,7 @@ blk:
 	VADDPS         X14, X0, X0
 	VPERMILPS      $0xb1, X0, X14
 	VADDSS         X14, X0, X0
-	VMOVSHDUP      X4, X14
+	VMOVSHDUP      X22, X14
 	VADDSS         X14, X0, X0
 	VEXTRACTF128   $0x01, Y1, X14
 	VADDPS         X14, X1, X1
@@ -2582,7 +2900,7 @@ blk:
 	VADDPS         X14, X1, X1
 	VPERMILPS      $0xb1, X1, X14
 	VADDSS         X14, X1, X1
-	VMOVSHDUP      X5, X14
+	VMOVSHDUP      X23, X14
 	VADDSS         X14, X1, X1
 	CMPQ           acc+64(FP), $0x00
 	JEQ            store
@@ -2593,6 +2911,180 @@ store:
 	VMOVSS X0, (DX)
 	VMOVSS X1, (DX)(R10*1)
 	ADDQ   $0x04, DX
+	ADDQ   R8, SI
+	DECQ   R14
+	JNZ    row
+
+done:
+	VZEROUPPER
+	RET
+
+// func gemvQ4_1r2t3VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·gemvQ4_1r2t3VNNI(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
+	// multiple of 2) and each of 3 tokens t (rows of nb Q8_1 blocks at x,
+	// ldx bytes apart), y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one
+	// addition after the sum); nb > 0.
+	MOVQ         w+0(FP), SI
+	MOVQ         ldw+8(FP), R8
+	MOVQ         x+16(FP), DI
+	MOVQ         ldx+24(FP), BX
+	MOVQ         y+40(FP), DX
+	MOVQ         ldy+48(FP), R10
+	MOVQ         nrows+56(FP), R14
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+	SHRQ         $0x01, R14
+	MOVQ         R14, R9
+	IMULQ        R8, R9
+	LEAQ         (DX)(R14*4), CX
+	LEAQ         (BX)(BX*2), AX
+	TESTQ        R14, R14
+	JZ           done
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS X22, X22, X22
+	VXORPS Y1, Y1, Y1
+	VXORPS X23, X23, X23
+	VXORPS Y2, Y2, Y2
+	VXORPS X24, X24, X24
+	VXORPS Y3, Y3, Y3
+	VXORPS X25, X25, X25
+	VXORPS Y4, Y4, Y4
+	VXORPS X26, X26, X26
+	VXORPS Y5, Y5, Y5
+	VXORPS X27, X27, X27
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   nb+32(FP), R13
+
+blk:
+	VCVTPH2PS      (R12), X17
+	VCVTPH2PS      (R12)(BX*1), X18
+	VCVTPH2PS      (R12)(BX*2), X19
+	VBROADCASTI128 4(R11), Y13
+	VPSRLVD        lyshr<>+0(SB), Y13, Y13
+	VPAND          Y15, Y13, Y13
+	VCVTPH2PS      (R11), X9
+	VMULPS         X9, X17, X8
+	VADDPS         X8, X22, X22
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y0
+	VMULPS         X9, X18, X8
+	VADDPS         X8, X23, X23
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12)(BX*1), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y1
+	VMULPS         X9, X19, X8
+	VADDPS         X8, X24, X24
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12)(BX*2), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y2
+	VBROADCASTI128 4(R11)(R9*1), Y13
+	VPSRLVD        lyshr<>+0(SB), Y13, Y13
+	VPAND          Y15, Y13, Y13
+	VCVTPH2PS      (R11)(R9*1), X9
+	VMULPS         X9, X17, X8
+	VADDPS         X8, X25, X25
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y3
+	VMULPS         X9, X18, X8
+	VADDPS         X8, X26, X26
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12)(BX*1), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y4
+	VMULPS         X9, X19, X8
+	VADDPS         X8, X27, X27
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12)(BX*2), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y5
+	ADDQ           $0x14, R11
+	ADDQ           $0x24, R12
+	DECQ           R13
+	JNZ            blk
+	VEXTRACTF128   $0x01, Y0, X14
+	VADDPS         X14, X0, X0
+	VPERMILPS      $0x4e, X0, X14
+	VADDPS         X14, X0, X0
+	VPERMILPS      $0xb1, X0, X14
+	VADDSS         X14, X0, X0
+	VMOVSHDUP      X22, X14
+	VADDSS         X14, X0, X0
+	VEXTRACTF128   $0x01, Y1, X14
+	VADDPS         X14, X1, X1
+	VPERMILPS      $0x4e, X1, X14
+	VADDPS         X14, X1, X1
+	VPERMILPS      $0xb1, X1, X14
+	VADDSS         X14, X1, X1
+	VMOVSHDUP      X23, X14
+	VADDSS         X14, X1, X1
+	VEXTRACTF128   $0x01, Y2, X14
+	VADDPS         X14, X2, X2
+	VPERMILPS      $0x4e, X2, X14
+	VADDPS         X14, X2, X2
+	VPERMILPS      $0xb1, X2, X14
+	VADDSS         X14, X2, X2
+	VMOVSHDUP      X24, X14
+	VADDSS         X14, X2, X2
+	VEXTRACTF128   $0x01, Y3, X14
+	VADDPS         X14, X3, X3
+	VPERMILPS      $0x4e, X3, X14
+	VADDPS         X14, X3, X3
+	VPERMILPS      $0xb1, X3, X14
+	VADDSS         X14, X3, X3
+	VMOVSHDUP      X25, X14
+	VADDSS         X14, X3, X3
+	VEXTRACTF128   $0x01, Y4, X14
+	VADDPS         X14, X4, X4
+	VPERMILPS      $0x4e, X4, X14
+	VADDPS         X14, X4, X4
+	VPERMILPS      $0xb1, X4, X14
+	VADDSS         X14, X4, X4
+	VMOVSHDUP      X26, X14
+	VADDSS         X14, X4, X4
+	VEXTRACTF128   $0x01, Y5, X14
+	VADDPS         X14, X5, X5
+	VPERMILPS      $0x4e, X5, X14
+	VADDPS         X14, X5, X5
+	VPERMILPS      $0xb1, X5, X14
+	VADDSS         X14, X5, X5
+	VMOVSHDUP      X27, X14
+	VADDSS         X14, X5, X5
+	CMPQ           acc+64(FP), $0x00
+	JEQ            store
+	VADDSS         (DX), X0, X0
+	VADDSS         (DX)(R10*1), X1, X1
+	VADDSS         (DX)(R10*2), X2, X2
+	VADDSS         (CX), X3, X3
+	VADDSS         (CX)(R10*1), X4, X4
+	VADDSS         (CX)(R10*2), X5, X5
+
+store:
+	VMOVSS X0, (DX)
+	VMOVSS X1, (DX)(R10*1)
+	VMOVSS X2, (DX)(R10*2)
+	VMOVSS X3, (CX)
+	VMOVSS X4, (CX)(R10*1)
+	VMOVSS X5, (CX)(R10*2)
+	ADDQ   $0x04, DX
+	ADDQ   $0x04, CX
 	ADDQ   R8, SI
 	DECQ   R14
 	JNZ    row
@@ -2612,30 +3104,26 @@ TEXT ·gemvQ4_1r1t3VNNI(SB), NOSPLIT, $0-72
 	MOVQ         ldw+8(FP), R8
 	MOVQ         x+16(FP), DI
 	MOVQ         ldx+24(FP), BX
-	MOVQ         nb+32(FP), CX
 	MOVQ         y+40(FP), DX
 	MOVQ         ldy+48(FP), R10
 	MOVQ         nrows+56(FP), R14
 	MOVL         $0x0f0f0f0f, AX
 	VMOVD        AX, X15
 	VPBROADCASTD X15, Y15
-	VPCMPEQW     Y10, Y10, Y10
-	VPSRLW       $0x0f, Y10, Y10
-	LEAQ         (BX)(BX*2), R9
-	LEAQ         (R10)(R10*2), AX
+	LEAQ         (BX)(BX*2), AX
 	TESTQ        R14, R14
 	JZ           done
 
 row:
 	VXORPS Y0, Y0, Y0
-	VXORPS X4, X4, X4
+	VXORPS X22, X22, X22
 	VXORPS Y1, Y1, Y1
-	VXORPS X5, X5, X5
+	VXORPS X23, X23, X23
 	VXORPS Y2, Y2, Y2
-	VXORPS X6, X6, X6
+	VXORPS X24, X24, X24
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   CX, R13
+	MOVQ   nb+32(FP), R13
 
 blk:
 	VBROADCASTI128 4(R11), Y13
@@ -2644,7 +3132,7 @@ blk:
 	VCVTPH2PS      (R11), X9
 	VCVTPH2PS      (R12), X8
 	VMULPS         X9, X8, X8
-	VADDPS         X8, X4, X4
+	VADDPS         X8, X22, X22
 	VBROADCASTSS   X8, Y8
 	VPXOR          Y14, Y14, Y14
 	VPDPBUSD       4(R12), Y13, Y14
@@ -2652,7 +3140,7 @@ blk:
 	VFMADD231PS    Y14, Y8, Y0
 	VCVTPH2PS      (R12)(BX*1), X8
 	VMULPS         X9, X8, X8
-	VADDPS         X8, X5, X5
+	VADDPS         X8, X23, X23
 	VBROADCASTSS   X8, Y8
 	VPXOR          Y14, Y14, Y14
 	VPDPBUSD       4(R12)(BX*1), Y13, Y14
@@ -2660,7 +3148,7 @@ blk:
 	VFMADD231PS    Y14, Y8, Y1
 	VCVTPH2PS      (R12)(BX*2), X8
 	VMULPS         X9, X8, X8
-	VADDPS         X8, X6, X6
+	VADDPS         X8, X24, X24
 	VBROADCASTSS   X8, Y8
 	VPXOR          Y14, Y14, Y14
 	VPDPBUSD       4(R12)(BX*2), Y13, Y14
@@ -2676,7 +3164,7 @@ blk:
 	VADDPS         X14, X0, X0
 	VPERMILPS      $0xb1, X0, X14
 	VADDSS         X14, X0, X0
-	VMOVSHDUP      X4, X14
+	VMOVSHDUP      X22, X14
 	VADDSS         X14, X0, X0
 	VEXTRACTF128   $0x01, Y1, X14
 	VADDPS         X14, X1, X1
@@ -2684,7 +3172,7 @@ blk:
 	VADDPS         X14, X1, X1
 	VPERMILPS      $0xb1, X1, X14
 	VADDSS         X14, X1, X1
-	VMOVSHDUP      X5, X14
+	VMOVSHDUP      X23, X14
 	VADDSS         X14, X1, X1
 	VEXTRACTF128   $0x01, Y2, X14
 	VADDPS         X14, X2, X2
@@ -2692,7 +3180,7 @@ blk:
 	VADDPS         X14, X2, X2
 	VPERMILPS      $0xb1, X2, X14
 	VADDSS         X14, X2, X2
-	VMOVSHDUP      X6, X14
+	VMOVSHDUP      X24, X14
 	VADDSS         X14, X2, X2
 	CMPQ           acc+64(FP), $0x00
 	JEQ            store
@@ -2713,6 +3201,223 @@ done:
 	VZEROUPPER
 	RET
 
+// func gemvQ4_1r2t4VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·gemvQ4_1r2t4VNNI(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
+	// multiple of 2) and each of 4 tokens t (rows of nb Q8_1 blocks at x,
+	// ldx bytes apart), y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one
+	// addition after the sum); nb > 0.
+	MOVQ         w+0(FP), SI
+	MOVQ         ldw+8(FP), R8
+	MOVQ         x+16(FP), DI
+	MOVQ         ldx+24(FP), BX
+	MOVQ         y+40(FP), DX
+	MOVQ         ldy+48(FP), R10
+	MOVQ         nrows+56(FP), R14
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+	SHRQ         $0x01, R14
+	MOVQ         R14, R9
+	IMULQ        R8, R9
+	LEAQ         (DX)(R14*4), CX
+	LEAQ         (BX)(BX*2), AX
+	TESTQ        R14, R14
+	JZ           done
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS X22, X22, X22
+	VXORPS Y1, Y1, Y1
+	VXORPS X23, X23, X23
+	VXORPS Y2, Y2, Y2
+	VXORPS X24, X24, X24
+	VXORPS Y3, Y3, Y3
+	VXORPS X25, X25, X25
+	VXORPS Y4, Y4, Y4
+	VXORPS X26, X26, X26
+	VXORPS Y5, Y5, Y5
+	VXORPS X27, X27, X27
+	VXORPS Y6, Y6, Y6
+	VXORPS X28, X28, X28
+	VXORPS Y7, Y7, Y7
+	VXORPS X29, X29, X29
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   nb+32(FP), R13
+
+blk:
+	VCVTPH2PS      (R12), X17
+	VCVTPH2PS      (R12)(BX*1), X18
+	VCVTPH2PS      (R12)(BX*2), X19
+	VCVTPH2PS      (R12)(AX*1), X20
+	VBROADCASTI128 4(R11), Y13
+	VPSRLVD        lyshr<>+0(SB), Y13, Y13
+	VPAND          Y15, Y13, Y13
+	VCVTPH2PS      (R11), X9
+	VMULPS         X9, X17, X8
+	VADDPS         X8, X22, X22
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y0
+	VMULPS         X9, X18, X8
+	VADDPS         X8, X23, X23
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12)(BX*1), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y1
+	VMULPS         X9, X19, X8
+	VADDPS         X8, X24, X24
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12)(BX*2), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y2
+	VMULPS         X9, X20, X8
+	VADDPS         X8, X25, X25
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12)(AX*1), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y3
+	VBROADCASTI128 4(R11)(R9*1), Y13
+	VPSRLVD        lyshr<>+0(SB), Y13, Y13
+	VPAND          Y15, Y13, Y13
+	VCVTPH2PS      (R11)(R9*1), X9
+	VMULPS         X9, X17, X8
+	VADDPS         X8, X26, X26
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y4
+	VMULPS         X9, X18, X8
+	VADDPS         X8, X27, X27
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12)(BX*1), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y5
+	VMULPS         X9, X19, X8
+	VADDPS         X8, X28, X28
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12)(BX*2), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y6
+	VMULPS         X9, X20, X8
+	VADDPS         X8, X29, X29
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12)(AX*1), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y7
+	ADDQ           $0x14, R11
+	ADDQ           $0x24, R12
+	DECQ           R13
+	JNZ            blk
+	VEXTRACTF128   $0x01, Y0, X14
+	VADDPS         X14, X0, X0
+	VPERMILPS      $0x4e, X0, X14
+	VADDPS         X14, X0, X0
+	VPERMILPS      $0xb1, X0, X14
+	VADDSS         X14, X0, X0
+	VMOVSHDUP      X22, X14
+	VADDSS         X14, X0, X0
+	VEXTRACTF128   $0x01, Y1, X14
+	VADDPS         X14, X1, X1
+	VPERMILPS      $0x4e, X1, X14
+	VADDPS         X14, X1, X1
+	VPERMILPS      $0xb1, X1, X14
+	VADDSS         X14, X1, X1
+	VMOVSHDUP      X23, X14
+	VADDSS         X14, X1, X1
+	VEXTRACTF128   $0x01, Y2, X14
+	VADDPS         X14, X2, X2
+	VPERMILPS      $0x4e, X2, X14
+	VADDPS         X14, X2, X2
+	VPERMILPS      $0xb1, X2, X14
+	VADDSS         X14, X2, X2
+	VMOVSHDUP      X24, X14
+	VADDSS         X14, X2, X2
+	VEXTRACTF128   $0x01, Y3, X14
+	VADDPS         X14, X3, X3
+	VPERMILPS      $0x4e, X3, X14
+	VADDPS         X14, X3, X3
+	VPERMILPS      $0xb1, X3, X14
+	VADDSS         X14, X3, X3
+	VMOVSHDUP      X25, X14
+	VADDSS         X14, X3, X3
+	VEXTRACTF128   $0x01, Y4, X14
+	VADDPS         X14, X4, X4
+	VPERMILPS      $0x4e, X4, X14
+	VADDPS         X14, X4, X4
+	VPERMILPS      $0xb1, X4, X14
+	VADDSS         X14, X4, X4
+	VMOVSHDUP      X26, X14
+	VADDSS         X14, X4, X4
+	VEXTRACTF128   $0x01, Y5, X14
+	VADDPS         X14, X5, X5
+	VPERMILPS      $0x4e, X5, X14
+	VADDPS         X14, X5, X5
+	VPERMILPS      $0xb1, X5, X14
+	VADDSS         X14, X5, X5
+	VMOVSHDUP      X27, X14
+	VADDSS         X14, X5, X5
+	VEXTRACTF128   $0x01, Y6, X14
+	VADDPS         X14, X6, X6
+	VPERMILPS      $0x4e, X6, X14
+	VADDPS         X14, X6, X6
+	VPERMILPS      $0xb1, X6, X14
+	VADDSS         X14, X6, X6
+	VMOVSHDUP      X28, X14
+	VADDSS         X14, X6, X6
+	VEXTRACTF128   $0x01, Y7, X14
+	VADDPS         X14, X7, X7
+	VPERMILPS      $0x4e, X7, X14
+	VADDPS         X14, X7, X7
+	VPERMILPS      $0xb1, X7, X14
+	VADDSS         X14, X7, X7
+	VMOVSHDUP      X29, X14
+	VADDSS         X14, X7, X7
+	CMPQ           acc+64(FP), $0x00
+	JEQ            store
+	VADDSS         (DX), X0, X0
+	VADDSS         (DX)(R10*1), X1, X1
+	VADDSS         (DX)(R10*2), X2, X2
+	LEAQ           (DX)(R10*2), R13
+	VADDSS         (R13)(R10*1), X3, X3
+	VADDSS         (CX), X4, X4
+	VADDSS         (CX)(R10*1), X5, X5
+	VADDSS         (CX)(R10*2), X6, X6
+	LEAQ           (CX)(R10*2), R13
+	VADDSS         (R13)(R10*1), X7, X7
+
+store:
+	VMOVSS X0, (DX)
+	VMOVSS X1, (DX)(R10*1)
+	VMOVSS X2, (DX)(R10*2)
+	LEAQ   (DX)(R10*2), R13
+	VMOVSS X3, (R13)(R10*1)
+	VMOVSS X4, (CX)
+	VMOVSS X5, (CX)(R10*1)
+	VMOVSS X6, (CX)(R10*2)
+	LEAQ   (CX)(R10*2), R13
+	VMOVSS X7, (R13)(R10*1)
+	ADDQ   $0x04, DX
+	ADDQ   $0x04, CX
+	ADDQ   R8, SI
+	DECQ   R14
+	JNZ    row
+
+done:
+	VZEROUPPER
+	RET
+
 // func gemvQ4_1r1t4VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
 // Requires: AVX, AVX2, F16C, FMA3
 TEXT ·gemvQ4_1r1t4VNNI(SB), NOSPLIT, $0-72
@@ -2724,32 +3429,28 @@ TEXT ·gemvQ4_1r1t4VNNI(SB), NOSPLIT, $0-72
 	MOVQ         ldw+8(FP), R8
 	MOVQ         x+16(FP), DI
 	MOVQ         ldx+24(FP), BX
-	MOVQ         nb+32(FP), CX
 	MOVQ         y+40(FP), DX
 	MOVQ         ldy+48(FP), R10
 	MOVQ         nrows+56(FP), R14
 	MOVL         $0x0f0f0f0f, AX
 	VMOVD        AX, X15
 	VPBROADCASTD X15, Y15
-	VPCMPEQW     Y10, Y10, Y10
-	VPSRLW       $0x0f, Y10, Y10
-	LEAQ         (BX)(BX*2), R9
-	LEAQ         (R10)(R10*2), AX
+	LEAQ         (BX)(BX*2), AX
 	TESTQ        R14, R14
 	JZ           done
 
 row:
 	VXORPS Y0, Y0, Y0
-	VXORPS X4, X4, X4
+	VXORPS X22, X22, X22
 	VXORPS Y1, Y1, Y1
-	VXORPS X5, X5, X5
+	VXORPS X23, X23, X23
 	VXORPS Y2, Y2, Y2
-	VXORPS X6, X6, X6
+	VXORPS X24, X24, X24
 	VXORPS Y3, Y3, Y3
-	VXORPS X7, X7, X7
+	VXORPS X25, X25, X25
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   CX, R13
+	MOVQ   nb+32(FP), R13
 
 blk:
 	VBROADCASTI128 4(R11), Y13
@@ -2758,7 +3459,7 @@ blk:
 	VCVTPH2PS      (R11), X9
 	VCVTPH2PS      (R12), X8
 	VMULPS         X9, X8, X8
-	VADDPS         X8, X4, X4
+	VADDPS         X8, X22, X22
 	VBROADCASTSS   X8, Y8
 	VPXOR          Y14, Y14, Y14
 	VPDPBUSD       4(R12), Y13, Y14
@@ -2766,7 +3467,7 @@ blk:
 	VFMADD231PS    Y14, Y8, Y0
 	VCVTPH2PS      (R12)(BX*1), X8
 	VMULPS         X9, X8, X8
-	VADDPS         X8, X5, X5
+	VADDPS         X8, X23, X23
 	VBROADCASTSS   X8, Y8
 	VPXOR          Y14, Y14, Y14
 	VPDPBUSD       4(R12)(BX*1), Y13, Y14
@@ -2774,18 +3475,18 @@ blk:
 	VFMADD231PS    Y14, Y8, Y1
 	VCVTPH2PS      (R12)(BX*2), X8
 	VMULPS         X9, X8, X8
-	VADDPS         X8, X6, X6
+	VADDPS         X8, X24, X24
 	VBROADCASTSS   X8, Y8
 	VPXOR          Y14, Y14, Y14
 	VPDPBUSD       4(R12)(BX*2), Y13, Y14
 	VCVTDQ2PS      Y14, Y14
 	VFMADD231PS    Y14, Y8, Y2
-	VCVTPH2PS      (R12)(R9*1), X8
+	VCVTPH2PS      (R12)(AX*1), X8
 	VMULPS         X9, X8, X8
-	VADDPS         X8, X7, X7
+	VADDPS         X8, X25, X25
 	VBROADCASTSS   X8, Y8
 	VPXOR          Y14, Y14, Y14
-	VPDPBUSD       4(R12)(R9*1), Y13, Y14
+	VPDPBUSD       4(R12)(AX*1), Y13, Y14
 	VCVTDQ2PS      Y14, Y14
 	VFMADD231PS    Y14, Y8, Y3
 	ADDQ           $0x14, R11
@@ -2798,7 +3499,7 @@ blk:
 	VADDPS         X14, X0, X0
 	VPERMILPS      $0xb1, X0, X14
 	VADDSS         X14, X0, X0
-	VMOVSHDUP      X4, X14
+	VMOVSHDUP      X22, X14
 	VADDSS         X14, X0, X0
 	VEXTRACTF128   $0x01, Y1, X14
 	VADDPS         X14, X1, X1
@@ -2806,7 +3507,7 @@ blk:
 	VADDPS         X14, X1, X1
 	VPERMILPS      $0xb1, X1, X14
 	VADDSS         X14, X1, X1
-	VMOVSHDUP      X5, X14
+	VMOVSHDUP      X23, X14
 	VADDSS         X14, X1, X1
 	VEXTRACTF128   $0x01, Y2, X14
 	VADDPS         X14, X2, X2
@@ -2814,7 +3515,7 @@ blk:
 	VADDPS         X14, X2, X2
 	VPERMILPS      $0xb1, X2, X14
 	VADDSS         X14, X2, X2
-	VMOVSHDUP      X6, X14
+	VMOVSHDUP      X24, X14
 	VADDSS         X14, X2, X2
 	VEXTRACTF128   $0x01, Y3, X14
 	VADDPS         X14, X3, X3
@@ -2822,20 +3523,22 @@ blk:
 	VADDPS         X14, X3, X3
 	VPERMILPS      $0xb1, X3, X14
 	VADDSS         X14, X3, X3
-	VMOVSHDUP      X7, X14
+	VMOVSHDUP      X25, X14
 	VADDSS         X14, X3, X3
 	CMPQ           acc+64(FP), $0x00
 	JEQ            store
 	VADDSS         (DX), X0, X0
 	VADDSS         (DX)(R10*1), X1, X1
 	VADDSS         (DX)(R10*2), X2, X2
-	VADDSS         (DX)(AX*1), X3, X3
+	LEAQ           (DX)(R10*2), R13
+	VADDSS         (R13)(R10*1), X3, X3
 
 store:
 	VMOVSS X0, (DX)
 	VMOVSS X1, (DX)(R10*1)
 	VMOVSS X2, (DX)(R10*2)
-	VMOVSS X3, (DX)(AX*1)
+	LEAQ   (DX)(R10*2), R13
+	VMOVSS X3, (R13)(R10*1)
 	ADDQ   $0x04, DX
 	ADDQ   R8, SI
 	DECQ   R14
@@ -2856,7 +3559,6 @@ TEXT ·gemvQ5_1r4t1AVX2(SB), NOSPLIT, $0-72
 	MOVQ         ldw+8(FP), R8
 	MOVQ         x+16(FP), DI
 	MOVQ         ldx+24(FP), BX
-	MOVQ         nb+32(FP), CX
 	MOVQ         y+40(FP), DX
 	MOVQ         ldy+48(FP), R10
 	MOVQ         nrows+56(FP), R14
@@ -2886,7 +3588,7 @@ row:
 	VXORPS X7, X7, X7
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   CX, R13
+	MOVQ   nb+32(FP), R13
 
 blk:
 	VCVTPH2PS      (R12), X12
@@ -3026,7 +3728,6 @@ TEXT ·gemvQ5_1r1t1AVX2(SB), NOSPLIT, $0-72
 	MOVQ         ldw+8(FP), R8
 	MOVQ         x+16(FP), DI
 	MOVQ         ldx+24(FP), BX
-	MOVQ         nb+32(FP), CX
 	MOVQ         y+40(FP), DX
 	MOVQ         ldy+48(FP), R10
 	MOVQ         nrows+56(FP), R14
@@ -3035,8 +3736,7 @@ TEXT ·gemvQ5_1r1t1AVX2(SB), NOSPLIT, $0-72
 	VPBROADCASTD X15, Y15
 	VPCMPEQW     Y10, Y10, Y10
 	VPSRLW       $0x0f, Y10, Y10
-	LEAQ         (BX)(BX*2), R9
-	LEAQ         (R10)(R10*2), AX
+	LEAQ         (BX)(BX*2), AX
 	TESTQ        R14, R14
 	JZ           done
 
@@ -3045,7 +3745,7 @@ row:
 	VXORPS X4, X4, X4
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   CX, R13
+	MOVQ   nb+32(FP), R13
 
 blk:
 	VCVTPH2PS      (R12), X12
@@ -3104,7 +3804,6 @@ TEXT ·gemvQ5_1r2t2AVX2(SB), NOSPLIT, $0-72
 	MOVQ         ldw+8(FP), R8
 	MOVQ         x+16(FP), DI
 	MOVQ         ldx+24(FP), BX
-	MOVQ         nb+32(FP), CX
 	MOVQ         y+40(FP), DX
 	MOVQ         ldy+48(FP), R10
 	MOVQ         nrows+56(FP), R14
@@ -3116,8 +3815,8 @@ TEXT ·gemvQ5_1r2t2AVX2(SB), NOSPLIT, $0-72
 	SHRQ         $0x01, R14
 	MOVQ         R14, R9
 	IMULQ        R8, R9
-	MOVQ         R14, AX
-	SHLQ         $0x02, AX
+	LEAQ         (DX)(R14*4), CX
+	LEAQ         (BX)(BX*2), AX
 	TESTQ        R14, R14
 	JZ           done
 
@@ -3132,7 +3831,7 @@ row:
 	VXORPS X7, X7, X7
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   CX, R13
+	MOVQ   nb+32(FP), R13
 
 blk:
 	VBROADCASTI128 8(R11), Y13
@@ -3223,20 +3922,20 @@ blk:
 	VADDSS         X14, X3, X3
 	VMOVSHDUP      X7, X14
 	VADDSS         X14, X3, X3
-	LEAQ           (DX)(AX*1), R13
 	CMPQ           acc+64(FP), $0x00
 	JEQ            store
 	VADDSS         (DX), X0, X0
 	VADDSS         (DX)(R10*1), X1, X1
-	VADDSS         (R13), X2, X2
-	VADDSS         (R13)(R10*1), X3, X3
+	VADDSS         (CX), X2, X2
+	VADDSS         (CX)(R10*1), X3, X3
 
 store:
 	VMOVSS X0, (DX)
 	VMOVSS X1, (DX)(R10*1)
-	VMOVSS X2, (R13)
-	VMOVSS X3, (R13)(R10*1)
+	VMOVSS X2, (CX)
+	VMOVSS X3, (CX)(R10*1)
 	ADDQ   $0x04, DX
+	ADDQ   $0x04, CX
 	ADDQ   R8, SI
 	DECQ   R14
 	JNZ    row
@@ -3256,7 +3955,6 @@ TEXT ·gemvQ5_1r1t2AVX2(SB), NOSPLIT, $0-72
 	MOVQ         ldw+8(FP), R8
 	MOVQ         x+16(FP), DI
 	MOVQ         ldx+24(FP), BX
-	MOVQ         nb+32(FP), CX
 	MOVQ         y+40(FP), DX
 	MOVQ         ldy+48(FP), R10
 	MOVQ         nrows+56(FP), R14
@@ -3265,8 +3963,7 @@ TEXT ·gemvQ5_1r1t2AVX2(SB), NOSPLIT, $0-72
 	VPBROADCASTD X15, Y15
 	VPCMPEQW     Y10, Y10, Y10
 	VPSRLW       $0x0f, Y10, Y10
-	LEAQ         (BX)(BX*2), R9
-	LEAQ         (R10)(R10*2), AX
+	LEAQ         (BX)(BX*2), AX
 	TESTQ        R14, R14
 	JZ           done
 
@@ -3277,7 +3974,7 @@ row:
 	VXORPS X5, X5, X5
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   CX, R13
+	MOVQ   nb+32(FP), R13
 
 blk:
 	VBROADCASTI128 8(R11), Y13
@@ -3354,7 +4051,6 @@ TEXT ·gemvQ5_1r1t3AVX2(SB), NOSPLIT, $0-72
 	MOVQ         ldw+8(FP), R8
 	MOVQ         x+16(FP), DI
 	MOVQ         ldx+24(FP), BX
-	MOVQ         nb+32(FP), CX
 	MOVQ         y+40(FP), DX
 	MOVQ         ldy+48(FP), R10
 	MOVQ         nrows+56(FP), R14
@@ -3363,8 +4059,7 @@ TEXT ·gemvQ5_1r1t3AVX2(SB), NOSPLIT, $0-72
 	VPBROADCASTD X15, Y15
 	VPCMPEQW     Y10, Y10, Y10
 	VPSRLW       $0x0f, Y10, Y10
-	LEAQ         (BX)(BX*2), R9
-	LEAQ         (R10)(R10*2), AX
+	LEAQ         (BX)(BX*2), AX
 	TESTQ        R14, R14
 	JZ           done
 
@@ -3377,7 +4072,7 @@ row:
 	VXORPS X6, X6, X6
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   CX, R13
+	MOVQ   nb+32(FP), R13
 
 blk:
 	VBROADCASTI128 8(R11), Y13
@@ -3472,7 +4167,6 @@ TEXT ·gemvQ5_1r1t4AVX2(SB), NOSPLIT, $0-72
 	MOVQ         ldw+8(FP), R8
 	MOVQ         x+16(FP), DI
 	MOVQ         ldx+24(FP), BX
-	MOVQ         nb+32(FP), CX
 	MOVQ         y+40(FP), DX
 	MOVQ         ldy+48(FP), R10
 	MOVQ         nrows+56(FP), R14
@@ -3481,8 +4175,7 @@ TEXT ·gemvQ5_1r1t4AVX2(SB), NOSPLIT, $0-72
 	VPBROADCASTD X15, Y15
 	VPCMPEQW     Y10, Y10, Y10
 	VPSRLW       $0x0f, Y10, Y10
-	LEAQ         (BX)(BX*2), R9
-	LEAQ         (R10)(R10*2), AX
+	LEAQ         (BX)(BX*2), AX
 	TESTQ        R14, R14
 	JZ           done
 
@@ -3497,7 +4190,7 @@ row:
 	VXORPS X7, X7, X7
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   CX, R13
+	MOVQ   nb+32(FP), R13
 
 blk:
 	VBROADCASTI128 8(R11), Y13
@@ -3534,11 +4227,11 @@ blk:
 	VPMADDWD       Y10, Y14, Y14
 	VCVTDQ2PS      Y14, Y14
 	VFMADD231PS    Y14, Y8, Y2
-	VCVTPH2PS      (R12)(R9*1), X8
+	VCVTPH2PS      (R12)(AX*1), X8
 	VMULPS         X9, X8, X8
 	VADDPS         X8, X7, X7
 	VBROADCASTSS   X8, Y8
-	VPMADDUBSW     4(R12)(R9*1), Y13, Y14
+	VPMADDUBSW     4(R12)(AX*1), Y13, Y14
 	VPMADDWD       Y10, Y14, Y14
 	VCVTDQ2PS      Y14, Y14
 	VFMADD231PS    Y14, Y8, Y3
@@ -3583,13 +4276,15 @@ blk:
 	VADDSS         (DX), X0, X0
 	VADDSS         (DX)(R10*1), X1, X1
 	VADDSS         (DX)(R10*2), X2, X2
-	VADDSS         (DX)(AX*1), X3, X3
+	LEAQ           (DX)(R10*2), R13
+	VADDSS         (R13)(R10*1), X3, X3
 
 store:
 	VMOVSS X0, (DX)
 	VMOVSS X1, (DX)(R10*1)
 	VMOVSS X2, (DX)(R10*2)
-	VMOVSS X3, (DX)(AX*1)
+	LEAQ   (DX)(R10*2), R13
+	VMOVSS X3, (R13)(R10*1)
 	ADDQ   $0x04, DX
 	ADDQ   R8, SI
 	DECQ   R14
@@ -3610,7 +4305,6 @@ TEXT ·gemvQ5_1r4t1VNNI(SB), NOSPLIT, $0-72
 	MOVQ         ldw+8(FP), R8
 	MOVQ         x+16(FP), DI
 	MOVQ         ldx+24(FP), BX
-	MOVQ         nb+32(FP), CX
 	MOVQ         y+40(FP), DX
 	MOVQ         ldy+48(FP), R10
 	MOVQ         nrows+56(FP), R14
@@ -3619,8 +4313,6 @@ TEXT ·gemvQ5_1r4t1VNNI(SB), NOSPLIT, $0-72
 	VPBROADCASTD X15, Y15
 	MOVL         $0x10101010, AX
 	VPBROADCASTD AX, Y16
-	VPCMPEQW     Y10, Y10, Y10
-	VPSRLW       $0x0f, Y10, Y10
 	SHRQ         $0x02, R14
 	MOVQ         R14, R9
 	IMULQ        R8, R9
@@ -3633,27 +4325,27 @@ TEXT ·gemvQ5_1r4t1VNNI(SB), NOSPLIT, $0-72
 
 row:
 	VXORPS Y0, Y0, Y0
-	VXORPS X4, X4, X4
+	VXORPS X22, X22, X22
 	VXORPS Y1, Y1, Y1
-	VXORPS X5, X5, X5
+	VXORPS X23, X23, X23
 	VXORPS Y2, Y2, Y2
-	VXORPS X6, X6, X6
+	VXORPS X24, X24, X24
 	VXORPS Y3, Y3, Y3
-	VXORPS X7, X7, X7
+	VXORPS X25, X25, X25
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   CX, R13
+	MOVQ   nb+32(FP), R13
 
 blk:
-	VCVTPH2PS      (R12), X12
+	VCVTPH2PS      (R12), X17
 	VBROADCASTI128 8(R11), Y13
 	VPSRLVD        lyshr<>+0(SB), Y13, Y13
 	VPAND          Y15, Y13, Y13
 	KMOVD          4(R11), K1
 	VPADDB         Y16, Y13, K1, Y13
 	VCVTPH2PS      (R11), X9
-	VMULPS         X9, X12, X8
-	VADDPS         X8, X4, X4
+	VMULPS         X9, X17, X8
+	VADDPS         X8, X22, X22
 	VBROADCASTSS   X8, Y8
 	VPXOR          Y14, Y14, Y14
 	VPDPBUSD       4(R12), Y13, Y14
@@ -3665,8 +4357,8 @@ blk:
 	KMOVD          4(R11)(R9*1), K1
 	VPADDB         Y16, Y13, K1, Y13
 	VCVTPH2PS      (R11)(R9*1), X9
-	VMULPS         X9, X12, X8
-	VADDPS         X8, X5, X5
+	VMULPS         X9, X17, X8
+	VADDPS         X8, X23, X23
 	VBROADCASTSS   X8, Y8
 	VPXOR          Y14, Y14, Y14
 	VPDPBUSD       4(R12), Y13, Y14
@@ -3678,8 +4370,8 @@ blk:
 	KMOVD          4(R11)(R9*2), K1
 	VPADDB         Y16, Y13, K1, Y13
 	VCVTPH2PS      (R11)(R9*2), X9
-	VMULPS         X9, X12, X8
-	VADDPS         X8, X6, X6
+	VMULPS         X9, X17, X8
+	VADDPS         X8, X24, X24
 	VBROADCASTSS   X8, Y8
 	VPXOR          Y14, Y14, Y14
 	VPDPBUSD       4(R12), Y13, Y14
@@ -3691,8 +4383,8 @@ blk:
 	KMOVD          4(R11)(BX*1), K1
 	VPADDB         Y16, Y13, K1, Y13
 	VCVTPH2PS      (R11)(BX*1), X9
-	VMULPS         X9, X12, X8
-	VADDPS         X8, X7, X7
+	VMULPS         X9, X17, X8
+	VADDPS         X8, X25, X25
 	VBROADCASTSS   X8, Y8
 	VPXOR          Y14, Y14, Y14
 	VPDPBUSD       4(R12), Y13, Y14
@@ -3708,7 +4400,7 @@ blk:
 	VADDPS         X14, X0, X0
 	VPERMILPS      $0xb1, X0, X14
 	VADDSS         X14, X0, X0
-	VMOVSHDUP      X4, X14
+	VMOVSHDUP      X22, X14
 	VADDSS         X14, X0, X0
 	VEXTRACTF128   $0x01, Y1, X14
 	VADDPS         X14, X1, X1
@@ -3716,7 +4408,7 @@ blk:
 	VADDPS         X14, X1, X1
 	VPERMILPS      $0xb1, X1, X14
 	VADDSS         X14, X1, X1
-	VMOVSHDUP      X5, X14
+	VMOVSHDUP      X23, X14
 	VADDSS         X14, X1, X1
 	VEXTRACTF128   $0x01, Y2, X14
 	VADDPS         X14, X2, X2
@@ -3724,7 +4416,7 @@ blk:
 	VADDPS         X14, X2, X2
 	VPERMILPS      $0xb1, X2, X14
 	VADDSS         X14, X2, X2
-	VMOVSHDUP      X6, X14
+	VMOVSHDUP      X24, X14
 	VADDSS         X14, X2, X2
 	VEXTRACTF128   $0x01, Y3, X14
 	VADDPS         X14, X3, X3
@@ -3732,7 +4424,7 @@ blk:
 	VADDPS         X14, X3, X3
 	VPERMILPS      $0xb1, X3, X14
 	VADDSS         X14, X3, X3
-	VMOVSHDUP      X7, X14
+	VMOVSHDUP      X25, X14
 	VADDSS         X14, X3, X3
 	CMPQ           acc+64(FP), $0x00
 	JEQ            store
@@ -3766,7 +4458,6 @@ TEXT ·gemvQ5_1r1t1VNNI(SB), NOSPLIT, $0-72
 	MOVQ         ldw+8(FP), R8
 	MOVQ         x+16(FP), DI
 	MOVQ         ldx+24(FP), BX
-	MOVQ         nb+32(FP), CX
 	MOVQ         y+40(FP), DX
 	MOVQ         ldy+48(FP), R10
 	MOVQ         nrows+56(FP), R14
@@ -3775,30 +4466,27 @@ TEXT ·gemvQ5_1r1t1VNNI(SB), NOSPLIT, $0-72
 	VPBROADCASTD X15, Y15
 	MOVL         $0x10101010, AX
 	VPBROADCASTD AX, Y16
-	VPCMPEQW     Y10, Y10, Y10
-	VPSRLW       $0x0f, Y10, Y10
-	LEAQ         (BX)(BX*2), R9
-	LEAQ         (R10)(R10*2), AX
+	LEAQ         (BX)(BX*2), AX
 	TESTQ        R14, R14
 	JZ           done
 
 row:
 	VXORPS Y0, Y0, Y0
-	VXORPS X4, X4, X4
+	VXORPS X22, X22, X22
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   CX, R13
+	MOVQ   nb+32(FP), R13
 
 blk:
-	VCVTPH2PS      (R12), X12
+	VCVTPH2PS      (R12), X17
 	VBROADCASTI128 8(R11), Y13
 	VPSRLVD        lyshr<>+0(SB), Y13, Y13
 	VPAND          Y15, Y13, Y13
 	KMOVD          4(R11), K1
 	VPADDB         Y16, Y13, K1, Y13
 	VCVTPH2PS      (R11), X9
-	VMULPS         X9, X12, X8
-	VADDPS         X8, X4, X4
+	VMULPS         X9, X17, X8
+	VADDPS         X8, X22, X22
 	VBROADCASTSS   X8, Y8
 	VPXOR          Y14, Y14, Y14
 	VPDPBUSD       4(R12), Y13, Y14
@@ -3814,7 +4502,7 @@ blk:
 	VADDPS         X14, X0, X0
 	VPERMILPS      $0xb1, X0, X14
 	VADDSS         X14, X0, X0
-	VMOVSHDUP      X4, X14
+	VMOVSHDUP      X22, X14
 	VADDSS         X14, X0, X0
 	CMPQ           acc+64(FP), $0x00
 	JEQ            store
@@ -3842,7 +4530,6 @@ TEXT ·gemvQ5_1r2t2VNNI(SB), NOSPLIT, $0-72
 	MOVQ         ldw+8(FP), R8
 	MOVQ         x+16(FP), DI
 	MOVQ         ldx+24(FP), BX
-	MOVQ         nb+32(FP), CX
 	MOVQ         y+40(FP), DX
 	MOVQ         ldy+48(FP), R10
 	MOVQ         nrows+56(FP), R14
@@ -3851,47 +4538,45 @@ TEXT ·gemvQ5_1r2t2VNNI(SB), NOSPLIT, $0-72
 	VPBROADCASTD X15, Y15
 	MOVL         $0x10101010, AX
 	VPBROADCASTD AX, Y16
-	VPCMPEQW     Y10, Y10, Y10
-	VPSRLW       $0x0f, Y10, Y10
 	SHRQ         $0x01, R14
 	MOVQ         R14, R9
 	IMULQ        R8, R9
-	MOVQ         R14, AX
-	SHLQ         $0x02, AX
+	LEAQ         (DX)(R14*4), CX
+	LEAQ         (BX)(BX*2), AX
 	TESTQ        R14, R14
 	JZ           done
 
 row:
 	VXORPS Y0, Y0, Y0
-	VXORPS X4, X4, X4
+	VXORPS X22, X22, X22
 	VXORPS Y1, Y1, Y1
-	VXORPS X5, X5, X5
+	VXORPS X23, X23, X23
 	VXORPS Y2, Y2, Y2
-	VXORPS X6, X6, X6
+	VXORPS X24, X24, X24
 	VXORPS Y3, Y3, Y3
-	VXORPS X7, X7, X7
+	VXORPS X25, X25, X25
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   CX, R13
+	MOVQ   nb+32(FP), R13
 
 blk:
+	VCVTPH2PS      (R12), X17
+	VCVTPH2PS      (R12)(BX*1), X18
 	VBROADCASTI128 8(R11), Y13
 	VPSRLVD        lyshr<>+0(SB), Y13, Y13
 	VPAND          Y15, Y13, Y13
 	KMOVD          4(R11), K1
 	VPADDB         Y16, Y13, K1, Y13
 	VCVTPH2PS      (R11), X9
-	VCVTPH2PS      (R12), X8
-	VMULPS         X9, X8, X8
-	VADDPS         X8, X4, X4
+	VMULPS         X9, X17, X8
+	VADDPS         X8, X22, X22
 	VBROADCASTSS   X8, Y8
 	VPXOR          Y14, Y14, Y14
 	VPDPBUSD       4(R12), Y13, Y14
 	VCVTDQ2PS      Y14, Y14
 	VFMADD231PS    Y14, Y8, Y0
-	VCVTPH2PS      (R12)(BX*1), X8
-	VMULPS         X9, X8, X8
-	VADDPS         X8, X5, X5
+	VMULPS         X9, X18, X8
+	VADDPS         X8, X23, X23
 	VBROADCASTSS   X8, Y8
 	VPXOR          Y14, Y14, Y14
 	VPDPBUSD       4(R12)(BX*1), Y13, Y14
@@ -3903,17 +4588,15 @@ blk:
 	KMOVD          4(R11)(R9*1), K1
 	VPADDB         Y16, Y13, K1, Y13
 	VCVTPH2PS      (R11)(R9*1), X9
-	VCVTPH2PS      (R12), X8
-	VMULPS         X9, X8, X8
-	VADDPS         X8, X6, X6
+	VMULPS         X9, X17, X8
+	VADDPS         X8, X24, X24
 	VBROADCASTSS   X8, Y8
 	VPXOR          Y14, Y14, Y14
 	VPDPBUSD       4(R12), Y13, Y14
 	VCVTDQ2PS      Y14, Y14
 	VFMADD231PS    Y14, Y8, Y2
-	VCVTPH2PS      (R12)(BX*1), X8
-	VMULPS         X9, X8, X8
-	VADDPS         X8, X7, X7
+	VMULPS         X9, X18, X8
+	VADDPS         X8, X25, X25
 	VBROADCASTSS   X8, Y8
 	VPXOR          Y14, Y14, Y14
 	VPDPBUSD       4(R12)(BX*1), Y13, Y14
@@ -3929,7 +4612,7 @@ blk:
 	VADDPS         X14, X0, X0
 	VPERMILPS      $0xb1, X0, X14
 	VADDSS         X14, X0, X0
-	VMOVSHDUP      X4, X14
+	VMOVSHDUP      X22, X14
 	VADDSS         X14, X0, X0
 	VEXTRACTF128   $0x01, Y1, X14
 	VADDPS         X14, X1, X1
@@ -3937,7 +4620,7 @@ blk:
 	VADDPS         X14, X1, X1
 	VPERMILPS      $0xb1, X1, X14
 	VADDSS         X14, X1, X1
-	VMOVSHDUP      X5, X14
+	VMOVSHDUP      X23, X14
 	VADDSS         X14, X1, X1
 	VEXTRACTF128   $0x01, Y2, X14
 	VADDPS         X14, X2, X2
@@ -3945,7 +4628,7 @@ blk:
 	VADDPS         X14, X2, X2
 	VPERMILPS      $0xb1, X2, X14
 	VADDSS         X14, X2, X2
-	VMOVSHDUP      X6, X14
+	VMOVSHDUP      X24, X14
 	VADDSS         X14, X2, X2
 	VEXTRACTF128   $0x01, Y3, X14
 	VADDPS         X14, X3, X3
@@ -3953,22 +4636,22 @@ blk:
 	VADDPS         X14, X3, X3
 	VPERMILPS      $0xb1, X3, X14
 	VADDSS         X14, X3, X3
-	VMOVSHDUP      X7, X14
+	VMOVSHDUP      X25, X14
 	VADDSS         X14, X3, X3
-	LEAQ           (DX)(AX*1), R13
 	CMPQ           acc+64(FP), $0x00
 	JEQ            store
 	VADDSS         (DX), X0, X0
 	VADDSS         (DX)(R10*1), X1, X1
-	VADDSS         (R13), X2, X2
-	VADDSS         (R13)(R10*1), X3, X3
+	VADDSS         (CX), X2, X2
+	VADDSS         (CX)(R10*1), X3, X3
 
 store:
 	VMOVSS X0, (DX)
 	VMOVSS X1, (DX)(R10*1)
-	VMOVSS X2, (R13)
-	VMOVSS X3, (R13)(R10*1)
+	VMOVSS X2, (CX)
+	VMOVSS X3, (CX)(R10*1)
 	ADDQ   $0x04, DX
+	ADDQ   $0x04, CX
 	ADDQ   R8, SI
 	DECQ   R14
 	JNZ    row
@@ -3988,7 +4671,6 @@ TEXT ·gemvQ5_1r1t2VNNI(SB), NOSPLIT, $0-72
 	MOVQ         ldw+8(FP), R8
 	MOVQ         x+16(FP), DI
 	MOVQ         ldx+24(FP), BX
-	MOVQ         nb+32(FP), CX
 	MOVQ         y+40(FP), DX
 	MOVQ         ldy+48(FP), R10
 	MOVQ         nrows+56(FP), R14
@@ -3997,21 +4679,18 @@ TEXT ·gemvQ5_1r1t2VNNI(SB), NOSPLIT, $0-72
 	VPBROADCASTD X15, Y15
 	MOVL         $0x10101010, AX
 	VPBROADCASTD AX, Y16
-	VPCMPEQW     Y10, Y10, Y10
-	VPSRLW       $0x0f, Y10, Y10
-	LEAQ         (BX)(BX*2), R9
-	LEAQ         (R10)(R10*2), AX
+	LEAQ         (BX)(BX*2), AX
 	TESTQ        R14, R14
 	JZ           done
 
 row:
 	VXORPS Y0, Y0, Y0
-	VXORPS X4, X4, X4
+	VXORPS X22, X22, X22
 	VXORPS Y1, Y1, Y1
-	VXORPS X5, X5, X5
+	VXORPS X23, X23, X23
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   CX, R13
+	MOVQ   nb+32(FP), R13
 
 blk:
 	VBROADCASTI128 8(R11), Y13
@@ -4022,7 +4701,7 @@ blk:
 	VCVTPH2PS      (R11), X9
 	VCVTPH2PS      (R12), X8
 	VMULPS         X9, X8, X8
-	VADDPS         X8, X4, X4
+	VADDPS         X8, X22, X22
 	VBROADCASTSS   X8, Y8
 	VPXOR          Y14, Y14, Y14
 	VPDPBUSD       4(R12), Y13, Y14
@@ -4030,7 +4709,7 @@ blk:
 	VFMADD231PS    Y14, Y8, Y0
 	VCVTPH2PS      (R12)(BX*1), X8
 	VMULPS         X9, X8, X8
-	VADDPS         X8, X5, X5
+	VADDPS         X8, X23, X23
 	VBROADCASTSS   X8, Y8
 	VPXOR          Y14, Y14, Y14
 	VPDPBUSD       4(R12)(BX*1), Y13, Y14
@@ -4046,7 +4725,7 @@ blk:
 	VADDPS         X14, X0, X0
 	VPERMILPS      $0xb1, X0, X14
 	VADDSS         X14, X0, X0
-	VMOVSHDUP      X4, X14
+	VMOVSHDUP      X22, X14
 	VADDSS         X14, X0, X0
 	VEXTRACTF128   $0x01, Y1, X14
 	VADDPS         X14, X1, X1
@@ -4054,7 +4733,7 @@ blk:
 	VADDPS         X14, X1, X1
 	VPERMILPS      $0xb1, X1, X14
 	VADDSS         X14, X1, X1
-	VMOVSHDUP      X5, X14
+	VMOVSHDUP      X23, X14
 	VADDSS         X14, X1, X1
 	CMPQ           acc+64(FP), $0x00
 	JEQ            store
@@ -4065,6 +4744,186 @@ store:
 	VMOVSS X0, (DX)
 	VMOVSS X1, (DX)(R10*1)
 	ADDQ   $0x04, DX
+	ADDQ   R8, SI
+	DECQ   R14
+	JNZ    row
+
+done:
+	VZEROUPPER
+	RET
+
+// func gemvQ5_1r2t3VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
+TEXT ·gemvQ5_1r2t3VNNI(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
+	// multiple of 2) and each of 3 tokens t (rows of nb Q8_1 blocks at x,
+	// ldx bytes apart), y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one
+	// addition after the sum); nb > 0.
+	MOVQ         w+0(FP), SI
+	MOVQ         ldw+8(FP), R8
+	MOVQ         x+16(FP), DI
+	MOVQ         ldx+24(FP), BX
+	MOVQ         y+40(FP), DX
+	MOVQ         ldy+48(FP), R10
+	MOVQ         nrows+56(FP), R14
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL         $0x10101010, AX
+	VPBROADCASTD AX, Y16
+	SHRQ         $0x01, R14
+	MOVQ         R14, R9
+	IMULQ        R8, R9
+	LEAQ         (DX)(R14*4), CX
+	LEAQ         (BX)(BX*2), AX
+	TESTQ        R14, R14
+	JZ           done
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS X22, X22, X22
+	VXORPS Y1, Y1, Y1
+	VXORPS X23, X23, X23
+	VXORPS Y2, Y2, Y2
+	VXORPS X24, X24, X24
+	VXORPS Y3, Y3, Y3
+	VXORPS X25, X25, X25
+	VXORPS Y4, Y4, Y4
+	VXORPS X26, X26, X26
+	VXORPS Y5, Y5, Y5
+	VXORPS X27, X27, X27
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   nb+32(FP), R13
+
+blk:
+	VCVTPH2PS      (R12), X17
+	VCVTPH2PS      (R12)(BX*1), X18
+	VCVTPH2PS      (R12)(BX*2), X19
+	VBROADCASTI128 8(R11), Y13
+	VPSRLVD        lyshr<>+0(SB), Y13, Y13
+	VPAND          Y15, Y13, Y13
+	KMOVD          4(R11), K1
+	VPADDB         Y16, Y13, K1, Y13
+	VCVTPH2PS      (R11), X9
+	VMULPS         X9, X17, X8
+	VADDPS         X8, X22, X22
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y0
+	VMULPS         X9, X18, X8
+	VADDPS         X8, X23, X23
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12)(BX*1), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y1
+	VMULPS         X9, X19, X8
+	VADDPS         X8, X24, X24
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12)(BX*2), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y2
+	VBROADCASTI128 8(R11)(R9*1), Y13
+	VPSRLVD        lyshr<>+0(SB), Y13, Y13
+	VPAND          Y15, Y13, Y13
+	KMOVD          4(R11)(R9*1), K1
+	VPADDB         Y16, Y13, K1, Y13
+	VCVTPH2PS      (R11)(R9*1), X9
+	VMULPS         X9, X17, X8
+	VADDPS         X8, X25, X25
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y3
+	VMULPS         X9, X18, X8
+	VADDPS         X8, X26, X26
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12)(BX*1), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y4
+	VMULPS         X9, X19, X8
+	VADDPS         X8, X27, X27
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12)(BX*2), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y5
+	ADDQ           $0x18, R11
+	ADDQ           $0x24, R12
+	DECQ           R13
+	JNZ            blk
+	VEXTRACTF128   $0x01, Y0, X14
+	VADDPS         X14, X0, X0
+	VPERMILPS      $0x4e, X0, X14
+	VADDPS         X14, X0, X0
+	VPERMILPS      $0xb1, X0, X14
+	VADDSS         X14, X0, X0
+	VMOVSHDUP      X22, X14
+	VADDSS         X14, X0, X0
+	VEXTRACTF128   $0x01, Y1, X14
+	VADDPS         X14, X1, X1
+	VPERMILPS      $0x4e, X1, X14
+	VADDPS         X14, X1, X1
+	VPERMILPS      $0xb1, X1, X14
+	VADDSS         X14, X1, X1
+	VMOVSHDUP      X23, X14
+	VADDSS         X14, X1, X1
+	VEXTRACTF128   $0x01, Y2, X14
+	VADDPS         X14, X2, X2
+	VPERMILPS      $0x4e, X2, X14
+	VADDPS         X14, X2, X2
+	VPERMILPS      $0xb1, X2, X14
+	VADDSS         X14, X2, X2
+	VMOVSHDUP      X24, X14
+	VADDSS         X14, X2, X2
+	VEXTRACTF128   $0x01, Y3, X14
+	VADDPS         X14, X3, X3
+	VPERMILPS      $0x4e, X3, X14
+	VADDPS         X14, X3, X3
+	VPERMILPS      $0xb1, X3, X14
+	VADDSS         X14, X3, X3
+	VMOVSHDUP      X25, X14
+	VADDSS         X14, X3, X3
+	VEXTRACTF128   $0x01, Y4, X14
+	VADDPS         X14, X4, X4
+	VPERMILPS      $0x4e, X4, X14
+	VADDPS         X14, X4, X4
+	VPERMILPS      $0xb1, X4, X14
+	VADDSS         X14, X4, X4
+	VMOVSHDUP      X26, X14
+	VADDSS         X14, X4, X4
+	VEXTRACTF128   $0x01, Y5, X14
+	VADDPS         X14, X5, X5
+	VPERMILPS      $0x4e, X5, X14
+	VADDPS         X14, X5, X5
+	VPERMILPS      $0xb1, X5, X14
+	VADDSS         X14, X5, X5
+	VMOVSHDUP      X27, X14
+	VADDSS         X14, X5, X5
+	CMPQ           acc+64(FP), $0x00
+	JEQ            store
+	VADDSS         (DX), X0, X0
+	VADDSS         (DX)(R10*1), X1, X1
+	VADDSS         (DX)(R10*2), X2, X2
+	VADDSS         (CX), X3, X3
+	VADDSS         (CX)(R10*1), X4, X4
+	VADDSS         (CX)(R10*2), X5, X5
+
+store:
+	VMOVSS X0, (DX)
+	VMOVSS X1, (DX)(R10*1)
+	VMOVSS X2, (DX)(R10*2)
+	VMOVSS X3, (CX)
+	VMOVSS X4, (CX)(R10*1)
+	VMOVSS X5, (CX)(R10*2)
+	ADDQ   $0x04, DX
+	ADDQ   $0x04, CX
 	ADDQ   R8, SI
 	DECQ   R14
 	JNZ    row
@@ -4084,7 +4943,6 @@ TEXT ·gemvQ5_1r1t3VNNI(SB), NOSPLIT, $0-72
 	MOVQ         ldw+8(FP), R8
 	MOVQ         x+16(FP), DI
 	MOVQ         ldx+24(FP), BX
-	MOVQ         nb+32(FP), CX
 	MOVQ         y+40(FP), DX
 	MOVQ         ldy+48(FP), R10
 	MOVQ         nrows+56(FP), R14
@@ -4093,23 +4951,20 @@ TEXT ·gemvQ5_1r1t3VNNI(SB), NOSPLIT, $0-72
 	VPBROADCASTD X15, Y15
 	MOVL         $0x10101010, AX
 	VPBROADCASTD AX, Y16
-	VPCMPEQW     Y10, Y10, Y10
-	VPSRLW       $0x0f, Y10, Y10
-	LEAQ         (BX)(BX*2), R9
-	LEAQ         (R10)(R10*2), AX
+	LEAQ         (BX)(BX*2), AX
 	TESTQ        R14, R14
 	JZ           done
 
 row:
 	VXORPS Y0, Y0, Y0
-	VXORPS X4, X4, X4
+	VXORPS X22, X22, X22
 	VXORPS Y1, Y1, Y1
-	VXORPS X5, X5, X5
+	VXORPS X23, X23, X23
 	VXORPS Y2, Y2, Y2
-	VXORPS X6, X6, X6
+	VXORPS X24, X24, X24
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   CX, R13
+	MOVQ   nb+32(FP), R13
 
 blk:
 	VBROADCASTI128 8(R11), Y13
@@ -4120,7 +4975,7 @@ blk:
 	VCVTPH2PS      (R11), X9
 	VCVTPH2PS      (R12), X8
 	VMULPS         X9, X8, X8
-	VADDPS         X8, X4, X4
+	VADDPS         X8, X22, X22
 	VBROADCASTSS   X8, Y8
 	VPXOR          Y14, Y14, Y14
 	VPDPBUSD       4(R12), Y13, Y14
@@ -4128,7 +4983,7 @@ blk:
 	VFMADD231PS    Y14, Y8, Y0
 	VCVTPH2PS      (R12)(BX*1), X8
 	VMULPS         X9, X8, X8
-	VADDPS         X8, X5, X5
+	VADDPS         X8, X23, X23
 	VBROADCASTSS   X8, Y8
 	VPXOR          Y14, Y14, Y14
 	VPDPBUSD       4(R12)(BX*1), Y13, Y14
@@ -4136,7 +4991,7 @@ blk:
 	VFMADD231PS    Y14, Y8, Y1
 	VCVTPH2PS      (R12)(BX*2), X8
 	VMULPS         X9, X8, X8
-	VADDPS         X8, X6, X6
+	VADDPS         X8, X24, X24
 	VBROADCASTSS   X8, Y8
 	VPXOR          Y14, Y14, Y14
 	VPDPBUSD       4(R12)(BX*2), Y13, Y14
@@ -4152,7 +5007,7 @@ blk:
 	VADDPS         X14, X0, X0
 	VPERMILPS      $0xb1, X0, X14
 	VADDSS         X14, X0, X0
-	VMOVSHDUP      X4, X14
+	VMOVSHDUP      X22, X14
 	VADDSS         X14, X0, X0
 	VEXTRACTF128   $0x01, Y1, X14
 	VADDPS         X14, X1, X1
@@ -4160,7 +5015,7 @@ blk:
 	VADDPS         X14, X1, X1
 	VPERMILPS      $0xb1, X1, X14
 	VADDSS         X14, X1, X1
-	VMOVSHDUP      X5, X14
+	VMOVSHDUP      X23, X14
 	VADDSS         X14, X1, X1
 	VEXTRACTF128   $0x01, Y2, X14
 	VADDPS         X14, X2, X2
@@ -4168,7 +5023,7 @@ blk:
 	VADDPS         X14, X2, X2
 	VPERMILPS      $0xb1, X2, X14
 	VADDSS         X14, X2, X2
-	VMOVSHDUP      X6, X14
+	VMOVSHDUP      X24, X14
 	VADDSS         X14, X2, X2
 	CMPQ           acc+64(FP), $0x00
 	JEQ            store
@@ -4189,6 +5044,229 @@ done:
 	VZEROUPPER
 	RET
 
+// func gemvQ5_1r2t4VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
+TEXT ·gemvQ5_1r2t4VNNI(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
+	// multiple of 2) and each of 4 tokens t (rows of nb Q8_1 blocks at x,
+	// ldx bytes apart), y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one
+	// addition after the sum); nb > 0.
+	MOVQ         w+0(FP), SI
+	MOVQ         ldw+8(FP), R8
+	MOVQ         x+16(FP), DI
+	MOVQ         ldx+24(FP), BX
+	MOVQ         y+40(FP), DX
+	MOVQ         ldy+48(FP), R10
+	MOVQ         nrows+56(FP), R14
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL         $0x10101010, AX
+	VPBROADCASTD AX, Y16
+	SHRQ         $0x01, R14
+	MOVQ         R14, R9
+	IMULQ        R8, R9
+	LEAQ         (DX)(R14*4), CX
+	LEAQ         (BX)(BX*2), AX
+	TESTQ        R14, R14
+	JZ           done
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS X22, X22, X22
+	VXORPS Y1, Y1, Y1
+	VXORPS X23, X23, X23
+	VXORPS Y2, Y2, Y2
+	VXORPS X24, X24, X24
+	VXORPS Y3, Y3, Y3
+	VXORPS X25, X25, X25
+	VXORPS Y4, Y4, Y4
+	VXORPS X26, X26, X26
+	VXORPS Y5, Y5, Y5
+	VXORPS X27, X27, X27
+	VXORPS Y6, Y6, Y6
+	VXORPS X28, X28, X28
+	VXORPS Y7, Y7, Y7
+	VXORPS X29, X29, X29
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   nb+32(FP), R13
+
+blk:
+	VCVTPH2PS      (R12), X17
+	VCVTPH2PS      (R12)(BX*1), X18
+	VCVTPH2PS      (R12)(BX*2), X19
+	VCVTPH2PS      (R12)(AX*1), X20
+	VBROADCASTI128 8(R11), Y13
+	VPSRLVD        lyshr<>+0(SB), Y13, Y13
+	VPAND          Y15, Y13, Y13
+	KMOVD          4(R11), K1
+	VPADDB         Y16, Y13, K1, Y13
+	VCVTPH2PS      (R11), X9
+	VMULPS         X9, X17, X8
+	VADDPS         X8, X22, X22
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y0
+	VMULPS         X9, X18, X8
+	VADDPS         X8, X23, X23
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12)(BX*1), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y1
+	VMULPS         X9, X19, X8
+	VADDPS         X8, X24, X24
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12)(BX*2), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y2
+	VMULPS         X9, X20, X8
+	VADDPS         X8, X25, X25
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12)(AX*1), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y3
+	VBROADCASTI128 8(R11)(R9*1), Y13
+	VPSRLVD        lyshr<>+0(SB), Y13, Y13
+	VPAND          Y15, Y13, Y13
+	KMOVD          4(R11)(R9*1), K1
+	VPADDB         Y16, Y13, K1, Y13
+	VCVTPH2PS      (R11)(R9*1), X9
+	VMULPS         X9, X17, X8
+	VADDPS         X8, X26, X26
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y4
+	VMULPS         X9, X18, X8
+	VADDPS         X8, X27, X27
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12)(BX*1), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y5
+	VMULPS         X9, X19, X8
+	VADDPS         X8, X28, X28
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12)(BX*2), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y6
+	VMULPS         X9, X20, X8
+	VADDPS         X8, X29, X29
+	VBROADCASTSS   X8, Y8
+	VPXOR          Y14, Y14, Y14
+	VPDPBUSD       4(R12)(AX*1), Y13, Y14
+	VCVTDQ2PS      Y14, Y14
+	VFMADD231PS    Y14, Y8, Y7
+	ADDQ           $0x18, R11
+	ADDQ           $0x24, R12
+	DECQ           R13
+	JNZ            blk
+	VEXTRACTF128   $0x01, Y0, X14
+	VADDPS         X14, X0, X0
+	VPERMILPS      $0x4e, X0, X14
+	VADDPS         X14, X0, X0
+	VPERMILPS      $0xb1, X0, X14
+	VADDSS         X14, X0, X0
+	VMOVSHDUP      X22, X14
+	VADDSS         X14, X0, X0
+	VEXTRACTF128   $0x01, Y1, X14
+	VADDPS         X14, X1, X1
+	VPERMILPS      $0x4e, X1, X14
+	VADDPS         X14, X1, X1
+	VPERMILPS      $0xb1, X1, X14
+	VADDSS         X14, X1, X1
+	VMOVSHDUP      X23, X14
+	VADDSS         X14, X1, X1
+	VEXTRACTF128   $0x01, Y2, X14
+	VADDPS         X14, X2, X2
+	VPERMILPS      $0x4e, X2, X14
+	VADDPS         X14, X2, X2
+	VPERMILPS      $0xb1, X2, X14
+	VADDSS         X14, X2, X2
+	VMOVSHDUP      X24, X14
+	VADDSS         X14, X2, X2
+	VEXTRACTF128   $0x01, Y3, X14
+	VADDPS         X14, X3, X3
+	VPERMILPS      $0x4e, X3, X14
+	VADDPS         X14, X3, X3
+	VPERMILPS      $0xb1, X3, X14
+	VADDSS         X14, X3, X3
+	VMOVSHDUP      X25, X14
+	VADDSS         X14, X3, X3
+	VEXTRACTF128   $0x01, Y4, X14
+	VADDPS         X14, X4, X4
+	VPERMILPS      $0x4e, X4, X14
+	VADDPS         X14, X4, X4
+	VPERMILPS      $0xb1, X4, X14
+	VADDSS         X14, X4, X4
+	VMOVSHDUP      X26, X14
+	VADDSS         X14, X4, X4
+	VEXTRACTF128   $0x01, Y5, X14
+	VADDPS         X14, X5, X5
+	VPERMILPS      $0x4e, X5, X14
+	VADDPS         X14, X5, X5
+	VPERMILPS      $0xb1, X5, X14
+	VADDSS         X14, X5, X5
+	VMOVSHDUP      X27, X14
+	VADDSS         X14, X5, X5
+	VEXTRACTF128   $0x01, Y6, X14
+	VADDPS         X14, X6, X6
+	VPERMILPS      $0x4e, X6, X14
+	VADDPS         X14, X6, X6
+	VPERMILPS      $0xb1, X6, X14
+	VADDSS         X14, X6, X6
+	VMOVSHDUP      X28, X14
+	VADDSS         X14, X6, X6
+	VEXTRACTF128   $0x01, Y7, X14
+	VADDPS         X14, X7, X7
+	VPERMILPS      $0x4e, X7, X14
+	VADDPS         X14, X7, X7
+	VPERMILPS      $0xb1, X7, X14
+	VADDSS         X14, X7, X7
+	VMOVSHDUP      X29, X14
+	VADDSS         X14, X7, X7
+	CMPQ           acc+64(FP), $0x00
+	JEQ            store
+	VADDSS         (DX), X0, X0
+	VADDSS         (DX)(R10*1), X1, X1
+	VADDSS         (DX)(R10*2), X2, X2
+	LEAQ           (DX)(R10*2), R13
+	VADDSS         (R13)(R10*1), X3, X3
+	VADDSS         (CX), X4, X4
+	VADDSS         (CX)(R10*1), X5, X5
+	VADDSS         (CX)(R10*2), X6, X6
+	LEAQ           (CX)(R10*2), R13
+	VADDSS         (R13)(R10*1), X7, X7
+
+store:
+	VMOVSS X0, (DX)
+	VMOVSS X1, (DX)(R10*1)
+	VMOVSS X2, (DX)(R10*2)
+	LEAQ   (DX)(R10*2), R13
+	VMOVSS X3, (R13)(R10*1)
+	VMOVSS X4, (CX)
+	VMOVSS X5, (CX)(R10*1)
+	VMOVSS X6, (CX)(R10*2)
+	LEAQ   (CX)(R10*2), R13
+	VMOVSS X7, (R13)(R10*1)
+	ADDQ   $0x04, DX
+	ADDQ   $0x04, CX
+	ADDQ   R8, SI
+	DECQ   R14
+	JNZ    row
+
+done:
+	VZEROUPPER
+	RET
+
 // func gemvQ5_1r1t4VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
 TEXT ·gemvQ5_1r1t4VNNI(SB), NOSPLIT, $0-72
@@ -4200,7 +5278,6 @@ TEXT ·gemvQ5_1r1t4VNNI(SB), NOSPLIT, $0-72
 	MOVQ         ldw+8(FP), R8
 	MOVQ         x+16(FP), DI
 	MOVQ         ldx+24(FP), BX
-	MOVQ         nb+32(FP), CX
 	MOVQ         y+40(FP), DX
 	MOVQ         ldy+48(FP), R10
 	MOVQ         nrows+56(FP), R14
@@ -4209,25 +5286,22 @@ TEXT ·gemvQ5_1r1t4VNNI(SB), NOSPLIT, $0-72
 	VPBROADCASTD X15, Y15
 	MOVL         $0x10101010, AX
 	VPBROADCASTD AX, Y16
-	VPCMPEQW     Y10, Y10, Y10
-	VPSRLW       $0x0f, Y10, Y10
-	LEAQ         (BX)(BX*2), R9
-	LEAQ         (R10)(R10*2), AX
+	LEAQ         (BX)(BX*2), AX
 	TESTQ        R14, R14
 	JZ           done
 
 row:
 	VXORPS Y0, Y0, Y0
-	VXORPS X4, X4, X4
+	VXORPS X22, X22, X22
 	VXORPS Y1, Y1, Y1
-	VXORPS X5, X5, X5
+	VXORPS X23, X23, X23
 	VXORPS Y2, Y2, Y2
-	VXORPS X6, X6, X6
+	VXORPS X24, X24, X24
 	VXORPS Y3, Y3, Y3
-	VXORPS X7, X7, X7
+	VXORPS X25, X25, X25
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   CX, R13
+	MOVQ   nb+32(FP), R13
 
 blk:
 	VBROADCASTI128 8(R11), Y13
@@ -4238,7 +5312,7 @@ blk:
 	VCVTPH2PS      (R11), X9
 	VCVTPH2PS      (R12), X8
 	VMULPS         X9, X8, X8
-	VADDPS         X8, X4, X4
+	VADDPS         X8, X22, X22
 	VBROADCASTSS   X8, Y8
 	VPXOR          Y14, Y14, Y14
 	VPDPBUSD       4(R12), Y13, Y14
@@ -4246,7 +5320,7 @@ blk:
 	VFMADD231PS    Y14, Y8, Y0
 	VCVTPH2PS      (R12)(BX*1), X8
 	VMULPS         X9, X8, X8
-	VADDPS         X8, X5, X5
+	VADDPS         X8, X23, X23
 	VBROADCASTSS   X8, Y8
 	VPXOR          Y14, Y14, Y14
 	VPDPBUSD       4(R12)(BX*1), Y13, Y14
@@ -4254,18 +5328,18 @@ blk:
 	VFMADD231PS    Y14, Y8, Y1
 	VCVTPH2PS      (R12)(BX*2), X8
 	VMULPS         X9, X8, X8
-	VADDPS         X8, X6, X6
+	VADDPS         X8, X24, X24
 	VBROADCASTSS   X8, Y8
 	VPXOR          Y14, Y14, Y14
 	VPDPBUSD       4(R12)(BX*2), Y13, Y14
 	VCVTDQ2PS      Y14, Y14
 	VFMADD231PS    Y14, Y8, Y2
-	VCVTPH2PS      (R12)(R9*1), X8
+	VCVTPH2PS      (R12)(AX*1), X8
 	VMULPS         X9, X8, X8
-	VADDPS         X8, X7, X7
+	VADDPS         X8, X25, X25
 	VBROADCASTSS   X8, Y8
 	VPXOR          Y14, Y14, Y14
-	VPDPBUSD       4(R12)(R9*1), Y13, Y14
+	VPDPBUSD       4(R12)(AX*1), Y13, Y14
 	VCVTDQ2PS      Y14, Y14
 	VFMADD231PS    Y14, Y8, Y3
 	ADDQ           $0x18, R11
@@ -4278,7 +5352,7 @@ blk:
 	VADDPS         X14, X0, X0
 	VPERMILPS      $0xb1, X0, X14
 	VADDSS         X14, X0, X0
-	VMOVSHDUP      X4, X14
+	VMOVSHDUP      X22, X14
 	VADDSS         X14, X0, X0
 	VEXTRACTF128   $0x01, Y1, X14
 	VADDPS         X14, X1, X1
@@ -4286,7 +5360,7 @@ blk:
 	VADDPS         X14, X1, X1
 	VPERMILPS      $0xb1, X1, X14
 	VADDSS         X14, X1, X1
-	VMOVSHDUP      X5, X14
+	VMOVSHDUP      X23, X14
 	VADDSS         X14, X1, X1
 	VEXTRACTF128   $0x01, Y2, X14
 	VADDPS         X14, X2, X2
@@ -4294,7 +5368,7 @@ blk:
 	VADDPS         X14, X2, X2
 	VPERMILPS      $0xb1, X2, X14
 	VADDSS         X14, X2, X2
-	VMOVSHDUP      X6, X14
+	VMOVSHDUP      X24, X14
 	VADDSS         X14, X2, X2
 	VEXTRACTF128   $0x01, Y3, X14
 	VADDPS         X14, X3, X3
@@ -4302,20 +5376,22 @@ blk:
 	VADDPS         X14, X3, X3
 	VPERMILPS      $0xb1, X3, X14
 	VADDSS         X14, X3, X3
-	VMOVSHDUP      X7, X14
+	VMOVSHDUP      X25, X14
 	VADDSS         X14, X3, X3
 	CMPQ           acc+64(FP), $0x00
 	JEQ            store
 	VADDSS         (DX), X0, X0
 	VADDSS         (DX)(R10*1), X1, X1
 	VADDSS         (DX)(R10*2), X2, X2
-	VADDSS         (DX)(AX*1), X3, X3
+	LEAQ           (DX)(R10*2), R13
+	VADDSS         (R13)(R10*1), X3, X3
 
 store:
 	VMOVSS X0, (DX)
 	VMOVSS X1, (DX)(R10*1)
 	VMOVSS X2, (DX)(R10*2)
-	VMOVSS X3, (DX)(AX*1)
+	LEAQ   (DX)(R10*2), R13
+	VMOVSS X3, (R13)(R10*1)
 	ADDQ   $0x04, DX
 	ADDQ   R8, SI
 	DECQ   R14

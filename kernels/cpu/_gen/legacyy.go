@@ -57,7 +57,7 @@ func legacyy(a *asm) {
 		{"Q5_1", 24, 4, 8, true, false},
 	} {
 		for _, vnni := range []bool{false, true} {
-			for _, sh := range lyShapes {
+			for _, sh := range lyShapes[vnni] {
 				g.gemv(a, k, sh[0], sh[1], vnni)
 			}
 		}
@@ -82,20 +82,32 @@ type lyKind struct {
 }
 
 // lyShapes are the kernels' rows × tokens: four rows at a time for one
-// token, two for two, so that at least four accumulator chains run side
-// by side, and one row for the rest of the rows. The rows of a kernel of
-// nr rows are nr streams of nrows/nr consecutive rows (rows i, q+i, 2q+i,
-// 3q+i side by side), so that the weights are read in long sequential
-// runs: rows taken four at a time in order read short runs that the
-// hardware prefetchers do not follow, and run at half the speed.
-var lyShapes = [][2]int{{4, 1}, {1, 1}, {2, 2}, {1, 2}, {1, 3}, {1, 4}}
+// token and two for more, so that at least four accumulator chains run
+// side by side and a block's unpacked values and an activation block's
+// scales serve several products, and one row for the rest of the rows.
+// AVX2's 16 registers hold at most 4 accumulators (and 4 summs): its
+// kernels of 3 and 4 tokens take one row. The rows of a kernel of nr rows
+// are nr streams of nrows/nr consecutive rows (rows i, q+i, 2q+i, 3q+i
+// side by side), so that the weights are read in long sequential runs:
+// rows taken four at a time in order read short runs that the hardware
+// prefetchers do not follow, and ran at half the speed.
+var lyShapes = map[bool][][2]int{
+	false: {{4, 1}, {1, 1}, {2, 2}, {1, 2}, {1, 3}, {1, 4}},
+	true:  {{4, 1}, {1, 1}, {2, 2}, {1, 2}, {2, 3}, {1, 3}, {2, 4}, {1, 4}},
+}
 
 // gemv emits gemv<name>r<nr>t<nt>AVX2 (nr rows times nt tokens at a time)
 // or, with vnni, gemv<name>r<nr>t<nt>VNNI: the same sums with AVX-512 (VL,
 // BW, VNNI) at 256 bits, the fifth bits added under a mask loaded from qh
 // (Q5_0's 0xf0 where a bit is clear, Q5_1's 0x10 where it is set; Y16
-// holds those bytes) and VPDPBUSD in place of VPMADDUBSW and VPMADDWD.
-// Stream r's row is R11 + r·S (S = nrows/nr·ldw).
+// holds those bytes), VPDPBUSD in place of VPMADDUBSW and VPMADDWD, and
+// the registers above Y15.
+//
+// Stream r's current row is at R11 + r·S, its outputs at DX + r·4q (four
+// streams: S in R9, 3S in BX, 4q in R10, 12q in AX; two streams: S in R9,
+// stream 1's outputs at CX); token t's activation block at R12 + t·ldx
+// (3·ldx in AX, with fewer than four streams) and its outputs t·ldy
+// after its stream's (R13 scratch for t = 3).
 func (g lyGlobals) gemv(a *asm, k lyKind, nr, nt int, vnni bool) {
 	act := "Q8_0"
 	ab, aq := 34, 2 // activation block bytes, offset of its quants
@@ -106,6 +118,32 @@ func (g lyGlobals) gemv(a *asm, k lyKind, nr, nt int, vnni bool) {
 	if vnni {
 		suffix = "VNNI"
 	}
+	n := nr * nt
+	// Registers: the accumulators Y<i> of row r, token t (i = r·nt+t),
+	// their summs, and the activation blocks' [d, s] when they are
+	// converted once for all rows (shared).
+	summs := func(i int) reg.VecPhysical { return xr[4+i] }
+	if vnni {
+		summs = func(i int) reg.VecPhysical { return xr[22+i] }
+	}
+	shared := nt == 1 || vnni && nr > 1
+	xd := func(t int) reg.VecPhysical {
+		switch {
+		case vnni && k.min:
+			return xr[17+t]
+		case vnni:
+			return xr[22+t]
+		case k.min:
+			return reg.X12
+		}
+		return reg.X4
+	}
+	// With VNNI and several rows, Q5_0's products are summed from the
+	// unsigned values q (0..31) on top of -16·Σ4 x, computed once per
+	// activation block for all the rows (Y17+t by token; Y21 zero):
+	// exactly Σ4 (q-16)·x, without VPABSB and VPSIGNB.
+	bias := vnni && k.signed && nr > 1
+
 	a.text(fmt.Sprintf("gemv%sr%dt%d%s", k.name, nr, nt, suffix), attr.NOSPLIT,
 		"func(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)",
 		fmt.Sprintf("For each of nrows rows r of nb %s blocks (ldw bytes apart; nrows a", k.name),
@@ -116,16 +154,10 @@ func (g lyGlobals) gemv(a *asm, k lyKind, nr, nt int, vnni bool) {
 	a.load("ldw", reg.R8)
 	a.load("x", reg.RDI)
 	a.load("ldx", reg.RBX)
-	a.load("nb", reg.RCX)
 	a.load("y", reg.RDX)
 	a.load("ldy", reg.R10)
 	a.load("nrows", reg.R14)
 	a.bconst(0x0f, 15) // AX scratch
-	// With VNNI and several rows, Q5_0's products are summed from the
-	// unsigned values q (0..31) on top of -16·Σ4 x, computed once per
-	// activation block for all the rows (Y17, Y18 by token; Y21 zero):
-	// exactly Σ4 (q-16)·x, without VPABSB and VPSIGNB.
-	bias := vnni && k.signed && nr > 1
 	if vnni && k.qh >= 0 {
 		b := uint32(0x10101010)
 		if k.signed && !bias {
@@ -134,12 +166,16 @@ func (g lyGlobals) gemv(a *asm, k lyKind, nr, nt int, vnni bool) {
 		a.MOVL(operand.U32(b), reg.EAX)
 		a.VPBROADCASTD(reg.EAX, reg.Y16)
 	}
-	a.VPCMPEQW(reg.Y10, reg.Y10, reg.Y10)
-	a.VPSRLW(operand.U8(15), reg.Y10, reg.Y10)
+	if !vnni {
+		a.VPCMPEQW(reg.Y10, reg.Y10, reg.Y10)
+		a.VPSRLW(operand.U8(15), reg.Y10, reg.Y10)
+	}
+	if bias {
+		a.VPXOR(reg.Y11, reg.Y11, reg.Y11)
+		a.VMOVDQA32(reg.Y11, reg.Y21)
+	}
 	switch nr {
 	case 4:
-		// Four streams of q = nrows/4 rows, S = q·ldw bytes apart (R9,
-		// BX 3S), their outputs 4q bytes apart (R10, AX 12q).
 		a.SHRQ(operand.U8(2), reg.R14)
 		a.MOVQ(reg.R14, reg.R9)
 		a.IMULQ(reg.R8, reg.R9)
@@ -148,16 +184,13 @@ func (g lyGlobals) gemv(a *asm, k lyKind, nr, nt int, vnni bool) {
 		a.SHLQ(operand.U8(2), reg.R10)
 		a.LEAQ(operand.Mem{Base: reg.R10, Index: reg.R10, Scale: 2}, reg.RAX)
 	case 2:
-		// Two streams of q = nrows/2 rows, S = q·ldw bytes apart (R9),
-		// their outputs 4q bytes apart (AX).
 		a.SHRQ(operand.U8(1), reg.R14)
 		a.MOVQ(reg.R14, reg.R9)
 		a.IMULQ(reg.R8, reg.R9)
-		a.MOVQ(reg.R14, reg.RAX)
-		a.SHLQ(operand.U8(2), reg.RAX)
+		a.LEAQ(operand.Mem{Base: reg.RDX, Index: reg.R14, Scale: 4}, reg.RCX)
+		a.LEAQ(operand.Mem{Base: reg.RBX, Index: reg.RBX, Scale: 2}, reg.RAX)
 	default:
-		a.LEAQ(operand.Mem{Base: reg.RBX, Index: reg.RBX, Scale: 2}, reg.R9)
-		a.LEAQ(operand.Mem{Base: reg.R10, Index: reg.R10, Scale: 2}, reg.RAX)
+		a.LEAQ(operand.Mem{Base: reg.RBX, Index: reg.RBX, Scale: 2}, reg.RAX)
 	}
 	a.TESTQ(reg.R14, reg.R14)
 	a.JZ(label("done"))
@@ -182,63 +215,55 @@ func (g lyGlobals) gemv(a *asm, k lyKind, nr, nt int, vnni bool) {
 		case 2:
 			return operand.Mem{Base: reg.R12, Index: reg.RBX, Scale: 2, Disp: disp}
 		case 3:
-			return operand.Mem{Base: reg.R12, Index: reg.R9, Scale: 1, Disp: disp}
+			return operand.Mem{Base: reg.R12, Index: reg.RAX, Scale: 1, Disp: disp}
 		}
 		return mem(reg.R12, disp)
 	}
-	// out is token t's output of stream r's current row (for two
-	// streams, R13 holds stream 1's output of token 0).
+	// out is token t's output of stream r's current row; it may set R13.
 	out := func(r, t int) operand.Mem {
-		switch {
-		case nr == 4 && r == 1:
-			return operand.Mem{Base: reg.RDX, Index: reg.R10, Scale: 1}
-		case nr == 4 && r == 2:
-			return operand.Mem{Base: reg.RDX, Index: reg.R10, Scale: 2}
-		case nr == 4 && r == 3:
-			return operand.Mem{Base: reg.RDX, Index: reg.RAX, Scale: 1}
-		case nr == 2 && r == 1 && t == 0:
-			return mem(reg.R13, 0)
-		case nr == 2 && r == 1:
-			return operand.Mem{Base: reg.R13, Index: reg.R10, Scale: 1}
-		case t == 1:
-			return operand.Mem{Base: reg.RDX, Index: reg.R10, Scale: 1}
-		case t == 2:
-			return operand.Mem{Base: reg.RDX, Index: reg.R10, Scale: 2}
-		case t == 3:
-			return operand.Mem{Base: reg.RDX, Index: reg.RAX, Scale: 1}
+		if nr == 4 {
+			switch r {
+			case 1:
+				return operand.Mem{Base: reg.RDX, Index: reg.R10, Scale: 1}
+			case 2:
+				return operand.Mem{Base: reg.RDX, Index: reg.R10, Scale: 2}
+			case 3:
+				return operand.Mem{Base: reg.RDX, Index: reg.RAX, Scale: 1}
+			}
+			return mem(reg.RDX, 0)
 		}
-		return mem(reg.RDX, 0)
+		base := reg.RDX
+		if r == 1 {
+			base = reg.RCX
+		}
+		switch t {
+		case 1:
+			return operand.Mem{Base: base, Index: reg.R10, Scale: 1}
+		case 2:
+			return operand.Mem{Base: base, Index: reg.R10, Scale: 2}
+		case 3:
+			a.LEAQ(operand.Mem{Base: base, Index: reg.R10, Scale: 2}, reg.R13)
+			return operand.Mem{Base: reg.R13, Index: reg.R10, Scale: 1}
+		}
+		return mem(base, 0)
 	}
-	n := nr * nt // accumulators: Y<r·nt+t>, summs X<4+r·nt+t>
 
 	a.Label("row")
 	for i := range n {
 		a.VXORPS(yr[i], yr[i], yr[i])
 		if k.min {
-			a.VXORPS(xr[4+i], xr[4+i], xr[4+i])
+			a.VXORPS(summs(i), summs(i), summs(i))
 		}
 	}
 	a.MOVQ(reg.RSI, reg.R11)
 	a.MOVQ(reg.RDI, reg.R12)
-	a.MOVQ(reg.RCX, reg.R13)
-
-	// With one token, the activation block's [d, s] is converted once for
-	// all the rows, into X12 (Q4_1, Q5_1) or X4 (Q5_0: no summs).
-	xd := reg.X4
-	if k.min {
-		xd = reg.X12
-	}
-
-	if bias {
-		a.VPXOR(reg.Y11, reg.Y11, reg.Y11)
-		a.VMOVDQA32(reg.Y11, reg.Y21)
-	}
+	a.MOVQ(a.arg("nb"), reg.R13)
 
 	a.Label("blk")
-	if nt == 1 {
-		a.VCVTPH2PS(tok(0, 0), xd)
-	}
 	for t := range nt {
+		if shared {
+			a.VCVTPH2PS(tok(t, 0), xd(t))
+		}
 		if bias {
 			a.VMOVDQA32(reg.Y21, yr[17+t])
 			a.VPDPBUSD(tok(t, aq), reg.Y16, yr[17+t])
@@ -249,14 +274,15 @@ func (g lyGlobals) gemv(a *asm, k lyKind, nr, nt int, vnni bool) {
 		g.values(a, k, vnni, bias, func(disp int) operand.Mem { return row(r, disp) })
 		for t := range nt {
 			i := r*nt + t
-			src := xd
-			if nt > 1 {
-				src = reg.X8
+			src := reg.X8
+			if shared {
+				src = xd(t)
+			} else {
 				a.VCVTPH2PS(tok(t, 0), src)
 			}
 			if k.min {
 				a.VMULPS(reg.X9, src, reg.X8)
-				a.VADDPS(reg.X8, xr[4+i], xr[4+i])
+				a.VADDPS(reg.X8, summs(i), summs(i))
 			} else {
 				a.VMULSS(reg.X9, src, reg.X8)
 			}
@@ -298,12 +324,9 @@ func (g lyGlobals) gemv(a *asm, k lyKind, nr, nt int, vnni bool) {
 	for i := range n {
 		a.hsum8y(i, 14, false)
 		if k.min {
-			a.VMOVSHDUP(xr[4+i], reg.X14)
+			a.VMOVSHDUP(summs(i), reg.X14)
 			a.VADDSS(reg.X14, xr[i], xr[i])
 		}
-	}
-	if nr == 2 {
-		a.LEAQ(operand.Mem{Base: reg.RDX, Index: reg.RAX, Scale: 1}, reg.R13)
 	}
 	a.CMPQ(a.arg("acc"), operand.U8(0))
 	a.JEQ(label("store"))
@@ -319,6 +342,9 @@ func (g lyGlobals) gemv(a *asm, k lyKind, nr, nt int, vnni bool) {
 		}
 	}
 	a.ADDQ(operand.U8(4), reg.RDX)
+	if nr == 2 {
+		a.ADDQ(operand.U8(4), reg.RCX)
+	}
 	a.ADDQ(reg.R8, reg.RSI)
 	a.DECQ(reg.R14)
 	a.JNZ(label("row"))
