@@ -2,8 +2,12 @@
 
 package cpu
 
+import "github.com/weftrun/weft/kernels/quant"
+
 func (k Kernels) hasLegacyQ() bool { return false }
 
 func (k Kernels) legacyGemm(kind wkind, w []byte, ldw int, a []byte, lda, nb, n int, dst []float32, ldd, rows int, acc bool) {
 	panic("cpu: no SIMD Q5_0, Q4_1 or Q5_1 kernels in this build")
 }
+
+func (k Kernels) quantizeQ8_1(dst []byte, x []float32) { quant.QuantizeActivationQ8_1(dst, x) }

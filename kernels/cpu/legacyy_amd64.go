@@ -2,7 +2,11 @@
 
 package cpu
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/weftrun/weft/kernels/quant"
+)
 
 // AVX2 and AVX-512 VNNI kernels for Q5_0, Q4_1 and Q5_1 weights
 // (legacyy_amd64.s), one to four tokens at a time.
@@ -237,4 +241,21 @@ func (k Kernels) legacyGemm(kind wkind, w []byte, ldw int, a []byte, lda, nb, n 
 			sh.one(unsafe.Pointer(&w[r*ldw]), uintptr(ldw), x, uintptr(lda), nb, &dst[t*ldd+r], uintptr(4*ldd), rows-r, ac)
 		}
 	}
+}
+
+// The Q8_1 activation quantizer (q8quanty_amd64.s).
+
+//go:noescape
+func quantQ8_1Y(dst *byte, src *float32, nb int)
+
+// quantizeQ8_1 quantizes x (a multiple of 32 values) into Q8_1 blocks in
+// dst, as quant.QuantizeActivationQ8_1.
+func (k Kernels) quantizeQ8_1(dst []byte, x []float32) {
+	nb := len(x) / 32
+	if k.level < AVX2 || nb == 0 {
+		quant.QuantizeActivationQ8_1(dst, x)
+		return
+	}
+	_ = dst[nb*36-1]
+	quantQ8_1Y(&dst[0], &x[0], nb)
 }

@@ -798,7 +798,7 @@ func (t *packTask) Run(lo, hi int) {
 		case afQ8Y:
 			t.k.packQ8Y(d, x)
 		case afQ8_1:
-			quant.QuantizeActivationQ8_1(d, x)
+			t.k.quantizeQ8_1(d, x)
 		}
 	}
 }
