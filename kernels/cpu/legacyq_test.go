@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/weftrun/weft/kernels/quant"
@@ -149,6 +150,50 @@ func TestLegacyMatMul(t *testing.T) {
 				}
 				pool.Close()
 			}
+		}
+	}
+}
+
+// BenchmarkLegacyDecode runs the matmuls of one decode step of a
+// TinyLlama-shaped Q5_0, Q4_1 or Q5_1 model (BenchmarkDecodeTinyLlama's)
+// on one thread at the AVX2 and AVX-512 VNNI levels, reporting the weight
+// bytes read per CPU second of that thread (cpu-GB/s, Linux), which stays
+// meaningful on a busy machine.
+func BenchmarkLegacyDecode(b *testing.B) {
+	for _, dt := range []tensor.DType{tensor.Q5_0, tensor.Q4_1, tensor.Q5_1} {
+		m := newTinyLlama(b, dt)
+		for _, lv := range []Level{AVX2, AVX512VNNI} {
+			b.Run(dt.String()+"/"+lv.String(), func(b *testing.B) {
+				if Detect().Limit(lv).Level() != lv {
+					b.Skip("level not available")
+				}
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				p := NewPoolKernels(1, Detect().Limit(lv))
+				defer p.Close()
+				x := make([]float32, 5632)
+				for i := range x {
+					x[i] = float32(i%13) - 6
+				}
+				q, k, v := make([]float32, 2048), make([]float32, 256), make([]float32, 256)
+				g, u := make([]float32, 5632), make([]float32, 5632)
+				h := make([]float32, 2048)
+				logits := make([]float32, 32000)
+				b.SetBytes(m.bytes)
+				c0 := threadCPUTime()
+				for b.Loop() {
+					for l := range m.qkv {
+						must(b, MatMulMulti(p, [][]float32{q, k, v}, m.qkv[l], x[:2048], 1))
+						must(b, MatMulAcc(p, h, m.o[l][0], q, 1))
+						must(b, MatMulMulti(p, [][]float32{g, u}, m.gateUp[l], x[:2048], 1))
+						must(b, MatMulAcc(p, h, m.down[l][0], x, 1))
+					}
+					must(b, MatMul(p, logits, m.out, x[:2048], 1))
+				}
+				if c0 >= 0 {
+					b.ReportMetric(float64(m.bytes)*float64(b.N)/float64(threadCPUTime()-c0), "cpu-GB/s")
+				}
+			})
 		}
 	}
 }
