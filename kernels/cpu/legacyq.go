@@ -27,12 +27,23 @@ func legacyBlockBytes(kind wkind) int {
 	return 24 // wkQ5_1
 }
 
-// legacyRows computes rows [r0, r1) of a SIMD Q5_0, Q4_1 or Q5_1 job
-// (legacyGemm), for several tokens swept over blocks of rows that stay in
-// cache. Each output is kernels/quant's dot product, bit for bit.
-func (t *mmTask) legacyRows(j *mmJob, r0, r1 int) {
+// q5TileMinTokens is the fewest tokens for which Q5_0 matmuls run on the
+// IQ4_NL tiles (legacyTiles).
+var q5TileMinTokens = 2
+
+// legacyRows computes rows [r0, r1) of a SIMD Q5_0, Q4_1 or Q5_1 job on
+// pool thread w (whose scratch the tiles use): Q5_0 prefill on the IQ4_NL
+// tiles where the level has them, otherwise legacyGemm, for several
+// tokens swept over blocks of rows that stay in cache. Each output is
+// kernels/quant's dot product, bit for bit.
+func (t *mmTask) legacyRows(w int, j *mmJob, r0, r1 int) {
 	n, ldd, rb := t.n, j.w.Rows, j.rb
 	nb := j.w.Cols / 32
+	if t.k.legacyTiles(j.kind, n) {
+		t.k.legacyGemmTiles(j.w.Data[r0*rb:r1*rb], rb, j.act, j.ldx, nb, n, j.dst[r0:], ldd, r1-r0, t.acc,
+			t.scratchFor(w, iq4nlScratch(r1-r0, nb)))
+		return
+	}
 	step := r1 - r0
 	if n > 1 {
 		step = quantRows

@@ -11,3 +11,9 @@ func (k Kernels) legacyGemm(kind wkind, w []byte, ldw int, a []byte, lda, nb, n 
 }
 
 func (k Kernels) quantizeQ8_1(dst []byte, x []float32) { quant.QuantizeActivationQ8_1(dst, x) }
+
+func (k Kernels) legacyTiles(kind wkind, n int) bool { return false }
+
+func (k Kernels) legacyGemmTiles(w []byte, ldw int, a []byte, lda, nb, n int, dst []float32, ldd, rows int, acc bool, scratch []byte) {
+	panic("cpu: no SIMD Q5_0 tiles in this build")
+}

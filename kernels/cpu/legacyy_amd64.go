@@ -243,6 +243,25 @@ func (k Kernels) legacyGemm(kind wkind, w []byte, ldw int, a []byte, lda, nb, n 
 	}
 }
 
+// Q5_0 prefill on the IQ4_NL tiles (iq4nl_amd64.go), which sum in
+// tinyBLAS's order, Q5_0's as well.
+
+//go:noescape
+func unpackQ5_0S16(dst *byte, w unsafe.Pointer, ldw uintptr, nrows, nb int)
+
+// legacyTiles reports whether a Q5_0, Q4_1 or Q5_1 matmul of n tokens
+// runs on the tiles (legacyGemmTiles): Q5_0 on AVX-512 VNNI, from
+// q5TileMinTokens tokens.
+func (k Kernels) legacyTiles(kind wkind, n int) bool {
+	return kind == wkQ5_0 && n >= q5TileMinTokens && k.level >= AVX512VNNI
+}
+
+// legacyGemmTiles is legacyGemm on the IQ4_NL tiles (legacyTiles), with
+// scratch as iq4nlGemm's.
+func (k Kernels) legacyGemmTiles(w []byte, ldw int, a []byte, lda, nb, n int, dst []float32, ldd, rows int, acc bool, scratch []byte) {
+	iq4Strips(unpackQ5_0S16, 22, w, ldw, a, lda, nb, n, dst, ldd, rows, acc, scratch)
+}
+
 // The Q8_1 activation quantizer (q8quanty_amd64.s).
 
 //go:noescape

@@ -34,6 +34,393 @@ DATA ly10<>+16(SB)/8, $0x1010101010101010
 DATA ly10<>+24(SB)/8, $0x1010101010101010
 GLOBL ly10<>(SB), RODATA|NOPTR, $32
 
+DATA lyilv<>+0(SB)/8, $0x0000001000000000
+DATA lyilv<>+8(SB)/8, $0x0000001100000001
+DATA lyilv<>+16(SB)/8, $0x0000001200000002
+DATA lyilv<>+24(SB)/8, $0x0000001300000003
+DATA lyilv<>+32(SB)/8, $0x0000001400000004
+DATA lyilv<>+40(SB)/8, $0x0000001500000005
+DATA lyilv<>+48(SB)/8, $0x0000001600000006
+DATA lyilv<>+56(SB)/8, $0x0000001700000007
+GLOBL lyilv<>(SB), RODATA|NOPTR, $64
+
+// func unpackQ5_0S16(dst *byte, w unsafe.Pointer, ldw uintptr, nrows int, nb int)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, CMOV, F16C, MMX+
+TEXT ·unpackQ5_0S16(SB), NOSPLIT, $0-40
+	// Unpacks nb Q5_0 blocks of nrows rows (1 ≤ nrows ≤ 16, ldw bytes apart) into
+	// a strip of 576 bytes a block; rows past nrows repeat the last row.
+	MOVQ         dst+0(FP), DI
+	MOVQ         w+8(FP), SI
+	MOVQ         ldw+16(FP), BX
+	MOVQ         nrows+24(FP), R12
+	DECQ         R12
+	MOVQ         nb+32(FP), CX
+	TESTQ        CX, CX
+	JZ           done
+	MOVL         $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z31
+	MOVL         $0x10101010, AX
+	VPBROADCASTD AX, Z27
+	MOVL         $0x70707070, AX
+	VPBROADCASTD AX, Z26
+	VMOVDQU64    lyilv<>+0(SB), Z28
+	MOVQ         $0x00000000, AX
+	CMPQ         AX, R12
+	CMOVQGT      R12, AX
+	IMULQ        BX, AX
+	LEAQ         (SI)(AX*1), R8
+	MOVQ         $0x00000001, AX
+	CMPQ         AX, R12
+	CMOVQGT      R12, AX
+	IMULQ        BX, AX
+	LEAQ         (SI)(AX*1), R9
+	LEAQ         (DI), R10
+	MOVQ         CX, R11
+
+pair0:
+	PREFETCHT0  1024(R8)
+	PREFETCHT0  1024(R9)
+	VMOVDQU     6(R8), X0
+	VPSRLW      $0x04, X0, X1
+	VINSERTI128 $0x01, X1, Y0, Y0
+	VPANDD      Y31, Y0, Y0
+	KMOVD       2(R8), K1
+	VPADDB      Y26, Y0, Y0
+	VPADDB      Y27, Y0, K1, Y0
+	VMOVDQU     6(R9), X2
+	VPSRLW      $0x04, X2, X3
+	VINSERTI128 $0x01, X3, Y2, Y2
+	VPANDD      Y31, Y2, Y2
+	KMOVD       2(R9), K1
+	VPADDB      Y26, Y2, Y2
+	VPADDB      Y27, Y2, K1, Y2
+	VPERMT2D    Z2, Z28, Z0
+	VMOVDQU64   Z0, (R10)
+	MOVWLZX     (R8), R13
+	MOVWLZX     (R9), R14
+	SHLL        $0x10, R14
+	ORL         R14, R13
+	VMOVD       R13, X3
+	VCVTPH2PS   X3, X3
+	VMOVQ       X3, 512(R10)
+	ADDQ        $0x16, R8
+	ADDQ        $0x16, R9
+	ADDQ        $0x00000240, R10
+	DECQ        R11
+	JNZ         pair0
+	MOVQ        $0x00000002, AX
+	CMPQ        AX, R12
+	CMOVQGT     R12, AX
+	IMULQ       BX, AX
+	LEAQ        (SI)(AX*1), R8
+	MOVQ        $0x00000003, AX
+	CMPQ        AX, R12
+	CMOVQGT     R12, AX
+	IMULQ       BX, AX
+	LEAQ        (SI)(AX*1), R9
+	LEAQ        64(DI), R10
+	MOVQ        CX, R11
+
+pair1:
+	PREFETCHT0  1024(R8)
+	PREFETCHT0  1024(R9)
+	VMOVDQU     6(R8), X0
+	VPSRLW      $0x04, X0, X1
+	VINSERTI128 $0x01, X1, Y0, Y0
+	VPANDD      Y31, Y0, Y0
+	KMOVD       2(R8), K1
+	VPADDB      Y26, Y0, Y0
+	VPADDB      Y27, Y0, K1, Y0
+	VMOVDQU     6(R9), X2
+	VPSRLW      $0x04, X2, X3
+	VINSERTI128 $0x01, X3, Y2, Y2
+	VPANDD      Y31, Y2, Y2
+	KMOVD       2(R9), K1
+	VPADDB      Y26, Y2, Y2
+	VPADDB      Y27, Y2, K1, Y2
+	VPERMT2D    Z2, Z28, Z0
+	VMOVDQU64   Z0, (R10)
+	MOVWLZX     (R8), R13
+	MOVWLZX     (R9), R14
+	SHLL        $0x10, R14
+	ORL         R14, R13
+	VMOVD       R13, X3
+	VCVTPH2PS   X3, X3
+	VMOVQ       X3, 456(R10)
+	ADDQ        $0x16, R8
+	ADDQ        $0x16, R9
+	ADDQ        $0x00000240, R10
+	DECQ        R11
+	JNZ         pair1
+	MOVQ        $0x00000004, AX
+	CMPQ        AX, R12
+	CMOVQGT     R12, AX
+	IMULQ       BX, AX
+	LEAQ        (SI)(AX*1), R8
+	MOVQ        $0x00000005, AX
+	CMPQ        AX, R12
+	CMOVQGT     R12, AX
+	IMULQ       BX, AX
+	LEAQ        (SI)(AX*1), R9
+	LEAQ        128(DI), R10
+	MOVQ        CX, R11
+
+pair2:
+	PREFETCHT0  1024(R8)
+	PREFETCHT0  1024(R9)
+	VMOVDQU     6(R8), X0
+	VPSRLW      $0x04, X0, X1
+	VINSERTI128 $0x01, X1, Y0, Y0
+	VPANDD      Y31, Y0, Y0
+	KMOVD       2(R8), K1
+	VPADDB      Y26, Y0, Y0
+	VPADDB      Y27, Y0, K1, Y0
+	VMOVDQU     6(R9), X2
+	VPSRLW      $0x04, X2, X3
+	VINSERTI128 $0x01, X3, Y2, Y2
+	VPANDD      Y31, Y2, Y2
+	KMOVD       2(R9), K1
+	VPADDB      Y26, Y2, Y2
+	VPADDB      Y27, Y2, K1, Y2
+	VPERMT2D    Z2, Z28, Z0
+	VMOVDQU64   Z0, (R10)
+	MOVWLZX     (R8), R13
+	MOVWLZX     (R9), R14
+	SHLL        $0x10, R14
+	ORL         R14, R13
+	VMOVD       R13, X3
+	VCVTPH2PS   X3, X3
+	VMOVQ       X3, 400(R10)
+	ADDQ        $0x16, R8
+	ADDQ        $0x16, R9
+	ADDQ        $0x00000240, R10
+	DECQ        R11
+	JNZ         pair2
+	MOVQ        $0x00000006, AX
+	CMPQ        AX, R12
+	CMOVQGT     R12, AX
+	IMULQ       BX, AX
+	LEAQ        (SI)(AX*1), R8
+	MOVQ        $0x00000007, AX
+	CMPQ        AX, R12
+	CMOVQGT     R12, AX
+	IMULQ       BX, AX
+	LEAQ        (SI)(AX*1), R9
+	LEAQ        192(DI), R10
+	MOVQ        CX, R11
+
+pair3:
+	PREFETCHT0  1024(R8)
+	PREFETCHT0  1024(R9)
+	VMOVDQU     6(R8), X0
+	VPSRLW      $0x04, X0, X1
+	VINSERTI128 $0x01, X1, Y0, Y0
+	VPANDD      Y31, Y0, Y0
+	KMOVD       2(R8), K1
+	VPADDB      Y26, Y0, Y0
+	VPADDB      Y27, Y0, K1, Y0
+	VMOVDQU     6(R9), X2
+	VPSRLW      $0x04, X2, X3
+	VINSERTI128 $0x01, X3, Y2, Y2
+	VPANDD      Y31, Y2, Y2
+	KMOVD       2(R9), K1
+	VPADDB      Y26, Y2, Y2
+	VPADDB      Y27, Y2, K1, Y2
+	VPERMT2D    Z2, Z28, Z0
+	VMOVDQU64   Z0, (R10)
+	MOVWLZX     (R8), R13
+	MOVWLZX     (R9), R14
+	SHLL        $0x10, R14
+	ORL         R14, R13
+	VMOVD       R13, X3
+	VCVTPH2PS   X3, X3
+	VMOVQ       X3, 344(R10)
+	ADDQ        $0x16, R8
+	ADDQ        $0x16, R9
+	ADDQ        $0x00000240, R10
+	DECQ        R11
+	JNZ         pair3
+	MOVQ        $0x00000008, AX
+	CMPQ        AX, R12
+	CMOVQGT     R12, AX
+	IMULQ       BX, AX
+	LEAQ        (SI)(AX*1), R8
+	MOVQ        $0x00000009, AX
+	CMPQ        AX, R12
+	CMOVQGT     R12, AX
+	IMULQ       BX, AX
+	LEAQ        (SI)(AX*1), R9
+	LEAQ        256(DI), R10
+	MOVQ        CX, R11
+
+pair4:
+	PREFETCHT0  1024(R8)
+	PREFETCHT0  1024(R9)
+	VMOVDQU     6(R8), X0
+	VPSRLW      $0x04, X0, X1
+	VINSERTI128 $0x01, X1, Y0, Y0
+	VPANDD      Y31, Y0, Y0
+	KMOVD       2(R8), K1
+	VPADDB      Y26, Y0, Y0
+	VPADDB      Y27, Y0, K1, Y0
+	VMOVDQU     6(R9), X2
+	VPSRLW      $0x04, X2, X3
+	VINSERTI128 $0x01, X3, Y2, Y2
+	VPANDD      Y31, Y2, Y2
+	KMOVD       2(R9), K1
+	VPADDB      Y26, Y2, Y2
+	VPADDB      Y27, Y2, K1, Y2
+	VPERMT2D    Z2, Z28, Z0
+	VMOVDQU64   Z0, (R10)
+	MOVWLZX     (R8), R13
+	MOVWLZX     (R9), R14
+	SHLL        $0x10, R14
+	ORL         R14, R13
+	VMOVD       R13, X3
+	VCVTPH2PS   X3, X3
+	VMOVQ       X3, 288(R10)
+	ADDQ        $0x16, R8
+	ADDQ        $0x16, R9
+	ADDQ        $0x00000240, R10
+	DECQ        R11
+	JNZ         pair4
+	MOVQ        $0x0000000a, AX
+	CMPQ        AX, R12
+	CMOVQGT     R12, AX
+	IMULQ       BX, AX
+	LEAQ        (SI)(AX*1), R8
+	MOVQ        $0x0000000b, AX
+	CMPQ        AX, R12
+	CMOVQGT     R12, AX
+	IMULQ       BX, AX
+	LEAQ        (SI)(AX*1), R9
+	LEAQ        320(DI), R10
+	MOVQ        CX, R11
+
+pair5:
+	PREFETCHT0  1024(R8)
+	PREFETCHT0  1024(R9)
+	VMOVDQU     6(R8), X0
+	VPSRLW      $0x04, X0, X1
+	VINSERTI128 $0x01, X1, Y0, Y0
+	VPANDD      Y31, Y0, Y0
+	KMOVD       2(R8), K1
+	VPADDB      Y26, Y0, Y0
+	VPADDB      Y27, Y0, K1, Y0
+	VMOVDQU     6(R9), X2
+	VPSRLW      $0x04, X2, X3
+	VINSERTI128 $0x01, X3, Y2, Y2
+	VPANDD      Y31, Y2, Y2
+	KMOVD       2(R9), K1
+	VPADDB      Y26, Y2, Y2
+	VPADDB      Y27, Y2, K1, Y2
+	VPERMT2D    Z2, Z28, Z0
+	VMOVDQU64   Z0, (R10)
+	MOVWLZX     (R8), R13
+	MOVWLZX     (R9), R14
+	SHLL        $0x10, R14
+	ORL         R14, R13
+	VMOVD       R13, X3
+	VCVTPH2PS   X3, X3
+	VMOVQ       X3, 232(R10)
+	ADDQ        $0x16, R8
+	ADDQ        $0x16, R9
+	ADDQ        $0x00000240, R10
+	DECQ        R11
+	JNZ         pair5
+	MOVQ        $0x0000000c, AX
+	CMPQ        AX, R12
+	CMOVQGT     R12, AX
+	IMULQ       BX, AX
+	LEAQ        (SI)(AX*1), R8
+	MOVQ        $0x0000000d, AX
+	CMPQ        AX, R12
+	CMOVQGT     R12, AX
+	IMULQ       BX, AX
+	LEAQ        (SI)(AX*1), R9
+	LEAQ        384(DI), R10
+	MOVQ        CX, R11
+
+pair6:
+	PREFETCHT0  1024(R8)
+	PREFETCHT0  1024(R9)
+	VMOVDQU     6(R8), X0
+	VPSRLW      $0x04, X0, X1
+	VINSERTI128 $0x01, X1, Y0, Y0
+	VPANDD      Y31, Y0, Y0
+	KMOVD       2(R8), K1
+	VPADDB      Y26, Y0, Y0
+	VPADDB      Y27, Y0, K1, Y0
+	VMOVDQU     6(R9), X2
+	VPSRLW      $0x04, X2, X3
+	VINSERTI128 $0x01, X3, Y2, Y2
+	VPANDD      Y31, Y2, Y2
+	KMOVD       2(R9), K1
+	VPADDB      Y26, Y2, Y2
+	VPADDB      Y27, Y2, K1, Y2
+	VPERMT2D    Z2, Z28, Z0
+	VMOVDQU64   Z0, (R10)
+	MOVWLZX     (R8), R13
+	MOVWLZX     (R9), R14
+	SHLL        $0x10, R14
+	ORL         R14, R13
+	VMOVD       R13, X3
+	VCVTPH2PS   X3, X3
+	VMOVQ       X3, 176(R10)
+	ADDQ        $0x16, R8
+	ADDQ        $0x16, R9
+	ADDQ        $0x00000240, R10
+	DECQ        R11
+	JNZ         pair6
+	MOVQ        $0x0000000e, AX
+	CMPQ        AX, R12
+	CMOVQGT     R12, AX
+	IMULQ       BX, AX
+	LEAQ        (SI)(AX*1), R8
+	MOVQ        $0x0000000f, AX
+	CMPQ        AX, R12
+	CMOVQGT     R12, AX
+	IMULQ       BX, AX
+	LEAQ        (SI)(AX*1), R9
+	LEAQ        448(DI), R10
+	MOVQ        CX, R11
+
+pair7:
+	PREFETCHT0  1024(R8)
+	PREFETCHT0  1024(R9)
+	VMOVDQU     6(R8), X0
+	VPSRLW      $0x04, X0, X1
+	VINSERTI128 $0x01, X1, Y0, Y0
+	VPANDD      Y31, Y0, Y0
+	KMOVD       2(R8), K1
+	VPADDB      Y26, Y0, Y0
+	VPADDB      Y27, Y0, K1, Y0
+	VMOVDQU     6(R9), X2
+	VPSRLW      $0x04, X2, X3
+	VINSERTI128 $0x01, X3, Y2, Y2
+	VPANDD      Y31, Y2, Y2
+	KMOVD       2(R9), K1
+	VPADDB      Y26, Y2, Y2
+	VPADDB      Y27, Y2, K1, Y2
+	VPERMT2D    Z2, Z28, Z0
+	VMOVDQU64   Z0, (R10)
+	MOVWLZX     (R8), R13
+	MOVWLZX     (R9), R14
+	SHLL        $0x10, R14
+	ORL         R14, R13
+	VMOVD       R13, X3
+	VCVTPH2PS   X3, X3
+	VMOVQ       X3, 120(R10)
+	ADDQ        $0x16, R8
+	ADDQ        $0x16, R9
+	ADDQ        $0x00000240, R10
+	DECQ        R11
+	JNZ         pair7
+
+done:
+	VZEROUPPER
+	RET
+
 // func gemvQ5_0r4t1AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
 // Requires: AVX, AVX2, F16C, FMA3
 TEXT ·gemvQ5_0r4t1AVX2(SB), NOSPLIT, $0-72

@@ -408,6 +408,9 @@ func (p *Pool) matmul(op string, dsts [][]float32, ws []Matrix, x []float32, n i
 				j.af = afQ8Y // AVX2 tiles (q8tiley.go)
 			}
 		}
+		if k.legacyTiles(j.kind, n) {
+			iq4 = true // the tiles' 16-row strips
+		}
 		j.amx = j.kind == wkFloat && j.ft != ftF32 && n >= panelMinTokens && k.hasAMX()
 		j.pack = nil
 		if j.kind == wkIfQ4 || j.kind == wkIfQ3H {
@@ -578,7 +581,7 @@ func (t *mmTask) runWorker(w, lo, hi int) {
 		case wkBF16DP:
 			t.bf16dpRows(w, j, a, b)
 		case wkQ5_0, wkQ4_1, wkQ5_1:
-			t.legacyRows(j, a, b)
+			t.legacyRows(w, j, a, b)
 		default:
 			t.quantRows(j, a, b)
 		}

@@ -51,6 +51,11 @@ func legacyy(a *asm) {
 		f0:   a.global("lyf0", 0xf0f0f0f0f0f0f0f0, 0xf0f0f0f0f0f0f0f0, 0xf0f0f0f0f0f0f0f0, 0xf0f0f0f0f0f0f0f0),
 		b10:  a.global("ly10", 0x1010101010101010, 0x1010101010101010, 0x1010101010101010, 0x1010101010101010),
 	}
+	// Q5_0's prefill strips for the IQ4_NL tiles (iq4tile.go), which sum
+	// in the same order.
+	stripUnpack(a, operand.Mem{}, a.global("lyilv",
+		0x0000001000000000, 0x0000001100000001, 0x0000001200000002, 0x0000001300000003,
+		0x0000001400000004, 0x0000001500000005, 0x0000001600000006, 0x0000001700000007), iq4Pairs, true)
 	for _, k := range []lyKind{
 		{"Q5_0", 22, 2, 6, false, true},
 		{"Q4_1", 20, -1, 4, true, false},
