@@ -17,3 +17,9 @@ func (k Kernels) legacyTiles(kind wkind, n int) bool { return false }
 func (k Kernels) legacyGemmTiles(w []byte, ldw int, a []byte, lda, nb, n int, dst []float32, ldd, rows int, acc bool, scratch []byte) {
 	panic("cpu: no SIMD Q5_0 tiles in this build")
 }
+
+func (k Kernels) legacyTilesY(kind wkind, n int) bool { return false }
+
+func (k Kernels) legacyGemmY(w []byte, ldw int, a []byte, lda, nb, n int, dst []float32, ldd, rows int, acc bool) {
+	panic("cpu: no SIMD Q5_0 tiles in this build")
+}

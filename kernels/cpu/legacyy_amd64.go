@@ -262,6 +262,71 @@ func (k Kernels) legacyGemmTiles(w []byte, ldw int, a []byte, lda, nb, n int, ds
 	iq4Strips(unpackQ5_0S16, 22, w, ldw, a, lda, nb, n, dst, ldd, rows, acc, scratch)
 }
 
+// Q5_0 prefill at the AVX2 level: IQ4_NL's AVX2 tiles for Q5_0 blocks
+// (legacyy_amd64.s), on layout Y activations.
+
+//go:noescape
+func q5_0TileY1(w unsafe.Pointer, ldw uintptr, x *byte, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+
+//go:noescape
+func q5_0TileY2(w unsafe.Pointer, ldw uintptr, x *byte, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+
+//go:noescape
+func q5_0TileY3(w unsafe.Pointer, ldw uintptr, x *byte, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+
+//go:noescape
+func q5_0TileY4(w unsafe.Pointer, ldw uintptr, x *byte, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+
+//go:noescape
+func q5_0TileY5(w unsafe.Pointer, ldw uintptr, x *byte, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+
+//go:noescape
+func q5_0TileY6(w unsafe.Pointer, ldw uintptr, x *byte, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+
+//go:noescape
+func q5_0TileY7(w unsafe.Pointer, ldw uintptr, x *byte, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+
+//go:noescape
+func q5_0TileY8(w unsafe.Pointer, ldw uintptr, x *byte, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+
+var q5TilesY = [iq4YMaxTokens + 1]iq4TileYFunc{nil, q5_0TileY1, q5_0TileY2, q5_0TileY3, q5_0TileY4, q5_0TileY5, q5_0TileY6, q5_0TileY7, q5_0TileY8}
+
+// legacyTilesY reports whether a Q5_0, Q4_1 or Q5_1 matmul of n tokens
+// runs on the AVX2 tiles (legacyGemmY, layout Y activations): Q5_0 where
+// the AVX2 prefill tiles run (hasQ8Y), from q5YMinTokens tokens.
+func (k Kernels) legacyTilesY(kind wkind, n int) bool {
+	return kind == wkQ5_0 && n >= q5YMinTokens && k.hasQ8Y()
+}
+
+// legacyGemmY computes, for n tokens t (rows of layout Y in a, lda bytes
+// apart), dst[t·ldd+r] (+)= w_r·a_t for rows rows of nb Q5_0 blocks, ldw
+// bytes apart, with DotQ5_0Q8_0's bits: each weight block unpacked once
+// for up to 8 tokens.
+func (k Kernels) legacyGemmY(w []byte, ldw int, a []byte, lda, nb, n int, dst []float32, ldd, rows int, acc bool) {
+	if rows == 0 || n == 0 {
+		return
+	}
+	if nb == 0 {
+		if !acc {
+			for t := range n {
+				clear(dst[t*ldd : t*ldd+rows])
+			}
+		}
+		return
+	}
+	_ = w[(rows-1)*ldw+nb*22-1]
+	_ = a[(n-1)*lda+nb*yTokBlock-1]
+	_ = dst[(n-1)*ldd+rows-1]
+	ac := 0
+	if acc {
+		ac = 1
+	}
+	for t := 0; t < n; t += iq4YMaxTokens {
+		nt := min(iq4YMaxTokens, n-t)
+		q5TilesY[nt](unsafe.Pointer(&w[0]), uintptr(ldw), &a[t*lda], uintptr(lda), nb, &dst[t*ldd], uintptr(4*ldd), rows, ac)
+	}
+}
+
 // The Q8_1 activation quantizer (q8quanty_amd64.s).
 
 //go:noescape

@@ -421,6 +421,1226 @@ done:
 	VZEROUPPER
 	RET
 
+DATA lyones<>+0(SB)/8, $0x0001000100010001
+DATA lyones<>+8(SB)/8, $0x0001000100010001
+DATA lyones<>+16(SB)/8, $0x0001000100010001
+DATA lyones<>+24(SB)/8, $0x0001000100010001
+GLOBL lyones<>(SB), RODATA|NOPTR, $32
+
+DATA lynib<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA lynib<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA lynib<>+16(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA lynib<>+24(SB)/8, $0x0f0f0f0f0f0f0f0f
+GLOBL lynib<>(SB), RODATA|NOPTR, $32
+
+// func q5_0TileY1(w unsafe.Pointer, ldw uintptr, x *byte, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·q5_0TileY1(SB), NOSPLIT, $0-72
+	// For each of nrows rows of nb > 0 Q5_0 blocks (ldw bytes apart) and the
+	// 1 tokens at x (layout Y, ldx bytes apart), dst[t·ldd/4+r] (+)= w_r·x_t
+	// (ldd in bytes; with acc not 0 the old value is added after the sum).
+	MOVQ  w+0(FP), SI
+	MOVQ  ldw+8(FP), R14
+	MOVQ  x+16(FP), R12
+	MOVQ  ldx+24(FP), R8
+	MOVQ  dst+40(FP), DX
+	MOVQ  nrows+56(FP), BX
+	LEAQ  (R8)(R8*2), R9
+	LEAQ  (R8)(R8*4), R10
+	LEAQ  (R9)(R8*4), R11
+	TESTQ BX, BX
+	JZ    done
+
+row:
+	VXORPS Y0, Y0, Y0
+	MOVQ   SI, R13
+	MOVQ   R12, DI
+	MOVQ   nb+32(FP), CX
+
+blk:
+	VBROADCASTI128 6(R13), Y8
+	VPSRLVD        lyshr<>+0(SB), Y8, Y8
+	VPAND          lynib<>+0(SB), Y8, Y8
+	VPBROADCASTD   2(R13), Y11
+	VPSHUFB        lyshuf<>+0(SB), Y11, Y11
+	VPAND          lysel<>+0(SB), Y11, Y11
+	VPCMPEQB       lysel<>+0(SB), Y11, Y11
+	VPANDN         lyf0<>+0(SB), Y11, Y11
+	VPOR           Y11, Y8, Y8
+	VPABSB         Y8, Y9
+	VPBROADCASTW   (R13), X10
+	VCVTPH2PS      X10, Y10
+	VMOVDQU        (DI), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       lyones<>+0(SB), Y11, Y11
+	VCVTDQ2PS      Y11, Y11
+	VBROADCASTSS   32(DI), Y12
+	VMULPS         Y10, Y12, Y12
+	VFMADD231PS    Y12, Y11, Y0
+	ADDQ           $0x16, R13
+	ADDQ           $0x28, DI
+	DECQ           CX
+	JNZ            blk
+	MOVQ           DX, AX
+	MOVQ           ldd+48(FP), R13
+	MOVQ           acc+64(FP), CX
+	VEXTRACTF128   $0x01, Y0, X11
+	VADDPS         X11, X0, X0
+	VPERMILPS      $0x4e, X0, X11
+	VADDPS         X11, X0, X0
+	VPERMILPS      $0xb1, X0, X11
+	VADDSS         X11, X0, X0
+	TESTQ          CX, CX
+	JZ             st0
+	VADDSS         (AX), X0, X0
+
+st0:
+	VMOVSS X0, (AX)
+	ADDQ   R13, AX
+	ADDQ   $0x04, DX
+	ADDQ   R14, SI
+	DECQ   BX
+	JNZ    row
+
+done:
+	VZEROUPPER
+	RET
+
+// func q5_0TileY2(w unsafe.Pointer, ldw uintptr, x *byte, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·q5_0TileY2(SB), NOSPLIT, $0-72
+	// For each of nrows rows of nb > 0 Q5_0 blocks (ldw bytes apart) and the
+	// 2 tokens at x (layout Y, ldx bytes apart), dst[t·ldd/4+r] (+)= w_r·x_t
+	// (ldd in bytes; with acc not 0 the old value is added after the sum).
+	MOVQ  w+0(FP), SI
+	MOVQ  ldw+8(FP), R14
+	MOVQ  x+16(FP), R12
+	MOVQ  ldx+24(FP), R8
+	MOVQ  dst+40(FP), DX
+	MOVQ  nrows+56(FP), BX
+	LEAQ  (R8)(R8*2), R9
+	LEAQ  (R8)(R8*4), R10
+	LEAQ  (R9)(R8*4), R11
+	TESTQ BX, BX
+	JZ    done
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	MOVQ   SI, R13
+	MOVQ   R12, DI
+	MOVQ   nb+32(FP), CX
+
+blk:
+	VBROADCASTI128 6(R13), Y8
+	VPSRLVD        lyshr<>+0(SB), Y8, Y8
+	VPAND          lynib<>+0(SB), Y8, Y8
+	VPBROADCASTD   2(R13), Y11
+	VPSHUFB        lyshuf<>+0(SB), Y11, Y11
+	VPAND          lysel<>+0(SB), Y11, Y11
+	VPCMPEQB       lysel<>+0(SB), Y11, Y11
+	VPANDN         lyf0<>+0(SB), Y11, Y11
+	VPOR           Y11, Y8, Y8
+	VPABSB         Y8, Y9
+	VPBROADCASTW   (R13), X10
+	VCVTPH2PS      X10, Y10
+	VMOVDQU        (DI), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       lyones<>+0(SB), Y11, Y11
+	VCVTDQ2PS      Y11, Y11
+	VBROADCASTSS   32(DI), Y12
+	VMULPS         Y10, Y12, Y12
+	VFMADD231PS    Y12, Y11, Y0
+	VMOVDQU        (DI)(R8*1), Y13
+	VPSIGNB        Y8, Y13, Y13
+	VPMADDUBSW     Y13, Y9, Y13
+	VPMADDWD       lyones<>+0(SB), Y13, Y13
+	VCVTDQ2PS      Y13, Y13
+	VBROADCASTSS   32(DI)(R8*1), Y14
+	VMULPS         Y10, Y14, Y14
+	VFMADD231PS    Y14, Y13, Y1
+	ADDQ           $0x16, R13
+	ADDQ           $0x28, DI
+	DECQ           CX
+	JNZ            blk
+	MOVQ           DX, AX
+	MOVQ           ldd+48(FP), R13
+	MOVQ           acc+64(FP), CX
+	VEXTRACTF128   $0x01, Y0, X11
+	VADDPS         X11, X0, X0
+	VPERMILPS      $0x4e, X0, X11
+	VADDPS         X11, X0, X0
+	VPERMILPS      $0xb1, X0, X11
+	VADDSS         X11, X0, X0
+	TESTQ          CX, CX
+	JZ             st0
+	VADDSS         (AX), X0, X0
+
+st0:
+	VMOVSS       X0, (AX)
+	ADDQ         R13, AX
+	VEXTRACTF128 $0x01, Y1, X11
+	VADDPS       X11, X1, X1
+	VPERMILPS    $0x4e, X1, X11
+	VADDPS       X11, X1, X1
+	VPERMILPS    $0xb1, X1, X11
+	VADDSS       X11, X1, X1
+	TESTQ        CX, CX
+	JZ           st1
+	VADDSS       (AX), X1, X1
+
+st1:
+	VMOVSS X1, (AX)
+	ADDQ   R13, AX
+	ADDQ   $0x04, DX
+	ADDQ   R14, SI
+	DECQ   BX
+	JNZ    row
+
+done:
+	VZEROUPPER
+	RET
+
+// func q5_0TileY3(w unsafe.Pointer, ldw uintptr, x *byte, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·q5_0TileY3(SB), NOSPLIT, $0-72
+	// For each of nrows rows of nb > 0 Q5_0 blocks (ldw bytes apart) and the
+	// 3 tokens at x (layout Y, ldx bytes apart), dst[t·ldd/4+r] (+)= w_r·x_t
+	// (ldd in bytes; with acc not 0 the old value is added after the sum).
+	MOVQ  w+0(FP), SI
+	MOVQ  ldw+8(FP), R14
+	MOVQ  x+16(FP), R12
+	MOVQ  ldx+24(FP), R8
+	MOVQ  dst+40(FP), DX
+	MOVQ  nrows+56(FP), BX
+	LEAQ  (R8)(R8*2), R9
+	LEAQ  (R8)(R8*4), R10
+	LEAQ  (R9)(R8*4), R11
+	TESTQ BX, BX
+	JZ    done
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	MOVQ   SI, R13
+	MOVQ   R12, DI
+	MOVQ   nb+32(FP), CX
+
+blk:
+	VBROADCASTI128 6(R13), Y8
+	VPSRLVD        lyshr<>+0(SB), Y8, Y8
+	VPAND          lynib<>+0(SB), Y8, Y8
+	VPBROADCASTD   2(R13), Y11
+	VPSHUFB        lyshuf<>+0(SB), Y11, Y11
+	VPAND          lysel<>+0(SB), Y11, Y11
+	VPCMPEQB       lysel<>+0(SB), Y11, Y11
+	VPANDN         lyf0<>+0(SB), Y11, Y11
+	VPOR           Y11, Y8, Y8
+	VPABSB         Y8, Y9
+	VPBROADCASTW   (R13), X10
+	VCVTPH2PS      X10, Y10
+	VMOVDQU        (DI), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       lyones<>+0(SB), Y11, Y11
+	VCVTDQ2PS      Y11, Y11
+	VBROADCASTSS   32(DI), Y12
+	VMULPS         Y10, Y12, Y12
+	VFMADD231PS    Y12, Y11, Y0
+	VMOVDQU        (DI)(R8*1), Y13
+	VPSIGNB        Y8, Y13, Y13
+	VPMADDUBSW     Y13, Y9, Y13
+	VPMADDWD       lyones<>+0(SB), Y13, Y13
+	VCVTDQ2PS      Y13, Y13
+	VBROADCASTSS   32(DI)(R8*1), Y14
+	VMULPS         Y10, Y14, Y14
+	VFMADD231PS    Y14, Y13, Y1
+	VMOVDQU        (DI)(R8*2), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       lyones<>+0(SB), Y11, Y11
+	VCVTDQ2PS      Y11, Y11
+	VBROADCASTSS   32(DI)(R8*2), Y12
+	VMULPS         Y10, Y12, Y12
+	VFMADD231PS    Y12, Y11, Y2
+	ADDQ           $0x16, R13
+	ADDQ           $0x28, DI
+	DECQ           CX
+	JNZ            blk
+	MOVQ           DX, AX
+	MOVQ           ldd+48(FP), R13
+	MOVQ           acc+64(FP), CX
+	VEXTRACTF128   $0x01, Y0, X11
+	VADDPS         X11, X0, X0
+	VPERMILPS      $0x4e, X0, X11
+	VADDPS         X11, X0, X0
+	VPERMILPS      $0xb1, X0, X11
+	VADDSS         X11, X0, X0
+	TESTQ          CX, CX
+	JZ             st0
+	VADDSS         (AX), X0, X0
+
+st0:
+	VMOVSS       X0, (AX)
+	ADDQ         R13, AX
+	VEXTRACTF128 $0x01, Y1, X11
+	VADDPS       X11, X1, X1
+	VPERMILPS    $0x4e, X1, X11
+	VADDPS       X11, X1, X1
+	VPERMILPS    $0xb1, X1, X11
+	VADDSS       X11, X1, X1
+	TESTQ        CX, CX
+	JZ           st1
+	VADDSS       (AX), X1, X1
+
+st1:
+	VMOVSS       X1, (AX)
+	ADDQ         R13, AX
+	VEXTRACTF128 $0x01, Y2, X11
+	VADDPS       X11, X2, X2
+	VPERMILPS    $0x4e, X2, X11
+	VADDPS       X11, X2, X2
+	VPERMILPS    $0xb1, X2, X11
+	VADDSS       X11, X2, X2
+	TESTQ        CX, CX
+	JZ           st2
+	VADDSS       (AX), X2, X2
+
+st2:
+	VMOVSS X2, (AX)
+	ADDQ   R13, AX
+	ADDQ   $0x04, DX
+	ADDQ   R14, SI
+	DECQ   BX
+	JNZ    row
+
+done:
+	VZEROUPPER
+	RET
+
+// func q5_0TileY4(w unsafe.Pointer, ldw uintptr, x *byte, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·q5_0TileY4(SB), NOSPLIT, $0-72
+	// For each of nrows rows of nb > 0 Q5_0 blocks (ldw bytes apart) and the
+	// 4 tokens at x (layout Y, ldx bytes apart), dst[t·ldd/4+r] (+)= w_r·x_t
+	// (ldd in bytes; with acc not 0 the old value is added after the sum).
+	MOVQ  w+0(FP), SI
+	MOVQ  ldw+8(FP), R14
+	MOVQ  x+16(FP), R12
+	MOVQ  ldx+24(FP), R8
+	MOVQ  dst+40(FP), DX
+	MOVQ  nrows+56(FP), BX
+	LEAQ  (R8)(R8*2), R9
+	LEAQ  (R8)(R8*4), R10
+	LEAQ  (R9)(R8*4), R11
+	TESTQ BX, BX
+	JZ    done
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	MOVQ   SI, R13
+	MOVQ   R12, DI
+	MOVQ   nb+32(FP), CX
+
+blk:
+	VBROADCASTI128 6(R13), Y8
+	VPSRLVD        lyshr<>+0(SB), Y8, Y8
+	VPAND          lynib<>+0(SB), Y8, Y8
+	VPBROADCASTD   2(R13), Y11
+	VPSHUFB        lyshuf<>+0(SB), Y11, Y11
+	VPAND          lysel<>+0(SB), Y11, Y11
+	VPCMPEQB       lysel<>+0(SB), Y11, Y11
+	VPANDN         lyf0<>+0(SB), Y11, Y11
+	VPOR           Y11, Y8, Y8
+	VPABSB         Y8, Y9
+	VPBROADCASTW   (R13), X10
+	VCVTPH2PS      X10, Y10
+	VMOVDQU        (DI), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       lyones<>+0(SB), Y11, Y11
+	VCVTDQ2PS      Y11, Y11
+	VBROADCASTSS   32(DI), Y12
+	VMULPS         Y10, Y12, Y12
+	VFMADD231PS    Y12, Y11, Y0
+	VMOVDQU        (DI)(R8*1), Y13
+	VPSIGNB        Y8, Y13, Y13
+	VPMADDUBSW     Y13, Y9, Y13
+	VPMADDWD       lyones<>+0(SB), Y13, Y13
+	VCVTDQ2PS      Y13, Y13
+	VBROADCASTSS   32(DI)(R8*1), Y14
+	VMULPS         Y10, Y14, Y14
+	VFMADD231PS    Y14, Y13, Y1
+	VMOVDQU        (DI)(R8*2), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       lyones<>+0(SB), Y11, Y11
+	VCVTDQ2PS      Y11, Y11
+	VBROADCASTSS   32(DI)(R8*2), Y12
+	VMULPS         Y10, Y12, Y12
+	VFMADD231PS    Y12, Y11, Y2
+	VMOVDQU        (DI)(R9*1), Y13
+	VPSIGNB        Y8, Y13, Y13
+	VPMADDUBSW     Y13, Y9, Y13
+	VPMADDWD       lyones<>+0(SB), Y13, Y13
+	VCVTDQ2PS      Y13, Y13
+	VBROADCASTSS   32(DI)(R9*1), Y14
+	VMULPS         Y10, Y14, Y14
+	VFMADD231PS    Y14, Y13, Y3
+	ADDQ           $0x16, R13
+	ADDQ           $0x28, DI
+	DECQ           CX
+	JNZ            blk
+	MOVQ           DX, AX
+	MOVQ           ldd+48(FP), R13
+	MOVQ           acc+64(FP), CX
+	VEXTRACTF128   $0x01, Y0, X11
+	VADDPS         X11, X0, X0
+	VPERMILPS      $0x4e, X0, X11
+	VADDPS         X11, X0, X0
+	VPERMILPS      $0xb1, X0, X11
+	VADDSS         X11, X0, X0
+	TESTQ          CX, CX
+	JZ             st0
+	VADDSS         (AX), X0, X0
+
+st0:
+	VMOVSS       X0, (AX)
+	ADDQ         R13, AX
+	VEXTRACTF128 $0x01, Y1, X11
+	VADDPS       X11, X1, X1
+	VPERMILPS    $0x4e, X1, X11
+	VADDPS       X11, X1, X1
+	VPERMILPS    $0xb1, X1, X11
+	VADDSS       X11, X1, X1
+	TESTQ        CX, CX
+	JZ           st1
+	VADDSS       (AX), X1, X1
+
+st1:
+	VMOVSS       X1, (AX)
+	ADDQ         R13, AX
+	VEXTRACTF128 $0x01, Y2, X11
+	VADDPS       X11, X2, X2
+	VPERMILPS    $0x4e, X2, X11
+	VADDPS       X11, X2, X2
+	VPERMILPS    $0xb1, X2, X11
+	VADDSS       X11, X2, X2
+	TESTQ        CX, CX
+	JZ           st2
+	VADDSS       (AX), X2, X2
+
+st2:
+	VMOVSS       X2, (AX)
+	ADDQ         R13, AX
+	VEXTRACTF128 $0x01, Y3, X11
+	VADDPS       X11, X3, X3
+	VPERMILPS    $0x4e, X3, X11
+	VADDPS       X11, X3, X3
+	VPERMILPS    $0xb1, X3, X11
+	VADDSS       X11, X3, X3
+	TESTQ        CX, CX
+	JZ           st3
+	VADDSS       (AX), X3, X3
+
+st3:
+	VMOVSS X3, (AX)
+	ADDQ   R13, AX
+	ADDQ   $0x04, DX
+	ADDQ   R14, SI
+	DECQ   BX
+	JNZ    row
+
+done:
+	VZEROUPPER
+	RET
+
+// func q5_0TileY5(w unsafe.Pointer, ldw uintptr, x *byte, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·q5_0TileY5(SB), NOSPLIT, $0-72
+	// For each of nrows rows of nb > 0 Q5_0 blocks (ldw bytes apart) and the
+	// 5 tokens at x (layout Y, ldx bytes apart), dst[t·ldd/4+r] (+)= w_r·x_t
+	// (ldd in bytes; with acc not 0 the old value is added after the sum).
+	MOVQ  w+0(FP), SI
+	MOVQ  ldw+8(FP), R14
+	MOVQ  x+16(FP), R12
+	MOVQ  ldx+24(FP), R8
+	MOVQ  dst+40(FP), DX
+	MOVQ  nrows+56(FP), BX
+	LEAQ  (R8)(R8*2), R9
+	LEAQ  (R8)(R8*4), R10
+	LEAQ  (R9)(R8*4), R11
+	TESTQ BX, BX
+	JZ    done
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	MOVQ   SI, R13
+	MOVQ   R12, DI
+	MOVQ   nb+32(FP), CX
+
+blk:
+	VBROADCASTI128 6(R13), Y8
+	VPSRLVD        lyshr<>+0(SB), Y8, Y8
+	VPAND          lynib<>+0(SB), Y8, Y8
+	VPBROADCASTD   2(R13), Y11
+	VPSHUFB        lyshuf<>+0(SB), Y11, Y11
+	VPAND          lysel<>+0(SB), Y11, Y11
+	VPCMPEQB       lysel<>+0(SB), Y11, Y11
+	VPANDN         lyf0<>+0(SB), Y11, Y11
+	VPOR           Y11, Y8, Y8
+	VPABSB         Y8, Y9
+	VPBROADCASTW   (R13), X10
+	VCVTPH2PS      X10, Y10
+	VMOVDQU        (DI), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       lyones<>+0(SB), Y11, Y11
+	VCVTDQ2PS      Y11, Y11
+	VBROADCASTSS   32(DI), Y12
+	VMULPS         Y10, Y12, Y12
+	VFMADD231PS    Y12, Y11, Y0
+	VMOVDQU        (DI)(R8*1), Y13
+	VPSIGNB        Y8, Y13, Y13
+	VPMADDUBSW     Y13, Y9, Y13
+	VPMADDWD       lyones<>+0(SB), Y13, Y13
+	VCVTDQ2PS      Y13, Y13
+	VBROADCASTSS   32(DI)(R8*1), Y14
+	VMULPS         Y10, Y14, Y14
+	VFMADD231PS    Y14, Y13, Y1
+	VMOVDQU        (DI)(R8*2), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       lyones<>+0(SB), Y11, Y11
+	VCVTDQ2PS      Y11, Y11
+	VBROADCASTSS   32(DI)(R8*2), Y12
+	VMULPS         Y10, Y12, Y12
+	VFMADD231PS    Y12, Y11, Y2
+	VMOVDQU        (DI)(R9*1), Y13
+	VPSIGNB        Y8, Y13, Y13
+	VPMADDUBSW     Y13, Y9, Y13
+	VPMADDWD       lyones<>+0(SB), Y13, Y13
+	VCVTDQ2PS      Y13, Y13
+	VBROADCASTSS   32(DI)(R9*1), Y14
+	VMULPS         Y10, Y14, Y14
+	VFMADD231PS    Y14, Y13, Y3
+	VMOVDQU        (DI)(R8*4), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       lyones<>+0(SB), Y11, Y11
+	VCVTDQ2PS      Y11, Y11
+	VBROADCASTSS   32(DI)(R8*4), Y12
+	VMULPS         Y10, Y12, Y12
+	VFMADD231PS    Y12, Y11, Y4
+	ADDQ           $0x16, R13
+	ADDQ           $0x28, DI
+	DECQ           CX
+	JNZ            blk
+	MOVQ           DX, AX
+	MOVQ           ldd+48(FP), R13
+	MOVQ           acc+64(FP), CX
+	VEXTRACTF128   $0x01, Y0, X11
+	VADDPS         X11, X0, X0
+	VPERMILPS      $0x4e, X0, X11
+	VADDPS         X11, X0, X0
+	VPERMILPS      $0xb1, X0, X11
+	VADDSS         X11, X0, X0
+	TESTQ          CX, CX
+	JZ             st0
+	VADDSS         (AX), X0, X0
+
+st0:
+	VMOVSS       X0, (AX)
+	ADDQ         R13, AX
+	VEXTRACTF128 $0x01, Y1, X11
+	VADDPS       X11, X1, X1
+	VPERMILPS    $0x4e, X1, X11
+	VADDPS       X11, X1, X1
+	VPERMILPS    $0xb1, X1, X11
+	VADDSS       X11, X1, X1
+	TESTQ        CX, CX
+	JZ           st1
+	VADDSS       (AX), X1, X1
+
+st1:
+	VMOVSS       X1, (AX)
+	ADDQ         R13, AX
+	VEXTRACTF128 $0x01, Y2, X11
+	VADDPS       X11, X2, X2
+	VPERMILPS    $0x4e, X2, X11
+	VADDPS       X11, X2, X2
+	VPERMILPS    $0xb1, X2, X11
+	VADDSS       X11, X2, X2
+	TESTQ        CX, CX
+	JZ           st2
+	VADDSS       (AX), X2, X2
+
+st2:
+	VMOVSS       X2, (AX)
+	ADDQ         R13, AX
+	VEXTRACTF128 $0x01, Y3, X11
+	VADDPS       X11, X3, X3
+	VPERMILPS    $0x4e, X3, X11
+	VADDPS       X11, X3, X3
+	VPERMILPS    $0xb1, X3, X11
+	VADDSS       X11, X3, X3
+	TESTQ        CX, CX
+	JZ           st3
+	VADDSS       (AX), X3, X3
+
+st3:
+	VMOVSS       X3, (AX)
+	ADDQ         R13, AX
+	VEXTRACTF128 $0x01, Y4, X11
+	VADDPS       X11, X4, X4
+	VPERMILPS    $0x4e, X4, X11
+	VADDPS       X11, X4, X4
+	VPERMILPS    $0xb1, X4, X11
+	VADDSS       X11, X4, X4
+	TESTQ        CX, CX
+	JZ           st4
+	VADDSS       (AX), X4, X4
+
+st4:
+	VMOVSS X4, (AX)
+	ADDQ   R13, AX
+	ADDQ   $0x04, DX
+	ADDQ   R14, SI
+	DECQ   BX
+	JNZ    row
+
+done:
+	VZEROUPPER
+	RET
+
+// func q5_0TileY6(w unsafe.Pointer, ldw uintptr, x *byte, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·q5_0TileY6(SB), NOSPLIT, $0-72
+	// For each of nrows rows of nb > 0 Q5_0 blocks (ldw bytes apart) and the
+	// 6 tokens at x (layout Y, ldx bytes apart), dst[t·ldd/4+r] (+)= w_r·x_t
+	// (ldd in bytes; with acc not 0 the old value is added after the sum).
+	MOVQ  w+0(FP), SI
+	MOVQ  ldw+8(FP), R14
+	MOVQ  x+16(FP), R12
+	MOVQ  ldx+24(FP), R8
+	MOVQ  dst+40(FP), DX
+	MOVQ  nrows+56(FP), BX
+	LEAQ  (R8)(R8*2), R9
+	LEAQ  (R8)(R8*4), R10
+	LEAQ  (R9)(R8*4), R11
+	TESTQ BX, BX
+	JZ    done
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	MOVQ   SI, R13
+	MOVQ   R12, DI
+	MOVQ   nb+32(FP), CX
+
+blk:
+	VBROADCASTI128 6(R13), Y8
+	VPSRLVD        lyshr<>+0(SB), Y8, Y8
+	VPAND          lynib<>+0(SB), Y8, Y8
+	VPBROADCASTD   2(R13), Y11
+	VPSHUFB        lyshuf<>+0(SB), Y11, Y11
+	VPAND          lysel<>+0(SB), Y11, Y11
+	VPCMPEQB       lysel<>+0(SB), Y11, Y11
+	VPANDN         lyf0<>+0(SB), Y11, Y11
+	VPOR           Y11, Y8, Y8
+	VPABSB         Y8, Y9
+	VPBROADCASTW   (R13), X10
+	VCVTPH2PS      X10, Y10
+	VMOVDQU        (DI), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       lyones<>+0(SB), Y11, Y11
+	VCVTDQ2PS      Y11, Y11
+	VBROADCASTSS   32(DI), Y12
+	VMULPS         Y10, Y12, Y12
+	VFMADD231PS    Y12, Y11, Y0
+	VMOVDQU        (DI)(R8*1), Y13
+	VPSIGNB        Y8, Y13, Y13
+	VPMADDUBSW     Y13, Y9, Y13
+	VPMADDWD       lyones<>+0(SB), Y13, Y13
+	VCVTDQ2PS      Y13, Y13
+	VBROADCASTSS   32(DI)(R8*1), Y14
+	VMULPS         Y10, Y14, Y14
+	VFMADD231PS    Y14, Y13, Y1
+	VMOVDQU        (DI)(R8*2), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       lyones<>+0(SB), Y11, Y11
+	VCVTDQ2PS      Y11, Y11
+	VBROADCASTSS   32(DI)(R8*2), Y12
+	VMULPS         Y10, Y12, Y12
+	VFMADD231PS    Y12, Y11, Y2
+	VMOVDQU        (DI)(R9*1), Y13
+	VPSIGNB        Y8, Y13, Y13
+	VPMADDUBSW     Y13, Y9, Y13
+	VPMADDWD       lyones<>+0(SB), Y13, Y13
+	VCVTDQ2PS      Y13, Y13
+	VBROADCASTSS   32(DI)(R9*1), Y14
+	VMULPS         Y10, Y14, Y14
+	VFMADD231PS    Y14, Y13, Y3
+	VMOVDQU        (DI)(R8*4), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       lyones<>+0(SB), Y11, Y11
+	VCVTDQ2PS      Y11, Y11
+	VBROADCASTSS   32(DI)(R8*4), Y12
+	VMULPS         Y10, Y12, Y12
+	VFMADD231PS    Y12, Y11, Y4
+	VMOVDQU        (DI)(R10*1), Y13
+	VPSIGNB        Y8, Y13, Y13
+	VPMADDUBSW     Y13, Y9, Y13
+	VPMADDWD       lyones<>+0(SB), Y13, Y13
+	VCVTDQ2PS      Y13, Y13
+	VBROADCASTSS   32(DI)(R10*1), Y14
+	VMULPS         Y10, Y14, Y14
+	VFMADD231PS    Y14, Y13, Y5
+	ADDQ           $0x16, R13
+	ADDQ           $0x28, DI
+	DECQ           CX
+	JNZ            blk
+	MOVQ           DX, AX
+	MOVQ           ldd+48(FP), R13
+	MOVQ           acc+64(FP), CX
+	VEXTRACTF128   $0x01, Y0, X11
+	VADDPS         X11, X0, X0
+	VPERMILPS      $0x4e, X0, X11
+	VADDPS         X11, X0, X0
+	VPERMILPS      $0xb1, X0, X11
+	VADDSS         X11, X0, X0
+	TESTQ          CX, CX
+	JZ             st0
+	VADDSS         (AX), X0, X0
+
+st0:
+	VMOVSS       X0, (AX)
+	ADDQ         R13, AX
+	VEXTRACTF128 $0x01, Y1, X11
+	VADDPS       X11, X1, X1
+	VPERMILPS    $0x4e, X1, X11
+	VADDPS       X11, X1, X1
+	VPERMILPS    $0xb1, X1, X11
+	VADDSS       X11, X1, X1
+	TESTQ        CX, CX
+	JZ           st1
+	VADDSS       (AX), X1, X1
+
+st1:
+	VMOVSS       X1, (AX)
+	ADDQ         R13, AX
+	VEXTRACTF128 $0x01, Y2, X11
+	VADDPS       X11, X2, X2
+	VPERMILPS    $0x4e, X2, X11
+	VADDPS       X11, X2, X2
+	VPERMILPS    $0xb1, X2, X11
+	VADDSS       X11, X2, X2
+	TESTQ        CX, CX
+	JZ           st2
+	VADDSS       (AX), X2, X2
+
+st2:
+	VMOVSS       X2, (AX)
+	ADDQ         R13, AX
+	VEXTRACTF128 $0x01, Y3, X11
+	VADDPS       X11, X3, X3
+	VPERMILPS    $0x4e, X3, X11
+	VADDPS       X11, X3, X3
+	VPERMILPS    $0xb1, X3, X11
+	VADDSS       X11, X3, X3
+	TESTQ        CX, CX
+	JZ           st3
+	VADDSS       (AX), X3, X3
+
+st3:
+	VMOVSS       X3, (AX)
+	ADDQ         R13, AX
+	VEXTRACTF128 $0x01, Y4, X11
+	VADDPS       X11, X4, X4
+	VPERMILPS    $0x4e, X4, X11
+	VADDPS       X11, X4, X4
+	VPERMILPS    $0xb1, X4, X11
+	VADDSS       X11, X4, X4
+	TESTQ        CX, CX
+	JZ           st4
+	VADDSS       (AX), X4, X4
+
+st4:
+	VMOVSS       X4, (AX)
+	ADDQ         R13, AX
+	VEXTRACTF128 $0x01, Y5, X11
+	VADDPS       X11, X5, X5
+	VPERMILPS    $0x4e, X5, X11
+	VADDPS       X11, X5, X5
+	VPERMILPS    $0xb1, X5, X11
+	VADDSS       X11, X5, X5
+	TESTQ        CX, CX
+	JZ           st5
+	VADDSS       (AX), X5, X5
+
+st5:
+	VMOVSS X5, (AX)
+	ADDQ   R13, AX
+	ADDQ   $0x04, DX
+	ADDQ   R14, SI
+	DECQ   BX
+	JNZ    row
+
+done:
+	VZEROUPPER
+	RET
+
+// func q5_0TileY7(w unsafe.Pointer, ldw uintptr, x *byte, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·q5_0TileY7(SB), NOSPLIT, $0-72
+	// For each of nrows rows of nb > 0 Q5_0 blocks (ldw bytes apart) and the
+	// 7 tokens at x (layout Y, ldx bytes apart), dst[t·ldd/4+r] (+)= w_r·x_t
+	// (ldd in bytes; with acc not 0 the old value is added after the sum).
+	MOVQ  w+0(FP), SI
+	MOVQ  ldw+8(FP), R14
+	MOVQ  x+16(FP), R12
+	MOVQ  ldx+24(FP), R8
+	MOVQ  dst+40(FP), DX
+	MOVQ  nrows+56(FP), BX
+	LEAQ  (R8)(R8*2), R9
+	LEAQ  (R8)(R8*4), R10
+	LEAQ  (R9)(R8*4), R11
+	TESTQ BX, BX
+	JZ    done
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	MOVQ   SI, R13
+	MOVQ   R12, DI
+	MOVQ   nb+32(FP), CX
+
+blk:
+	VBROADCASTI128 6(R13), Y8
+	VPSRLVD        lyshr<>+0(SB), Y8, Y8
+	VPAND          lynib<>+0(SB), Y8, Y8
+	VPBROADCASTD   2(R13), Y11
+	VPSHUFB        lyshuf<>+0(SB), Y11, Y11
+	VPAND          lysel<>+0(SB), Y11, Y11
+	VPCMPEQB       lysel<>+0(SB), Y11, Y11
+	VPANDN         lyf0<>+0(SB), Y11, Y11
+	VPOR           Y11, Y8, Y8
+	VPABSB         Y8, Y9
+	VPBROADCASTW   (R13), X10
+	VCVTPH2PS      X10, Y10
+	VMOVDQU        (DI), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       lyones<>+0(SB), Y11, Y11
+	VCVTDQ2PS      Y11, Y11
+	VBROADCASTSS   32(DI), Y12
+	VMULPS         Y10, Y12, Y12
+	VFMADD231PS    Y12, Y11, Y0
+	VMOVDQU        (DI)(R8*1), Y13
+	VPSIGNB        Y8, Y13, Y13
+	VPMADDUBSW     Y13, Y9, Y13
+	VPMADDWD       lyones<>+0(SB), Y13, Y13
+	VCVTDQ2PS      Y13, Y13
+	VBROADCASTSS   32(DI)(R8*1), Y14
+	VMULPS         Y10, Y14, Y14
+	VFMADD231PS    Y14, Y13, Y1
+	VMOVDQU        (DI)(R8*2), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       lyones<>+0(SB), Y11, Y11
+	VCVTDQ2PS      Y11, Y11
+	VBROADCASTSS   32(DI)(R8*2), Y12
+	VMULPS         Y10, Y12, Y12
+	VFMADD231PS    Y12, Y11, Y2
+	VMOVDQU        (DI)(R9*1), Y13
+	VPSIGNB        Y8, Y13, Y13
+	VPMADDUBSW     Y13, Y9, Y13
+	VPMADDWD       lyones<>+0(SB), Y13, Y13
+	VCVTDQ2PS      Y13, Y13
+	VBROADCASTSS   32(DI)(R9*1), Y14
+	VMULPS         Y10, Y14, Y14
+	VFMADD231PS    Y14, Y13, Y3
+	VMOVDQU        (DI)(R8*4), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       lyones<>+0(SB), Y11, Y11
+	VCVTDQ2PS      Y11, Y11
+	VBROADCASTSS   32(DI)(R8*4), Y12
+	VMULPS         Y10, Y12, Y12
+	VFMADD231PS    Y12, Y11, Y4
+	VMOVDQU        (DI)(R10*1), Y13
+	VPSIGNB        Y8, Y13, Y13
+	VPMADDUBSW     Y13, Y9, Y13
+	VPMADDWD       lyones<>+0(SB), Y13, Y13
+	VCVTDQ2PS      Y13, Y13
+	VBROADCASTSS   32(DI)(R10*1), Y14
+	VMULPS         Y10, Y14, Y14
+	VFMADD231PS    Y14, Y13, Y5
+	VMOVDQU        (DI)(R9*2), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       lyones<>+0(SB), Y11, Y11
+	VCVTDQ2PS      Y11, Y11
+	VBROADCASTSS   32(DI)(R9*2), Y12
+	VMULPS         Y10, Y12, Y12
+	VFMADD231PS    Y12, Y11, Y6
+	ADDQ           $0x16, R13
+	ADDQ           $0x28, DI
+	DECQ           CX
+	JNZ            blk
+	MOVQ           DX, AX
+	MOVQ           ldd+48(FP), R13
+	MOVQ           acc+64(FP), CX
+	VEXTRACTF128   $0x01, Y0, X11
+	VADDPS         X11, X0, X0
+	VPERMILPS      $0x4e, X0, X11
+	VADDPS         X11, X0, X0
+	VPERMILPS      $0xb1, X0, X11
+	VADDSS         X11, X0, X0
+	TESTQ          CX, CX
+	JZ             st0
+	VADDSS         (AX), X0, X0
+
+st0:
+	VMOVSS       X0, (AX)
+	ADDQ         R13, AX
+	VEXTRACTF128 $0x01, Y1, X11
+	VADDPS       X11, X1, X1
+	VPERMILPS    $0x4e, X1, X11
+	VADDPS       X11, X1, X1
+	VPERMILPS    $0xb1, X1, X11
+	VADDSS       X11, X1, X1
+	TESTQ        CX, CX
+	JZ           st1
+	VADDSS       (AX), X1, X1
+
+st1:
+	VMOVSS       X1, (AX)
+	ADDQ         R13, AX
+	VEXTRACTF128 $0x01, Y2, X11
+	VADDPS       X11, X2, X2
+	VPERMILPS    $0x4e, X2, X11
+	VADDPS       X11, X2, X2
+	VPERMILPS    $0xb1, X2, X11
+	VADDSS       X11, X2, X2
+	TESTQ        CX, CX
+	JZ           st2
+	VADDSS       (AX), X2, X2
+
+st2:
+	VMOVSS       X2, (AX)
+	ADDQ         R13, AX
+	VEXTRACTF128 $0x01, Y3, X11
+	VADDPS       X11, X3, X3
+	VPERMILPS    $0x4e, X3, X11
+	VADDPS       X11, X3, X3
+	VPERMILPS    $0xb1, X3, X11
+	VADDSS       X11, X3, X3
+	TESTQ        CX, CX
+	JZ           st3
+	VADDSS       (AX), X3, X3
+
+st3:
+	VMOVSS       X3, (AX)
+	ADDQ         R13, AX
+	VEXTRACTF128 $0x01, Y4, X11
+	VADDPS       X11, X4, X4
+	VPERMILPS    $0x4e, X4, X11
+	VADDPS       X11, X4, X4
+	VPERMILPS    $0xb1, X4, X11
+	VADDSS       X11, X4, X4
+	TESTQ        CX, CX
+	JZ           st4
+	VADDSS       (AX), X4, X4
+
+st4:
+	VMOVSS       X4, (AX)
+	ADDQ         R13, AX
+	VEXTRACTF128 $0x01, Y5, X11
+	VADDPS       X11, X5, X5
+	VPERMILPS    $0x4e, X5, X11
+	VADDPS       X11, X5, X5
+	VPERMILPS    $0xb1, X5, X11
+	VADDSS       X11, X5, X5
+	TESTQ        CX, CX
+	JZ           st5
+	VADDSS       (AX), X5, X5
+
+st5:
+	VMOVSS       X5, (AX)
+	ADDQ         R13, AX
+	VEXTRACTF128 $0x01, Y6, X11
+	VADDPS       X11, X6, X6
+	VPERMILPS    $0x4e, X6, X11
+	VADDPS       X11, X6, X6
+	VPERMILPS    $0xb1, X6, X11
+	VADDSS       X11, X6, X6
+	TESTQ        CX, CX
+	JZ           st6
+	VADDSS       (AX), X6, X6
+
+st6:
+	VMOVSS X6, (AX)
+	ADDQ   R13, AX
+	ADDQ   $0x04, DX
+	ADDQ   R14, SI
+	DECQ   BX
+	JNZ    row
+
+done:
+	VZEROUPPER
+	RET
+
+// func q5_0TileY8(w unsafe.Pointer, ldw uintptr, x *byte, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·q5_0TileY8(SB), NOSPLIT, $0-72
+	// For each of nrows rows of nb > 0 Q5_0 blocks (ldw bytes apart) and the
+	// 8 tokens at x (layout Y, ldx bytes apart), dst[t·ldd/4+r] (+)= w_r·x_t
+	// (ldd in bytes; with acc not 0 the old value is added after the sum).
+	MOVQ  w+0(FP), SI
+	MOVQ  ldw+8(FP), R14
+	MOVQ  x+16(FP), R12
+	MOVQ  ldx+24(FP), R8
+	MOVQ  dst+40(FP), DX
+	MOVQ  nrows+56(FP), BX
+	LEAQ  (R8)(R8*2), R9
+	LEAQ  (R8)(R8*4), R10
+	LEAQ  (R9)(R8*4), R11
+	TESTQ BX, BX
+	JZ    done
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	MOVQ   SI, R13
+	MOVQ   R12, DI
+	MOVQ   nb+32(FP), CX
+
+blk:
+	VBROADCASTI128 6(R13), Y8
+	VPSRLVD        lyshr<>+0(SB), Y8, Y8
+	VPAND          lynib<>+0(SB), Y8, Y8
+	VPBROADCASTD   2(R13), Y11
+	VPSHUFB        lyshuf<>+0(SB), Y11, Y11
+	VPAND          lysel<>+0(SB), Y11, Y11
+	VPCMPEQB       lysel<>+0(SB), Y11, Y11
+	VPANDN         lyf0<>+0(SB), Y11, Y11
+	VPOR           Y11, Y8, Y8
+	VPABSB         Y8, Y9
+	VPBROADCASTW   (R13), X10
+	VCVTPH2PS      X10, Y10
+	VMOVDQU        (DI), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       lyones<>+0(SB), Y11, Y11
+	VCVTDQ2PS      Y11, Y11
+	VBROADCASTSS   32(DI), Y12
+	VMULPS         Y10, Y12, Y12
+	VFMADD231PS    Y12, Y11, Y0
+	VMOVDQU        (DI)(R8*1), Y13
+	VPSIGNB        Y8, Y13, Y13
+	VPMADDUBSW     Y13, Y9, Y13
+	VPMADDWD       lyones<>+0(SB), Y13, Y13
+	VCVTDQ2PS      Y13, Y13
+	VBROADCASTSS   32(DI)(R8*1), Y14
+	VMULPS         Y10, Y14, Y14
+	VFMADD231PS    Y14, Y13, Y1
+	VMOVDQU        (DI)(R8*2), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       lyones<>+0(SB), Y11, Y11
+	VCVTDQ2PS      Y11, Y11
+	VBROADCASTSS   32(DI)(R8*2), Y12
+	VMULPS         Y10, Y12, Y12
+	VFMADD231PS    Y12, Y11, Y2
+	VMOVDQU        (DI)(R9*1), Y13
+	VPSIGNB        Y8, Y13, Y13
+	VPMADDUBSW     Y13, Y9, Y13
+	VPMADDWD       lyones<>+0(SB), Y13, Y13
+	VCVTDQ2PS      Y13, Y13
+	VBROADCASTSS   32(DI)(R9*1), Y14
+	VMULPS         Y10, Y14, Y14
+	VFMADD231PS    Y14, Y13, Y3
+	VMOVDQU        (DI)(R8*4), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       lyones<>+0(SB), Y11, Y11
+	VCVTDQ2PS      Y11, Y11
+	VBROADCASTSS   32(DI)(R8*4), Y12
+	VMULPS         Y10, Y12, Y12
+	VFMADD231PS    Y12, Y11, Y4
+	VMOVDQU        (DI)(R10*1), Y13
+	VPSIGNB        Y8, Y13, Y13
+	VPMADDUBSW     Y13, Y9, Y13
+	VPMADDWD       lyones<>+0(SB), Y13, Y13
+	VCVTDQ2PS      Y13, Y13
+	VBROADCASTSS   32(DI)(R10*1), Y14
+	VMULPS         Y10, Y14, Y14
+	VFMADD231PS    Y14, Y13, Y5
+	VMOVDQU        (DI)(R9*2), Y11
+	VPSIGNB        Y8, Y11, Y11
+	VPMADDUBSW     Y11, Y9, Y11
+	VPMADDWD       lyones<>+0(SB), Y11, Y11
+	VCVTDQ2PS      Y11, Y11
+	VBROADCASTSS   32(DI)(R9*2), Y12
+	VMULPS         Y10, Y12, Y12
+	VFMADD231PS    Y12, Y11, Y6
+	VMOVDQU        (DI)(R11*1), Y13
+	VPSIGNB        Y8, Y13, Y13
+	VPMADDUBSW     Y13, Y9, Y13
+	VPMADDWD       lyones<>+0(SB), Y13, Y13
+	VCVTDQ2PS      Y13, Y13
+	VBROADCASTSS   32(DI)(R11*1), Y14
+	VMULPS         Y10, Y14, Y14
+	VFMADD231PS    Y14, Y13, Y7
+	ADDQ           $0x16, R13
+	ADDQ           $0x28, DI
+	DECQ           CX
+	JNZ            blk
+	MOVQ           DX, AX
+	MOVQ           ldd+48(FP), R13
+	MOVQ           acc+64(FP), CX
+	VEXTRACTF128   $0x01, Y0, X11
+	VADDPS         X11, X0, X0
+	VPERMILPS      $0x4e, X0, X11
+	VADDPS         X11, X0, X0
+	VPERMILPS      $0xb1, X0, X11
+	VADDSS         X11, X0, X0
+	TESTQ          CX, CX
+	JZ             st0
+	VADDSS         (AX), X0, X0
+
+st0:
+	VMOVSS       X0, (AX)
+	ADDQ         R13, AX
+	VEXTRACTF128 $0x01, Y1, X11
+	VADDPS       X11, X1, X1
+	VPERMILPS    $0x4e, X1, X11
+	VADDPS       X11, X1, X1
+	VPERMILPS    $0xb1, X1, X11
+	VADDSS       X11, X1, X1
+	TESTQ        CX, CX
+	JZ           st1
+	VADDSS       (AX), X1, X1
+
+st1:
+	VMOVSS       X1, (AX)
+	ADDQ         R13, AX
+	VEXTRACTF128 $0x01, Y2, X11
+	VADDPS       X11, X2, X2
+	VPERMILPS    $0x4e, X2, X11
+	VADDPS       X11, X2, X2
+	VPERMILPS    $0xb1, X2, X11
+	VADDSS       X11, X2, X2
+	TESTQ        CX, CX
+	JZ           st2
+	VADDSS       (AX), X2, X2
+
+st2:
+	VMOVSS       X2, (AX)
+	ADDQ         R13, AX
+	VEXTRACTF128 $0x01, Y3, X11
+	VADDPS       X11, X3, X3
+	VPERMILPS    $0x4e, X3, X11
+	VADDPS       X11, X3, X3
+	VPERMILPS    $0xb1, X3, X11
+	VADDSS       X11, X3, X3
+	TESTQ        CX, CX
+	JZ           st3
+	VADDSS       (AX), X3, X3
+
+st3:
+	VMOVSS       X3, (AX)
+	ADDQ         R13, AX
+	VEXTRACTF128 $0x01, Y4, X11
+	VADDPS       X11, X4, X4
+	VPERMILPS    $0x4e, X4, X11
+	VADDPS       X11, X4, X4
+	VPERMILPS    $0xb1, X4, X11
+	VADDSS       X11, X4, X4
+	TESTQ        CX, CX
+	JZ           st4
+	VADDSS       (AX), X4, X4
+
+st4:
+	VMOVSS       X4, (AX)
+	ADDQ         R13, AX
+	VEXTRACTF128 $0x01, Y5, X11
+	VADDPS       X11, X5, X5
+	VPERMILPS    $0x4e, X5, X11
+	VADDPS       X11, X5, X5
+	VPERMILPS    $0xb1, X5, X11
+	VADDSS       X11, X5, X5
+	TESTQ        CX, CX
+	JZ           st5
+	VADDSS       (AX), X5, X5
+
+st5:
+	VMOVSS       X5, (AX)
+	ADDQ         R13, AX
+	VEXTRACTF128 $0x01, Y6, X11
+	VADDPS       X11, X6, X6
+	VPERMILPS    $0x4e, X6, X11
+	VADDPS       X11, X6, X6
+	VPERMILPS    $0xb1, X6, X11
+	VADDSS       X11, X6, X6
+	TESTQ        CX, CX
+	JZ           st6
+	VADDSS       (AX), X6, X6
+
+st6:
+	VMOVSS       X6, (AX)
+	ADDQ         R13, AX
+	VEXTRACTF128 $0x01, Y7, X11
+	VADDPS       X11, X7, X7
+	VPERMILPS    $0x4e, X7, X11
+	VADDPS       X11, X7, X7
+	VPERMILPS    $0xb1, X7, X11
+	VADDSS       X11, X7, X7
+	TESTQ        CX, CX
+	JZ           st7
+	VADDSS       (AX), X7, X7
+
+st7:
+	VMOVSS X7, (AX)
+	ADDQ   R13, AX
+	ADDQ   $0x04, DX
+	ADDQ   R14, SI
+	DECQ   BX
+	JNZ    row
+
+done:
+	VZEROUPPER
+	RET
+
 // func gemvQ5_0r4t1AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
 // Requires: AVX, AVX2, F16C, FMA3
 TEXT ·gemvQ5_0r4t1AVX2(SB), NOSPLIT, $0-72

@@ -411,6 +411,9 @@ func (p *Pool) matmul(op string, dsts [][]float32, ws []Matrix, x []float32, n i
 		if k.legacyTiles(j.kind, n) {
 			iq4 = true // the tiles' 16-row strips
 		}
+		if k.legacyTilesY(j.kind, n) {
+			j.af = afQ8Y // AVX2 tiles (legacyy_amd64.go)
+		}
 		j.amx = j.kind == wkFloat && j.ft != ftF32 && n >= panelMinTokens && k.hasAMX()
 		j.pack = nil
 		if j.kind == wkIfQ4 || j.kind == wkIfQ3H {

@@ -56,6 +56,14 @@ func legacyy(a *asm) {
 	stripUnpack(a, operand.Mem{}, a.global("lyilv",
 		0x0000001000000000, 0x0000001100000001, 0x0000001200000002, 0x0000001300000003,
 		0x0000001400000004, 0x0000001500000005, 0x0000001600000006, 0x0000001700000007), iq4Pairs, true)
+	// Q5_0's AVX2 prefill tiles, iq4TileY's for Q5_0 (iq4tiley.go).
+	yg := yGlobals{
+		ones: a.global("lyones", 0x0001000100010001, 0x0001000100010001, 0x0001000100010001, 0x0001000100010001),
+		nib:  a.global("lynib", 0x0f0f0f0f0f0f0f0f, 0x0f0f0f0f0f0f0f0f, 0x0f0f0f0f0f0f0f0f, 0x0f0f0f0f0f0f0f0f),
+	}
+	for t := 1; t <= iq4MaxTokens; t++ {
+		a.stripTileY(t, operand.Mem{}, g.shr, yg, &q5TileY{shuf: g.shuf, sel: g.sel, f0: g.f0})
+	}
 	for _, k := range []lyKind{
 		{"Q5_0", 22, 2, 6, false, true},
 		{"Q4_1", 20, -1, 4, true, false},
