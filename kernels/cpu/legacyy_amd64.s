@@ -34,6 +34,12 @@ DATA ly10<>+16(SB)/8, $0x1010101010101010
 DATA ly10<>+24(SB)/8, $0x1010101010101010
 GLOBL ly10<>(SB), RODATA|NOPTR, $32
 
+DATA lygf<>+0(SB)/8, $0x0102040800000000
+DATA lygf<>+8(SB)/8, $0x0102040800000000
+DATA lygf<>+16(SB)/8, $0x1020408000000000
+DATA lygf<>+24(SB)/8, $0x1020408000000000
+GLOBL lygf<>(SB), RODATA|NOPTR, $32
+
 DATA lyilv<>+0(SB)/8, $0x0000001000000000
 DATA lyilv<>+8(SB)/8, $0x0000001100000001
 DATA lyilv<>+16(SB)/8, $0x0000001200000002
@@ -2380,6 +2386,7 @@ TEXT ·gemvQ5_0r4t1VNNI(SB), NOSPLIT, $0-72
 	VPBROADCASTD X15, Y15
 	MOVL         $0x10101010, AX
 	VPBROADCASTD AX, Y16
+	VMOVDQU64    lygf<>+0(SB), Y30
 	VPXOR        Y11, Y11, Y11
 	VMOVDQA32    Y11, Y21
 	SHRQ         $0x02, R14
@@ -2407,8 +2414,7 @@ blk:
 	VPDPBUSD       2(R12), Y16, Y17
 	VPSUBD         Y17, Y21, Y17
 	VBROADCASTI128 6(R11), Y13
-	VPSRLVD        lyshr<>+0(SB), Y13, Y13
-	VPAND          Y15, Y13, Y13
+	VGF2P8AFFINEQB $0x00, Y30, Y13, Y13
 	KMOVD          2(R11), K1
 	VPADDB         Y16, Y13, K1, Y13
 	VCVTPH2PS      (R11), X9
@@ -2419,8 +2425,7 @@ blk:
 	VCVTDQ2PS      Y14, Y14
 	VFMADD231PS    Y14, Y8, Y0
 	VBROADCASTI128 6(R11)(R9*1), Y13
-	VPSRLVD        lyshr<>+0(SB), Y13, Y13
-	VPAND          Y15, Y13, Y13
+	VGF2P8AFFINEQB $0x00, Y30, Y13, Y13
 	KMOVD          2(R11)(R9*1), K1
 	VPADDB         Y16, Y13, K1, Y13
 	VCVTPH2PS      (R11)(R9*1), X9
@@ -2431,8 +2436,7 @@ blk:
 	VCVTDQ2PS      Y14, Y14
 	VFMADD231PS    Y14, Y8, Y1
 	VBROADCASTI128 6(R11)(R9*2), Y13
-	VPSRLVD        lyshr<>+0(SB), Y13, Y13
-	VPAND          Y15, Y13, Y13
+	VGF2P8AFFINEQB $0x00, Y30, Y13, Y13
 	KMOVD          2(R11)(R9*2), K1
 	VPADDB         Y16, Y13, K1, Y13
 	VCVTPH2PS      (R11)(R9*2), X9
@@ -2443,8 +2447,7 @@ blk:
 	VCVTDQ2PS      Y14, Y14
 	VFMADD231PS    Y14, Y8, Y2
 	VBROADCASTI128 6(R11)(BX*1), Y13
-	VPSRLVD        lyshr<>+0(SB), Y13, Y13
-	VPAND          Y15, Y13, Y13
+	VGF2P8AFFINEQB $0x00, Y30, Y13, Y13
 	KMOVD          2(R11)(BX*1), K1
 	VPADDB         Y16, Y13, K1, Y13
 	VCVTPH2PS      (R11)(BX*1), X9
@@ -2522,6 +2525,7 @@ TEXT ·gemvQ5_0r1t1VNNI(SB), NOSPLIT, $0-72
 	VPBROADCASTD X15, Y15
 	MOVL         $0xf0f0f0f0, AX
 	VPBROADCASTD AX, Y16
+	VMOVDQU64    lygf<>+0(SB), Y30
 	LEAQ         (BX)(BX*2), AX
 	TESTQ        R14, R14
 	JZ           done
@@ -2535,8 +2539,7 @@ row:
 blk:
 	VCVTPH2PS      (R12), X22
 	VBROADCASTI128 6(R11), Y13
-	VPSRLVD        lyshr<>+0(SB), Y13, Y13
-	VPAND          Y15, Y13, Y13
+	VGF2P8AFFINEQB $0x00, Y30, Y13, Y13
 	KMOVD          2(R11), K1
 	KNOTD          K1, K1
 	VPADDB         Y16, Y13, K1, Y13
@@ -2594,6 +2597,7 @@ TEXT ·gemvQ5_0r2t2VNNI(SB), NOSPLIT, $0-72
 	VPBROADCASTD X15, Y15
 	MOVL         $0x10101010, AX
 	VPBROADCASTD AX, Y16
+	VMOVDQU64    lygf<>+0(SB), Y30
 	VPXOR        Y11, Y11, Y11
 	VMOVDQA32    Y11, Y21
 	SHRQ         $0x01, R14
@@ -2623,8 +2627,7 @@ blk:
 	VPDPBUSD       2(R12)(BX*1), Y16, Y18
 	VPSUBD         Y18, Y21, Y18
 	VBROADCASTI128 6(R11), Y13
-	VPSRLVD        lyshr<>+0(SB), Y13, Y13
-	VPAND          Y15, Y13, Y13
+	VGF2P8AFFINEQB $0x00, Y30, Y13, Y13
 	KMOVD          2(R11), K1
 	VPADDB         Y16, Y13, K1, Y13
 	VCVTPH2PS      (R11), X9
@@ -2641,8 +2644,7 @@ blk:
 	VCVTDQ2PS      Y14, Y14
 	VFMADD231PS    Y14, Y8, Y1
 	VBROADCASTI128 6(R11)(R9*1), Y13
-	VPSRLVD        lyshr<>+0(SB), Y13, Y13
-	VPAND          Y15, Y13, Y13
+	VGF2P8AFFINEQB $0x00, Y30, Y13, Y13
 	KMOVD          2(R11)(R9*1), K1
 	VPADDB         Y16, Y13, K1, Y13
 	VCVTPH2PS      (R11)(R9*1), X9
@@ -2727,6 +2729,7 @@ TEXT ·gemvQ5_0r1t2VNNI(SB), NOSPLIT, $0-72
 	VPBROADCASTD X15, Y15
 	MOVL         $0xf0f0f0f0, AX
 	VPBROADCASTD AX, Y16
+	VMOVDQU64    lygf<>+0(SB), Y30
 	LEAQ         (BX)(BX*2), AX
 	TESTQ        R14, R14
 	JZ           done
@@ -2740,8 +2743,7 @@ row:
 
 blk:
 	VBROADCASTI128 6(R11), Y13
-	VPSRLVD        lyshr<>+0(SB), Y13, Y13
-	VPAND          Y15, Y13, Y13
+	VGF2P8AFFINEQB $0x00, Y30, Y13, Y13
 	KMOVD          2(R11), K1
 	KNOTD          K1, K1
 	VPADDB         Y16, Y13, K1, Y13
@@ -2817,6 +2819,7 @@ TEXT ·gemvQ5_0r2t3VNNI(SB), NOSPLIT, $0-72
 	VPBROADCASTD X15, Y15
 	MOVL         $0x10101010, AX
 	VPBROADCASTD AX, Y16
+	VMOVDQU64    lygf<>+0(SB), Y30
 	VPXOR        Y11, Y11, Y11
 	VMOVDQA32    Y11, Y21
 	SHRQ         $0x01, R14
@@ -2852,8 +2855,7 @@ blk:
 	VPDPBUSD       2(R12)(BX*2), Y16, Y19
 	VPSUBD         Y19, Y21, Y19
 	VBROADCASTI128 6(R11), Y13
-	VPSRLVD        lyshr<>+0(SB), Y13, Y13
-	VPAND          Y15, Y13, Y13
+	VGF2P8AFFINEQB $0x00, Y30, Y13, Y13
 	KMOVD          2(R11), K1
 	VPADDB         Y16, Y13, K1, Y13
 	VCVTPH2PS      (R11), X9
@@ -2876,8 +2878,7 @@ blk:
 	VCVTDQ2PS      Y14, Y14
 	VFMADD231PS    Y14, Y8, Y2
 	VBROADCASTI128 6(R11)(R9*1), Y13
-	VPSRLVD        lyshr<>+0(SB), Y13, Y13
-	VPAND          Y15, Y13, Y13
+	VGF2P8AFFINEQB $0x00, Y30, Y13, Y13
 	KMOVD          2(R11)(R9*1), K1
 	VPADDB         Y16, Y13, K1, Y13
 	VCVTPH2PS      (R11)(R9*1), X9
@@ -2984,6 +2985,7 @@ TEXT ·gemvQ5_0r1t3VNNI(SB), NOSPLIT, $0-72
 	VPBROADCASTD X15, Y15
 	MOVL         $0xf0f0f0f0, AX
 	VPBROADCASTD AX, Y16
+	VMOVDQU64    lygf<>+0(SB), Y30
 	LEAQ         (BX)(BX*2), AX
 	TESTQ        R14, R14
 	JZ           done
@@ -2998,8 +3000,7 @@ row:
 
 blk:
 	VBROADCASTI128 6(R11), Y13
-	VPSRLVD        lyshr<>+0(SB), Y13, Y13
-	VPAND          Y15, Y13, Y13
+	VGF2P8AFFINEQB $0x00, Y30, Y13, Y13
 	KMOVD          2(R11), K1
 	KNOTD          K1, K1
 	VPADDB         Y16, Y13, K1, Y13
@@ -3092,6 +3093,7 @@ TEXT ·gemvQ5_0r2t4VNNI(SB), NOSPLIT, $0-72
 	VPBROADCASTD X15, Y15
 	MOVL         $0x10101010, AX
 	VPBROADCASTD AX, Y16
+	VMOVDQU64    lygf<>+0(SB), Y30
 	VPXOR        Y11, Y11, Y11
 	VMOVDQA32    Y11, Y21
 	SHRQ         $0x01, R14
@@ -3133,8 +3135,7 @@ blk:
 	VPDPBUSD       2(R12)(AX*1), Y16, Y20
 	VPSUBD         Y20, Y21, Y20
 	VBROADCASTI128 6(R11), Y13
-	VPSRLVD        lyshr<>+0(SB), Y13, Y13
-	VPAND          Y15, Y13, Y13
+	VGF2P8AFFINEQB $0x00, Y30, Y13, Y13
 	KMOVD          2(R11), K1
 	VPADDB         Y16, Y13, K1, Y13
 	VCVTPH2PS      (R11), X9
@@ -3163,8 +3164,7 @@ blk:
 	VCVTDQ2PS      Y14, Y14
 	VFMADD231PS    Y14, Y8, Y3
 	VBROADCASTI128 6(R11)(R9*1), Y13
-	VPSRLVD        lyshr<>+0(SB), Y13, Y13
-	VPAND          Y15, Y13, Y13
+	VGF2P8AFFINEQB $0x00, Y30, Y13, Y13
 	KMOVD          2(R11)(R9*1), K1
 	VPADDB         Y16, Y13, K1, Y13
 	VCVTPH2PS      (R11)(R9*1), X9
@@ -3297,6 +3297,7 @@ TEXT ·gemvQ5_0r1t4VNNI(SB), NOSPLIT, $0-72
 	VPBROADCASTD X15, Y15
 	MOVL         $0xf0f0f0f0, AX
 	VPBROADCASTD AX, Y16
+	VMOVDQU64    lygf<>+0(SB), Y30
 	LEAQ         (BX)(BX*2), AX
 	TESTQ        R14, R14
 	JZ           done
@@ -3312,8 +3313,7 @@ row:
 
 blk:
 	VBROADCASTI128 6(R11), Y13
-	VPSRLVD        lyshr<>+0(SB), Y13, Y13
-	VPAND          Y15, Y13, Y13
+	VGF2P8AFFINEQB $0x00, Y30, Y13, Y13
 	KMOVD          2(R11), K1
 	KNOTD          K1, K1
 	VPADDB         Y16, Y13, K1, Y13
@@ -4093,7 +4093,7 @@ done:
 	RET
 
 // func gemvQ4_1r4t1VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
-// Requires: AVX, AVX2, F16C, FMA3
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3
 TEXT ·gemvQ4_1r4t1VNNI(SB), NOSPLIT, $0-72
 	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
 	// multiple of 4) and each of 1 tokens t (rows of nb Q8_1 blocks at x,
@@ -4109,6 +4109,7 @@ TEXT ·gemvQ4_1r4t1VNNI(SB), NOSPLIT, $0-72
 	MOVL         $0x0f0f0f0f, AX
 	VMOVD        AX, X15
 	VPBROADCASTD X15, Y15
+	VMOVDQU64    lygf<>+0(SB), Y30
 	SHRQ         $0x02, R14
 	MOVQ         R14, R9
 	IMULQ        R8, R9
@@ -4135,8 +4136,7 @@ row:
 blk:
 	VCVTPH2PS      (R12), X17
 	VBROADCASTI128 4(R11), Y13
-	VPSRLVD        lyshr<>+0(SB), Y13, Y13
-	VPAND          Y15, Y13, Y13
+	VGF2P8AFFINEQB $0x00, Y30, Y13, Y13
 	VCVTPH2PS      (R11), X9
 	VMULPS         X9, X17, X8
 	VADDPS         X8, X22, X22
@@ -4146,8 +4146,7 @@ blk:
 	VCVTDQ2PS      Y14, Y14
 	VFMADD231PS    Y14, Y8, Y0
 	VBROADCASTI128 4(R11)(R9*1), Y13
-	VPSRLVD        lyshr<>+0(SB), Y13, Y13
-	VPAND          Y15, Y13, Y13
+	VGF2P8AFFINEQB $0x00, Y30, Y13, Y13
 	VCVTPH2PS      (R11)(R9*1), X9
 	VMULPS         X9, X17, X8
 	VADDPS         X8, X23, X23
@@ -4157,8 +4156,7 @@ blk:
 	VCVTDQ2PS      Y14, Y14
 	VFMADD231PS    Y14, Y8, Y1
 	VBROADCASTI128 4(R11)(R9*2), Y13
-	VPSRLVD        lyshr<>+0(SB), Y13, Y13
-	VPAND          Y15, Y13, Y13
+	VGF2P8AFFINEQB $0x00, Y30, Y13, Y13
 	VCVTPH2PS      (R11)(R9*2), X9
 	VMULPS         X9, X17, X8
 	VADDPS         X8, X24, X24
@@ -4168,8 +4166,7 @@ blk:
 	VCVTDQ2PS      Y14, Y14
 	VFMADD231PS    Y14, Y8, Y2
 	VBROADCASTI128 4(R11)(BX*1), Y13
-	VPSRLVD        lyshr<>+0(SB), Y13, Y13
-	VPAND          Y15, Y13, Y13
+	VGF2P8AFFINEQB $0x00, Y30, Y13, Y13
 	VCVTPH2PS      (R11)(BX*1), X9
 	VMULPS         X9, X17, X8
 	VADDPS         X8, X25, X25
@@ -4236,7 +4233,7 @@ done:
 	RET
 
 // func gemvQ4_1r1t1VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
-// Requires: AVX, AVX2, F16C, FMA3
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3
 TEXT ·gemvQ4_1r1t1VNNI(SB), NOSPLIT, $0-72
 	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
 	// multiple of 1) and each of 1 tokens t (rows of nb Q8_1 blocks at x,
@@ -4252,6 +4249,7 @@ TEXT ·gemvQ4_1r1t1VNNI(SB), NOSPLIT, $0-72
 	MOVL         $0x0f0f0f0f, AX
 	VMOVD        AX, X15
 	VPBROADCASTD X15, Y15
+	VMOVDQU64    lygf<>+0(SB), Y30
 	LEAQ         (BX)(BX*2), AX
 	TESTQ        R14, R14
 	JZ           done
@@ -4266,8 +4264,7 @@ row:
 blk:
 	VCVTPH2PS      (R12), X17
 	VBROADCASTI128 4(R11), Y13
-	VPSRLVD        lyshr<>+0(SB), Y13, Y13
-	VPAND          Y15, Y13, Y13
+	VGF2P8AFFINEQB $0x00, Y30, Y13, Y13
 	VCVTPH2PS      (R11), X9
 	VMULPS         X9, X17, X8
 	VADDPS         X8, X22, X22
@@ -4304,7 +4301,7 @@ done:
 	RET
 
 // func gemvQ4_1r2t2VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
-// Requires: AVX, AVX2, F16C, FMA3
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3
 TEXT ·gemvQ4_1r2t2VNNI(SB), NOSPLIT, $0-72
 	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
 	// multiple of 2) and each of 2 tokens t (rows of nb Q8_1 blocks at x,
@@ -4320,6 +4317,7 @@ TEXT ·gemvQ4_1r2t2VNNI(SB), NOSPLIT, $0-72
 	MOVL         $0x0f0f0f0f, AX
 	VMOVD        AX, X15
 	VPBROADCASTD X15, Y15
+	VMOVDQU64    lygf<>+0(SB), Y30
 	SHRQ         $0x01, R14
 	MOVQ         R14, R9
 	IMULQ        R8, R9
@@ -4345,8 +4343,7 @@ blk:
 	VCVTPH2PS      (R12), X17
 	VCVTPH2PS      (R12)(BX*1), X18
 	VBROADCASTI128 4(R11), Y13
-	VPSRLVD        lyshr<>+0(SB), Y13, Y13
-	VPAND          Y15, Y13, Y13
+	VGF2P8AFFINEQB $0x00, Y30, Y13, Y13
 	VCVTPH2PS      (R11), X9
 	VMULPS         X9, X17, X8
 	VADDPS         X8, X22, X22
@@ -4363,8 +4360,7 @@ blk:
 	VCVTDQ2PS      Y14, Y14
 	VFMADD231PS    Y14, Y8, Y1
 	VBROADCASTI128 4(R11)(R9*1), Y13
-	VPSRLVD        lyshr<>+0(SB), Y13, Y13
-	VPAND          Y15, Y13, Y13
+	VGF2P8AFFINEQB $0x00, Y30, Y13, Y13
 	VCVTPH2PS      (R11)(R9*1), X9
 	VMULPS         X9, X17, X8
 	VADDPS         X8, X24, X24
@@ -4439,7 +4435,7 @@ done:
 	RET
 
 // func gemvQ4_1r1t2VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
-// Requires: AVX, AVX2, F16C, FMA3
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3
 TEXT ·gemvQ4_1r1t2VNNI(SB), NOSPLIT, $0-72
 	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
 	// multiple of 1) and each of 2 tokens t (rows of nb Q8_1 blocks at x,
@@ -4455,6 +4451,7 @@ TEXT ·gemvQ4_1r1t2VNNI(SB), NOSPLIT, $0-72
 	MOVL         $0x0f0f0f0f, AX
 	VMOVD        AX, X15
 	VPBROADCASTD X15, Y15
+	VMOVDQU64    lygf<>+0(SB), Y30
 	LEAQ         (BX)(BX*2), AX
 	TESTQ        R14, R14
 	JZ           done
@@ -4470,8 +4467,7 @@ row:
 
 blk:
 	VBROADCASTI128 4(R11), Y13
-	VPSRLVD        lyshr<>+0(SB), Y13, Y13
-	VPAND          Y15, Y13, Y13
+	VGF2P8AFFINEQB $0x00, Y30, Y13, Y13
 	VCVTPH2PS      (R11), X9
 	VCVTPH2PS      (R12), X8
 	VMULPS         X9, X8, X8
@@ -4527,7 +4523,7 @@ done:
 	RET
 
 // func gemvQ4_1r2t3VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
-// Requires: AVX, AVX2, F16C, FMA3
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3
 TEXT ·gemvQ4_1r2t3VNNI(SB), NOSPLIT, $0-72
 	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
 	// multiple of 2) and each of 3 tokens t (rows of nb Q8_1 blocks at x,
@@ -4543,6 +4539,7 @@ TEXT ·gemvQ4_1r2t3VNNI(SB), NOSPLIT, $0-72
 	MOVL         $0x0f0f0f0f, AX
 	VMOVD        AX, X15
 	VPBROADCASTD X15, Y15
+	VMOVDQU64    lygf<>+0(SB), Y30
 	SHRQ         $0x01, R14
 	MOVQ         R14, R9
 	IMULQ        R8, R9
@@ -4573,8 +4570,7 @@ blk:
 	VCVTPH2PS      (R12)(BX*1), X18
 	VCVTPH2PS      (R12)(BX*2), X19
 	VBROADCASTI128 4(R11), Y13
-	VPSRLVD        lyshr<>+0(SB), Y13, Y13
-	VPAND          Y15, Y13, Y13
+	VGF2P8AFFINEQB $0x00, Y30, Y13, Y13
 	VCVTPH2PS      (R11), X9
 	VMULPS         X9, X17, X8
 	VADDPS         X8, X22, X22
@@ -4598,8 +4594,7 @@ blk:
 	VCVTDQ2PS      Y14, Y14
 	VFMADD231PS    Y14, Y8, Y2
 	VBROADCASTI128 4(R11)(R9*1), Y13
-	VPSRLVD        lyshr<>+0(SB), Y13, Y13
-	VPAND          Y15, Y13, Y13
+	VGF2P8AFFINEQB $0x00, Y30, Y13, Y13
 	VCVTPH2PS      (R11)(R9*1), X9
 	VMULPS         X9, X17, X8
 	VADDPS         X8, X25, X25
@@ -4701,7 +4696,7 @@ done:
 	RET
 
 // func gemvQ4_1r1t3VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
-// Requires: AVX, AVX2, F16C, FMA3
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3
 TEXT ·gemvQ4_1r1t3VNNI(SB), NOSPLIT, $0-72
 	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
 	// multiple of 1) and each of 3 tokens t (rows of nb Q8_1 blocks at x,
@@ -4717,6 +4712,7 @@ TEXT ·gemvQ4_1r1t3VNNI(SB), NOSPLIT, $0-72
 	MOVL         $0x0f0f0f0f, AX
 	VMOVD        AX, X15
 	VPBROADCASTD X15, Y15
+	VMOVDQU64    lygf<>+0(SB), Y30
 	LEAQ         (BX)(BX*2), AX
 	TESTQ        R14, R14
 	JZ           done
@@ -4734,8 +4730,7 @@ row:
 
 blk:
 	VBROADCASTI128 4(R11), Y13
-	VPSRLVD        lyshr<>+0(SB), Y13, Y13
-	VPAND          Y15, Y13, Y13
+	VGF2P8AFFINEQB $0x00, Y30, Y13, Y13
 	VCVTPH2PS      (R11), X9
 	VCVTPH2PS      (R12), X8
 	VMULPS         X9, X8, X8
@@ -4809,7 +4804,7 @@ done:
 	RET
 
 // func gemvQ4_1r2t4VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
-// Requires: AVX, AVX2, F16C, FMA3
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3
 TEXT ·gemvQ4_1r2t4VNNI(SB), NOSPLIT, $0-72
 	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
 	// multiple of 2) and each of 4 tokens t (rows of nb Q8_1 blocks at x,
@@ -4825,6 +4820,7 @@ TEXT ·gemvQ4_1r2t4VNNI(SB), NOSPLIT, $0-72
 	MOVL         $0x0f0f0f0f, AX
 	VMOVD        AX, X15
 	VPBROADCASTD X15, Y15
+	VMOVDQU64    lygf<>+0(SB), Y30
 	SHRQ         $0x01, R14
 	MOVQ         R14, R9
 	IMULQ        R8, R9
@@ -4860,8 +4856,7 @@ blk:
 	VCVTPH2PS      (R12)(BX*2), X19
 	VCVTPH2PS      (R12)(AX*1), X20
 	VBROADCASTI128 4(R11), Y13
-	VPSRLVD        lyshr<>+0(SB), Y13, Y13
-	VPAND          Y15, Y13, Y13
+	VGF2P8AFFINEQB $0x00, Y30, Y13, Y13
 	VCVTPH2PS      (R11), X9
 	VMULPS         X9, X17, X8
 	VADDPS         X8, X22, X22
@@ -4892,8 +4887,7 @@ blk:
 	VCVTDQ2PS      Y14, Y14
 	VFMADD231PS    Y14, Y8, Y3
 	VBROADCASTI128 4(R11)(R9*1), Y13
-	VPSRLVD        lyshr<>+0(SB), Y13, Y13
-	VPAND          Y15, Y13, Y13
+	VGF2P8AFFINEQB $0x00, Y30, Y13, Y13
 	VCVTPH2PS      (R11)(R9*1), X9
 	VMULPS         X9, X17, X8
 	VADDPS         X8, X26, X26
@@ -5026,7 +5020,7 @@ done:
 	RET
 
 // func gemvQ4_1r1t4VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
-// Requires: AVX, AVX2, F16C, FMA3
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3
 TEXT ·gemvQ4_1r1t4VNNI(SB), NOSPLIT, $0-72
 	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
 	// multiple of 1) and each of 4 tokens t (rows of nb Q8_1 blocks at x,
@@ -5042,6 +5036,7 @@ TEXT ·gemvQ4_1r1t4VNNI(SB), NOSPLIT, $0-72
 	MOVL         $0x0f0f0f0f, AX
 	VMOVD        AX, X15
 	VPBROADCASTD X15, Y15
+	VMOVDQU64    lygf<>+0(SB), Y30
 	LEAQ         (BX)(BX*2), AX
 	TESTQ        R14, R14
 	JZ           done
@@ -5061,8 +5056,7 @@ row:
 
 blk:
 	VBROADCASTI128 4(R11), Y13
-	VPSRLVD        lyshr<>+0(SB), Y13, Y13
-	VPAND          Y15, Y13, Y13
+	VGF2P8AFFINEQB $0x00, Y30, Y13, Y13
 	VCVTPH2PS      (R11), X9
 	VCVTPH2PS      (R12), X8
 	VMULPS         X9, X8, X8
@@ -5920,6 +5914,7 @@ TEXT ·gemvQ5_1r4t1VNNI(SB), NOSPLIT, $0-72
 	VPBROADCASTD X15, Y15
 	MOVL         $0x10101010, AX
 	VPBROADCASTD AX, Y16
+	VMOVDQU64    lygf<>+0(SB), Y30
 	SHRQ         $0x02, R14
 	MOVQ         R14, R9
 	IMULQ        R8, R9
@@ -5946,8 +5941,7 @@ row:
 blk:
 	VCVTPH2PS      (R12), X17
 	VBROADCASTI128 8(R11), Y13
-	VPSRLVD        lyshr<>+0(SB), Y13, Y13
-	VPAND          Y15, Y13, Y13
+	VGF2P8AFFINEQB $0x00, Y30, Y13, Y13
 	KMOVD          4(R11), K1
 	VPADDB         Y16, Y13, K1, Y13
 	VCVTPH2PS      (R11), X9
@@ -5959,8 +5953,7 @@ blk:
 	VCVTDQ2PS      Y14, Y14
 	VFMADD231PS    Y14, Y8, Y0
 	VBROADCASTI128 8(R11)(R9*1), Y13
-	VPSRLVD        lyshr<>+0(SB), Y13, Y13
-	VPAND          Y15, Y13, Y13
+	VGF2P8AFFINEQB $0x00, Y30, Y13, Y13
 	KMOVD          4(R11)(R9*1), K1
 	VPADDB         Y16, Y13, K1, Y13
 	VCVTPH2PS      (R11)(R9*1), X9
@@ -5972,8 +5965,7 @@ blk:
 	VCVTDQ2PS      Y14, Y14
 	VFMADD231PS    Y14, Y8, Y1
 	VBROADCASTI128 8(R11)(R9*2), Y13
-	VPSRLVD        lyshr<>+0(SB), Y13, Y13
-	VPAND          Y15, Y13, Y13
+	VGF2P8AFFINEQB $0x00, Y30, Y13, Y13
 	KMOVD          4(R11)(R9*2), K1
 	VPADDB         Y16, Y13, K1, Y13
 	VCVTPH2PS      (R11)(R9*2), X9
@@ -5985,8 +5977,7 @@ blk:
 	VCVTDQ2PS      Y14, Y14
 	VFMADD231PS    Y14, Y8, Y2
 	VBROADCASTI128 8(R11)(BX*1), Y13
-	VPSRLVD        lyshr<>+0(SB), Y13, Y13
-	VPAND          Y15, Y13, Y13
+	VGF2P8AFFINEQB $0x00, Y30, Y13, Y13
 	KMOVD          4(R11)(BX*1), K1
 	VPADDB         Y16, Y13, K1, Y13
 	VCVTPH2PS      (R11)(BX*1), X9
@@ -6073,6 +6064,7 @@ TEXT ·gemvQ5_1r1t1VNNI(SB), NOSPLIT, $0-72
 	VPBROADCASTD X15, Y15
 	MOVL         $0x10101010, AX
 	VPBROADCASTD AX, Y16
+	VMOVDQU64    lygf<>+0(SB), Y30
 	LEAQ         (BX)(BX*2), AX
 	TESTQ        R14, R14
 	JZ           done
@@ -6087,8 +6079,7 @@ row:
 blk:
 	VCVTPH2PS      (R12), X17
 	VBROADCASTI128 8(R11), Y13
-	VPSRLVD        lyshr<>+0(SB), Y13, Y13
-	VPAND          Y15, Y13, Y13
+	VGF2P8AFFINEQB $0x00, Y30, Y13, Y13
 	KMOVD          4(R11), K1
 	VPADDB         Y16, Y13, K1, Y13
 	VCVTPH2PS      (R11), X9
@@ -6145,6 +6136,7 @@ TEXT ·gemvQ5_1r2t2VNNI(SB), NOSPLIT, $0-72
 	VPBROADCASTD X15, Y15
 	MOVL         $0x10101010, AX
 	VPBROADCASTD AX, Y16
+	VMOVDQU64    lygf<>+0(SB), Y30
 	SHRQ         $0x01, R14
 	MOVQ         R14, R9
 	IMULQ        R8, R9
@@ -6170,8 +6162,7 @@ blk:
 	VCVTPH2PS      (R12), X17
 	VCVTPH2PS      (R12)(BX*1), X18
 	VBROADCASTI128 8(R11), Y13
-	VPSRLVD        lyshr<>+0(SB), Y13, Y13
-	VPAND          Y15, Y13, Y13
+	VGF2P8AFFINEQB $0x00, Y30, Y13, Y13
 	KMOVD          4(R11), K1
 	VPADDB         Y16, Y13, K1, Y13
 	VCVTPH2PS      (R11), X9
@@ -6190,8 +6181,7 @@ blk:
 	VCVTDQ2PS      Y14, Y14
 	VFMADD231PS    Y14, Y8, Y1
 	VBROADCASTI128 8(R11)(R9*1), Y13
-	VPSRLVD        lyshr<>+0(SB), Y13, Y13
-	VPAND          Y15, Y13, Y13
+	VGF2P8AFFINEQB $0x00, Y30, Y13, Y13
 	KMOVD          4(R11)(R9*1), K1
 	VPADDB         Y16, Y13, K1, Y13
 	VCVTPH2PS      (R11)(R9*1), X9
@@ -6286,6 +6276,7 @@ TEXT ·gemvQ5_1r1t2VNNI(SB), NOSPLIT, $0-72
 	VPBROADCASTD X15, Y15
 	MOVL         $0x10101010, AX
 	VPBROADCASTD AX, Y16
+	VMOVDQU64    lygf<>+0(SB), Y30
 	LEAQ         (BX)(BX*2), AX
 	TESTQ        R14, R14
 	JZ           done
@@ -6301,8 +6292,7 @@ row:
 
 blk:
 	VBROADCASTI128 8(R11), Y13
-	VPSRLVD        lyshr<>+0(SB), Y13, Y13
-	VPAND          Y15, Y13, Y13
+	VGF2P8AFFINEQB $0x00, Y30, Y13, Y13
 	KMOVD          4(R11), K1
 	VPADDB         Y16, Y13, K1, Y13
 	VCVTPH2PS      (R11), X9
@@ -6378,6 +6368,7 @@ TEXT ·gemvQ5_1r2t3VNNI(SB), NOSPLIT, $0-72
 	VPBROADCASTD X15, Y15
 	MOVL         $0x10101010, AX
 	VPBROADCASTD AX, Y16
+	VMOVDQU64    lygf<>+0(SB), Y30
 	SHRQ         $0x01, R14
 	MOVQ         R14, R9
 	IMULQ        R8, R9
@@ -6408,8 +6399,7 @@ blk:
 	VCVTPH2PS      (R12)(BX*1), X18
 	VCVTPH2PS      (R12)(BX*2), X19
 	VBROADCASTI128 8(R11), Y13
-	VPSRLVD        lyshr<>+0(SB), Y13, Y13
-	VPAND          Y15, Y13, Y13
+	VGF2P8AFFINEQB $0x00, Y30, Y13, Y13
 	KMOVD          4(R11), K1
 	VPADDB         Y16, Y13, K1, Y13
 	VCVTPH2PS      (R11), X9
@@ -6435,8 +6425,7 @@ blk:
 	VCVTDQ2PS      Y14, Y14
 	VFMADD231PS    Y14, Y8, Y2
 	VBROADCASTI128 8(R11)(R9*1), Y13
-	VPSRLVD        lyshr<>+0(SB), Y13, Y13
-	VPAND          Y15, Y13, Y13
+	VGF2P8AFFINEQB $0x00, Y30, Y13, Y13
 	KMOVD          4(R11)(R9*1), K1
 	VPADDB         Y16, Y13, K1, Y13
 	VCVTPH2PS      (R11)(R9*1), X9
@@ -6558,6 +6547,7 @@ TEXT ·gemvQ5_1r1t3VNNI(SB), NOSPLIT, $0-72
 	VPBROADCASTD X15, Y15
 	MOVL         $0x10101010, AX
 	VPBROADCASTD AX, Y16
+	VMOVDQU64    lygf<>+0(SB), Y30
 	LEAQ         (BX)(BX*2), AX
 	TESTQ        R14, R14
 	JZ           done
@@ -6575,8 +6565,7 @@ row:
 
 blk:
 	VBROADCASTI128 8(R11), Y13
-	VPSRLVD        lyshr<>+0(SB), Y13, Y13
-	VPAND          Y15, Y13, Y13
+	VGF2P8AFFINEQB $0x00, Y30, Y13, Y13
 	KMOVD          4(R11), K1
 	VPADDB         Y16, Y13, K1, Y13
 	VCVTPH2PS      (R11), X9
@@ -6670,6 +6659,7 @@ TEXT ·gemvQ5_1r2t4VNNI(SB), NOSPLIT, $0-72
 	VPBROADCASTD X15, Y15
 	MOVL         $0x10101010, AX
 	VPBROADCASTD AX, Y16
+	VMOVDQU64    lygf<>+0(SB), Y30
 	SHRQ         $0x01, R14
 	MOVQ         R14, R9
 	IMULQ        R8, R9
@@ -6705,8 +6695,7 @@ blk:
 	VCVTPH2PS      (R12)(BX*2), X19
 	VCVTPH2PS      (R12)(AX*1), X20
 	VBROADCASTI128 8(R11), Y13
-	VPSRLVD        lyshr<>+0(SB), Y13, Y13
-	VPAND          Y15, Y13, Y13
+	VGF2P8AFFINEQB $0x00, Y30, Y13, Y13
 	KMOVD          4(R11), K1
 	VPADDB         Y16, Y13, K1, Y13
 	VCVTPH2PS      (R11), X9
@@ -6739,8 +6728,7 @@ blk:
 	VCVTDQ2PS      Y14, Y14
 	VFMADD231PS    Y14, Y8, Y3
 	VBROADCASTI128 8(R11)(R9*1), Y13
-	VPSRLVD        lyshr<>+0(SB), Y13, Y13
-	VPAND          Y15, Y13, Y13
+	VGF2P8AFFINEQB $0x00, Y30, Y13, Y13
 	KMOVD          4(R11)(R9*1), K1
 	VPADDB         Y16, Y13, K1, Y13
 	VCVTPH2PS      (R11)(R9*1), X9
@@ -6893,6 +6881,7 @@ TEXT ·gemvQ5_1r1t4VNNI(SB), NOSPLIT, $0-72
 	VPBROADCASTD X15, Y15
 	MOVL         $0x10101010, AX
 	VPBROADCASTD AX, Y16
+	VMOVDQU64    lygf<>+0(SB), Y30
 	LEAQ         (BX)(BX*2), AX
 	TESTQ        R14, R14
 	JZ           done
@@ -6912,8 +6901,7 @@ row:
 
 blk:
 	VBROADCASTI128 8(R11), Y13
-	VPSRLVD        lyshr<>+0(SB), Y13, Y13
-	VPAND          Y15, Y13, Y13
+	VGF2P8AFFINEQB $0x00, Y30, Y13, Y13
 	KMOVD          4(R11), K1
 	VPADDB         Y16, Y13, K1, Y13
 	VCVTPH2PS      (R11), X9

@@ -42,7 +42,8 @@ import (
 // tokens, X4..X7 their summs, Y8 a scale, X9 the weight block's [d, m],
 // Y10 int16 ones, Y11 scratch, Y12 |values| (Q5_0) or the activation
 // block's [d, s] (one token, Q4_1 and Q5_1; X4 for Q5_0), Y13 the values,
-// Y14 scratch, Y15 0x0f bytes, Y16 the fifth bits' bytes (VNNI).
+// Y14 scratch, Y15 0x0f bytes, Y16 the fifth bits' bytes (VNNI), Y30
+// the GF2P8AFFINEQB nibble matrices (VNNI).
 func legacyy(a *asm) {
 	g := lyGlobals{
 		shr:  a.global("lyshr", 0, 0, 0x0000000400000004, 0x0000000400000004),
@@ -50,6 +51,7 @@ func legacyy(a *asm) {
 		sel:  a.global("lysel", 0x8040201008040201, 0x8040201008040201, 0x8040201008040201, 0x8040201008040201),
 		f0:   a.global("lyf0", 0xf0f0f0f0f0f0f0f0, 0xf0f0f0f0f0f0f0f0, 0xf0f0f0f0f0f0f0f0, 0xf0f0f0f0f0f0f0f0),
 		b10:  a.global("ly10", 0x1010101010101010, 0x1010101010101010, 0x1010101010101010, 0x1010101010101010),
+		gf:   a.global("lygf", 0x0102040800000000, 0x0102040800000000, 0x1020408000000000, 0x1020408000000000),
 	}
 	// Q5_0's prefill strips for the IQ4_NL tiles (iq4tile.go), which sum
 	// in the same order.
@@ -80,9 +82,10 @@ func legacyy(a *asm) {
 // lyGlobals are the kernels' read-only tables: the dword shifts 0 (low
 // half) and 4 (high half) that take the nibbles of elements 0-15 and 16-31
 // from one broadcast 16-byte load; the VPSHUFB mask that spreads byte i/8
-// of qh to byte i; the bit of each byte; 0xf0 and 0x10 bytes.
+// of qh to byte i; the bit of each byte; 0xf0 and 0x10 bytes; the
+// GF2P8AFFINEQB matrices of x & 0x0f (low half) and x >> 4 (high half).
 type lyGlobals struct {
-	shr, shuf, sel, f0, b10 operand.Mem
+	shr, shuf, sel, f0, b10, gf operand.Mem
 }
 
 // lyKind is a weight type: block bytes, the offsets of qh (-1: none) and
@@ -182,6 +185,8 @@ func (g lyGlobals) gemv(a *asm, k lyKind, nr, nt int, vnni bool) {
 	if !vnni {
 		a.VPCMPEQW(reg.Y10, reg.Y10, reg.Y10)
 		a.VPSRLW(operand.U8(15), reg.Y10, reg.Y10)
+	} else {
+		a.VMOVDQU64(g.gf, reg.Y30)
 	}
 	if bias {
 		a.VPXOR(reg.Y11, reg.Y11, reg.Y11)
@@ -372,8 +377,13 @@ func (g lyGlobals) gemv(a *asm, k lyKind, nr, nt int, vnni bool) {
 // [d, m] as floats in X9 (Y11 scratch).
 func (g lyGlobals) values(a *asm, k lyKind, vnni, bias bool, m func(disp int) operand.Mem) {
 	a.VBROADCASTI128(m(k.qs), reg.Y13)
-	a.VPSRLVD(g.shr, reg.Y13, reg.Y13)
-	a.VPAND(reg.Y15, reg.Y13, reg.Y13)
+	if vnni {
+		// Both nibble planes in one GFNI affine step (Y30).
+		a.VGF2P8AFFINEQB(operand.U8(0), reg.Y30, reg.Y13, reg.Y13)
+	} else {
+		a.VPSRLVD(g.shr, reg.Y13, reg.Y13)
+		a.VPAND(reg.Y15, reg.Y13, reg.Y13)
+	}
 	switch {
 	case k.qh >= 0 && vnni:
 		a.KMOVD(m(k.qh), reg.K1)
