@@ -40,9 +40,8 @@ var (
 // legacyRows computes rows [r0, r1) of a SIMD Q5_0, Q4_1 or Q5_1 job on
 // pool thread w (whose scratch the tiles use): Q5_0 prefill on the IQ4_NL
 // tiles where the level has them (AVX-512 VNNI, AVX2), otherwise
-// legacyGemm, for several
-// tokens swept over blocks of rows that stay in cache. Each output is
-// kernels/quant's dot product, bit for bit.
+// legacyGemm, for several tokens swept over blocks of rows that stay in
+// cache. Each output is kernels/quant's dot product, bit for bit.
 func (t *mmTask) legacyRows(w int, j *mmJob, r0, r1 int) {
 	n, ldd, rb := t.n, j.w.Rows, j.rb
 	nb := j.w.Cols / 32
