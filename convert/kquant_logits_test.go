@@ -25,9 +25,9 @@ var (
 )
 
 // kqPresets are the mixes whose logits are checked: together they hold
-// every K-quant (Q2_K's mix has Q2_K, Q3_K, Q4_K and Q6_K weights), and
-// IQ4_NL.
-var kqPresets = []string{"Q2_K", "Q3_K_S", "Q4_K_M", "Q5_K_M", "Q6_K", "IQ4_NL"}
+// every K-quant (Q2_K's mix has Q2_K, Q3_K, Q4_K and Q6_K weights),
+// IQ4_NL, Q5_0, Q4_1 and Q5_1.
+var kqPresets = []string{"Q2_K", "Q3_K_S", "Q4_K_M", "Q5_K_M", "Q6_K", "IQ4_NL", "Q5_0", "Q4_1", "Q5_1"}
 
 // kqModel is the F16 model of the goldens: weft synth's Llama, TinyLlama's
 // shape shrunk (hidden 256, 2 layers, 8 query heads and 1 KV head, FFN

@@ -15,7 +15,7 @@ trap 'rm -rf "$dir"' EXIT
 g++ -O2 -std=c++17 -I"$LLAMA/include" -I"$LLAMA/ggml/include" convert/testdata/llama_logits.cpp \
   -L"$LLAMA/build/bin" -lllama -lggml -lggml-base -Wl,-rpath,"$LLAMA/build/bin" -o "$dir/llama_logits"
 go test ./convert -run 'Test(KQuant|BF16)LogitsMatchLlama$' -count=1 -args -preset-inputs "$dir" >/dev/null || true
-for preset in Q2_K Q3_K_S Q4_K_M Q5_K_M Q6_K IQ4_NL; do
+for preset in Q2_K Q3_K_S Q4_K_M Q5_K_M Q6_K IQ4_NL Q5_0 Q4_1 Q5_1; do
   "$LLAMA/build/bin/llama-quantize" "$dir/kq-F16in.gguf" "$dir/kq-$preset.gguf" "$preset" >/dev/null 2>&1
   "$dir/llama_logits" "$dir/kq-$preset.gguf" "convert/testdata/kq-$preset.f32" \
     1,100,57,200,33,7,150,250 12,99,180,41,5,77,230,3 2>/dev/null

@@ -107,6 +107,13 @@ func (k Kernels) iq4nlGemm(w []byte, ldw int, a []byte, lda, nb, n int, dst []fl
 		}
 		return
 	}
+	iq4Strips(unpackIQ4S16, 18, w, ldw, a, lda, nb, n, dst, ldd, rows, acc, scratch)
+}
+
+// iq4Strips is iq4nlGemm's AVX-512 VNNI path for weights of bs bytes a
+// block that unpack (unpackIQ4S16, unpackQ5_0S16) turns into its strips.
+func iq4Strips(unpack func(dst *byte, w unsafe.Pointer, ldw uintptr, nrows, nb int), bs int,
+	w []byte, ldw int, a []byte, lda, nb, n int, dst []float32, ldd, rows int, acc bool, scratch []byte) {
 	if rows == 0 || n == 0 || nb == 0 {
 		if nb == 0 && !acc {
 			for t := range n {
@@ -115,7 +122,7 @@ func (k Kernels) iq4nlGemm(w []byte, ldw int, a []byte, lda, nb, n int, dst []fl
 		}
 		return
 	}
-	_ = w[(rows-1)*ldw+nb*18-1]
+	_ = w[(rows-1)*ldw+nb*bs-1]
 	_ = a[(n-1)*lda+nb*34-1]
 	_ = dst[(n-1)*ldd+rows-1]
 	ac := 0
@@ -136,7 +143,7 @@ func (k Kernels) iq4nlGemm(w []byte, ldw int, a []byte, lda, nb, n int, dst []fl
 		ns := (nr + iq4Rows - 1) / iq4Rows
 		for i := range ns {
 			r := r0 + iq4Rows*i
-			unpackIQ4S16(&s[i*sb], unsafe.Pointer(&w[r*ldw]), uintptr(ldw), min(iq4Rows, rows-r), nb)
+			unpack(&s[i*sb], unsafe.Pointer(&w[r*ldw]), uintptr(ldw), min(iq4Rows, rows-r), nb)
 		}
 		for t := 0; t < n; t += iq4Tokens {
 			g := min(iq4Tokens, n-t)

@@ -27,29 +27,44 @@ func legacyBlockBytes(kind wkind) int {
 	return 24 // wkQ5_1
 }
 
-// legacyRows computes rows [r0, r1) of a SIMD Q5_0, Q4_1 or Q5_1 job:
-// matrix-vector products (activations in layout A), for several tokens
-// two at a time (legacyGemv2), swept over blocks of rows that stay in
-// cache. Each output is the chain of
-// kernels/quant's dot product, bit for bit.
-func (t *mmTask) legacyRows(j *mmJob, r0, r1 int) {
+// q5TileMinTokens and q5YMinTokens are the fewest tokens for which Q5_0
+// matmuls run on the IQ4_NL tiles (legacyTiles) and on their AVX2 twins
+// (legacyTilesY). One thread, 2048×2048, CPU µs per matmul: VNNI tiles
+// against the two-row kernels 105.5 / 188.5 at 2 tokens; AVX2 tiles 264.9
+// / 251.2 at 2 tokens, 314.6 / 346.1 at 3.
+var (
+	q5TileMinTokens = 2
+	q5YMinTokens    = 3
+)
+
+// legacyRows computes rows [r0, r1) of a SIMD Q5_0, Q4_1 or Q5_1 job on
+// pool thread w (whose scratch the tiles use): Q5_0 prefill on the IQ4_NL
+// tiles where the level has them (AVX-512 VNNI, AVX2), otherwise
+// legacyGemm, for several tokens swept over blocks of rows that stay in
+// cache. Each output is kernels/quant's dot product, bit for bit.
+func (t *mmTask) legacyRows(w int, j *mmJob, r0, r1 int) {
 	n, ldd, rb := t.n, j.w.Rows, j.rb
 	nb := j.w.Cols / 32
+	if t.k.legacyTiles(j.kind, n) {
+		t.k.legacyGemmTiles(j.w.Data[r0*rb:r1*rb], rb, j.act, j.ldx, nb, n, j.dst[r0:], ldd, r1-r0, t.acc,
+			t.scratchFor(w, iq4nlScratch(r1-r0, nb)))
+		return
+	}
+	if j.af == afQ8Y {
+		// AVX2 tiles (legacyTilesY), 16 rows at a time so that they stay
+		// in cache for all the tokens.
+		for b0 := r0; b0 < r1; b0 += quantRows {
+			b1 := min(b0+quantRows, r1)
+			t.k.legacyGemmY(j.w.Data[b0*rb:b1*rb], rb, j.act, j.ldx, nb, n, j.dst[b0:], ldd, b1-b0, t.acc)
+		}
+		return
+	}
 	step := r1 - r0
 	if n > 1 {
 		step = quantRows
 	}
 	for b0 := r0; b0 < r1; b0 += step {
 		b1 := min(b0+step, r1)
-		w := j.w.Data[b0*rb : b1*rb]
-		tok := 0
-		for ; tok+2 <= n; tok += 2 {
-			// Two tokens per pass: each weight group unpacked once.
-			a0, a1 := j.act[tok*j.ldx:(tok+1)*j.ldx], j.act[(tok+1)*j.ldx:(tok+2)*j.ldx]
-			t.k.legacyGemv2(j.kind, w, rb, a0, a1, nb, j.dst[tok*ldd+b0:tok*ldd+b1], j.dst[(tok+1)*ldd+b0:(tok+1)*ldd+b1], t.acc)
-		}
-		if tok < n {
-			t.k.legacyGemv(j.kind, w, rb, j.act[tok*j.ldx:(tok+1)*j.ldx], nb, j.dst[tok*ldd+b0:tok*ldd+b1], t.acc)
-		}
+		t.k.legacyGemm(j.kind, j.w.Data[b0*rb:b1*rb], rb, j.act, j.ldx, nb, n, j.dst[b0:], ldd, b1-b0, t.acc)
 	}
 }

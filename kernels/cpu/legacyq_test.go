@@ -4,32 +4,35 @@ import (
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/weftrun/weft/kernels/quant"
 	"github.com/weftrun/weft/tensor"
 )
 
-// TestLegacyGemv checks the SIMD Q5_0, Q4_1 and Q5_1 matrix-vector
-// kernels, for one token and two, row by row against kernels/quant's dot products, to the last
-// bit: random block bytes (every quant and fifth bit, f16 scales and
-// minimums from subnormal to large), rows left over by the 4 streams,
-// partial groups of 1-3 blocks, rows further apart than their length, and
-// acc set or not.
-func TestLegacyGemv(t *testing.T) {
+// TestLegacyGemm checks the SIMD Q5_0, Q4_1 and Q5_1 kernels, for 1 to 9
+// tokens (every kernel width, and groups of 4 with the rest), row by row
+// against kernels/quant's dot products, to the last bit: random block
+// bytes (every quant and fifth bit, f16 scales and minimums from
+// subnormal to large), rows further apart than their length, activations
+// at ±127 and 0, and acc set or not; outputs outside the rows and tokens
+// stay untouched.
+func TestLegacyGemm(t *testing.T) {
 	k := Detect()
 	if !k.hasLegacyQ() {
 		t.Skip("no SIMD Q5_0, Q4_1 or Q5_1 kernels on this machine/build")
 	}
 	for _, dt := range []tensor.DType{tensor.Q5_0, tensor.Q4_1, tensor.Q5_1} {
-		t.Run(dt.String(), func(t *testing.T) { testLegacyGemv(t, k, dt) })
+		t.Run(dt.String(), func(t *testing.T) { testLegacyGemm(t, k, dt) })
 	}
 }
 
-func testLegacyGemv(t *testing.T, k Kernels, dt tensor.DType) {
+func testLegacyGemm(t *testing.T, k Kernels, dt tensor.DType) {
 	kind, _, af := k.classify(dt)
-	if af != afQ8A {
-		t.Fatalf("%s: activation format %d, want layout A", dt, af)
+	at := quant.ActivationType(dt)
+	if want := map[tensor.DType]actFormat{tensor.Q8_0: afQ8_0, tensor.Q8_1: afQ8_1}[at]; af != want {
+		t.Fatalf("%s: activation format %d, want %d (%s)", dt, af, want, at)
 	}
 	dot, _ := quant.DotFor(dt)
 	bs := legacyBlockBytes(kind)
@@ -39,9 +42,9 @@ func testLegacyGemv(t *testing.T, k Kernels, dt tensor.DType) {
 		// Finite f16s of either sign, subnormal to 2^8.
 		return toF16(float32(r.NormFloat64() * math.Ldexp(1, r.IntN(30)-22)))
 	}
-	for _, sh := range []struct{ rows, nb, pad int }{
-		{1, 1, 0}, {4, 2, 0}, {5, 3, 0}, {13, 4, 0}, {13, 5, 7}, {8, 6, 0},
-		{7, 7, 0}, {12, 9, 22}, {13, 28, 0}, {3, 64, 0}, {16, 13, 3},
+	for _, sh := range []struct{ rows, nb, pad, n int }{
+		{1, 1, 0, 1}, {4, 2, 0, 2}, {5, 3, 0, 3}, {13, 4, 0, 4}, {13, 5, 7, 5}, {8, 6, 0, 6},
+		{7, 7, 0, 7}, {12, 9, 22, 8}, {13, 28, 0, 9}, {3, 64, 0, 1}, {16, 13, 3, 2},
 	} {
 		ldw := sh.nb*bs + sh.pad
 		w := make([]byte, (sh.rows-1)*ldw+sh.nb*bs)
@@ -58,47 +61,41 @@ func testLegacyGemv(t *testing.T, k Kernels, dt tensor.DType) {
 			}
 		}
 		cols := 32 * sh.nb
+		ab, _ := at.RowBytes(cols)
+		lda := ab + 6 // tokens further apart than a row
 		for _, big := range []bool{false, true} {
-			x := randRow(r, cols, 1)
-			if big {
-				// Activations at ±127 and 0.
-				for i := range x {
-					x[i] = float32(r.IntN(3)-1) * 1e4
+			a := make([]byte, sh.n*lda)
+			for tok := range sh.n {
+				x := randRow(r, cols, float64(tok+1))
+				if big {
+					// Activations at ±127 and 0.
+					for i := range x {
+						x[i] = float32(r.IntN(3)-1) * 1e4
+					}
+				}
+				if err := quant.QuantizeActivation(at, a[tok*lda:tok*lda+ab], x); err != nil {
+					t.Fatal(err)
 				}
 			}
-			act := make([]byte, cols/32*34)
-			quant.QuantizeActivationQ8_0(act, x)
-			xa := make([]byte, q8aRowBytes(cols))
-			k.packQ8A(xa, x)
-			// A second token for the two-token kernel.
-			x1 := randRow(r, cols, 3)
-			act1 := make([]byte, cols/32*34)
-			quant.QuantizeActivationQ8_0(act1, x1)
-			xa1 := make([]byte, q8aRowBytes(cols))
-			k.packQ8A(xa1, x1)
 			for _, acc := range []bool{false, true} {
-				dst, check := guarded(sh.rows, 0.5)
-				k.legacyGemv(kind, w, ldw, xa, sh.nb, dst, acc)
+				ldd := sh.rows + 3
+				buf, check := guarded(sh.n*ldd, 0.5)
+				k.legacyGemm(kind, w, ldw, a, lda, sh.nb, sh.n, buf, ldd, sh.rows, acc)
 				check(t)
-				d0, check0 := guarded(sh.rows, 0.5)
-				d1, check1 := guarded(sh.rows, -0.25)
-				k.legacyGemv2(kind, w, ldw, xa, xa1, sh.nb, d0, d1, acc)
-				check0(t)
-				check1(t)
-				for i := range dst {
-					row := w[i*ldw : i*ldw+sh.nb*bs]
-					want, want1 := dot(row, act, cols), dot(row, act1, cols)
-					if acc {
-						want += 0.5
-						want1 += -0.25
-					}
-					for _, c := range []struct {
-						what      string
-						got, want float32
-					}{{"one token", dst[i], want}, {"two tokens, first", d0[i], want}, {"two tokens, second", d1[i], want1}} {
-						if math.Float32bits(c.got) != math.Float32bits(c.want) {
-							t.Fatalf("%s %d rows × %d blocks (ldw %d), big %v, acc %v, %s: row %d = %v (%#x), want %v (%#x)",
-								dt, sh.rows, sh.nb, ldw, big, acc, c.what, i, c.got, math.Float32bits(c.got), c.want, math.Float32bits(c.want))
+				for tok := range sh.n {
+					for i := range ldd {
+						got := buf[tok*ldd+i]
+						want := float32(0.5)
+						if i < sh.rows {
+							row := w[i*ldw : i*ldw+sh.nb*bs]
+							want = dot(row, a[tok*lda:], cols)
+							if acc {
+								want += 0.5
+							}
+						}
+						if math.Float32bits(got) != math.Float32bits(want) {
+							t.Fatalf("%s %d rows × %d blocks (ldw %d), %d tokens, big %v, acc %v: token %d row %d = %v (%#x), want %v (%#x)",
+								dt, sh.rows, sh.nb, ldw, sh.n, big, acc, tok, i, got, math.Float32bits(got), want, math.Float32bits(want))
 						}
 					}
 				}
@@ -117,7 +114,9 @@ func TestLegacyMatMul(t *testing.T) {
 			w := randomMatrix(t, r, dt, sh.rows, sh.cols)
 			x := randRow(r, sh.n*sh.cols, 1)
 			dot, _ := quant.DotFor(dt)
-			act := make([]byte, sh.cols/32*34)
+			at := quant.ActivationType(dt)
+			ab, _ := at.RowBytes(sh.cols)
+			act := make([]byte, ab)
 			for _, level := range Levels() {
 				pool := NewPoolKernels(2, Detect().Limit(level))
 				for _, acc := range []bool{false, true} {
@@ -135,7 +134,9 @@ func TestLegacyMatMul(t *testing.T) {
 						t.Fatal(err)
 					}
 					for tok := range sh.n {
-						quant.QuantizeActivationQ8_0(act, x[tok*sh.cols:(tok+1)*sh.cols])
+						if err := quant.QuantizeActivation(at, act, x[tok*sh.cols:(tok+1)*sh.cols]); err != nil {
+							t.Fatal(err)
+						}
 						for row := range sh.rows {
 							want := dot(w.Row(row), act, sh.cols)
 							if acc {
@@ -149,6 +150,50 @@ func TestLegacyMatMul(t *testing.T) {
 				}
 				pool.Close()
 			}
+		}
+	}
+}
+
+// BenchmarkLegacyDecode runs the matmuls of one decode step of a
+// TinyLlama-shaped Q5_0, Q4_1 or Q5_1 model (BenchmarkDecodeTinyLlama's)
+// on one thread at the AVX2 and AVX-512 VNNI levels, reporting the weight
+// bytes read per CPU second of that thread (cpu-GB/s, Linux), which stays
+// meaningful on a busy machine.
+func BenchmarkLegacyDecode(b *testing.B) {
+	for _, dt := range []tensor.DType{tensor.Q5_0, tensor.Q4_1, tensor.Q5_1} {
+		m := newTinyLlama(b, dt)
+		for _, lv := range []Level{AVX2, AVX512VNNI} {
+			b.Run(dt.String()+"/"+lv.String(), func(b *testing.B) {
+				if Detect().Limit(lv).Level() != lv {
+					b.Skip("level not available")
+				}
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				p := NewPoolKernels(1, Detect().Limit(lv))
+				defer p.Close()
+				x := make([]float32, 5632)
+				for i := range x {
+					x[i] = float32(i%13) - 6
+				}
+				q, k, v := make([]float32, 2048), make([]float32, 256), make([]float32, 256)
+				g, u := make([]float32, 5632), make([]float32, 5632)
+				h := make([]float32, 2048)
+				logits := make([]float32, 32000)
+				b.SetBytes(m.bytes)
+				c0 := threadCPUTime()
+				for b.Loop() {
+					for l := range m.qkv {
+						must(b, MatMulMulti(p, [][]float32{q, k, v}, m.qkv[l], x[:2048], 1))
+						must(b, MatMulAcc(p, h, m.o[l][0], q, 1))
+						must(b, MatMulMulti(p, [][]float32{g, u}, m.gateUp[l], x[:2048], 1))
+						must(b, MatMulAcc(p, h, m.down[l][0], x, 1))
+					}
+					must(b, MatMul(p, logits, m.out, x[:2048], 1))
+				}
+				if c0 >= 0 {
+					b.ReportMetric(float64(m.bytes)*float64(b.N)/float64(threadCPUTime()-c0), "cpu-GB/s")
+				}
+			})
 		}
 	}
 }

@@ -76,9 +76,9 @@ const (
 	wkIQ4NB               // wkIQ4NL for 2 or more tokens (ggml's batched order)
 	wkQuant               // kernels/quant dot products, row by row
 	wkBF16DP              // BF16 × bfloat16 activations on VDPBF16PS (bf16dp.go)
-	wkQ5_0                // SIMD Q5_0 × activations in layout A (legacyq.go)
-	wkQ4_1                // SIMD Q4_1 × activations in layout A
-	wkQ5_1                // SIMD Q5_1 × activations in layout A
+	wkQ5_0                // SIMD Q5_0 × Q8_0 activations (legacyq.go)
+	wkQ4_1                // SIMD Q4_1 × Q8_1 activations
+	wkQ5_1                // SIMD Q5_1 × Q8_1 activations
 )
 
 // ifMoreKind returns the SIMD kind of Inferflow's Q6_B64T1, Q5_B64T1,
@@ -113,6 +113,7 @@ const (
 	afQ8I                   // layout I (ifpack.go), Inferflow strips
 	afBF16                  // bfloat16, rounded as ggml does
 	afQ8Y                   // layout Y (q8tiley.go), AVX2 prefill
+	afQ8_1                  // ggml Q8_1 blocks (Q4_1 and Q5_1 weights)
 	nActFormats
 )
 
@@ -137,6 +138,8 @@ func (f actFormat) rowBytes(cols int) int {
 		return 2 * cols
 	case afQ8Y:
 		return q8yRowBytes(cols)
+	case afQ8_1:
+		return cols / 32 * 36
 	}
 	return 4 * cols
 }
@@ -195,10 +198,16 @@ func (k Kernels) classify(d tensor.DType) (wkind, floatType, actFormat) {
 		return wkIQ4NL, 0, afQ8_0
 	}
 	if kind, ok := legacyKind(d); ok && k.hasLegacyQ() {
-		return kind, 0, afQ8A
+		if kind == wkQ5_0 {
+			return kind, 0, afQ8_0
+		}
+		return kind, 0, afQ8_1
 	}
-	if quant.ActivationType(d) == tensor.Q8_K {
+	switch quant.ActivationType(d) {
+	case tensor.Q8_K:
 		return wkQuant, 0, afQ8_K
+	case tensor.Q8_1:
+		return wkQuant, 0, afQ8_1
 	}
 	return wkQuant, 0, afQ8_0
 }
@@ -409,6 +418,12 @@ func (p *Pool) matmul(op string, dsts [][]float32, ws []Matrix, x []float32, n i
 				j.af = afQ8Y // AVX2 tiles (q8tiley.go)
 			}
 		}
+		if k.legacyTiles(j.kind, n) {
+			iq4 = true // the tiles' 16-row strips
+		}
+		if k.legacyTilesY(j.kind, n) {
+			j.af = afQ8Y // AVX2 tiles (legacyy_amd64.go)
+		}
 		j.amx = j.kind == wkFloat && j.ft != ftF32 && n >= panelMinTokens && k.hasAMX()
 		j.pack = nil
 		if j.kind == wkIfQ4 || j.kind == wkIfQ3H {
@@ -579,7 +594,7 @@ func (t *mmTask) runWorker(w, lo, hi int) {
 		case wkBF16DP:
 			t.bf16dpRows(w, j, a, b)
 		case wkQ5_0, wkQ4_1, wkQ5_1:
-			t.legacyRows(j, a, b)
+			t.legacyRows(w, j, a, b)
 		default:
 			t.quantRows(j, a, b)
 		}
@@ -799,6 +814,8 @@ func (t *packTask) Run(lo, hi int) {
 			t.k.toBF16Row(bytesAsU16(d), x)
 		case afQ8Y:
 			t.k.packQ8Y(d, x)
+		case afQ8_1:
+			t.k.quantizeQ8_1(d, x)
 		}
 	}
 }

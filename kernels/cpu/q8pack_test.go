@@ -72,6 +72,27 @@ func TestQuantizeQ8_0MatchesReference(t *testing.T) {
 	}
 }
 
+// TestQuantizeQ8_1MatchesReference checks the Q8_1 activation quantizer of
+// every level against quant.QuantizeActivationQ8_1, byte for byte.
+func TestQuantizeQ8_1MatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 5))
+	for _, n := range []int{32, 64, 96, 160, 2048} {
+		for name, x := range quantInputs(r, n) {
+			want := make([]byte, n/32*36)
+			quant.QuantizeActivationQ8_1(want, x)
+			for _, l := range Levels() {
+				k := Detect().Limit(l)
+				got := make([]byte, len(want)+1)
+				got[len(want)] = 0xa5
+				k.quantizeQ8_1(got[:len(want)], x)
+				if !bytes.Equal(got[:len(want)], want) || got[len(want)] != 0xa5 {
+					t.Errorf("%s/%s/n=%d: quantizeQ8_1 differs from quant.QuantizeActivationQ8_1", l, name, n)
+				}
+			}
+		}
+	}
+}
+
 // TestPackLayouts checks layouts A, B and P against their definition, written
 // out from ggml Q8_0 blocks made by kernels/quant, for every level.
 func TestPackLayouts(t *testing.T) {

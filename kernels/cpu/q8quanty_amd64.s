@@ -79,6 +79,89 @@ done:
 	VZEROUPPER
 	RET
 
+// func quantQ8_1Y(dst *byte, src *float32, nb int)
+// Requires: AVX, AVX2, F16C, SSE2
+TEXT ·quantQ8_1Y(SB), NOSPLIT, $0-24
+	// Writes nb Q8_1 blocks: quantQ8_0Y's d and quants, and s = d·Σq with the
+	// float32 d, rounded once to f16 (quantize_row_q8_1's AVX2 path).
+	MOVQ         dst+0(FP), DI
+	MOVQ         src+8(FP), SI
+	MOVQ         nb+16(FP), CX
+	MOVL         $0x7fffffff, AX
+	MOVD         AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL         $0x7f800000, AX
+	MOVD         AX, X13
+	MOVL         $0x42fe0000, AX
+	MOVD         AX, X11
+	TESTQ        CX, CX
+	JZ           done
+
+loop:
+	VMOVUPS      (SI), Y0
+	VMOVUPS      32(SI), Y1
+	VMOVUPS      64(SI), Y2
+	VMOVUPS      96(SI), Y3
+	VANDPS       Y15, Y0, Y4
+	VANDPS       Y15, Y1, Y5
+	VANDPS       Y15, Y2, Y6
+	VANDPS       Y15, Y3, Y7
+	VMAXPS       Y5, Y4, Y4
+	VMAXPS       Y7, Y6, Y6
+	VMAXPS       Y6, Y4, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VMAXPS       X5, X4, X4
+	VPERMILPS    $0x4e, X4, X5
+	VMAXPS       X5, X4, X4
+	VPERMILPS    $0xb1, X4, X5
+	VMAXPS       X5, X4, X4
+	VDIVSS       X4, X11, X5
+	VDIVSS       X11, X4, X4
+	VCMPSS       $0x01, X13, X5, X8
+	VANDPS       X8, X5, X5
+	VBROADCASTSS X5, Y5
+	VMULPS       Y5, Y0, Y0
+	VMULPS       Y5, Y1, Y1
+	VMULPS       Y5, Y2, Y2
+	VMULPS       Y5, Y3, Y3
+	VROUNDPS     $0x00, Y0, Y0
+	VCVTTPS2DQ   Y0, Y0
+	VROUNDPS     $0x00, Y1, Y1
+	VCVTTPS2DQ   Y1, Y1
+	VROUNDPS     $0x00, Y2, Y2
+	VCVTTPS2DQ   Y2, Y2
+	VROUNDPS     $0x00, Y3, Y3
+	VCVTTPS2DQ   Y3, Y3
+	VPADDD       Y1, Y0, Y10
+	VPADDD       Y3, Y2, Y6
+	VPADDD       Y6, Y10, Y10
+	VEXTRACTI128 $0x01, Y10, X6
+	VPADDD       X6, X10, X10
+	VPSHUFD      $0x4e, X10, X6
+	VPADDD       X6, X10, X10
+	VPSHUFD      $0xb1, X10, X6
+	VPADDD       X6, X10, X10
+	VCVTDQ2PS    X10, X10
+	VMULSS       X4, X10, X10
+	VINSERTPS    $0x10, X10, X4, X6
+	VCVTPS2PH    $0x00, X6, X6
+	VMOVD        X6, AX
+	MOVL         AX, (DI)
+	VPACKSSDW    Y1, Y0, Y9
+	VPACKSSDW    Y3, Y2, Y5
+	VPACKSSWB    Y5, Y9, Y9
+	VMOVDQU      q8ypack<>+0(SB), Y5
+	VPERMD       Y9, Y5, Y9
+	VMOVDQU      Y9, 4(DI)
+	ADDQ         $0x80, SI
+	ADDQ         $0x24, DI
+	DECQ         CX
+	JNZ          loop
+
+done:
+	VZEROUPPER
+	RET
+
 // func packQ8AY(dst *byte, src *float32, nb int, shift int)
 // Requires: AVX, AVX2, F16C, SSE2
 TEXT ·packQ8AY(SB), NOSPLIT, $0-32

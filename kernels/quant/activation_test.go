@@ -176,6 +176,7 @@ func TestQuantizeActivation(t *testing.T) {
 		want func(dst []byte, src []float32)
 	}{
 		{tensor.Q8_0, QuantizeActivationQ8_0},
+		{tensor.Q8_1, QuantizeActivationQ8_1},
 		{tensor.Q8_K, QuantizeRowQ8_K},
 		{tensor.F32, quantizeF32},
 	} {
@@ -200,5 +201,36 @@ func TestQuantizeActivation(t *testing.T) {
 	}
 	if err := QuantizeActivation(tensor.I32, make([]byte, 128), make([]float32, 32)); err == nil {
 		t.Error("I32: an unsupported type was accepted")
+	}
+}
+
+// TestQuantizeActivationQ8_1 checks that Q8_1 activation blocks hold
+// QuantizeActivationQ8_0's scale and quants, and s = d·Σq with d the
+// float32 amax/127, rounded once to f16 (not the f16 d times Σq).
+func TestQuantizeActivationQ8_1(t *testing.T) {
+	x := testData(512)["gauss"]
+	x[0] = 0.3 // a block whose f16 d differs from amax/127
+	clear(x[32:64])
+	nb := len(x) / qk
+	q8 := make([]byte, nb*blockQ8_0)
+	q81 := make([]byte, nb*blockQ8_1)
+	QuantizeActivationQ8_0(q8, x)
+	QuantizeActivationQ8_1(q81, x)
+	for b := range nb {
+		a, c := q8[b*blockQ8_0:(b+1)*blockQ8_0], q81[b*blockQ8_1:(b+1)*blockQ8_1]
+		if string(a[:2]) != string(c[:2]) || string(a[2:]) != string(c[4:]) {
+			t.Fatalf("block %d: d or quants differ from QuantizeActivationQ8_0's", b)
+		}
+		var amax float32
+		for _, v := range x[b*qk : (b+1)*qk] {
+			amax = max(amax, abs32(v))
+		}
+		var sum int32
+		for _, q := range c[4:] {
+			sum += int32(int8(q))
+		}
+		if got, want := f16(c[2:]), FromF16(ToF16(amax/127*float32(sum))); got != want {
+			t.Errorf("block %d: s = %v, want %v", b, got, want)
+		}
 	}
 }

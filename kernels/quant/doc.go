@@ -10,18 +10,17 @@
 // quantize tool writes without an importance matrix. Dequantizers follow
 // the arithmetic order of ggml's generic (non-SIMD) code, which llama.cpp
 // builds without fused multiply-adds. Dot products follow ggml's x86 CPU
-// kernels: Q4_0 and Q8_0 as one fused chain over blocks, the K-quants in
-// the eight float lanes of ggml's AVX2 kernels (see kdot.go), so that a
+// kernels: Q4_0 and Q8_0 as one fused chain over blocks, the K-quants,
+// IQ4_NL, Q5_0, Q4_1 and Q5_1 in the eight float lanes of ggml's AVX2
+// kernels (see kdot.go), so that a
 // matmul's output is llama.cpp's bit for bit.
 //
 // Dot products multiply a weight row by an activation row quantized to
 // ActivationType(w): Q8_K rows by QuantizeRowQ8_K, Q8_0 rows by
 // QuantizeActivationQ8_0, which rounds as ggml's x86 CPU backend does
-// rather than as its reference quantizer. Unlike ggml, which pairs Q4_1 and Q5_1 weights with
-// Q8_1 activations, this package pairs every 32-element format with Q8_0:
-// the block sum that Q8_1 stores as an f16 is computed exactly from the
-// Q8_0 quants instead, which is simpler and never less precise. DotQ4_1Q8_1
-// and DotQ5_1Q8_1 reproduce ggml's pairing for comparisons.
+// rather than as its reference quantizer; as in ggml, Q4_1 and Q5_1
+// weights pair with Q8_1 rows (QuantizeActivationQ8_1), whose f16 block
+// sum s = d·Σq carries the minimums' term.
 //
 // The per-type functions (QuantizeRowQ4_0, DequantizeRowQ4_0,
 // DotQ4_0Q8_0, ...) do not allocate. They take rows whose lengths the caller

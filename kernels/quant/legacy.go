@@ -298,8 +298,9 @@ func DequantizeRowQ8_0(dst []float32, src []byte) {
 }
 
 // QuantizeRowQ8_1 quantizes src to Q8_1 blocks: Q8_0's quants plus
-// s = d·Σq stored as an f16 after d. ggml pairs Q4_1 and Q5_1 weights with
-// it; weft uses Q8_0 instead (see the package comment).
+// s = d·Σq stored as an f16 after d, as ggml's reference quantizer
+// (quantize_row_q8_1_ref) writes them. Activations for Q4_1 and Q5_1
+// weights are quantized by QuantizeActivationQ8_1 instead.
 func QuantizeRowQ8_1(dst []byte, src []float32) {
 	nb := len(src) / qk
 	dst = dst[:nb*blockQ8_1]
@@ -323,6 +324,37 @@ func QuantizeRowQ8_1(dst []byte, src []float32) {
 			sum += int(q)
 		}
 		putF16(y[2:], float32(sum)*d)
+	}
+}
+
+// QuantizeActivationQ8_1 quantizes an activation row to Q8_1 blocks the
+// way ggml's x86 CPU backend does before a dot product with Q4_1 or Q5_1
+// weights (the AVX2 path of quantize_row_q8_1): d and the quants as
+// QuantizeActivationQ8_0 has them, and s = d·Σq, with d the float32
+// amax/127 before its rounding to f16, rounded once to f16.
+func QuantizeActivationQ8_1(dst []byte, src []float32) {
+	nb := len(src) / qk
+	dst = dst[:nb*blockQ8_1]
+	for i := range nb {
+		x := src[i*qk : i*qk+qk]
+		y := dst[i*blockQ8_1 : i*blockQ8_1+blockQ8_1]
+		var amax float32
+		for _, v := range x {
+			amax = max(amax, abs32(v))
+		}
+		d := amax / 127
+		putF16(y, d)
+		id := 127 / amax
+		if id > math.MaxFloat32 {
+			id = 0
+		}
+		sum := int32(0)
+		for j, v := range x {
+			q := int8(math.RoundToEven(float64(v * id)))
+			y[4+j] = byte(q)
+			sum += int32(q)
+		}
+		putF16(y[2:], d*float32(sum))
 	}
 }
 
@@ -360,119 +392,87 @@ func DotQ4_0Q8_0(w, act []byte, n int) float32 {
 	return sumf
 }
 
-// DotQ4_1Q8_0 returns the dot product of n values of a Q4_1 weight row and
-// a Q8_0 activation row: Σ d·dy·Σq·qy + m·dy·Σqy per block.
-func DotQ4_1Q8_0(w, act []byte, n int) float32 {
-	nb := n / qk
-	w = w[:nb*blockQ4_1]
-	act = act[:nb*blockQ8_0]
-	var sumf float32
-	for ib := range nb {
-		x := w[ib*blockQ4_1 : ib*blockQ4_1+blockQ4_1]
-		y := act[ib*blockQ8_0 : ib*blockQ8_0+blockQ8_0]
-		var s0, s1, sy int32
-		for j := range qk / 2 {
-			y0, y1 := int32(int8(y[2+j])), int32(int8(y[2+qk/2+j]))
-			s0 += int32(x[4+j]&0x0f) * y0
-			s1 += int32(x[4+j]>>4) * y1
-			sy += y0 + y1
-		}
-		dy := f16(y)
-		sumf += float32(float32(f16(x)*dy)*float32(s0+s1)) + float32(f16(x[2:])*float32(float32(sy)*dy))
+// legacyLanes returns the eight exact int32 lanes of a 32-value block's
+// products, lane e/4 holding element e, as ggml's x86 kernels sum them
+// (VPMADDUBSW and VPMADDWD, or VPDPBUSD): v(e) is the weight's value of
+// element e, q the activation block's 32 quants.
+func legacyLanes(v func(e int) int32, q []byte) [8]int32 {
+	var lanes [8]int32
+	for e := range qk {
+		lanes[e/4] += v(e) * int32(int8(q[e]))
 	}
-	return sumf
+	return lanes
 }
 
-// DotQ4_1Q8_1 is DotQ4_1Q8_0 against a Q8_1 activation row, as ggml pairs
-// them: the activation block sum comes from its stored f16 s.
+// DotQ4_1Q8_1 returns the dot product of n values (a multiple of 32) of a
+// Q4_1 weight row and a Q8_1 activation row, in the order of ggml's x86
+// kernel (the AVX2 ggml_vec_dot_q4_1_q8_1, which llama.cpp runs on every
+// x86 level from AVX2 up, for any number of tokens): each block's exact
+// integer products of the nibbles and the quants in eight lanes (lane
+// e/4 holding element e), fused in turn into eight float32 accumulators
+// with d = dx·dy; the minimums in a chain of fused multiply-adds
+// summs = m·s + summs beside them; then hsum8 of the lanes plus summs.
 func DotQ4_1Q8_1(w, act []byte, n int) float32 {
 	nb := n / qk
 	w = w[:nb*blockQ4_1]
 	act = act[:nb*blockQ8_1]
-	var sumf float32
+	var acc [8]float32
+	var summs float32
 	for ib := range nb {
 		x := w[ib*blockQ4_1 : ib*blockQ4_1+blockQ4_1]
 		y := act[ib*blockQ8_1 : ib*blockQ8_1+blockQ8_1]
-		var s0, s1 int32
-		for j := range qk / 2 {
-			s0 += int32(x[4+j]&0x0f) * int32(int8(y[4+j]))
-			s1 += int32(x[4+j]>>4) * int32(int8(y[4+qk/2+j]))
-		}
-		sumf += float32(float32(f16(x)*f16(y))*float32(s0+s1)) + float32(f16(x[2:])*f16(y[2:]))
+		summs = FMA32(f16(x[2:]), f16(y[2:]), summs)
+		lanes := legacyLanes(func(e int) int32 { return int32(x[4+e%16] >> (4 * (e / 16)) & 0x0f) }, y[4:])
+		fmaLanes(&acc, f16(x)*f16(y), &lanes)
 	}
-	return sumf
+	return hsum8(&acc) + summs
+}
+
+// q5Value returns the 5-bit value of element e of a Q5_0 or Q5_1 block
+// whose qh field starts at h and quants at q.
+func q5Value(h, q []byte, e int) int32 {
+	hi := binary.LittleEndian.Uint32(h) >> e & 1
+	return int32(q[e%16]>>(4*(e/16))&0x0f) | int32(hi)<<4
 }
 
 // DotQ5_0Q8_0 returns the dot product of n values of a Q5_0 weight row and a
-// Q8_0 activation row.
+// Q8_0 activation row, in the order of ggml's x86 kernel (the AVX2
+// ggml_vec_dot_q5_0_q8_0, and llamafile's tinyBLAS, which ggml uses for
+// matmuls of two or more tokens, sums the same way): each block's exact
+// integer products of the values q-16 and the quants in eight lanes (lane
+// e/4 holding element e), fused in turn into eight float32 accumulators
+// with d = dx·dy, then reduced as hsum8 does.
 func DotQ5_0Q8_0(w, act []byte, n int) float32 {
 	nb := n / qk
 	w = w[:nb*blockQ5_0]
 	act = act[:nb*blockQ8_0]
-	var sumf float32
+	var acc [8]float32
 	for ib := range nb {
 		x := w[ib*blockQ5_0 : ib*blockQ5_0+blockQ5_0]
 		y := act[ib*blockQ8_0 : ib*blockQ8_0+blockQ8_0]
-		qh := binary.LittleEndian.Uint32(x[2:])
-		var s0, s1 int32
-		for j := range qk / 2 {
-			h0 := byte(qh>>j<<4) & 0x10
-			h1 := byte(qh>>(j+12)) & 0x10
-			s0 += (int32(x[6+j]&0x0f|h0) - 16) * int32(int8(y[2+j]))
-			s1 += (int32(x[6+j]>>4|h1) - 16) * int32(int8(y[2+qk/2+j]))
-		}
-		sumf += float32(float32(f16(x)*f16(y)) * float32(s0+s1))
+		lanes := legacyLanes(func(e int) int32 { return q5Value(x[2:], x[6:], e) - 16 }, y[2:])
+		fmaLanes(&acc, f16(x)*f16(y), &lanes)
 	}
-	return sumf
+	return hsum8(&acc)
 }
 
-// DotQ5_1Q8_0 returns the dot product of n values of a Q5_1 weight row and a
-// Q8_0 activation row.
-func DotQ5_1Q8_0(w, act []byte, n int) float32 {
-	nb := n / qk
-	w = w[:nb*blockQ5_1]
-	act = act[:nb*blockQ8_0]
-	var sumf float32
-	for ib := range nb {
-		x := w[ib*blockQ5_1 : ib*blockQ5_1+blockQ5_1]
-		y := act[ib*blockQ8_0 : ib*blockQ8_0+blockQ8_0]
-		qh := binary.LittleEndian.Uint32(x[4:])
-		var s0, s1, sy int32
-		for j := range qk / 2 {
-			h0 := byte(qh>>j<<4) & 0x10
-			h1 := byte(qh>>(j+12)) & 0x10
-			y0, y1 := int32(int8(y[2+j])), int32(int8(y[2+qk/2+j]))
-			s0 += int32(x[8+j]&0x0f|h0) * y0
-			s1 += int32(x[8+j]>>4|h1) * y1
-			sy += y0 + y1
-		}
-		dy := f16(y)
-		sumf += float32(float32(f16(x)*dy)*float32(s0+s1)) + float32(f16(x[2:])*float32(float32(sy)*dy))
-	}
-	return sumf
-}
-
-// DotQ5_1Q8_1 is DotQ5_1Q8_0 against a Q8_1 activation row, as ggml pairs
-// them.
+// DotQ5_1Q8_1 returns the dot product of n values of a Q5_1 weight row and a
+// Q8_1 activation row, in DotQ4_1Q8_1's order (ggml's AVX2
+// ggml_vec_dot_q5_1_q8_1) with the 5-bit values.
 func DotQ5_1Q8_1(w, act []byte, n int) float32 {
 	nb := n / qk
 	w = w[:nb*blockQ5_1]
 	act = act[:nb*blockQ8_1]
-	var sumf float32
+	var acc [8]float32
+	var summs float32
 	for ib := range nb {
 		x := w[ib*blockQ5_1 : ib*blockQ5_1+blockQ5_1]
 		y := act[ib*blockQ8_1 : ib*blockQ8_1+blockQ8_1]
-		qh := binary.LittleEndian.Uint32(x[4:])
-		var s0, s1 int32
-		for j := range qk / 2 {
-			h0 := byte(qh>>j<<4) & 0x10
-			h1 := byte(qh>>(j+12)) & 0x10
-			s0 += int32(x[8+j]&0x0f|h0) * int32(int8(y[4+j]))
-			s1 += int32(x[8+j]>>4|h1) * int32(int8(y[4+qk/2+j]))
-		}
-		sumf += float32(float32(f16(x)*f16(y))*float32(s0+s1)) + float32(f16(x[2:])*f16(y[2:]))
+		summs = FMA32(f16(x[2:]), f16(y[2:]), summs)
+		lanes := legacyLanes(func(e int) int32 { return q5Value(x[4:], x[8:], e) }, y[4:])
+		fmaLanes(&acc, f16(x)*f16(y), &lanes)
 	}
-	return sumf
+	return hsum8(&acc) + summs
 }
 
 // DotQ8_0Q8_0 returns the dot product of n values of two Q8_0 rows.

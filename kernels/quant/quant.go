@@ -29,17 +29,17 @@ type Traits struct {
 }
 
 // traits is the table of every type Quantize and Dequantize handle.
-// Unlike ggml, which pairs Q4_1 and Q5_1 weights with Q8_1 activations,
-// every 32-element format here pairs with Q8_0 (see the package comment);
-// Inferflow's formats pair with Q8_0 too (Inferflow's integer path).
+// As in ggml, Q4_1 and Q5_1 weights pair with Q8_1 activations and the
+// other 32-element formats with Q8_0; Inferflow's formats pair with Q8_0
+// too (Inferflow's integer path).
 var traits = map[tensor.DType]Traits{
 	tensor.F32:  {tensor.F32, quantizeF32, dequantizeF32, tensor.F32, DotF32},
 	tensor.F16:  {tensor.F16, F32ToF16, F16ToF32, tensor.F32, DotF16F32},
 	tensor.BF16: {tensor.BF16, F32ToBF16, BF16ToF32, tensor.F32, DotBF16F32},
 	tensor.Q4_0: {tensor.Q4_0, QuantizeRowQ4_0, DequantizeRowQ4_0, tensor.Q8_0, DotQ4_0Q8_0},
-	tensor.Q4_1: {tensor.Q4_1, QuantizeRowQ4_1, DequantizeRowQ4_1, tensor.Q8_0, DotQ4_1Q8_0},
+	tensor.Q4_1: {tensor.Q4_1, QuantizeRowQ4_1, DequantizeRowQ4_1, tensor.Q8_1, DotQ4_1Q8_1},
 	tensor.Q5_0: {tensor.Q5_0, QuantizeRowQ5_0, DequantizeRowQ5_0, tensor.Q8_0, DotQ5_0Q8_0},
-	tensor.Q5_1: {tensor.Q5_1, QuantizeRowQ5_1, DequantizeRowQ5_1, tensor.Q8_0, DotQ5_1Q8_0},
+	tensor.Q5_1: {tensor.Q5_1, QuantizeRowQ5_1, DequantizeRowQ5_1, tensor.Q8_1, DotQ5_1Q8_1},
 	tensor.Q8_0: {tensor.Q8_0, QuantizeRowQ8_0, DequantizeRowQ8_0, tensor.Q8_0, DotQ8_0Q8_0},
 	tensor.Q8_1: {tensor.Q8_1, QuantizeRowQ8_1, DequantizeRowQ8_1, tensor.F32, nil},
 	tensor.Q8_K: {tensor.Q8_K, QuantizeRowQ8_K, DequantizeRowQ8_K, tensor.F32, nil},
@@ -123,16 +123,20 @@ func Dequantize(dt tensor.DType, dst []float32, src []byte) error {
 
 // QuantizeActivation encodes an activation row as dt, one of the types
 // ActivationType returns, the way a dot product expects it: Q8_0 by
-// QuantizeActivationQ8_0 (ggml's runtime rounding, not the reference
-// quantizer that Quantize uses for weights), any other type as Quantize
-// does. dst must be exactly dt.RowBytes(len(src)) long.
+// QuantizeActivationQ8_0 and Q8_1 by QuantizeActivationQ8_1 (ggml's
+// runtime rounding, not the reference quantizer that Quantize uses for
+// weights), any other type as Quantize does. dst must be exactly dt.RowBytes(len(src)) long.
 func QuantizeActivation(dt tensor.DType, dst []byte, src []float32) error {
 	f, err := sizes("quantize activation", dt, len(src), len(dst))
 	if err != nil {
 		return err
 	}
-	if dt == tensor.Q8_0 {
+	switch dt {
+	case tensor.Q8_0:
 		QuantizeActivationQ8_0(dst, src)
+		return nil
+	case tensor.Q8_1:
+		QuantizeActivationQ8_1(dst, src)
 		return nil
 	}
 	f.Quantize(dst, src)
@@ -140,8 +144,8 @@ func QuantizeActivation(dt tensor.DType, dst []byte, src []float32) error {
 }
 
 // ActivationType returns the type an activation row is quantized to before
-// a dot product with a weight row of type w: Q8_0 for the 32-element
-// formats (ggml uses Q8_1 for Q4_1 and Q5_1; see the package comment), Q8_K
+// a dot product with a weight row of type w: Q8_1 for Q4_1 and Q5_1, Q8_0
+// for the other 32-element formats, Q8_K
 // for the K-quants, and F32 for F32, F16, BF16 and any type without a dot
 // product (DotFor reports which have one).
 func ActivationType(w tensor.DType) tensor.DType {

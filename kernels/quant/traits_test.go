@@ -38,7 +38,7 @@ func TestTraitsTable(t *testing.T) {
 	for _, c := range []struct {
 		dt, act tensor.DType
 	}{
-		{tensor.F16, tensor.F32}, {tensor.Q4_0, tensor.Q8_0}, {tensor.Q5_1, tensor.Q8_0}, {tensor.Q2_K, tensor.Q8_K},
+		{tensor.F16, tensor.F32}, {tensor.Q4_0, tensor.Q8_0}, {tensor.Q5_1, tensor.Q8_1}, {tensor.Q2_K, tensor.Q8_K},
 		{tensor.Q3_K, tensor.Q8_K}, {tensor.Q5_K, tensor.Q8_K}, {tensor.IQ4_NL, tensor.Q8_0}, {tensor.Q3H_B64T1, tensor.Q8_0},
 		{tensor.Q8_K, tensor.F32}, {tensor.I32, tensor.F32},
 	} {

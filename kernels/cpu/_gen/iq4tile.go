@@ -63,9 +63,19 @@ const (
 // left. Z31 0x0f bytes, Z29 the levels + 128 in each 128-bit lane, Z28
 // the dword interleave indices. The rows come from memory (each matmul
 // reads its weights once), so both are prefetched 1 KiB ahead.
-func iq4Unpack(a *asm, lut, ilv operand.Mem, np int) {
-	a.text(fmt.Sprintf("unpackIQ4S%d", 2*np), attr.NOSPLIT, "func(dst *byte, w unsafe.Pointer, ldw uintptr, nrows, nb int)",
-		fmt.Sprintf("Unpacks nb IQ4_NL blocks of nrows rows (1 ≤ nrows ≤ %d, ldw bytes apart) into", 2*np),
+func iq4Unpack(a *asm, lut, ilv operand.Mem, np int) { stripUnpack(a, lut, ilv, np, false) }
+
+// stripUnpack emits iq4Unpack's unpackIQ4S<2·np> or, with q5, unpackQ5_0S<2·np>:
+// the same strips of Q5_0 blocks (22 bytes: f16 d, qh, 16 bytes of low
+// nibbles), each value q-16 stored as q+112, its fifth bit added under a
+// mask loaded from qh (Z27 0x10 bytes, Z26 0x70 bytes; lut unused).
+func stripUnpack(a *asm, lut, ilv operand.Mem, np int, q5 bool) {
+	name, typ, bs, qs := "unpackIQ4S", "IQ4_NL", 18, 2
+	if q5 {
+		name, typ, bs, qs = "unpackQ5_0S", "Q5_0", 22, 6
+	}
+	a.text(fmt.Sprintf("%s%d", name, 2*np), attr.NOSPLIT, "func(dst *byte, w unsafe.Pointer, ldw uintptr, nrows, nb int)",
+		fmt.Sprintf("Unpacks nb %s blocks of nrows rows (1 ≤ nrows ≤ %d, ldw bytes apart) into", typ, 2*np),
 		fmt.Sprintf("a strip of %d bytes a block; rows past nrows repeat the last row.", iq4Strip))
 	a.load("dst", reg.RDI)
 	a.load("w", reg.RSI)
@@ -77,7 +87,14 @@ func iq4Unpack(a *asm, lut, ilv operand.Mem, np int) {
 	a.JZ(label("done"))
 	a.MOVL(operand.U32(0x0f0f0f0f), reg.EAX)
 	a.VPBROADCASTD(reg.EAX, reg.Z31)
-	a.VBROADCASTI32X4(lut, reg.Z29)
+	if q5 {
+		a.MOVL(operand.U32(0x10101010), reg.EAX)
+		a.VPBROADCASTD(reg.EAX, reg.Z27)
+		a.MOVL(operand.U32(0x70707070), reg.EAX)
+		a.VPBROADCASTD(reg.EAX, reg.Z26)
+	} else {
+		a.VBROADCASTI32X4(lut, reg.Z29)
+	}
 	a.VMOVDQU64(ilv, reg.Z28)
 	for p := range np {
 		for i, r := range []reg.Register{reg.R8, reg.R9} {
@@ -95,10 +112,16 @@ func iq4Unpack(a *asm, lut, ilv operand.Mem, np int) {
 		a.PREFETCHT0(mem(reg.R9, 1024))
 		for i, r := range []reg.Register{reg.R8, reg.R9} {
 			v := 2 * i
-			a.VMOVDQU(mem(r, 2), xr[v])
+			a.VMOVDQU(mem(r, qs), xr[v])
 			a.VPSRLW(operand.U8(4), xr[v], xr[v+1])
 			a.VINSERTI128(operand.U8(1), xr[v+1], yr[v], yr[v])
 			a.VPANDD(reg.Y31, yr[v], yr[v])
+			if q5 {
+				a.KMOVD(mem(r, 2), reg.K1)
+				a.VPADDB(reg.Y26, yr[v], yr[v])
+				a.VPADDB(reg.Y27, yr[v], reg.K1, yr[v])
+				continue
+			}
 			a.VPSHUFB(yr[v], reg.Y29, yr[v])
 		}
 		a.VPERMT2D(reg.Z2, reg.Z28, reg.Z0)
@@ -110,8 +133,8 @@ func iq4Unpack(a *asm, lut, ilv operand.Mem, np int) {
 		a.VMOVD(reg.R13L, reg.X3)
 		a.VCVTPH2PS(reg.X3, reg.X3)
 		a.VMOVQ(reg.X3, mem(reg.R10, 64*np-56*p))
-		a.ADDQ(operand.U8(18), reg.R8)
-		a.ADDQ(operand.U8(18), reg.R9)
+		a.ADDQ(operand.U8(bs), reg.R8)
+		a.ADDQ(operand.U8(bs), reg.R9)
 		a.ADDQ(operand.U32(iq4Strip), reg.R10)
 		a.DECQ(reg.R11)
 		a.JNZ(label(l))

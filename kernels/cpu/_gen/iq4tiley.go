@@ -25,9 +25,27 @@ const iq4MaxTokens = 8
 // R11 = 7·R8 bytes on), R12 the tokens' start, R14 ldw, BX the rows left,
 // DX the outputs of the row.
 func (a *asm) iq4TileY(nt int, vals, shifts operand.Mem, g yGlobals) {
-	a.text(fmt.Sprintf("iq4TileY%d", nt), attr.NOSPLIT,
+	a.stripTileY(nt, vals, shifts, g, nil)
+}
+
+// q5TileY are the tables of stripTileY's Q5_0 tiles (legacyy.go's): the
+// VPSHUFB mask that spreads byte i/8 of qh to byte i, the bit of each
+// byte, 0xf0 bytes.
+type q5TileY struct{ shuf, sel, f0 operand.Mem }
+
+// stripTileY emits iq4TileY<nt> or, with q5, q5_0TileY<nt>: the same
+// tiles for Q5_0 blocks (22 bytes: f16 d, qh, 16 bytes of low nibbles),
+// whose values q-16 are built as ggml's AVX2 kernel builds them (the
+// nibbles or'ed with 0xf0 where the fifth bit is clear); tinyBLAS sums
+// Q5_0 in IQ4_NL's order. Y15 is unused for Q5_0.
+func (a *asm) stripTileY(nt int, vals, shifts operand.Mem, g yGlobals, q5 *q5TileY) {
+	name, typ, bs, qs := "iq4TileY", "IQ4_NL", 18, 2
+	if q5 != nil {
+		name, typ, bs, qs = "q5_0TileY", "Q5_0", 22, 6
+	}
+	a.text(fmt.Sprintf("%s%d", name, nt), attr.NOSPLIT,
 		"func(w unsafe.Pointer, ldw uintptr, x *byte, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)",
-		"For each of nrows rows of nb > 0 IQ4_NL blocks (ldw bytes apart) and the",
+		fmt.Sprintf("For each of nrows rows of nb > 0 %s blocks (ldw bytes apart) and the", typ),
 		fmt.Sprintf("%d tokens at x (layout Y, ldx bytes apart), dst[t·ldd/4+r] (+)= w_r·x_t", nt),
 		"(ldd in bytes; with acc not 0 the old value is added after the sum).")
 	a.load("w", reg.RSI)
@@ -58,7 +76,9 @@ func (a *asm) iq4TileY(nt int, vals, shifts operand.Mem, g yGlobals) {
 		}
 		return operand.Mem{Base: reg.RDI, Index: reg.R11, Scale: 1, Disp: disp}
 	}
-	a.VBROADCASTI128(vals, reg.Y15)
+	if q5 == nil {
+		a.VBROADCASTI128(vals, reg.Y15)
+	}
 	a.TESTQ(reg.RBX, reg.RBX)
 	a.JZ(label("done"))
 
@@ -71,10 +91,19 @@ func (a *asm) iq4TileY(nt int, vals, shifts operand.Mem, g yGlobals) {
 	a.load("nb", reg.RCX)
 
 	a.Label("blk")
-	a.VBROADCASTI128(mem(reg.R13, 2), reg.Y8)
+	a.VBROADCASTI128(mem(reg.R13, qs), reg.Y8)
 	a.VPSRLVD(shifts, reg.Y8, reg.Y8)
 	a.VPAND(g.nib, reg.Y8, reg.Y8)
-	a.VPSHUFB(reg.Y8, reg.Y15, reg.Y8)
+	if q5 != nil {
+		a.VPBROADCASTD(mem(reg.R13, 2), reg.Y11)
+		a.VPSHUFB(q5.shuf, reg.Y11, reg.Y11)
+		a.VPAND(q5.sel, reg.Y11, reg.Y11)
+		a.VPCMPEQB(q5.sel, reg.Y11, reg.Y11)
+		a.VPANDN(q5.f0, reg.Y11, reg.Y11)
+		a.VPOR(reg.Y11, reg.Y8, reg.Y8)
+	} else {
+		a.VPSHUFB(reg.Y8, reg.Y15, reg.Y8)
+	}
 	a.VPABSB(reg.Y8, reg.Y9)
 	a.VPBROADCASTW(mem(reg.R13, 0), reg.X10)
 	a.VCVTPH2PS(reg.X10, reg.Y10)
@@ -89,7 +118,7 @@ func (a *asm) iq4TileY(nt int, vals, shifts operand.Mem, g yGlobals) {
 		a.VMULPS(reg.Y10, s, s)
 		a.VFMADD231PS(s, x, yr[t])
 	}
-	a.ADDQ(operand.U8(18), reg.R13)
+	a.ADDQ(operand.U8(bs), reg.R13)
 	a.ADDQ(operand.U8(yTokBlock), reg.RDI)
 	a.DECQ(reg.RCX)
 	a.JNZ(label("blk"))

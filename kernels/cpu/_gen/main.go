@@ -66,7 +66,7 @@ var files = []file{
 	{"iq4tile_amd64.s", iq4tile},
 	{"bf16dp_amd64.s", bf16dp},
 	{"q8tiley_amd64.s", q8tiley},
-	{"legacyq_amd64.s", legacyq},
+	{"legacyy_amd64.s", legacyy},
 }
 
 func main() {

@@ -113,6 +113,30 @@ func q8quanty(a *asm) {
 	a.VMOVDQU(reg.Y9, mem(reg.RDI, 2))
 	g.next(34)
 
+	a.text("quantQ8_1Y", attr.NOSPLIT, q8qSig,
+		"Writes nb Q8_1 blocks: quantQ8_0Y's d and quants, and s = d·Σq with the",
+		"float32 d, rounded once to f16 (quantize_row_q8_1's AVX2 path).")
+	g.start(false, g.constsY)
+	g.blockY()
+	a.VPADDD(reg.Y1, reg.Y0, reg.Y10)
+	a.VPADDD(reg.Y3, reg.Y2, reg.Y6)
+	a.VPADDD(reg.Y6, reg.Y10, reg.Y10)
+	a.VEXTRACTI128(operand.U8(1), reg.Y10, reg.X6)
+	a.VPADDD(reg.X6, reg.X10, reg.X10)
+	a.VPSHUFD(operand.U8(0x4e), reg.X10, reg.X6)
+	a.VPADDD(reg.X6, reg.X10, reg.X10)
+	a.VPSHUFD(operand.U8(0xb1), reg.X10, reg.X6)
+	a.VPADDD(reg.X6, reg.X10, reg.X10)
+	a.VCVTDQ2PS(reg.X10, reg.X10)
+	a.VMULSS(reg.X4, reg.X10, reg.X10)
+	a.VINSERTPS(operand.U8(0x10), reg.X10, reg.X4, reg.X6)
+	a.VCVTPS2PH(operand.U8(0), reg.X6, reg.X6)
+	a.VMOVD(reg.X6, reg.EAX)
+	a.MOVL(reg.EAX, mem(reg.RDI, 0))
+	g.packY()
+	a.VMOVDQU(reg.Y9, mem(reg.RDI, 4))
+	g.next(36)
+
 	a.text("packQ8AY", attr.NOSPLIT, q8qSigShift,
 		"Writes nb blocks in layout A (shift 3) or B (shift 7); the caller zeroes",
 		"a partial last group.")

@@ -1,0 +1,345 @@
+//go:build amd64 && !noasm
+
+package cpu
+
+import (
+	"unsafe"
+
+	"github.com/weftrun/weft/kernels/quant"
+)
+
+// AVX2 and AVX-512 VNNI kernels for Q5_0, Q4_1 and Q5_1 weights
+// (legacyy_amd64.s), one to four tokens at a time.
+
+//go:noescape
+func gemvQ5_0r4t1AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ5_0r1t1AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ5_0r2t2AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ5_0r1t2AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ5_0r1t3AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ5_0r1t4AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ4_1r4t1AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ4_1r1t1AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ4_1r2t2AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ4_1r1t2AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ4_1r1t3AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ4_1r1t4AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ5_1r4t1AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ5_1r1t1AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ5_1r2t2AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ5_1r1t2AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ5_1r1t3AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ5_1r1t4AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ5_0r4t1VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ5_0r1t1VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ5_0r2t2VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ5_0r1t2VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ5_0r2t3VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ5_0r1t3VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ5_0r2t4VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ5_0r1t4VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ4_1r4t1VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ4_1r1t1VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ4_1r2t2VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ4_1r1t2VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ4_1r2t3VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ4_1r1t3VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ4_1r2t4VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ4_1r1t4VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ5_1r4t1VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ5_1r1t1VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ5_1r2t2VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ5_1r1t2VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ5_1r2t3VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ5_1r1t3VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ5_1r2t4VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ5_1r1t4VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+// legacyKernel is the signature of the kernels.
+type legacyKernel func(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+// legacyShape is the kernels of a kind for a number of tokens: rows takes
+// nr rows at a time (nil: none), one one.
+type legacyShape struct {
+	rows legacyKernel
+	nr   int
+	one  legacyKernel
+}
+
+// legacyKernels are the kernels of wkQ5_0, wkQ4_1 and wkQ5_1 by level
+// (AVX2, AVX-512 VNNI) and number of tokens less one.
+var legacyKernels = [2][3][4]legacyShape{{
+	{
+		{gemvQ5_0r4t1AVX2, 4, gemvQ5_0r1t1AVX2},
+		{gemvQ5_0r2t2AVX2, 2, gemvQ5_0r1t2AVX2},
+		{nil, 0, gemvQ5_0r1t3AVX2},
+		{nil, 0, gemvQ5_0r1t4AVX2},
+	},
+	{
+		{gemvQ4_1r4t1AVX2, 4, gemvQ4_1r1t1AVX2},
+		{gemvQ4_1r2t2AVX2, 2, gemvQ4_1r1t2AVX2},
+		{nil, 0, gemvQ4_1r1t3AVX2},
+		{nil, 0, gemvQ4_1r1t4AVX2},
+	},
+	{
+		{gemvQ5_1r4t1AVX2, 4, gemvQ5_1r1t1AVX2},
+		{gemvQ5_1r2t2AVX2, 2, gemvQ5_1r1t2AVX2},
+		{nil, 0, gemvQ5_1r1t3AVX2},
+		{nil, 0, gemvQ5_1r1t4AVX2},
+	},
+}, {
+	{
+		{gemvQ5_0r4t1VNNI, 4, gemvQ5_0r1t1VNNI},
+		{gemvQ5_0r2t2VNNI, 2, gemvQ5_0r1t2VNNI},
+		{gemvQ5_0r2t3VNNI, 2, gemvQ5_0r1t3VNNI},
+		{gemvQ5_0r2t4VNNI, 2, gemvQ5_0r1t4VNNI},
+	},
+	{
+		{gemvQ4_1r4t1VNNI, 4, gemvQ4_1r1t1VNNI},
+		{gemvQ4_1r2t2VNNI, 2, gemvQ4_1r1t2VNNI},
+		{gemvQ4_1r2t3VNNI, 2, gemvQ4_1r1t3VNNI},
+		{gemvQ4_1r2t4VNNI, 2, gemvQ4_1r1t4VNNI},
+	},
+	{
+		{gemvQ5_1r4t1VNNI, 4, gemvQ5_1r1t1VNNI},
+		{gemvQ5_1r2t2VNNI, 2, gemvQ5_1r1t2VNNI},
+		{gemvQ5_1r2t3VNNI, 2, gemvQ5_1r1t3VNNI},
+		{gemvQ5_1r2t4VNNI, 2, gemvQ5_1r1t4VNNI},
+	},
+}}
+
+// hasLegacyQ reports SIMD kernels for Q5_0, Q4_1 and Q5_1 weights.
+func (k Kernels) hasLegacyQ() bool { return k.level >= AVX2 }
+
+// legacyGemm computes, for n tokens t (rows of nb activation blocks in a,
+// lda bytes apart: Q8_0 for wkQ5_0, Q8_1 for wkQ4_1 and wkQ5_1),
+// dst[t·ldd+r] (+)= w_r·a_t for rows rows of nb blocks of kind, ldw bytes
+// apart: kernels/quant's dot products to the last bit, each weight block
+// unpacked once for up to four tokens.
+func (k Kernels) legacyGemm(kind wkind, w []byte, ldw int, a []byte, lda, nb, n int, dst []float32, ldd, rows int, acc bool) {
+	if rows == 0 || n == 0 {
+		return
+	}
+	if nb == 0 {
+		if !acc {
+			for t := range n {
+				clear(dst[t*ldd : t*ldd+rows])
+			}
+		}
+		return
+	}
+	ab := 36
+	if kind == wkQ5_0 {
+		ab = 34
+	}
+	_ = w[(rows-1)*ldw+nb*legacyBlockBytes(kind)-1]
+	_ = a[(n-1)*lda+nb*ab-1]
+	_ = dst[(n-1)*ldd+rows-1]
+	ac := 0
+	if acc {
+		ac = 1
+	}
+	lv := 0
+	if k.level >= AVX512VNNI {
+		lv = 1
+	}
+	ks := &legacyKernels[lv][kind-wkQ5_0]
+	for t := 0; t < n; t += 4 {
+		// Groups of up to 4 tokens, each run over the rows nr at a time
+		// (in nr streams), then one at a time.
+		sh := &ks[min(4, n-t)-1]
+		x := unsafe.Pointer(&a[t*lda])
+		r := 0
+		if sh.rows != nil {
+			if r = rows / sh.nr * sh.nr; r > 0 {
+				sh.rows(unsafe.Pointer(&w[0]), uintptr(ldw), x, uintptr(lda), nb, &dst[t*ldd], uintptr(4*ldd), r, ac)
+			}
+		}
+		if r < rows {
+			sh.one(unsafe.Pointer(&w[r*ldw]), uintptr(ldw), x, uintptr(lda), nb, &dst[t*ldd+r], uintptr(4*ldd), rows-r, ac)
+		}
+	}
+}
+
+// Q5_0 prefill on the IQ4_NL tiles (iq4nl_amd64.go), which sum in
+// tinyBLAS's order, Q5_0's as well.
+
+//go:noescape
+func unpackQ5_0S16(dst *byte, w unsafe.Pointer, ldw uintptr, nrows, nb int)
+
+// legacyTiles reports whether a Q5_0, Q4_1 or Q5_1 matmul of n tokens
+// runs on the tiles (legacyGemmTiles): Q5_0 on AVX-512 VNNI, from
+// q5TileMinTokens tokens.
+func (k Kernels) legacyTiles(kind wkind, n int) bool {
+	return kind == wkQ5_0 && n >= q5TileMinTokens && k.level >= AVX512VNNI
+}
+
+// legacyGemmTiles is legacyGemm on the IQ4_NL tiles (legacyTiles), with
+// scratch as iq4nlGemm's.
+func (k Kernels) legacyGemmTiles(w []byte, ldw int, a []byte, lda, nb, n int, dst []float32, ldd, rows int, acc bool, scratch []byte) {
+	iq4Strips(unpackQ5_0S16, 22, w, ldw, a, lda, nb, n, dst, ldd, rows, acc, scratch)
+}
+
+// Q5_0 prefill at the AVX2 level: IQ4_NL's AVX2 tiles for Q5_0 blocks
+// (legacyy_amd64.s), on layout Y activations.
+
+//go:noescape
+func q5_0TileY1(w unsafe.Pointer, ldw uintptr, x *byte, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+
+//go:noescape
+func q5_0TileY2(w unsafe.Pointer, ldw uintptr, x *byte, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+
+//go:noescape
+func q5_0TileY3(w unsafe.Pointer, ldw uintptr, x *byte, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+
+//go:noescape
+func q5_0TileY4(w unsafe.Pointer, ldw uintptr, x *byte, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+
+//go:noescape
+func q5_0TileY5(w unsafe.Pointer, ldw uintptr, x *byte, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+
+//go:noescape
+func q5_0TileY6(w unsafe.Pointer, ldw uintptr, x *byte, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+
+//go:noescape
+func q5_0TileY7(w unsafe.Pointer, ldw uintptr, x *byte, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+
+//go:noescape
+func q5_0TileY8(w unsafe.Pointer, ldw uintptr, x *byte, ldx uintptr, nb int, dst *float32, ldd uintptr, nrows int, acc int)
+
+var q5TilesY = [iq4YMaxTokens + 1]iq4TileYFunc{nil, q5_0TileY1, q5_0TileY2, q5_0TileY3, q5_0TileY4, q5_0TileY5, q5_0TileY6, q5_0TileY7, q5_0TileY8}
+
+// legacyTilesY reports whether a Q5_0, Q4_1 or Q5_1 matmul of n tokens
+// runs on the AVX2 tiles (legacyGemmY, layout Y activations): Q5_0 where
+// the AVX2 prefill tiles run (hasQ8Y), from q5YMinTokens tokens.
+func (k Kernels) legacyTilesY(kind wkind, n int) bool {
+	return kind == wkQ5_0 && n >= q5YMinTokens && k.hasQ8Y()
+}
+
+// legacyGemmY computes, for n tokens t (rows of layout Y in a, lda bytes
+// apart), dst[t·ldd+r] (+)= w_r·a_t for rows rows of nb Q5_0 blocks, ldw
+// bytes apart, with DotQ5_0Q8_0's bits: each weight block unpacked once
+// for up to 8 tokens.
+func (k Kernels) legacyGemmY(w []byte, ldw int, a []byte, lda, nb, n int, dst []float32, ldd, rows int, acc bool) {
+	if rows == 0 || n == 0 {
+		return
+	}
+	if nb == 0 {
+		if !acc {
+			for t := range n {
+				clear(dst[t*ldd : t*ldd+rows])
+			}
+		}
+		return
+	}
+	_ = w[(rows-1)*ldw+nb*22-1]
+	_ = a[(n-1)*lda+nb*yTokBlock-1]
+	_ = dst[(n-1)*ldd+rows-1]
+	ac := 0
+	if acc {
+		ac = 1
+	}
+	for t := 0; t < n; t += iq4YMaxTokens {
+		nt := min(iq4YMaxTokens, n-t)
+		q5TilesY[nt](unsafe.Pointer(&w[0]), uintptr(ldw), &a[t*lda], uintptr(lda), nb, &dst[t*ldd], uintptr(4*ldd), rows, ac)
+	}
+}
+
+// The Q8_1 activation quantizer (q8quanty_amd64.s).
+
+//go:noescape
+func quantQ8_1Y(dst *byte, src *float32, nb int)
+
+// quantizeQ8_1 quantizes x (a multiple of 32 values) into Q8_1 blocks in
+// dst, as quant.QuantizeActivationQ8_1.
+func (k Kernels) quantizeQ8_1(dst []byte, x []float32) {
+	nb := len(x) / 32
+	if k.level < AVX2 || nb == 0 {
+		quant.QuantizeActivationQ8_1(dst, x)
+		return
+	}
+	_ = dst[nb*36-1]
+	quantQ8_1Y(&dst[0], &x[0], nb)
+}
