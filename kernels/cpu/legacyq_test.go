@@ -45,6 +45,7 @@ func testLegacyGemm(t *testing.T, k Kernels, dt tensor.DType) {
 	for _, sh := range []struct{ rows, nb, pad, n int }{
 		{1, 1, 0, 1}, {4, 2, 0, 2}, {5, 3, 0, 3}, {13, 4, 0, 4}, {13, 5, 7, 5}, {8, 6, 0, 6},
 		{7, 7, 0, 7}, {12, 9, 22, 8}, {13, 28, 0, 9}, {3, 64, 0, 1}, {16, 13, 3, 2},
+		{40, 7, 9, 1}, {23, 64, 0, 1},
 	} {
 		ldw := sh.nb*bs + sh.pad
 		w := make([]byte, (sh.rows-1)*ldw+sh.nb*bs)

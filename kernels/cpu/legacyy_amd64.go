@@ -9,7 +9,8 @@ import (
 )
 
 // AVX2 and AVX-512 VNNI kernels for Q5_0, Q4_1 and Q5_1 weights
-// (legacyy_amd64.s), one to four tokens at a time.
+// (legacyy_amd64.s), one to four tokens at a time; one token at AVX-512
+// VNNI takes the 512-bit kernels of two rows per register (gemv*r4t1Z).
 
 //go:noescape
 func gemvQ5_0r4t1AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
@@ -66,9 +67,6 @@ func gemvQ5_1r1t3AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintp
 func gemvQ5_1r1t4AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
 
 //go:noescape
-func gemvQ5_0r4t1VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
-
-//go:noescape
 func gemvQ5_0r1t1VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
 
 //go:noescape
@@ -88,9 +86,6 @@ func gemvQ5_0r2t4VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintp
 
 //go:noescape
 func gemvQ5_0r1t4VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
-
-//go:noescape
-func gemvQ4_1r4t1VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
 
 //go:noescape
 func gemvQ4_1r1t1VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
@@ -114,9 +109,6 @@ func gemvQ4_1r2t4VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintp
 func gemvQ4_1r1t4VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
 
 //go:noescape
-func gemvQ5_1r4t1VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
-
-//go:noescape
 func gemvQ5_1r1t1VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
 
 //go:noescape
@@ -136,6 +128,15 @@ func gemvQ5_1r2t4VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintp
 
 //go:noescape
 func gemvQ5_1r1t4VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ5_0r4t1Z(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ4_1r4t1Z(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+
+//go:noescape
+func gemvQ5_1r4t1Z(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
 
 // legacyKernel is the signature of the kernels.
 type legacyKernel func(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
@@ -171,19 +172,19 @@ var legacyKernels = [2][3][4]legacyShape{{
 	},
 }, {
 	{
-		{gemvQ5_0r4t1VNNI, 4, gemvQ5_0r1t1VNNI},
+		{gemvQ5_0r4t1Z, 4, gemvQ5_0r1t1VNNI},
 		{gemvQ5_0r2t2VNNI, 2, gemvQ5_0r1t2VNNI},
 		{gemvQ5_0r2t3VNNI, 2, gemvQ5_0r1t3VNNI},
 		{gemvQ5_0r2t4VNNI, 2, gemvQ5_0r1t4VNNI},
 	},
 	{
-		{gemvQ4_1r4t1VNNI, 4, gemvQ4_1r1t1VNNI},
+		{gemvQ4_1r4t1Z, 4, gemvQ4_1r1t1VNNI},
 		{gemvQ4_1r2t2VNNI, 2, gemvQ4_1r1t2VNNI},
 		{gemvQ4_1r2t3VNNI, 2, gemvQ4_1r1t3VNNI},
 		{gemvQ4_1r2t4VNNI, 2, gemvQ4_1r1t4VNNI},
 	},
 	{
-		{gemvQ5_1r4t1VNNI, 4, gemvQ5_1r1t1VNNI},
+		{gemvQ5_1r4t1Z, 4, gemvQ5_1r1t1VNNI},
 		{gemvQ5_1r2t2VNNI, 2, gemvQ5_1r1t2VNNI},
 		{gemvQ5_1r2t3VNNI, 2, gemvQ5_1r1t3VNNI},
 		{gemvQ5_1r2t4VNNI, 2, gemvQ5_1r1t4VNNI},

@@ -40,6 +40,40 @@ DATA lygf<>+16(SB)/8, $0x1020408000000000
 DATA lygf<>+24(SB)/8, $0x1020408000000000
 GLOBL lygf<>(SB), RODATA|NOPTR, $32
 
+DATA lyperm<>+0(SB)/8, $0x0000000000000000
+DATA lyperm<>+8(SB)/8, $0x0000000000000000
+DATA lyperm<>+16(SB)/8, $0x0000000000000000
+DATA lyperm<>+24(SB)/8, $0x0000000000000000
+DATA lyperm<>+32(SB)/8, $0x0000000200000002
+DATA lyperm<>+40(SB)/8, $0x0000000200000002
+DATA lyperm<>+48(SB)/8, $0x0000000200000002
+DATA lyperm<>+56(SB)/8, $0x0000000200000002
+DATA lyperm<>+64(SB)/8, $0x0000000400000004
+DATA lyperm<>+72(SB)/8, $0x0000000400000004
+DATA lyperm<>+80(SB)/8, $0x0000000400000004
+DATA lyperm<>+88(SB)/8, $0x0000000400000004
+DATA lyperm<>+96(SB)/8, $0x0000000600000006
+DATA lyperm<>+104(SB)/8, $0x0000000600000006
+DATA lyperm<>+112(SB)/8, $0x0000000600000006
+DATA lyperm<>+120(SB)/8, $0x0000000600000006
+DATA lyperm<>+128(SB)/8, $0x0000000800000008
+DATA lyperm<>+136(SB)/8, $0x0000000800000008
+DATA lyperm<>+144(SB)/8, $0x0000000800000008
+DATA lyperm<>+152(SB)/8, $0x0000000800000008
+DATA lyperm<>+160(SB)/8, $0x0000000a0000000a
+DATA lyperm<>+168(SB)/8, $0x0000000a0000000a
+DATA lyperm<>+176(SB)/8, $0x0000000a0000000a
+DATA lyperm<>+184(SB)/8, $0x0000000a0000000a
+DATA lyperm<>+192(SB)/8, $0x0000000c0000000c
+DATA lyperm<>+200(SB)/8, $0x0000000c0000000c
+DATA lyperm<>+208(SB)/8, $0x0000000c0000000c
+DATA lyperm<>+216(SB)/8, $0x0000000c0000000c
+DATA lyperm<>+224(SB)/8, $0x0000000e0000000e
+DATA lyperm<>+232(SB)/8, $0x0000000e0000000e
+DATA lyperm<>+240(SB)/8, $0x0000000e0000000e
+DATA lyperm<>+248(SB)/8, $0x0000000e0000000e
+GLOBL lyperm<>(SB), RODATA|NOPTR, $256
+
 DATA lyilv<>+0(SB)/8, $0x0000001000000000
 DATA lyilv<>+8(SB)/8, $0x0000001100000001
 DATA lyilv<>+16(SB)/8, $0x0000001200000002
@@ -2367,145 +2401,6 @@ done:
 	VZEROUPPER
 	RET
 
-// func gemvQ5_0r4t1VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
-// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
-TEXT ·gemvQ5_0r4t1VNNI(SB), NOSPLIT, $0-72
-	// For each of nrows rows r of nb Q5_0 blocks (ldw bytes apart; nrows a
-	// multiple of 4) and each of 1 tokens t (rows of nb Q8_0 blocks at x,
-	// ldx bytes apart), y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one
-	// addition after the sum); nb > 0.
-	MOVQ         w+0(FP), SI
-	MOVQ         ldw+8(FP), R8
-	MOVQ         x+16(FP), DI
-	MOVQ         ldx+24(FP), BX
-	MOVQ         y+40(FP), DX
-	MOVQ         ldy+48(FP), R10
-	MOVQ         nrows+56(FP), R14
-	MOVL         $0x0f0f0f0f, AX
-	VMOVD        AX, X15
-	VPBROADCASTD X15, Y15
-	MOVL         $0x10101010, AX
-	VPBROADCASTD AX, Y16
-	VMOVDQU64    lygf<>+0(SB), Y30
-	VPXOR        Y11, Y11, Y11
-	VMOVDQA32    Y11, Y21
-	SHRQ         $0x02, R14
-	MOVQ         R14, R9
-	IMULQ        R8, R9
-	LEAQ         (R9)(R9*2), BX
-	MOVQ         R14, R10
-	SHLQ         $0x02, R10
-	LEAQ         (R10)(R10*2), AX
-	TESTQ        R14, R14
-	JZ           done
-
-row:
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	MOVQ   SI, R11
-	MOVQ   DI, R12
-	MOVQ   nb+32(FP), R13
-
-blk:
-	VCVTPH2PS      (R12), X22
-	VMOVDQA32      Y21, Y17
-	VPDPBUSD       2(R12), Y16, Y17
-	VPSUBD         Y17, Y21, Y17
-	VBROADCASTI128 6(R11), Y13
-	VGF2P8AFFINEQB $0x00, Y30, Y13, Y13
-	KMOVD          2(R11), K1
-	VPADDB         Y16, Y13, K1, Y13
-	VCVTPH2PS      (R11), X9
-	VMULSS         X9, X22, X8
-	VBROADCASTSS   X8, Y8
-	VMOVDQA32      Y17, Y14
-	VPDPBUSD       2(R12), Y13, Y14
-	VCVTDQ2PS      Y14, Y14
-	VFMADD231PS    Y14, Y8, Y0
-	VBROADCASTI128 6(R11)(R9*1), Y13
-	VGF2P8AFFINEQB $0x00, Y30, Y13, Y13
-	KMOVD          2(R11)(R9*1), K1
-	VPADDB         Y16, Y13, K1, Y13
-	VCVTPH2PS      (R11)(R9*1), X9
-	VMULSS         X9, X22, X8
-	VBROADCASTSS   X8, Y8
-	VMOVDQA32      Y17, Y14
-	VPDPBUSD       2(R12), Y13, Y14
-	VCVTDQ2PS      Y14, Y14
-	VFMADD231PS    Y14, Y8, Y1
-	VBROADCASTI128 6(R11)(R9*2), Y13
-	VGF2P8AFFINEQB $0x00, Y30, Y13, Y13
-	KMOVD          2(R11)(R9*2), K1
-	VPADDB         Y16, Y13, K1, Y13
-	VCVTPH2PS      (R11)(R9*2), X9
-	VMULSS         X9, X22, X8
-	VBROADCASTSS   X8, Y8
-	VMOVDQA32      Y17, Y14
-	VPDPBUSD       2(R12), Y13, Y14
-	VCVTDQ2PS      Y14, Y14
-	VFMADD231PS    Y14, Y8, Y2
-	VBROADCASTI128 6(R11)(BX*1), Y13
-	VGF2P8AFFINEQB $0x00, Y30, Y13, Y13
-	KMOVD          2(R11)(BX*1), K1
-	VPADDB         Y16, Y13, K1, Y13
-	VCVTPH2PS      (R11)(BX*1), X9
-	VMULSS         X9, X22, X8
-	VBROADCASTSS   X8, Y8
-	VMOVDQA32      Y17, Y14
-	VPDPBUSD       2(R12), Y13, Y14
-	VCVTDQ2PS      Y14, Y14
-	VFMADD231PS    Y14, Y8, Y3
-	ADDQ           $0x16, R11
-	ADDQ           $0x22, R12
-	DECQ           R13
-	JNZ            blk
-	VEXTRACTF128   $0x01, Y0, X14
-	VADDPS         X14, X0, X0
-	VPERMILPS      $0x4e, X0, X14
-	VADDPS         X14, X0, X0
-	VPERMILPS      $0xb1, X0, X14
-	VADDSS         X14, X0, X0
-	VEXTRACTF128   $0x01, Y1, X14
-	VADDPS         X14, X1, X1
-	VPERMILPS      $0x4e, X1, X14
-	VADDPS         X14, X1, X1
-	VPERMILPS      $0xb1, X1, X14
-	VADDSS         X14, X1, X1
-	VEXTRACTF128   $0x01, Y2, X14
-	VADDPS         X14, X2, X2
-	VPERMILPS      $0x4e, X2, X14
-	VADDPS         X14, X2, X2
-	VPERMILPS      $0xb1, X2, X14
-	VADDSS         X14, X2, X2
-	VEXTRACTF128   $0x01, Y3, X14
-	VADDPS         X14, X3, X3
-	VPERMILPS      $0x4e, X3, X14
-	VADDPS         X14, X3, X3
-	VPERMILPS      $0xb1, X3, X14
-	VADDSS         X14, X3, X3
-	CMPQ           acc+64(FP), $0x00
-	JEQ            store
-	VADDSS         (DX), X0, X0
-	VADDSS         (DX)(R10*1), X1, X1
-	VADDSS         (DX)(R10*2), X2, X2
-	VADDSS         (DX)(AX*1), X3, X3
-
-store:
-	VMOVSS X0, (DX)
-	VMOVSS X1, (DX)(R10*1)
-	VMOVSS X2, (DX)(R10*2)
-	VMOVSS X3, (DX)(AX*1)
-	ADDQ   $0x04, DX
-	ADDQ   R8, SI
-	DECQ   R14
-	JNZ    row
-
-done:
-	VZEROUPPER
-	RET
-
 // func gemvQ5_0r1t1VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
 TEXT ·gemvQ5_0r1t1VNNI(SB), NOSPLIT, $0-72
@@ -3406,6 +3301,132 @@ done:
 	VZEROUPPER
 	RET
 
+// func gemvQ5_0r4t1Z(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, F16C
+TEXT ·gemvQ5_0r4t1Z(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q5_0 blocks (ldw bytes apart; nrows a
+	// multiple of 4) and one token (nb Q8_0 blocks at x), y[r] = w_r·x (or +=
+	// when acc is not 0, one addition after the sum); nb > 0. ldx and ldy
+	// as gemv's.
+	MOVQ            w+0(FP), SI
+	MOVQ            ldw+8(FP), R8
+	MOVQ            x+16(FP), DI
+	MOVQ            y+40(FP), DX
+	MOVQ            nrows+56(FP), R14
+	MOVL            $0x10101010, AX
+	VPBROADCASTD    AX, Z16
+	MOVL            $0x0000ff00, AX
+	KMOVW           AX, K2
+	VBROADCASTI64X4 lygf<>+0(SB), Z30
+	VMOVDQU32       lyperm<>+0(SB), Z24
+	VMOVDQU32       lyperm<>+64(SB), Z25
+	VPXORD          Z21, Z21, Z21
+	SHRQ            $0x02, R14
+	MOVQ            R14, R9
+	IMULQ           R8, R9
+	LEAQ            (R9)(R9*2), BX
+	MOVQ            R14, R10
+	SHLQ            $0x02, R10
+	LEAQ            (R10)(R10*2), AX
+	TESTQ           R14, R14
+	JZ              done
+
+row:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   nb+32(FP), R13
+
+blk:
+	VPBROADCASTD    (R12), Y17
+	VBROADCASTI64X4 2(R12), Z18
+	VPXORD          Z19, Z19, Z19
+	VPDPBUSD        Z18, Z16, Z19
+	VPSUBD          Z19, Z21, Z19
+	VMOVD           (R11), X9
+	VPINSRD         $0x01, (R11)(R9*1), X9, X9
+	VPINSRD         $0x02, (R11)(R9*2), X9, X9
+	VPINSRD         $0x03, (R11)(BX*1), X9, X9
+	VCVTPH2PS       X17, Y17
+	VCVTPH2PS       X9, Y9
+	VMULPS          Y17, Y9, Y9
+	VBROADCASTI32X4 6(R11), Z13
+	VBROADCASTI32X4 6(R11)(R9*1), K2, Z13
+	VGF2P8AFFINEQB  $0x00, Z30, Z13, Z13
+	KMOVD           2(R11), K1
+	KMOVD           2(R11)(R9*1), K3
+	KUNPCKDQ        K1, K3, K1
+	VPADDB          Z16, Z13, K1, Z13
+	VPERMPS         Z9, Z24, Z12
+	VMOVDQA32       Z19, Z14
+	VPDPBUSD        Z18, Z13, Z14
+	VCVTDQ2PS       Z14, Z14
+	VFMADD231PS     Z14, Z12, Z0
+	VBROADCASTI32X4 6(R11)(R9*2), Z13
+	VBROADCASTI32X4 6(R11)(BX*1), K2, Z13
+	VGF2P8AFFINEQB  $0x00, Z30, Z13, Z13
+	KMOVD           2(R11)(R9*2), K1
+	KMOVD           2(R11)(BX*1), K3
+	KUNPCKDQ        K1, K3, K1
+	VPADDB          Z16, Z13, K1, Z13
+	VPERMPS         Z9, Z25, Z12
+	VMOVDQA32       Z19, Z14
+	VPDPBUSD        Z18, Z13, Z14
+	VCVTDQ2PS       Z14, Z14
+	VFMADD231PS     Z14, Z12, Z1
+	ADDQ            $0x16, R11
+	ADDQ            $0x22, R12
+	DECQ            R13
+	JNZ             blk
+	VEXTRACTF64X4   $0x01, Z1, Y3
+	VMOVAPS         Y1, Y2
+	VEXTRACTF64X4   $0x01, Z0, Y1
+	VEXTRACTF128    $0x01, Y0, X14
+	VADDPS          X14, X0, X0
+	VPERMILPS       $0x4e, X0, X14
+	VADDPS          X14, X0, X0
+	VPERMILPS       $0xb1, X0, X14
+	VADDSS          X14, X0, X0
+	VEXTRACTF128    $0x01, Y1, X14
+	VADDPS          X14, X1, X1
+	VPERMILPS       $0x4e, X1, X14
+	VADDPS          X14, X1, X1
+	VPERMILPS       $0xb1, X1, X14
+	VADDSS          X14, X1, X1
+	VEXTRACTF128    $0x01, Y2, X14
+	VADDPS          X14, X2, X2
+	VPERMILPS       $0x4e, X2, X14
+	VADDPS          X14, X2, X2
+	VPERMILPS       $0xb1, X2, X14
+	VADDSS          X14, X2, X2
+	VEXTRACTF128    $0x01, Y3, X14
+	VADDPS          X14, X3, X3
+	VPERMILPS       $0x4e, X3, X14
+	VADDPS          X14, X3, X3
+	VPERMILPS       $0xb1, X3, X14
+	VADDSS          X14, X3, X3
+	CMPQ            acc+64(FP), $0x00
+	JEQ             store
+	VADDSS          (DX), X0, X0
+	VADDSS          (DX)(R10*1), X1, X1
+	VADDSS          (DX)(R10*2), X2, X2
+	VADDSS          (DX)(AX*1), X3, X3
+
+store:
+	VMOVSS X0, (DX)
+	VMOVSS X1, (DX)(R10*1)
+	VMOVSS X2, (DX)(R10*2)
+	VMOVSS X3, (DX)(AX*1)
+	ADDQ   $0x04, DX
+	ADDQ   R8, SI
+	DECQ   R14
+	JNZ    row
+
+done:
+	VZEROUPPER
+	RET
+
 // func gemvQ4_1r4t1AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
 // Requires: AVX, AVX2, F16C, FMA3
 TEXT ·gemvQ4_1r4t1AVX2(SB), NOSPLIT, $0-72
@@ -4083,146 +4104,6 @@ store:
 	VMOVSS X2, (DX)(R10*2)
 	LEAQ   (DX)(R10*2), R13
 	VMOVSS X3, (R13)(R10*1)
-	ADDQ   $0x04, DX
-	ADDQ   R8, SI
-	DECQ   R14
-	JNZ    row
-
-done:
-	VZEROUPPER
-	RET
-
-// func gemvQ4_1r4t1VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
-// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3
-TEXT ·gemvQ4_1r4t1VNNI(SB), NOSPLIT, $0-72
-	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
-	// multiple of 4) and each of 1 tokens t (rows of nb Q8_1 blocks at x,
-	// ldx bytes apart), y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one
-	// addition after the sum); nb > 0.
-	MOVQ         w+0(FP), SI
-	MOVQ         ldw+8(FP), R8
-	MOVQ         x+16(FP), DI
-	MOVQ         ldx+24(FP), BX
-	MOVQ         y+40(FP), DX
-	MOVQ         ldy+48(FP), R10
-	MOVQ         nrows+56(FP), R14
-	MOVL         $0x0f0f0f0f, AX
-	VMOVD        AX, X15
-	VPBROADCASTD X15, Y15
-	VMOVDQU64    lygf<>+0(SB), Y30
-	SHRQ         $0x02, R14
-	MOVQ         R14, R9
-	IMULQ        R8, R9
-	LEAQ         (R9)(R9*2), BX
-	MOVQ         R14, R10
-	SHLQ         $0x02, R10
-	LEAQ         (R10)(R10*2), AX
-	TESTQ        R14, R14
-	JZ           done
-
-row:
-	VXORPS Y0, Y0, Y0
-	VXORPS X22, X22, X22
-	VXORPS Y1, Y1, Y1
-	VXORPS X23, X23, X23
-	VXORPS Y2, Y2, Y2
-	VXORPS X24, X24, X24
-	VXORPS Y3, Y3, Y3
-	VXORPS X25, X25, X25
-	MOVQ   SI, R11
-	MOVQ   DI, R12
-	MOVQ   nb+32(FP), R13
-
-blk:
-	VCVTPH2PS      (R12), X17
-	VBROADCASTI128 4(R11), Y13
-	VGF2P8AFFINEQB $0x00, Y30, Y13, Y13
-	VCVTPH2PS      (R11), X9
-	VMULPS         X9, X17, X8
-	VADDPS         X8, X22, X22
-	VBROADCASTSS   X8, Y8
-	VPXOR          Y14, Y14, Y14
-	VPDPBUSD       4(R12), Y13, Y14
-	VCVTDQ2PS      Y14, Y14
-	VFMADD231PS    Y14, Y8, Y0
-	VBROADCASTI128 4(R11)(R9*1), Y13
-	VGF2P8AFFINEQB $0x00, Y30, Y13, Y13
-	VCVTPH2PS      (R11)(R9*1), X9
-	VMULPS         X9, X17, X8
-	VADDPS         X8, X23, X23
-	VBROADCASTSS   X8, Y8
-	VPXOR          Y14, Y14, Y14
-	VPDPBUSD       4(R12), Y13, Y14
-	VCVTDQ2PS      Y14, Y14
-	VFMADD231PS    Y14, Y8, Y1
-	VBROADCASTI128 4(R11)(R9*2), Y13
-	VGF2P8AFFINEQB $0x00, Y30, Y13, Y13
-	VCVTPH2PS      (R11)(R9*2), X9
-	VMULPS         X9, X17, X8
-	VADDPS         X8, X24, X24
-	VBROADCASTSS   X8, Y8
-	VPXOR          Y14, Y14, Y14
-	VPDPBUSD       4(R12), Y13, Y14
-	VCVTDQ2PS      Y14, Y14
-	VFMADD231PS    Y14, Y8, Y2
-	VBROADCASTI128 4(R11)(BX*1), Y13
-	VGF2P8AFFINEQB $0x00, Y30, Y13, Y13
-	VCVTPH2PS      (R11)(BX*1), X9
-	VMULPS         X9, X17, X8
-	VADDPS         X8, X25, X25
-	VBROADCASTSS   X8, Y8
-	VPXOR          Y14, Y14, Y14
-	VPDPBUSD       4(R12), Y13, Y14
-	VCVTDQ2PS      Y14, Y14
-	VFMADD231PS    Y14, Y8, Y3
-	ADDQ           $0x14, R11
-	ADDQ           $0x24, R12
-	DECQ           R13
-	JNZ            blk
-	VEXTRACTF128   $0x01, Y0, X14
-	VADDPS         X14, X0, X0
-	VPERMILPS      $0x4e, X0, X14
-	VADDPS         X14, X0, X0
-	VPERMILPS      $0xb1, X0, X14
-	VADDSS         X14, X0, X0
-	VMOVSHDUP      X22, X14
-	VADDSS         X14, X0, X0
-	VEXTRACTF128   $0x01, Y1, X14
-	VADDPS         X14, X1, X1
-	VPERMILPS      $0x4e, X1, X14
-	VADDPS         X14, X1, X1
-	VPERMILPS      $0xb1, X1, X14
-	VADDSS         X14, X1, X1
-	VMOVSHDUP      X23, X14
-	VADDSS         X14, X1, X1
-	VEXTRACTF128   $0x01, Y2, X14
-	VADDPS         X14, X2, X2
-	VPERMILPS      $0x4e, X2, X14
-	VADDPS         X14, X2, X2
-	VPERMILPS      $0xb1, X2, X14
-	VADDSS         X14, X2, X2
-	VMOVSHDUP      X24, X14
-	VADDSS         X14, X2, X2
-	VEXTRACTF128   $0x01, Y3, X14
-	VADDPS         X14, X3, X3
-	VPERMILPS      $0x4e, X3, X14
-	VADDPS         X14, X3, X3
-	VPERMILPS      $0xb1, X3, X14
-	VADDSS         X14, X3, X3
-	VMOVSHDUP      X25, X14
-	VADDSS         X14, X3, X3
-	CMPQ           acc+64(FP), $0x00
-	JEQ            store
-	VADDSS         (DX), X0, X0
-	VADDSS         (DX)(R10*1), X1, X1
-	VADDSS         (DX)(R10*2), X2, X2
-	VADDSS         (DX)(AX*1), X3, X3
-
-store:
-	VMOVSS X0, (DX)
-	VMOVSS X1, (DX)(R10*1)
-	VMOVSS X2, (DX)(R10*2)
-	VMOVSS X3, (DX)(AX*1)
 	ADDQ   $0x04, DX
 	ADDQ   R8, SI
 	DECQ   R14
@@ -5149,6 +5030,129 @@ done:
 	VZEROUPPER
 	RET
 
+// func gemvQ4_1r4t1Z(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+// Requires: AVX, AVX2, AVX512F, F16C
+TEXT ·gemvQ4_1r4t1Z(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
+	// multiple of 4) and one token (nb Q8_1 blocks at x), y[r] = w_r·x (or +=
+	// when acc is not 0, one addition after the sum); nb > 0. ldx and ldy
+	// as gemv's.
+	MOVQ            w+0(FP), SI
+	MOVQ            ldw+8(FP), R8
+	MOVQ            x+16(FP), DI
+	MOVQ            y+40(FP), DX
+	MOVQ            nrows+56(FP), R14
+	MOVL            $0x0000ff00, AX
+	KMOVW           AX, K2
+	VBROADCASTI64X4 lygf<>+0(SB), Z30
+	VMOVDQU32       lyperm<>+0(SB), Z24
+	VMOVDQU32       lyperm<>+64(SB), Z25
+	SHRQ            $0x02, R14
+	MOVQ            R14, R9
+	IMULQ           R8, R9
+	LEAQ            (R9)(R9*2), BX
+	MOVQ            R14, R10
+	SHLQ            $0x02, R10
+	LEAQ            (R10)(R10*2), AX
+	TESTQ           R14, R14
+	JZ              done
+
+row:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z22, Z22, Z22
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   nb+32(FP), R13
+
+blk:
+	VPBROADCASTD    (R12), Y17
+	VBROADCASTI64X4 4(R12), Z18
+	VMOVD           (R11), X9
+	VPINSRD         $0x01, (R11)(R9*1), X9, X9
+	VPINSRD         $0x02, (R11)(R9*2), X9, X9
+	VPINSRD         $0x03, (R11)(BX*1), X9, X9
+	VCVTPH2PS       X17, Y17
+	VCVTPH2PS       X9, Y9
+	VMULPS          Y17, Y9, Y9
+	VADDPS          Y9, Y22, Y22
+	VBROADCASTI32X4 4(R11), Z13
+	VBROADCASTI32X4 4(R11)(R9*1), K2, Z13
+	VGF2P8AFFINEQB  $0x00, Z30, Z13, Z13
+	VPERMPS         Z9, Z24, Z12
+	VPXORD          Z14, Z14, Z14
+	VPDPBUSD        Z18, Z13, Z14
+	VCVTDQ2PS       Z14, Z14
+	VFMADD231PS     Z14, Z12, Z0
+	VBROADCASTI32X4 4(R11)(R9*2), Z13
+	VBROADCASTI32X4 4(R11)(BX*1), K2, Z13
+	VGF2P8AFFINEQB  $0x00, Z30, Z13, Z13
+	VPERMPS         Z9, Z25, Z12
+	VPXORD          Z14, Z14, Z14
+	VPDPBUSD        Z18, Z13, Z14
+	VCVTDQ2PS       Z14, Z14
+	VFMADD231PS     Z14, Z12, Z1
+	ADDQ            $0x14, R11
+	ADDQ            $0x24, R12
+	DECQ            R13
+	JNZ             blk
+	VEXTRACTF64X4   $0x01, Z1, Y3
+	VMOVAPS         Y1, Y2
+	VEXTRACTF64X4   $0x01, Z0, Y1
+	VEXTRACTF32X4   $0x01, Z22, X10
+	VEXTRACTF128    $0x01, Y0, X14
+	VADDPS          X14, X0, X0
+	VPERMILPS       $0x4e, X0, X14
+	VADDPS          X14, X0, X0
+	VPERMILPS       $0xb1, X0, X14
+	VADDSS          X14, X0, X0
+	VMOVSHDUP       X22, X14
+	VADDSS          X14, X0, X0
+	VEXTRACTF128    $0x01, Y1, X14
+	VADDPS          X14, X1, X1
+	VPERMILPS       $0x4e, X1, X14
+	VADDPS          X14, X1, X1
+	VPERMILPS       $0xb1, X1, X14
+	VADDSS          X14, X1, X1
+	VPERMILPS       $0x03, X22, X14
+	VADDSS          X14, X1, X1
+	VEXTRACTF128    $0x01, Y2, X14
+	VADDPS          X14, X2, X2
+	VPERMILPS       $0x4e, X2, X14
+	VADDPS          X14, X2, X2
+	VPERMILPS       $0xb1, X2, X14
+	VADDSS          X14, X2, X2
+	VMOVSHDUP       X10, X14
+	VADDSS          X14, X2, X2
+	VEXTRACTF128    $0x01, Y3, X14
+	VADDPS          X14, X3, X3
+	VPERMILPS       $0x4e, X3, X14
+	VADDPS          X14, X3, X3
+	VPERMILPS       $0xb1, X3, X14
+	VADDSS          X14, X3, X3
+	VPERMILPS       $0x03, X10, X14
+	VADDSS          X14, X3, X3
+	CMPQ            acc+64(FP), $0x00
+	JEQ             store
+	VADDSS          (DX), X0, X0
+	VADDSS          (DX)(R10*1), X1, X1
+	VADDSS          (DX)(R10*2), X2, X2
+	VADDSS          (DX)(AX*1), X3, X3
+
+store:
+	VMOVSS X0, (DX)
+	VMOVSS X1, (DX)(R10*1)
+	VMOVSS X2, (DX)(R10*2)
+	VMOVSS X3, (DX)(AX*1)
+	ADDQ   $0x04, DX
+	ADDQ   R8, SI
+	DECQ   R14
+	JNZ    row
+
+done:
+	VZEROUPPER
+	RET
+
 // func gemvQ5_1r4t1AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
 // Requires: AVX, AVX2, F16C, FMA3
 TEXT ·gemvQ5_1r4t1AVX2(SB), NOSPLIT, $0-72
@@ -5886,156 +5890,6 @@ store:
 	VMOVSS X2, (DX)(R10*2)
 	LEAQ   (DX)(R10*2), R13
 	VMOVSS X3, (R13)(R10*1)
-	ADDQ   $0x04, DX
-	ADDQ   R8, SI
-	DECQ   R14
-	JNZ    row
-
-done:
-	VZEROUPPER
-	RET
-
-// func gemvQ5_1r4t1VNNI(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
-// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
-TEXT ·gemvQ5_1r4t1VNNI(SB), NOSPLIT, $0-72
-	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
-	// multiple of 4) and each of 1 tokens t (rows of nb Q8_1 blocks at x,
-	// ldx bytes apart), y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one
-	// addition after the sum); nb > 0.
-	MOVQ         w+0(FP), SI
-	MOVQ         ldw+8(FP), R8
-	MOVQ         x+16(FP), DI
-	MOVQ         ldx+24(FP), BX
-	MOVQ         y+40(FP), DX
-	MOVQ         ldy+48(FP), R10
-	MOVQ         nrows+56(FP), R14
-	MOVL         $0x0f0f0f0f, AX
-	VMOVD        AX, X15
-	VPBROADCASTD X15, Y15
-	MOVL         $0x10101010, AX
-	VPBROADCASTD AX, Y16
-	VMOVDQU64    lygf<>+0(SB), Y30
-	SHRQ         $0x02, R14
-	MOVQ         R14, R9
-	IMULQ        R8, R9
-	LEAQ         (R9)(R9*2), BX
-	MOVQ         R14, R10
-	SHLQ         $0x02, R10
-	LEAQ         (R10)(R10*2), AX
-	TESTQ        R14, R14
-	JZ           done
-
-row:
-	VXORPS Y0, Y0, Y0
-	VXORPS X22, X22, X22
-	VXORPS Y1, Y1, Y1
-	VXORPS X23, X23, X23
-	VXORPS Y2, Y2, Y2
-	VXORPS X24, X24, X24
-	VXORPS Y3, Y3, Y3
-	VXORPS X25, X25, X25
-	MOVQ   SI, R11
-	MOVQ   DI, R12
-	MOVQ   nb+32(FP), R13
-
-blk:
-	VCVTPH2PS      (R12), X17
-	VBROADCASTI128 8(R11), Y13
-	VGF2P8AFFINEQB $0x00, Y30, Y13, Y13
-	KMOVD          4(R11), K1
-	VPADDB         Y16, Y13, K1, Y13
-	VCVTPH2PS      (R11), X9
-	VMULPS         X9, X17, X8
-	VADDPS         X8, X22, X22
-	VBROADCASTSS   X8, Y8
-	VPXOR          Y14, Y14, Y14
-	VPDPBUSD       4(R12), Y13, Y14
-	VCVTDQ2PS      Y14, Y14
-	VFMADD231PS    Y14, Y8, Y0
-	VBROADCASTI128 8(R11)(R9*1), Y13
-	VGF2P8AFFINEQB $0x00, Y30, Y13, Y13
-	KMOVD          4(R11)(R9*1), K1
-	VPADDB         Y16, Y13, K1, Y13
-	VCVTPH2PS      (R11)(R9*1), X9
-	VMULPS         X9, X17, X8
-	VADDPS         X8, X23, X23
-	VBROADCASTSS   X8, Y8
-	VPXOR          Y14, Y14, Y14
-	VPDPBUSD       4(R12), Y13, Y14
-	VCVTDQ2PS      Y14, Y14
-	VFMADD231PS    Y14, Y8, Y1
-	VBROADCASTI128 8(R11)(R9*2), Y13
-	VGF2P8AFFINEQB $0x00, Y30, Y13, Y13
-	KMOVD          4(R11)(R9*2), K1
-	VPADDB         Y16, Y13, K1, Y13
-	VCVTPH2PS      (R11)(R9*2), X9
-	VMULPS         X9, X17, X8
-	VADDPS         X8, X24, X24
-	VBROADCASTSS   X8, Y8
-	VPXOR          Y14, Y14, Y14
-	VPDPBUSD       4(R12), Y13, Y14
-	VCVTDQ2PS      Y14, Y14
-	VFMADD231PS    Y14, Y8, Y2
-	VBROADCASTI128 8(R11)(BX*1), Y13
-	VGF2P8AFFINEQB $0x00, Y30, Y13, Y13
-	KMOVD          4(R11)(BX*1), K1
-	VPADDB         Y16, Y13, K1, Y13
-	VCVTPH2PS      (R11)(BX*1), X9
-	VMULPS         X9, X17, X8
-	VADDPS         X8, X25, X25
-	VBROADCASTSS   X8, Y8
-	VPXOR          Y14, Y14, Y14
-	VPDPBUSD       4(R12), Y13, Y14
-	VCVTDQ2PS      Y14, Y14
-	VFMADD231PS    Y14, Y8, Y3
-	ADDQ           $0x18, R11
-	ADDQ           $0x24, R12
-	DECQ           R13
-	JNZ            blk
-	VEXTRACTF128   $0x01, Y0, X14
-	VADDPS         X14, X0, X0
-	VPERMILPS      $0x4e, X0, X14
-	VADDPS         X14, X0, X0
-	VPERMILPS      $0xb1, X0, X14
-	VADDSS         X14, X0, X0
-	VMOVSHDUP      X22, X14
-	VADDSS         X14, X0, X0
-	VEXTRACTF128   $0x01, Y1, X14
-	VADDPS         X14, X1, X1
-	VPERMILPS      $0x4e, X1, X14
-	VADDPS         X14, X1, X1
-	VPERMILPS      $0xb1, X1, X14
-	VADDSS         X14, X1, X1
-	VMOVSHDUP      X23, X14
-	VADDSS         X14, X1, X1
-	VEXTRACTF128   $0x01, Y2, X14
-	VADDPS         X14, X2, X2
-	VPERMILPS      $0x4e, X2, X14
-	VADDPS         X14, X2, X2
-	VPERMILPS      $0xb1, X2, X14
-	VADDSS         X14, X2, X2
-	VMOVSHDUP      X24, X14
-	VADDSS         X14, X2, X2
-	VEXTRACTF128   $0x01, Y3, X14
-	VADDPS         X14, X3, X3
-	VPERMILPS      $0x4e, X3, X14
-	VADDPS         X14, X3, X3
-	VPERMILPS      $0xb1, X3, X14
-	VADDSS         X14, X3, X3
-	VMOVSHDUP      X25, X14
-	VADDSS         X14, X3, X3
-	CMPQ           acc+64(FP), $0x00
-	JEQ            store
-	VADDSS         (DX), X0, X0
-	VADDSS         (DX)(R10*1), X1, X1
-	VADDSS         (DX)(R10*2), X2, X2
-	VADDSS         (DX)(AX*1), X3, X3
-
-store:
-	VMOVSS X0, (DX)
-	VMOVSS X1, (DX)(R10*1)
-	VMOVSS X2, (DX)(R10*2)
-	VMOVSS X3, (DX)(AX*1)
 	ADDQ   $0x04, DX
 	ADDQ   R8, SI
 	DECQ   R14
@@ -6987,6 +6841,139 @@ store:
 	VMOVSS X2, (DX)(R10*2)
 	LEAQ   (DX)(R10*2), R13
 	VMOVSS X3, (R13)(R10*1)
+	ADDQ   $0x04, DX
+	ADDQ   R8, SI
+	DECQ   R14
+	JNZ    row
+
+done:
+	VZEROUPPER
+	RET
+
+// func gemvQ5_1r4t1Z(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, F16C
+TEXT ·gemvQ5_1r4t1Z(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
+	// multiple of 4) and one token (nb Q8_1 blocks at x), y[r] = w_r·x (or +=
+	// when acc is not 0, one addition after the sum); nb > 0. ldx and ldy
+	// as gemv's.
+	MOVQ            w+0(FP), SI
+	MOVQ            ldw+8(FP), R8
+	MOVQ            x+16(FP), DI
+	MOVQ            y+40(FP), DX
+	MOVQ            nrows+56(FP), R14
+	MOVL            $0x10101010, AX
+	VPBROADCASTD    AX, Z16
+	MOVL            $0x0000ff00, AX
+	KMOVW           AX, K2
+	VBROADCASTI64X4 lygf<>+0(SB), Z30
+	VMOVDQU32       lyperm<>+0(SB), Z24
+	VMOVDQU32       lyperm<>+64(SB), Z25
+	SHRQ            $0x02, R14
+	MOVQ            R14, R9
+	IMULQ           R8, R9
+	LEAQ            (R9)(R9*2), BX
+	MOVQ            R14, R10
+	SHLQ            $0x02, R10
+	LEAQ            (R10)(R10*2), AX
+	TESTQ           R14, R14
+	JZ              done
+
+row:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z22, Z22, Z22
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   nb+32(FP), R13
+
+blk:
+	VPBROADCASTD    (R12), Y17
+	VBROADCASTI64X4 4(R12), Z18
+	VMOVD           (R11), X9
+	VPINSRD         $0x01, (R11)(R9*1), X9, X9
+	VPINSRD         $0x02, (R11)(R9*2), X9, X9
+	VPINSRD         $0x03, (R11)(BX*1), X9, X9
+	VCVTPH2PS       X17, Y17
+	VCVTPH2PS       X9, Y9
+	VMULPS          Y17, Y9, Y9
+	VADDPS          Y9, Y22, Y22
+	VBROADCASTI32X4 8(R11), Z13
+	VBROADCASTI32X4 8(R11)(R9*1), K2, Z13
+	VGF2P8AFFINEQB  $0x00, Z30, Z13, Z13
+	KMOVD           4(R11), K1
+	KMOVD           4(R11)(R9*1), K3
+	KUNPCKDQ        K1, K3, K1
+	VPADDB          Z16, Z13, K1, Z13
+	VPERMPS         Z9, Z24, Z12
+	VPXORD          Z14, Z14, Z14
+	VPDPBUSD        Z18, Z13, Z14
+	VCVTDQ2PS       Z14, Z14
+	VFMADD231PS     Z14, Z12, Z0
+	VBROADCASTI32X4 8(R11)(R9*2), Z13
+	VBROADCASTI32X4 8(R11)(BX*1), K2, Z13
+	VGF2P8AFFINEQB  $0x00, Z30, Z13, Z13
+	KMOVD           4(R11)(R9*2), K1
+	KMOVD           4(R11)(BX*1), K3
+	KUNPCKDQ        K1, K3, K1
+	VPADDB          Z16, Z13, K1, Z13
+	VPERMPS         Z9, Z25, Z12
+	VPXORD          Z14, Z14, Z14
+	VPDPBUSD        Z18, Z13, Z14
+	VCVTDQ2PS       Z14, Z14
+	VFMADD231PS     Z14, Z12, Z1
+	ADDQ            $0x18, R11
+	ADDQ            $0x24, R12
+	DECQ            R13
+	JNZ             blk
+	VEXTRACTF64X4   $0x01, Z1, Y3
+	VMOVAPS         Y1, Y2
+	VEXTRACTF64X4   $0x01, Z0, Y1
+	VEXTRACTF32X4   $0x01, Z22, X10
+	VEXTRACTF128    $0x01, Y0, X14
+	VADDPS          X14, X0, X0
+	VPERMILPS       $0x4e, X0, X14
+	VADDPS          X14, X0, X0
+	VPERMILPS       $0xb1, X0, X14
+	VADDSS          X14, X0, X0
+	VMOVSHDUP       X22, X14
+	VADDSS          X14, X0, X0
+	VEXTRACTF128    $0x01, Y1, X14
+	VADDPS          X14, X1, X1
+	VPERMILPS       $0x4e, X1, X14
+	VADDPS          X14, X1, X1
+	VPERMILPS       $0xb1, X1, X14
+	VADDSS          X14, X1, X1
+	VPERMILPS       $0x03, X22, X14
+	VADDSS          X14, X1, X1
+	VEXTRACTF128    $0x01, Y2, X14
+	VADDPS          X14, X2, X2
+	VPERMILPS       $0x4e, X2, X14
+	VADDPS          X14, X2, X2
+	VPERMILPS       $0xb1, X2, X14
+	VADDSS          X14, X2, X2
+	VMOVSHDUP       X10, X14
+	VADDSS          X14, X2, X2
+	VEXTRACTF128    $0x01, Y3, X14
+	VADDPS          X14, X3, X3
+	VPERMILPS       $0x4e, X3, X14
+	VADDPS          X14, X3, X3
+	VPERMILPS       $0xb1, X3, X14
+	VADDSS          X14, X3, X3
+	VPERMILPS       $0x03, X10, X14
+	VADDSS          X14, X3, X3
+	CMPQ            acc+64(FP), $0x00
+	JEQ             store
+	VADDSS          (DX), X0, X0
+	VADDSS          (DX)(R10*1), X1, X1
+	VADDSS          (DX)(R10*2), X2, X2
+	VADDSS          (DX)(AX*1), X3, X3
+
+store:
+	VMOVSS X0, (DX)
+	VMOVSS X1, (DX)(R10*1)
+	VMOVSS X2, (DX)(R10*2)
+	VMOVSS X3, (DX)(AX*1)
 	ADDQ   $0x04, DX
 	ADDQ   R8, SI
 	DECQ   R14

@@ -11,7 +11,8 @@ import (
 // legacyy generates legacyy_amd64.s: Q5_0 weights times Q8_0 activations,
 // Q4_1 and Q5_1 weights times Q8_1 activations (f16 d, f16 s = d·Σq, 32
 // int8 quants), AVX2 + FMA + F16C, and the same with AVX-512 VNNI at 256
-// bits; 1 to 4 rows times 1 to 4 tokens at a time (lyShapes).
+// bits; 1 to 4 rows times 1 to 4 tokens at a time (lyShapes), and one
+// token at AVX-512 VNNI at 512 bits, two rows per register (gemvZ).
 //
 // They sum in the order of kernels/quant's DotQ5_0Q8_0, DotQ4_1Q8_1 and
 // DotQ5_1Q8_1 (ggml's AVX2 ggml_vec_dot_q5_0_q8_0, _q4_1_q8_1 and
@@ -52,6 +53,7 @@ func legacyy(a *asm) {
 		f0:   a.global("lyf0", 0xf0f0f0f0f0f0f0f0, 0xf0f0f0f0f0f0f0f0, 0xf0f0f0f0f0f0f0f0, 0xf0f0f0f0f0f0f0f0),
 		b10:  a.global("ly10", 0x1010101010101010, 0x1010101010101010, 0x1010101010101010, 0x1010101010101010),
 		gf:   a.global("lygf", 0x0102040800000000, 0x0102040800000000, 0x1020408000000000, 0x1020408000000000),
+		perm: a.global("lyperm", lyPerm()...),
 	}
 	// Q5_0's prefill strips for the IQ4_NL tiles (iq4tile.go), which sum
 	// in the same order.
@@ -76,6 +78,9 @@ func legacyy(a *asm) {
 				g.gemv(a, k, sh[0], sh[1], vnni)
 			}
 		}
+		// Eight rows (four register pairs, eight streams) ran at 80% of
+		// four's speed on the decode matmuls, out of cache.
+		g.gemvZ(a, k, 4)
 	}
 }
 
@@ -83,9 +88,11 @@ func legacyy(a *asm) {
 // half) and 4 (high half) that take the nibbles of elements 0-15 and 16-31
 // from one broadcast 16-byte load; the VPSHUFB mask that spreads byte i/8
 // of qh to byte i; the bit of each byte; 0xf0 and 0x10 bytes; the
-// GF2P8AFFINEQB matrices of x & 0x0f (low half) and x >> 4 (high half).
+// GF2P8AFFINEQB matrices of x & 0x0f (low half) and x >> 4 (high half);
+// the VPERMPS indices that spread floats 4p and 4p+2 over dwords 0-7 and
+// 8-15, for p = 0..3 (lyPerm).
 type lyGlobals struct {
-	shr, shuf, sel, f0, b10, gf operand.Mem
+	shr, shuf, sel, f0, b10, gf, perm operand.Mem
 }
 
 // lyKind is a weight type: block bytes, the offsets of qh (-1: none) and
@@ -98,7 +105,7 @@ type lyKind struct {
 }
 
 // lyShapes are the kernels' rows × tokens: four rows at a time for one
-// token and two for more, so that at least four accumulator chains run
+// token (AVX2; gemvZ's at AVX-512 VNNI) and two for more, so that at least four accumulator chains run
 // side by side and a block's unpacked values and an activation block's
 // scales serve several products, and one row for the rest of the rows.
 // AVX2's 16 registers hold at most 4 accumulators (and 4 summs): its
@@ -109,7 +116,7 @@ type lyKind struct {
 // prefetchers do not follow, and ran at half the speed.
 var lyShapes = map[bool][][2]int{
 	false: {{4, 1}, {1, 1}, {2, 2}, {1, 2}, {1, 3}, {1, 4}},
-	true:  {{4, 1}, {1, 1}, {2, 2}, {1, 2}, {2, 3}, {1, 3}, {2, 4}, {1, 4}},
+	true:  {{1, 1}, {2, 2}, {1, 2}, {2, 3}, {1, 3}, {2, 4}, {1, 4}},
 }
 
 // gemv emits gemv<name>r<nr>t<nt>AVX2 (nr rows times nt tokens at a time)
@@ -410,4 +417,237 @@ func (g lyGlobals) values(a *asm, k lyKind, vnni, bias bool, m func(disp int) op
 		a.VPABSB(reg.Y13, reg.Y12)
 	}
 	a.VCVTPH2PS(m(0), reg.X9)
+}
+
+// lyPerm returns the lyperm table: four 64-byte VPERMPS index vectors,
+// vector p taking dwords 0-7 from float 4p and 8-15 from float 4p+2.
+func lyPerm() []uint64 {
+	var v []uint64
+	for p := range uint64(4) {
+		for i := range 8 {
+			f := 4 * p
+			if i >= 4 {
+				f += 2
+			}
+			v = append(v, f|f<<32)
+		}
+	}
+	return v
+}
+
+// gemvZ emits gemv<name>r<nr>t1Z (nr 4 or 8), the one-token kernels with
+// AVX-512 VNNI at 512 bits: rows in pairs, each pair's two blocks in one
+// register (stream 2p's in dwords 0-7, stream 2p+1's in 8-15), so that
+// one unpack, VPDPBUSD, VCVTDQ2PS and VFMADD231PS serve two rows. Each
+// row's eight lanes see exactly gemv's operations: the same exact int32
+// lanes, converted, fused with the same float32 product dx·dy in the same
+// order; hsum_float_8 per row at the end. The rows' f16 [d, m] are
+// gathered into one register and multiplied by the activation block's
+// [dx, s] in one VMULPS (each product the same float32 multiply); Q4_1's
+// and Q5_1's summs of row r take lane 2r+1 of Z22.
+//
+// Registers as gemv's with four streams, and with eight: streams 4-7 at
+// CX + 0, S, 2S, 3S, their outputs 16q after those of streams 0-3. Z0-Z3
+// the pairs' accumulators, Z9 the rows' scale products (X10 scratch), Z12
+// a pair's broadcast scales, Z13 its values, Z14 its lanes, Z17 the
+// activation block's [dx, s] repeated, Z18 its quants twice, Z19 Q5_0's
+// -16·Σ4 x, Z21 zero, Z24-Z27 the VPERMPS indices, K2 dwords 8-15.
+func (g lyGlobals) gemvZ(a *asm, k lyKind, nr int) {
+	act := "Q8_0"
+	ab, aq := 34, 2
+	if k.min {
+		act, ab, aq = "Q8_1", 36, 4
+	}
+	np := nr / 2
+	a.text(fmt.Sprintf("gemv%sr%dt1Z", k.name, nr), attr.NOSPLIT,
+		"func(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)",
+		fmt.Sprintf("For each of nrows rows r of nb %s blocks (ldw bytes apart; nrows a", k.name),
+		fmt.Sprintf("multiple of %d) and one token (nb %s blocks at x), y[r] = w_r·x (or +=", nr, act),
+		"when acc is not 0, one addition after the sum); nb > 0. ldx and ldy",
+		"as gemv's.")
+	a.load("w", reg.RSI)
+	a.load("ldw", reg.R8)
+	a.load("x", reg.RDI)
+	a.load("y", reg.RDX)
+	a.load("nrows", reg.R14)
+	if k.qh >= 0 {
+		a.MOVL(operand.U32(0x10101010), reg.EAX)
+		a.VPBROADCASTD(reg.EAX, reg.Z16)
+	}
+	a.MOVL(operand.U32(0xff00), reg.EAX)
+	a.KMOVW(reg.EAX, reg.K2)
+	a.VBROADCASTI64X4(g.gf, reg.Z30)
+	for p := range np {
+		a.VMOVDQU32(g.perm.Offset(64*p), zr[24+p])
+	}
+	if k.signed {
+		a.VPXORD(reg.Z21, reg.Z21, reg.Z21)
+	}
+	sh := 2
+	if nr == 8 {
+		sh = 3
+	}
+	a.SHRQ(operand.U8(sh), reg.R14)
+	a.MOVQ(reg.R14, reg.R9)
+	a.IMULQ(reg.R8, reg.R9)
+	a.LEAQ(operand.Mem{Base: reg.R9, Index: reg.R9, Scale: 2}, reg.RBX)
+	a.MOVQ(reg.R14, reg.R10)
+	a.SHLQ(operand.U8(2), reg.R10)
+	a.LEAQ(operand.Mem{Base: reg.R10, Index: reg.R10, Scale: 2}, reg.RAX)
+	a.TESTQ(reg.R14, reg.R14)
+	a.JZ(label("done"))
+
+	// row is disp bytes into stream r's current weight block, out stream
+	// r's output (R13 for streams 4-7, set by the caller).
+	idx := func(base reg.Register, r, disp int) operand.Mem {
+		switch r % 4 {
+		case 1:
+			return operand.Mem{Base: base, Index: reg.R9, Scale: 1, Disp: disp}
+		case 2:
+			return operand.Mem{Base: base, Index: reg.R9, Scale: 2, Disp: disp}
+		case 3:
+			return operand.Mem{Base: base, Index: reg.RBX, Scale: 1, Disp: disp}
+		}
+		return mem(base, disp)
+	}
+	row := func(r, disp int) operand.Mem {
+		if r >= 4 {
+			return idx(reg.RCX, r, disp)
+		}
+		return idx(reg.R11, r, disp)
+	}
+	out := func(r int) operand.Mem {
+		base := reg.RDX
+		if r >= 4 {
+			base = reg.R13
+		}
+		switch r % 4 {
+		case 1:
+			return operand.Mem{Base: base, Index: reg.R10, Scale: 1}
+		case 2:
+			return operand.Mem{Base: base, Index: reg.R10, Scale: 2}
+		case 3:
+			return operand.Mem{Base: base, Index: reg.RAX, Scale: 1}
+		}
+		return mem(base, 0)
+	}
+
+	a.Label("row")
+	for p := range np {
+		a.VPXORD(zr[p], zr[p], zr[p])
+	}
+	if k.min {
+		a.VPXORD(reg.Z22, reg.Z22, reg.Z22)
+	}
+	a.MOVQ(reg.RSI, reg.R11)
+	if nr == 8 {
+		a.LEAQ(operand.Mem{Base: reg.RSI, Index: reg.R9, Scale: 4}, reg.RCX)
+	}
+	a.MOVQ(reg.RDI, reg.R12)
+	a.MOVQ(a.arg("nb"), reg.R13)
+
+	a.Label("blk")
+	a.VPBROADCASTD(mem(reg.R12, 0), reg.Y17)
+	a.VBROADCASTI64X4(mem(reg.R12, aq), reg.Z18)
+	if k.signed {
+		a.VPXORD(reg.Z19, reg.Z19, reg.Z19)
+		a.VPDPBUSD(reg.Z18, reg.Z16, reg.Z19)
+		a.VPSUBD(reg.Z19, reg.Z21, reg.Z19)
+	}
+	for h := range nr / 4 {
+		x := []reg.VecPhysical{reg.X9, reg.X10}[h]
+		a.VMOVD(row(4*h, 0), x)
+		for r := 1; r < 4; r++ {
+			a.VPINSRD(operand.U8(r), row(4*h+r, 0), x, x)
+		}
+	}
+	if nr == 8 {
+		a.VINSERTI128(operand.U8(1), reg.X10, reg.Y9, reg.Y9)
+		a.VCVTPH2PS(reg.Y17, reg.Z17)
+		a.VCVTPH2PS(reg.Y9, reg.Z9)
+		a.VMULPS(reg.Z17, reg.Z9, reg.Z9)
+		if k.min {
+			a.VADDPS(reg.Z9, reg.Z22, reg.Z22)
+		}
+	} else {
+		a.VCVTPH2PS(reg.X17, reg.Y17)
+		a.VCVTPH2PS(reg.X9, reg.Y9)
+		a.VMULPS(reg.Y17, reg.Y9, reg.Y9)
+		if k.min {
+			a.VADDPS(reg.Y9, reg.Y22, reg.Y22)
+		}
+	}
+	for p := range np {
+		a.VBROADCASTI32X4(row(2*p, k.qs), reg.Z13)
+		a.VBROADCASTI32X4(row(2*p+1, k.qs), reg.K2, reg.Z13)
+		a.VGF2P8AFFINEQB(operand.U8(0), reg.Z30, reg.Z13, reg.Z13)
+		if k.qh >= 0 {
+			a.KMOVD(row(2*p, k.qh), reg.K1)
+			a.KMOVD(row(2*p+1, k.qh), reg.K3)
+			a.KUNPCKDQ(reg.K1, reg.K3, reg.K1)
+			a.VPADDB(reg.Z16, reg.Z13, reg.K1, reg.Z13)
+		}
+		a.VPERMPS(reg.Z9, zr[24+p], reg.Z12)
+		if k.signed {
+			a.VMOVDQA32(reg.Z19, reg.Z14)
+		} else {
+			a.VPXORD(reg.Z14, reg.Z14, reg.Z14)
+		}
+		a.VPDPBUSD(reg.Z18, reg.Z13, reg.Z14)
+		a.VCVTDQ2PS(reg.Z14, reg.Z14)
+		a.VFMADD231PS(reg.Z14, reg.Z12, zr[p])
+	}
+	a.ADDQ(operand.U8(k.bs), reg.R11)
+	if nr == 8 {
+		a.ADDQ(operand.U8(k.bs), reg.RCX)
+	}
+	a.ADDQ(operand.U8(ab), reg.R12)
+	a.DECQ(reg.R13)
+	a.JNZ(label("blk"))
+
+	// Row r into Y<r> (pair p's Z<p> holds rows 2p and 2p+1), each reduced
+	// as hsum_float_8, plus its summs (X22 and X10-X12: lanes 1 and 3).
+	for p := np - 1; p >= 0; p-- {
+		a.VEXTRACTF64X4(operand.U8(1), zr[p], yr[2*p+1])
+		if p > 0 {
+			a.VMOVAPS(yr[p], yr[2*p])
+		}
+	}
+	sm := []reg.VecPhysical{reg.X22, reg.X10, reg.X11, reg.X12}
+	if k.min {
+		for c := 1; c < np; c++ {
+			a.VEXTRACTF32X4(operand.U8(c), reg.Z22, sm[c])
+		}
+	}
+	for r := range nr {
+		a.hsum8y(r, 14, false)
+		if k.min {
+			if r%2 == 0 {
+				a.VMOVSHDUP(sm[r/2], reg.X14)
+			} else {
+				a.VPERMILPS(operand.U8(3), sm[r/2], reg.X14)
+			}
+			a.VADDSS(reg.X14, xr[r], xr[r])
+		}
+	}
+	if nr == 8 {
+		a.LEAQ(operand.Mem{Base: reg.RDX, Index: reg.R10, Scale: 4}, reg.R13)
+	}
+	a.CMPQ(a.arg("acc"), operand.U8(0))
+	a.JEQ(label("store"))
+	for r := range nr {
+		a.VADDSS(out(r), xr[r], xr[r])
+	}
+	a.Label("store")
+	for r := range nr {
+		a.VMOVSS(xr[r], out(r))
+	}
+	a.ADDQ(operand.U8(4), reg.RDX)
+	a.ADDQ(reg.R8, reg.RSI)
+	a.DECQ(reg.R14)
+	a.JNZ(label("row"))
+
+	a.Label("done")
+	a.VZEROUPPER()
+	a.RET()
 }
