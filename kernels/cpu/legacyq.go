@@ -39,7 +39,8 @@ var (
 
 // legacyRows computes rows [r0, r1) of a SIMD Q5_0, Q4_1 or Q5_1 job on
 // pool thread w (whose scratch the tiles use): Q5_0 prefill on the IQ4_NL
-// tiles where the level has them (AVX-512 VNNI, AVX2), otherwise
+// tiles where the level has them (AVX-512 VNNI, AVX2), Q4_1's and Q5_1's
+// on their tiles at AVX-512 VNNI (legacyGemmT), otherwise
 // legacyGemm, for several tokens swept over blocks of rows that stay in
 // cache. Each output is kernels/quant's dot product, bit for bit.
 func (t *mmTask) legacyRows(w int, j *mmJob, r0, r1 int) {
@@ -48,6 +49,15 @@ func (t *mmTask) legacyRows(w int, j *mmJob, r0, r1 int) {
 	if t.k.legacyTiles(j.kind, n) {
 		t.k.legacyGemmTiles(j.w.Data[r0*rb:r1*rb], rb, j.act, j.ldx, nb, n, j.dst[r0:], ldd, r1-r0, t.acc,
 			t.scratchFor(w, iq4nlScratch(r1-r0, nb)))
+		return
+	}
+	if j.af == afQ8T {
+		// Q4_1 and Q5_1 tiles, 16 rows at a time as below.
+		scratch := t.scratchFor(w, lyTScratch(nb))
+		for b0 := r0; b0 < r1; b0 += quantRows {
+			b1 := min(b0+quantRows, r1)
+			t.k.legacyGemmT(j.kind, j.w.Data[b0*rb:b1*rb], rb, j.act, j.ldx, nb, n, j.dst[b0:], ldd, b1-b0, t.acc, scratch)
+		}
 		return
 	}
 	if j.af == afQ8Y {

@@ -11,8 +11,9 @@ import (
 	"github.com/weftrun/weft/tensor"
 )
 
-// TestLegacyGemm checks the SIMD Q5_0, Q4_1 and Q5_1 kernels, for 1 to 9
-// tokens (every kernel width, and groups of 4 with the rest), row by row
+// TestLegacyGemm checks the SIMD Q5_0, Q4_1 and Q5_1 kernels, for 1 to 17
+// tokens (every kernel width, and groups of 4 with the rest; Q4_1's and
+// Q5_1's tiles on layout T, groups of 8), row by row
 // against kernels/quant's dot products, to the last bit: random block
 // bytes (every quant and fifth bit, f16 scales and minimums from
 // subnormal to large), rows further apart than their length, activations
@@ -45,7 +46,7 @@ func testLegacyGemm(t *testing.T, k Kernels, dt tensor.DType) {
 	for _, sh := range []struct{ rows, nb, pad, n int }{
 		{1, 1, 0, 1}, {4, 2, 0, 2}, {5, 3, 0, 3}, {13, 4, 0, 4}, {13, 5, 7, 5}, {8, 6, 0, 6},
 		{7, 7, 0, 7}, {12, 9, 22, 8}, {13, 28, 0, 9}, {3, 64, 0, 1}, {16, 13, 3, 2},
-		{40, 7, 9, 1}, {23, 64, 0, 1},
+		{40, 7, 9, 1}, {23, 64, 0, 1}, {6, 5, 1, 16}, {5, 3, 0, 17}, {4, 30, 0, 11},
 	} {
 		ldw := sh.nb*bs + sh.pad
 		w := make([]byte, (sh.rows-1)*ldw+sh.nb*bs)
@@ -66,6 +67,11 @@ func testLegacyGemm(t *testing.T, k Kernels, dt tensor.DType) {
 		lda := ab + 6 // tokens further apart than a row
 		for _, big := range []bool{false, true} {
 			a := make([]byte, sh.n*lda)
+			// The same activations in layout T, for Q4_1's and Q5_1's
+			// tiles.
+			tiles := k.legacyTilesT(kind, 1<<20)
+			ldt := lyTRowBytes(cols)
+			at8 := make([]byte, (sh.n+7)/8*8*ldt)
 			for tok := range sh.n {
 				x := randRow(r, cols, float64(tok+1))
 				if big {
@@ -77,26 +83,37 @@ func testLegacyGemm(t *testing.T, k Kernels, dt tensor.DType) {
 				if err := quant.QuantizeActivation(at, a[tok*lda:tok*lda+ab], x); err != nil {
 					t.Fatal(err)
 				}
+				if tiles {
+					k.packQ8T(at8[tok/8*8*ldt:], x, tok%8)
+				}
 			}
-			for _, acc := range []bool{false, true} {
-				ldd := sh.rows + 3
-				buf, check := guarded(sh.n*ldd, 0.5)
-				k.legacyGemm(kind, w, ldw, a, lda, sh.nb, sh.n, buf, ldd, sh.rows, acc)
-				check(t)
-				for tok := range sh.n {
-					for i := range ldd {
-						got := buf[tok*ldd+i]
-						want := float32(0.5)
-						if i < sh.rows {
-							row := w[i*ldw : i*ldw+sh.nb*bs]
-							want = dot(row, a[tok*lda:], cols)
-							if acc {
-								want += 0.5
+			for _, run := range []string{"gemm", "tiles"} {
+				for _, acc := range []bool{false, true} {
+					ldd := sh.rows + 3
+					buf, check := guarded(sh.n*ldd, 0.5)
+					if run == "gemm" {
+						k.legacyGemm(kind, w, ldw, a, lda, sh.nb, sh.n, buf, ldd, sh.rows, acc)
+					} else if tiles {
+						k.legacyGemmT(kind, w, ldw, at8, ldt, sh.nb, sh.n, buf, ldd, sh.rows, acc, make([]byte, lyTScratch(sh.nb)))
+					} else {
+						continue
+					}
+					check(t)
+					for tok := range sh.n {
+						for i := range ldd {
+							got := buf[tok*ldd+i]
+							want := float32(0.5)
+							if i < sh.rows {
+								row := w[i*ldw : i*ldw+sh.nb*bs]
+								want = dot(row, a[tok*lda:], cols)
+								if acc {
+									want += 0.5
+								}
 							}
-						}
-						if math.Float32bits(got) != math.Float32bits(want) {
-							t.Fatalf("%s %d rows × %d blocks (ldw %d), %d tokens, big %v, acc %v: token %d row %d = %v (%#x), want %v (%#x)",
-								dt, sh.rows, sh.nb, ldw, sh.n, big, acc, tok, i, got, math.Float32bits(got), want, math.Float32bits(want))
+							if math.Float32bits(got) != math.Float32bits(want) {
+								t.Fatalf("%s %s %d rows × %d blocks (ldw %d), %d tokens, big %v, acc %v: token %d row %d = %v (%#x), want %v (%#x)",
+									dt, run, sh.rows, sh.nb, ldw, sh.n, big, acc, tok, i, got, math.Float32bits(got), want, math.Float32bits(want))
+							}
 						}
 					}
 				}
@@ -111,7 +128,7 @@ func testLegacyGemm(t *testing.T, k Kernels, dt tensor.DType) {
 func TestLegacyMatMul(t *testing.T) {
 	r := rand.New(rand.NewPCG(43, 44))
 	for _, dt := range []tensor.DType{tensor.Q5_0, tensor.Q4_1, tensor.Q5_1} {
-		for _, sh := range []struct{ rows, cols, n int }{{13, 96, 1}, {37, 896, 3}, {20, 160, 2}, {64, 2048, 5}, {7, 224, 4}} {
+		for _, sh := range []struct{ rows, cols, n int }{{13, 96, 1}, {37, 896, 3}, {20, 160, 2}, {64, 2048, 5}, {7, 224, 4}, {33, 256, 11}, {16, 64, 8}} {
 			w := randomMatrix(t, r, dt, sh.rows, sh.cols)
 			x := randRow(r, sh.n*sh.cols, 1)
 			dot, _ := quant.DotFor(dt)

@@ -3,6 +3,8 @@
 package cpu
 
 import (
+	"encoding/binary"
+	"math"
 	"unsafe"
 
 	"github.com/weftrun/weft/kernels/quant"
@@ -343,4 +345,202 @@ func (k Kernels) quantizeQ8_1(dst []byte, x []float32) {
 	}
 	_ = dst[nb*36-1]
 	quantQ8_1Y(&dst[0], &x[0], nb)
+}
+
+// Q4_1 and Q5_1 prefill at AVX-512 VNNI: tiles of one or two rows times
+// up to lyTileTokens tokens (legacyy_amd64.s) on activations in layout T:
+// per group of lyTileTokens tokens and per block, the tokens' Q8_1 scales
+// d and s as float32s (lyTileTokens each), then their 32 quants each
+// (lyTRecord bytes a token). Each output is DotQ4_1Q8_1's or
+// DotQ5_1Q8_1's, bit for bit: ggml sums these types token by token, in
+// its dot product's order, for any number of tokens.
+
+//go:noescape
+func tileQ4_1r1t1(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+
+//go:noescape
+func tileQ4_1r1t2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+
+//go:noescape
+func tileQ4_1r1t3(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+
+//go:noescape
+func tileQ4_1r1t4(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+
+//go:noescape
+func tileQ4_1r1t5(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+
+//go:noescape
+func tileQ4_1r1t6(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+
+//go:noescape
+func tileQ4_1r1t7(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+
+//go:noescape
+func tileQ4_1r1t8(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+
+//go:noescape
+func tileQ4_1r2t1(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+
+//go:noescape
+func tileQ4_1r2t2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+
+//go:noescape
+func tileQ4_1r2t3(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+
+//go:noescape
+func tileQ4_1r2t4(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+
+//go:noescape
+func tileQ4_1r2t5(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+
+//go:noescape
+func tileQ4_1r2t6(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+
+//go:noescape
+func tileQ4_1r2t7(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+
+//go:noescape
+func tileQ4_1r2t8(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+
+//go:noescape
+func tileQ5_1r1t1(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+
+//go:noescape
+func tileQ5_1r1t2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+
+//go:noescape
+func tileQ5_1r1t3(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+
+//go:noescape
+func tileQ5_1r1t4(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+
+//go:noescape
+func tileQ5_1r1t5(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+
+//go:noescape
+func tileQ5_1r1t6(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+
+//go:noescape
+func tileQ5_1r1t7(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+
+//go:noescape
+func tileQ5_1r1t8(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+
+//go:noescape
+func tileQ5_1r2t1(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+
+//go:noescape
+func tileQ5_1r2t2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+
+//go:noescape
+func tileQ5_1r2t3(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+
+//go:noescape
+func tileQ5_1r2t4(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+
+//go:noescape
+func tileQ5_1r2t5(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+
+//go:noescape
+func tileQ5_1r2t6(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+
+//go:noescape
+func tileQ5_1r2t7(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+
+//go:noescape
+func tileQ5_1r2t8(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+
+// lyTileTokens is the tokens of a group of layout T, lyTRecord the bytes
+// of one token's block.
+const (
+	lyTileTokens = 8
+	lyTRecord    = 40
+)
+
+// lyTMinTokens is the fewest tokens for which Q4_1 and Q5_1 matmuls take
+// layout T and the tiles (legacyTilesT).
+var lyTMinTokens = 3
+
+// lyTile is the signature of the tiles.
+type lyTile func(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+
+// lyTiles are the tiles of wkQ4_1 and wkQ5_1 by rows less one and tokens.
+var lyTiles = [2][2][lyTileTokens + 1]lyTile{
+	{{nil, tileQ4_1r1t1, tileQ4_1r1t2, tileQ4_1r1t3, tileQ4_1r1t4, tileQ4_1r1t5, tileQ4_1r1t6, tileQ4_1r1t7, tileQ4_1r1t8}, {nil, tileQ4_1r2t1, tileQ4_1r2t2, tileQ4_1r2t3, tileQ4_1r2t4, tileQ4_1r2t5, tileQ4_1r2t6, tileQ4_1r2t7, tileQ4_1r2t8}},
+	{{nil, tileQ5_1r1t1, tileQ5_1r1t2, tileQ5_1r1t3, tileQ5_1r1t4, tileQ5_1r1t5, tileQ5_1r1t6, tileQ5_1r1t7, tileQ5_1r1t8}, {nil, tileQ5_1r2t1, tileQ5_1r2t2, tileQ5_1r2t3, tileQ5_1r2t4, tileQ5_1r2t5, tileQ5_1r2t6, tileQ5_1r2t7, tileQ5_1r2t8}},
+}
+
+// legacyTilesT reports whether a Q5_0, Q4_1 or Q5_1 matmul of n tokens
+// runs on layout T and the tiles (legacyGemmT): Q4_1 and Q5_1 on AVX-512
+// VNNI, from lyTMinTokens tokens.
+func (k Kernels) legacyTilesT(kind wkind, n int) bool {
+	return (kind == wkQ4_1 || kind == wkQ5_1) && n >= lyTMinTokens && k.level >= AVX512VNNI
+}
+
+// lyTRowBytes is a token's share of layout T for cols values.
+func lyTRowBytes(cols int) int { return cols / 32 * lyTRecord }
+
+// packQ8T quantizes x (a multiple of 32 values) as quantizeQ8_1 does into
+// token pos of the layout T group at dst.
+func (k Kernels) packQ8T(dst []byte, x []float32, pos int) {
+	nb := len(x) / 32
+	const chunk = 8
+	var q [chunk * 36]byte
+	blk := lyTileTokens * lyTRecord
+	_ = dst[(nb-1)*blk+blk-1]
+	for b := 0; b < nb; b += chunk {
+		c := min(chunk, nb-b)
+		k.quantizeQ8_1(q[:c*36], x[b*32:(b+c)*32])
+		for i := range c {
+			src := q[i*36 : i*36+36]
+			rec := dst[(b+i)*blk : (b+i+1)*blk]
+			binary.LittleEndian.PutUint32(rec[4*pos:], math.Float32bits(f16(binary.LittleEndian.Uint16(src))))
+			binary.LittleEndian.PutUint32(rec[4*lyTileTokens+4*pos:], math.Float32bits(f16(binary.LittleEndian.Uint16(src[2:]))))
+			copy(rec[8*lyTileTokens+32*pos:8*lyTileTokens+32*pos+32], src[4:])
+		}
+	}
+}
+
+// lyTScratch is the scratch bytes legacyGemmT needs for nb blocks: the
+// float32 products d·dx of two rows and lyTileTokens tokens per block.
+func lyTScratch(nb int) int { return nb * 2 * lyTileTokens * 4 }
+
+// legacyGemmT computes, for n tokens t (in layout T groups at a, lda bytes
+// a token), dst[t·ldd+r] (+)= w_r·a_t for rows rows of nb Q4_1 or Q5_1
+// blocks (kind), ldw bytes apart: each weight block unpacked once for up
+// to lyTileTokens tokens; scratch holds lyTScratch(nb) bytes.
+func (k Kernels) legacyGemmT(kind wkind, w []byte, ldw int, a []byte, lda, nb, n int, dst []float32, ldd, rows int, acc bool, scratch []byte) {
+	if rows == 0 || n == 0 {
+		return
+	}
+	if nb == 0 {
+		if !acc {
+			for t := range n {
+				clear(dst[t*ldd : t*ldd+rows])
+			}
+		}
+		return
+	}
+	_ = w[(rows-1)*ldw+nb*legacyBlockBytes(kind)-1]
+	_ = a[(n-1)/lyTileTokens*lyTileTokens*lda+nb*lyTileTokens*lyTRecord-1]
+	_ = dst[(n-1)*ldd+rows-1]
+	_ = scratch[lyTScratch(nb)-1]
+	p := (*float32)(unsafe.Pointer(&scratch[0]))
+	ac := 0
+	if acc {
+		ac = 1
+	}
+	ts := &lyTiles[kind-wkQ4_1]
+	for t := 0; t < n; t += lyTileTokens {
+		nt := min(lyTileTokens, n-t)
+		x := unsafe.Pointer(&a[t*lda])
+		r := rows &^ 1
+		if r > 0 {
+			ts[1][nt](unsafe.Pointer(&w[0]), uintptr(ldw), x, nb, &dst[t*ldd], uintptr(4*ldd), r, ac, p)
+		}
+		if r < rows {
+			ts[0][nt](unsafe.Pointer(&w[r*ldw]), uintptr(ldw), x, nb, &dst[t*ldd+r], uintptr(4*ldd), 1, ac, p)
+		}
+	}
 }

@@ -5153,6 +5153,2674 @@ done:
 	VZEROUPPER
 	RET
 
+// func tileQ4_1r1t1(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3
+TEXT ·tileQ4_1r1t1(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
+	// multiple of 1) and each of 1 tokens t (a group of layout T at x),
+	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
+	// sum); nb > 0; p is scratch for 8·nb float32s.
+	MOVQ      w+0(FP), SI
+	MOVQ      ldw+8(FP), R8
+	MOVQ      x+16(FP), DI
+	MOVQ      y+32(FP), DX
+	MOVQ      ldy+40(FP), R10
+	MOVQ      nrows+48(FP), R14
+	MOVQ      p+64(FP), BX
+	VMOVDQU64 lygf<>+0(SB), Y30
+	LEAQ      (R10)(R10*2), AX
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y16, Y16, Y16
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   BX, CX
+	MOVQ   nb+24(FP), R13
+
+pre:
+	VPBROADCASTW 2(R11), X21
+	VCVTPH2PS    X21, Y21
+	VFMADD231PS  32(R12), Y21, Y16
+	VPBROADCASTW (R11), X22
+	VCVTPH2PS    X22, Y22
+	VMULPS       (R12), Y22, Y22
+	VMOVUPS      Y22, (CX)
+	ADDQ         $0x14, R11
+	ADDQ         $0x00000140, R12
+	ADDQ         $0x20, CX
+	DECQ         R13
+	JNZ          pre
+	MOVQ         SI, R11
+	MOVQ         DI, R12
+	MOVQ         BX, CX
+	MOVQ         nb+24(FP), R13
+
+blk:
+	VBROADCASTI32X4  4(R11), Y20
+	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         64(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST (CX), Y21, Y0
+	ADDQ             $0x20, CX
+	ADDQ             $0x14, R11
+	ADDQ             $0x00000140, R12
+	DECQ             R13
+	JNZ              blk
+	VEXTRACTF32X4    $0x01, Y0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0x4e, X0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0xb1, X0, X22
+	VADDSS           X22, X0, X0
+	VADDSS           X16, X0, X0
+	CMPQ             acc+56(FP), $0x00
+	JEQ              store
+	VADDSS           (DX), X0, X0
+
+store:
+	VMOVSS X0, (DX)
+	ADDQ   $0x04, DX
+	ADDQ   R8, SI
+	DECQ   R14
+	JNZ    row
+	VZEROUPPER
+	RET
+
+// func tileQ4_1r1t2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3
+TEXT ·tileQ4_1r1t2(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
+	// multiple of 1) and each of 2 tokens t (a group of layout T at x),
+	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
+	// sum); nb > 0; p is scratch for 8·nb float32s.
+	MOVQ      w+0(FP), SI
+	MOVQ      ldw+8(FP), R8
+	MOVQ      x+16(FP), DI
+	MOVQ      y+32(FP), DX
+	MOVQ      ldy+40(FP), R10
+	MOVQ      nrows+48(FP), R14
+	MOVQ      p+64(FP), BX
+	VMOVDQU64 lygf<>+0(SB), Y30
+	LEAQ      (R10)(R10*2), AX
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y16, Y16, Y16
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   BX, CX
+	MOVQ   nb+24(FP), R13
+
+pre:
+	VPBROADCASTW 2(R11), X21
+	VCVTPH2PS    X21, Y21
+	VFMADD231PS  32(R12), Y21, Y16
+	VPBROADCASTW (R11), X22
+	VCVTPH2PS    X22, Y22
+	VMULPS       (R12), Y22, Y22
+	VMOVUPS      Y22, (CX)
+	ADDQ         $0x14, R11
+	ADDQ         $0x00000140, R12
+	ADDQ         $0x20, CX
+	DECQ         R13
+	JNZ          pre
+	MOVQ         SI, R11
+	MOVQ         DI, R12
+	MOVQ         BX, CX
+	MOVQ         nb+24(FP), R13
+
+blk:
+	VBROADCASTI32X4  4(R11), Y20
+	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         64(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST (CX), Y21, Y0
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         96(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 4(CX), Y21, Y1
+	ADDQ             $0x20, CX
+	ADDQ             $0x14, R11
+	ADDQ             $0x00000140, R12
+	DECQ             R13
+	JNZ              blk
+	VEXTRACTF32X4    $0x01, Y0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0x4e, X0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0xb1, X0, X22
+	VADDSS           X22, X0, X0
+	VADDSS           X16, X0, X0
+	VEXTRACTF32X4    $0x01, Y1, X22
+	VADDPS           X22, X1, X1
+	VPERMILPS        $0x4e, X1, X22
+	VADDPS           X22, X1, X1
+	VPERMILPS        $0xb1, X1, X22
+	VADDSS           X22, X1, X1
+	VPERMILPS        $0x01, X16, X22
+	VADDSS           X22, X1, X1
+	CMPQ             acc+56(FP), $0x00
+	JEQ              store
+	VADDSS           (DX), X0, X0
+	VADDSS           (DX)(R10*1), X1, X1
+
+store:
+	VMOVSS X0, (DX)
+	VMOVSS X1, (DX)(R10*1)
+	ADDQ   $0x04, DX
+	ADDQ   R8, SI
+	DECQ   R14
+	JNZ    row
+	VZEROUPPER
+	RET
+
+// func tileQ4_1r1t3(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3
+TEXT ·tileQ4_1r1t3(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
+	// multiple of 1) and each of 3 tokens t (a group of layout T at x),
+	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
+	// sum); nb > 0; p is scratch for 8·nb float32s.
+	MOVQ      w+0(FP), SI
+	MOVQ      ldw+8(FP), R8
+	MOVQ      x+16(FP), DI
+	MOVQ      y+32(FP), DX
+	MOVQ      ldy+40(FP), R10
+	MOVQ      nrows+48(FP), R14
+	MOVQ      p+64(FP), BX
+	VMOVDQU64 lygf<>+0(SB), Y30
+	LEAQ      (R10)(R10*2), AX
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y16, Y16, Y16
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   BX, CX
+	MOVQ   nb+24(FP), R13
+
+pre:
+	VPBROADCASTW 2(R11), X21
+	VCVTPH2PS    X21, Y21
+	VFMADD231PS  32(R12), Y21, Y16
+	VPBROADCASTW (R11), X22
+	VCVTPH2PS    X22, Y22
+	VMULPS       (R12), Y22, Y22
+	VMOVUPS      Y22, (CX)
+	ADDQ         $0x14, R11
+	ADDQ         $0x00000140, R12
+	ADDQ         $0x20, CX
+	DECQ         R13
+	JNZ          pre
+	MOVQ         SI, R11
+	MOVQ         DI, R12
+	MOVQ         BX, CX
+	MOVQ         nb+24(FP), R13
+
+blk:
+	VBROADCASTI32X4  4(R11), Y20
+	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         64(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST (CX), Y21, Y0
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         96(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 4(CX), Y21, Y1
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         128(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 8(CX), Y21, Y2
+	ADDQ             $0x20, CX
+	ADDQ             $0x14, R11
+	ADDQ             $0x00000140, R12
+	DECQ             R13
+	JNZ              blk
+	VEXTRACTF32X4    $0x01, Y0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0x4e, X0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0xb1, X0, X22
+	VADDSS           X22, X0, X0
+	VADDSS           X16, X0, X0
+	VEXTRACTF32X4    $0x01, Y1, X22
+	VADDPS           X22, X1, X1
+	VPERMILPS        $0x4e, X1, X22
+	VADDPS           X22, X1, X1
+	VPERMILPS        $0xb1, X1, X22
+	VADDSS           X22, X1, X1
+	VPERMILPS        $0x01, X16, X22
+	VADDSS           X22, X1, X1
+	VEXTRACTF32X4    $0x01, Y2, X22
+	VADDPS           X22, X2, X2
+	VPERMILPS        $0x4e, X2, X22
+	VADDPS           X22, X2, X2
+	VPERMILPS        $0xb1, X2, X22
+	VADDSS           X22, X2, X2
+	VPERMILPS        $0x02, X16, X22
+	VADDSS           X22, X2, X2
+	CMPQ             acc+56(FP), $0x00
+	JEQ              store
+	VADDSS           (DX), X0, X0
+	VADDSS           (DX)(R10*1), X1, X1
+	VADDSS           (DX)(R10*2), X2, X2
+
+store:
+	VMOVSS X0, (DX)
+	VMOVSS X1, (DX)(R10*1)
+	VMOVSS X2, (DX)(R10*2)
+	ADDQ   $0x04, DX
+	ADDQ   R8, SI
+	DECQ   R14
+	JNZ    row
+	VZEROUPPER
+	RET
+
+// func tileQ4_1r1t4(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3
+TEXT ·tileQ4_1r1t4(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
+	// multiple of 1) and each of 4 tokens t (a group of layout T at x),
+	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
+	// sum); nb > 0; p is scratch for 8·nb float32s.
+	MOVQ      w+0(FP), SI
+	MOVQ      ldw+8(FP), R8
+	MOVQ      x+16(FP), DI
+	MOVQ      y+32(FP), DX
+	MOVQ      ldy+40(FP), R10
+	MOVQ      nrows+48(FP), R14
+	MOVQ      p+64(FP), BX
+	VMOVDQU64 lygf<>+0(SB), Y30
+	LEAQ      (R10)(R10*2), AX
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y16, Y16, Y16
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   BX, CX
+	MOVQ   nb+24(FP), R13
+
+pre:
+	VPBROADCASTW 2(R11), X21
+	VCVTPH2PS    X21, Y21
+	VFMADD231PS  32(R12), Y21, Y16
+	VPBROADCASTW (R11), X22
+	VCVTPH2PS    X22, Y22
+	VMULPS       (R12), Y22, Y22
+	VMOVUPS      Y22, (CX)
+	ADDQ         $0x14, R11
+	ADDQ         $0x00000140, R12
+	ADDQ         $0x20, CX
+	DECQ         R13
+	JNZ          pre
+	MOVQ         SI, R11
+	MOVQ         DI, R12
+	MOVQ         BX, CX
+	MOVQ         nb+24(FP), R13
+
+blk:
+	VBROADCASTI32X4  4(R11), Y20
+	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         64(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST (CX), Y21, Y0
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         96(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 4(CX), Y21, Y1
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         128(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 8(CX), Y21, Y2
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         160(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 12(CX), Y21, Y3
+	ADDQ             $0x20, CX
+	ADDQ             $0x14, R11
+	ADDQ             $0x00000140, R12
+	DECQ             R13
+	JNZ              blk
+	VEXTRACTF32X4    $0x01, Y0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0x4e, X0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0xb1, X0, X22
+	VADDSS           X22, X0, X0
+	VADDSS           X16, X0, X0
+	VEXTRACTF32X4    $0x01, Y1, X22
+	VADDPS           X22, X1, X1
+	VPERMILPS        $0x4e, X1, X22
+	VADDPS           X22, X1, X1
+	VPERMILPS        $0xb1, X1, X22
+	VADDSS           X22, X1, X1
+	VPERMILPS        $0x01, X16, X22
+	VADDSS           X22, X1, X1
+	VEXTRACTF32X4    $0x01, Y2, X22
+	VADDPS           X22, X2, X2
+	VPERMILPS        $0x4e, X2, X22
+	VADDPS           X22, X2, X2
+	VPERMILPS        $0xb1, X2, X22
+	VADDSS           X22, X2, X2
+	VPERMILPS        $0x02, X16, X22
+	VADDSS           X22, X2, X2
+	VEXTRACTF32X4    $0x01, Y3, X22
+	VADDPS           X22, X3, X3
+	VPERMILPS        $0x4e, X3, X22
+	VADDPS           X22, X3, X3
+	VPERMILPS        $0xb1, X3, X22
+	VADDSS           X22, X3, X3
+	VPERMILPS        $0x03, X16, X22
+	VADDSS           X22, X3, X3
+	CMPQ             acc+56(FP), $0x00
+	JEQ              store
+	VADDSS           (DX), X0, X0
+	VADDSS           (DX)(R10*1), X1, X1
+	VADDSS           (DX)(R10*2), X2, X2
+	VADDSS           (DX)(AX*1), X3, X3
+
+store:
+	VMOVSS X0, (DX)
+	VMOVSS X1, (DX)(R10*1)
+	VMOVSS X2, (DX)(R10*2)
+	VMOVSS X3, (DX)(AX*1)
+	ADDQ   $0x04, DX
+	ADDQ   R8, SI
+	DECQ   R14
+	JNZ    row
+	VZEROUPPER
+	RET
+
+// func tileQ4_1r1t5(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3
+TEXT ·tileQ4_1r1t5(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
+	// multiple of 1) and each of 5 tokens t (a group of layout T at x),
+	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
+	// sum); nb > 0; p is scratch for 8·nb float32s.
+	MOVQ      w+0(FP), SI
+	MOVQ      ldw+8(FP), R8
+	MOVQ      x+16(FP), DI
+	MOVQ      y+32(FP), DX
+	MOVQ      ldy+40(FP), R10
+	MOVQ      nrows+48(FP), R14
+	MOVQ      p+64(FP), BX
+	VMOVDQU64 lygf<>+0(SB), Y30
+	LEAQ      (R10)(R10*2), AX
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y16, Y16, Y16
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   BX, CX
+	MOVQ   nb+24(FP), R13
+
+pre:
+	VPBROADCASTW 2(R11), X21
+	VCVTPH2PS    X21, Y21
+	VFMADD231PS  32(R12), Y21, Y16
+	VPBROADCASTW (R11), X22
+	VCVTPH2PS    X22, Y22
+	VMULPS       (R12), Y22, Y22
+	VMOVUPS      Y22, (CX)
+	ADDQ         $0x14, R11
+	ADDQ         $0x00000140, R12
+	ADDQ         $0x20, CX
+	DECQ         R13
+	JNZ          pre
+	MOVQ         SI, R11
+	MOVQ         DI, R12
+	MOVQ         BX, CX
+	MOVQ         nb+24(FP), R13
+
+blk:
+	VBROADCASTI32X4  4(R11), Y20
+	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         64(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST (CX), Y21, Y0
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         96(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 4(CX), Y21, Y1
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         128(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 8(CX), Y21, Y2
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         160(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 12(CX), Y21, Y3
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         192(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 16(CX), Y21, Y4
+	ADDQ             $0x20, CX
+	ADDQ             $0x14, R11
+	ADDQ             $0x00000140, R12
+	DECQ             R13
+	JNZ              blk
+	VEXTRACTF32X4    $0x01, Y16, X21
+	VEXTRACTF32X4    $0x01, Y0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0x4e, X0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0xb1, X0, X22
+	VADDSS           X22, X0, X0
+	VADDSS           X16, X0, X0
+	VEXTRACTF32X4    $0x01, Y1, X22
+	VADDPS           X22, X1, X1
+	VPERMILPS        $0x4e, X1, X22
+	VADDPS           X22, X1, X1
+	VPERMILPS        $0xb1, X1, X22
+	VADDSS           X22, X1, X1
+	VPERMILPS        $0x01, X16, X22
+	VADDSS           X22, X1, X1
+	VEXTRACTF32X4    $0x01, Y2, X22
+	VADDPS           X22, X2, X2
+	VPERMILPS        $0x4e, X2, X22
+	VADDPS           X22, X2, X2
+	VPERMILPS        $0xb1, X2, X22
+	VADDSS           X22, X2, X2
+	VPERMILPS        $0x02, X16, X22
+	VADDSS           X22, X2, X2
+	VEXTRACTF32X4    $0x01, Y3, X22
+	VADDPS           X22, X3, X3
+	VPERMILPS        $0x4e, X3, X22
+	VADDPS           X22, X3, X3
+	VPERMILPS        $0xb1, X3, X22
+	VADDSS           X22, X3, X3
+	VPERMILPS        $0x03, X16, X22
+	VADDSS           X22, X3, X3
+	VEXTRACTF32X4    $0x01, Y4, X22
+	VADDPS           X22, X4, X4
+	VPERMILPS        $0x4e, X4, X22
+	VADDPS           X22, X4, X4
+	VPERMILPS        $0xb1, X4, X22
+	VADDSS           X22, X4, X4
+	VADDSS           X21, X4, X4
+	LEAQ             (DX)(R10*4), R13
+	CMPQ             acc+56(FP), $0x00
+	JEQ              store
+	VADDSS           (DX), X0, X0
+	VADDSS           (DX)(R10*1), X1, X1
+	VADDSS           (DX)(R10*2), X2, X2
+	VADDSS           (DX)(AX*1), X3, X3
+	VADDSS           (R13), X4, X4
+
+store:
+	VMOVSS X0, (DX)
+	VMOVSS X1, (DX)(R10*1)
+	VMOVSS X2, (DX)(R10*2)
+	VMOVSS X3, (DX)(AX*1)
+	VMOVSS X4, (R13)
+	ADDQ   $0x04, DX
+	ADDQ   R8, SI
+	DECQ   R14
+	JNZ    row
+	VZEROUPPER
+	RET
+
+// func tileQ4_1r1t6(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3
+TEXT ·tileQ4_1r1t6(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
+	// multiple of 1) and each of 6 tokens t (a group of layout T at x),
+	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
+	// sum); nb > 0; p is scratch for 8·nb float32s.
+	MOVQ      w+0(FP), SI
+	MOVQ      ldw+8(FP), R8
+	MOVQ      x+16(FP), DI
+	MOVQ      y+32(FP), DX
+	MOVQ      ldy+40(FP), R10
+	MOVQ      nrows+48(FP), R14
+	MOVQ      p+64(FP), BX
+	VMOVDQU64 lygf<>+0(SB), Y30
+	LEAQ      (R10)(R10*2), AX
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y16, Y16, Y16
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   BX, CX
+	MOVQ   nb+24(FP), R13
+
+pre:
+	VPBROADCASTW 2(R11), X21
+	VCVTPH2PS    X21, Y21
+	VFMADD231PS  32(R12), Y21, Y16
+	VPBROADCASTW (R11), X22
+	VCVTPH2PS    X22, Y22
+	VMULPS       (R12), Y22, Y22
+	VMOVUPS      Y22, (CX)
+	ADDQ         $0x14, R11
+	ADDQ         $0x00000140, R12
+	ADDQ         $0x20, CX
+	DECQ         R13
+	JNZ          pre
+	MOVQ         SI, R11
+	MOVQ         DI, R12
+	MOVQ         BX, CX
+	MOVQ         nb+24(FP), R13
+
+blk:
+	VBROADCASTI32X4  4(R11), Y20
+	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         64(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST (CX), Y21, Y0
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         96(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 4(CX), Y21, Y1
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         128(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 8(CX), Y21, Y2
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         160(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 12(CX), Y21, Y3
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         192(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 16(CX), Y21, Y4
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         224(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 20(CX), Y21, Y5
+	ADDQ             $0x20, CX
+	ADDQ             $0x14, R11
+	ADDQ             $0x00000140, R12
+	DECQ             R13
+	JNZ              blk
+	VEXTRACTF32X4    $0x01, Y16, X21
+	VEXTRACTF32X4    $0x01, Y0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0x4e, X0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0xb1, X0, X22
+	VADDSS           X22, X0, X0
+	VADDSS           X16, X0, X0
+	VEXTRACTF32X4    $0x01, Y1, X22
+	VADDPS           X22, X1, X1
+	VPERMILPS        $0x4e, X1, X22
+	VADDPS           X22, X1, X1
+	VPERMILPS        $0xb1, X1, X22
+	VADDSS           X22, X1, X1
+	VPERMILPS        $0x01, X16, X22
+	VADDSS           X22, X1, X1
+	VEXTRACTF32X4    $0x01, Y2, X22
+	VADDPS           X22, X2, X2
+	VPERMILPS        $0x4e, X2, X22
+	VADDPS           X22, X2, X2
+	VPERMILPS        $0xb1, X2, X22
+	VADDSS           X22, X2, X2
+	VPERMILPS        $0x02, X16, X22
+	VADDSS           X22, X2, X2
+	VEXTRACTF32X4    $0x01, Y3, X22
+	VADDPS           X22, X3, X3
+	VPERMILPS        $0x4e, X3, X22
+	VADDPS           X22, X3, X3
+	VPERMILPS        $0xb1, X3, X22
+	VADDSS           X22, X3, X3
+	VPERMILPS        $0x03, X16, X22
+	VADDSS           X22, X3, X3
+	VEXTRACTF32X4    $0x01, Y4, X22
+	VADDPS           X22, X4, X4
+	VPERMILPS        $0x4e, X4, X22
+	VADDPS           X22, X4, X4
+	VPERMILPS        $0xb1, X4, X22
+	VADDSS           X22, X4, X4
+	VADDSS           X21, X4, X4
+	VEXTRACTF32X4    $0x01, Y5, X22
+	VADDPS           X22, X5, X5
+	VPERMILPS        $0x4e, X5, X22
+	VADDPS           X22, X5, X5
+	VPERMILPS        $0xb1, X5, X22
+	VADDSS           X22, X5, X5
+	VPERMILPS        $0x01, X21, X22
+	VADDSS           X22, X5, X5
+	LEAQ             (DX)(R10*4), R13
+	CMPQ             acc+56(FP), $0x00
+	JEQ              store
+	VADDSS           (DX), X0, X0
+	VADDSS           (DX)(R10*1), X1, X1
+	VADDSS           (DX)(R10*2), X2, X2
+	VADDSS           (DX)(AX*1), X3, X3
+	VADDSS           (R13), X4, X4
+	VADDSS           (R13)(R10*1), X5, X5
+
+store:
+	VMOVSS X0, (DX)
+	VMOVSS X1, (DX)(R10*1)
+	VMOVSS X2, (DX)(R10*2)
+	VMOVSS X3, (DX)(AX*1)
+	VMOVSS X4, (R13)
+	VMOVSS X5, (R13)(R10*1)
+	ADDQ   $0x04, DX
+	ADDQ   R8, SI
+	DECQ   R14
+	JNZ    row
+	VZEROUPPER
+	RET
+
+// func tileQ4_1r1t7(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3
+TEXT ·tileQ4_1r1t7(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
+	// multiple of 1) and each of 7 tokens t (a group of layout T at x),
+	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
+	// sum); nb > 0; p is scratch for 8·nb float32s.
+	MOVQ      w+0(FP), SI
+	MOVQ      ldw+8(FP), R8
+	MOVQ      x+16(FP), DI
+	MOVQ      y+32(FP), DX
+	MOVQ      ldy+40(FP), R10
+	MOVQ      nrows+48(FP), R14
+	MOVQ      p+64(FP), BX
+	VMOVDQU64 lygf<>+0(SB), Y30
+	LEAQ      (R10)(R10*2), AX
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y16, Y16, Y16
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   BX, CX
+	MOVQ   nb+24(FP), R13
+
+pre:
+	VPBROADCASTW 2(R11), X21
+	VCVTPH2PS    X21, Y21
+	VFMADD231PS  32(R12), Y21, Y16
+	VPBROADCASTW (R11), X22
+	VCVTPH2PS    X22, Y22
+	VMULPS       (R12), Y22, Y22
+	VMOVUPS      Y22, (CX)
+	ADDQ         $0x14, R11
+	ADDQ         $0x00000140, R12
+	ADDQ         $0x20, CX
+	DECQ         R13
+	JNZ          pre
+	MOVQ         SI, R11
+	MOVQ         DI, R12
+	MOVQ         BX, CX
+	MOVQ         nb+24(FP), R13
+
+blk:
+	VBROADCASTI32X4  4(R11), Y20
+	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         64(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST (CX), Y21, Y0
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         96(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 4(CX), Y21, Y1
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         128(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 8(CX), Y21, Y2
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         160(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 12(CX), Y21, Y3
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         192(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 16(CX), Y21, Y4
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         224(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 20(CX), Y21, Y5
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         256(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 24(CX), Y21, Y6
+	ADDQ             $0x20, CX
+	ADDQ             $0x14, R11
+	ADDQ             $0x00000140, R12
+	DECQ             R13
+	JNZ              blk
+	VEXTRACTF32X4    $0x01, Y16, X21
+	VEXTRACTF32X4    $0x01, Y0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0x4e, X0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0xb1, X0, X22
+	VADDSS           X22, X0, X0
+	VADDSS           X16, X0, X0
+	VEXTRACTF32X4    $0x01, Y1, X22
+	VADDPS           X22, X1, X1
+	VPERMILPS        $0x4e, X1, X22
+	VADDPS           X22, X1, X1
+	VPERMILPS        $0xb1, X1, X22
+	VADDSS           X22, X1, X1
+	VPERMILPS        $0x01, X16, X22
+	VADDSS           X22, X1, X1
+	VEXTRACTF32X4    $0x01, Y2, X22
+	VADDPS           X22, X2, X2
+	VPERMILPS        $0x4e, X2, X22
+	VADDPS           X22, X2, X2
+	VPERMILPS        $0xb1, X2, X22
+	VADDSS           X22, X2, X2
+	VPERMILPS        $0x02, X16, X22
+	VADDSS           X22, X2, X2
+	VEXTRACTF32X4    $0x01, Y3, X22
+	VADDPS           X22, X3, X3
+	VPERMILPS        $0x4e, X3, X22
+	VADDPS           X22, X3, X3
+	VPERMILPS        $0xb1, X3, X22
+	VADDSS           X22, X3, X3
+	VPERMILPS        $0x03, X16, X22
+	VADDSS           X22, X3, X3
+	VEXTRACTF32X4    $0x01, Y4, X22
+	VADDPS           X22, X4, X4
+	VPERMILPS        $0x4e, X4, X22
+	VADDPS           X22, X4, X4
+	VPERMILPS        $0xb1, X4, X22
+	VADDSS           X22, X4, X4
+	VADDSS           X21, X4, X4
+	VEXTRACTF32X4    $0x01, Y5, X22
+	VADDPS           X22, X5, X5
+	VPERMILPS        $0x4e, X5, X22
+	VADDPS           X22, X5, X5
+	VPERMILPS        $0xb1, X5, X22
+	VADDSS           X22, X5, X5
+	VPERMILPS        $0x01, X21, X22
+	VADDSS           X22, X5, X5
+	VEXTRACTF32X4    $0x01, Y6, X22
+	VADDPS           X22, X6, X6
+	VPERMILPS        $0x4e, X6, X22
+	VADDPS           X22, X6, X6
+	VPERMILPS        $0xb1, X6, X22
+	VADDSS           X22, X6, X6
+	VPERMILPS        $0x02, X21, X22
+	VADDSS           X22, X6, X6
+	LEAQ             (DX)(R10*4), R13
+	CMPQ             acc+56(FP), $0x00
+	JEQ              store
+	VADDSS           (DX), X0, X0
+	VADDSS           (DX)(R10*1), X1, X1
+	VADDSS           (DX)(R10*2), X2, X2
+	VADDSS           (DX)(AX*1), X3, X3
+	VADDSS           (R13), X4, X4
+	VADDSS           (R13)(R10*1), X5, X5
+	VADDSS           (R13)(R10*2), X6, X6
+
+store:
+	VMOVSS X0, (DX)
+	VMOVSS X1, (DX)(R10*1)
+	VMOVSS X2, (DX)(R10*2)
+	VMOVSS X3, (DX)(AX*1)
+	VMOVSS X4, (R13)
+	VMOVSS X5, (R13)(R10*1)
+	VMOVSS X6, (R13)(R10*2)
+	ADDQ   $0x04, DX
+	ADDQ   R8, SI
+	DECQ   R14
+	JNZ    row
+	VZEROUPPER
+	RET
+
+// func tileQ4_1r1t8(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3
+TEXT ·tileQ4_1r1t8(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
+	// multiple of 1) and each of 8 tokens t (a group of layout T at x),
+	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
+	// sum); nb > 0; p is scratch for 8·nb float32s.
+	MOVQ      w+0(FP), SI
+	MOVQ      ldw+8(FP), R8
+	MOVQ      x+16(FP), DI
+	MOVQ      y+32(FP), DX
+	MOVQ      ldy+40(FP), R10
+	MOVQ      nrows+48(FP), R14
+	MOVQ      p+64(FP), BX
+	VMOVDQU64 lygf<>+0(SB), Y30
+	LEAQ      (R10)(R10*2), AX
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y16, Y16, Y16
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   BX, CX
+	MOVQ   nb+24(FP), R13
+
+pre:
+	VPBROADCASTW 2(R11), X21
+	VCVTPH2PS    X21, Y21
+	VFMADD231PS  32(R12), Y21, Y16
+	VPBROADCASTW (R11), X22
+	VCVTPH2PS    X22, Y22
+	VMULPS       (R12), Y22, Y22
+	VMOVUPS      Y22, (CX)
+	ADDQ         $0x14, R11
+	ADDQ         $0x00000140, R12
+	ADDQ         $0x20, CX
+	DECQ         R13
+	JNZ          pre
+	MOVQ         SI, R11
+	MOVQ         DI, R12
+	MOVQ         BX, CX
+	MOVQ         nb+24(FP), R13
+
+blk:
+	VBROADCASTI32X4  4(R11), Y20
+	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         64(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST (CX), Y21, Y0
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         96(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 4(CX), Y21, Y1
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         128(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 8(CX), Y21, Y2
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         160(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 12(CX), Y21, Y3
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         192(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 16(CX), Y21, Y4
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         224(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 20(CX), Y21, Y5
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         256(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 24(CX), Y21, Y6
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         288(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 28(CX), Y21, Y7
+	ADDQ             $0x20, CX
+	ADDQ             $0x14, R11
+	ADDQ             $0x00000140, R12
+	DECQ             R13
+	JNZ              blk
+	VEXTRACTF32X4    $0x01, Y16, X21
+	VEXTRACTF32X4    $0x01, Y0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0x4e, X0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0xb1, X0, X22
+	VADDSS           X22, X0, X0
+	VADDSS           X16, X0, X0
+	VEXTRACTF32X4    $0x01, Y1, X22
+	VADDPS           X22, X1, X1
+	VPERMILPS        $0x4e, X1, X22
+	VADDPS           X22, X1, X1
+	VPERMILPS        $0xb1, X1, X22
+	VADDSS           X22, X1, X1
+	VPERMILPS        $0x01, X16, X22
+	VADDSS           X22, X1, X1
+	VEXTRACTF32X4    $0x01, Y2, X22
+	VADDPS           X22, X2, X2
+	VPERMILPS        $0x4e, X2, X22
+	VADDPS           X22, X2, X2
+	VPERMILPS        $0xb1, X2, X22
+	VADDSS           X22, X2, X2
+	VPERMILPS        $0x02, X16, X22
+	VADDSS           X22, X2, X2
+	VEXTRACTF32X4    $0x01, Y3, X22
+	VADDPS           X22, X3, X3
+	VPERMILPS        $0x4e, X3, X22
+	VADDPS           X22, X3, X3
+	VPERMILPS        $0xb1, X3, X22
+	VADDSS           X22, X3, X3
+	VPERMILPS        $0x03, X16, X22
+	VADDSS           X22, X3, X3
+	VEXTRACTF32X4    $0x01, Y4, X22
+	VADDPS           X22, X4, X4
+	VPERMILPS        $0x4e, X4, X22
+	VADDPS           X22, X4, X4
+	VPERMILPS        $0xb1, X4, X22
+	VADDSS           X22, X4, X4
+	VADDSS           X21, X4, X4
+	VEXTRACTF32X4    $0x01, Y5, X22
+	VADDPS           X22, X5, X5
+	VPERMILPS        $0x4e, X5, X22
+	VADDPS           X22, X5, X5
+	VPERMILPS        $0xb1, X5, X22
+	VADDSS           X22, X5, X5
+	VPERMILPS        $0x01, X21, X22
+	VADDSS           X22, X5, X5
+	VEXTRACTF32X4    $0x01, Y6, X22
+	VADDPS           X22, X6, X6
+	VPERMILPS        $0x4e, X6, X22
+	VADDPS           X22, X6, X6
+	VPERMILPS        $0xb1, X6, X22
+	VADDSS           X22, X6, X6
+	VPERMILPS        $0x02, X21, X22
+	VADDSS           X22, X6, X6
+	VEXTRACTF32X4    $0x01, Y7, X22
+	VADDPS           X22, X7, X7
+	VPERMILPS        $0x4e, X7, X22
+	VADDPS           X22, X7, X7
+	VPERMILPS        $0xb1, X7, X22
+	VADDSS           X22, X7, X7
+	VPERMILPS        $0x03, X21, X22
+	VADDSS           X22, X7, X7
+	LEAQ             (DX)(R10*4), R13
+	CMPQ             acc+56(FP), $0x00
+	JEQ              store
+	VADDSS           (DX), X0, X0
+	VADDSS           (DX)(R10*1), X1, X1
+	VADDSS           (DX)(R10*2), X2, X2
+	VADDSS           (DX)(AX*1), X3, X3
+	VADDSS           (R13), X4, X4
+	VADDSS           (R13)(R10*1), X5, X5
+	VADDSS           (R13)(R10*2), X6, X6
+	VADDSS           (R13)(AX*1), X7, X7
+
+store:
+	VMOVSS X0, (DX)
+	VMOVSS X1, (DX)(R10*1)
+	VMOVSS X2, (DX)(R10*2)
+	VMOVSS X3, (DX)(AX*1)
+	VMOVSS X4, (R13)
+	VMOVSS X5, (R13)(R10*1)
+	VMOVSS X6, (R13)(R10*2)
+	VMOVSS X7, (R13)(AX*1)
+	ADDQ   $0x04, DX
+	ADDQ   R8, SI
+	DECQ   R14
+	JNZ    row
+	VZEROUPPER
+	RET
+
+// func tileQ4_1r2t1(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3
+TEXT ·tileQ4_1r2t1(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
+	// multiple of 2) and each of 1 tokens t (a group of layout T at x),
+	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
+	// sum); nb > 0; p is scratch for 16·nb float32s.
+	MOVQ      w+0(FP), SI
+	MOVQ      ldw+8(FP), R8
+	MOVQ      x+16(FP), DI
+	MOVQ      y+32(FP), DX
+	MOVQ      ldy+40(FP), R10
+	MOVQ      nrows+48(FP), R14
+	MOVQ      p+64(FP), BX
+	VMOVDQU64 lygf<>+0(SB), Y30
+	SHRQ      $0x01, R14
+	LEAQ      (R10)(R10*2), AX
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y16, Y16, Y16
+	VXORPS Y1, Y1, Y1
+	VXORPS Y17, Y17, Y17
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   BX, CX
+	MOVQ   nb+24(FP), R13
+
+pre:
+	VPBROADCASTW 2(R11), X21
+	VCVTPH2PS    X21, Y21
+	VFMADD231PS  32(R12), Y21, Y16
+	VPBROADCASTW (R11), X22
+	VCVTPH2PS    X22, Y22
+	VMULPS       (R12), Y22, Y22
+	VMOVUPS      Y22, (CX)
+	VPBROADCASTW 2(R11)(R8*1), X21
+	VCVTPH2PS    X21, Y21
+	VFMADD231PS  32(R12), Y21, Y17
+	VPBROADCASTW (R11)(R8*1), X22
+	VCVTPH2PS    X22, Y22
+	VMULPS       (R12), Y22, Y22
+	VMOVUPS      Y22, 32(CX)
+	ADDQ         $0x14, R11
+	ADDQ         $0x00000140, R12
+	ADDQ         $0x40, CX
+	DECQ         R13
+	JNZ          pre
+	MOVQ         SI, R11
+	MOVQ         DI, R12
+	MOVQ         BX, CX
+	MOVQ         nb+24(FP), R13
+
+blk:
+	VBROADCASTI32X4  4(R11), Y20
+	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         64(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST (CX), Y21, Y0
+	VBROADCASTI32X4  4(R11)(R8*1), Y20
+	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         64(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 32(CX), Y21, Y1
+	ADDQ             $0x40, CX
+	ADDQ             $0x14, R11
+	ADDQ             $0x00000140, R12
+	DECQ             R13
+	JNZ              blk
+	VEXTRACTF32X4    $0x01, Y0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0x4e, X0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0xb1, X0, X22
+	VADDSS           X22, X0, X0
+	VADDSS           X16, X0, X0
+	VEXTRACTF32X4    $0x01, Y1, X22
+	VADDPS           X22, X1, X1
+	VPERMILPS        $0x4e, X1, X22
+	VADDPS           X22, X1, X1
+	VPERMILPS        $0xb1, X1, X22
+	VADDSS           X22, X1, X1
+	VADDSS           X17, X1, X1
+	CMPQ             acc+56(FP), $0x00
+	JEQ              store
+	VADDSS           (DX), X0, X0
+	VADDSS           4(DX), X1, X1
+
+store:
+	VMOVSS X0, (DX)
+	VMOVSS X1, 4(DX)
+	ADDQ   $0x08, DX
+	LEAQ   (SI)(R8*2), SI
+	DECQ   R14
+	JNZ    row
+	VZEROUPPER
+	RET
+
+// func tileQ4_1r2t2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3
+TEXT ·tileQ4_1r2t2(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
+	// multiple of 2) and each of 2 tokens t (a group of layout T at x),
+	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
+	// sum); nb > 0; p is scratch for 16·nb float32s.
+	MOVQ      w+0(FP), SI
+	MOVQ      ldw+8(FP), R8
+	MOVQ      x+16(FP), DI
+	MOVQ      y+32(FP), DX
+	MOVQ      ldy+40(FP), R10
+	MOVQ      nrows+48(FP), R14
+	MOVQ      p+64(FP), BX
+	VMOVDQU64 lygf<>+0(SB), Y30
+	SHRQ      $0x01, R14
+	LEAQ      (R10)(R10*2), AX
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y16, Y16, Y16
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y17, Y17, Y17
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   BX, CX
+	MOVQ   nb+24(FP), R13
+
+pre:
+	VPBROADCASTW 2(R11), X21
+	VCVTPH2PS    X21, Y21
+	VFMADD231PS  32(R12), Y21, Y16
+	VPBROADCASTW (R11), X22
+	VCVTPH2PS    X22, Y22
+	VMULPS       (R12), Y22, Y22
+	VMOVUPS      Y22, (CX)
+	VPBROADCASTW 2(R11)(R8*1), X21
+	VCVTPH2PS    X21, Y21
+	VFMADD231PS  32(R12), Y21, Y17
+	VPBROADCASTW (R11)(R8*1), X22
+	VCVTPH2PS    X22, Y22
+	VMULPS       (R12), Y22, Y22
+	VMOVUPS      Y22, 32(CX)
+	ADDQ         $0x14, R11
+	ADDQ         $0x00000140, R12
+	ADDQ         $0x40, CX
+	DECQ         R13
+	JNZ          pre
+	MOVQ         SI, R11
+	MOVQ         DI, R12
+	MOVQ         BX, CX
+	MOVQ         nb+24(FP), R13
+
+blk:
+	VBROADCASTI32X4  4(R11), Y20
+	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         64(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST (CX), Y21, Y0
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         96(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 4(CX), Y21, Y1
+	VBROADCASTI32X4  4(R11)(R8*1), Y20
+	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         64(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 32(CX), Y21, Y2
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         96(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 36(CX), Y21, Y3
+	ADDQ             $0x40, CX
+	ADDQ             $0x14, R11
+	ADDQ             $0x00000140, R12
+	DECQ             R13
+	JNZ              blk
+	VEXTRACTF32X4    $0x01, Y0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0x4e, X0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0xb1, X0, X22
+	VADDSS           X22, X0, X0
+	VADDSS           X16, X0, X0
+	VEXTRACTF32X4    $0x01, Y1, X22
+	VADDPS           X22, X1, X1
+	VPERMILPS        $0x4e, X1, X22
+	VADDPS           X22, X1, X1
+	VPERMILPS        $0xb1, X1, X22
+	VADDSS           X22, X1, X1
+	VPERMILPS        $0x01, X16, X22
+	VADDSS           X22, X1, X1
+	VEXTRACTF32X4    $0x01, Y2, X22
+	VADDPS           X22, X2, X2
+	VPERMILPS        $0x4e, X2, X22
+	VADDPS           X22, X2, X2
+	VPERMILPS        $0xb1, X2, X22
+	VADDSS           X22, X2, X2
+	VADDSS           X17, X2, X2
+	VEXTRACTF32X4    $0x01, Y3, X22
+	VADDPS           X22, X3, X3
+	VPERMILPS        $0x4e, X3, X22
+	VADDPS           X22, X3, X3
+	VPERMILPS        $0xb1, X3, X22
+	VADDSS           X22, X3, X3
+	VPERMILPS        $0x01, X17, X22
+	VADDSS           X22, X3, X3
+	CMPQ             acc+56(FP), $0x00
+	JEQ              store
+	VADDSS           (DX), X0, X0
+	VADDSS           (DX)(R10*1), X1, X1
+	VADDSS           4(DX), X2, X2
+	VADDSS           4(DX)(R10*1), X3, X3
+
+store:
+	VMOVSS X0, (DX)
+	VMOVSS X1, (DX)(R10*1)
+	VMOVSS X2, 4(DX)
+	VMOVSS X3, 4(DX)(R10*1)
+	ADDQ   $0x08, DX
+	LEAQ   (SI)(R8*2), SI
+	DECQ   R14
+	JNZ    row
+	VZEROUPPER
+	RET
+
+// func tileQ4_1r2t3(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3
+TEXT ·tileQ4_1r2t3(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
+	// multiple of 2) and each of 3 tokens t (a group of layout T at x),
+	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
+	// sum); nb > 0; p is scratch for 16·nb float32s.
+	MOVQ      w+0(FP), SI
+	MOVQ      ldw+8(FP), R8
+	MOVQ      x+16(FP), DI
+	MOVQ      y+32(FP), DX
+	MOVQ      ldy+40(FP), R10
+	MOVQ      nrows+48(FP), R14
+	MOVQ      p+64(FP), BX
+	VMOVDQU64 lygf<>+0(SB), Y30
+	SHRQ      $0x01, R14
+	LEAQ      (R10)(R10*2), AX
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y16, Y16, Y16
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y17, Y17, Y17
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   BX, CX
+	MOVQ   nb+24(FP), R13
+
+pre:
+	VPBROADCASTW 2(R11), X21
+	VCVTPH2PS    X21, Y21
+	VFMADD231PS  32(R12), Y21, Y16
+	VPBROADCASTW (R11), X22
+	VCVTPH2PS    X22, Y22
+	VMULPS       (R12), Y22, Y22
+	VMOVUPS      Y22, (CX)
+	VPBROADCASTW 2(R11)(R8*1), X21
+	VCVTPH2PS    X21, Y21
+	VFMADD231PS  32(R12), Y21, Y17
+	VPBROADCASTW (R11)(R8*1), X22
+	VCVTPH2PS    X22, Y22
+	VMULPS       (R12), Y22, Y22
+	VMOVUPS      Y22, 32(CX)
+	ADDQ         $0x14, R11
+	ADDQ         $0x00000140, R12
+	ADDQ         $0x40, CX
+	DECQ         R13
+	JNZ          pre
+	MOVQ         SI, R11
+	MOVQ         DI, R12
+	MOVQ         BX, CX
+	MOVQ         nb+24(FP), R13
+
+blk:
+	VBROADCASTI32X4  4(R11), Y20
+	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         64(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST (CX), Y21, Y0
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         96(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 4(CX), Y21, Y1
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         128(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 8(CX), Y21, Y2
+	VBROADCASTI32X4  4(R11)(R8*1), Y20
+	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         64(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 32(CX), Y21, Y3
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         96(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 36(CX), Y21, Y4
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         128(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 40(CX), Y21, Y5
+	ADDQ             $0x40, CX
+	ADDQ             $0x14, R11
+	ADDQ             $0x00000140, R12
+	DECQ             R13
+	JNZ              blk
+	VEXTRACTF32X4    $0x01, Y0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0x4e, X0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0xb1, X0, X22
+	VADDSS           X22, X0, X0
+	VADDSS           X16, X0, X0
+	VEXTRACTF32X4    $0x01, Y1, X22
+	VADDPS           X22, X1, X1
+	VPERMILPS        $0x4e, X1, X22
+	VADDPS           X22, X1, X1
+	VPERMILPS        $0xb1, X1, X22
+	VADDSS           X22, X1, X1
+	VPERMILPS        $0x01, X16, X22
+	VADDSS           X22, X1, X1
+	VEXTRACTF32X4    $0x01, Y2, X22
+	VADDPS           X22, X2, X2
+	VPERMILPS        $0x4e, X2, X22
+	VADDPS           X22, X2, X2
+	VPERMILPS        $0xb1, X2, X22
+	VADDSS           X22, X2, X2
+	VPERMILPS        $0x02, X16, X22
+	VADDSS           X22, X2, X2
+	VEXTRACTF32X4    $0x01, Y3, X22
+	VADDPS           X22, X3, X3
+	VPERMILPS        $0x4e, X3, X22
+	VADDPS           X22, X3, X3
+	VPERMILPS        $0xb1, X3, X22
+	VADDSS           X22, X3, X3
+	VADDSS           X17, X3, X3
+	VEXTRACTF32X4    $0x01, Y4, X22
+	VADDPS           X22, X4, X4
+	VPERMILPS        $0x4e, X4, X22
+	VADDPS           X22, X4, X4
+	VPERMILPS        $0xb1, X4, X22
+	VADDSS           X22, X4, X4
+	VPERMILPS        $0x01, X17, X22
+	VADDSS           X22, X4, X4
+	VEXTRACTF32X4    $0x01, Y5, X22
+	VADDPS           X22, X5, X5
+	VPERMILPS        $0x4e, X5, X22
+	VADDPS           X22, X5, X5
+	VPERMILPS        $0xb1, X5, X22
+	VADDSS           X22, X5, X5
+	VPERMILPS        $0x02, X17, X22
+	VADDSS           X22, X5, X5
+	CMPQ             acc+56(FP), $0x00
+	JEQ              store
+	VADDSS           (DX), X0, X0
+	VADDSS           (DX)(R10*1), X1, X1
+	VADDSS           (DX)(R10*2), X2, X2
+	VADDSS           4(DX), X3, X3
+	VADDSS           4(DX)(R10*1), X4, X4
+	VADDSS           4(DX)(R10*2), X5, X5
+
+store:
+	VMOVSS X0, (DX)
+	VMOVSS X1, (DX)(R10*1)
+	VMOVSS X2, (DX)(R10*2)
+	VMOVSS X3, 4(DX)
+	VMOVSS X4, 4(DX)(R10*1)
+	VMOVSS X5, 4(DX)(R10*2)
+	ADDQ   $0x08, DX
+	LEAQ   (SI)(R8*2), SI
+	DECQ   R14
+	JNZ    row
+	VZEROUPPER
+	RET
+
+// func tileQ4_1r2t4(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3
+TEXT ·tileQ4_1r2t4(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
+	// multiple of 2) and each of 4 tokens t (a group of layout T at x),
+	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
+	// sum); nb > 0; p is scratch for 16·nb float32s.
+	MOVQ      w+0(FP), SI
+	MOVQ      ldw+8(FP), R8
+	MOVQ      x+16(FP), DI
+	MOVQ      y+32(FP), DX
+	MOVQ      ldy+40(FP), R10
+	MOVQ      nrows+48(FP), R14
+	MOVQ      p+64(FP), BX
+	VMOVDQU64 lygf<>+0(SB), Y30
+	SHRQ      $0x01, R14
+	LEAQ      (R10)(R10*2), AX
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y16, Y16, Y16
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y17, Y17, Y17
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   BX, CX
+	MOVQ   nb+24(FP), R13
+
+pre:
+	VPBROADCASTW 2(R11), X21
+	VCVTPH2PS    X21, Y21
+	VFMADD231PS  32(R12), Y21, Y16
+	VPBROADCASTW (R11), X22
+	VCVTPH2PS    X22, Y22
+	VMULPS       (R12), Y22, Y22
+	VMOVUPS      Y22, (CX)
+	VPBROADCASTW 2(R11)(R8*1), X21
+	VCVTPH2PS    X21, Y21
+	VFMADD231PS  32(R12), Y21, Y17
+	VPBROADCASTW (R11)(R8*1), X22
+	VCVTPH2PS    X22, Y22
+	VMULPS       (R12), Y22, Y22
+	VMOVUPS      Y22, 32(CX)
+	ADDQ         $0x14, R11
+	ADDQ         $0x00000140, R12
+	ADDQ         $0x40, CX
+	DECQ         R13
+	JNZ          pre
+	MOVQ         SI, R11
+	MOVQ         DI, R12
+	MOVQ         BX, CX
+	MOVQ         nb+24(FP), R13
+
+blk:
+	VBROADCASTI32X4  4(R11), Y20
+	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         64(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST (CX), Y21, Y0
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         96(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 4(CX), Y21, Y1
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         128(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 8(CX), Y21, Y2
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         160(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 12(CX), Y21, Y3
+	VBROADCASTI32X4  4(R11)(R8*1), Y20
+	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         64(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 32(CX), Y21, Y4
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         96(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 36(CX), Y21, Y5
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         128(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 40(CX), Y21, Y6
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         160(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 44(CX), Y21, Y7
+	ADDQ             $0x40, CX
+	ADDQ             $0x14, R11
+	ADDQ             $0x00000140, R12
+	DECQ             R13
+	JNZ              blk
+	VEXTRACTF32X4    $0x01, Y0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0x4e, X0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0xb1, X0, X22
+	VADDSS           X22, X0, X0
+	VADDSS           X16, X0, X0
+	VEXTRACTF32X4    $0x01, Y1, X22
+	VADDPS           X22, X1, X1
+	VPERMILPS        $0x4e, X1, X22
+	VADDPS           X22, X1, X1
+	VPERMILPS        $0xb1, X1, X22
+	VADDSS           X22, X1, X1
+	VPERMILPS        $0x01, X16, X22
+	VADDSS           X22, X1, X1
+	VEXTRACTF32X4    $0x01, Y2, X22
+	VADDPS           X22, X2, X2
+	VPERMILPS        $0x4e, X2, X22
+	VADDPS           X22, X2, X2
+	VPERMILPS        $0xb1, X2, X22
+	VADDSS           X22, X2, X2
+	VPERMILPS        $0x02, X16, X22
+	VADDSS           X22, X2, X2
+	VEXTRACTF32X4    $0x01, Y3, X22
+	VADDPS           X22, X3, X3
+	VPERMILPS        $0x4e, X3, X22
+	VADDPS           X22, X3, X3
+	VPERMILPS        $0xb1, X3, X22
+	VADDSS           X22, X3, X3
+	VPERMILPS        $0x03, X16, X22
+	VADDSS           X22, X3, X3
+	VEXTRACTF32X4    $0x01, Y4, X22
+	VADDPS           X22, X4, X4
+	VPERMILPS        $0x4e, X4, X22
+	VADDPS           X22, X4, X4
+	VPERMILPS        $0xb1, X4, X22
+	VADDSS           X22, X4, X4
+	VADDSS           X17, X4, X4
+	VEXTRACTF32X4    $0x01, Y5, X22
+	VADDPS           X22, X5, X5
+	VPERMILPS        $0x4e, X5, X22
+	VADDPS           X22, X5, X5
+	VPERMILPS        $0xb1, X5, X22
+	VADDSS           X22, X5, X5
+	VPERMILPS        $0x01, X17, X22
+	VADDSS           X22, X5, X5
+	VEXTRACTF32X4    $0x01, Y6, X22
+	VADDPS           X22, X6, X6
+	VPERMILPS        $0x4e, X6, X22
+	VADDPS           X22, X6, X6
+	VPERMILPS        $0xb1, X6, X22
+	VADDSS           X22, X6, X6
+	VPERMILPS        $0x02, X17, X22
+	VADDSS           X22, X6, X6
+	VEXTRACTF32X4    $0x01, Y7, X22
+	VADDPS           X22, X7, X7
+	VPERMILPS        $0x4e, X7, X22
+	VADDPS           X22, X7, X7
+	VPERMILPS        $0xb1, X7, X22
+	VADDSS           X22, X7, X7
+	VPERMILPS        $0x03, X17, X22
+	VADDSS           X22, X7, X7
+	CMPQ             acc+56(FP), $0x00
+	JEQ              store
+	VADDSS           (DX), X0, X0
+	VADDSS           (DX)(R10*1), X1, X1
+	VADDSS           (DX)(R10*2), X2, X2
+	VADDSS           (DX)(AX*1), X3, X3
+	VADDSS           4(DX), X4, X4
+	VADDSS           4(DX)(R10*1), X5, X5
+	VADDSS           4(DX)(R10*2), X6, X6
+	VADDSS           4(DX)(AX*1), X7, X7
+
+store:
+	VMOVSS X0, (DX)
+	VMOVSS X1, (DX)(R10*1)
+	VMOVSS X2, (DX)(R10*2)
+	VMOVSS X3, (DX)(AX*1)
+	VMOVSS X4, 4(DX)
+	VMOVSS X5, 4(DX)(R10*1)
+	VMOVSS X6, 4(DX)(R10*2)
+	VMOVSS X7, 4(DX)(AX*1)
+	ADDQ   $0x08, DX
+	LEAQ   (SI)(R8*2), SI
+	DECQ   R14
+	JNZ    row
+	VZEROUPPER
+	RET
+
+// func tileQ4_1r2t5(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3
+TEXT ·tileQ4_1r2t5(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
+	// multiple of 2) and each of 5 tokens t (a group of layout T at x),
+	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
+	// sum); nb > 0; p is scratch for 16·nb float32s.
+	MOVQ      w+0(FP), SI
+	MOVQ      ldw+8(FP), R8
+	MOVQ      x+16(FP), DI
+	MOVQ      y+32(FP), DX
+	MOVQ      ldy+40(FP), R10
+	MOVQ      nrows+48(FP), R14
+	MOVQ      p+64(FP), BX
+	VMOVDQU64 lygf<>+0(SB), Y30
+	SHRQ      $0x01, R14
+	LEAQ      (R10)(R10*2), AX
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y16, Y16, Y16
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y17, Y17, Y17
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   BX, CX
+	MOVQ   nb+24(FP), R13
+
+pre:
+	VPBROADCASTW 2(R11), X21
+	VCVTPH2PS    X21, Y21
+	VFMADD231PS  32(R12), Y21, Y16
+	VPBROADCASTW (R11), X22
+	VCVTPH2PS    X22, Y22
+	VMULPS       (R12), Y22, Y22
+	VMOVUPS      Y22, (CX)
+	VPBROADCASTW 2(R11)(R8*1), X21
+	VCVTPH2PS    X21, Y21
+	VFMADD231PS  32(R12), Y21, Y17
+	VPBROADCASTW (R11)(R8*1), X22
+	VCVTPH2PS    X22, Y22
+	VMULPS       (R12), Y22, Y22
+	VMOVUPS      Y22, 32(CX)
+	ADDQ         $0x14, R11
+	ADDQ         $0x00000140, R12
+	ADDQ         $0x40, CX
+	DECQ         R13
+	JNZ          pre
+	MOVQ         SI, R11
+	MOVQ         DI, R12
+	MOVQ         BX, CX
+	MOVQ         nb+24(FP), R13
+
+blk:
+	VBROADCASTI32X4  4(R11), Y20
+	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         64(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST (CX), Y21, Y0
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         96(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 4(CX), Y21, Y1
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         128(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 8(CX), Y21, Y2
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         160(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 12(CX), Y21, Y3
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         192(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 16(CX), Y21, Y4
+	VBROADCASTI32X4  4(R11)(R8*1), Y20
+	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         64(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 32(CX), Y21, Y5
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         96(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 36(CX), Y21, Y6
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         128(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 40(CX), Y21, Y7
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         160(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 44(CX), Y21, Y8
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         192(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 48(CX), Y21, Y9
+	ADDQ             $0x40, CX
+	ADDQ             $0x14, R11
+	ADDQ             $0x00000140, R12
+	DECQ             R13
+	JNZ              blk
+	VEXTRACTF32X4    $0x01, Y16, X21
+	VEXTRACTF32X4    $0x01, Y0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0x4e, X0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0xb1, X0, X22
+	VADDSS           X22, X0, X0
+	VADDSS           X16, X0, X0
+	VEXTRACTF32X4    $0x01, Y1, X22
+	VADDPS           X22, X1, X1
+	VPERMILPS        $0x4e, X1, X22
+	VADDPS           X22, X1, X1
+	VPERMILPS        $0xb1, X1, X22
+	VADDSS           X22, X1, X1
+	VPERMILPS        $0x01, X16, X22
+	VADDSS           X22, X1, X1
+	VEXTRACTF32X4    $0x01, Y2, X22
+	VADDPS           X22, X2, X2
+	VPERMILPS        $0x4e, X2, X22
+	VADDPS           X22, X2, X2
+	VPERMILPS        $0xb1, X2, X22
+	VADDSS           X22, X2, X2
+	VPERMILPS        $0x02, X16, X22
+	VADDSS           X22, X2, X2
+	VEXTRACTF32X4    $0x01, Y3, X22
+	VADDPS           X22, X3, X3
+	VPERMILPS        $0x4e, X3, X22
+	VADDPS           X22, X3, X3
+	VPERMILPS        $0xb1, X3, X22
+	VADDSS           X22, X3, X3
+	VPERMILPS        $0x03, X16, X22
+	VADDSS           X22, X3, X3
+	VEXTRACTF32X4    $0x01, Y4, X22
+	VADDPS           X22, X4, X4
+	VPERMILPS        $0x4e, X4, X22
+	VADDPS           X22, X4, X4
+	VPERMILPS        $0xb1, X4, X22
+	VADDSS           X22, X4, X4
+	VADDSS           X21, X4, X4
+	VEXTRACTF32X4    $0x01, Y17, X21
+	VEXTRACTF32X4    $0x01, Y5, X22
+	VADDPS           X22, X5, X5
+	VPERMILPS        $0x4e, X5, X22
+	VADDPS           X22, X5, X5
+	VPERMILPS        $0xb1, X5, X22
+	VADDSS           X22, X5, X5
+	VADDSS           X17, X5, X5
+	VEXTRACTF32X4    $0x01, Y6, X22
+	VADDPS           X22, X6, X6
+	VPERMILPS        $0x4e, X6, X22
+	VADDPS           X22, X6, X6
+	VPERMILPS        $0xb1, X6, X22
+	VADDSS           X22, X6, X6
+	VPERMILPS        $0x01, X17, X22
+	VADDSS           X22, X6, X6
+	VEXTRACTF32X4    $0x01, Y7, X22
+	VADDPS           X22, X7, X7
+	VPERMILPS        $0x4e, X7, X22
+	VADDPS           X22, X7, X7
+	VPERMILPS        $0xb1, X7, X22
+	VADDSS           X22, X7, X7
+	VPERMILPS        $0x02, X17, X22
+	VADDSS           X22, X7, X7
+	VEXTRACTF32X4    $0x01, Y8, X22
+	VADDPS           X22, X8, X8
+	VPERMILPS        $0x4e, X8, X22
+	VADDPS           X22, X8, X8
+	VPERMILPS        $0xb1, X8, X22
+	VADDSS           X22, X8, X8
+	VPERMILPS        $0x03, X17, X22
+	VADDSS           X22, X8, X8
+	VEXTRACTF32X4    $0x01, Y9, X22
+	VADDPS           X22, X9, X9
+	VPERMILPS        $0x4e, X9, X22
+	VADDPS           X22, X9, X9
+	VPERMILPS        $0xb1, X9, X22
+	VADDSS           X22, X9, X9
+	VADDSS           X21, X9, X9
+	LEAQ             (DX)(R10*4), R13
+	CMPQ             acc+56(FP), $0x00
+	JEQ              store
+	VADDSS           (DX), X0, X0
+	VADDSS           (DX)(R10*1), X1, X1
+	VADDSS           (DX)(R10*2), X2, X2
+	VADDSS           (DX)(AX*1), X3, X3
+	VADDSS           (R13), X4, X4
+	VADDSS           4(DX), X5, X5
+	VADDSS           4(DX)(R10*1), X6, X6
+	VADDSS           4(DX)(R10*2), X7, X7
+	VADDSS           4(DX)(AX*1), X8, X8
+	VADDSS           4(R13), X9, X9
+
+store:
+	VMOVSS X0, (DX)
+	VMOVSS X1, (DX)(R10*1)
+	VMOVSS X2, (DX)(R10*2)
+	VMOVSS X3, (DX)(AX*1)
+	VMOVSS X4, (R13)
+	VMOVSS X5, 4(DX)
+	VMOVSS X6, 4(DX)(R10*1)
+	VMOVSS X7, 4(DX)(R10*2)
+	VMOVSS X8, 4(DX)(AX*1)
+	VMOVSS X9, 4(R13)
+	ADDQ   $0x08, DX
+	LEAQ   (SI)(R8*2), SI
+	DECQ   R14
+	JNZ    row
+	VZEROUPPER
+	RET
+
+// func tileQ4_1r2t6(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3
+TEXT ·tileQ4_1r2t6(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
+	// multiple of 2) and each of 6 tokens t (a group of layout T at x),
+	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
+	// sum); nb > 0; p is scratch for 16·nb float32s.
+	MOVQ      w+0(FP), SI
+	MOVQ      ldw+8(FP), R8
+	MOVQ      x+16(FP), DI
+	MOVQ      y+32(FP), DX
+	MOVQ      ldy+40(FP), R10
+	MOVQ      nrows+48(FP), R14
+	MOVQ      p+64(FP), BX
+	VMOVDQU64 lygf<>+0(SB), Y30
+	SHRQ      $0x01, R14
+	LEAQ      (R10)(R10*2), AX
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y16, Y16, Y16
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y17, Y17, Y17
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   BX, CX
+	MOVQ   nb+24(FP), R13
+
+pre:
+	VPBROADCASTW 2(R11), X21
+	VCVTPH2PS    X21, Y21
+	VFMADD231PS  32(R12), Y21, Y16
+	VPBROADCASTW (R11), X22
+	VCVTPH2PS    X22, Y22
+	VMULPS       (R12), Y22, Y22
+	VMOVUPS      Y22, (CX)
+	VPBROADCASTW 2(R11)(R8*1), X21
+	VCVTPH2PS    X21, Y21
+	VFMADD231PS  32(R12), Y21, Y17
+	VPBROADCASTW (R11)(R8*1), X22
+	VCVTPH2PS    X22, Y22
+	VMULPS       (R12), Y22, Y22
+	VMOVUPS      Y22, 32(CX)
+	ADDQ         $0x14, R11
+	ADDQ         $0x00000140, R12
+	ADDQ         $0x40, CX
+	DECQ         R13
+	JNZ          pre
+	MOVQ         SI, R11
+	MOVQ         DI, R12
+	MOVQ         BX, CX
+	MOVQ         nb+24(FP), R13
+
+blk:
+	VBROADCASTI32X4  4(R11), Y20
+	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         64(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST (CX), Y21, Y0
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         96(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 4(CX), Y21, Y1
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         128(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 8(CX), Y21, Y2
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         160(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 12(CX), Y21, Y3
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         192(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 16(CX), Y21, Y4
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         224(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 20(CX), Y21, Y5
+	VBROADCASTI32X4  4(R11)(R8*1), Y20
+	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         64(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 32(CX), Y21, Y6
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         96(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 36(CX), Y21, Y7
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         128(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 40(CX), Y21, Y8
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         160(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 44(CX), Y21, Y9
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         192(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 48(CX), Y21, Y10
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         224(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 52(CX), Y21, Y11
+	ADDQ             $0x40, CX
+	ADDQ             $0x14, R11
+	ADDQ             $0x00000140, R12
+	DECQ             R13
+	JNZ              blk
+	VEXTRACTF32X4    $0x01, Y16, X21
+	VEXTRACTF32X4    $0x01, Y0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0x4e, X0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0xb1, X0, X22
+	VADDSS           X22, X0, X0
+	VADDSS           X16, X0, X0
+	VEXTRACTF32X4    $0x01, Y1, X22
+	VADDPS           X22, X1, X1
+	VPERMILPS        $0x4e, X1, X22
+	VADDPS           X22, X1, X1
+	VPERMILPS        $0xb1, X1, X22
+	VADDSS           X22, X1, X1
+	VPERMILPS        $0x01, X16, X22
+	VADDSS           X22, X1, X1
+	VEXTRACTF32X4    $0x01, Y2, X22
+	VADDPS           X22, X2, X2
+	VPERMILPS        $0x4e, X2, X22
+	VADDPS           X22, X2, X2
+	VPERMILPS        $0xb1, X2, X22
+	VADDSS           X22, X2, X2
+	VPERMILPS        $0x02, X16, X22
+	VADDSS           X22, X2, X2
+	VEXTRACTF32X4    $0x01, Y3, X22
+	VADDPS           X22, X3, X3
+	VPERMILPS        $0x4e, X3, X22
+	VADDPS           X22, X3, X3
+	VPERMILPS        $0xb1, X3, X22
+	VADDSS           X22, X3, X3
+	VPERMILPS        $0x03, X16, X22
+	VADDSS           X22, X3, X3
+	VEXTRACTF32X4    $0x01, Y4, X22
+	VADDPS           X22, X4, X4
+	VPERMILPS        $0x4e, X4, X22
+	VADDPS           X22, X4, X4
+	VPERMILPS        $0xb1, X4, X22
+	VADDSS           X22, X4, X4
+	VADDSS           X21, X4, X4
+	VEXTRACTF32X4    $0x01, Y5, X22
+	VADDPS           X22, X5, X5
+	VPERMILPS        $0x4e, X5, X22
+	VADDPS           X22, X5, X5
+	VPERMILPS        $0xb1, X5, X22
+	VADDSS           X22, X5, X5
+	VPERMILPS        $0x01, X21, X22
+	VADDSS           X22, X5, X5
+	VEXTRACTF32X4    $0x01, Y17, X21
+	VEXTRACTF32X4    $0x01, Y6, X22
+	VADDPS           X22, X6, X6
+	VPERMILPS        $0x4e, X6, X22
+	VADDPS           X22, X6, X6
+	VPERMILPS        $0xb1, X6, X22
+	VADDSS           X22, X6, X6
+	VADDSS           X17, X6, X6
+	VEXTRACTF32X4    $0x01, Y7, X22
+	VADDPS           X22, X7, X7
+	VPERMILPS        $0x4e, X7, X22
+	VADDPS           X22, X7, X7
+	VPERMILPS        $0xb1, X7, X22
+	VADDSS           X22, X7, X7
+	VPERMILPS        $0x01, X17, X22
+	VADDSS           X22, X7, X7
+	VEXTRACTF32X4    $0x01, Y8, X22
+	VADDPS           X22, X8, X8
+	VPERMILPS        $0x4e, X8, X22
+	VADDPS           X22, X8, X8
+	VPERMILPS        $0xb1, X8, X22
+	VADDSS           X22, X8, X8
+	VPERMILPS        $0x02, X17, X22
+	VADDSS           X22, X8, X8
+	VEXTRACTF32X4    $0x01, Y9, X22
+	VADDPS           X22, X9, X9
+	VPERMILPS        $0x4e, X9, X22
+	VADDPS           X22, X9, X9
+	VPERMILPS        $0xb1, X9, X22
+	VADDSS           X22, X9, X9
+	VPERMILPS        $0x03, X17, X22
+	VADDSS           X22, X9, X9
+	VEXTRACTF32X4    $0x01, Y10, X22
+	VADDPS           X22, X10, X10
+	VPERMILPS        $0x4e, X10, X22
+	VADDPS           X22, X10, X10
+	VPERMILPS        $0xb1, X10, X22
+	VADDSS           X22, X10, X10
+	VADDSS           X21, X10, X10
+	VEXTRACTF32X4    $0x01, Y11, X22
+	VADDPS           X22, X11, X11
+	VPERMILPS        $0x4e, X11, X22
+	VADDPS           X22, X11, X11
+	VPERMILPS        $0xb1, X11, X22
+	VADDSS           X22, X11, X11
+	VPERMILPS        $0x01, X21, X22
+	VADDSS           X22, X11, X11
+	LEAQ             (DX)(R10*4), R13
+	CMPQ             acc+56(FP), $0x00
+	JEQ              store
+	VADDSS           (DX), X0, X0
+	VADDSS           (DX)(R10*1), X1, X1
+	VADDSS           (DX)(R10*2), X2, X2
+	VADDSS           (DX)(AX*1), X3, X3
+	VADDSS           (R13), X4, X4
+	VADDSS           (R13)(R10*1), X5, X5
+	VADDSS           4(DX), X6, X6
+	VADDSS           4(DX)(R10*1), X7, X7
+	VADDSS           4(DX)(R10*2), X8, X8
+	VADDSS           4(DX)(AX*1), X9, X9
+	VADDSS           4(R13), X10, X10
+	VADDSS           4(R13)(R10*1), X11, X11
+
+store:
+	VMOVSS X0, (DX)
+	VMOVSS X1, (DX)(R10*1)
+	VMOVSS X2, (DX)(R10*2)
+	VMOVSS X3, (DX)(AX*1)
+	VMOVSS X4, (R13)
+	VMOVSS X5, (R13)(R10*1)
+	VMOVSS X6, 4(DX)
+	VMOVSS X7, 4(DX)(R10*1)
+	VMOVSS X8, 4(DX)(R10*2)
+	VMOVSS X9, 4(DX)(AX*1)
+	VMOVSS X10, 4(R13)
+	VMOVSS X11, 4(R13)(R10*1)
+	ADDQ   $0x08, DX
+	LEAQ   (SI)(R8*2), SI
+	DECQ   R14
+	JNZ    row
+	VZEROUPPER
+	RET
+
+// func tileQ4_1r2t7(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3
+TEXT ·tileQ4_1r2t7(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
+	// multiple of 2) and each of 7 tokens t (a group of layout T at x),
+	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
+	// sum); nb > 0; p is scratch for 16·nb float32s.
+	MOVQ      w+0(FP), SI
+	MOVQ      ldw+8(FP), R8
+	MOVQ      x+16(FP), DI
+	MOVQ      y+32(FP), DX
+	MOVQ      ldy+40(FP), R10
+	MOVQ      nrows+48(FP), R14
+	MOVQ      p+64(FP), BX
+	VMOVDQU64 lygf<>+0(SB), Y30
+	SHRQ      $0x01, R14
+	LEAQ      (R10)(R10*2), AX
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y16, Y16, Y16
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
+	VXORPS Y13, Y13, Y13
+	VXORPS Y17, Y17, Y17
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   BX, CX
+	MOVQ   nb+24(FP), R13
+
+pre:
+	VPBROADCASTW 2(R11), X21
+	VCVTPH2PS    X21, Y21
+	VFMADD231PS  32(R12), Y21, Y16
+	VPBROADCASTW (R11), X22
+	VCVTPH2PS    X22, Y22
+	VMULPS       (R12), Y22, Y22
+	VMOVUPS      Y22, (CX)
+	VPBROADCASTW 2(R11)(R8*1), X21
+	VCVTPH2PS    X21, Y21
+	VFMADD231PS  32(R12), Y21, Y17
+	VPBROADCASTW (R11)(R8*1), X22
+	VCVTPH2PS    X22, Y22
+	VMULPS       (R12), Y22, Y22
+	VMOVUPS      Y22, 32(CX)
+	ADDQ         $0x14, R11
+	ADDQ         $0x00000140, R12
+	ADDQ         $0x40, CX
+	DECQ         R13
+	JNZ          pre
+	MOVQ         SI, R11
+	MOVQ         DI, R12
+	MOVQ         BX, CX
+	MOVQ         nb+24(FP), R13
+
+blk:
+	VBROADCASTI32X4  4(R11), Y20
+	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         64(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST (CX), Y21, Y0
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         96(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 4(CX), Y21, Y1
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         128(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 8(CX), Y21, Y2
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         160(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 12(CX), Y21, Y3
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         192(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 16(CX), Y21, Y4
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         224(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 20(CX), Y21, Y5
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         256(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 24(CX), Y21, Y6
+	VBROADCASTI32X4  4(R11)(R8*1), Y20
+	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         64(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 32(CX), Y21, Y7
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         96(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 36(CX), Y21, Y8
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         128(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 40(CX), Y21, Y9
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         160(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 44(CX), Y21, Y10
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         192(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 48(CX), Y21, Y11
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         224(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 52(CX), Y21, Y12
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         256(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 56(CX), Y21, Y13
+	ADDQ             $0x40, CX
+	ADDQ             $0x14, R11
+	ADDQ             $0x00000140, R12
+	DECQ             R13
+	JNZ              blk
+	VEXTRACTF32X4    $0x01, Y16, X21
+	VEXTRACTF32X4    $0x01, Y0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0x4e, X0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0xb1, X0, X22
+	VADDSS           X22, X0, X0
+	VADDSS           X16, X0, X0
+	VEXTRACTF32X4    $0x01, Y1, X22
+	VADDPS           X22, X1, X1
+	VPERMILPS        $0x4e, X1, X22
+	VADDPS           X22, X1, X1
+	VPERMILPS        $0xb1, X1, X22
+	VADDSS           X22, X1, X1
+	VPERMILPS        $0x01, X16, X22
+	VADDSS           X22, X1, X1
+	VEXTRACTF32X4    $0x01, Y2, X22
+	VADDPS           X22, X2, X2
+	VPERMILPS        $0x4e, X2, X22
+	VADDPS           X22, X2, X2
+	VPERMILPS        $0xb1, X2, X22
+	VADDSS           X22, X2, X2
+	VPERMILPS        $0x02, X16, X22
+	VADDSS           X22, X2, X2
+	VEXTRACTF32X4    $0x01, Y3, X22
+	VADDPS           X22, X3, X3
+	VPERMILPS        $0x4e, X3, X22
+	VADDPS           X22, X3, X3
+	VPERMILPS        $0xb1, X3, X22
+	VADDSS           X22, X3, X3
+	VPERMILPS        $0x03, X16, X22
+	VADDSS           X22, X3, X3
+	VEXTRACTF32X4    $0x01, Y4, X22
+	VADDPS           X22, X4, X4
+	VPERMILPS        $0x4e, X4, X22
+	VADDPS           X22, X4, X4
+	VPERMILPS        $0xb1, X4, X22
+	VADDSS           X22, X4, X4
+	VADDSS           X21, X4, X4
+	VEXTRACTF32X4    $0x01, Y5, X22
+	VADDPS           X22, X5, X5
+	VPERMILPS        $0x4e, X5, X22
+	VADDPS           X22, X5, X5
+	VPERMILPS        $0xb1, X5, X22
+	VADDSS           X22, X5, X5
+	VPERMILPS        $0x01, X21, X22
+	VADDSS           X22, X5, X5
+	VEXTRACTF32X4    $0x01, Y6, X22
+	VADDPS           X22, X6, X6
+	VPERMILPS        $0x4e, X6, X22
+	VADDPS           X22, X6, X6
+	VPERMILPS        $0xb1, X6, X22
+	VADDSS           X22, X6, X6
+	VPERMILPS        $0x02, X21, X22
+	VADDSS           X22, X6, X6
+	VEXTRACTF32X4    $0x01, Y17, X21
+	VEXTRACTF32X4    $0x01, Y7, X22
+	VADDPS           X22, X7, X7
+	VPERMILPS        $0x4e, X7, X22
+	VADDPS           X22, X7, X7
+	VPERMILPS        $0xb1, X7, X22
+	VADDSS           X22, X7, X7
+	VADDSS           X17, X7, X7
+	VEXTRACTF32X4    $0x01, Y8, X22
+	VADDPS           X22, X8, X8
+	VPERMILPS        $0x4e, X8, X22
+	VADDPS           X22, X8, X8
+	VPERMILPS        $0xb1, X8, X22
+	VADDSS           X22, X8, X8
+	VPERMILPS        $0x01, X17, X22
+	VADDSS           X22, X8, X8
+	VEXTRACTF32X4    $0x01, Y9, X22
+	VADDPS           X22, X9, X9
+	VPERMILPS        $0x4e, X9, X22
+	VADDPS           X22, X9, X9
+	VPERMILPS        $0xb1, X9, X22
+	VADDSS           X22, X9, X9
+	VPERMILPS        $0x02, X17, X22
+	VADDSS           X22, X9, X9
+	VEXTRACTF32X4    $0x01, Y10, X22
+	VADDPS           X22, X10, X10
+	VPERMILPS        $0x4e, X10, X22
+	VADDPS           X22, X10, X10
+	VPERMILPS        $0xb1, X10, X22
+	VADDSS           X22, X10, X10
+	VPERMILPS        $0x03, X17, X22
+	VADDSS           X22, X10, X10
+	VEXTRACTF32X4    $0x01, Y11, X22
+	VADDPS           X22, X11, X11
+	VPERMILPS        $0x4e, X11, X22
+	VADDPS           X22, X11, X11
+	VPERMILPS        $0xb1, X11, X22
+	VADDSS           X22, X11, X11
+	VADDSS           X21, X11, X11
+	VEXTRACTF32X4    $0x01, Y12, X22
+	VADDPS           X22, X12, X12
+	VPERMILPS        $0x4e, X12, X22
+	VADDPS           X22, X12, X12
+	VPERMILPS        $0xb1, X12, X22
+	VADDSS           X22, X12, X12
+	VPERMILPS        $0x01, X21, X22
+	VADDSS           X22, X12, X12
+	VEXTRACTF32X4    $0x01, Y13, X22
+	VADDPS           X22, X13, X13
+	VPERMILPS        $0x4e, X13, X22
+	VADDPS           X22, X13, X13
+	VPERMILPS        $0xb1, X13, X22
+	VADDSS           X22, X13, X13
+	VPERMILPS        $0x02, X21, X22
+	VADDSS           X22, X13, X13
+	LEAQ             (DX)(R10*4), R13
+	CMPQ             acc+56(FP), $0x00
+	JEQ              store
+	VADDSS           (DX), X0, X0
+	VADDSS           (DX)(R10*1), X1, X1
+	VADDSS           (DX)(R10*2), X2, X2
+	VADDSS           (DX)(AX*1), X3, X3
+	VADDSS           (R13), X4, X4
+	VADDSS           (R13)(R10*1), X5, X5
+	VADDSS           (R13)(R10*2), X6, X6
+	VADDSS           4(DX), X7, X7
+	VADDSS           4(DX)(R10*1), X8, X8
+	VADDSS           4(DX)(R10*2), X9, X9
+	VADDSS           4(DX)(AX*1), X10, X10
+	VADDSS           4(R13), X11, X11
+	VADDSS           4(R13)(R10*1), X12, X12
+	VADDSS           4(R13)(R10*2), X13, X13
+
+store:
+	VMOVSS X0, (DX)
+	VMOVSS X1, (DX)(R10*1)
+	VMOVSS X2, (DX)(R10*2)
+	VMOVSS X3, (DX)(AX*1)
+	VMOVSS X4, (R13)
+	VMOVSS X5, (R13)(R10*1)
+	VMOVSS X6, (R13)(R10*2)
+	VMOVSS X7, 4(DX)
+	VMOVSS X8, 4(DX)(R10*1)
+	VMOVSS X9, 4(DX)(R10*2)
+	VMOVSS X10, 4(DX)(AX*1)
+	VMOVSS X11, 4(R13)
+	VMOVSS X12, 4(R13)(R10*1)
+	VMOVSS X13, 4(R13)(R10*2)
+	ADDQ   $0x08, DX
+	LEAQ   (SI)(R8*2), SI
+	DECQ   R14
+	JNZ    row
+	VZEROUPPER
+	RET
+
+// func tileQ4_1r2t8(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3
+TEXT ·tileQ4_1r2t8(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
+	// multiple of 2) and each of 8 tokens t (a group of layout T at x),
+	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
+	// sum); nb > 0; p is scratch for 16·nb float32s.
+	MOVQ      w+0(FP), SI
+	MOVQ      ldw+8(FP), R8
+	MOVQ      x+16(FP), DI
+	MOVQ      y+32(FP), DX
+	MOVQ      ldy+40(FP), R10
+	MOVQ      nrows+48(FP), R14
+	MOVQ      p+64(FP), BX
+	VMOVDQU64 lygf<>+0(SB), Y30
+	SHRQ      $0x01, R14
+	LEAQ      (R10)(R10*2), AX
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y16, Y16, Y16
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
+	VXORPS Y13, Y13, Y13
+	VXORPS Y14, Y14, Y14
+	VXORPS Y15, Y15, Y15
+	VXORPS Y17, Y17, Y17
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   BX, CX
+	MOVQ   nb+24(FP), R13
+
+pre:
+	VPBROADCASTW 2(R11), X21
+	VCVTPH2PS    X21, Y21
+	VFMADD231PS  32(R12), Y21, Y16
+	VPBROADCASTW (R11), X22
+	VCVTPH2PS    X22, Y22
+	VMULPS       (R12), Y22, Y22
+	VMOVUPS      Y22, (CX)
+	VPBROADCASTW 2(R11)(R8*1), X21
+	VCVTPH2PS    X21, Y21
+	VFMADD231PS  32(R12), Y21, Y17
+	VPBROADCASTW (R11)(R8*1), X22
+	VCVTPH2PS    X22, Y22
+	VMULPS       (R12), Y22, Y22
+	VMOVUPS      Y22, 32(CX)
+	ADDQ         $0x14, R11
+	ADDQ         $0x00000140, R12
+	ADDQ         $0x40, CX
+	DECQ         R13
+	JNZ          pre
+	MOVQ         SI, R11
+	MOVQ         DI, R12
+	MOVQ         BX, CX
+	MOVQ         nb+24(FP), R13
+
+blk:
+	VBROADCASTI32X4  4(R11), Y20
+	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         64(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST (CX), Y21, Y0
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         96(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 4(CX), Y21, Y1
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         128(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 8(CX), Y21, Y2
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         160(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 12(CX), Y21, Y3
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         192(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 16(CX), Y21, Y4
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         224(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 20(CX), Y21, Y5
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         256(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 24(CX), Y21, Y6
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         288(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 28(CX), Y21, Y7
+	VBROADCASTI32X4  4(R11)(R8*1), Y20
+	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         64(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 32(CX), Y21, Y8
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         96(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 36(CX), Y21, Y9
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         128(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 40(CX), Y21, Y10
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         160(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 44(CX), Y21, Y11
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         192(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 48(CX), Y21, Y12
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         224(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 52(CX), Y21, Y13
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         256(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 56(CX), Y21, Y14
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         288(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 60(CX), Y21, Y15
+	ADDQ             $0x40, CX
+	ADDQ             $0x14, R11
+	ADDQ             $0x00000140, R12
+	DECQ             R13
+	JNZ              blk
+	VEXTRACTF32X4    $0x01, Y16, X21
+	VEXTRACTF32X4    $0x01, Y0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0x4e, X0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0xb1, X0, X22
+	VADDSS           X22, X0, X0
+	VADDSS           X16, X0, X0
+	VEXTRACTF32X4    $0x01, Y1, X22
+	VADDPS           X22, X1, X1
+	VPERMILPS        $0x4e, X1, X22
+	VADDPS           X22, X1, X1
+	VPERMILPS        $0xb1, X1, X22
+	VADDSS           X22, X1, X1
+	VPERMILPS        $0x01, X16, X22
+	VADDSS           X22, X1, X1
+	VEXTRACTF32X4    $0x01, Y2, X22
+	VADDPS           X22, X2, X2
+	VPERMILPS        $0x4e, X2, X22
+	VADDPS           X22, X2, X2
+	VPERMILPS        $0xb1, X2, X22
+	VADDSS           X22, X2, X2
+	VPERMILPS        $0x02, X16, X22
+	VADDSS           X22, X2, X2
+	VEXTRACTF32X4    $0x01, Y3, X22
+	VADDPS           X22, X3, X3
+	VPERMILPS        $0x4e, X3, X22
+	VADDPS           X22, X3, X3
+	VPERMILPS        $0xb1, X3, X22
+	VADDSS           X22, X3, X3
+	VPERMILPS        $0x03, X16, X22
+	VADDSS           X22, X3, X3
+	VEXTRACTF32X4    $0x01, Y4, X22
+	VADDPS           X22, X4, X4
+	VPERMILPS        $0x4e, X4, X22
+	VADDPS           X22, X4, X4
+	VPERMILPS        $0xb1, X4, X22
+	VADDSS           X22, X4, X4
+	VADDSS           X21, X4, X4
+	VEXTRACTF32X4    $0x01, Y5, X22
+	VADDPS           X22, X5, X5
+	VPERMILPS        $0x4e, X5, X22
+	VADDPS           X22, X5, X5
+	VPERMILPS        $0xb1, X5, X22
+	VADDSS           X22, X5, X5
+	VPERMILPS        $0x01, X21, X22
+	VADDSS           X22, X5, X5
+	VEXTRACTF32X4    $0x01, Y6, X22
+	VADDPS           X22, X6, X6
+	VPERMILPS        $0x4e, X6, X22
+	VADDPS           X22, X6, X6
+	VPERMILPS        $0xb1, X6, X22
+	VADDSS           X22, X6, X6
+	VPERMILPS        $0x02, X21, X22
+	VADDSS           X22, X6, X6
+	VEXTRACTF32X4    $0x01, Y7, X22
+	VADDPS           X22, X7, X7
+	VPERMILPS        $0x4e, X7, X22
+	VADDPS           X22, X7, X7
+	VPERMILPS        $0xb1, X7, X22
+	VADDSS           X22, X7, X7
+	VPERMILPS        $0x03, X21, X22
+	VADDSS           X22, X7, X7
+	VEXTRACTF32X4    $0x01, Y17, X21
+	VEXTRACTF32X4    $0x01, Y8, X22
+	VADDPS           X22, X8, X8
+	VPERMILPS        $0x4e, X8, X22
+	VADDPS           X22, X8, X8
+	VPERMILPS        $0xb1, X8, X22
+	VADDSS           X22, X8, X8
+	VADDSS           X17, X8, X8
+	VEXTRACTF32X4    $0x01, Y9, X22
+	VADDPS           X22, X9, X9
+	VPERMILPS        $0x4e, X9, X22
+	VADDPS           X22, X9, X9
+	VPERMILPS        $0xb1, X9, X22
+	VADDSS           X22, X9, X9
+	VPERMILPS        $0x01, X17, X22
+	VADDSS           X22, X9, X9
+	VEXTRACTF32X4    $0x01, Y10, X22
+	VADDPS           X22, X10, X10
+	VPERMILPS        $0x4e, X10, X22
+	VADDPS           X22, X10, X10
+	VPERMILPS        $0xb1, X10, X22
+	VADDSS           X22, X10, X10
+	VPERMILPS        $0x02, X17, X22
+	VADDSS           X22, X10, X10
+	VEXTRACTF32X4    $0x01, Y11, X22
+	VADDPS           X22, X11, X11
+	VPERMILPS        $0x4e, X11, X22
+	VADDPS           X22, X11, X11
+	VPERMILPS        $0xb1, X11, X22
+	VADDSS           X22, X11, X11
+	VPERMILPS        $0x03, X17, X22
+	VADDSS           X22, X11, X11
+	VEXTRACTF32X4    $0x01, Y12, X22
+	VADDPS           X22, X12, X12
+	VPERMILPS        $0x4e, X12, X22
+	VADDPS           X22, X12, X12
+	VPERMILPS        $0xb1, X12, X22
+	VADDSS           X22, X12, X12
+	VADDSS           X21, X12, X12
+	VEXTRACTF32X4    $0x01, Y13, X22
+	VADDPS           X22, X13, X13
+	VPERMILPS        $0x4e, X13, X22
+	VADDPS           X22, X13, X13
+	VPERMILPS        $0xb1, X13, X22
+	VADDSS           X22, X13, X13
+	VPERMILPS        $0x01, X21, X22
+	VADDSS           X22, X13, X13
+	VEXTRACTF32X4    $0x01, Y14, X22
+	VADDPS           X22, X14, X14
+	VPERMILPS        $0x4e, X14, X22
+	VADDPS           X22, X14, X14
+	VPERMILPS        $0xb1, X14, X22
+	VADDSS           X22, X14, X14
+	VPERMILPS        $0x02, X21, X22
+	VADDSS           X22, X14, X14
+	VEXTRACTF32X4    $0x01, Y15, X22
+	VADDPS           X22, X15, X15
+	VPERMILPS        $0x4e, X15, X22
+	VADDPS           X22, X15, X15
+	VPERMILPS        $0xb1, X15, X22
+	VADDSS           X22, X15, X15
+	VPERMILPS        $0x03, X21, X22
+	VADDSS           X22, X15, X15
+	LEAQ             (DX)(R10*4), R13
+	CMPQ             acc+56(FP), $0x00
+	JEQ              store
+	VADDSS           (DX), X0, X0
+	VADDSS           (DX)(R10*1), X1, X1
+	VADDSS           (DX)(R10*2), X2, X2
+	VADDSS           (DX)(AX*1), X3, X3
+	VADDSS           (R13), X4, X4
+	VADDSS           (R13)(R10*1), X5, X5
+	VADDSS           (R13)(R10*2), X6, X6
+	VADDSS           (R13)(AX*1), X7, X7
+	VADDSS           4(DX), X8, X8
+	VADDSS           4(DX)(R10*1), X9, X9
+	VADDSS           4(DX)(R10*2), X10, X10
+	VADDSS           4(DX)(AX*1), X11, X11
+	VADDSS           4(R13), X12, X12
+	VADDSS           4(R13)(R10*1), X13, X13
+	VADDSS           4(R13)(R10*2), X14, X14
+	VADDSS           4(R13)(AX*1), X15, X15
+
+store:
+	VMOVSS X0, (DX)
+	VMOVSS X1, (DX)(R10*1)
+	VMOVSS X2, (DX)(R10*2)
+	VMOVSS X3, (DX)(AX*1)
+	VMOVSS X4, (R13)
+	VMOVSS X5, (R13)(R10*1)
+	VMOVSS X6, (R13)(R10*2)
+	VMOVSS X7, (R13)(AX*1)
+	VMOVSS X8, 4(DX)
+	VMOVSS X9, 4(DX)(R10*1)
+	VMOVSS X10, 4(DX)(R10*2)
+	VMOVSS X11, 4(DX)(AX*1)
+	VMOVSS X12, 4(R13)
+	VMOVSS X13, 4(R13)(R10*1)
+	VMOVSS X14, 4(R13)(R10*2)
+	VMOVSS X15, 4(R13)(AX*1)
+	ADDQ   $0x08, DX
+	LEAQ   (SI)(R8*2), SI
+	DECQ   R14
+	JNZ    row
+	VZEROUPPER
+	RET
+
 // func gemvQ5_1r4t1AVX2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, ldx uintptr, nb int, y *float32, ldy uintptr, nrows int, acc int)
 // Requires: AVX, AVX2, F16C, FMA3
 TEXT ·gemvQ5_1r4t1AVX2(SB), NOSPLIT, $0-72
@@ -6980,5 +9648,2753 @@ store:
 	JNZ    row
 
 done:
+	VZEROUPPER
+	RET
+
+// func tileQ5_1r1t1(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
+TEXT ·tileQ5_1r1t1(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
+	// multiple of 1) and each of 1 tokens t (a group of layout T at x),
+	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
+	// sum); nb > 0; p is scratch for 8·nb float32s.
+	MOVQ         w+0(FP), SI
+	MOVQ         ldw+8(FP), R8
+	MOVQ         x+16(FP), DI
+	MOVQ         y+32(FP), DX
+	MOVQ         ldy+40(FP), R10
+	MOVQ         nrows+48(FP), R14
+	MOVQ         p+64(FP), BX
+	MOVL         $0x10101010, AX
+	VPBROADCASTD AX, Y23
+	VMOVDQU64    lygf<>+0(SB), Y30
+	LEAQ         (R10)(R10*2), AX
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y16, Y16, Y16
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   BX, CX
+	MOVQ   nb+24(FP), R13
+
+pre:
+	VPBROADCASTW 2(R11), X21
+	VCVTPH2PS    X21, Y21
+	VFMADD231PS  32(R12), Y21, Y16
+	VPBROADCASTW (R11), X22
+	VCVTPH2PS    X22, Y22
+	VMULPS       (R12), Y22, Y22
+	VMOVUPS      Y22, (CX)
+	ADDQ         $0x18, R11
+	ADDQ         $0x00000140, R12
+	ADDQ         $0x20, CX
+	DECQ         R13
+	JNZ          pre
+	MOVQ         SI, R11
+	MOVQ         DI, R12
+	MOVQ         BX, CX
+	MOVQ         nb+24(FP), R13
+
+blk:
+	VBROADCASTI32X4  8(R11), Y20
+	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
+	KMOVD            4(R11), K1
+	VPADDB           Y23, Y20, K1, Y20
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         64(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST (CX), Y21, Y0
+	ADDQ             $0x20, CX
+	ADDQ             $0x18, R11
+	ADDQ             $0x00000140, R12
+	DECQ             R13
+	JNZ              blk
+	VEXTRACTF32X4    $0x01, Y0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0x4e, X0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0xb1, X0, X22
+	VADDSS           X22, X0, X0
+	VADDSS           X16, X0, X0
+	CMPQ             acc+56(FP), $0x00
+	JEQ              store
+	VADDSS           (DX), X0, X0
+
+store:
+	VMOVSS X0, (DX)
+	ADDQ   $0x04, DX
+	ADDQ   R8, SI
+	DECQ   R14
+	JNZ    row
+	VZEROUPPER
+	RET
+
+// func tileQ5_1r1t2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
+TEXT ·tileQ5_1r1t2(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
+	// multiple of 1) and each of 2 tokens t (a group of layout T at x),
+	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
+	// sum); nb > 0; p is scratch for 8·nb float32s.
+	MOVQ         w+0(FP), SI
+	MOVQ         ldw+8(FP), R8
+	MOVQ         x+16(FP), DI
+	MOVQ         y+32(FP), DX
+	MOVQ         ldy+40(FP), R10
+	MOVQ         nrows+48(FP), R14
+	MOVQ         p+64(FP), BX
+	MOVL         $0x10101010, AX
+	VPBROADCASTD AX, Y23
+	VMOVDQU64    lygf<>+0(SB), Y30
+	LEAQ         (R10)(R10*2), AX
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y16, Y16, Y16
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   BX, CX
+	MOVQ   nb+24(FP), R13
+
+pre:
+	VPBROADCASTW 2(R11), X21
+	VCVTPH2PS    X21, Y21
+	VFMADD231PS  32(R12), Y21, Y16
+	VPBROADCASTW (R11), X22
+	VCVTPH2PS    X22, Y22
+	VMULPS       (R12), Y22, Y22
+	VMOVUPS      Y22, (CX)
+	ADDQ         $0x18, R11
+	ADDQ         $0x00000140, R12
+	ADDQ         $0x20, CX
+	DECQ         R13
+	JNZ          pre
+	MOVQ         SI, R11
+	MOVQ         DI, R12
+	MOVQ         BX, CX
+	MOVQ         nb+24(FP), R13
+
+blk:
+	VBROADCASTI32X4  8(R11), Y20
+	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
+	KMOVD            4(R11), K1
+	VPADDB           Y23, Y20, K1, Y20
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         64(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST (CX), Y21, Y0
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         96(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 4(CX), Y21, Y1
+	ADDQ             $0x20, CX
+	ADDQ             $0x18, R11
+	ADDQ             $0x00000140, R12
+	DECQ             R13
+	JNZ              blk
+	VEXTRACTF32X4    $0x01, Y0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0x4e, X0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0xb1, X0, X22
+	VADDSS           X22, X0, X0
+	VADDSS           X16, X0, X0
+	VEXTRACTF32X4    $0x01, Y1, X22
+	VADDPS           X22, X1, X1
+	VPERMILPS        $0x4e, X1, X22
+	VADDPS           X22, X1, X1
+	VPERMILPS        $0xb1, X1, X22
+	VADDSS           X22, X1, X1
+	VPERMILPS        $0x01, X16, X22
+	VADDSS           X22, X1, X1
+	CMPQ             acc+56(FP), $0x00
+	JEQ              store
+	VADDSS           (DX), X0, X0
+	VADDSS           (DX)(R10*1), X1, X1
+
+store:
+	VMOVSS X0, (DX)
+	VMOVSS X1, (DX)(R10*1)
+	ADDQ   $0x04, DX
+	ADDQ   R8, SI
+	DECQ   R14
+	JNZ    row
+	VZEROUPPER
+	RET
+
+// func tileQ5_1r1t3(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
+TEXT ·tileQ5_1r1t3(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
+	// multiple of 1) and each of 3 tokens t (a group of layout T at x),
+	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
+	// sum); nb > 0; p is scratch for 8·nb float32s.
+	MOVQ         w+0(FP), SI
+	MOVQ         ldw+8(FP), R8
+	MOVQ         x+16(FP), DI
+	MOVQ         y+32(FP), DX
+	MOVQ         ldy+40(FP), R10
+	MOVQ         nrows+48(FP), R14
+	MOVQ         p+64(FP), BX
+	MOVL         $0x10101010, AX
+	VPBROADCASTD AX, Y23
+	VMOVDQU64    lygf<>+0(SB), Y30
+	LEAQ         (R10)(R10*2), AX
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y16, Y16, Y16
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   BX, CX
+	MOVQ   nb+24(FP), R13
+
+pre:
+	VPBROADCASTW 2(R11), X21
+	VCVTPH2PS    X21, Y21
+	VFMADD231PS  32(R12), Y21, Y16
+	VPBROADCASTW (R11), X22
+	VCVTPH2PS    X22, Y22
+	VMULPS       (R12), Y22, Y22
+	VMOVUPS      Y22, (CX)
+	ADDQ         $0x18, R11
+	ADDQ         $0x00000140, R12
+	ADDQ         $0x20, CX
+	DECQ         R13
+	JNZ          pre
+	MOVQ         SI, R11
+	MOVQ         DI, R12
+	MOVQ         BX, CX
+	MOVQ         nb+24(FP), R13
+
+blk:
+	VBROADCASTI32X4  8(R11), Y20
+	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
+	KMOVD            4(R11), K1
+	VPADDB           Y23, Y20, K1, Y20
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         64(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST (CX), Y21, Y0
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         96(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 4(CX), Y21, Y1
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         128(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 8(CX), Y21, Y2
+	ADDQ             $0x20, CX
+	ADDQ             $0x18, R11
+	ADDQ             $0x00000140, R12
+	DECQ             R13
+	JNZ              blk
+	VEXTRACTF32X4    $0x01, Y0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0x4e, X0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0xb1, X0, X22
+	VADDSS           X22, X0, X0
+	VADDSS           X16, X0, X0
+	VEXTRACTF32X4    $0x01, Y1, X22
+	VADDPS           X22, X1, X1
+	VPERMILPS        $0x4e, X1, X22
+	VADDPS           X22, X1, X1
+	VPERMILPS        $0xb1, X1, X22
+	VADDSS           X22, X1, X1
+	VPERMILPS        $0x01, X16, X22
+	VADDSS           X22, X1, X1
+	VEXTRACTF32X4    $0x01, Y2, X22
+	VADDPS           X22, X2, X2
+	VPERMILPS        $0x4e, X2, X22
+	VADDPS           X22, X2, X2
+	VPERMILPS        $0xb1, X2, X22
+	VADDSS           X22, X2, X2
+	VPERMILPS        $0x02, X16, X22
+	VADDSS           X22, X2, X2
+	CMPQ             acc+56(FP), $0x00
+	JEQ              store
+	VADDSS           (DX), X0, X0
+	VADDSS           (DX)(R10*1), X1, X1
+	VADDSS           (DX)(R10*2), X2, X2
+
+store:
+	VMOVSS X0, (DX)
+	VMOVSS X1, (DX)(R10*1)
+	VMOVSS X2, (DX)(R10*2)
+	ADDQ   $0x04, DX
+	ADDQ   R8, SI
+	DECQ   R14
+	JNZ    row
+	VZEROUPPER
+	RET
+
+// func tileQ5_1r1t4(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
+TEXT ·tileQ5_1r1t4(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
+	// multiple of 1) and each of 4 tokens t (a group of layout T at x),
+	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
+	// sum); nb > 0; p is scratch for 8·nb float32s.
+	MOVQ         w+0(FP), SI
+	MOVQ         ldw+8(FP), R8
+	MOVQ         x+16(FP), DI
+	MOVQ         y+32(FP), DX
+	MOVQ         ldy+40(FP), R10
+	MOVQ         nrows+48(FP), R14
+	MOVQ         p+64(FP), BX
+	MOVL         $0x10101010, AX
+	VPBROADCASTD AX, Y23
+	VMOVDQU64    lygf<>+0(SB), Y30
+	LEAQ         (R10)(R10*2), AX
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y16, Y16, Y16
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   BX, CX
+	MOVQ   nb+24(FP), R13
+
+pre:
+	VPBROADCASTW 2(R11), X21
+	VCVTPH2PS    X21, Y21
+	VFMADD231PS  32(R12), Y21, Y16
+	VPBROADCASTW (R11), X22
+	VCVTPH2PS    X22, Y22
+	VMULPS       (R12), Y22, Y22
+	VMOVUPS      Y22, (CX)
+	ADDQ         $0x18, R11
+	ADDQ         $0x00000140, R12
+	ADDQ         $0x20, CX
+	DECQ         R13
+	JNZ          pre
+	MOVQ         SI, R11
+	MOVQ         DI, R12
+	MOVQ         BX, CX
+	MOVQ         nb+24(FP), R13
+
+blk:
+	VBROADCASTI32X4  8(R11), Y20
+	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
+	KMOVD            4(R11), K1
+	VPADDB           Y23, Y20, K1, Y20
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         64(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST (CX), Y21, Y0
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         96(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 4(CX), Y21, Y1
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         128(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 8(CX), Y21, Y2
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         160(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 12(CX), Y21, Y3
+	ADDQ             $0x20, CX
+	ADDQ             $0x18, R11
+	ADDQ             $0x00000140, R12
+	DECQ             R13
+	JNZ              blk
+	VEXTRACTF32X4    $0x01, Y0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0x4e, X0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0xb1, X0, X22
+	VADDSS           X22, X0, X0
+	VADDSS           X16, X0, X0
+	VEXTRACTF32X4    $0x01, Y1, X22
+	VADDPS           X22, X1, X1
+	VPERMILPS        $0x4e, X1, X22
+	VADDPS           X22, X1, X1
+	VPERMILPS        $0xb1, X1, X22
+	VADDSS           X22, X1, X1
+	VPERMILPS        $0x01, X16, X22
+	VADDSS           X22, X1, X1
+	VEXTRACTF32X4    $0x01, Y2, X22
+	VADDPS           X22, X2, X2
+	VPERMILPS        $0x4e, X2, X22
+	VADDPS           X22, X2, X2
+	VPERMILPS        $0xb1, X2, X22
+	VADDSS           X22, X2, X2
+	VPERMILPS        $0x02, X16, X22
+	VADDSS           X22, X2, X2
+	VEXTRACTF32X4    $0x01, Y3, X22
+	VADDPS           X22, X3, X3
+	VPERMILPS        $0x4e, X3, X22
+	VADDPS           X22, X3, X3
+	VPERMILPS        $0xb1, X3, X22
+	VADDSS           X22, X3, X3
+	VPERMILPS        $0x03, X16, X22
+	VADDSS           X22, X3, X3
+	CMPQ             acc+56(FP), $0x00
+	JEQ              store
+	VADDSS           (DX), X0, X0
+	VADDSS           (DX)(R10*1), X1, X1
+	VADDSS           (DX)(R10*2), X2, X2
+	VADDSS           (DX)(AX*1), X3, X3
+
+store:
+	VMOVSS X0, (DX)
+	VMOVSS X1, (DX)(R10*1)
+	VMOVSS X2, (DX)(R10*2)
+	VMOVSS X3, (DX)(AX*1)
+	ADDQ   $0x04, DX
+	ADDQ   R8, SI
+	DECQ   R14
+	JNZ    row
+	VZEROUPPER
+	RET
+
+// func tileQ5_1r1t5(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
+TEXT ·tileQ5_1r1t5(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
+	// multiple of 1) and each of 5 tokens t (a group of layout T at x),
+	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
+	// sum); nb > 0; p is scratch for 8·nb float32s.
+	MOVQ         w+0(FP), SI
+	MOVQ         ldw+8(FP), R8
+	MOVQ         x+16(FP), DI
+	MOVQ         y+32(FP), DX
+	MOVQ         ldy+40(FP), R10
+	MOVQ         nrows+48(FP), R14
+	MOVQ         p+64(FP), BX
+	MOVL         $0x10101010, AX
+	VPBROADCASTD AX, Y23
+	VMOVDQU64    lygf<>+0(SB), Y30
+	LEAQ         (R10)(R10*2), AX
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y16, Y16, Y16
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   BX, CX
+	MOVQ   nb+24(FP), R13
+
+pre:
+	VPBROADCASTW 2(R11), X21
+	VCVTPH2PS    X21, Y21
+	VFMADD231PS  32(R12), Y21, Y16
+	VPBROADCASTW (R11), X22
+	VCVTPH2PS    X22, Y22
+	VMULPS       (R12), Y22, Y22
+	VMOVUPS      Y22, (CX)
+	ADDQ         $0x18, R11
+	ADDQ         $0x00000140, R12
+	ADDQ         $0x20, CX
+	DECQ         R13
+	JNZ          pre
+	MOVQ         SI, R11
+	MOVQ         DI, R12
+	MOVQ         BX, CX
+	MOVQ         nb+24(FP), R13
+
+blk:
+	VBROADCASTI32X4  8(R11), Y20
+	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
+	KMOVD            4(R11), K1
+	VPADDB           Y23, Y20, K1, Y20
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         64(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST (CX), Y21, Y0
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         96(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 4(CX), Y21, Y1
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         128(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 8(CX), Y21, Y2
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         160(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 12(CX), Y21, Y3
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         192(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 16(CX), Y21, Y4
+	ADDQ             $0x20, CX
+	ADDQ             $0x18, R11
+	ADDQ             $0x00000140, R12
+	DECQ             R13
+	JNZ              blk
+	VEXTRACTF32X4    $0x01, Y16, X21
+	VEXTRACTF32X4    $0x01, Y0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0x4e, X0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0xb1, X0, X22
+	VADDSS           X22, X0, X0
+	VADDSS           X16, X0, X0
+	VEXTRACTF32X4    $0x01, Y1, X22
+	VADDPS           X22, X1, X1
+	VPERMILPS        $0x4e, X1, X22
+	VADDPS           X22, X1, X1
+	VPERMILPS        $0xb1, X1, X22
+	VADDSS           X22, X1, X1
+	VPERMILPS        $0x01, X16, X22
+	VADDSS           X22, X1, X1
+	VEXTRACTF32X4    $0x01, Y2, X22
+	VADDPS           X22, X2, X2
+	VPERMILPS        $0x4e, X2, X22
+	VADDPS           X22, X2, X2
+	VPERMILPS        $0xb1, X2, X22
+	VADDSS           X22, X2, X2
+	VPERMILPS        $0x02, X16, X22
+	VADDSS           X22, X2, X2
+	VEXTRACTF32X4    $0x01, Y3, X22
+	VADDPS           X22, X3, X3
+	VPERMILPS        $0x4e, X3, X22
+	VADDPS           X22, X3, X3
+	VPERMILPS        $0xb1, X3, X22
+	VADDSS           X22, X3, X3
+	VPERMILPS        $0x03, X16, X22
+	VADDSS           X22, X3, X3
+	VEXTRACTF32X4    $0x01, Y4, X22
+	VADDPS           X22, X4, X4
+	VPERMILPS        $0x4e, X4, X22
+	VADDPS           X22, X4, X4
+	VPERMILPS        $0xb1, X4, X22
+	VADDSS           X22, X4, X4
+	VADDSS           X21, X4, X4
+	LEAQ             (DX)(R10*4), R13
+	CMPQ             acc+56(FP), $0x00
+	JEQ              store
+	VADDSS           (DX), X0, X0
+	VADDSS           (DX)(R10*1), X1, X1
+	VADDSS           (DX)(R10*2), X2, X2
+	VADDSS           (DX)(AX*1), X3, X3
+	VADDSS           (R13), X4, X4
+
+store:
+	VMOVSS X0, (DX)
+	VMOVSS X1, (DX)(R10*1)
+	VMOVSS X2, (DX)(R10*2)
+	VMOVSS X3, (DX)(AX*1)
+	VMOVSS X4, (R13)
+	ADDQ   $0x04, DX
+	ADDQ   R8, SI
+	DECQ   R14
+	JNZ    row
+	VZEROUPPER
+	RET
+
+// func tileQ5_1r1t6(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
+TEXT ·tileQ5_1r1t6(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
+	// multiple of 1) and each of 6 tokens t (a group of layout T at x),
+	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
+	// sum); nb > 0; p is scratch for 8·nb float32s.
+	MOVQ         w+0(FP), SI
+	MOVQ         ldw+8(FP), R8
+	MOVQ         x+16(FP), DI
+	MOVQ         y+32(FP), DX
+	MOVQ         ldy+40(FP), R10
+	MOVQ         nrows+48(FP), R14
+	MOVQ         p+64(FP), BX
+	MOVL         $0x10101010, AX
+	VPBROADCASTD AX, Y23
+	VMOVDQU64    lygf<>+0(SB), Y30
+	LEAQ         (R10)(R10*2), AX
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y16, Y16, Y16
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   BX, CX
+	MOVQ   nb+24(FP), R13
+
+pre:
+	VPBROADCASTW 2(R11), X21
+	VCVTPH2PS    X21, Y21
+	VFMADD231PS  32(R12), Y21, Y16
+	VPBROADCASTW (R11), X22
+	VCVTPH2PS    X22, Y22
+	VMULPS       (R12), Y22, Y22
+	VMOVUPS      Y22, (CX)
+	ADDQ         $0x18, R11
+	ADDQ         $0x00000140, R12
+	ADDQ         $0x20, CX
+	DECQ         R13
+	JNZ          pre
+	MOVQ         SI, R11
+	MOVQ         DI, R12
+	MOVQ         BX, CX
+	MOVQ         nb+24(FP), R13
+
+blk:
+	VBROADCASTI32X4  8(R11), Y20
+	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
+	KMOVD            4(R11), K1
+	VPADDB           Y23, Y20, K1, Y20
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         64(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST (CX), Y21, Y0
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         96(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 4(CX), Y21, Y1
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         128(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 8(CX), Y21, Y2
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         160(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 12(CX), Y21, Y3
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         192(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 16(CX), Y21, Y4
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         224(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 20(CX), Y21, Y5
+	ADDQ             $0x20, CX
+	ADDQ             $0x18, R11
+	ADDQ             $0x00000140, R12
+	DECQ             R13
+	JNZ              blk
+	VEXTRACTF32X4    $0x01, Y16, X21
+	VEXTRACTF32X4    $0x01, Y0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0x4e, X0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0xb1, X0, X22
+	VADDSS           X22, X0, X0
+	VADDSS           X16, X0, X0
+	VEXTRACTF32X4    $0x01, Y1, X22
+	VADDPS           X22, X1, X1
+	VPERMILPS        $0x4e, X1, X22
+	VADDPS           X22, X1, X1
+	VPERMILPS        $0xb1, X1, X22
+	VADDSS           X22, X1, X1
+	VPERMILPS        $0x01, X16, X22
+	VADDSS           X22, X1, X1
+	VEXTRACTF32X4    $0x01, Y2, X22
+	VADDPS           X22, X2, X2
+	VPERMILPS        $0x4e, X2, X22
+	VADDPS           X22, X2, X2
+	VPERMILPS        $0xb1, X2, X22
+	VADDSS           X22, X2, X2
+	VPERMILPS        $0x02, X16, X22
+	VADDSS           X22, X2, X2
+	VEXTRACTF32X4    $0x01, Y3, X22
+	VADDPS           X22, X3, X3
+	VPERMILPS        $0x4e, X3, X22
+	VADDPS           X22, X3, X3
+	VPERMILPS        $0xb1, X3, X22
+	VADDSS           X22, X3, X3
+	VPERMILPS        $0x03, X16, X22
+	VADDSS           X22, X3, X3
+	VEXTRACTF32X4    $0x01, Y4, X22
+	VADDPS           X22, X4, X4
+	VPERMILPS        $0x4e, X4, X22
+	VADDPS           X22, X4, X4
+	VPERMILPS        $0xb1, X4, X22
+	VADDSS           X22, X4, X4
+	VADDSS           X21, X4, X4
+	VEXTRACTF32X4    $0x01, Y5, X22
+	VADDPS           X22, X5, X5
+	VPERMILPS        $0x4e, X5, X22
+	VADDPS           X22, X5, X5
+	VPERMILPS        $0xb1, X5, X22
+	VADDSS           X22, X5, X5
+	VPERMILPS        $0x01, X21, X22
+	VADDSS           X22, X5, X5
+	LEAQ             (DX)(R10*4), R13
+	CMPQ             acc+56(FP), $0x00
+	JEQ              store
+	VADDSS           (DX), X0, X0
+	VADDSS           (DX)(R10*1), X1, X1
+	VADDSS           (DX)(R10*2), X2, X2
+	VADDSS           (DX)(AX*1), X3, X3
+	VADDSS           (R13), X4, X4
+	VADDSS           (R13)(R10*1), X5, X5
+
+store:
+	VMOVSS X0, (DX)
+	VMOVSS X1, (DX)(R10*1)
+	VMOVSS X2, (DX)(R10*2)
+	VMOVSS X3, (DX)(AX*1)
+	VMOVSS X4, (R13)
+	VMOVSS X5, (R13)(R10*1)
+	ADDQ   $0x04, DX
+	ADDQ   R8, SI
+	DECQ   R14
+	JNZ    row
+	VZEROUPPER
+	RET
+
+// func tileQ5_1r1t7(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
+TEXT ·tileQ5_1r1t7(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
+	// multiple of 1) and each of 7 tokens t (a group of layout T at x),
+	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
+	// sum); nb > 0; p is scratch for 8·nb float32s.
+	MOVQ         w+0(FP), SI
+	MOVQ         ldw+8(FP), R8
+	MOVQ         x+16(FP), DI
+	MOVQ         y+32(FP), DX
+	MOVQ         ldy+40(FP), R10
+	MOVQ         nrows+48(FP), R14
+	MOVQ         p+64(FP), BX
+	MOVL         $0x10101010, AX
+	VPBROADCASTD AX, Y23
+	VMOVDQU64    lygf<>+0(SB), Y30
+	LEAQ         (R10)(R10*2), AX
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y16, Y16, Y16
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   BX, CX
+	MOVQ   nb+24(FP), R13
+
+pre:
+	VPBROADCASTW 2(R11), X21
+	VCVTPH2PS    X21, Y21
+	VFMADD231PS  32(R12), Y21, Y16
+	VPBROADCASTW (R11), X22
+	VCVTPH2PS    X22, Y22
+	VMULPS       (R12), Y22, Y22
+	VMOVUPS      Y22, (CX)
+	ADDQ         $0x18, R11
+	ADDQ         $0x00000140, R12
+	ADDQ         $0x20, CX
+	DECQ         R13
+	JNZ          pre
+	MOVQ         SI, R11
+	MOVQ         DI, R12
+	MOVQ         BX, CX
+	MOVQ         nb+24(FP), R13
+
+blk:
+	VBROADCASTI32X4  8(R11), Y20
+	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
+	KMOVD            4(R11), K1
+	VPADDB           Y23, Y20, K1, Y20
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         64(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST (CX), Y21, Y0
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         96(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 4(CX), Y21, Y1
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         128(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 8(CX), Y21, Y2
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         160(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 12(CX), Y21, Y3
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         192(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 16(CX), Y21, Y4
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         224(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 20(CX), Y21, Y5
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         256(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 24(CX), Y21, Y6
+	ADDQ             $0x20, CX
+	ADDQ             $0x18, R11
+	ADDQ             $0x00000140, R12
+	DECQ             R13
+	JNZ              blk
+	VEXTRACTF32X4    $0x01, Y16, X21
+	VEXTRACTF32X4    $0x01, Y0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0x4e, X0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0xb1, X0, X22
+	VADDSS           X22, X0, X0
+	VADDSS           X16, X0, X0
+	VEXTRACTF32X4    $0x01, Y1, X22
+	VADDPS           X22, X1, X1
+	VPERMILPS        $0x4e, X1, X22
+	VADDPS           X22, X1, X1
+	VPERMILPS        $0xb1, X1, X22
+	VADDSS           X22, X1, X1
+	VPERMILPS        $0x01, X16, X22
+	VADDSS           X22, X1, X1
+	VEXTRACTF32X4    $0x01, Y2, X22
+	VADDPS           X22, X2, X2
+	VPERMILPS        $0x4e, X2, X22
+	VADDPS           X22, X2, X2
+	VPERMILPS        $0xb1, X2, X22
+	VADDSS           X22, X2, X2
+	VPERMILPS        $0x02, X16, X22
+	VADDSS           X22, X2, X2
+	VEXTRACTF32X4    $0x01, Y3, X22
+	VADDPS           X22, X3, X3
+	VPERMILPS        $0x4e, X3, X22
+	VADDPS           X22, X3, X3
+	VPERMILPS        $0xb1, X3, X22
+	VADDSS           X22, X3, X3
+	VPERMILPS        $0x03, X16, X22
+	VADDSS           X22, X3, X3
+	VEXTRACTF32X4    $0x01, Y4, X22
+	VADDPS           X22, X4, X4
+	VPERMILPS        $0x4e, X4, X22
+	VADDPS           X22, X4, X4
+	VPERMILPS        $0xb1, X4, X22
+	VADDSS           X22, X4, X4
+	VADDSS           X21, X4, X4
+	VEXTRACTF32X4    $0x01, Y5, X22
+	VADDPS           X22, X5, X5
+	VPERMILPS        $0x4e, X5, X22
+	VADDPS           X22, X5, X5
+	VPERMILPS        $0xb1, X5, X22
+	VADDSS           X22, X5, X5
+	VPERMILPS        $0x01, X21, X22
+	VADDSS           X22, X5, X5
+	VEXTRACTF32X4    $0x01, Y6, X22
+	VADDPS           X22, X6, X6
+	VPERMILPS        $0x4e, X6, X22
+	VADDPS           X22, X6, X6
+	VPERMILPS        $0xb1, X6, X22
+	VADDSS           X22, X6, X6
+	VPERMILPS        $0x02, X21, X22
+	VADDSS           X22, X6, X6
+	LEAQ             (DX)(R10*4), R13
+	CMPQ             acc+56(FP), $0x00
+	JEQ              store
+	VADDSS           (DX), X0, X0
+	VADDSS           (DX)(R10*1), X1, X1
+	VADDSS           (DX)(R10*2), X2, X2
+	VADDSS           (DX)(AX*1), X3, X3
+	VADDSS           (R13), X4, X4
+	VADDSS           (R13)(R10*1), X5, X5
+	VADDSS           (R13)(R10*2), X6, X6
+
+store:
+	VMOVSS X0, (DX)
+	VMOVSS X1, (DX)(R10*1)
+	VMOVSS X2, (DX)(R10*2)
+	VMOVSS X3, (DX)(AX*1)
+	VMOVSS X4, (R13)
+	VMOVSS X5, (R13)(R10*1)
+	VMOVSS X6, (R13)(R10*2)
+	ADDQ   $0x04, DX
+	ADDQ   R8, SI
+	DECQ   R14
+	JNZ    row
+	VZEROUPPER
+	RET
+
+// func tileQ5_1r1t8(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
+TEXT ·tileQ5_1r1t8(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
+	// multiple of 1) and each of 8 tokens t (a group of layout T at x),
+	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
+	// sum); nb > 0; p is scratch for 8·nb float32s.
+	MOVQ         w+0(FP), SI
+	MOVQ         ldw+8(FP), R8
+	MOVQ         x+16(FP), DI
+	MOVQ         y+32(FP), DX
+	MOVQ         ldy+40(FP), R10
+	MOVQ         nrows+48(FP), R14
+	MOVQ         p+64(FP), BX
+	MOVL         $0x10101010, AX
+	VPBROADCASTD AX, Y23
+	VMOVDQU64    lygf<>+0(SB), Y30
+	LEAQ         (R10)(R10*2), AX
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y16, Y16, Y16
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   BX, CX
+	MOVQ   nb+24(FP), R13
+
+pre:
+	VPBROADCASTW 2(R11), X21
+	VCVTPH2PS    X21, Y21
+	VFMADD231PS  32(R12), Y21, Y16
+	VPBROADCASTW (R11), X22
+	VCVTPH2PS    X22, Y22
+	VMULPS       (R12), Y22, Y22
+	VMOVUPS      Y22, (CX)
+	ADDQ         $0x18, R11
+	ADDQ         $0x00000140, R12
+	ADDQ         $0x20, CX
+	DECQ         R13
+	JNZ          pre
+	MOVQ         SI, R11
+	MOVQ         DI, R12
+	MOVQ         BX, CX
+	MOVQ         nb+24(FP), R13
+
+blk:
+	VBROADCASTI32X4  8(R11), Y20
+	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
+	KMOVD            4(R11), K1
+	VPADDB           Y23, Y20, K1, Y20
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         64(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST (CX), Y21, Y0
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         96(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 4(CX), Y21, Y1
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         128(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 8(CX), Y21, Y2
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         160(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 12(CX), Y21, Y3
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         192(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 16(CX), Y21, Y4
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         224(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 20(CX), Y21, Y5
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         256(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 24(CX), Y21, Y6
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         288(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 28(CX), Y21, Y7
+	ADDQ             $0x20, CX
+	ADDQ             $0x18, R11
+	ADDQ             $0x00000140, R12
+	DECQ             R13
+	JNZ              blk
+	VEXTRACTF32X4    $0x01, Y16, X21
+	VEXTRACTF32X4    $0x01, Y0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0x4e, X0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0xb1, X0, X22
+	VADDSS           X22, X0, X0
+	VADDSS           X16, X0, X0
+	VEXTRACTF32X4    $0x01, Y1, X22
+	VADDPS           X22, X1, X1
+	VPERMILPS        $0x4e, X1, X22
+	VADDPS           X22, X1, X1
+	VPERMILPS        $0xb1, X1, X22
+	VADDSS           X22, X1, X1
+	VPERMILPS        $0x01, X16, X22
+	VADDSS           X22, X1, X1
+	VEXTRACTF32X4    $0x01, Y2, X22
+	VADDPS           X22, X2, X2
+	VPERMILPS        $0x4e, X2, X22
+	VADDPS           X22, X2, X2
+	VPERMILPS        $0xb1, X2, X22
+	VADDSS           X22, X2, X2
+	VPERMILPS        $0x02, X16, X22
+	VADDSS           X22, X2, X2
+	VEXTRACTF32X4    $0x01, Y3, X22
+	VADDPS           X22, X3, X3
+	VPERMILPS        $0x4e, X3, X22
+	VADDPS           X22, X3, X3
+	VPERMILPS        $0xb1, X3, X22
+	VADDSS           X22, X3, X3
+	VPERMILPS        $0x03, X16, X22
+	VADDSS           X22, X3, X3
+	VEXTRACTF32X4    $0x01, Y4, X22
+	VADDPS           X22, X4, X4
+	VPERMILPS        $0x4e, X4, X22
+	VADDPS           X22, X4, X4
+	VPERMILPS        $0xb1, X4, X22
+	VADDSS           X22, X4, X4
+	VADDSS           X21, X4, X4
+	VEXTRACTF32X4    $0x01, Y5, X22
+	VADDPS           X22, X5, X5
+	VPERMILPS        $0x4e, X5, X22
+	VADDPS           X22, X5, X5
+	VPERMILPS        $0xb1, X5, X22
+	VADDSS           X22, X5, X5
+	VPERMILPS        $0x01, X21, X22
+	VADDSS           X22, X5, X5
+	VEXTRACTF32X4    $0x01, Y6, X22
+	VADDPS           X22, X6, X6
+	VPERMILPS        $0x4e, X6, X22
+	VADDPS           X22, X6, X6
+	VPERMILPS        $0xb1, X6, X22
+	VADDSS           X22, X6, X6
+	VPERMILPS        $0x02, X21, X22
+	VADDSS           X22, X6, X6
+	VEXTRACTF32X4    $0x01, Y7, X22
+	VADDPS           X22, X7, X7
+	VPERMILPS        $0x4e, X7, X22
+	VADDPS           X22, X7, X7
+	VPERMILPS        $0xb1, X7, X22
+	VADDSS           X22, X7, X7
+	VPERMILPS        $0x03, X21, X22
+	VADDSS           X22, X7, X7
+	LEAQ             (DX)(R10*4), R13
+	CMPQ             acc+56(FP), $0x00
+	JEQ              store
+	VADDSS           (DX), X0, X0
+	VADDSS           (DX)(R10*1), X1, X1
+	VADDSS           (DX)(R10*2), X2, X2
+	VADDSS           (DX)(AX*1), X3, X3
+	VADDSS           (R13), X4, X4
+	VADDSS           (R13)(R10*1), X5, X5
+	VADDSS           (R13)(R10*2), X6, X6
+	VADDSS           (R13)(AX*1), X7, X7
+
+store:
+	VMOVSS X0, (DX)
+	VMOVSS X1, (DX)(R10*1)
+	VMOVSS X2, (DX)(R10*2)
+	VMOVSS X3, (DX)(AX*1)
+	VMOVSS X4, (R13)
+	VMOVSS X5, (R13)(R10*1)
+	VMOVSS X6, (R13)(R10*2)
+	VMOVSS X7, (R13)(AX*1)
+	ADDQ   $0x04, DX
+	ADDQ   R8, SI
+	DECQ   R14
+	JNZ    row
+	VZEROUPPER
+	RET
+
+// func tileQ5_1r2t1(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
+TEXT ·tileQ5_1r2t1(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
+	// multiple of 2) and each of 1 tokens t (a group of layout T at x),
+	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
+	// sum); nb > 0; p is scratch for 16·nb float32s.
+	MOVQ         w+0(FP), SI
+	MOVQ         ldw+8(FP), R8
+	MOVQ         x+16(FP), DI
+	MOVQ         y+32(FP), DX
+	MOVQ         ldy+40(FP), R10
+	MOVQ         nrows+48(FP), R14
+	MOVQ         p+64(FP), BX
+	MOVL         $0x10101010, AX
+	VPBROADCASTD AX, Y23
+	VMOVDQU64    lygf<>+0(SB), Y30
+	SHRQ         $0x01, R14
+	LEAQ         (R10)(R10*2), AX
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y16, Y16, Y16
+	VXORPS Y1, Y1, Y1
+	VXORPS Y17, Y17, Y17
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   BX, CX
+	MOVQ   nb+24(FP), R13
+
+pre:
+	VPBROADCASTW 2(R11), X21
+	VCVTPH2PS    X21, Y21
+	VFMADD231PS  32(R12), Y21, Y16
+	VPBROADCASTW (R11), X22
+	VCVTPH2PS    X22, Y22
+	VMULPS       (R12), Y22, Y22
+	VMOVUPS      Y22, (CX)
+	VPBROADCASTW 2(R11)(R8*1), X21
+	VCVTPH2PS    X21, Y21
+	VFMADD231PS  32(R12), Y21, Y17
+	VPBROADCASTW (R11)(R8*1), X22
+	VCVTPH2PS    X22, Y22
+	VMULPS       (R12), Y22, Y22
+	VMOVUPS      Y22, 32(CX)
+	ADDQ         $0x18, R11
+	ADDQ         $0x00000140, R12
+	ADDQ         $0x40, CX
+	DECQ         R13
+	JNZ          pre
+	MOVQ         SI, R11
+	MOVQ         DI, R12
+	MOVQ         BX, CX
+	MOVQ         nb+24(FP), R13
+
+blk:
+	VBROADCASTI32X4  8(R11), Y20
+	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
+	KMOVD            4(R11), K1
+	VPADDB           Y23, Y20, K1, Y20
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         64(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST (CX), Y21, Y0
+	VBROADCASTI32X4  8(R11)(R8*1), Y20
+	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
+	KMOVD            4(R11)(R8*1), K1
+	VPADDB           Y23, Y20, K1, Y20
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         64(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 32(CX), Y21, Y1
+	ADDQ             $0x40, CX
+	ADDQ             $0x18, R11
+	ADDQ             $0x00000140, R12
+	DECQ             R13
+	JNZ              blk
+	VEXTRACTF32X4    $0x01, Y0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0x4e, X0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0xb1, X0, X22
+	VADDSS           X22, X0, X0
+	VADDSS           X16, X0, X0
+	VEXTRACTF32X4    $0x01, Y1, X22
+	VADDPS           X22, X1, X1
+	VPERMILPS        $0x4e, X1, X22
+	VADDPS           X22, X1, X1
+	VPERMILPS        $0xb1, X1, X22
+	VADDSS           X22, X1, X1
+	VADDSS           X17, X1, X1
+	CMPQ             acc+56(FP), $0x00
+	JEQ              store
+	VADDSS           (DX), X0, X0
+	VADDSS           4(DX), X1, X1
+
+store:
+	VMOVSS X0, (DX)
+	VMOVSS X1, 4(DX)
+	ADDQ   $0x08, DX
+	LEAQ   (SI)(R8*2), SI
+	DECQ   R14
+	JNZ    row
+	VZEROUPPER
+	RET
+
+// func tileQ5_1r2t2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
+TEXT ·tileQ5_1r2t2(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
+	// multiple of 2) and each of 2 tokens t (a group of layout T at x),
+	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
+	// sum); nb > 0; p is scratch for 16·nb float32s.
+	MOVQ         w+0(FP), SI
+	MOVQ         ldw+8(FP), R8
+	MOVQ         x+16(FP), DI
+	MOVQ         y+32(FP), DX
+	MOVQ         ldy+40(FP), R10
+	MOVQ         nrows+48(FP), R14
+	MOVQ         p+64(FP), BX
+	MOVL         $0x10101010, AX
+	VPBROADCASTD AX, Y23
+	VMOVDQU64    lygf<>+0(SB), Y30
+	SHRQ         $0x01, R14
+	LEAQ         (R10)(R10*2), AX
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y16, Y16, Y16
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y17, Y17, Y17
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   BX, CX
+	MOVQ   nb+24(FP), R13
+
+pre:
+	VPBROADCASTW 2(R11), X21
+	VCVTPH2PS    X21, Y21
+	VFMADD231PS  32(R12), Y21, Y16
+	VPBROADCASTW (R11), X22
+	VCVTPH2PS    X22, Y22
+	VMULPS       (R12), Y22, Y22
+	VMOVUPS      Y22, (CX)
+	VPBROADCASTW 2(R11)(R8*1), X21
+	VCVTPH2PS    X21, Y21
+	VFMADD231PS  32(R12), Y21, Y17
+	VPBROADCASTW (R11)(R8*1), X22
+	VCVTPH2PS    X22, Y22
+	VMULPS       (R12), Y22, Y22
+	VMOVUPS      Y22, 32(CX)
+	ADDQ         $0x18, R11
+	ADDQ         $0x00000140, R12
+	ADDQ         $0x40, CX
+	DECQ         R13
+	JNZ          pre
+	MOVQ         SI, R11
+	MOVQ         DI, R12
+	MOVQ         BX, CX
+	MOVQ         nb+24(FP), R13
+
+blk:
+	VBROADCASTI32X4  8(R11), Y20
+	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
+	KMOVD            4(R11), K1
+	VPADDB           Y23, Y20, K1, Y20
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         64(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST (CX), Y21, Y0
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         96(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 4(CX), Y21, Y1
+	VBROADCASTI32X4  8(R11)(R8*1), Y20
+	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
+	KMOVD            4(R11)(R8*1), K1
+	VPADDB           Y23, Y20, K1, Y20
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         64(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 32(CX), Y21, Y2
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         96(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 36(CX), Y21, Y3
+	ADDQ             $0x40, CX
+	ADDQ             $0x18, R11
+	ADDQ             $0x00000140, R12
+	DECQ             R13
+	JNZ              blk
+	VEXTRACTF32X4    $0x01, Y0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0x4e, X0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0xb1, X0, X22
+	VADDSS           X22, X0, X0
+	VADDSS           X16, X0, X0
+	VEXTRACTF32X4    $0x01, Y1, X22
+	VADDPS           X22, X1, X1
+	VPERMILPS        $0x4e, X1, X22
+	VADDPS           X22, X1, X1
+	VPERMILPS        $0xb1, X1, X22
+	VADDSS           X22, X1, X1
+	VPERMILPS        $0x01, X16, X22
+	VADDSS           X22, X1, X1
+	VEXTRACTF32X4    $0x01, Y2, X22
+	VADDPS           X22, X2, X2
+	VPERMILPS        $0x4e, X2, X22
+	VADDPS           X22, X2, X2
+	VPERMILPS        $0xb1, X2, X22
+	VADDSS           X22, X2, X2
+	VADDSS           X17, X2, X2
+	VEXTRACTF32X4    $0x01, Y3, X22
+	VADDPS           X22, X3, X3
+	VPERMILPS        $0x4e, X3, X22
+	VADDPS           X22, X3, X3
+	VPERMILPS        $0xb1, X3, X22
+	VADDSS           X22, X3, X3
+	VPERMILPS        $0x01, X17, X22
+	VADDSS           X22, X3, X3
+	CMPQ             acc+56(FP), $0x00
+	JEQ              store
+	VADDSS           (DX), X0, X0
+	VADDSS           (DX)(R10*1), X1, X1
+	VADDSS           4(DX), X2, X2
+	VADDSS           4(DX)(R10*1), X3, X3
+
+store:
+	VMOVSS X0, (DX)
+	VMOVSS X1, (DX)(R10*1)
+	VMOVSS X2, 4(DX)
+	VMOVSS X3, 4(DX)(R10*1)
+	ADDQ   $0x08, DX
+	LEAQ   (SI)(R8*2), SI
+	DECQ   R14
+	JNZ    row
+	VZEROUPPER
+	RET
+
+// func tileQ5_1r2t3(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
+TEXT ·tileQ5_1r2t3(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
+	// multiple of 2) and each of 3 tokens t (a group of layout T at x),
+	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
+	// sum); nb > 0; p is scratch for 16·nb float32s.
+	MOVQ         w+0(FP), SI
+	MOVQ         ldw+8(FP), R8
+	MOVQ         x+16(FP), DI
+	MOVQ         y+32(FP), DX
+	MOVQ         ldy+40(FP), R10
+	MOVQ         nrows+48(FP), R14
+	MOVQ         p+64(FP), BX
+	MOVL         $0x10101010, AX
+	VPBROADCASTD AX, Y23
+	VMOVDQU64    lygf<>+0(SB), Y30
+	SHRQ         $0x01, R14
+	LEAQ         (R10)(R10*2), AX
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y16, Y16, Y16
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y17, Y17, Y17
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   BX, CX
+	MOVQ   nb+24(FP), R13
+
+pre:
+	VPBROADCASTW 2(R11), X21
+	VCVTPH2PS    X21, Y21
+	VFMADD231PS  32(R12), Y21, Y16
+	VPBROADCASTW (R11), X22
+	VCVTPH2PS    X22, Y22
+	VMULPS       (R12), Y22, Y22
+	VMOVUPS      Y22, (CX)
+	VPBROADCASTW 2(R11)(R8*1), X21
+	VCVTPH2PS    X21, Y21
+	VFMADD231PS  32(R12), Y21, Y17
+	VPBROADCASTW (R11)(R8*1), X22
+	VCVTPH2PS    X22, Y22
+	VMULPS       (R12), Y22, Y22
+	VMOVUPS      Y22, 32(CX)
+	ADDQ         $0x18, R11
+	ADDQ         $0x00000140, R12
+	ADDQ         $0x40, CX
+	DECQ         R13
+	JNZ          pre
+	MOVQ         SI, R11
+	MOVQ         DI, R12
+	MOVQ         BX, CX
+	MOVQ         nb+24(FP), R13
+
+blk:
+	VBROADCASTI32X4  8(R11), Y20
+	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
+	KMOVD            4(R11), K1
+	VPADDB           Y23, Y20, K1, Y20
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         64(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST (CX), Y21, Y0
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         96(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 4(CX), Y21, Y1
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         128(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 8(CX), Y21, Y2
+	VBROADCASTI32X4  8(R11)(R8*1), Y20
+	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
+	KMOVD            4(R11)(R8*1), K1
+	VPADDB           Y23, Y20, K1, Y20
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         64(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 32(CX), Y21, Y3
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         96(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 36(CX), Y21, Y4
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         128(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 40(CX), Y21, Y5
+	ADDQ             $0x40, CX
+	ADDQ             $0x18, R11
+	ADDQ             $0x00000140, R12
+	DECQ             R13
+	JNZ              blk
+	VEXTRACTF32X4    $0x01, Y0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0x4e, X0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0xb1, X0, X22
+	VADDSS           X22, X0, X0
+	VADDSS           X16, X0, X0
+	VEXTRACTF32X4    $0x01, Y1, X22
+	VADDPS           X22, X1, X1
+	VPERMILPS        $0x4e, X1, X22
+	VADDPS           X22, X1, X1
+	VPERMILPS        $0xb1, X1, X22
+	VADDSS           X22, X1, X1
+	VPERMILPS        $0x01, X16, X22
+	VADDSS           X22, X1, X1
+	VEXTRACTF32X4    $0x01, Y2, X22
+	VADDPS           X22, X2, X2
+	VPERMILPS        $0x4e, X2, X22
+	VADDPS           X22, X2, X2
+	VPERMILPS        $0xb1, X2, X22
+	VADDSS           X22, X2, X2
+	VPERMILPS        $0x02, X16, X22
+	VADDSS           X22, X2, X2
+	VEXTRACTF32X4    $0x01, Y3, X22
+	VADDPS           X22, X3, X3
+	VPERMILPS        $0x4e, X3, X22
+	VADDPS           X22, X3, X3
+	VPERMILPS        $0xb1, X3, X22
+	VADDSS           X22, X3, X3
+	VADDSS           X17, X3, X3
+	VEXTRACTF32X4    $0x01, Y4, X22
+	VADDPS           X22, X4, X4
+	VPERMILPS        $0x4e, X4, X22
+	VADDPS           X22, X4, X4
+	VPERMILPS        $0xb1, X4, X22
+	VADDSS           X22, X4, X4
+	VPERMILPS        $0x01, X17, X22
+	VADDSS           X22, X4, X4
+	VEXTRACTF32X4    $0x01, Y5, X22
+	VADDPS           X22, X5, X5
+	VPERMILPS        $0x4e, X5, X22
+	VADDPS           X22, X5, X5
+	VPERMILPS        $0xb1, X5, X22
+	VADDSS           X22, X5, X5
+	VPERMILPS        $0x02, X17, X22
+	VADDSS           X22, X5, X5
+	CMPQ             acc+56(FP), $0x00
+	JEQ              store
+	VADDSS           (DX), X0, X0
+	VADDSS           (DX)(R10*1), X1, X1
+	VADDSS           (DX)(R10*2), X2, X2
+	VADDSS           4(DX), X3, X3
+	VADDSS           4(DX)(R10*1), X4, X4
+	VADDSS           4(DX)(R10*2), X5, X5
+
+store:
+	VMOVSS X0, (DX)
+	VMOVSS X1, (DX)(R10*1)
+	VMOVSS X2, (DX)(R10*2)
+	VMOVSS X3, 4(DX)
+	VMOVSS X4, 4(DX)(R10*1)
+	VMOVSS X5, 4(DX)(R10*2)
+	ADDQ   $0x08, DX
+	LEAQ   (SI)(R8*2), SI
+	DECQ   R14
+	JNZ    row
+	VZEROUPPER
+	RET
+
+// func tileQ5_1r2t4(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
+TEXT ·tileQ5_1r2t4(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
+	// multiple of 2) and each of 4 tokens t (a group of layout T at x),
+	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
+	// sum); nb > 0; p is scratch for 16·nb float32s.
+	MOVQ         w+0(FP), SI
+	MOVQ         ldw+8(FP), R8
+	MOVQ         x+16(FP), DI
+	MOVQ         y+32(FP), DX
+	MOVQ         ldy+40(FP), R10
+	MOVQ         nrows+48(FP), R14
+	MOVQ         p+64(FP), BX
+	MOVL         $0x10101010, AX
+	VPBROADCASTD AX, Y23
+	VMOVDQU64    lygf<>+0(SB), Y30
+	SHRQ         $0x01, R14
+	LEAQ         (R10)(R10*2), AX
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y16, Y16, Y16
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y17, Y17, Y17
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   BX, CX
+	MOVQ   nb+24(FP), R13
+
+pre:
+	VPBROADCASTW 2(R11), X21
+	VCVTPH2PS    X21, Y21
+	VFMADD231PS  32(R12), Y21, Y16
+	VPBROADCASTW (R11), X22
+	VCVTPH2PS    X22, Y22
+	VMULPS       (R12), Y22, Y22
+	VMOVUPS      Y22, (CX)
+	VPBROADCASTW 2(R11)(R8*1), X21
+	VCVTPH2PS    X21, Y21
+	VFMADD231PS  32(R12), Y21, Y17
+	VPBROADCASTW (R11)(R8*1), X22
+	VCVTPH2PS    X22, Y22
+	VMULPS       (R12), Y22, Y22
+	VMOVUPS      Y22, 32(CX)
+	ADDQ         $0x18, R11
+	ADDQ         $0x00000140, R12
+	ADDQ         $0x40, CX
+	DECQ         R13
+	JNZ          pre
+	MOVQ         SI, R11
+	MOVQ         DI, R12
+	MOVQ         BX, CX
+	MOVQ         nb+24(FP), R13
+
+blk:
+	VBROADCASTI32X4  8(R11), Y20
+	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
+	KMOVD            4(R11), K1
+	VPADDB           Y23, Y20, K1, Y20
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         64(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST (CX), Y21, Y0
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         96(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 4(CX), Y21, Y1
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         128(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 8(CX), Y21, Y2
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         160(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 12(CX), Y21, Y3
+	VBROADCASTI32X4  8(R11)(R8*1), Y20
+	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
+	KMOVD            4(R11)(R8*1), K1
+	VPADDB           Y23, Y20, K1, Y20
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         64(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 32(CX), Y21, Y4
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         96(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 36(CX), Y21, Y5
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         128(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 40(CX), Y21, Y6
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         160(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 44(CX), Y21, Y7
+	ADDQ             $0x40, CX
+	ADDQ             $0x18, R11
+	ADDQ             $0x00000140, R12
+	DECQ             R13
+	JNZ              blk
+	VEXTRACTF32X4    $0x01, Y0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0x4e, X0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0xb1, X0, X22
+	VADDSS           X22, X0, X0
+	VADDSS           X16, X0, X0
+	VEXTRACTF32X4    $0x01, Y1, X22
+	VADDPS           X22, X1, X1
+	VPERMILPS        $0x4e, X1, X22
+	VADDPS           X22, X1, X1
+	VPERMILPS        $0xb1, X1, X22
+	VADDSS           X22, X1, X1
+	VPERMILPS        $0x01, X16, X22
+	VADDSS           X22, X1, X1
+	VEXTRACTF32X4    $0x01, Y2, X22
+	VADDPS           X22, X2, X2
+	VPERMILPS        $0x4e, X2, X22
+	VADDPS           X22, X2, X2
+	VPERMILPS        $0xb1, X2, X22
+	VADDSS           X22, X2, X2
+	VPERMILPS        $0x02, X16, X22
+	VADDSS           X22, X2, X2
+	VEXTRACTF32X4    $0x01, Y3, X22
+	VADDPS           X22, X3, X3
+	VPERMILPS        $0x4e, X3, X22
+	VADDPS           X22, X3, X3
+	VPERMILPS        $0xb1, X3, X22
+	VADDSS           X22, X3, X3
+	VPERMILPS        $0x03, X16, X22
+	VADDSS           X22, X3, X3
+	VEXTRACTF32X4    $0x01, Y4, X22
+	VADDPS           X22, X4, X4
+	VPERMILPS        $0x4e, X4, X22
+	VADDPS           X22, X4, X4
+	VPERMILPS        $0xb1, X4, X22
+	VADDSS           X22, X4, X4
+	VADDSS           X17, X4, X4
+	VEXTRACTF32X4    $0x01, Y5, X22
+	VADDPS           X22, X5, X5
+	VPERMILPS        $0x4e, X5, X22
+	VADDPS           X22, X5, X5
+	VPERMILPS        $0xb1, X5, X22
+	VADDSS           X22, X5, X5
+	VPERMILPS        $0x01, X17, X22
+	VADDSS           X22, X5, X5
+	VEXTRACTF32X4    $0x01, Y6, X22
+	VADDPS           X22, X6, X6
+	VPERMILPS        $0x4e, X6, X22
+	VADDPS           X22, X6, X6
+	VPERMILPS        $0xb1, X6, X22
+	VADDSS           X22, X6, X6
+	VPERMILPS        $0x02, X17, X22
+	VADDSS           X22, X6, X6
+	VEXTRACTF32X4    $0x01, Y7, X22
+	VADDPS           X22, X7, X7
+	VPERMILPS        $0x4e, X7, X22
+	VADDPS           X22, X7, X7
+	VPERMILPS        $0xb1, X7, X22
+	VADDSS           X22, X7, X7
+	VPERMILPS        $0x03, X17, X22
+	VADDSS           X22, X7, X7
+	CMPQ             acc+56(FP), $0x00
+	JEQ              store
+	VADDSS           (DX), X0, X0
+	VADDSS           (DX)(R10*1), X1, X1
+	VADDSS           (DX)(R10*2), X2, X2
+	VADDSS           (DX)(AX*1), X3, X3
+	VADDSS           4(DX), X4, X4
+	VADDSS           4(DX)(R10*1), X5, X5
+	VADDSS           4(DX)(R10*2), X6, X6
+	VADDSS           4(DX)(AX*1), X7, X7
+
+store:
+	VMOVSS X0, (DX)
+	VMOVSS X1, (DX)(R10*1)
+	VMOVSS X2, (DX)(R10*2)
+	VMOVSS X3, (DX)(AX*1)
+	VMOVSS X4, 4(DX)
+	VMOVSS X5, 4(DX)(R10*1)
+	VMOVSS X6, 4(DX)(R10*2)
+	VMOVSS X7, 4(DX)(AX*1)
+	ADDQ   $0x08, DX
+	LEAQ   (SI)(R8*2), SI
+	DECQ   R14
+	JNZ    row
+	VZEROUPPER
+	RET
+
+// func tileQ5_1r2t5(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
+TEXT ·tileQ5_1r2t5(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
+	// multiple of 2) and each of 5 tokens t (a group of layout T at x),
+	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
+	// sum); nb > 0; p is scratch for 16·nb float32s.
+	MOVQ         w+0(FP), SI
+	MOVQ         ldw+8(FP), R8
+	MOVQ         x+16(FP), DI
+	MOVQ         y+32(FP), DX
+	MOVQ         ldy+40(FP), R10
+	MOVQ         nrows+48(FP), R14
+	MOVQ         p+64(FP), BX
+	MOVL         $0x10101010, AX
+	VPBROADCASTD AX, Y23
+	VMOVDQU64    lygf<>+0(SB), Y30
+	SHRQ         $0x01, R14
+	LEAQ         (R10)(R10*2), AX
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y16, Y16, Y16
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y17, Y17, Y17
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   BX, CX
+	MOVQ   nb+24(FP), R13
+
+pre:
+	VPBROADCASTW 2(R11), X21
+	VCVTPH2PS    X21, Y21
+	VFMADD231PS  32(R12), Y21, Y16
+	VPBROADCASTW (R11), X22
+	VCVTPH2PS    X22, Y22
+	VMULPS       (R12), Y22, Y22
+	VMOVUPS      Y22, (CX)
+	VPBROADCASTW 2(R11)(R8*1), X21
+	VCVTPH2PS    X21, Y21
+	VFMADD231PS  32(R12), Y21, Y17
+	VPBROADCASTW (R11)(R8*1), X22
+	VCVTPH2PS    X22, Y22
+	VMULPS       (R12), Y22, Y22
+	VMOVUPS      Y22, 32(CX)
+	ADDQ         $0x18, R11
+	ADDQ         $0x00000140, R12
+	ADDQ         $0x40, CX
+	DECQ         R13
+	JNZ          pre
+	MOVQ         SI, R11
+	MOVQ         DI, R12
+	MOVQ         BX, CX
+	MOVQ         nb+24(FP), R13
+
+blk:
+	VBROADCASTI32X4  8(R11), Y20
+	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
+	KMOVD            4(R11), K1
+	VPADDB           Y23, Y20, K1, Y20
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         64(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST (CX), Y21, Y0
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         96(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 4(CX), Y21, Y1
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         128(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 8(CX), Y21, Y2
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         160(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 12(CX), Y21, Y3
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         192(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 16(CX), Y21, Y4
+	VBROADCASTI32X4  8(R11)(R8*1), Y20
+	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
+	KMOVD            4(R11)(R8*1), K1
+	VPADDB           Y23, Y20, K1, Y20
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         64(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 32(CX), Y21, Y5
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         96(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 36(CX), Y21, Y6
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         128(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 40(CX), Y21, Y7
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         160(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 44(CX), Y21, Y8
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         192(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 48(CX), Y21, Y9
+	ADDQ             $0x40, CX
+	ADDQ             $0x18, R11
+	ADDQ             $0x00000140, R12
+	DECQ             R13
+	JNZ              blk
+	VEXTRACTF32X4    $0x01, Y16, X21
+	VEXTRACTF32X4    $0x01, Y0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0x4e, X0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0xb1, X0, X22
+	VADDSS           X22, X0, X0
+	VADDSS           X16, X0, X0
+	VEXTRACTF32X4    $0x01, Y1, X22
+	VADDPS           X22, X1, X1
+	VPERMILPS        $0x4e, X1, X22
+	VADDPS           X22, X1, X1
+	VPERMILPS        $0xb1, X1, X22
+	VADDSS           X22, X1, X1
+	VPERMILPS        $0x01, X16, X22
+	VADDSS           X22, X1, X1
+	VEXTRACTF32X4    $0x01, Y2, X22
+	VADDPS           X22, X2, X2
+	VPERMILPS        $0x4e, X2, X22
+	VADDPS           X22, X2, X2
+	VPERMILPS        $0xb1, X2, X22
+	VADDSS           X22, X2, X2
+	VPERMILPS        $0x02, X16, X22
+	VADDSS           X22, X2, X2
+	VEXTRACTF32X4    $0x01, Y3, X22
+	VADDPS           X22, X3, X3
+	VPERMILPS        $0x4e, X3, X22
+	VADDPS           X22, X3, X3
+	VPERMILPS        $0xb1, X3, X22
+	VADDSS           X22, X3, X3
+	VPERMILPS        $0x03, X16, X22
+	VADDSS           X22, X3, X3
+	VEXTRACTF32X4    $0x01, Y4, X22
+	VADDPS           X22, X4, X4
+	VPERMILPS        $0x4e, X4, X22
+	VADDPS           X22, X4, X4
+	VPERMILPS        $0xb1, X4, X22
+	VADDSS           X22, X4, X4
+	VADDSS           X21, X4, X4
+	VEXTRACTF32X4    $0x01, Y17, X21
+	VEXTRACTF32X4    $0x01, Y5, X22
+	VADDPS           X22, X5, X5
+	VPERMILPS        $0x4e, X5, X22
+	VADDPS           X22, X5, X5
+	VPERMILPS        $0xb1, X5, X22
+	VADDSS           X22, X5, X5
+	VADDSS           X17, X5, X5
+	VEXTRACTF32X4    $0x01, Y6, X22
+	VADDPS           X22, X6, X6
+	VPERMILPS        $0x4e, X6, X22
+	VADDPS           X22, X6, X6
+	VPERMILPS        $0xb1, X6, X22
+	VADDSS           X22, X6, X6
+	VPERMILPS        $0x01, X17, X22
+	VADDSS           X22, X6, X6
+	VEXTRACTF32X4    $0x01, Y7, X22
+	VADDPS           X22, X7, X7
+	VPERMILPS        $0x4e, X7, X22
+	VADDPS           X22, X7, X7
+	VPERMILPS        $0xb1, X7, X22
+	VADDSS           X22, X7, X7
+	VPERMILPS        $0x02, X17, X22
+	VADDSS           X22, X7, X7
+	VEXTRACTF32X4    $0x01, Y8, X22
+	VADDPS           X22, X8, X8
+	VPERMILPS        $0x4e, X8, X22
+	VADDPS           X22, X8, X8
+	VPERMILPS        $0xb1, X8, X22
+	VADDSS           X22, X8, X8
+	VPERMILPS        $0x03, X17, X22
+	VADDSS           X22, X8, X8
+	VEXTRACTF32X4    $0x01, Y9, X22
+	VADDPS           X22, X9, X9
+	VPERMILPS        $0x4e, X9, X22
+	VADDPS           X22, X9, X9
+	VPERMILPS        $0xb1, X9, X22
+	VADDSS           X22, X9, X9
+	VADDSS           X21, X9, X9
+	LEAQ             (DX)(R10*4), R13
+	CMPQ             acc+56(FP), $0x00
+	JEQ              store
+	VADDSS           (DX), X0, X0
+	VADDSS           (DX)(R10*1), X1, X1
+	VADDSS           (DX)(R10*2), X2, X2
+	VADDSS           (DX)(AX*1), X3, X3
+	VADDSS           (R13), X4, X4
+	VADDSS           4(DX), X5, X5
+	VADDSS           4(DX)(R10*1), X6, X6
+	VADDSS           4(DX)(R10*2), X7, X7
+	VADDSS           4(DX)(AX*1), X8, X8
+	VADDSS           4(R13), X9, X9
+
+store:
+	VMOVSS X0, (DX)
+	VMOVSS X1, (DX)(R10*1)
+	VMOVSS X2, (DX)(R10*2)
+	VMOVSS X3, (DX)(AX*1)
+	VMOVSS X4, (R13)
+	VMOVSS X5, 4(DX)
+	VMOVSS X6, 4(DX)(R10*1)
+	VMOVSS X7, 4(DX)(R10*2)
+	VMOVSS X8, 4(DX)(AX*1)
+	VMOVSS X9, 4(R13)
+	ADDQ   $0x08, DX
+	LEAQ   (SI)(R8*2), SI
+	DECQ   R14
+	JNZ    row
+	VZEROUPPER
+	RET
+
+// func tileQ5_1r2t6(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
+TEXT ·tileQ5_1r2t6(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
+	// multiple of 2) and each of 6 tokens t (a group of layout T at x),
+	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
+	// sum); nb > 0; p is scratch for 16·nb float32s.
+	MOVQ         w+0(FP), SI
+	MOVQ         ldw+8(FP), R8
+	MOVQ         x+16(FP), DI
+	MOVQ         y+32(FP), DX
+	MOVQ         ldy+40(FP), R10
+	MOVQ         nrows+48(FP), R14
+	MOVQ         p+64(FP), BX
+	MOVL         $0x10101010, AX
+	VPBROADCASTD AX, Y23
+	VMOVDQU64    lygf<>+0(SB), Y30
+	SHRQ         $0x01, R14
+	LEAQ         (R10)(R10*2), AX
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y16, Y16, Y16
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y17, Y17, Y17
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   BX, CX
+	MOVQ   nb+24(FP), R13
+
+pre:
+	VPBROADCASTW 2(R11), X21
+	VCVTPH2PS    X21, Y21
+	VFMADD231PS  32(R12), Y21, Y16
+	VPBROADCASTW (R11), X22
+	VCVTPH2PS    X22, Y22
+	VMULPS       (R12), Y22, Y22
+	VMOVUPS      Y22, (CX)
+	VPBROADCASTW 2(R11)(R8*1), X21
+	VCVTPH2PS    X21, Y21
+	VFMADD231PS  32(R12), Y21, Y17
+	VPBROADCASTW (R11)(R8*1), X22
+	VCVTPH2PS    X22, Y22
+	VMULPS       (R12), Y22, Y22
+	VMOVUPS      Y22, 32(CX)
+	ADDQ         $0x18, R11
+	ADDQ         $0x00000140, R12
+	ADDQ         $0x40, CX
+	DECQ         R13
+	JNZ          pre
+	MOVQ         SI, R11
+	MOVQ         DI, R12
+	MOVQ         BX, CX
+	MOVQ         nb+24(FP), R13
+
+blk:
+	VBROADCASTI32X4  8(R11), Y20
+	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
+	KMOVD            4(R11), K1
+	VPADDB           Y23, Y20, K1, Y20
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         64(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST (CX), Y21, Y0
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         96(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 4(CX), Y21, Y1
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         128(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 8(CX), Y21, Y2
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         160(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 12(CX), Y21, Y3
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         192(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 16(CX), Y21, Y4
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         224(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 20(CX), Y21, Y5
+	VBROADCASTI32X4  8(R11)(R8*1), Y20
+	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
+	KMOVD            4(R11)(R8*1), K1
+	VPADDB           Y23, Y20, K1, Y20
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         64(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 32(CX), Y21, Y6
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         96(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 36(CX), Y21, Y7
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         128(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 40(CX), Y21, Y8
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         160(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 44(CX), Y21, Y9
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         192(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 48(CX), Y21, Y10
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         224(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 52(CX), Y21, Y11
+	ADDQ             $0x40, CX
+	ADDQ             $0x18, R11
+	ADDQ             $0x00000140, R12
+	DECQ             R13
+	JNZ              blk
+	VEXTRACTF32X4    $0x01, Y16, X21
+	VEXTRACTF32X4    $0x01, Y0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0x4e, X0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0xb1, X0, X22
+	VADDSS           X22, X0, X0
+	VADDSS           X16, X0, X0
+	VEXTRACTF32X4    $0x01, Y1, X22
+	VADDPS           X22, X1, X1
+	VPERMILPS        $0x4e, X1, X22
+	VADDPS           X22, X1, X1
+	VPERMILPS        $0xb1, X1, X22
+	VADDSS           X22, X1, X1
+	VPERMILPS        $0x01, X16, X22
+	VADDSS           X22, X1, X1
+	VEXTRACTF32X4    $0x01, Y2, X22
+	VADDPS           X22, X2, X2
+	VPERMILPS        $0x4e, X2, X22
+	VADDPS           X22, X2, X2
+	VPERMILPS        $0xb1, X2, X22
+	VADDSS           X22, X2, X2
+	VPERMILPS        $0x02, X16, X22
+	VADDSS           X22, X2, X2
+	VEXTRACTF32X4    $0x01, Y3, X22
+	VADDPS           X22, X3, X3
+	VPERMILPS        $0x4e, X3, X22
+	VADDPS           X22, X3, X3
+	VPERMILPS        $0xb1, X3, X22
+	VADDSS           X22, X3, X3
+	VPERMILPS        $0x03, X16, X22
+	VADDSS           X22, X3, X3
+	VEXTRACTF32X4    $0x01, Y4, X22
+	VADDPS           X22, X4, X4
+	VPERMILPS        $0x4e, X4, X22
+	VADDPS           X22, X4, X4
+	VPERMILPS        $0xb1, X4, X22
+	VADDSS           X22, X4, X4
+	VADDSS           X21, X4, X4
+	VEXTRACTF32X4    $0x01, Y5, X22
+	VADDPS           X22, X5, X5
+	VPERMILPS        $0x4e, X5, X22
+	VADDPS           X22, X5, X5
+	VPERMILPS        $0xb1, X5, X22
+	VADDSS           X22, X5, X5
+	VPERMILPS        $0x01, X21, X22
+	VADDSS           X22, X5, X5
+	VEXTRACTF32X4    $0x01, Y17, X21
+	VEXTRACTF32X4    $0x01, Y6, X22
+	VADDPS           X22, X6, X6
+	VPERMILPS        $0x4e, X6, X22
+	VADDPS           X22, X6, X6
+	VPERMILPS        $0xb1, X6, X22
+	VADDSS           X22, X6, X6
+	VADDSS           X17, X6, X6
+	VEXTRACTF32X4    $0x01, Y7, X22
+	VADDPS           X22, X7, X7
+	VPERMILPS        $0x4e, X7, X22
+	VADDPS           X22, X7, X7
+	VPERMILPS        $0xb1, X7, X22
+	VADDSS           X22, X7, X7
+	VPERMILPS        $0x01, X17, X22
+	VADDSS           X22, X7, X7
+	VEXTRACTF32X4    $0x01, Y8, X22
+	VADDPS           X22, X8, X8
+	VPERMILPS        $0x4e, X8, X22
+	VADDPS           X22, X8, X8
+	VPERMILPS        $0xb1, X8, X22
+	VADDSS           X22, X8, X8
+	VPERMILPS        $0x02, X17, X22
+	VADDSS           X22, X8, X8
+	VEXTRACTF32X4    $0x01, Y9, X22
+	VADDPS           X22, X9, X9
+	VPERMILPS        $0x4e, X9, X22
+	VADDPS           X22, X9, X9
+	VPERMILPS        $0xb1, X9, X22
+	VADDSS           X22, X9, X9
+	VPERMILPS        $0x03, X17, X22
+	VADDSS           X22, X9, X9
+	VEXTRACTF32X4    $0x01, Y10, X22
+	VADDPS           X22, X10, X10
+	VPERMILPS        $0x4e, X10, X22
+	VADDPS           X22, X10, X10
+	VPERMILPS        $0xb1, X10, X22
+	VADDSS           X22, X10, X10
+	VADDSS           X21, X10, X10
+	VEXTRACTF32X4    $0x01, Y11, X22
+	VADDPS           X22, X11, X11
+	VPERMILPS        $0x4e, X11, X22
+	VADDPS           X22, X11, X11
+	VPERMILPS        $0xb1, X11, X22
+	VADDSS           X22, X11, X11
+	VPERMILPS        $0x01, X21, X22
+	VADDSS           X22, X11, X11
+	LEAQ             (DX)(R10*4), R13
+	CMPQ             acc+56(FP), $0x00
+	JEQ              store
+	VADDSS           (DX), X0, X0
+	VADDSS           (DX)(R10*1), X1, X1
+	VADDSS           (DX)(R10*2), X2, X2
+	VADDSS           (DX)(AX*1), X3, X3
+	VADDSS           (R13), X4, X4
+	VADDSS           (R13)(R10*1), X5, X5
+	VADDSS           4(DX), X6, X6
+	VADDSS           4(DX)(R10*1), X7, X7
+	VADDSS           4(DX)(R10*2), X8, X8
+	VADDSS           4(DX)(AX*1), X9, X9
+	VADDSS           4(R13), X10, X10
+	VADDSS           4(R13)(R10*1), X11, X11
+
+store:
+	VMOVSS X0, (DX)
+	VMOVSS X1, (DX)(R10*1)
+	VMOVSS X2, (DX)(R10*2)
+	VMOVSS X3, (DX)(AX*1)
+	VMOVSS X4, (R13)
+	VMOVSS X5, (R13)(R10*1)
+	VMOVSS X6, 4(DX)
+	VMOVSS X7, 4(DX)(R10*1)
+	VMOVSS X8, 4(DX)(R10*2)
+	VMOVSS X9, 4(DX)(AX*1)
+	VMOVSS X10, 4(R13)
+	VMOVSS X11, 4(R13)(R10*1)
+	ADDQ   $0x08, DX
+	LEAQ   (SI)(R8*2), SI
+	DECQ   R14
+	JNZ    row
+	VZEROUPPER
+	RET
+
+// func tileQ5_1r2t7(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
+TEXT ·tileQ5_1r2t7(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
+	// multiple of 2) and each of 7 tokens t (a group of layout T at x),
+	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
+	// sum); nb > 0; p is scratch for 16·nb float32s.
+	MOVQ         w+0(FP), SI
+	MOVQ         ldw+8(FP), R8
+	MOVQ         x+16(FP), DI
+	MOVQ         y+32(FP), DX
+	MOVQ         ldy+40(FP), R10
+	MOVQ         nrows+48(FP), R14
+	MOVQ         p+64(FP), BX
+	MOVL         $0x10101010, AX
+	VPBROADCASTD AX, Y23
+	VMOVDQU64    lygf<>+0(SB), Y30
+	SHRQ         $0x01, R14
+	LEAQ         (R10)(R10*2), AX
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y16, Y16, Y16
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
+	VXORPS Y13, Y13, Y13
+	VXORPS Y17, Y17, Y17
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   BX, CX
+	MOVQ   nb+24(FP), R13
+
+pre:
+	VPBROADCASTW 2(R11), X21
+	VCVTPH2PS    X21, Y21
+	VFMADD231PS  32(R12), Y21, Y16
+	VPBROADCASTW (R11), X22
+	VCVTPH2PS    X22, Y22
+	VMULPS       (R12), Y22, Y22
+	VMOVUPS      Y22, (CX)
+	VPBROADCASTW 2(R11)(R8*1), X21
+	VCVTPH2PS    X21, Y21
+	VFMADD231PS  32(R12), Y21, Y17
+	VPBROADCASTW (R11)(R8*1), X22
+	VCVTPH2PS    X22, Y22
+	VMULPS       (R12), Y22, Y22
+	VMOVUPS      Y22, 32(CX)
+	ADDQ         $0x18, R11
+	ADDQ         $0x00000140, R12
+	ADDQ         $0x40, CX
+	DECQ         R13
+	JNZ          pre
+	MOVQ         SI, R11
+	MOVQ         DI, R12
+	MOVQ         BX, CX
+	MOVQ         nb+24(FP), R13
+
+blk:
+	VBROADCASTI32X4  8(R11), Y20
+	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
+	KMOVD            4(R11), K1
+	VPADDB           Y23, Y20, K1, Y20
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         64(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST (CX), Y21, Y0
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         96(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 4(CX), Y21, Y1
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         128(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 8(CX), Y21, Y2
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         160(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 12(CX), Y21, Y3
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         192(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 16(CX), Y21, Y4
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         224(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 20(CX), Y21, Y5
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         256(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 24(CX), Y21, Y6
+	VBROADCASTI32X4  8(R11)(R8*1), Y20
+	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
+	KMOVD            4(R11)(R8*1), K1
+	VPADDB           Y23, Y20, K1, Y20
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         64(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 32(CX), Y21, Y7
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         96(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 36(CX), Y21, Y8
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         128(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 40(CX), Y21, Y9
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         160(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 44(CX), Y21, Y10
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         192(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 48(CX), Y21, Y11
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         224(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 52(CX), Y21, Y12
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         256(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 56(CX), Y21, Y13
+	ADDQ             $0x40, CX
+	ADDQ             $0x18, R11
+	ADDQ             $0x00000140, R12
+	DECQ             R13
+	JNZ              blk
+	VEXTRACTF32X4    $0x01, Y16, X21
+	VEXTRACTF32X4    $0x01, Y0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0x4e, X0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0xb1, X0, X22
+	VADDSS           X22, X0, X0
+	VADDSS           X16, X0, X0
+	VEXTRACTF32X4    $0x01, Y1, X22
+	VADDPS           X22, X1, X1
+	VPERMILPS        $0x4e, X1, X22
+	VADDPS           X22, X1, X1
+	VPERMILPS        $0xb1, X1, X22
+	VADDSS           X22, X1, X1
+	VPERMILPS        $0x01, X16, X22
+	VADDSS           X22, X1, X1
+	VEXTRACTF32X4    $0x01, Y2, X22
+	VADDPS           X22, X2, X2
+	VPERMILPS        $0x4e, X2, X22
+	VADDPS           X22, X2, X2
+	VPERMILPS        $0xb1, X2, X22
+	VADDSS           X22, X2, X2
+	VPERMILPS        $0x02, X16, X22
+	VADDSS           X22, X2, X2
+	VEXTRACTF32X4    $0x01, Y3, X22
+	VADDPS           X22, X3, X3
+	VPERMILPS        $0x4e, X3, X22
+	VADDPS           X22, X3, X3
+	VPERMILPS        $0xb1, X3, X22
+	VADDSS           X22, X3, X3
+	VPERMILPS        $0x03, X16, X22
+	VADDSS           X22, X3, X3
+	VEXTRACTF32X4    $0x01, Y4, X22
+	VADDPS           X22, X4, X4
+	VPERMILPS        $0x4e, X4, X22
+	VADDPS           X22, X4, X4
+	VPERMILPS        $0xb1, X4, X22
+	VADDSS           X22, X4, X4
+	VADDSS           X21, X4, X4
+	VEXTRACTF32X4    $0x01, Y5, X22
+	VADDPS           X22, X5, X5
+	VPERMILPS        $0x4e, X5, X22
+	VADDPS           X22, X5, X5
+	VPERMILPS        $0xb1, X5, X22
+	VADDSS           X22, X5, X5
+	VPERMILPS        $0x01, X21, X22
+	VADDSS           X22, X5, X5
+	VEXTRACTF32X4    $0x01, Y6, X22
+	VADDPS           X22, X6, X6
+	VPERMILPS        $0x4e, X6, X22
+	VADDPS           X22, X6, X6
+	VPERMILPS        $0xb1, X6, X22
+	VADDSS           X22, X6, X6
+	VPERMILPS        $0x02, X21, X22
+	VADDSS           X22, X6, X6
+	VEXTRACTF32X4    $0x01, Y17, X21
+	VEXTRACTF32X4    $0x01, Y7, X22
+	VADDPS           X22, X7, X7
+	VPERMILPS        $0x4e, X7, X22
+	VADDPS           X22, X7, X7
+	VPERMILPS        $0xb1, X7, X22
+	VADDSS           X22, X7, X7
+	VADDSS           X17, X7, X7
+	VEXTRACTF32X4    $0x01, Y8, X22
+	VADDPS           X22, X8, X8
+	VPERMILPS        $0x4e, X8, X22
+	VADDPS           X22, X8, X8
+	VPERMILPS        $0xb1, X8, X22
+	VADDSS           X22, X8, X8
+	VPERMILPS        $0x01, X17, X22
+	VADDSS           X22, X8, X8
+	VEXTRACTF32X4    $0x01, Y9, X22
+	VADDPS           X22, X9, X9
+	VPERMILPS        $0x4e, X9, X22
+	VADDPS           X22, X9, X9
+	VPERMILPS        $0xb1, X9, X22
+	VADDSS           X22, X9, X9
+	VPERMILPS        $0x02, X17, X22
+	VADDSS           X22, X9, X9
+	VEXTRACTF32X4    $0x01, Y10, X22
+	VADDPS           X22, X10, X10
+	VPERMILPS        $0x4e, X10, X22
+	VADDPS           X22, X10, X10
+	VPERMILPS        $0xb1, X10, X22
+	VADDSS           X22, X10, X10
+	VPERMILPS        $0x03, X17, X22
+	VADDSS           X22, X10, X10
+	VEXTRACTF32X4    $0x01, Y11, X22
+	VADDPS           X22, X11, X11
+	VPERMILPS        $0x4e, X11, X22
+	VADDPS           X22, X11, X11
+	VPERMILPS        $0xb1, X11, X22
+	VADDSS           X22, X11, X11
+	VADDSS           X21, X11, X11
+	VEXTRACTF32X4    $0x01, Y12, X22
+	VADDPS           X22, X12, X12
+	VPERMILPS        $0x4e, X12, X22
+	VADDPS           X22, X12, X12
+	VPERMILPS        $0xb1, X12, X22
+	VADDSS           X22, X12, X12
+	VPERMILPS        $0x01, X21, X22
+	VADDSS           X22, X12, X12
+	VEXTRACTF32X4    $0x01, Y13, X22
+	VADDPS           X22, X13, X13
+	VPERMILPS        $0x4e, X13, X22
+	VADDPS           X22, X13, X13
+	VPERMILPS        $0xb1, X13, X22
+	VADDSS           X22, X13, X13
+	VPERMILPS        $0x02, X21, X22
+	VADDSS           X22, X13, X13
+	LEAQ             (DX)(R10*4), R13
+	CMPQ             acc+56(FP), $0x00
+	JEQ              store
+	VADDSS           (DX), X0, X0
+	VADDSS           (DX)(R10*1), X1, X1
+	VADDSS           (DX)(R10*2), X2, X2
+	VADDSS           (DX)(AX*1), X3, X3
+	VADDSS           (R13), X4, X4
+	VADDSS           (R13)(R10*1), X5, X5
+	VADDSS           (R13)(R10*2), X6, X6
+	VADDSS           4(DX), X7, X7
+	VADDSS           4(DX)(R10*1), X8, X8
+	VADDSS           4(DX)(R10*2), X9, X9
+	VADDSS           4(DX)(AX*1), X10, X10
+	VADDSS           4(R13), X11, X11
+	VADDSS           4(R13)(R10*1), X12, X12
+	VADDSS           4(R13)(R10*2), X13, X13
+
+store:
+	VMOVSS X0, (DX)
+	VMOVSS X1, (DX)(R10*1)
+	VMOVSS X2, (DX)(R10*2)
+	VMOVSS X3, (DX)(AX*1)
+	VMOVSS X4, (R13)
+	VMOVSS X5, (R13)(R10*1)
+	VMOVSS X6, (R13)(R10*2)
+	VMOVSS X7, 4(DX)
+	VMOVSS X8, 4(DX)(R10*1)
+	VMOVSS X9, 4(DX)(R10*2)
+	VMOVSS X10, 4(DX)(AX*1)
+	VMOVSS X11, 4(R13)
+	VMOVSS X12, 4(R13)(R10*1)
+	VMOVSS X13, 4(R13)(R10*2)
+	ADDQ   $0x08, DX
+	LEAQ   (SI)(R8*2), SI
+	DECQ   R14
+	JNZ    row
+	VZEROUPPER
+	RET
+
+// func tileQ5_1r2t8(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
+TEXT ·tileQ5_1r2t8(SB), NOSPLIT, $0-72
+	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
+	// multiple of 2) and each of 8 tokens t (a group of layout T at x),
+	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
+	// sum); nb > 0; p is scratch for 16·nb float32s.
+	MOVQ         w+0(FP), SI
+	MOVQ         ldw+8(FP), R8
+	MOVQ         x+16(FP), DI
+	MOVQ         y+32(FP), DX
+	MOVQ         ldy+40(FP), R10
+	MOVQ         nrows+48(FP), R14
+	MOVQ         p+64(FP), BX
+	MOVL         $0x10101010, AX
+	VPBROADCASTD AX, Y23
+	VMOVDQU64    lygf<>+0(SB), Y30
+	SHRQ         $0x01, R14
+	LEAQ         (R10)(R10*2), AX
+
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y16, Y16, Y16
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
+	VXORPS Y13, Y13, Y13
+	VXORPS Y14, Y14, Y14
+	VXORPS Y15, Y15, Y15
+	VXORPS Y17, Y17, Y17
+	MOVQ   SI, R11
+	MOVQ   DI, R12
+	MOVQ   BX, CX
+	MOVQ   nb+24(FP), R13
+
+pre:
+	VPBROADCASTW 2(R11), X21
+	VCVTPH2PS    X21, Y21
+	VFMADD231PS  32(R12), Y21, Y16
+	VPBROADCASTW (R11), X22
+	VCVTPH2PS    X22, Y22
+	VMULPS       (R12), Y22, Y22
+	VMOVUPS      Y22, (CX)
+	VPBROADCASTW 2(R11)(R8*1), X21
+	VCVTPH2PS    X21, Y21
+	VFMADD231PS  32(R12), Y21, Y17
+	VPBROADCASTW (R11)(R8*1), X22
+	VCVTPH2PS    X22, Y22
+	VMULPS       (R12), Y22, Y22
+	VMOVUPS      Y22, 32(CX)
+	ADDQ         $0x18, R11
+	ADDQ         $0x00000140, R12
+	ADDQ         $0x40, CX
+	DECQ         R13
+	JNZ          pre
+	MOVQ         SI, R11
+	MOVQ         DI, R12
+	MOVQ         BX, CX
+	MOVQ         nb+24(FP), R13
+
+blk:
+	VBROADCASTI32X4  8(R11), Y20
+	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
+	KMOVD            4(R11), K1
+	VPADDB           Y23, Y20, K1, Y20
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         64(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST (CX), Y21, Y0
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         96(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 4(CX), Y21, Y1
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         128(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 8(CX), Y21, Y2
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         160(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 12(CX), Y21, Y3
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         192(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 16(CX), Y21, Y4
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         224(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 20(CX), Y21, Y5
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         256(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 24(CX), Y21, Y6
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         288(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 28(CX), Y21, Y7
+	VBROADCASTI32X4  8(R11)(R8*1), Y20
+	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
+	KMOVD            4(R11)(R8*1), K1
+	VPADDB           Y23, Y20, K1, Y20
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         64(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 32(CX), Y21, Y8
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         96(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 36(CX), Y21, Y9
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         128(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 40(CX), Y21, Y10
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         160(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 44(CX), Y21, Y11
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         192(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 48(CX), Y21, Y12
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         224(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 52(CX), Y21, Y13
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         256(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 56(CX), Y21, Y14
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         288(R12), Y20, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 60(CX), Y21, Y15
+	ADDQ             $0x40, CX
+	ADDQ             $0x18, R11
+	ADDQ             $0x00000140, R12
+	DECQ             R13
+	JNZ              blk
+	VEXTRACTF32X4    $0x01, Y16, X21
+	VEXTRACTF32X4    $0x01, Y0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0x4e, X0, X22
+	VADDPS           X22, X0, X0
+	VPERMILPS        $0xb1, X0, X22
+	VADDSS           X22, X0, X0
+	VADDSS           X16, X0, X0
+	VEXTRACTF32X4    $0x01, Y1, X22
+	VADDPS           X22, X1, X1
+	VPERMILPS        $0x4e, X1, X22
+	VADDPS           X22, X1, X1
+	VPERMILPS        $0xb1, X1, X22
+	VADDSS           X22, X1, X1
+	VPERMILPS        $0x01, X16, X22
+	VADDSS           X22, X1, X1
+	VEXTRACTF32X4    $0x01, Y2, X22
+	VADDPS           X22, X2, X2
+	VPERMILPS        $0x4e, X2, X22
+	VADDPS           X22, X2, X2
+	VPERMILPS        $0xb1, X2, X22
+	VADDSS           X22, X2, X2
+	VPERMILPS        $0x02, X16, X22
+	VADDSS           X22, X2, X2
+	VEXTRACTF32X4    $0x01, Y3, X22
+	VADDPS           X22, X3, X3
+	VPERMILPS        $0x4e, X3, X22
+	VADDPS           X22, X3, X3
+	VPERMILPS        $0xb1, X3, X22
+	VADDSS           X22, X3, X3
+	VPERMILPS        $0x03, X16, X22
+	VADDSS           X22, X3, X3
+	VEXTRACTF32X4    $0x01, Y4, X22
+	VADDPS           X22, X4, X4
+	VPERMILPS        $0x4e, X4, X22
+	VADDPS           X22, X4, X4
+	VPERMILPS        $0xb1, X4, X22
+	VADDSS           X22, X4, X4
+	VADDSS           X21, X4, X4
+	VEXTRACTF32X4    $0x01, Y5, X22
+	VADDPS           X22, X5, X5
+	VPERMILPS        $0x4e, X5, X22
+	VADDPS           X22, X5, X5
+	VPERMILPS        $0xb1, X5, X22
+	VADDSS           X22, X5, X5
+	VPERMILPS        $0x01, X21, X22
+	VADDSS           X22, X5, X5
+	VEXTRACTF32X4    $0x01, Y6, X22
+	VADDPS           X22, X6, X6
+	VPERMILPS        $0x4e, X6, X22
+	VADDPS           X22, X6, X6
+	VPERMILPS        $0xb1, X6, X22
+	VADDSS           X22, X6, X6
+	VPERMILPS        $0x02, X21, X22
+	VADDSS           X22, X6, X6
+	VEXTRACTF32X4    $0x01, Y7, X22
+	VADDPS           X22, X7, X7
+	VPERMILPS        $0x4e, X7, X22
+	VADDPS           X22, X7, X7
+	VPERMILPS        $0xb1, X7, X22
+	VADDSS           X22, X7, X7
+	VPERMILPS        $0x03, X21, X22
+	VADDSS           X22, X7, X7
+	VEXTRACTF32X4    $0x01, Y17, X21
+	VEXTRACTF32X4    $0x01, Y8, X22
+	VADDPS           X22, X8, X8
+	VPERMILPS        $0x4e, X8, X22
+	VADDPS           X22, X8, X8
+	VPERMILPS        $0xb1, X8, X22
+	VADDSS           X22, X8, X8
+	VADDSS           X17, X8, X8
+	VEXTRACTF32X4    $0x01, Y9, X22
+	VADDPS           X22, X9, X9
+	VPERMILPS        $0x4e, X9, X22
+	VADDPS           X22, X9, X9
+	VPERMILPS        $0xb1, X9, X22
+	VADDSS           X22, X9, X9
+	VPERMILPS        $0x01, X17, X22
+	VADDSS           X22, X9, X9
+	VEXTRACTF32X4    $0x01, Y10, X22
+	VADDPS           X22, X10, X10
+	VPERMILPS        $0x4e, X10, X22
+	VADDPS           X22, X10, X10
+	VPERMILPS        $0xb1, X10, X22
+	VADDSS           X22, X10, X10
+	VPERMILPS        $0x02, X17, X22
+	VADDSS           X22, X10, X10
+	VEXTRACTF32X4    $0x01, Y11, X22
+	VADDPS           X22, X11, X11
+	VPERMILPS        $0x4e, X11, X22
+	VADDPS           X22, X11, X11
+	VPERMILPS        $0xb1, X11, X22
+	VADDSS           X22, X11, X11
+	VPERMILPS        $0x03, X17, X22
+	VADDSS           X22, X11, X11
+	VEXTRACTF32X4    $0x01, Y12, X22
+	VADDPS           X22, X12, X12
+	VPERMILPS        $0x4e, X12, X22
+	VADDPS           X22, X12, X12
+	VPERMILPS        $0xb1, X12, X22
+	VADDSS           X22, X12, X12
+	VADDSS           X21, X12, X12
+	VEXTRACTF32X4    $0x01, Y13, X22
+	VADDPS           X22, X13, X13
+	VPERMILPS        $0x4e, X13, X22
+	VADDPS           X22, X13, X13
+	VPERMILPS        $0xb1, X13, X22
+	VADDSS           X22, X13, X13
+	VPERMILPS        $0x01, X21, X22
+	VADDSS           X22, X13, X13
+	VEXTRACTF32X4    $0x01, Y14, X22
+	VADDPS           X22, X14, X14
+	VPERMILPS        $0x4e, X14, X22
+	VADDPS           X22, X14, X14
+	VPERMILPS        $0xb1, X14, X22
+	VADDSS           X22, X14, X14
+	VPERMILPS        $0x02, X21, X22
+	VADDSS           X22, X14, X14
+	VEXTRACTF32X4    $0x01, Y15, X22
+	VADDPS           X22, X15, X15
+	VPERMILPS        $0x4e, X15, X22
+	VADDPS           X22, X15, X15
+	VPERMILPS        $0xb1, X15, X22
+	VADDSS           X22, X15, X15
+	VPERMILPS        $0x03, X21, X22
+	VADDSS           X22, X15, X15
+	LEAQ             (DX)(R10*4), R13
+	CMPQ             acc+56(FP), $0x00
+	JEQ              store
+	VADDSS           (DX), X0, X0
+	VADDSS           (DX)(R10*1), X1, X1
+	VADDSS           (DX)(R10*2), X2, X2
+	VADDSS           (DX)(AX*1), X3, X3
+	VADDSS           (R13), X4, X4
+	VADDSS           (R13)(R10*1), X5, X5
+	VADDSS           (R13)(R10*2), X6, X6
+	VADDSS           (R13)(AX*1), X7, X7
+	VADDSS           4(DX), X8, X8
+	VADDSS           4(DX)(R10*1), X9, X9
+	VADDSS           4(DX)(R10*2), X10, X10
+	VADDSS           4(DX)(AX*1), X11, X11
+	VADDSS           4(R13), X12, X12
+	VADDSS           4(R13)(R10*1), X13, X13
+	VADDSS           4(R13)(R10*2), X14, X14
+	VADDSS           4(R13)(AX*1), X15, X15
+
+store:
+	VMOVSS X0, (DX)
+	VMOVSS X1, (DX)(R10*1)
+	VMOVSS X2, (DX)(R10*2)
+	VMOVSS X3, (DX)(AX*1)
+	VMOVSS X4, (R13)
+	VMOVSS X5, (R13)(R10*1)
+	VMOVSS X6, (R13)(R10*2)
+	VMOVSS X7, (R13)(AX*1)
+	VMOVSS X8, 4(DX)
+	VMOVSS X9, 4(DX)(R10*1)
+	VMOVSS X10, 4(DX)(R10*2)
+	VMOVSS X11, 4(DX)(AX*1)
+	VMOVSS X12, 4(R13)
+	VMOVSS X13, 4(R13)(R10*1)
+	VMOVSS X14, 4(R13)(R10*2)
+	VMOVSS X15, 4(R13)(AX*1)
+	ADDQ   $0x08, DX
+	LEAQ   (SI)(R8*2), SI
+	DECQ   R14
+	JNZ    row
 	VZEROUPPER
 	RET

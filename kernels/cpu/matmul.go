@@ -114,6 +114,7 @@ const (
 	afBF16                  // bfloat16, rounded as ggml does
 	afQ8Y                   // layout Y (q8tiley.go), AVX2 prefill
 	afQ8_1                  // ggml Q8_1 blocks (Q4_1 and Q5_1 weights)
+	afQ8T                   // layout T (legacyy_amd64.go), Q4_1/Q5_1 prefill
 	nActFormats
 )
 
@@ -140,6 +141,8 @@ func (f actFormat) rowBytes(cols int) int {
 		return q8yRowBytes(cols)
 	case afQ8_1:
 		return cols / 32 * 36
+	case afQ8T:
+		return lyTRowBytes(cols)
 	}
 	return 4 * cols
 }
@@ -424,6 +427,9 @@ func (p *Pool) matmul(op string, dsts [][]float32, ws []Matrix, x []float32, n i
 		if k.legacyTilesY(j.kind, n) {
 			j.af = afQ8Y // AVX2 tiles (legacyy_amd64.go)
 		}
+		if k.legacyTilesT(j.kind, n) {
+			j.af = afQ8T // Q4_1 and Q5_1 tiles (legacyy_amd64.go)
+		}
 		j.amx = j.kind == wkFloat && j.ft != ftF32 && n >= panelMinTokens && k.hasAMX()
 		j.pack = nil
 		if j.kind == wkIfQ4 || j.kind == wkIfQ3H {
@@ -448,6 +454,9 @@ func (p *Pool) matmul(op string, dsts [][]float32, ws []Matrix, x []float32, n i
 		rows := n
 		if f == afQ8C {
 			rows = (n + 15) &^ 15 // whole groups of 16 tokens
+		}
+		if f == afQ8T {
+			rows = (n + 7) &^ 7 // whole groups of 8 tokens
 		}
 		size := rows*ldx + 64
 		if cap(st.buf[f]) < size {
@@ -816,6 +825,9 @@ func (t *packTask) Run(lo, hi int) {
 			t.k.packQ8Y(d, x)
 		case afQ8_1:
 			t.k.quantizeQ8_1(d, x)
+		case afQ8T:
+			// Groups of 8 tokens interleaved (legacyy_amd64.go).
+			t.k.packQ8T(t.dst[tok/8*8*t.ldx:], x, tok%8)
 		}
 	}
 }

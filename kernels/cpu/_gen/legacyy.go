@@ -81,6 +81,13 @@ func legacyy(a *asm) {
 		// Eight rows (four register pairs, eight streams) ran at 80% of
 		// four's speed on the decode matmuls, out of cache.
 		g.gemvZ(a, k, 4)
+		if k.min {
+			for nr := 1; nr <= 2; nr++ {
+				for nt := 1; nt <= lyTileTokens; nt++ {
+					g.tile(a, k, nr, nt)
+				}
+			}
+		}
 	}
 }
 
@@ -648,6 +655,187 @@ func (g lyGlobals) gemvZ(a *asm, k lyKind, nr int) {
 	a.JNZ(label("row"))
 
 	a.Label("done")
+	a.VZEROUPPER()
+	a.RET()
+}
+
+// lyTileTokens is the most tokens of a tile (tile), the tokens of a group
+// of layout T.
+const lyTileTokens = 8
+
+// tile emits tile<name>r<nr>t<nt>, Q4_1's or Q5_1's prefill with AVX-512
+// VNNI: nr (1 or 2) rows times nt tokens of activations in layout T
+// (legacyy_amd64.go: per block and group of 8 tokens, their dx and s as
+// float32s, then their 32 quants each), one 256-bit accumulator per row
+// and token. Each row and token's sum is gemv's, operation for
+// operation: per block its values meet the token's quants in VPDPBUSD,
+// VCVTDQ2PS makes the exact lanes floats, and VFMADD231PS adds them times
+// the float32 product d·dx, which is computed for the block's eight
+// tokens in one VMULPS and read back broadcast from the stack; summs =
+// m·s + summs for the eight tokens in one VFMADD231PS (ggml's scalar
+// fma per token); at the end hsum_float_8, then + summs.
+//
+// Registers: SI the current rows, R8 ldw, DI the group's activations,
+// DX y, R10 ldy (3·ldy in AX), R14 the row groups left, R11 and R12 the
+// current blocks, R13 the blocks left; Y0..Y15 the accumulators (row r,
+// token t: r·nt+t), Y16 and Y17 the rows' summs, Y18 dx, Y19 s, Y20 a
+// row's values, Y21 lanes, Y22 products and scratch, Y23 0x10 bytes
+// (Q5_1), Y30 the GF2P8AFFINEQB matrices.
+func (g lyGlobals) tile(a *asm, k lyKind, nr, nt int) {
+	a.text(fmt.Sprintf("tile%sr%dt%d", k.name, nr, nt), attr.NOSPLIT,
+		"func(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)",
+		fmt.Sprintf("For each of nrows rows r of nb %s blocks (ldw bytes apart; nrows a", k.name),
+		fmt.Sprintf("multiple of %d) and each of %d tokens t (a group of layout T at x),", nr, nt),
+		"y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the",
+		fmt.Sprintf("sum); nb > 0; p is scratch for %d·nb float32s.", 8*nr))
+	a.load("w", reg.RSI)
+	a.load("ldw", reg.R8)
+	a.load("x", reg.RDI)
+	a.load("y", reg.RDX)
+	a.load("ldy", reg.R10)
+	a.load("nrows", reg.R14)
+	a.load("p", reg.RBX)
+	if k.qh >= 0 {
+		a.MOVL(operand.U32(0x10101010), reg.EAX)
+		a.VPBROADCASTD(reg.EAX, reg.Y23)
+	}
+	a.VMOVDQU64(g.gf, reg.Y30)
+	if nr == 2 {
+		a.SHRQ(operand.U8(1), reg.R14)
+	}
+	a.LEAQ(operand.Mem{Base: reg.R10, Index: reg.R10, Scale: 2}, reg.RAX)
+	acc := func(r, t int) int { return r*nt + t }
+	summs := func(r int) reg.VecPhysical { return yr[16+r] }
+	row := func(r, disp int) operand.Mem {
+		if r == 1 {
+			return operand.Mem{Base: reg.R11, Index: reg.R8, Scale: 1, Disp: disp}
+		}
+		return mem(reg.R11, disp)
+	}
+	// out is token t's output of row r; R13 holds y + 4·ldy for t ≥ 4.
+	out := func(r, t int) operand.Mem {
+		base := reg.RDX
+		if t >= 4 {
+			base = reg.R13
+		}
+		m := mem(base, 4*r)
+		switch t % 4 {
+		case 1:
+			m = operand.Mem{Base: base, Index: reg.R10, Scale: 1, Disp: 4 * r}
+		case 2:
+			m = operand.Mem{Base: base, Index: reg.R10, Scale: 2, Disp: 4 * r}
+		case 3:
+			m = operand.Mem{Base: base, Index: reg.RAX, Scale: 1, Disp: 4 * r}
+		}
+		return m
+	}
+	const rec = 40 * lyTileTokens // bytes of a block of a group
+	a.Label("row")
+	for r := range nr {
+		for t := range nt {
+			a.VXORPS(yr[acc(r, t)], yr[acc(r, t)], yr[acc(r, t)])
+		}
+		a.VXORPS(summs(r), summs(r), summs(r))
+	}
+	// First pass: each block's products d·dx into p (the tokens of row r
+	// at 32r), and summs += m·s for the tokens.
+	a.MOVQ(reg.RSI, reg.R11)
+	a.MOVQ(reg.RDI, reg.R12)
+	a.MOVQ(reg.RBX, reg.RCX)
+	a.MOVQ(a.arg("nb"), reg.R13)
+	a.Label("pre")
+	for r := range nr {
+		a.VPBROADCASTW(row(r, 2), reg.X21)
+		a.VCVTPH2PS(reg.X21, reg.Y21)
+		a.VFMADD231PS(mem(reg.R12, 4*lyTileTokens), reg.Y21, summs(r))
+		a.VPBROADCASTW(row(r, 0), reg.X22)
+		a.VCVTPH2PS(reg.X22, reg.Y22)
+		a.VMULPS(mem(reg.R12, 0), reg.Y22, reg.Y22)
+		a.VMOVUPS(reg.Y22, mem(reg.RCX, 32*r))
+	}
+	a.ADDQ(operand.U8(k.bs), reg.R11)
+	a.ADDQ(operand.U32(rec), reg.R12)
+	a.ADDQ(operand.U8(32*nr), reg.RCX)
+	a.DECQ(reg.R13)
+	a.JNZ(label("pre"))
+
+	a.MOVQ(reg.RSI, reg.R11)
+	a.MOVQ(reg.RDI, reg.R12)
+	a.MOVQ(reg.RBX, reg.RCX)
+	a.MOVQ(a.arg("nb"), reg.R13)
+	a.Label("blk")
+	for r := range nr {
+		a.VBROADCASTI32X4(row(r, k.qs), reg.Y20)
+		a.VGF2P8AFFINEQB(operand.U8(0), reg.Y30, reg.Y20, reg.Y20)
+		if k.qh >= 0 {
+			a.KMOVD(row(r, k.qh), reg.K1)
+			a.VPADDB(reg.Y23, reg.Y20, reg.K1, reg.Y20)
+		}
+		for t := range nt {
+			a.VPXORD(reg.Y21, reg.Y21, reg.Y21)
+			a.VPDPBUSD(mem(reg.R12, 8*lyTileTokens+32*t), reg.Y20, reg.Y21)
+			a.VCVTDQ2PS(reg.Y21, reg.Y21)
+			a.VFMADD231PS_BCST(mem(reg.RCX, 32*r+4*t), reg.Y21, yr[acc(r, t)])
+		}
+	}
+	a.ADDQ(operand.U8(32*nr), reg.RCX)
+	a.ADDQ(operand.U8(k.bs), reg.R11)
+	a.ADDQ(operand.U32(rec), reg.R12)
+	a.DECQ(reg.R13)
+	a.JNZ(label("blk"))
+
+	// Each sum as hsum_float_8 (hsum8y), then + summs (token t's in lane
+	// t of the row's Y16+r).
+	for r := range nr {
+		hi := reg.X21
+		if nt > 4 {
+			a.VEXTRACTF32X4(operand.U8(1), summs(r), hi)
+		}
+		for t := range nt {
+			i := acc(r, t)
+			a.VEXTRACTF32X4(operand.U8(1), yr[i], reg.X22)
+			a.VADDPS(reg.X22, xr[i], xr[i])
+			a.VPERMILPS(operand.U8(0x4e), xr[i], reg.X22)
+			a.VADDPS(reg.X22, xr[i], xr[i])
+			a.VPERMILPS(operand.U8(0xb1), xr[i], reg.X22)
+			a.VADDSS(reg.X22, xr[i], xr[i])
+			src := xr[16+r]
+			if t >= 4 {
+				src = hi
+			}
+			if t%4 == 0 {
+				a.VADDSS(src, xr[i], xr[i])
+			} else {
+				a.VPERMILPS(operand.U8(t%4), src, reg.X22)
+				a.VADDSS(reg.X22, xr[i], xr[i])
+			}
+		}
+	}
+	if nt > 4 {
+		a.LEAQ(operand.Mem{Base: reg.RDX, Index: reg.R10, Scale: 4}, reg.R13)
+	}
+	a.CMPQ(a.arg("acc"), operand.U8(0))
+	a.JEQ(label("store"))
+	for r := range nr {
+		for t := range nt {
+			a.VADDSS(out(r, t), xr[acc(r, t)], xr[acc(r, t)])
+		}
+	}
+	a.Label("store")
+	for r := range nr {
+		for t := range nt {
+			a.VMOVSS(xr[acc(r, t)], out(r, t))
+		}
+	}
+	a.ADDQ(operand.U8(4*nr), reg.RDX)
+	if nr == 2 {
+		a.LEAQ(operand.Mem{Base: reg.RSI, Index: reg.R8, Scale: 2}, reg.RSI)
+	} else {
+		a.ADDQ(reg.R8, reg.RSI)
+	}
+	a.DECQ(reg.R14)
+	a.JNZ(label("row"))
+
 	a.VZEROUPPER()
 	a.RET()
 }
