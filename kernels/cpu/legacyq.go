@@ -53,10 +53,9 @@ func (t *mmTask) legacyRows(w int, j *mmJob, r0, r1 int) {
 	}
 	if j.af == afQ8T {
 		// Q4_1 and Q5_1 tiles, 16 rows at a time as below.
-		scratch := t.scratchFor(w, lyTScratch(nb))
 		for b0 := r0; b0 < r1; b0 += quantRows {
 			b1 := min(b0+quantRows, r1)
-			t.k.legacyGemmT(j.kind, j.w.Data[b0*rb:b1*rb], rb, j.act, j.ldx, nb, n, j.dst[b0:], ldd, b1-b0, t.acc, scratch)
+			t.k.legacyGemmT(j.kind, j.w.Data[b0*rb:b1*rb], rb, j.act, j.ldx, nb, n, j.dst[b0:], ldd, b1-b0, t.acc)
 		}
 		return
 	}

@@ -32,8 +32,6 @@ func (k Kernels) packQ8T(dst []byte, x []float32, pos int) {
 	panic("cpu: no SIMD Q4_1 or Q5_1 tiles in this build")
 }
 
-func lyTScratch(nb int) int { return nb * 64 }
-
-func (k Kernels) legacyGemmT(kind wkind, w []byte, ldw int, a []byte, lda, nb, n int, dst []float32, ldd, rows int, acc bool, scratch []byte) {
+func (k Kernels) legacyGemmT(kind wkind, w []byte, ldw int, a []byte, lda, nb, n int, dst []float32, ldd, rows int, acc bool) {
 	panic("cpu: no SIMD Q4_1 or Q5_1 tiles in this build")
 }

@@ -94,7 +94,7 @@ func testLegacyGemm(t *testing.T, k Kernels, dt tensor.DType) {
 					if run == "gemm" {
 						k.legacyGemm(kind, w, ldw, a, lda, sh.nb, sh.n, buf, ldd, sh.rows, acc)
 					} else if tiles {
-						k.legacyGemmT(kind, w, ldw, at8, ldt, sh.nb, sh.n, buf, ldd, sh.rows, acc, make([]byte, lyTScratch(sh.nb)))
+						k.legacyGemmT(kind, w, ldw, at8, ldt, sh.nb, sh.n, buf, ldd, sh.rows, acc)
 					} else {
 						continue
 					}

@@ -356,100 +356,100 @@ func (k Kernels) quantizeQ8_1(dst []byte, x []float32) {
 // its dot product's order, for any number of tokens.
 
 //go:noescape
-func tileQ4_1r1t1(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+func tileQ4_1r1t1(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 
 //go:noescape
-func tileQ4_1r1t2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+func tileQ4_1r1t2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 
 //go:noescape
-func tileQ4_1r1t3(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+func tileQ4_1r1t3(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 
 //go:noescape
-func tileQ4_1r1t4(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+func tileQ4_1r1t4(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 
 //go:noescape
-func tileQ4_1r1t5(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+func tileQ4_1r1t5(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 
 //go:noescape
-func tileQ4_1r1t6(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+func tileQ4_1r1t6(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 
 //go:noescape
-func tileQ4_1r1t7(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+func tileQ4_1r1t7(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 
 //go:noescape
-func tileQ4_1r1t8(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+func tileQ4_1r1t8(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 
 //go:noescape
-func tileQ4_1r2t1(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+func tileQ4_1r2t1(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 
 //go:noescape
-func tileQ4_1r2t2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+func tileQ4_1r2t2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 
 //go:noescape
-func tileQ4_1r2t3(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+func tileQ4_1r2t3(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 
 //go:noescape
-func tileQ4_1r2t4(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+func tileQ4_1r2t4(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 
 //go:noescape
-func tileQ4_1r2t5(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+func tileQ4_1r2t5(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 
 //go:noescape
-func tileQ4_1r2t6(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+func tileQ4_1r2t6(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 
 //go:noescape
-func tileQ4_1r2t7(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+func tileQ4_1r2t7(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 
 //go:noescape
-func tileQ4_1r2t8(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+func tileQ4_1r2t8(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 
 //go:noescape
-func tileQ5_1r1t1(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+func tileQ5_1r1t1(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 
 //go:noescape
-func tileQ5_1r1t2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+func tileQ5_1r1t2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 
 //go:noescape
-func tileQ5_1r1t3(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+func tileQ5_1r1t3(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 
 //go:noescape
-func tileQ5_1r1t4(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+func tileQ5_1r1t4(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 
 //go:noescape
-func tileQ5_1r1t5(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+func tileQ5_1r1t5(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 
 //go:noescape
-func tileQ5_1r1t6(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+func tileQ5_1r1t6(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 
 //go:noescape
-func tileQ5_1r1t7(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+func tileQ5_1r1t7(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 
 //go:noescape
-func tileQ5_1r1t8(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+func tileQ5_1r1t8(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 
 //go:noescape
-func tileQ5_1r2t1(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+func tileQ5_1r2t1(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 
 //go:noescape
-func tileQ5_1r2t2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+func tileQ5_1r2t2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 
 //go:noescape
-func tileQ5_1r2t3(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+func tileQ5_1r2t3(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 
 //go:noescape
-func tileQ5_1r2t4(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+func tileQ5_1r2t4(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 
 //go:noescape
-func tileQ5_1r2t5(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+func tileQ5_1r2t5(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 
 //go:noescape
-func tileQ5_1r2t6(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+func tileQ5_1r2t6(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 
 //go:noescape
-func tileQ5_1r2t7(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+func tileQ5_1r2t7(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 
 //go:noescape
-func tileQ5_1r2t8(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+func tileQ5_1r2t8(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 
 // lyTileTokens is the tokens of a group of layout T, lyTRecord the bytes
 // of one token's block.
@@ -459,11 +459,13 @@ const (
 )
 
 // lyTMinTokens is the fewest tokens for which Q4_1 and Q5_1 matmuls take
-// layout T and the tiles (legacyTilesT).
-var lyTMinTokens = 3
+// layout T and the tiles (legacyTilesT). One thread, 2048×2048, CPU µs per
+// matmul, decode kernels against tiles: 2 tokens 138/131 (Q4_1) and
+// 165/149 (Q5_1), 8 tokens 521/282 and 575/301.
+var lyTMinTokens = 2
 
 // lyTile is the signature of the tiles.
-type lyTile func(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+type lyTile func(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 
 // lyTiles are the tiles of wkQ4_1 and wkQ5_1 by rows less one and tokens.
 var lyTiles = [2][2][lyTileTokens + 1]lyTile{
@@ -502,15 +504,11 @@ func (k Kernels) packQ8T(dst []byte, x []float32, pos int) {
 	}
 }
 
-// lyTScratch is the scratch bytes legacyGemmT needs for nb blocks: the
-// float32 products d·dx of two rows and lyTileTokens tokens per block.
-func lyTScratch(nb int) int { return nb * 2 * lyTileTokens * 4 }
-
 // legacyGemmT computes, for n tokens t (in layout T groups at a, lda bytes
 // a token), dst[t·ldd+r] (+)= w_r·a_t for rows rows of nb Q4_1 or Q5_1
 // blocks (kind), ldw bytes apart: each weight block unpacked once for up
-// to lyTileTokens tokens; scratch holds lyTScratch(nb) bytes.
-func (k Kernels) legacyGemmT(kind wkind, w []byte, ldw int, a []byte, lda, nb, n int, dst []float32, ldd, rows int, acc bool, scratch []byte) {
+// to lyTileTokens tokens.
+func (k Kernels) legacyGemmT(kind wkind, w []byte, ldw int, a []byte, lda, nb, n int, dst []float32, ldd, rows int, acc bool) {
 	if rows == 0 || n == 0 {
 		return
 	}
@@ -525,8 +523,6 @@ func (k Kernels) legacyGemmT(kind wkind, w []byte, ldw int, a []byte, lda, nb, n
 	_ = w[(rows-1)*ldw+nb*legacyBlockBytes(kind)-1]
 	_ = a[(n-1)/lyTileTokens*lyTileTokens*lda+nb*lyTileTokens*lyTRecord-1]
 	_ = dst[(n-1)*ldd+rows-1]
-	_ = scratch[lyTScratch(nb)-1]
-	p := (*float32)(unsafe.Pointer(&scratch[0]))
 	ac := 0
 	if acc {
 		ac = 1
@@ -537,10 +533,10 @@ func (k Kernels) legacyGemmT(kind wkind, w []byte, ldw int, a []byte, lda, nb, n
 		x := unsafe.Pointer(&a[t*lda])
 		r := rows &^ 1
 		if r > 0 {
-			ts[1][nt](unsafe.Pointer(&w[0]), uintptr(ldw), x, nb, &dst[t*ldd], uintptr(4*ldd), r, ac, p)
+			ts[1][nt](unsafe.Pointer(&w[0]), uintptr(ldw), x, nb, &dst[t*ldd], uintptr(4*ldd), r, ac)
 		}
 		if r < rows {
-			ts[0][nt](unsafe.Pointer(&w[r*ldw]), uintptr(ldw), x, nb, &dst[t*ldd+r], uintptr(4*ldd), 1, ac, p)
+			ts[0][nt](unsafe.Pointer(&w[r*ldw]), uintptr(ldw), x, nb, &dst[t*ldd+r], uintptr(4*ldd), 1, ac)
 		}
 	}
 }

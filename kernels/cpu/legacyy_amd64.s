@@ -74,6 +74,40 @@ DATA lyperm<>+240(SB)/8, $0x0000000e0000000e
 DATA lyperm<>+248(SB)/8, $0x0000000e0000000e
 GLOBL lyperm<>(SB), RODATA|NOPTR, $256
 
+DATA lytperm<>+0(SB)/8, $0x0000000000000000
+DATA lytperm<>+8(SB)/8, $0x0000000000000000
+DATA lytperm<>+16(SB)/8, $0x0000000000000000
+DATA lytperm<>+24(SB)/8, $0x0000000000000000
+DATA lytperm<>+32(SB)/8, $0x0000000100000001
+DATA lytperm<>+40(SB)/8, $0x0000000100000001
+DATA lytperm<>+48(SB)/8, $0x0000000100000001
+DATA lytperm<>+56(SB)/8, $0x0000000100000001
+DATA lytperm<>+64(SB)/8, $0x0000000200000002
+DATA lytperm<>+72(SB)/8, $0x0000000200000002
+DATA lytperm<>+80(SB)/8, $0x0000000200000002
+DATA lytperm<>+88(SB)/8, $0x0000000200000002
+DATA lytperm<>+96(SB)/8, $0x0000000300000003
+DATA lytperm<>+104(SB)/8, $0x0000000300000003
+DATA lytperm<>+112(SB)/8, $0x0000000300000003
+DATA lytperm<>+120(SB)/8, $0x0000000300000003
+DATA lytperm<>+128(SB)/8, $0x0000000400000004
+DATA lytperm<>+136(SB)/8, $0x0000000400000004
+DATA lytperm<>+144(SB)/8, $0x0000000400000004
+DATA lytperm<>+152(SB)/8, $0x0000000400000004
+DATA lytperm<>+160(SB)/8, $0x0000000500000005
+DATA lytperm<>+168(SB)/8, $0x0000000500000005
+DATA lytperm<>+176(SB)/8, $0x0000000500000005
+DATA lytperm<>+184(SB)/8, $0x0000000500000005
+DATA lytperm<>+192(SB)/8, $0x0000000600000006
+DATA lytperm<>+200(SB)/8, $0x0000000600000006
+DATA lytperm<>+208(SB)/8, $0x0000000600000006
+DATA lytperm<>+216(SB)/8, $0x0000000600000006
+DATA lytperm<>+224(SB)/8, $0x0000000700000007
+DATA lytperm<>+232(SB)/8, $0x0000000700000007
+DATA lytperm<>+240(SB)/8, $0x0000000700000007
+DATA lytperm<>+248(SB)/8, $0x0000000700000007
+GLOBL lytperm<>(SB), RODATA|NOPTR, $256
+
 DATA lyilv<>+0(SB)/8, $0x0000001000000000
 DATA lyilv<>+8(SB)/8, $0x0000001100000001
 DATA lyilv<>+16(SB)/8, $0x0000001200000002
@@ -5153,71 +5187,59 @@ done:
 	VZEROUPPER
 	RET
 
-// func tileQ4_1r1t1(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// func tileQ4_1r1t1(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 // Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3
-TEXT ·tileQ4_1r1t1(SB), NOSPLIT, $0-72
+TEXT ·tileQ4_1r1t1(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
 	// multiple of 1) and each of 1 tokens t (a group of layout T at x),
 	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
-	// sum); nb > 0; p is scratch for 8·nb float32s.
-	MOVQ      w+0(FP), SI
-	MOVQ      ldw+8(FP), R8
-	MOVQ      x+16(FP), DI
-	MOVQ      y+32(FP), DX
-	MOVQ      ldy+40(FP), R10
-	MOVQ      nrows+48(FP), R14
-	MOVQ      p+64(FP), BX
-	VMOVDQU64 lygf<>+0(SB), Y30
-	LEAQ      (R10)(R10*2), AX
+	// sum); nb > 0.
+	MOVQ            w+0(FP), SI
+	MOVQ            ldw+8(FP), R8
+	MOVQ            x+16(FP), DI
+	MOVQ            y+32(FP), DX
+	MOVQ            ldy+40(FP), R10
+	MOVQ            nrows+48(FP), R14
+	VBROADCASTI64X4 lygf<>+0(SB), Z30
+	VMOVDQU32       lytperm<>+0(SB), Z24
+	LEAQ            (R10)(R10*2), AX
 
 row:
-	VXORPS Y0, Y0, Y0
+	VPXORD Z0, Z0, Z0
 	VXORPS Y16, Y16, Y16
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   BX, CX
 	MOVQ   nb+24(FP), R13
 
-pre:
-	VPBROADCASTW 2(R11), X21
-	VCVTPH2PS    X21, Y21
-	VFMADD231PS  32(R12), Y21, Y16
-	VPBROADCASTW (R11), X22
-	VCVTPH2PS    X22, Y22
-	VMULPS       (R12), Y22, Y22
-	VMOVUPS      Y22, (CX)
-	ADDQ         $0x14, R11
-	ADDQ         $0x00000140, R12
-	ADDQ         $0x20, CX
-	DECQ         R13
-	JNZ          pre
-	MOVQ         SI, R11
-	MOVQ         DI, R12
-	MOVQ         BX, CX
-	MOVQ         nb+24(FP), R13
-
 blk:
-	VBROADCASTI32X4  4(R11), Y20
-	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         64(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST (CX), Y21, Y0
-	ADDQ             $0x20, CX
-	ADDQ             $0x14, R11
-	ADDQ             $0x00000140, R12
-	DECQ             R13
-	JNZ              blk
-	VEXTRACTF32X4    $0x01, Y0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0x4e, X0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0xb1, X0, X22
-	VADDSS           X22, X0, X0
-	VADDSS           X16, X0, X0
-	CMPQ             acc+56(FP), $0x00
-	JEQ              store
-	VADDSS           (DX), X0, X0
+	VMOVUPS         (R12), Y18
+	VPBROADCASTW    2(R11), X21
+	VCVTPH2PS       X21, Y21
+	VFMADD231PS     32(R12), Y21, Y16
+	VPBROADCASTW    (R11), X22
+	VCVTPH2PS       X22, Y22
+	VMULPS          Y18, Y22, Y22
+	VBROADCASTI32X4 4(R11), Z20
+	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
+	VPERMPS         Z22, Z24, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        64(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z0
+	ADDQ            $0x14, R11
+	ADDQ            $0x00000140, R12
+	DECQ            R13
+	JNZ             blk
+	VEXTRACTF32X4   $0x01, Y0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0x4e, X0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0xb1, X0, X22
+	VADDSS          X22, X0, X0
+	VADDSS          X16, X0, X0
+	CMPQ            acc+56(FP), $0x00
+	JEQ             store
+	VADDSS          (DX), X0, X0
 
 store:
 	VMOVSS X0, (DX)
@@ -5228,89 +5250,73 @@ store:
 	VZEROUPPER
 	RET
 
-// func tileQ4_1r1t2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// func tileQ4_1r1t2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 // Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3
-TEXT ·tileQ4_1r1t2(SB), NOSPLIT, $0-72
+TEXT ·tileQ4_1r1t2(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
 	// multiple of 1) and each of 2 tokens t (a group of layout T at x),
 	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
-	// sum); nb > 0; p is scratch for 8·nb float32s.
-	MOVQ      w+0(FP), SI
-	MOVQ      ldw+8(FP), R8
-	MOVQ      x+16(FP), DI
-	MOVQ      y+32(FP), DX
-	MOVQ      ldy+40(FP), R10
-	MOVQ      nrows+48(FP), R14
-	MOVQ      p+64(FP), BX
-	VMOVDQU64 lygf<>+0(SB), Y30
-	LEAQ      (R10)(R10*2), AX
+	// sum); nb > 0.
+	MOVQ            w+0(FP), SI
+	MOVQ            ldw+8(FP), R8
+	MOVQ            x+16(FP), DI
+	MOVQ            y+32(FP), DX
+	MOVQ            ldy+40(FP), R10
+	MOVQ            nrows+48(FP), R14
+	VBROADCASTI64X4 lygf<>+0(SB), Z30
+	VMOVDQU32       lytperm<>+0(SB), Z24
+	LEAQ            (R10)(R10*2), AX
 
 row:
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
+	VPXORD Z0, Z0, Z0
 	VXORPS Y16, Y16, Y16
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   BX, CX
 	MOVQ   nb+24(FP), R13
 
-pre:
-	VPBROADCASTW 2(R11), X21
-	VCVTPH2PS    X21, Y21
-	VFMADD231PS  32(R12), Y21, Y16
-	VPBROADCASTW (R11), X22
-	VCVTPH2PS    X22, Y22
-	VMULPS       (R12), Y22, Y22
-	VMOVUPS      Y22, (CX)
-	ADDQ         $0x14, R11
-	ADDQ         $0x00000140, R12
-	ADDQ         $0x20, CX
-	DECQ         R13
-	JNZ          pre
-	MOVQ         SI, R11
-	MOVQ         DI, R12
-	MOVQ         BX, CX
-	MOVQ         nb+24(FP), R13
-
 blk:
-	VBROADCASTI32X4  4(R11), Y20
-	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         64(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST (CX), Y21, Y0
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         96(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 4(CX), Y21, Y1
-	ADDQ             $0x20, CX
-	ADDQ             $0x14, R11
-	ADDQ             $0x00000140, R12
-	DECQ             R13
-	JNZ              blk
-	VEXTRACTF32X4    $0x01, Y0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0x4e, X0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0xb1, X0, X22
-	VADDSS           X22, X0, X0
-	VADDSS           X16, X0, X0
-	VEXTRACTF32X4    $0x01, Y1, X22
-	VADDPS           X22, X1, X1
-	VPERMILPS        $0x4e, X1, X22
-	VADDPS           X22, X1, X1
-	VPERMILPS        $0xb1, X1, X22
-	VADDSS           X22, X1, X1
-	VPERMILPS        $0x01, X16, X22
-	VADDSS           X22, X1, X1
-	CMPQ             acc+56(FP), $0x00
-	JEQ              store
-	VADDSS           (DX), X0, X0
-	VADDSS           (DX)(R10*1), X1, X1
+	VMOVUPS         (R12), Y18
+	VPBROADCASTW    2(R11), X21
+	VCVTPH2PS       X21, Y21
+	VFMADD231PS     32(R12), Y21, Y16
+	VPBROADCASTW    (R11), X22
+	VCVTPH2PS       X22, Y22
+	VMULPS          Y18, Y22, Y22
+	VBROADCASTI32X4 4(R11), Z20
+	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
+	VPERMPS         Z22, Z24, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        64(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z0
+	ADDQ            $0x14, R11
+	ADDQ            $0x00000140, R12
+	DECQ            R13
+	JNZ             blk
+	VEXTRACTF64X4   $0x01, Z0, Y8
+	VEXTRACTF32X4   $0x01, Y0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0x4e, X0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0xb1, X0, X22
+	VADDSS          X22, X0, X0
+	VADDSS          X16, X0, X0
+	VEXTRACTF32X4   $0x01, Y8, X22
+	VADDPS          X22, X8, X8
+	VPERMILPS       $0x4e, X8, X22
+	VADDPS          X22, X8, X8
+	VPERMILPS       $0xb1, X8, X22
+	VADDSS          X22, X8, X8
+	VPERMILPS       $0x01, X16, X22
+	VADDSS          X22, X8, X8
+	CMPQ            acc+56(FP), $0x00
+	JEQ             store
+	VADDSS          (DX), X0, X0
+	VADDSS          (DX)(R10*1), X8, X8
 
 store:
 	VMOVSS X0, (DX)
-	VMOVSS X1, (DX)(R10*1)
+	VMOVSS X8, (DX)(R10*1)
 	ADDQ   $0x04, DX
 	ADDQ   R8, SI
 	DECQ   R14
@@ -5318,104 +5324,90 @@ store:
 	VZEROUPPER
 	RET
 
-// func tileQ4_1r1t3(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// func tileQ4_1r1t3(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 // Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3
-TEXT ·tileQ4_1r1t3(SB), NOSPLIT, $0-72
+TEXT ·tileQ4_1r1t3(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
 	// multiple of 1) and each of 3 tokens t (a group of layout T at x),
 	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
-	// sum); nb > 0; p is scratch for 8·nb float32s.
-	MOVQ      w+0(FP), SI
-	MOVQ      ldw+8(FP), R8
-	MOVQ      x+16(FP), DI
-	MOVQ      y+32(FP), DX
-	MOVQ      ldy+40(FP), R10
-	MOVQ      nrows+48(FP), R14
-	MOVQ      p+64(FP), BX
-	VMOVDQU64 lygf<>+0(SB), Y30
-	LEAQ      (R10)(R10*2), AX
+	// sum); nb > 0.
+	MOVQ            w+0(FP), SI
+	MOVQ            ldw+8(FP), R8
+	MOVQ            x+16(FP), DI
+	MOVQ            y+32(FP), DX
+	MOVQ            ldy+40(FP), R10
+	MOVQ            nrows+48(FP), R14
+	VBROADCASTI64X4 lygf<>+0(SB), Z30
+	VMOVDQU32       lytperm<>+0(SB), Z24
+	VMOVDQU32       lytperm<>+64(SB), Z25
+	LEAQ            (R10)(R10*2), AX
 
 row:
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
 	VXORPS Y16, Y16, Y16
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   BX, CX
 	MOVQ   nb+24(FP), R13
 
-pre:
-	VPBROADCASTW 2(R11), X21
-	VCVTPH2PS    X21, Y21
-	VFMADD231PS  32(R12), Y21, Y16
-	VPBROADCASTW (R11), X22
-	VCVTPH2PS    X22, Y22
-	VMULPS       (R12), Y22, Y22
-	VMOVUPS      Y22, (CX)
-	ADDQ         $0x14, R11
-	ADDQ         $0x00000140, R12
-	ADDQ         $0x20, CX
-	DECQ         R13
-	JNZ          pre
-	MOVQ         SI, R11
-	MOVQ         DI, R12
-	MOVQ         BX, CX
-	MOVQ         nb+24(FP), R13
-
 blk:
-	VBROADCASTI32X4  4(R11), Y20
-	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         64(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST (CX), Y21, Y0
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         96(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 4(CX), Y21, Y1
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         128(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 8(CX), Y21, Y2
-	ADDQ             $0x20, CX
-	ADDQ             $0x14, R11
-	ADDQ             $0x00000140, R12
-	DECQ             R13
-	JNZ              blk
-	VEXTRACTF32X4    $0x01, Y0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0x4e, X0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0xb1, X0, X22
-	VADDSS           X22, X0, X0
-	VADDSS           X16, X0, X0
-	VEXTRACTF32X4    $0x01, Y1, X22
-	VADDPS           X22, X1, X1
-	VPERMILPS        $0x4e, X1, X22
-	VADDPS           X22, X1, X1
-	VPERMILPS        $0xb1, X1, X22
-	VADDSS           X22, X1, X1
-	VPERMILPS        $0x01, X16, X22
-	VADDSS           X22, X1, X1
-	VEXTRACTF32X4    $0x01, Y2, X22
-	VADDPS           X22, X2, X2
-	VPERMILPS        $0x4e, X2, X22
-	VADDPS           X22, X2, X2
-	VPERMILPS        $0xb1, X2, X22
-	VADDSS           X22, X2, X2
-	VPERMILPS        $0x02, X16, X22
-	VADDSS           X22, X2, X2
-	CMPQ             acc+56(FP), $0x00
-	JEQ              store
-	VADDSS           (DX), X0, X0
-	VADDSS           (DX)(R10*1), X1, X1
-	VADDSS           (DX)(R10*2), X2, X2
+	VMOVUPS         (R12), Y18
+	VPBROADCASTW    2(R11), X21
+	VCVTPH2PS       X21, Y21
+	VFMADD231PS     32(R12), Y21, Y16
+	VPBROADCASTW    (R11), X22
+	VCVTPH2PS       X22, Y22
+	VMULPS          Y18, Y22, Y22
+	VBROADCASTI32X4 4(R11), Z20
+	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
+	VPERMPS         Z22, Z24, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        64(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z0
+	VPERMPS         Z22, Z25, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        128(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z1
+	ADDQ            $0x14, R11
+	ADDQ            $0x00000140, R12
+	DECQ            R13
+	JNZ             blk
+	VEXTRACTF64X4   $0x01, Z0, Y8
+	VEXTRACTF32X4   $0x01, Y0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0x4e, X0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0xb1, X0, X22
+	VADDSS          X22, X0, X0
+	VADDSS          X16, X0, X0
+	VEXTRACTF32X4   $0x01, Y8, X22
+	VADDPS          X22, X8, X8
+	VPERMILPS       $0x4e, X8, X22
+	VADDPS          X22, X8, X8
+	VPERMILPS       $0xb1, X8, X22
+	VADDSS          X22, X8, X8
+	VPERMILPS       $0x01, X16, X22
+	VADDSS          X22, X8, X8
+	VEXTRACTF32X4   $0x01, Y1, X22
+	VADDPS          X22, X1, X1
+	VPERMILPS       $0x4e, X1, X22
+	VADDPS          X22, X1, X1
+	VPERMILPS       $0xb1, X1, X22
+	VADDSS          X22, X1, X1
+	VPERMILPS       $0x02, X16, X22
+	VADDSS          X22, X1, X1
+	CMPQ            acc+56(FP), $0x00
+	JEQ             store
+	VADDSS          (DX), X0, X0
+	VADDSS          (DX)(R10*1), X8, X8
+	VADDSS          (DX)(R10*2), X1, X1
 
 store:
 	VMOVSS X0, (DX)
-	VMOVSS X1, (DX)(R10*1)
-	VMOVSS X2, (DX)(R10*2)
+	VMOVSS X8, (DX)(R10*1)
+	VMOVSS X1, (DX)(R10*2)
 	ADDQ   $0x04, DX
 	ADDQ   R8, SI
 	DECQ   R14
@@ -5423,119 +5415,101 @@ store:
 	VZEROUPPER
 	RET
 
-// func tileQ4_1r1t4(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// func tileQ4_1r1t4(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 // Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3
-TEXT ·tileQ4_1r1t4(SB), NOSPLIT, $0-72
+TEXT ·tileQ4_1r1t4(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
 	// multiple of 1) and each of 4 tokens t (a group of layout T at x),
 	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
-	// sum); nb > 0; p is scratch for 8·nb float32s.
-	MOVQ      w+0(FP), SI
-	MOVQ      ldw+8(FP), R8
-	MOVQ      x+16(FP), DI
-	MOVQ      y+32(FP), DX
-	MOVQ      ldy+40(FP), R10
-	MOVQ      nrows+48(FP), R14
-	MOVQ      p+64(FP), BX
-	VMOVDQU64 lygf<>+0(SB), Y30
-	LEAQ      (R10)(R10*2), AX
+	// sum); nb > 0.
+	MOVQ            w+0(FP), SI
+	MOVQ            ldw+8(FP), R8
+	MOVQ            x+16(FP), DI
+	MOVQ            y+32(FP), DX
+	MOVQ            ldy+40(FP), R10
+	MOVQ            nrows+48(FP), R14
+	VBROADCASTI64X4 lygf<>+0(SB), Z30
+	VMOVDQU32       lytperm<>+0(SB), Z24
+	VMOVDQU32       lytperm<>+64(SB), Z25
+	LEAQ            (R10)(R10*2), AX
 
 row:
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
 	VXORPS Y16, Y16, Y16
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   BX, CX
 	MOVQ   nb+24(FP), R13
 
-pre:
-	VPBROADCASTW 2(R11), X21
-	VCVTPH2PS    X21, Y21
-	VFMADD231PS  32(R12), Y21, Y16
-	VPBROADCASTW (R11), X22
-	VCVTPH2PS    X22, Y22
-	VMULPS       (R12), Y22, Y22
-	VMOVUPS      Y22, (CX)
-	ADDQ         $0x14, R11
-	ADDQ         $0x00000140, R12
-	ADDQ         $0x20, CX
-	DECQ         R13
-	JNZ          pre
-	MOVQ         SI, R11
-	MOVQ         DI, R12
-	MOVQ         BX, CX
-	MOVQ         nb+24(FP), R13
-
 blk:
-	VBROADCASTI32X4  4(R11), Y20
-	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         64(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST (CX), Y21, Y0
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         96(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 4(CX), Y21, Y1
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         128(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 8(CX), Y21, Y2
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         160(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 12(CX), Y21, Y3
-	ADDQ             $0x20, CX
-	ADDQ             $0x14, R11
-	ADDQ             $0x00000140, R12
-	DECQ             R13
-	JNZ              blk
-	VEXTRACTF32X4    $0x01, Y0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0x4e, X0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0xb1, X0, X22
-	VADDSS           X22, X0, X0
-	VADDSS           X16, X0, X0
-	VEXTRACTF32X4    $0x01, Y1, X22
-	VADDPS           X22, X1, X1
-	VPERMILPS        $0x4e, X1, X22
-	VADDPS           X22, X1, X1
-	VPERMILPS        $0xb1, X1, X22
-	VADDSS           X22, X1, X1
-	VPERMILPS        $0x01, X16, X22
-	VADDSS           X22, X1, X1
-	VEXTRACTF32X4    $0x01, Y2, X22
-	VADDPS           X22, X2, X2
-	VPERMILPS        $0x4e, X2, X22
-	VADDPS           X22, X2, X2
-	VPERMILPS        $0xb1, X2, X22
-	VADDSS           X22, X2, X2
-	VPERMILPS        $0x02, X16, X22
-	VADDSS           X22, X2, X2
-	VEXTRACTF32X4    $0x01, Y3, X22
-	VADDPS           X22, X3, X3
-	VPERMILPS        $0x4e, X3, X22
-	VADDPS           X22, X3, X3
-	VPERMILPS        $0xb1, X3, X22
-	VADDSS           X22, X3, X3
-	VPERMILPS        $0x03, X16, X22
-	VADDSS           X22, X3, X3
-	CMPQ             acc+56(FP), $0x00
-	JEQ              store
-	VADDSS           (DX), X0, X0
-	VADDSS           (DX)(R10*1), X1, X1
-	VADDSS           (DX)(R10*2), X2, X2
-	VADDSS           (DX)(AX*1), X3, X3
+	VMOVUPS         (R12), Y18
+	VPBROADCASTW    2(R11), X21
+	VCVTPH2PS       X21, Y21
+	VFMADD231PS     32(R12), Y21, Y16
+	VPBROADCASTW    (R11), X22
+	VCVTPH2PS       X22, Y22
+	VMULPS          Y18, Y22, Y22
+	VBROADCASTI32X4 4(R11), Z20
+	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
+	VPERMPS         Z22, Z24, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        64(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z0
+	VPERMPS         Z22, Z25, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        128(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z1
+	ADDQ            $0x14, R11
+	ADDQ            $0x00000140, R12
+	DECQ            R13
+	JNZ             blk
+	VEXTRACTF64X4   $0x01, Z0, Y8
+	VEXTRACTF64X4   $0x01, Z1, Y9
+	VEXTRACTF32X4   $0x01, Y0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0x4e, X0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0xb1, X0, X22
+	VADDSS          X22, X0, X0
+	VADDSS          X16, X0, X0
+	VEXTRACTF32X4   $0x01, Y8, X22
+	VADDPS          X22, X8, X8
+	VPERMILPS       $0x4e, X8, X22
+	VADDPS          X22, X8, X8
+	VPERMILPS       $0xb1, X8, X22
+	VADDSS          X22, X8, X8
+	VPERMILPS       $0x01, X16, X22
+	VADDSS          X22, X8, X8
+	VEXTRACTF32X4   $0x01, Y1, X22
+	VADDPS          X22, X1, X1
+	VPERMILPS       $0x4e, X1, X22
+	VADDPS          X22, X1, X1
+	VPERMILPS       $0xb1, X1, X22
+	VADDSS          X22, X1, X1
+	VPERMILPS       $0x02, X16, X22
+	VADDSS          X22, X1, X1
+	VEXTRACTF32X4   $0x01, Y9, X22
+	VADDPS          X22, X9, X9
+	VPERMILPS       $0x4e, X9, X22
+	VADDPS          X22, X9, X9
+	VPERMILPS       $0xb1, X9, X22
+	VADDSS          X22, X9, X9
+	VPERMILPS       $0x03, X16, X22
+	VADDSS          X22, X9, X9
+	CMPQ            acc+56(FP), $0x00
+	JEQ             store
+	VADDSS          (DX), X0, X0
+	VADDSS          (DX)(R10*1), X8, X8
+	VADDSS          (DX)(R10*2), X1, X1
+	VADDSS          (DX)(AX*1), X9, X9
 
 store:
 	VMOVSS X0, (DX)
-	VMOVSS X1, (DX)(R10*1)
-	VMOVSS X2, (DX)(R10*2)
-	VMOVSS X3, (DX)(AX*1)
+	VMOVSS X8, (DX)(R10*1)
+	VMOVSS X1, (DX)(R10*2)
+	VMOVSS X9, (DX)(AX*1)
 	ADDQ   $0x04, DX
 	ADDQ   R8, SI
 	DECQ   R14
@@ -5543,135 +5517,119 @@ store:
 	VZEROUPPER
 	RET
 
-// func tileQ4_1r1t5(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// func tileQ4_1r1t5(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 // Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3
-TEXT ·tileQ4_1r1t5(SB), NOSPLIT, $0-72
+TEXT ·tileQ4_1r1t5(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
 	// multiple of 1) and each of 5 tokens t (a group of layout T at x),
 	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
-	// sum); nb > 0; p is scratch for 8·nb float32s.
-	MOVQ      w+0(FP), SI
-	MOVQ      ldw+8(FP), R8
-	MOVQ      x+16(FP), DI
-	MOVQ      y+32(FP), DX
-	MOVQ      ldy+40(FP), R10
-	MOVQ      nrows+48(FP), R14
-	MOVQ      p+64(FP), BX
-	VMOVDQU64 lygf<>+0(SB), Y30
-	LEAQ      (R10)(R10*2), AX
+	// sum); nb > 0.
+	MOVQ            w+0(FP), SI
+	MOVQ            ldw+8(FP), R8
+	MOVQ            x+16(FP), DI
+	MOVQ            y+32(FP), DX
+	MOVQ            ldy+40(FP), R10
+	MOVQ            nrows+48(FP), R14
+	VBROADCASTI64X4 lygf<>+0(SB), Z30
+	VMOVDQU32       lytperm<>+0(SB), Z24
+	VMOVDQU32       lytperm<>+64(SB), Z25
+	VMOVDQU32       lytperm<>+128(SB), Z26
+	LEAQ            (R10)(R10*2), AX
 
 row:
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
 	VXORPS Y16, Y16, Y16
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   BX, CX
 	MOVQ   nb+24(FP), R13
 
-pre:
-	VPBROADCASTW 2(R11), X21
-	VCVTPH2PS    X21, Y21
-	VFMADD231PS  32(R12), Y21, Y16
-	VPBROADCASTW (R11), X22
-	VCVTPH2PS    X22, Y22
-	VMULPS       (R12), Y22, Y22
-	VMOVUPS      Y22, (CX)
-	ADDQ         $0x14, R11
-	ADDQ         $0x00000140, R12
-	ADDQ         $0x20, CX
-	DECQ         R13
-	JNZ          pre
-	MOVQ         SI, R11
-	MOVQ         DI, R12
-	MOVQ         BX, CX
-	MOVQ         nb+24(FP), R13
-
 blk:
-	VBROADCASTI32X4  4(R11), Y20
-	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         64(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST (CX), Y21, Y0
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         96(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 4(CX), Y21, Y1
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         128(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 8(CX), Y21, Y2
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         160(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 12(CX), Y21, Y3
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         192(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 16(CX), Y21, Y4
-	ADDQ             $0x20, CX
-	ADDQ             $0x14, R11
-	ADDQ             $0x00000140, R12
-	DECQ             R13
-	JNZ              blk
-	VEXTRACTF32X4    $0x01, Y16, X21
-	VEXTRACTF32X4    $0x01, Y0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0x4e, X0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0xb1, X0, X22
-	VADDSS           X22, X0, X0
-	VADDSS           X16, X0, X0
-	VEXTRACTF32X4    $0x01, Y1, X22
-	VADDPS           X22, X1, X1
-	VPERMILPS        $0x4e, X1, X22
-	VADDPS           X22, X1, X1
-	VPERMILPS        $0xb1, X1, X22
-	VADDSS           X22, X1, X1
-	VPERMILPS        $0x01, X16, X22
-	VADDSS           X22, X1, X1
-	VEXTRACTF32X4    $0x01, Y2, X22
-	VADDPS           X22, X2, X2
-	VPERMILPS        $0x4e, X2, X22
-	VADDPS           X22, X2, X2
-	VPERMILPS        $0xb1, X2, X22
-	VADDSS           X22, X2, X2
-	VPERMILPS        $0x02, X16, X22
-	VADDSS           X22, X2, X2
-	VEXTRACTF32X4    $0x01, Y3, X22
-	VADDPS           X22, X3, X3
-	VPERMILPS        $0x4e, X3, X22
-	VADDPS           X22, X3, X3
-	VPERMILPS        $0xb1, X3, X22
-	VADDSS           X22, X3, X3
-	VPERMILPS        $0x03, X16, X22
-	VADDSS           X22, X3, X3
-	VEXTRACTF32X4    $0x01, Y4, X22
-	VADDPS           X22, X4, X4
-	VPERMILPS        $0x4e, X4, X22
-	VADDPS           X22, X4, X4
-	VPERMILPS        $0xb1, X4, X22
-	VADDSS           X22, X4, X4
-	VADDSS           X21, X4, X4
-	LEAQ             (DX)(R10*4), R13
-	CMPQ             acc+56(FP), $0x00
-	JEQ              store
-	VADDSS           (DX), X0, X0
-	VADDSS           (DX)(R10*1), X1, X1
-	VADDSS           (DX)(R10*2), X2, X2
-	VADDSS           (DX)(AX*1), X3, X3
-	VADDSS           (R13), X4, X4
+	VMOVUPS         (R12), Y18
+	VPBROADCASTW    2(R11), X21
+	VCVTPH2PS       X21, Y21
+	VFMADD231PS     32(R12), Y21, Y16
+	VPBROADCASTW    (R11), X22
+	VCVTPH2PS       X22, Y22
+	VMULPS          Y18, Y22, Y22
+	VBROADCASTI32X4 4(R11), Z20
+	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
+	VPERMPS         Z22, Z24, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        64(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z0
+	VPERMPS         Z22, Z25, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        128(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z1
+	VPERMPS         Z22, Z26, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        192(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z2
+	ADDQ            $0x14, R11
+	ADDQ            $0x00000140, R12
+	DECQ            R13
+	JNZ             blk
+	VEXTRACTF64X4   $0x01, Z0, Y8
+	VEXTRACTF64X4   $0x01, Z1, Y9
+	VEXTRACTF32X4   $0x01, Y16, X21
+	VEXTRACTF32X4   $0x01, Y0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0x4e, X0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0xb1, X0, X22
+	VADDSS          X22, X0, X0
+	VADDSS          X16, X0, X0
+	VEXTRACTF32X4   $0x01, Y8, X22
+	VADDPS          X22, X8, X8
+	VPERMILPS       $0x4e, X8, X22
+	VADDPS          X22, X8, X8
+	VPERMILPS       $0xb1, X8, X22
+	VADDSS          X22, X8, X8
+	VPERMILPS       $0x01, X16, X22
+	VADDSS          X22, X8, X8
+	VEXTRACTF32X4   $0x01, Y1, X22
+	VADDPS          X22, X1, X1
+	VPERMILPS       $0x4e, X1, X22
+	VADDPS          X22, X1, X1
+	VPERMILPS       $0xb1, X1, X22
+	VADDSS          X22, X1, X1
+	VPERMILPS       $0x02, X16, X22
+	VADDSS          X22, X1, X1
+	VEXTRACTF32X4   $0x01, Y9, X22
+	VADDPS          X22, X9, X9
+	VPERMILPS       $0x4e, X9, X22
+	VADDPS          X22, X9, X9
+	VPERMILPS       $0xb1, X9, X22
+	VADDSS          X22, X9, X9
+	VPERMILPS       $0x03, X16, X22
+	VADDSS          X22, X9, X9
+	VEXTRACTF32X4   $0x01, Y2, X22
+	VADDPS          X22, X2, X2
+	VPERMILPS       $0x4e, X2, X22
+	VADDPS          X22, X2, X2
+	VPERMILPS       $0xb1, X2, X22
+	VADDSS          X22, X2, X2
+	VADDSS          X21, X2, X2
+	LEAQ            (DX)(R10*4), R13
+	CMPQ            acc+56(FP), $0x00
+	JEQ             store
+	VADDSS          (DX), X0, X0
+	VADDSS          (DX)(R10*1), X8, X8
+	VADDSS          (DX)(R10*2), X1, X1
+	VADDSS          (DX)(AX*1), X9, X9
+	VADDSS          (R13), X2, X2
 
 store:
 	VMOVSS X0, (DX)
-	VMOVSS X1, (DX)(R10*1)
-	VMOVSS X2, (DX)(R10*2)
-	VMOVSS X3, (DX)(AX*1)
-	VMOVSS X4, (R13)
+	VMOVSS X8, (DX)(R10*1)
+	VMOVSS X1, (DX)(R10*2)
+	VMOVSS X9, (DX)(AX*1)
+	VMOVSS X2, (R13)
 	ADDQ   $0x04, DX
 	ADDQ   R8, SI
 	DECQ   R14
@@ -5679,150 +5637,130 @@ store:
 	VZEROUPPER
 	RET
 
-// func tileQ4_1r1t6(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// func tileQ4_1r1t6(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 // Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3
-TEXT ·tileQ4_1r1t6(SB), NOSPLIT, $0-72
+TEXT ·tileQ4_1r1t6(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
 	// multiple of 1) and each of 6 tokens t (a group of layout T at x),
 	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
-	// sum); nb > 0; p is scratch for 8·nb float32s.
-	MOVQ      w+0(FP), SI
-	MOVQ      ldw+8(FP), R8
-	MOVQ      x+16(FP), DI
-	MOVQ      y+32(FP), DX
-	MOVQ      ldy+40(FP), R10
-	MOVQ      nrows+48(FP), R14
-	MOVQ      p+64(FP), BX
-	VMOVDQU64 lygf<>+0(SB), Y30
-	LEAQ      (R10)(R10*2), AX
+	// sum); nb > 0.
+	MOVQ            w+0(FP), SI
+	MOVQ            ldw+8(FP), R8
+	MOVQ            x+16(FP), DI
+	MOVQ            y+32(FP), DX
+	MOVQ            ldy+40(FP), R10
+	MOVQ            nrows+48(FP), R14
+	VBROADCASTI64X4 lygf<>+0(SB), Z30
+	VMOVDQU32       lytperm<>+0(SB), Z24
+	VMOVDQU32       lytperm<>+64(SB), Z25
+	VMOVDQU32       lytperm<>+128(SB), Z26
+	LEAQ            (R10)(R10*2), AX
 
 row:
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
 	VXORPS Y16, Y16, Y16
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   BX, CX
 	MOVQ   nb+24(FP), R13
 
-pre:
-	VPBROADCASTW 2(R11), X21
-	VCVTPH2PS    X21, Y21
-	VFMADD231PS  32(R12), Y21, Y16
-	VPBROADCASTW (R11), X22
-	VCVTPH2PS    X22, Y22
-	VMULPS       (R12), Y22, Y22
-	VMOVUPS      Y22, (CX)
-	ADDQ         $0x14, R11
-	ADDQ         $0x00000140, R12
-	ADDQ         $0x20, CX
-	DECQ         R13
-	JNZ          pre
-	MOVQ         SI, R11
-	MOVQ         DI, R12
-	MOVQ         BX, CX
-	MOVQ         nb+24(FP), R13
-
 blk:
-	VBROADCASTI32X4  4(R11), Y20
-	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         64(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST (CX), Y21, Y0
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         96(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 4(CX), Y21, Y1
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         128(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 8(CX), Y21, Y2
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         160(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 12(CX), Y21, Y3
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         192(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 16(CX), Y21, Y4
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         224(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 20(CX), Y21, Y5
-	ADDQ             $0x20, CX
-	ADDQ             $0x14, R11
-	ADDQ             $0x00000140, R12
-	DECQ             R13
-	JNZ              blk
-	VEXTRACTF32X4    $0x01, Y16, X21
-	VEXTRACTF32X4    $0x01, Y0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0x4e, X0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0xb1, X0, X22
-	VADDSS           X22, X0, X0
-	VADDSS           X16, X0, X0
-	VEXTRACTF32X4    $0x01, Y1, X22
-	VADDPS           X22, X1, X1
-	VPERMILPS        $0x4e, X1, X22
-	VADDPS           X22, X1, X1
-	VPERMILPS        $0xb1, X1, X22
-	VADDSS           X22, X1, X1
-	VPERMILPS        $0x01, X16, X22
-	VADDSS           X22, X1, X1
-	VEXTRACTF32X4    $0x01, Y2, X22
-	VADDPS           X22, X2, X2
-	VPERMILPS        $0x4e, X2, X22
-	VADDPS           X22, X2, X2
-	VPERMILPS        $0xb1, X2, X22
-	VADDSS           X22, X2, X2
-	VPERMILPS        $0x02, X16, X22
-	VADDSS           X22, X2, X2
-	VEXTRACTF32X4    $0x01, Y3, X22
-	VADDPS           X22, X3, X3
-	VPERMILPS        $0x4e, X3, X22
-	VADDPS           X22, X3, X3
-	VPERMILPS        $0xb1, X3, X22
-	VADDSS           X22, X3, X3
-	VPERMILPS        $0x03, X16, X22
-	VADDSS           X22, X3, X3
-	VEXTRACTF32X4    $0x01, Y4, X22
-	VADDPS           X22, X4, X4
-	VPERMILPS        $0x4e, X4, X22
-	VADDPS           X22, X4, X4
-	VPERMILPS        $0xb1, X4, X22
-	VADDSS           X22, X4, X4
-	VADDSS           X21, X4, X4
-	VEXTRACTF32X4    $0x01, Y5, X22
-	VADDPS           X22, X5, X5
-	VPERMILPS        $0x4e, X5, X22
-	VADDPS           X22, X5, X5
-	VPERMILPS        $0xb1, X5, X22
-	VADDSS           X22, X5, X5
-	VPERMILPS        $0x01, X21, X22
-	VADDSS           X22, X5, X5
-	LEAQ             (DX)(R10*4), R13
-	CMPQ             acc+56(FP), $0x00
-	JEQ              store
-	VADDSS           (DX), X0, X0
-	VADDSS           (DX)(R10*1), X1, X1
-	VADDSS           (DX)(R10*2), X2, X2
-	VADDSS           (DX)(AX*1), X3, X3
-	VADDSS           (R13), X4, X4
-	VADDSS           (R13)(R10*1), X5, X5
+	VMOVUPS         (R12), Y18
+	VPBROADCASTW    2(R11), X21
+	VCVTPH2PS       X21, Y21
+	VFMADD231PS     32(R12), Y21, Y16
+	VPBROADCASTW    (R11), X22
+	VCVTPH2PS       X22, Y22
+	VMULPS          Y18, Y22, Y22
+	VBROADCASTI32X4 4(R11), Z20
+	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
+	VPERMPS         Z22, Z24, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        64(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z0
+	VPERMPS         Z22, Z25, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        128(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z1
+	VPERMPS         Z22, Z26, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        192(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z2
+	ADDQ            $0x14, R11
+	ADDQ            $0x00000140, R12
+	DECQ            R13
+	JNZ             blk
+	VEXTRACTF64X4   $0x01, Z0, Y8
+	VEXTRACTF64X4   $0x01, Z1, Y9
+	VEXTRACTF64X4   $0x01, Z2, Y10
+	VEXTRACTF32X4   $0x01, Y16, X21
+	VEXTRACTF32X4   $0x01, Y0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0x4e, X0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0xb1, X0, X22
+	VADDSS          X22, X0, X0
+	VADDSS          X16, X0, X0
+	VEXTRACTF32X4   $0x01, Y8, X22
+	VADDPS          X22, X8, X8
+	VPERMILPS       $0x4e, X8, X22
+	VADDPS          X22, X8, X8
+	VPERMILPS       $0xb1, X8, X22
+	VADDSS          X22, X8, X8
+	VPERMILPS       $0x01, X16, X22
+	VADDSS          X22, X8, X8
+	VEXTRACTF32X4   $0x01, Y1, X22
+	VADDPS          X22, X1, X1
+	VPERMILPS       $0x4e, X1, X22
+	VADDPS          X22, X1, X1
+	VPERMILPS       $0xb1, X1, X22
+	VADDSS          X22, X1, X1
+	VPERMILPS       $0x02, X16, X22
+	VADDSS          X22, X1, X1
+	VEXTRACTF32X4   $0x01, Y9, X22
+	VADDPS          X22, X9, X9
+	VPERMILPS       $0x4e, X9, X22
+	VADDPS          X22, X9, X9
+	VPERMILPS       $0xb1, X9, X22
+	VADDSS          X22, X9, X9
+	VPERMILPS       $0x03, X16, X22
+	VADDSS          X22, X9, X9
+	VEXTRACTF32X4   $0x01, Y2, X22
+	VADDPS          X22, X2, X2
+	VPERMILPS       $0x4e, X2, X22
+	VADDPS          X22, X2, X2
+	VPERMILPS       $0xb1, X2, X22
+	VADDSS          X22, X2, X2
+	VADDSS          X21, X2, X2
+	VEXTRACTF32X4   $0x01, Y10, X22
+	VADDPS          X22, X10, X10
+	VPERMILPS       $0x4e, X10, X22
+	VADDPS          X22, X10, X10
+	VPERMILPS       $0xb1, X10, X22
+	VADDSS          X22, X10, X10
+	VPERMILPS       $0x01, X21, X22
+	VADDSS          X22, X10, X10
+	LEAQ            (DX)(R10*4), R13
+	CMPQ            acc+56(FP), $0x00
+	JEQ             store
+	VADDSS          (DX), X0, X0
+	VADDSS          (DX)(R10*1), X8, X8
+	VADDSS          (DX)(R10*2), X1, X1
+	VADDSS          (DX)(AX*1), X9, X9
+	VADDSS          (R13), X2, X2
+	VADDSS          (R13)(R10*1), X10, X10
 
 store:
 	VMOVSS X0, (DX)
-	VMOVSS X1, (DX)(R10*1)
-	VMOVSS X2, (DX)(R10*2)
-	VMOVSS X3, (DX)(AX*1)
-	VMOVSS X4, (R13)
-	VMOVSS X5, (R13)(R10*1)
+	VMOVSS X8, (DX)(R10*1)
+	VMOVSS X1, (DX)(R10*2)
+	VMOVSS X9, (DX)(AX*1)
+	VMOVSS X2, (R13)
+	VMOVSS X10, (R13)(R10*1)
 	ADDQ   $0x04, DX
 	ADDQ   R8, SI
 	DECQ   R14
@@ -5830,165 +5768,147 @@ store:
 	VZEROUPPER
 	RET
 
-// func tileQ4_1r1t7(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// func tileQ4_1r1t7(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 // Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3
-TEXT ·tileQ4_1r1t7(SB), NOSPLIT, $0-72
+TEXT ·tileQ4_1r1t7(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
 	// multiple of 1) and each of 7 tokens t (a group of layout T at x),
 	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
-	// sum); nb > 0; p is scratch for 8·nb float32s.
-	MOVQ      w+0(FP), SI
-	MOVQ      ldw+8(FP), R8
-	MOVQ      x+16(FP), DI
-	MOVQ      y+32(FP), DX
-	MOVQ      ldy+40(FP), R10
-	MOVQ      nrows+48(FP), R14
-	MOVQ      p+64(FP), BX
-	VMOVDQU64 lygf<>+0(SB), Y30
-	LEAQ      (R10)(R10*2), AX
+	// sum); nb > 0.
+	MOVQ            w+0(FP), SI
+	MOVQ            ldw+8(FP), R8
+	MOVQ            x+16(FP), DI
+	MOVQ            y+32(FP), DX
+	MOVQ            ldy+40(FP), R10
+	MOVQ            nrows+48(FP), R14
+	VBROADCASTI64X4 lygf<>+0(SB), Z30
+	VMOVDQU32       lytperm<>+0(SB), Z24
+	VMOVDQU32       lytperm<>+64(SB), Z25
+	VMOVDQU32       lytperm<>+128(SB), Z26
+	VMOVDQU32       lytperm<>+192(SB), Z27
+	LEAQ            (R10)(R10*2), AX
 
 row:
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
 	VXORPS Y16, Y16, Y16
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   BX, CX
 	MOVQ   nb+24(FP), R13
 
-pre:
-	VPBROADCASTW 2(R11), X21
-	VCVTPH2PS    X21, Y21
-	VFMADD231PS  32(R12), Y21, Y16
-	VPBROADCASTW (R11), X22
-	VCVTPH2PS    X22, Y22
-	VMULPS       (R12), Y22, Y22
-	VMOVUPS      Y22, (CX)
-	ADDQ         $0x14, R11
-	ADDQ         $0x00000140, R12
-	ADDQ         $0x20, CX
-	DECQ         R13
-	JNZ          pre
-	MOVQ         SI, R11
-	MOVQ         DI, R12
-	MOVQ         BX, CX
-	MOVQ         nb+24(FP), R13
-
 blk:
-	VBROADCASTI32X4  4(R11), Y20
-	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         64(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST (CX), Y21, Y0
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         96(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 4(CX), Y21, Y1
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         128(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 8(CX), Y21, Y2
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         160(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 12(CX), Y21, Y3
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         192(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 16(CX), Y21, Y4
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         224(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 20(CX), Y21, Y5
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         256(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 24(CX), Y21, Y6
-	ADDQ             $0x20, CX
-	ADDQ             $0x14, R11
-	ADDQ             $0x00000140, R12
-	DECQ             R13
-	JNZ              blk
-	VEXTRACTF32X4    $0x01, Y16, X21
-	VEXTRACTF32X4    $0x01, Y0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0x4e, X0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0xb1, X0, X22
-	VADDSS           X22, X0, X0
-	VADDSS           X16, X0, X0
-	VEXTRACTF32X4    $0x01, Y1, X22
-	VADDPS           X22, X1, X1
-	VPERMILPS        $0x4e, X1, X22
-	VADDPS           X22, X1, X1
-	VPERMILPS        $0xb1, X1, X22
-	VADDSS           X22, X1, X1
-	VPERMILPS        $0x01, X16, X22
-	VADDSS           X22, X1, X1
-	VEXTRACTF32X4    $0x01, Y2, X22
-	VADDPS           X22, X2, X2
-	VPERMILPS        $0x4e, X2, X22
-	VADDPS           X22, X2, X2
-	VPERMILPS        $0xb1, X2, X22
-	VADDSS           X22, X2, X2
-	VPERMILPS        $0x02, X16, X22
-	VADDSS           X22, X2, X2
-	VEXTRACTF32X4    $0x01, Y3, X22
-	VADDPS           X22, X3, X3
-	VPERMILPS        $0x4e, X3, X22
-	VADDPS           X22, X3, X3
-	VPERMILPS        $0xb1, X3, X22
-	VADDSS           X22, X3, X3
-	VPERMILPS        $0x03, X16, X22
-	VADDSS           X22, X3, X3
-	VEXTRACTF32X4    $0x01, Y4, X22
-	VADDPS           X22, X4, X4
-	VPERMILPS        $0x4e, X4, X22
-	VADDPS           X22, X4, X4
-	VPERMILPS        $0xb1, X4, X22
-	VADDSS           X22, X4, X4
-	VADDSS           X21, X4, X4
-	VEXTRACTF32X4    $0x01, Y5, X22
-	VADDPS           X22, X5, X5
-	VPERMILPS        $0x4e, X5, X22
-	VADDPS           X22, X5, X5
-	VPERMILPS        $0xb1, X5, X22
-	VADDSS           X22, X5, X5
-	VPERMILPS        $0x01, X21, X22
-	VADDSS           X22, X5, X5
-	VEXTRACTF32X4    $0x01, Y6, X22
-	VADDPS           X22, X6, X6
-	VPERMILPS        $0x4e, X6, X22
-	VADDPS           X22, X6, X6
-	VPERMILPS        $0xb1, X6, X22
-	VADDSS           X22, X6, X6
-	VPERMILPS        $0x02, X21, X22
-	VADDSS           X22, X6, X6
-	LEAQ             (DX)(R10*4), R13
-	CMPQ             acc+56(FP), $0x00
-	JEQ              store
-	VADDSS           (DX), X0, X0
-	VADDSS           (DX)(R10*1), X1, X1
-	VADDSS           (DX)(R10*2), X2, X2
-	VADDSS           (DX)(AX*1), X3, X3
-	VADDSS           (R13), X4, X4
-	VADDSS           (R13)(R10*1), X5, X5
-	VADDSS           (R13)(R10*2), X6, X6
+	VMOVUPS         (R12), Y18
+	VPBROADCASTW    2(R11), X21
+	VCVTPH2PS       X21, Y21
+	VFMADD231PS     32(R12), Y21, Y16
+	VPBROADCASTW    (R11), X22
+	VCVTPH2PS       X22, Y22
+	VMULPS          Y18, Y22, Y22
+	VBROADCASTI32X4 4(R11), Z20
+	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
+	VPERMPS         Z22, Z24, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        64(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z0
+	VPERMPS         Z22, Z25, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        128(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z1
+	VPERMPS         Z22, Z26, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        192(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z2
+	VPERMPS         Z22, Z27, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        256(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z3
+	ADDQ            $0x14, R11
+	ADDQ            $0x00000140, R12
+	DECQ            R13
+	JNZ             blk
+	VEXTRACTF64X4   $0x01, Z0, Y8
+	VEXTRACTF64X4   $0x01, Z1, Y9
+	VEXTRACTF64X4   $0x01, Z2, Y10
+	VEXTRACTF32X4   $0x01, Y16, X21
+	VEXTRACTF32X4   $0x01, Y0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0x4e, X0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0xb1, X0, X22
+	VADDSS          X22, X0, X0
+	VADDSS          X16, X0, X0
+	VEXTRACTF32X4   $0x01, Y8, X22
+	VADDPS          X22, X8, X8
+	VPERMILPS       $0x4e, X8, X22
+	VADDPS          X22, X8, X8
+	VPERMILPS       $0xb1, X8, X22
+	VADDSS          X22, X8, X8
+	VPERMILPS       $0x01, X16, X22
+	VADDSS          X22, X8, X8
+	VEXTRACTF32X4   $0x01, Y1, X22
+	VADDPS          X22, X1, X1
+	VPERMILPS       $0x4e, X1, X22
+	VADDPS          X22, X1, X1
+	VPERMILPS       $0xb1, X1, X22
+	VADDSS          X22, X1, X1
+	VPERMILPS       $0x02, X16, X22
+	VADDSS          X22, X1, X1
+	VEXTRACTF32X4   $0x01, Y9, X22
+	VADDPS          X22, X9, X9
+	VPERMILPS       $0x4e, X9, X22
+	VADDPS          X22, X9, X9
+	VPERMILPS       $0xb1, X9, X22
+	VADDSS          X22, X9, X9
+	VPERMILPS       $0x03, X16, X22
+	VADDSS          X22, X9, X9
+	VEXTRACTF32X4   $0x01, Y2, X22
+	VADDPS          X22, X2, X2
+	VPERMILPS       $0x4e, X2, X22
+	VADDPS          X22, X2, X2
+	VPERMILPS       $0xb1, X2, X22
+	VADDSS          X22, X2, X2
+	VADDSS          X21, X2, X2
+	VEXTRACTF32X4   $0x01, Y10, X22
+	VADDPS          X22, X10, X10
+	VPERMILPS       $0x4e, X10, X22
+	VADDPS          X22, X10, X10
+	VPERMILPS       $0xb1, X10, X22
+	VADDSS          X22, X10, X10
+	VPERMILPS       $0x01, X21, X22
+	VADDSS          X22, X10, X10
+	VEXTRACTF32X4   $0x01, Y3, X22
+	VADDPS          X22, X3, X3
+	VPERMILPS       $0x4e, X3, X22
+	VADDPS          X22, X3, X3
+	VPERMILPS       $0xb1, X3, X22
+	VADDSS          X22, X3, X3
+	VPERMILPS       $0x02, X21, X22
+	VADDSS          X22, X3, X3
+	LEAQ            (DX)(R10*4), R13
+	CMPQ            acc+56(FP), $0x00
+	JEQ             store
+	VADDSS          (DX), X0, X0
+	VADDSS          (DX)(R10*1), X8, X8
+	VADDSS          (DX)(R10*2), X1, X1
+	VADDSS          (DX)(AX*1), X9, X9
+	VADDSS          (R13), X2, X2
+	VADDSS          (R13)(R10*1), X10, X10
+	VADDSS          (R13)(R10*2), X3, X3
 
 store:
 	VMOVSS X0, (DX)
-	VMOVSS X1, (DX)(R10*1)
-	VMOVSS X2, (DX)(R10*2)
-	VMOVSS X3, (DX)(AX*1)
-	VMOVSS X4, (R13)
-	VMOVSS X5, (R13)(R10*1)
-	VMOVSS X6, (R13)(R10*2)
+	VMOVSS X8, (DX)(R10*1)
+	VMOVSS X1, (DX)(R10*2)
+	VMOVSS X9, (DX)(AX*1)
+	VMOVSS X2, (R13)
+	VMOVSS X10, (R13)(R10*1)
+	VMOVSS X3, (R13)(R10*2)
 	ADDQ   $0x04, DX
 	ADDQ   R8, SI
 	DECQ   R14
@@ -5996,180 +5916,158 @@ store:
 	VZEROUPPER
 	RET
 
-// func tileQ4_1r1t8(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// func tileQ4_1r1t8(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 // Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3
-TEXT ·tileQ4_1r1t8(SB), NOSPLIT, $0-72
+TEXT ·tileQ4_1r1t8(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
 	// multiple of 1) and each of 8 tokens t (a group of layout T at x),
 	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
-	// sum); nb > 0; p is scratch for 8·nb float32s.
-	MOVQ      w+0(FP), SI
-	MOVQ      ldw+8(FP), R8
-	MOVQ      x+16(FP), DI
-	MOVQ      y+32(FP), DX
-	MOVQ      ldy+40(FP), R10
-	MOVQ      nrows+48(FP), R14
-	MOVQ      p+64(FP), BX
-	VMOVDQU64 lygf<>+0(SB), Y30
-	LEAQ      (R10)(R10*2), AX
+	// sum); nb > 0.
+	MOVQ            w+0(FP), SI
+	MOVQ            ldw+8(FP), R8
+	MOVQ            x+16(FP), DI
+	MOVQ            y+32(FP), DX
+	MOVQ            ldy+40(FP), R10
+	MOVQ            nrows+48(FP), R14
+	VBROADCASTI64X4 lygf<>+0(SB), Z30
+	VMOVDQU32       lytperm<>+0(SB), Z24
+	VMOVDQU32       lytperm<>+64(SB), Z25
+	VMOVDQU32       lytperm<>+128(SB), Z26
+	VMOVDQU32       lytperm<>+192(SB), Z27
+	LEAQ            (R10)(R10*2), AX
 
 row:
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
 	VXORPS Y16, Y16, Y16
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   BX, CX
 	MOVQ   nb+24(FP), R13
 
-pre:
-	VPBROADCASTW 2(R11), X21
-	VCVTPH2PS    X21, Y21
-	VFMADD231PS  32(R12), Y21, Y16
-	VPBROADCASTW (R11), X22
-	VCVTPH2PS    X22, Y22
-	VMULPS       (R12), Y22, Y22
-	VMOVUPS      Y22, (CX)
-	ADDQ         $0x14, R11
-	ADDQ         $0x00000140, R12
-	ADDQ         $0x20, CX
-	DECQ         R13
-	JNZ          pre
-	MOVQ         SI, R11
-	MOVQ         DI, R12
-	MOVQ         BX, CX
-	MOVQ         nb+24(FP), R13
-
 blk:
-	VBROADCASTI32X4  4(R11), Y20
-	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         64(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST (CX), Y21, Y0
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         96(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 4(CX), Y21, Y1
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         128(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 8(CX), Y21, Y2
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         160(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 12(CX), Y21, Y3
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         192(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 16(CX), Y21, Y4
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         224(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 20(CX), Y21, Y5
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         256(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 24(CX), Y21, Y6
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         288(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 28(CX), Y21, Y7
-	ADDQ             $0x20, CX
-	ADDQ             $0x14, R11
-	ADDQ             $0x00000140, R12
-	DECQ             R13
-	JNZ              blk
-	VEXTRACTF32X4    $0x01, Y16, X21
-	VEXTRACTF32X4    $0x01, Y0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0x4e, X0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0xb1, X0, X22
-	VADDSS           X22, X0, X0
-	VADDSS           X16, X0, X0
-	VEXTRACTF32X4    $0x01, Y1, X22
-	VADDPS           X22, X1, X1
-	VPERMILPS        $0x4e, X1, X22
-	VADDPS           X22, X1, X1
-	VPERMILPS        $0xb1, X1, X22
-	VADDSS           X22, X1, X1
-	VPERMILPS        $0x01, X16, X22
-	VADDSS           X22, X1, X1
-	VEXTRACTF32X4    $0x01, Y2, X22
-	VADDPS           X22, X2, X2
-	VPERMILPS        $0x4e, X2, X22
-	VADDPS           X22, X2, X2
-	VPERMILPS        $0xb1, X2, X22
-	VADDSS           X22, X2, X2
-	VPERMILPS        $0x02, X16, X22
-	VADDSS           X22, X2, X2
-	VEXTRACTF32X4    $0x01, Y3, X22
-	VADDPS           X22, X3, X3
-	VPERMILPS        $0x4e, X3, X22
-	VADDPS           X22, X3, X3
-	VPERMILPS        $0xb1, X3, X22
-	VADDSS           X22, X3, X3
-	VPERMILPS        $0x03, X16, X22
-	VADDSS           X22, X3, X3
-	VEXTRACTF32X4    $0x01, Y4, X22
-	VADDPS           X22, X4, X4
-	VPERMILPS        $0x4e, X4, X22
-	VADDPS           X22, X4, X4
-	VPERMILPS        $0xb1, X4, X22
-	VADDSS           X22, X4, X4
-	VADDSS           X21, X4, X4
-	VEXTRACTF32X4    $0x01, Y5, X22
-	VADDPS           X22, X5, X5
-	VPERMILPS        $0x4e, X5, X22
-	VADDPS           X22, X5, X5
-	VPERMILPS        $0xb1, X5, X22
-	VADDSS           X22, X5, X5
-	VPERMILPS        $0x01, X21, X22
-	VADDSS           X22, X5, X5
-	VEXTRACTF32X4    $0x01, Y6, X22
-	VADDPS           X22, X6, X6
-	VPERMILPS        $0x4e, X6, X22
-	VADDPS           X22, X6, X6
-	VPERMILPS        $0xb1, X6, X22
-	VADDSS           X22, X6, X6
-	VPERMILPS        $0x02, X21, X22
-	VADDSS           X22, X6, X6
-	VEXTRACTF32X4    $0x01, Y7, X22
-	VADDPS           X22, X7, X7
-	VPERMILPS        $0x4e, X7, X22
-	VADDPS           X22, X7, X7
-	VPERMILPS        $0xb1, X7, X22
-	VADDSS           X22, X7, X7
-	VPERMILPS        $0x03, X21, X22
-	VADDSS           X22, X7, X7
-	LEAQ             (DX)(R10*4), R13
-	CMPQ             acc+56(FP), $0x00
-	JEQ              store
-	VADDSS           (DX), X0, X0
-	VADDSS           (DX)(R10*1), X1, X1
-	VADDSS           (DX)(R10*2), X2, X2
-	VADDSS           (DX)(AX*1), X3, X3
-	VADDSS           (R13), X4, X4
-	VADDSS           (R13)(R10*1), X5, X5
-	VADDSS           (R13)(R10*2), X6, X6
-	VADDSS           (R13)(AX*1), X7, X7
+	VMOVUPS         (R12), Y18
+	VPBROADCASTW    2(R11), X21
+	VCVTPH2PS       X21, Y21
+	VFMADD231PS     32(R12), Y21, Y16
+	VPBROADCASTW    (R11), X22
+	VCVTPH2PS       X22, Y22
+	VMULPS          Y18, Y22, Y22
+	VBROADCASTI32X4 4(R11), Z20
+	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
+	VPERMPS         Z22, Z24, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        64(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z0
+	VPERMPS         Z22, Z25, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        128(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z1
+	VPERMPS         Z22, Z26, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        192(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z2
+	VPERMPS         Z22, Z27, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        256(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z3
+	ADDQ            $0x14, R11
+	ADDQ            $0x00000140, R12
+	DECQ            R13
+	JNZ             blk
+	VEXTRACTF64X4   $0x01, Z0, Y8
+	VEXTRACTF64X4   $0x01, Z1, Y9
+	VEXTRACTF64X4   $0x01, Z2, Y10
+	VEXTRACTF64X4   $0x01, Z3, Y11
+	VEXTRACTF32X4   $0x01, Y16, X21
+	VEXTRACTF32X4   $0x01, Y0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0x4e, X0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0xb1, X0, X22
+	VADDSS          X22, X0, X0
+	VADDSS          X16, X0, X0
+	VEXTRACTF32X4   $0x01, Y8, X22
+	VADDPS          X22, X8, X8
+	VPERMILPS       $0x4e, X8, X22
+	VADDPS          X22, X8, X8
+	VPERMILPS       $0xb1, X8, X22
+	VADDSS          X22, X8, X8
+	VPERMILPS       $0x01, X16, X22
+	VADDSS          X22, X8, X8
+	VEXTRACTF32X4   $0x01, Y1, X22
+	VADDPS          X22, X1, X1
+	VPERMILPS       $0x4e, X1, X22
+	VADDPS          X22, X1, X1
+	VPERMILPS       $0xb1, X1, X22
+	VADDSS          X22, X1, X1
+	VPERMILPS       $0x02, X16, X22
+	VADDSS          X22, X1, X1
+	VEXTRACTF32X4   $0x01, Y9, X22
+	VADDPS          X22, X9, X9
+	VPERMILPS       $0x4e, X9, X22
+	VADDPS          X22, X9, X9
+	VPERMILPS       $0xb1, X9, X22
+	VADDSS          X22, X9, X9
+	VPERMILPS       $0x03, X16, X22
+	VADDSS          X22, X9, X9
+	VEXTRACTF32X4   $0x01, Y2, X22
+	VADDPS          X22, X2, X2
+	VPERMILPS       $0x4e, X2, X22
+	VADDPS          X22, X2, X2
+	VPERMILPS       $0xb1, X2, X22
+	VADDSS          X22, X2, X2
+	VADDSS          X21, X2, X2
+	VEXTRACTF32X4   $0x01, Y10, X22
+	VADDPS          X22, X10, X10
+	VPERMILPS       $0x4e, X10, X22
+	VADDPS          X22, X10, X10
+	VPERMILPS       $0xb1, X10, X22
+	VADDSS          X22, X10, X10
+	VPERMILPS       $0x01, X21, X22
+	VADDSS          X22, X10, X10
+	VEXTRACTF32X4   $0x01, Y3, X22
+	VADDPS          X22, X3, X3
+	VPERMILPS       $0x4e, X3, X22
+	VADDPS          X22, X3, X3
+	VPERMILPS       $0xb1, X3, X22
+	VADDSS          X22, X3, X3
+	VPERMILPS       $0x02, X21, X22
+	VADDSS          X22, X3, X3
+	VEXTRACTF32X4   $0x01, Y11, X22
+	VADDPS          X22, X11, X11
+	VPERMILPS       $0x4e, X11, X22
+	VADDPS          X22, X11, X11
+	VPERMILPS       $0xb1, X11, X22
+	VADDSS          X22, X11, X11
+	VPERMILPS       $0x03, X21, X22
+	VADDSS          X22, X11, X11
+	LEAQ            (DX)(R10*4), R13
+	CMPQ            acc+56(FP), $0x00
+	JEQ             store
+	VADDSS          (DX), X0, X0
+	VADDSS          (DX)(R10*1), X8, X8
+	VADDSS          (DX)(R10*2), X1, X1
+	VADDSS          (DX)(AX*1), X9, X9
+	VADDSS          (R13), X2, X2
+	VADDSS          (R13)(R10*1), X10, X10
+	VADDSS          (R13)(R10*2), X3, X3
+	VADDSS          (R13)(AX*1), X11, X11
 
 store:
 	VMOVSS X0, (DX)
-	VMOVSS X1, (DX)(R10*1)
-	VMOVSS X2, (DX)(R10*2)
-	VMOVSS X3, (DX)(AX*1)
-	VMOVSS X4, (R13)
-	VMOVSS X5, (R13)(R10*1)
-	VMOVSS X6, (R13)(R10*2)
-	VMOVSS X7, (R13)(AX*1)
+	VMOVSS X8, (DX)(R10*1)
+	VMOVSS X1, (DX)(R10*2)
+	VMOVSS X9, (DX)(AX*1)
+	VMOVSS X2, (R13)
+	VMOVSS X10, (R13)(R10*1)
+	VMOVSS X3, (R13)(R10*2)
+	VMOVSS X11, (R13)(AX*1)
 	ADDQ   $0x04, DX
 	ADDQ   R8, SI
 	DECQ   R14
@@ -6177,95 +6075,83 @@ store:
 	VZEROUPPER
 	RET
 
-// func tileQ4_1r2t1(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// func tileQ4_1r2t1(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 // Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3
-TEXT ·tileQ4_1r2t1(SB), NOSPLIT, $0-72
+TEXT ·tileQ4_1r2t1(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
 	// multiple of 2) and each of 1 tokens t (a group of layout T at x),
 	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
-	// sum); nb > 0; p is scratch for 16·nb float32s.
-	MOVQ      w+0(FP), SI
-	MOVQ      ldw+8(FP), R8
-	MOVQ      x+16(FP), DI
-	MOVQ      y+32(FP), DX
-	MOVQ      ldy+40(FP), R10
-	MOVQ      nrows+48(FP), R14
-	MOVQ      p+64(FP), BX
-	VMOVDQU64 lygf<>+0(SB), Y30
-	SHRQ      $0x01, R14
-	LEAQ      (R10)(R10*2), AX
+	// sum); nb > 0.
+	MOVQ            w+0(FP), SI
+	MOVQ            ldw+8(FP), R8
+	MOVQ            x+16(FP), DI
+	MOVQ            y+32(FP), DX
+	MOVQ            ldy+40(FP), R10
+	MOVQ            nrows+48(FP), R14
+	VBROADCASTI64X4 lygf<>+0(SB), Z30
+	VMOVDQU32       lytperm<>+0(SB), Z24
+	SHRQ            $0x01, R14
+	LEAQ            (R10)(R10*2), AX
 
 row:
-	VXORPS Y0, Y0, Y0
+	VPXORD Z0, Z0, Z0
 	VXORPS Y16, Y16, Y16
-	VXORPS Y1, Y1, Y1
+	VPXORD Z1, Z1, Z1
 	VXORPS Y17, Y17, Y17
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   BX, CX
 	MOVQ   nb+24(FP), R13
 
-pre:
-	VPBROADCASTW 2(R11), X21
-	VCVTPH2PS    X21, Y21
-	VFMADD231PS  32(R12), Y21, Y16
-	VPBROADCASTW (R11), X22
-	VCVTPH2PS    X22, Y22
-	VMULPS       (R12), Y22, Y22
-	VMOVUPS      Y22, (CX)
-	VPBROADCASTW 2(R11)(R8*1), X21
-	VCVTPH2PS    X21, Y21
-	VFMADD231PS  32(R12), Y21, Y17
-	VPBROADCASTW (R11)(R8*1), X22
-	VCVTPH2PS    X22, Y22
-	VMULPS       (R12), Y22, Y22
-	VMOVUPS      Y22, 32(CX)
-	ADDQ         $0x14, R11
-	ADDQ         $0x00000140, R12
-	ADDQ         $0x40, CX
-	DECQ         R13
-	JNZ          pre
-	MOVQ         SI, R11
-	MOVQ         DI, R12
-	MOVQ         BX, CX
-	MOVQ         nb+24(FP), R13
-
 blk:
-	VBROADCASTI32X4  4(R11), Y20
-	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         64(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST (CX), Y21, Y0
-	VBROADCASTI32X4  4(R11)(R8*1), Y20
-	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         64(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 32(CX), Y21, Y1
-	ADDQ             $0x40, CX
-	ADDQ             $0x14, R11
-	ADDQ             $0x00000140, R12
-	DECQ             R13
-	JNZ              blk
-	VEXTRACTF32X4    $0x01, Y0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0x4e, X0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0xb1, X0, X22
-	VADDSS           X22, X0, X0
-	VADDSS           X16, X0, X0
-	VEXTRACTF32X4    $0x01, Y1, X22
-	VADDPS           X22, X1, X1
-	VPERMILPS        $0x4e, X1, X22
-	VADDPS           X22, X1, X1
-	VPERMILPS        $0xb1, X1, X22
-	VADDSS           X22, X1, X1
-	VADDSS           X17, X1, X1
-	CMPQ             acc+56(FP), $0x00
-	JEQ              store
-	VADDSS           (DX), X0, X0
-	VADDSS           4(DX), X1, X1
+	VMOVUPS         (R12), Y18
+	VPBROADCASTW    2(R11), X21
+	VCVTPH2PS       X21, Y21
+	VFMADD231PS     32(R12), Y21, Y16
+	VPBROADCASTW    (R11), X22
+	VCVTPH2PS       X22, Y22
+	VMULPS          Y18, Y22, Y22
+	VBROADCASTI32X4 4(R11), Z20
+	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
+	VPERMPS         Z22, Z24, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        64(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z0
+	VPBROADCASTW    2(R11)(R8*1), X21
+	VCVTPH2PS       X21, Y21
+	VFMADD231PS     32(R12), Y21, Y17
+	VPBROADCASTW    (R11)(R8*1), X22
+	VCVTPH2PS       X22, Y22
+	VMULPS          Y18, Y22, Y22
+	VBROADCASTI32X4 4(R11)(R8*1), Z20
+	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
+	VPERMPS         Z22, Z24, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        64(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z1
+	ADDQ            $0x14, R11
+	ADDQ            $0x00000140, R12
+	DECQ            R13
+	JNZ             blk
+	VEXTRACTF32X4   $0x01, Y0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0x4e, X0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0xb1, X0, X22
+	VADDSS          X22, X0, X0
+	VADDSS          X16, X0, X0
+	VEXTRACTF32X4   $0x01, Y1, X22
+	VADDPS          X22, X1, X1
+	VPERMILPS       $0x4e, X1, X22
+	VADDPS          X22, X1, X1
+	VPERMILPS       $0xb1, X1, X22
+	VADDSS          X22, X1, X1
+	VADDSS          X17, X1, X1
+	CMPQ            acc+56(FP), $0x00
+	JEQ             store
+	VADDSS          (DX), X0, X0
+	VADDSS          4(DX), X1, X1
 
 store:
 	VMOVSS X0, (DX)
@@ -6277,129 +6163,109 @@ store:
 	VZEROUPPER
 	RET
 
-// func tileQ4_1r2t2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// func tileQ4_1r2t2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 // Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3
-TEXT ·tileQ4_1r2t2(SB), NOSPLIT, $0-72
+TEXT ·tileQ4_1r2t2(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
 	// multiple of 2) and each of 2 tokens t (a group of layout T at x),
 	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
-	// sum); nb > 0; p is scratch for 16·nb float32s.
-	MOVQ      w+0(FP), SI
-	MOVQ      ldw+8(FP), R8
-	MOVQ      x+16(FP), DI
-	MOVQ      y+32(FP), DX
-	MOVQ      ldy+40(FP), R10
-	MOVQ      nrows+48(FP), R14
-	MOVQ      p+64(FP), BX
-	VMOVDQU64 lygf<>+0(SB), Y30
-	SHRQ      $0x01, R14
-	LEAQ      (R10)(R10*2), AX
+	// sum); nb > 0.
+	MOVQ            w+0(FP), SI
+	MOVQ            ldw+8(FP), R8
+	MOVQ            x+16(FP), DI
+	MOVQ            y+32(FP), DX
+	MOVQ            ldy+40(FP), R10
+	MOVQ            nrows+48(FP), R14
+	VBROADCASTI64X4 lygf<>+0(SB), Z30
+	VMOVDQU32       lytperm<>+0(SB), Z24
+	SHRQ            $0x01, R14
+	LEAQ            (R10)(R10*2), AX
 
 row:
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
+	VPXORD Z0, Z0, Z0
 	VXORPS Y16, Y16, Y16
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
+	VPXORD Z1, Z1, Z1
 	VXORPS Y17, Y17, Y17
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   BX, CX
 	MOVQ   nb+24(FP), R13
 
-pre:
-	VPBROADCASTW 2(R11), X21
-	VCVTPH2PS    X21, Y21
-	VFMADD231PS  32(R12), Y21, Y16
-	VPBROADCASTW (R11), X22
-	VCVTPH2PS    X22, Y22
-	VMULPS       (R12), Y22, Y22
-	VMOVUPS      Y22, (CX)
-	VPBROADCASTW 2(R11)(R8*1), X21
-	VCVTPH2PS    X21, Y21
-	VFMADD231PS  32(R12), Y21, Y17
-	VPBROADCASTW (R11)(R8*1), X22
-	VCVTPH2PS    X22, Y22
-	VMULPS       (R12), Y22, Y22
-	VMOVUPS      Y22, 32(CX)
-	ADDQ         $0x14, R11
-	ADDQ         $0x00000140, R12
-	ADDQ         $0x40, CX
-	DECQ         R13
-	JNZ          pre
-	MOVQ         SI, R11
-	MOVQ         DI, R12
-	MOVQ         BX, CX
-	MOVQ         nb+24(FP), R13
-
 blk:
-	VBROADCASTI32X4  4(R11), Y20
-	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         64(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST (CX), Y21, Y0
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         96(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 4(CX), Y21, Y1
-	VBROADCASTI32X4  4(R11)(R8*1), Y20
-	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         64(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 32(CX), Y21, Y2
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         96(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 36(CX), Y21, Y3
-	ADDQ             $0x40, CX
-	ADDQ             $0x14, R11
-	ADDQ             $0x00000140, R12
-	DECQ             R13
-	JNZ              blk
-	VEXTRACTF32X4    $0x01, Y0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0x4e, X0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0xb1, X0, X22
-	VADDSS           X22, X0, X0
-	VADDSS           X16, X0, X0
-	VEXTRACTF32X4    $0x01, Y1, X22
-	VADDPS           X22, X1, X1
-	VPERMILPS        $0x4e, X1, X22
-	VADDPS           X22, X1, X1
-	VPERMILPS        $0xb1, X1, X22
-	VADDSS           X22, X1, X1
-	VPERMILPS        $0x01, X16, X22
-	VADDSS           X22, X1, X1
-	VEXTRACTF32X4    $0x01, Y2, X22
-	VADDPS           X22, X2, X2
-	VPERMILPS        $0x4e, X2, X22
-	VADDPS           X22, X2, X2
-	VPERMILPS        $0xb1, X2, X22
-	VADDSS           X22, X2, X2
-	VADDSS           X17, X2, X2
-	VEXTRACTF32X4    $0x01, Y3, X22
-	VADDPS           X22, X3, X3
-	VPERMILPS        $0x4e, X3, X22
-	VADDPS           X22, X3, X3
-	VPERMILPS        $0xb1, X3, X22
-	VADDSS           X22, X3, X3
-	VPERMILPS        $0x01, X17, X22
-	VADDSS           X22, X3, X3
-	CMPQ             acc+56(FP), $0x00
-	JEQ              store
-	VADDSS           (DX), X0, X0
-	VADDSS           (DX)(R10*1), X1, X1
-	VADDSS           4(DX), X2, X2
-	VADDSS           4(DX)(R10*1), X3, X3
+	VMOVUPS         (R12), Y18
+	VPBROADCASTW    2(R11), X21
+	VCVTPH2PS       X21, Y21
+	VFMADD231PS     32(R12), Y21, Y16
+	VPBROADCASTW    (R11), X22
+	VCVTPH2PS       X22, Y22
+	VMULPS          Y18, Y22, Y22
+	VBROADCASTI32X4 4(R11), Z20
+	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
+	VPERMPS         Z22, Z24, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        64(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z0
+	VPBROADCASTW    2(R11)(R8*1), X21
+	VCVTPH2PS       X21, Y21
+	VFMADD231PS     32(R12), Y21, Y17
+	VPBROADCASTW    (R11)(R8*1), X22
+	VCVTPH2PS       X22, Y22
+	VMULPS          Y18, Y22, Y22
+	VBROADCASTI32X4 4(R11)(R8*1), Z20
+	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
+	VPERMPS         Z22, Z24, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        64(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z1
+	ADDQ            $0x14, R11
+	ADDQ            $0x00000140, R12
+	DECQ            R13
+	JNZ             blk
+	VEXTRACTF64X4   $0x01, Z0, Y8
+	VEXTRACTF64X4   $0x01, Z1, Y9
+	VEXTRACTF32X4   $0x01, Y0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0x4e, X0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0xb1, X0, X22
+	VADDSS          X22, X0, X0
+	VADDSS          X16, X0, X0
+	VEXTRACTF32X4   $0x01, Y8, X22
+	VADDPS          X22, X8, X8
+	VPERMILPS       $0x4e, X8, X22
+	VADDPS          X22, X8, X8
+	VPERMILPS       $0xb1, X8, X22
+	VADDSS          X22, X8, X8
+	VPERMILPS       $0x01, X16, X22
+	VADDSS          X22, X8, X8
+	VEXTRACTF32X4   $0x01, Y1, X22
+	VADDPS          X22, X1, X1
+	VPERMILPS       $0x4e, X1, X22
+	VADDPS          X22, X1, X1
+	VPERMILPS       $0xb1, X1, X22
+	VADDSS          X22, X1, X1
+	VADDSS          X17, X1, X1
+	VEXTRACTF32X4   $0x01, Y9, X22
+	VADDPS          X22, X9, X9
+	VPERMILPS       $0x4e, X9, X22
+	VADDPS          X22, X9, X9
+	VPERMILPS       $0xb1, X9, X22
+	VADDSS          X22, X9, X9
+	VPERMILPS       $0x01, X17, X22
+	VADDSS          X22, X9, X9
+	CMPQ            acc+56(FP), $0x00
+	JEQ             store
+	VADDSS          (DX), X0, X0
+	VADDSS          (DX)(R10*1), X8, X8
+	VADDSS          4(DX), X1, X1
+	VADDSS          4(DX)(R10*1), X9, X9
 
 store:
 	VMOVSS X0, (DX)
-	VMOVSS X1, (DX)(R10*1)
-	VMOVSS X2, 4(DX)
-	VMOVSS X3, 4(DX)(R10*1)
+	VMOVSS X8, (DX)(R10*1)
+	VMOVSS X1, 4(DX)
+	VMOVSS X9, 4(DX)(R10*1)
 	ADDQ   $0x08, DX
 	LEAQ   (SI)(R8*2), SI
 	DECQ   R14
@@ -6407,159 +6273,142 @@ store:
 	VZEROUPPER
 	RET
 
-// func tileQ4_1r2t3(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// func tileQ4_1r2t3(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 // Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3
-TEXT ·tileQ4_1r2t3(SB), NOSPLIT, $0-72
+TEXT ·tileQ4_1r2t3(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
 	// multiple of 2) and each of 3 tokens t (a group of layout T at x),
 	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
-	// sum); nb > 0; p is scratch for 16·nb float32s.
-	MOVQ      w+0(FP), SI
-	MOVQ      ldw+8(FP), R8
-	MOVQ      x+16(FP), DI
-	MOVQ      y+32(FP), DX
-	MOVQ      ldy+40(FP), R10
-	MOVQ      nrows+48(FP), R14
-	MOVQ      p+64(FP), BX
-	VMOVDQU64 lygf<>+0(SB), Y30
-	SHRQ      $0x01, R14
-	LEAQ      (R10)(R10*2), AX
+	// sum); nb > 0.
+	MOVQ            w+0(FP), SI
+	MOVQ            ldw+8(FP), R8
+	MOVQ            x+16(FP), DI
+	MOVQ            y+32(FP), DX
+	MOVQ            ldy+40(FP), R10
+	MOVQ            nrows+48(FP), R14
+	VBROADCASTI64X4 lygf<>+0(SB), Z30
+	VMOVDQU32       lytperm<>+0(SB), Z24
+	VMOVDQU32       lytperm<>+64(SB), Z25
+	SHRQ            $0x01, R14
+	LEAQ            (R10)(R10*2), AX
 
 row:
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
 	VXORPS Y16, Y16, Y16
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
 	VXORPS Y17, Y17, Y17
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   BX, CX
 	MOVQ   nb+24(FP), R13
 
-pre:
-	VPBROADCASTW 2(R11), X21
-	VCVTPH2PS    X21, Y21
-	VFMADD231PS  32(R12), Y21, Y16
-	VPBROADCASTW (R11), X22
-	VCVTPH2PS    X22, Y22
-	VMULPS       (R12), Y22, Y22
-	VMOVUPS      Y22, (CX)
-	VPBROADCASTW 2(R11)(R8*1), X21
-	VCVTPH2PS    X21, Y21
-	VFMADD231PS  32(R12), Y21, Y17
-	VPBROADCASTW (R11)(R8*1), X22
-	VCVTPH2PS    X22, Y22
-	VMULPS       (R12), Y22, Y22
-	VMOVUPS      Y22, 32(CX)
-	ADDQ         $0x14, R11
-	ADDQ         $0x00000140, R12
-	ADDQ         $0x40, CX
-	DECQ         R13
-	JNZ          pre
-	MOVQ         SI, R11
-	MOVQ         DI, R12
-	MOVQ         BX, CX
-	MOVQ         nb+24(FP), R13
-
 blk:
-	VBROADCASTI32X4  4(R11), Y20
-	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         64(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST (CX), Y21, Y0
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         96(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 4(CX), Y21, Y1
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         128(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 8(CX), Y21, Y2
-	VBROADCASTI32X4  4(R11)(R8*1), Y20
-	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         64(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 32(CX), Y21, Y3
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         96(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 36(CX), Y21, Y4
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         128(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 40(CX), Y21, Y5
-	ADDQ             $0x40, CX
-	ADDQ             $0x14, R11
-	ADDQ             $0x00000140, R12
-	DECQ             R13
-	JNZ              blk
-	VEXTRACTF32X4    $0x01, Y0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0x4e, X0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0xb1, X0, X22
-	VADDSS           X22, X0, X0
-	VADDSS           X16, X0, X0
-	VEXTRACTF32X4    $0x01, Y1, X22
-	VADDPS           X22, X1, X1
-	VPERMILPS        $0x4e, X1, X22
-	VADDPS           X22, X1, X1
-	VPERMILPS        $0xb1, X1, X22
-	VADDSS           X22, X1, X1
-	VPERMILPS        $0x01, X16, X22
-	VADDSS           X22, X1, X1
-	VEXTRACTF32X4    $0x01, Y2, X22
-	VADDPS           X22, X2, X2
-	VPERMILPS        $0x4e, X2, X22
-	VADDPS           X22, X2, X2
-	VPERMILPS        $0xb1, X2, X22
-	VADDSS           X22, X2, X2
-	VPERMILPS        $0x02, X16, X22
-	VADDSS           X22, X2, X2
-	VEXTRACTF32X4    $0x01, Y3, X22
-	VADDPS           X22, X3, X3
-	VPERMILPS        $0x4e, X3, X22
-	VADDPS           X22, X3, X3
-	VPERMILPS        $0xb1, X3, X22
-	VADDSS           X22, X3, X3
-	VADDSS           X17, X3, X3
-	VEXTRACTF32X4    $0x01, Y4, X22
-	VADDPS           X22, X4, X4
-	VPERMILPS        $0x4e, X4, X22
-	VADDPS           X22, X4, X4
-	VPERMILPS        $0xb1, X4, X22
-	VADDSS           X22, X4, X4
-	VPERMILPS        $0x01, X17, X22
-	VADDSS           X22, X4, X4
-	VEXTRACTF32X4    $0x01, Y5, X22
-	VADDPS           X22, X5, X5
-	VPERMILPS        $0x4e, X5, X22
-	VADDPS           X22, X5, X5
-	VPERMILPS        $0xb1, X5, X22
-	VADDSS           X22, X5, X5
-	VPERMILPS        $0x02, X17, X22
-	VADDSS           X22, X5, X5
-	CMPQ             acc+56(FP), $0x00
-	JEQ              store
-	VADDSS           (DX), X0, X0
-	VADDSS           (DX)(R10*1), X1, X1
-	VADDSS           (DX)(R10*2), X2, X2
-	VADDSS           4(DX), X3, X3
-	VADDSS           4(DX)(R10*1), X4, X4
-	VADDSS           4(DX)(R10*2), X5, X5
+	VMOVUPS         (R12), Y18
+	VPBROADCASTW    2(R11), X21
+	VCVTPH2PS       X21, Y21
+	VFMADD231PS     32(R12), Y21, Y16
+	VPBROADCASTW    (R11), X22
+	VCVTPH2PS       X22, Y22
+	VMULPS          Y18, Y22, Y22
+	VBROADCASTI32X4 4(R11), Z20
+	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
+	VPERMPS         Z22, Z24, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        64(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z0
+	VPERMPS         Z22, Z25, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        128(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z1
+	VPBROADCASTW    2(R11)(R8*1), X21
+	VCVTPH2PS       X21, Y21
+	VFMADD231PS     32(R12), Y21, Y17
+	VPBROADCASTW    (R11)(R8*1), X22
+	VCVTPH2PS       X22, Y22
+	VMULPS          Y18, Y22, Y22
+	VBROADCASTI32X4 4(R11)(R8*1), Z20
+	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
+	VPERMPS         Z22, Z24, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        64(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z2
+	VPERMPS         Z22, Z25, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        128(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z3
+	ADDQ            $0x14, R11
+	ADDQ            $0x00000140, R12
+	DECQ            R13
+	JNZ             blk
+	VEXTRACTF64X4   $0x01, Z0, Y8
+	VEXTRACTF64X4   $0x01, Z2, Y10
+	VEXTRACTF32X4   $0x01, Y0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0x4e, X0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0xb1, X0, X22
+	VADDSS          X22, X0, X0
+	VADDSS          X16, X0, X0
+	VEXTRACTF32X4   $0x01, Y8, X22
+	VADDPS          X22, X8, X8
+	VPERMILPS       $0x4e, X8, X22
+	VADDPS          X22, X8, X8
+	VPERMILPS       $0xb1, X8, X22
+	VADDSS          X22, X8, X8
+	VPERMILPS       $0x01, X16, X22
+	VADDSS          X22, X8, X8
+	VEXTRACTF32X4   $0x01, Y1, X22
+	VADDPS          X22, X1, X1
+	VPERMILPS       $0x4e, X1, X22
+	VADDPS          X22, X1, X1
+	VPERMILPS       $0xb1, X1, X22
+	VADDSS          X22, X1, X1
+	VPERMILPS       $0x02, X16, X22
+	VADDSS          X22, X1, X1
+	VEXTRACTF32X4   $0x01, Y2, X22
+	VADDPS          X22, X2, X2
+	VPERMILPS       $0x4e, X2, X22
+	VADDPS          X22, X2, X2
+	VPERMILPS       $0xb1, X2, X22
+	VADDSS          X22, X2, X2
+	VADDSS          X17, X2, X2
+	VEXTRACTF32X4   $0x01, Y10, X22
+	VADDPS          X22, X10, X10
+	VPERMILPS       $0x4e, X10, X22
+	VADDPS          X22, X10, X10
+	VPERMILPS       $0xb1, X10, X22
+	VADDSS          X22, X10, X10
+	VPERMILPS       $0x01, X17, X22
+	VADDSS          X22, X10, X10
+	VEXTRACTF32X4   $0x01, Y3, X22
+	VADDPS          X22, X3, X3
+	VPERMILPS       $0x4e, X3, X22
+	VADDPS          X22, X3, X3
+	VPERMILPS       $0xb1, X3, X22
+	VADDSS          X22, X3, X3
+	VPERMILPS       $0x02, X17, X22
+	VADDSS          X22, X3, X3
+	CMPQ            acc+56(FP), $0x00
+	JEQ             store
+	VADDSS          (DX), X0, X0
+	VADDSS          (DX)(R10*1), X8, X8
+	VADDSS          (DX)(R10*2), X1, X1
+	VADDSS          4(DX), X2, X2
+	VADDSS          4(DX)(R10*1), X10, X10
+	VADDSS          4(DX)(R10*2), X3, X3
 
 store:
 	VMOVSS X0, (DX)
-	VMOVSS X1, (DX)(R10*1)
-	VMOVSS X2, (DX)(R10*2)
-	VMOVSS X3, 4(DX)
-	VMOVSS X4, 4(DX)(R10*1)
-	VMOVSS X5, 4(DX)(R10*2)
+	VMOVSS X8, (DX)(R10*1)
+	VMOVSS X1, (DX)(R10*2)
+	VMOVSS X2, 4(DX)
+	VMOVSS X10, 4(DX)(R10*1)
+	VMOVSS X3, 4(DX)(R10*2)
 	ADDQ   $0x08, DX
 	LEAQ   (SI)(R8*2), SI
 	DECQ   R14
@@ -6567,189 +6416,164 @@ store:
 	VZEROUPPER
 	RET
 
-// func tileQ4_1r2t4(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// func tileQ4_1r2t4(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 // Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3
-TEXT ·tileQ4_1r2t4(SB), NOSPLIT, $0-72
+TEXT ·tileQ4_1r2t4(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
 	// multiple of 2) and each of 4 tokens t (a group of layout T at x),
 	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
-	// sum); nb > 0; p is scratch for 16·nb float32s.
-	MOVQ      w+0(FP), SI
-	MOVQ      ldw+8(FP), R8
-	MOVQ      x+16(FP), DI
-	MOVQ      y+32(FP), DX
-	MOVQ      ldy+40(FP), R10
-	MOVQ      nrows+48(FP), R14
-	MOVQ      p+64(FP), BX
-	VMOVDQU64 lygf<>+0(SB), Y30
-	SHRQ      $0x01, R14
-	LEAQ      (R10)(R10*2), AX
+	// sum); nb > 0.
+	MOVQ            w+0(FP), SI
+	MOVQ            ldw+8(FP), R8
+	MOVQ            x+16(FP), DI
+	MOVQ            y+32(FP), DX
+	MOVQ            ldy+40(FP), R10
+	MOVQ            nrows+48(FP), R14
+	VBROADCASTI64X4 lygf<>+0(SB), Z30
+	VMOVDQU32       lytperm<>+0(SB), Z24
+	VMOVDQU32       lytperm<>+64(SB), Z25
+	SHRQ            $0x01, R14
+	LEAQ            (R10)(R10*2), AX
 
 row:
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
 	VXORPS Y16, Y16, Y16
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
 	VXORPS Y17, Y17, Y17
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   BX, CX
 	MOVQ   nb+24(FP), R13
 
-pre:
-	VPBROADCASTW 2(R11), X21
-	VCVTPH2PS    X21, Y21
-	VFMADD231PS  32(R12), Y21, Y16
-	VPBROADCASTW (R11), X22
-	VCVTPH2PS    X22, Y22
-	VMULPS       (R12), Y22, Y22
-	VMOVUPS      Y22, (CX)
-	VPBROADCASTW 2(R11)(R8*1), X21
-	VCVTPH2PS    X21, Y21
-	VFMADD231PS  32(R12), Y21, Y17
-	VPBROADCASTW (R11)(R8*1), X22
-	VCVTPH2PS    X22, Y22
-	VMULPS       (R12), Y22, Y22
-	VMOVUPS      Y22, 32(CX)
-	ADDQ         $0x14, R11
-	ADDQ         $0x00000140, R12
-	ADDQ         $0x40, CX
-	DECQ         R13
-	JNZ          pre
-	MOVQ         SI, R11
-	MOVQ         DI, R12
-	MOVQ         BX, CX
-	MOVQ         nb+24(FP), R13
-
 blk:
-	VBROADCASTI32X4  4(R11), Y20
-	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         64(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST (CX), Y21, Y0
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         96(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 4(CX), Y21, Y1
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         128(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 8(CX), Y21, Y2
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         160(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 12(CX), Y21, Y3
-	VBROADCASTI32X4  4(R11)(R8*1), Y20
-	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         64(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 32(CX), Y21, Y4
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         96(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 36(CX), Y21, Y5
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         128(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 40(CX), Y21, Y6
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         160(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 44(CX), Y21, Y7
-	ADDQ             $0x40, CX
-	ADDQ             $0x14, R11
-	ADDQ             $0x00000140, R12
-	DECQ             R13
-	JNZ              blk
-	VEXTRACTF32X4    $0x01, Y0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0x4e, X0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0xb1, X0, X22
-	VADDSS           X22, X0, X0
-	VADDSS           X16, X0, X0
-	VEXTRACTF32X4    $0x01, Y1, X22
-	VADDPS           X22, X1, X1
-	VPERMILPS        $0x4e, X1, X22
-	VADDPS           X22, X1, X1
-	VPERMILPS        $0xb1, X1, X22
-	VADDSS           X22, X1, X1
-	VPERMILPS        $0x01, X16, X22
-	VADDSS           X22, X1, X1
-	VEXTRACTF32X4    $0x01, Y2, X22
-	VADDPS           X22, X2, X2
-	VPERMILPS        $0x4e, X2, X22
-	VADDPS           X22, X2, X2
-	VPERMILPS        $0xb1, X2, X22
-	VADDSS           X22, X2, X2
-	VPERMILPS        $0x02, X16, X22
-	VADDSS           X22, X2, X2
-	VEXTRACTF32X4    $0x01, Y3, X22
-	VADDPS           X22, X3, X3
-	VPERMILPS        $0x4e, X3, X22
-	VADDPS           X22, X3, X3
-	VPERMILPS        $0xb1, X3, X22
-	VADDSS           X22, X3, X3
-	VPERMILPS        $0x03, X16, X22
-	VADDSS           X22, X3, X3
-	VEXTRACTF32X4    $0x01, Y4, X22
-	VADDPS           X22, X4, X4
-	VPERMILPS        $0x4e, X4, X22
-	VADDPS           X22, X4, X4
-	VPERMILPS        $0xb1, X4, X22
-	VADDSS           X22, X4, X4
-	VADDSS           X17, X4, X4
-	VEXTRACTF32X4    $0x01, Y5, X22
-	VADDPS           X22, X5, X5
-	VPERMILPS        $0x4e, X5, X22
-	VADDPS           X22, X5, X5
-	VPERMILPS        $0xb1, X5, X22
-	VADDSS           X22, X5, X5
-	VPERMILPS        $0x01, X17, X22
-	VADDSS           X22, X5, X5
-	VEXTRACTF32X4    $0x01, Y6, X22
-	VADDPS           X22, X6, X6
-	VPERMILPS        $0x4e, X6, X22
-	VADDPS           X22, X6, X6
-	VPERMILPS        $0xb1, X6, X22
-	VADDSS           X22, X6, X6
-	VPERMILPS        $0x02, X17, X22
-	VADDSS           X22, X6, X6
-	VEXTRACTF32X4    $0x01, Y7, X22
-	VADDPS           X22, X7, X7
-	VPERMILPS        $0x4e, X7, X22
-	VADDPS           X22, X7, X7
-	VPERMILPS        $0xb1, X7, X22
-	VADDSS           X22, X7, X7
-	VPERMILPS        $0x03, X17, X22
-	VADDSS           X22, X7, X7
-	CMPQ             acc+56(FP), $0x00
-	JEQ              store
-	VADDSS           (DX), X0, X0
-	VADDSS           (DX)(R10*1), X1, X1
-	VADDSS           (DX)(R10*2), X2, X2
-	VADDSS           (DX)(AX*1), X3, X3
-	VADDSS           4(DX), X4, X4
-	VADDSS           4(DX)(R10*1), X5, X5
-	VADDSS           4(DX)(R10*2), X6, X6
-	VADDSS           4(DX)(AX*1), X7, X7
+	VMOVUPS         (R12), Y18
+	VPBROADCASTW    2(R11), X21
+	VCVTPH2PS       X21, Y21
+	VFMADD231PS     32(R12), Y21, Y16
+	VPBROADCASTW    (R11), X22
+	VCVTPH2PS       X22, Y22
+	VMULPS          Y18, Y22, Y22
+	VBROADCASTI32X4 4(R11), Z20
+	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
+	VPERMPS         Z22, Z24, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        64(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z0
+	VPERMPS         Z22, Z25, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        128(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z1
+	VPBROADCASTW    2(R11)(R8*1), X21
+	VCVTPH2PS       X21, Y21
+	VFMADD231PS     32(R12), Y21, Y17
+	VPBROADCASTW    (R11)(R8*1), X22
+	VCVTPH2PS       X22, Y22
+	VMULPS          Y18, Y22, Y22
+	VBROADCASTI32X4 4(R11)(R8*1), Z20
+	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
+	VPERMPS         Z22, Z24, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        64(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z2
+	VPERMPS         Z22, Z25, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        128(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z3
+	ADDQ            $0x14, R11
+	ADDQ            $0x00000140, R12
+	DECQ            R13
+	JNZ             blk
+	VEXTRACTF64X4   $0x01, Z0, Y8
+	VEXTRACTF64X4   $0x01, Z1, Y9
+	VEXTRACTF64X4   $0x01, Z2, Y10
+	VEXTRACTF64X4   $0x01, Z3, Y11
+	VEXTRACTF32X4   $0x01, Y0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0x4e, X0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0xb1, X0, X22
+	VADDSS          X22, X0, X0
+	VADDSS          X16, X0, X0
+	VEXTRACTF32X4   $0x01, Y8, X22
+	VADDPS          X22, X8, X8
+	VPERMILPS       $0x4e, X8, X22
+	VADDPS          X22, X8, X8
+	VPERMILPS       $0xb1, X8, X22
+	VADDSS          X22, X8, X8
+	VPERMILPS       $0x01, X16, X22
+	VADDSS          X22, X8, X8
+	VEXTRACTF32X4   $0x01, Y1, X22
+	VADDPS          X22, X1, X1
+	VPERMILPS       $0x4e, X1, X22
+	VADDPS          X22, X1, X1
+	VPERMILPS       $0xb1, X1, X22
+	VADDSS          X22, X1, X1
+	VPERMILPS       $0x02, X16, X22
+	VADDSS          X22, X1, X1
+	VEXTRACTF32X4   $0x01, Y9, X22
+	VADDPS          X22, X9, X9
+	VPERMILPS       $0x4e, X9, X22
+	VADDPS          X22, X9, X9
+	VPERMILPS       $0xb1, X9, X22
+	VADDSS          X22, X9, X9
+	VPERMILPS       $0x03, X16, X22
+	VADDSS          X22, X9, X9
+	VEXTRACTF32X4   $0x01, Y2, X22
+	VADDPS          X22, X2, X2
+	VPERMILPS       $0x4e, X2, X22
+	VADDPS          X22, X2, X2
+	VPERMILPS       $0xb1, X2, X22
+	VADDSS          X22, X2, X2
+	VADDSS          X17, X2, X2
+	VEXTRACTF32X4   $0x01, Y10, X22
+	VADDPS          X22, X10, X10
+	VPERMILPS       $0x4e, X10, X22
+	VADDPS          X22, X10, X10
+	VPERMILPS       $0xb1, X10, X22
+	VADDSS          X22, X10, X10
+	VPERMILPS       $0x01, X17, X22
+	VADDSS          X22, X10, X10
+	VEXTRACTF32X4   $0x01, Y3, X22
+	VADDPS          X22, X3, X3
+	VPERMILPS       $0x4e, X3, X22
+	VADDPS          X22, X3, X3
+	VPERMILPS       $0xb1, X3, X22
+	VADDSS          X22, X3, X3
+	VPERMILPS       $0x02, X17, X22
+	VADDSS          X22, X3, X3
+	VEXTRACTF32X4   $0x01, Y11, X22
+	VADDPS          X22, X11, X11
+	VPERMILPS       $0x4e, X11, X22
+	VADDPS          X22, X11, X11
+	VPERMILPS       $0xb1, X11, X22
+	VADDSS          X22, X11, X11
+	VPERMILPS       $0x03, X17, X22
+	VADDSS          X22, X11, X11
+	CMPQ            acc+56(FP), $0x00
+	JEQ             store
+	VADDSS          (DX), X0, X0
+	VADDSS          (DX)(R10*1), X8, X8
+	VADDSS          (DX)(R10*2), X1, X1
+	VADDSS          (DX)(AX*1), X9, X9
+	VADDSS          4(DX), X2, X2
+	VADDSS          4(DX)(R10*1), X10, X10
+	VADDSS          4(DX)(R10*2), X3, X3
+	VADDSS          4(DX)(AX*1), X11, X11
 
 store:
 	VMOVSS X0, (DX)
-	VMOVSS X1, (DX)(R10*1)
-	VMOVSS X2, (DX)(R10*2)
-	VMOVSS X3, (DX)(AX*1)
-	VMOVSS X4, 4(DX)
-	VMOVSS X5, 4(DX)(R10*1)
-	VMOVSS X6, 4(DX)(R10*2)
-	VMOVSS X7, 4(DX)(AX*1)
+	VMOVSS X8, (DX)(R10*1)
+	VMOVSS X1, (DX)(R10*2)
+	VMOVSS X9, (DX)(AX*1)
+	VMOVSS X2, 4(DX)
+	VMOVSS X10, 4(DX)(R10*1)
+	VMOVSS X3, 4(DX)(R10*2)
+	VMOVSS X11, 4(DX)(AX*1)
 	ADDQ   $0x08, DX
 	LEAQ   (SI)(R8*2), SI
 	DECQ   R14
@@ -6757,220 +6581,198 @@ store:
 	VZEROUPPER
 	RET
 
-// func tileQ4_1r2t5(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// func tileQ4_1r2t5(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 // Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3
-TEXT ·tileQ4_1r2t5(SB), NOSPLIT, $0-72
+TEXT ·tileQ4_1r2t5(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
 	// multiple of 2) and each of 5 tokens t (a group of layout T at x),
 	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
-	// sum); nb > 0; p is scratch for 16·nb float32s.
-	MOVQ      w+0(FP), SI
-	MOVQ      ldw+8(FP), R8
-	MOVQ      x+16(FP), DI
-	MOVQ      y+32(FP), DX
-	MOVQ      ldy+40(FP), R10
-	MOVQ      nrows+48(FP), R14
-	MOVQ      p+64(FP), BX
-	VMOVDQU64 lygf<>+0(SB), Y30
-	SHRQ      $0x01, R14
-	LEAQ      (R10)(R10*2), AX
+	// sum); nb > 0.
+	MOVQ            w+0(FP), SI
+	MOVQ            ldw+8(FP), R8
+	MOVQ            x+16(FP), DI
+	MOVQ            y+32(FP), DX
+	MOVQ            ldy+40(FP), R10
+	MOVQ            nrows+48(FP), R14
+	VBROADCASTI64X4 lygf<>+0(SB), Z30
+	VMOVDQU32       lytperm<>+0(SB), Z24
+	VMOVDQU32       lytperm<>+64(SB), Z25
+	VMOVDQU32       lytperm<>+128(SB), Z26
+	SHRQ            $0x01, R14
+	LEAQ            (R10)(R10*2), AX
 
 row:
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
 	VXORPS Y16, Y16, Y16
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
 	VXORPS Y17, Y17, Y17
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   BX, CX
 	MOVQ   nb+24(FP), R13
 
-pre:
-	VPBROADCASTW 2(R11), X21
-	VCVTPH2PS    X21, Y21
-	VFMADD231PS  32(R12), Y21, Y16
-	VPBROADCASTW (R11), X22
-	VCVTPH2PS    X22, Y22
-	VMULPS       (R12), Y22, Y22
-	VMOVUPS      Y22, (CX)
-	VPBROADCASTW 2(R11)(R8*1), X21
-	VCVTPH2PS    X21, Y21
-	VFMADD231PS  32(R12), Y21, Y17
-	VPBROADCASTW (R11)(R8*1), X22
-	VCVTPH2PS    X22, Y22
-	VMULPS       (R12), Y22, Y22
-	VMOVUPS      Y22, 32(CX)
-	ADDQ         $0x14, R11
-	ADDQ         $0x00000140, R12
-	ADDQ         $0x40, CX
-	DECQ         R13
-	JNZ          pre
-	MOVQ         SI, R11
-	MOVQ         DI, R12
-	MOVQ         BX, CX
-	MOVQ         nb+24(FP), R13
-
 blk:
-	VBROADCASTI32X4  4(R11), Y20
-	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         64(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST (CX), Y21, Y0
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         96(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 4(CX), Y21, Y1
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         128(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 8(CX), Y21, Y2
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         160(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 12(CX), Y21, Y3
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         192(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 16(CX), Y21, Y4
-	VBROADCASTI32X4  4(R11)(R8*1), Y20
-	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         64(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 32(CX), Y21, Y5
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         96(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 36(CX), Y21, Y6
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         128(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 40(CX), Y21, Y7
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         160(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 44(CX), Y21, Y8
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         192(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 48(CX), Y21, Y9
-	ADDQ             $0x40, CX
-	ADDQ             $0x14, R11
-	ADDQ             $0x00000140, R12
-	DECQ             R13
-	JNZ              blk
-	VEXTRACTF32X4    $0x01, Y16, X21
-	VEXTRACTF32X4    $0x01, Y0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0x4e, X0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0xb1, X0, X22
-	VADDSS           X22, X0, X0
-	VADDSS           X16, X0, X0
-	VEXTRACTF32X4    $0x01, Y1, X22
-	VADDPS           X22, X1, X1
-	VPERMILPS        $0x4e, X1, X22
-	VADDPS           X22, X1, X1
-	VPERMILPS        $0xb1, X1, X22
-	VADDSS           X22, X1, X1
-	VPERMILPS        $0x01, X16, X22
-	VADDSS           X22, X1, X1
-	VEXTRACTF32X4    $0x01, Y2, X22
-	VADDPS           X22, X2, X2
-	VPERMILPS        $0x4e, X2, X22
-	VADDPS           X22, X2, X2
-	VPERMILPS        $0xb1, X2, X22
-	VADDSS           X22, X2, X2
-	VPERMILPS        $0x02, X16, X22
-	VADDSS           X22, X2, X2
-	VEXTRACTF32X4    $0x01, Y3, X22
-	VADDPS           X22, X3, X3
-	VPERMILPS        $0x4e, X3, X22
-	VADDPS           X22, X3, X3
-	VPERMILPS        $0xb1, X3, X22
-	VADDSS           X22, X3, X3
-	VPERMILPS        $0x03, X16, X22
-	VADDSS           X22, X3, X3
-	VEXTRACTF32X4    $0x01, Y4, X22
-	VADDPS           X22, X4, X4
-	VPERMILPS        $0x4e, X4, X22
-	VADDPS           X22, X4, X4
-	VPERMILPS        $0xb1, X4, X22
-	VADDSS           X22, X4, X4
-	VADDSS           X21, X4, X4
-	VEXTRACTF32X4    $0x01, Y17, X21
-	VEXTRACTF32X4    $0x01, Y5, X22
-	VADDPS           X22, X5, X5
-	VPERMILPS        $0x4e, X5, X22
-	VADDPS           X22, X5, X5
-	VPERMILPS        $0xb1, X5, X22
-	VADDSS           X22, X5, X5
-	VADDSS           X17, X5, X5
-	VEXTRACTF32X4    $0x01, Y6, X22
-	VADDPS           X22, X6, X6
-	VPERMILPS        $0x4e, X6, X22
-	VADDPS           X22, X6, X6
-	VPERMILPS        $0xb1, X6, X22
-	VADDSS           X22, X6, X6
-	VPERMILPS        $0x01, X17, X22
-	VADDSS           X22, X6, X6
-	VEXTRACTF32X4    $0x01, Y7, X22
-	VADDPS           X22, X7, X7
-	VPERMILPS        $0x4e, X7, X22
-	VADDPS           X22, X7, X7
-	VPERMILPS        $0xb1, X7, X22
-	VADDSS           X22, X7, X7
-	VPERMILPS        $0x02, X17, X22
-	VADDSS           X22, X7, X7
-	VEXTRACTF32X4    $0x01, Y8, X22
-	VADDPS           X22, X8, X8
-	VPERMILPS        $0x4e, X8, X22
-	VADDPS           X22, X8, X8
-	VPERMILPS        $0xb1, X8, X22
-	VADDSS           X22, X8, X8
-	VPERMILPS        $0x03, X17, X22
-	VADDSS           X22, X8, X8
-	VEXTRACTF32X4    $0x01, Y9, X22
-	VADDPS           X22, X9, X9
-	VPERMILPS        $0x4e, X9, X22
-	VADDPS           X22, X9, X9
-	VPERMILPS        $0xb1, X9, X22
-	VADDSS           X22, X9, X9
-	VADDSS           X21, X9, X9
-	LEAQ             (DX)(R10*4), R13
-	CMPQ             acc+56(FP), $0x00
-	JEQ              store
-	VADDSS           (DX), X0, X0
-	VADDSS           (DX)(R10*1), X1, X1
-	VADDSS           (DX)(R10*2), X2, X2
-	VADDSS           (DX)(AX*1), X3, X3
-	VADDSS           (R13), X4, X4
-	VADDSS           4(DX), X5, X5
-	VADDSS           4(DX)(R10*1), X6, X6
-	VADDSS           4(DX)(R10*2), X7, X7
-	VADDSS           4(DX)(AX*1), X8, X8
-	VADDSS           4(R13), X9, X9
+	VMOVUPS         (R12), Y18
+	VPBROADCASTW    2(R11), X21
+	VCVTPH2PS       X21, Y21
+	VFMADD231PS     32(R12), Y21, Y16
+	VPBROADCASTW    (R11), X22
+	VCVTPH2PS       X22, Y22
+	VMULPS          Y18, Y22, Y22
+	VBROADCASTI32X4 4(R11), Z20
+	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
+	VPERMPS         Z22, Z24, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        64(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z0
+	VPERMPS         Z22, Z25, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        128(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z1
+	VPERMPS         Z22, Z26, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        192(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z2
+	VPBROADCASTW    2(R11)(R8*1), X21
+	VCVTPH2PS       X21, Y21
+	VFMADD231PS     32(R12), Y21, Y17
+	VPBROADCASTW    (R11)(R8*1), X22
+	VCVTPH2PS       X22, Y22
+	VMULPS          Y18, Y22, Y22
+	VBROADCASTI32X4 4(R11)(R8*1), Z20
+	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
+	VPERMPS         Z22, Z24, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        64(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z3
+	VPERMPS         Z22, Z25, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        128(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z4
+	VPERMPS         Z22, Z26, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        192(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z5
+	ADDQ            $0x14, R11
+	ADDQ            $0x00000140, R12
+	DECQ            R13
+	JNZ             blk
+	VEXTRACTF64X4   $0x01, Z0, Y8
+	VEXTRACTF64X4   $0x01, Z1, Y9
+	VEXTRACTF64X4   $0x01, Z3, Y11
+	VEXTRACTF64X4   $0x01, Z4, Y12
+	VEXTRACTF32X4   $0x01, Y16, X21
+	VEXTRACTF32X4   $0x01, Y0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0x4e, X0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0xb1, X0, X22
+	VADDSS          X22, X0, X0
+	VADDSS          X16, X0, X0
+	VEXTRACTF32X4   $0x01, Y8, X22
+	VADDPS          X22, X8, X8
+	VPERMILPS       $0x4e, X8, X22
+	VADDPS          X22, X8, X8
+	VPERMILPS       $0xb1, X8, X22
+	VADDSS          X22, X8, X8
+	VPERMILPS       $0x01, X16, X22
+	VADDSS          X22, X8, X8
+	VEXTRACTF32X4   $0x01, Y1, X22
+	VADDPS          X22, X1, X1
+	VPERMILPS       $0x4e, X1, X22
+	VADDPS          X22, X1, X1
+	VPERMILPS       $0xb1, X1, X22
+	VADDSS          X22, X1, X1
+	VPERMILPS       $0x02, X16, X22
+	VADDSS          X22, X1, X1
+	VEXTRACTF32X4   $0x01, Y9, X22
+	VADDPS          X22, X9, X9
+	VPERMILPS       $0x4e, X9, X22
+	VADDPS          X22, X9, X9
+	VPERMILPS       $0xb1, X9, X22
+	VADDSS          X22, X9, X9
+	VPERMILPS       $0x03, X16, X22
+	VADDSS          X22, X9, X9
+	VEXTRACTF32X4   $0x01, Y2, X22
+	VADDPS          X22, X2, X2
+	VPERMILPS       $0x4e, X2, X22
+	VADDPS          X22, X2, X2
+	VPERMILPS       $0xb1, X2, X22
+	VADDSS          X22, X2, X2
+	VADDSS          X21, X2, X2
+	VEXTRACTF32X4   $0x01, Y17, X21
+	VEXTRACTF32X4   $0x01, Y3, X22
+	VADDPS          X22, X3, X3
+	VPERMILPS       $0x4e, X3, X22
+	VADDPS          X22, X3, X3
+	VPERMILPS       $0xb1, X3, X22
+	VADDSS          X22, X3, X3
+	VADDSS          X17, X3, X3
+	VEXTRACTF32X4   $0x01, Y11, X22
+	VADDPS          X22, X11, X11
+	VPERMILPS       $0x4e, X11, X22
+	VADDPS          X22, X11, X11
+	VPERMILPS       $0xb1, X11, X22
+	VADDSS          X22, X11, X11
+	VPERMILPS       $0x01, X17, X22
+	VADDSS          X22, X11, X11
+	VEXTRACTF32X4   $0x01, Y4, X22
+	VADDPS          X22, X4, X4
+	VPERMILPS       $0x4e, X4, X22
+	VADDPS          X22, X4, X4
+	VPERMILPS       $0xb1, X4, X22
+	VADDSS          X22, X4, X4
+	VPERMILPS       $0x02, X17, X22
+	VADDSS          X22, X4, X4
+	VEXTRACTF32X4   $0x01, Y12, X22
+	VADDPS          X22, X12, X12
+	VPERMILPS       $0x4e, X12, X22
+	VADDPS          X22, X12, X12
+	VPERMILPS       $0xb1, X12, X22
+	VADDSS          X22, X12, X12
+	VPERMILPS       $0x03, X17, X22
+	VADDSS          X22, X12, X12
+	VEXTRACTF32X4   $0x01, Y5, X22
+	VADDPS          X22, X5, X5
+	VPERMILPS       $0x4e, X5, X22
+	VADDPS          X22, X5, X5
+	VPERMILPS       $0xb1, X5, X22
+	VADDSS          X22, X5, X5
+	VADDSS          X21, X5, X5
+	LEAQ            (DX)(R10*4), R13
+	CMPQ            acc+56(FP), $0x00
+	JEQ             store
+	VADDSS          (DX), X0, X0
+	VADDSS          (DX)(R10*1), X8, X8
+	VADDSS          (DX)(R10*2), X1, X1
+	VADDSS          (DX)(AX*1), X9, X9
+	VADDSS          (R13), X2, X2
+	VADDSS          4(DX), X3, X3
+	VADDSS          4(DX)(R10*1), X11, X11
+	VADDSS          4(DX)(R10*2), X4, X4
+	VADDSS          4(DX)(AX*1), X12, X12
+	VADDSS          4(R13), X5, X5
 
 store:
 	VMOVSS X0, (DX)
-	VMOVSS X1, (DX)(R10*1)
-	VMOVSS X2, (DX)(R10*2)
-	VMOVSS X3, (DX)(AX*1)
-	VMOVSS X4, (R13)
-	VMOVSS X5, 4(DX)
-	VMOVSS X6, 4(DX)(R10*1)
-	VMOVSS X7, 4(DX)(R10*2)
-	VMOVSS X8, 4(DX)(AX*1)
-	VMOVSS X9, 4(R13)
+	VMOVSS X8, (DX)(R10*1)
+	VMOVSS X1, (DX)(R10*2)
+	VMOVSS X9, (DX)(AX*1)
+	VMOVSS X2, (R13)
+	VMOVSS X3, 4(DX)
+	VMOVSS X11, 4(DX)(R10*1)
+	VMOVSS X4, 4(DX)(R10*2)
+	VMOVSS X12, 4(DX)(AX*1)
+	VMOVSS X5, 4(R13)
 	ADDQ   $0x08, DX
 	LEAQ   (SI)(R8*2), SI
 	DECQ   R14
@@ -6978,250 +6780,220 @@ store:
 	VZEROUPPER
 	RET
 
-// func tileQ4_1r2t6(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// func tileQ4_1r2t6(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 // Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3
-TEXT ·tileQ4_1r2t6(SB), NOSPLIT, $0-72
+TEXT ·tileQ4_1r2t6(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
 	// multiple of 2) and each of 6 tokens t (a group of layout T at x),
 	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
-	// sum); nb > 0; p is scratch for 16·nb float32s.
-	MOVQ      w+0(FP), SI
-	MOVQ      ldw+8(FP), R8
-	MOVQ      x+16(FP), DI
-	MOVQ      y+32(FP), DX
-	MOVQ      ldy+40(FP), R10
-	MOVQ      nrows+48(FP), R14
-	MOVQ      p+64(FP), BX
-	VMOVDQU64 lygf<>+0(SB), Y30
-	SHRQ      $0x01, R14
-	LEAQ      (R10)(R10*2), AX
+	// sum); nb > 0.
+	MOVQ            w+0(FP), SI
+	MOVQ            ldw+8(FP), R8
+	MOVQ            x+16(FP), DI
+	MOVQ            y+32(FP), DX
+	MOVQ            ldy+40(FP), R10
+	MOVQ            nrows+48(FP), R14
+	VBROADCASTI64X4 lygf<>+0(SB), Z30
+	VMOVDQU32       lytperm<>+0(SB), Z24
+	VMOVDQU32       lytperm<>+64(SB), Z25
+	VMOVDQU32       lytperm<>+128(SB), Z26
+	SHRQ            $0x01, R14
+	LEAQ            (R10)(R10*2), AX
 
 row:
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
 	VXORPS Y16, Y16, Y16
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
 	VXORPS Y17, Y17, Y17
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   BX, CX
 	MOVQ   nb+24(FP), R13
 
-pre:
-	VPBROADCASTW 2(R11), X21
-	VCVTPH2PS    X21, Y21
-	VFMADD231PS  32(R12), Y21, Y16
-	VPBROADCASTW (R11), X22
-	VCVTPH2PS    X22, Y22
-	VMULPS       (R12), Y22, Y22
-	VMOVUPS      Y22, (CX)
-	VPBROADCASTW 2(R11)(R8*1), X21
-	VCVTPH2PS    X21, Y21
-	VFMADD231PS  32(R12), Y21, Y17
-	VPBROADCASTW (R11)(R8*1), X22
-	VCVTPH2PS    X22, Y22
-	VMULPS       (R12), Y22, Y22
-	VMOVUPS      Y22, 32(CX)
-	ADDQ         $0x14, R11
-	ADDQ         $0x00000140, R12
-	ADDQ         $0x40, CX
-	DECQ         R13
-	JNZ          pre
-	MOVQ         SI, R11
-	MOVQ         DI, R12
-	MOVQ         BX, CX
-	MOVQ         nb+24(FP), R13
-
 blk:
-	VBROADCASTI32X4  4(R11), Y20
-	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         64(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST (CX), Y21, Y0
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         96(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 4(CX), Y21, Y1
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         128(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 8(CX), Y21, Y2
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         160(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 12(CX), Y21, Y3
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         192(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 16(CX), Y21, Y4
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         224(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 20(CX), Y21, Y5
-	VBROADCASTI32X4  4(R11)(R8*1), Y20
-	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         64(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 32(CX), Y21, Y6
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         96(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 36(CX), Y21, Y7
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         128(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 40(CX), Y21, Y8
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         160(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 44(CX), Y21, Y9
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         192(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 48(CX), Y21, Y10
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         224(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 52(CX), Y21, Y11
-	ADDQ             $0x40, CX
-	ADDQ             $0x14, R11
-	ADDQ             $0x00000140, R12
-	DECQ             R13
-	JNZ              blk
-	VEXTRACTF32X4    $0x01, Y16, X21
-	VEXTRACTF32X4    $0x01, Y0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0x4e, X0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0xb1, X0, X22
-	VADDSS           X22, X0, X0
-	VADDSS           X16, X0, X0
-	VEXTRACTF32X4    $0x01, Y1, X22
-	VADDPS           X22, X1, X1
-	VPERMILPS        $0x4e, X1, X22
-	VADDPS           X22, X1, X1
-	VPERMILPS        $0xb1, X1, X22
-	VADDSS           X22, X1, X1
-	VPERMILPS        $0x01, X16, X22
-	VADDSS           X22, X1, X1
-	VEXTRACTF32X4    $0x01, Y2, X22
-	VADDPS           X22, X2, X2
-	VPERMILPS        $0x4e, X2, X22
-	VADDPS           X22, X2, X2
-	VPERMILPS        $0xb1, X2, X22
-	VADDSS           X22, X2, X2
-	VPERMILPS        $0x02, X16, X22
-	VADDSS           X22, X2, X2
-	VEXTRACTF32X4    $0x01, Y3, X22
-	VADDPS           X22, X3, X3
-	VPERMILPS        $0x4e, X3, X22
-	VADDPS           X22, X3, X3
-	VPERMILPS        $0xb1, X3, X22
-	VADDSS           X22, X3, X3
-	VPERMILPS        $0x03, X16, X22
-	VADDSS           X22, X3, X3
-	VEXTRACTF32X4    $0x01, Y4, X22
-	VADDPS           X22, X4, X4
-	VPERMILPS        $0x4e, X4, X22
-	VADDPS           X22, X4, X4
-	VPERMILPS        $0xb1, X4, X22
-	VADDSS           X22, X4, X4
-	VADDSS           X21, X4, X4
-	VEXTRACTF32X4    $0x01, Y5, X22
-	VADDPS           X22, X5, X5
-	VPERMILPS        $0x4e, X5, X22
-	VADDPS           X22, X5, X5
-	VPERMILPS        $0xb1, X5, X22
-	VADDSS           X22, X5, X5
-	VPERMILPS        $0x01, X21, X22
-	VADDSS           X22, X5, X5
-	VEXTRACTF32X4    $0x01, Y17, X21
-	VEXTRACTF32X4    $0x01, Y6, X22
-	VADDPS           X22, X6, X6
-	VPERMILPS        $0x4e, X6, X22
-	VADDPS           X22, X6, X6
-	VPERMILPS        $0xb1, X6, X22
-	VADDSS           X22, X6, X6
-	VADDSS           X17, X6, X6
-	VEXTRACTF32X4    $0x01, Y7, X22
-	VADDPS           X22, X7, X7
-	VPERMILPS        $0x4e, X7, X22
-	VADDPS           X22, X7, X7
-	VPERMILPS        $0xb1, X7, X22
-	VADDSS           X22, X7, X7
-	VPERMILPS        $0x01, X17, X22
-	VADDSS           X22, X7, X7
-	VEXTRACTF32X4    $0x01, Y8, X22
-	VADDPS           X22, X8, X8
-	VPERMILPS        $0x4e, X8, X22
-	VADDPS           X22, X8, X8
-	VPERMILPS        $0xb1, X8, X22
-	VADDSS           X22, X8, X8
-	VPERMILPS        $0x02, X17, X22
-	VADDSS           X22, X8, X8
-	VEXTRACTF32X4    $0x01, Y9, X22
-	VADDPS           X22, X9, X9
-	VPERMILPS        $0x4e, X9, X22
-	VADDPS           X22, X9, X9
-	VPERMILPS        $0xb1, X9, X22
-	VADDSS           X22, X9, X9
-	VPERMILPS        $0x03, X17, X22
-	VADDSS           X22, X9, X9
-	VEXTRACTF32X4    $0x01, Y10, X22
-	VADDPS           X22, X10, X10
-	VPERMILPS        $0x4e, X10, X22
-	VADDPS           X22, X10, X10
-	VPERMILPS        $0xb1, X10, X22
-	VADDSS           X22, X10, X10
-	VADDSS           X21, X10, X10
-	VEXTRACTF32X4    $0x01, Y11, X22
-	VADDPS           X22, X11, X11
-	VPERMILPS        $0x4e, X11, X22
-	VADDPS           X22, X11, X11
-	VPERMILPS        $0xb1, X11, X22
-	VADDSS           X22, X11, X11
-	VPERMILPS        $0x01, X21, X22
-	VADDSS           X22, X11, X11
-	LEAQ             (DX)(R10*4), R13
-	CMPQ             acc+56(FP), $0x00
-	JEQ              store
-	VADDSS           (DX), X0, X0
-	VADDSS           (DX)(R10*1), X1, X1
-	VADDSS           (DX)(R10*2), X2, X2
-	VADDSS           (DX)(AX*1), X3, X3
-	VADDSS           (R13), X4, X4
-	VADDSS           (R13)(R10*1), X5, X5
-	VADDSS           4(DX), X6, X6
-	VADDSS           4(DX)(R10*1), X7, X7
-	VADDSS           4(DX)(R10*2), X8, X8
-	VADDSS           4(DX)(AX*1), X9, X9
-	VADDSS           4(R13), X10, X10
-	VADDSS           4(R13)(R10*1), X11, X11
+	VMOVUPS         (R12), Y18
+	VPBROADCASTW    2(R11), X21
+	VCVTPH2PS       X21, Y21
+	VFMADD231PS     32(R12), Y21, Y16
+	VPBROADCASTW    (R11), X22
+	VCVTPH2PS       X22, Y22
+	VMULPS          Y18, Y22, Y22
+	VBROADCASTI32X4 4(R11), Z20
+	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
+	VPERMPS         Z22, Z24, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        64(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z0
+	VPERMPS         Z22, Z25, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        128(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z1
+	VPERMPS         Z22, Z26, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        192(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z2
+	VPBROADCASTW    2(R11)(R8*1), X21
+	VCVTPH2PS       X21, Y21
+	VFMADD231PS     32(R12), Y21, Y17
+	VPBROADCASTW    (R11)(R8*1), X22
+	VCVTPH2PS       X22, Y22
+	VMULPS          Y18, Y22, Y22
+	VBROADCASTI32X4 4(R11)(R8*1), Z20
+	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
+	VPERMPS         Z22, Z24, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        64(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z3
+	VPERMPS         Z22, Z25, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        128(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z4
+	VPERMPS         Z22, Z26, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        192(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z5
+	ADDQ            $0x14, R11
+	ADDQ            $0x00000140, R12
+	DECQ            R13
+	JNZ             blk
+	VEXTRACTF64X4   $0x01, Z0, Y8
+	VEXTRACTF64X4   $0x01, Z1, Y9
+	VEXTRACTF64X4   $0x01, Z2, Y10
+	VEXTRACTF64X4   $0x01, Z3, Y11
+	VEXTRACTF64X4   $0x01, Z4, Y12
+	VEXTRACTF64X4   $0x01, Z5, Y13
+	VEXTRACTF32X4   $0x01, Y16, X21
+	VEXTRACTF32X4   $0x01, Y0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0x4e, X0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0xb1, X0, X22
+	VADDSS          X22, X0, X0
+	VADDSS          X16, X0, X0
+	VEXTRACTF32X4   $0x01, Y8, X22
+	VADDPS          X22, X8, X8
+	VPERMILPS       $0x4e, X8, X22
+	VADDPS          X22, X8, X8
+	VPERMILPS       $0xb1, X8, X22
+	VADDSS          X22, X8, X8
+	VPERMILPS       $0x01, X16, X22
+	VADDSS          X22, X8, X8
+	VEXTRACTF32X4   $0x01, Y1, X22
+	VADDPS          X22, X1, X1
+	VPERMILPS       $0x4e, X1, X22
+	VADDPS          X22, X1, X1
+	VPERMILPS       $0xb1, X1, X22
+	VADDSS          X22, X1, X1
+	VPERMILPS       $0x02, X16, X22
+	VADDSS          X22, X1, X1
+	VEXTRACTF32X4   $0x01, Y9, X22
+	VADDPS          X22, X9, X9
+	VPERMILPS       $0x4e, X9, X22
+	VADDPS          X22, X9, X9
+	VPERMILPS       $0xb1, X9, X22
+	VADDSS          X22, X9, X9
+	VPERMILPS       $0x03, X16, X22
+	VADDSS          X22, X9, X9
+	VEXTRACTF32X4   $0x01, Y2, X22
+	VADDPS          X22, X2, X2
+	VPERMILPS       $0x4e, X2, X22
+	VADDPS          X22, X2, X2
+	VPERMILPS       $0xb1, X2, X22
+	VADDSS          X22, X2, X2
+	VADDSS          X21, X2, X2
+	VEXTRACTF32X4   $0x01, Y10, X22
+	VADDPS          X22, X10, X10
+	VPERMILPS       $0x4e, X10, X22
+	VADDPS          X22, X10, X10
+	VPERMILPS       $0xb1, X10, X22
+	VADDSS          X22, X10, X10
+	VPERMILPS       $0x01, X21, X22
+	VADDSS          X22, X10, X10
+	VEXTRACTF32X4   $0x01, Y17, X21
+	VEXTRACTF32X4   $0x01, Y3, X22
+	VADDPS          X22, X3, X3
+	VPERMILPS       $0x4e, X3, X22
+	VADDPS          X22, X3, X3
+	VPERMILPS       $0xb1, X3, X22
+	VADDSS          X22, X3, X3
+	VADDSS          X17, X3, X3
+	VEXTRACTF32X4   $0x01, Y11, X22
+	VADDPS          X22, X11, X11
+	VPERMILPS       $0x4e, X11, X22
+	VADDPS          X22, X11, X11
+	VPERMILPS       $0xb1, X11, X22
+	VADDSS          X22, X11, X11
+	VPERMILPS       $0x01, X17, X22
+	VADDSS          X22, X11, X11
+	VEXTRACTF32X4   $0x01, Y4, X22
+	VADDPS          X22, X4, X4
+	VPERMILPS       $0x4e, X4, X22
+	VADDPS          X22, X4, X4
+	VPERMILPS       $0xb1, X4, X22
+	VADDSS          X22, X4, X4
+	VPERMILPS       $0x02, X17, X22
+	VADDSS          X22, X4, X4
+	VEXTRACTF32X4   $0x01, Y12, X22
+	VADDPS          X22, X12, X12
+	VPERMILPS       $0x4e, X12, X22
+	VADDPS          X22, X12, X12
+	VPERMILPS       $0xb1, X12, X22
+	VADDSS          X22, X12, X12
+	VPERMILPS       $0x03, X17, X22
+	VADDSS          X22, X12, X12
+	VEXTRACTF32X4   $0x01, Y5, X22
+	VADDPS          X22, X5, X5
+	VPERMILPS       $0x4e, X5, X22
+	VADDPS          X22, X5, X5
+	VPERMILPS       $0xb1, X5, X22
+	VADDSS          X22, X5, X5
+	VADDSS          X21, X5, X5
+	VEXTRACTF32X4   $0x01, Y13, X22
+	VADDPS          X22, X13, X13
+	VPERMILPS       $0x4e, X13, X22
+	VADDPS          X22, X13, X13
+	VPERMILPS       $0xb1, X13, X22
+	VADDSS          X22, X13, X13
+	VPERMILPS       $0x01, X21, X22
+	VADDSS          X22, X13, X13
+	LEAQ            (DX)(R10*4), R13
+	CMPQ            acc+56(FP), $0x00
+	JEQ             store
+	VADDSS          (DX), X0, X0
+	VADDSS          (DX)(R10*1), X8, X8
+	VADDSS          (DX)(R10*2), X1, X1
+	VADDSS          (DX)(AX*1), X9, X9
+	VADDSS          (R13), X2, X2
+	VADDSS          (R13)(R10*1), X10, X10
+	VADDSS          4(DX), X3, X3
+	VADDSS          4(DX)(R10*1), X11, X11
+	VADDSS          4(DX)(R10*2), X4, X4
+	VADDSS          4(DX)(AX*1), X12, X12
+	VADDSS          4(R13), X5, X5
+	VADDSS          4(R13)(R10*1), X13, X13
 
 store:
 	VMOVSS X0, (DX)
-	VMOVSS X1, (DX)(R10*1)
-	VMOVSS X2, (DX)(R10*2)
-	VMOVSS X3, (DX)(AX*1)
-	VMOVSS X4, (R13)
-	VMOVSS X5, (R13)(R10*1)
-	VMOVSS X6, 4(DX)
-	VMOVSS X7, 4(DX)(R10*1)
-	VMOVSS X8, 4(DX)(R10*2)
-	VMOVSS X9, 4(DX)(AX*1)
-	VMOVSS X10, 4(R13)
-	VMOVSS X11, 4(R13)(R10*1)
+	VMOVSS X8, (DX)(R10*1)
+	VMOVSS X1, (DX)(R10*2)
+	VMOVSS X9, (DX)(AX*1)
+	VMOVSS X2, (R13)
+	VMOVSS X10, (R13)(R10*1)
+	VMOVSS X3, 4(DX)
+	VMOVSS X11, 4(DX)(R10*1)
+	VMOVSS X4, 4(DX)(R10*2)
+	VMOVSS X12, 4(DX)(AX*1)
+	VMOVSS X5, 4(R13)
+	VMOVSS X13, 4(R13)(R10*1)
 	ADDQ   $0x08, DX
 	LEAQ   (SI)(R8*2), SI
 	DECQ   R14
@@ -7229,280 +7001,253 @@ store:
 	VZEROUPPER
 	RET
 
-// func tileQ4_1r2t7(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// func tileQ4_1r2t7(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 // Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3
-TEXT ·tileQ4_1r2t7(SB), NOSPLIT, $0-72
+TEXT ·tileQ4_1r2t7(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
 	// multiple of 2) and each of 7 tokens t (a group of layout T at x),
 	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
-	// sum); nb > 0; p is scratch for 16·nb float32s.
-	MOVQ      w+0(FP), SI
-	MOVQ      ldw+8(FP), R8
-	MOVQ      x+16(FP), DI
-	MOVQ      y+32(FP), DX
-	MOVQ      ldy+40(FP), R10
-	MOVQ      nrows+48(FP), R14
-	MOVQ      p+64(FP), BX
-	VMOVDQU64 lygf<>+0(SB), Y30
-	SHRQ      $0x01, R14
-	LEAQ      (R10)(R10*2), AX
+	// sum); nb > 0.
+	MOVQ            w+0(FP), SI
+	MOVQ            ldw+8(FP), R8
+	MOVQ            x+16(FP), DI
+	MOVQ            y+32(FP), DX
+	MOVQ            ldy+40(FP), R10
+	MOVQ            nrows+48(FP), R14
+	VBROADCASTI64X4 lygf<>+0(SB), Z30
+	VMOVDQU32       lytperm<>+0(SB), Z24
+	VMOVDQU32       lytperm<>+64(SB), Z25
+	VMOVDQU32       lytperm<>+128(SB), Z26
+	VMOVDQU32       lytperm<>+192(SB), Z27
+	SHRQ            $0x01, R14
+	LEAQ            (R10)(R10*2), AX
 
 row:
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
 	VXORPS Y16, Y16, Y16
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-	VXORPS Y12, Y12, Y12
-	VXORPS Y13, Y13, Y13
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
 	VXORPS Y17, Y17, Y17
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   BX, CX
 	MOVQ   nb+24(FP), R13
 
-pre:
-	VPBROADCASTW 2(R11), X21
-	VCVTPH2PS    X21, Y21
-	VFMADD231PS  32(R12), Y21, Y16
-	VPBROADCASTW (R11), X22
-	VCVTPH2PS    X22, Y22
-	VMULPS       (R12), Y22, Y22
-	VMOVUPS      Y22, (CX)
-	VPBROADCASTW 2(R11)(R8*1), X21
-	VCVTPH2PS    X21, Y21
-	VFMADD231PS  32(R12), Y21, Y17
-	VPBROADCASTW (R11)(R8*1), X22
-	VCVTPH2PS    X22, Y22
-	VMULPS       (R12), Y22, Y22
-	VMOVUPS      Y22, 32(CX)
-	ADDQ         $0x14, R11
-	ADDQ         $0x00000140, R12
-	ADDQ         $0x40, CX
-	DECQ         R13
-	JNZ          pre
-	MOVQ         SI, R11
-	MOVQ         DI, R12
-	MOVQ         BX, CX
-	MOVQ         nb+24(FP), R13
-
 blk:
-	VBROADCASTI32X4  4(R11), Y20
-	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         64(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST (CX), Y21, Y0
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         96(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 4(CX), Y21, Y1
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         128(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 8(CX), Y21, Y2
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         160(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 12(CX), Y21, Y3
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         192(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 16(CX), Y21, Y4
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         224(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 20(CX), Y21, Y5
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         256(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 24(CX), Y21, Y6
-	VBROADCASTI32X4  4(R11)(R8*1), Y20
-	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         64(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 32(CX), Y21, Y7
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         96(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 36(CX), Y21, Y8
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         128(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 40(CX), Y21, Y9
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         160(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 44(CX), Y21, Y10
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         192(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 48(CX), Y21, Y11
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         224(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 52(CX), Y21, Y12
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         256(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 56(CX), Y21, Y13
-	ADDQ             $0x40, CX
-	ADDQ             $0x14, R11
-	ADDQ             $0x00000140, R12
-	DECQ             R13
-	JNZ              blk
-	VEXTRACTF32X4    $0x01, Y16, X21
-	VEXTRACTF32X4    $0x01, Y0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0x4e, X0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0xb1, X0, X22
-	VADDSS           X22, X0, X0
-	VADDSS           X16, X0, X0
-	VEXTRACTF32X4    $0x01, Y1, X22
-	VADDPS           X22, X1, X1
-	VPERMILPS        $0x4e, X1, X22
-	VADDPS           X22, X1, X1
-	VPERMILPS        $0xb1, X1, X22
-	VADDSS           X22, X1, X1
-	VPERMILPS        $0x01, X16, X22
-	VADDSS           X22, X1, X1
-	VEXTRACTF32X4    $0x01, Y2, X22
-	VADDPS           X22, X2, X2
-	VPERMILPS        $0x4e, X2, X22
-	VADDPS           X22, X2, X2
-	VPERMILPS        $0xb1, X2, X22
-	VADDSS           X22, X2, X2
-	VPERMILPS        $0x02, X16, X22
-	VADDSS           X22, X2, X2
-	VEXTRACTF32X4    $0x01, Y3, X22
-	VADDPS           X22, X3, X3
-	VPERMILPS        $0x4e, X3, X22
-	VADDPS           X22, X3, X3
-	VPERMILPS        $0xb1, X3, X22
-	VADDSS           X22, X3, X3
-	VPERMILPS        $0x03, X16, X22
-	VADDSS           X22, X3, X3
-	VEXTRACTF32X4    $0x01, Y4, X22
-	VADDPS           X22, X4, X4
-	VPERMILPS        $0x4e, X4, X22
-	VADDPS           X22, X4, X4
-	VPERMILPS        $0xb1, X4, X22
-	VADDSS           X22, X4, X4
-	VADDSS           X21, X4, X4
-	VEXTRACTF32X4    $0x01, Y5, X22
-	VADDPS           X22, X5, X5
-	VPERMILPS        $0x4e, X5, X22
-	VADDPS           X22, X5, X5
-	VPERMILPS        $0xb1, X5, X22
-	VADDSS           X22, X5, X5
-	VPERMILPS        $0x01, X21, X22
-	VADDSS           X22, X5, X5
-	VEXTRACTF32X4    $0x01, Y6, X22
-	VADDPS           X22, X6, X6
-	VPERMILPS        $0x4e, X6, X22
-	VADDPS           X22, X6, X6
-	VPERMILPS        $0xb1, X6, X22
-	VADDSS           X22, X6, X6
-	VPERMILPS        $0x02, X21, X22
-	VADDSS           X22, X6, X6
-	VEXTRACTF32X4    $0x01, Y17, X21
-	VEXTRACTF32X4    $0x01, Y7, X22
-	VADDPS           X22, X7, X7
-	VPERMILPS        $0x4e, X7, X22
-	VADDPS           X22, X7, X7
-	VPERMILPS        $0xb1, X7, X22
-	VADDSS           X22, X7, X7
-	VADDSS           X17, X7, X7
-	VEXTRACTF32X4    $0x01, Y8, X22
-	VADDPS           X22, X8, X8
-	VPERMILPS        $0x4e, X8, X22
-	VADDPS           X22, X8, X8
-	VPERMILPS        $0xb1, X8, X22
-	VADDSS           X22, X8, X8
-	VPERMILPS        $0x01, X17, X22
-	VADDSS           X22, X8, X8
-	VEXTRACTF32X4    $0x01, Y9, X22
-	VADDPS           X22, X9, X9
-	VPERMILPS        $0x4e, X9, X22
-	VADDPS           X22, X9, X9
-	VPERMILPS        $0xb1, X9, X22
-	VADDSS           X22, X9, X9
-	VPERMILPS        $0x02, X17, X22
-	VADDSS           X22, X9, X9
-	VEXTRACTF32X4    $0x01, Y10, X22
-	VADDPS           X22, X10, X10
-	VPERMILPS        $0x4e, X10, X22
-	VADDPS           X22, X10, X10
-	VPERMILPS        $0xb1, X10, X22
-	VADDSS           X22, X10, X10
-	VPERMILPS        $0x03, X17, X22
-	VADDSS           X22, X10, X10
-	VEXTRACTF32X4    $0x01, Y11, X22
-	VADDPS           X22, X11, X11
-	VPERMILPS        $0x4e, X11, X22
-	VADDPS           X22, X11, X11
-	VPERMILPS        $0xb1, X11, X22
-	VADDSS           X22, X11, X11
-	VADDSS           X21, X11, X11
-	VEXTRACTF32X4    $0x01, Y12, X22
-	VADDPS           X22, X12, X12
-	VPERMILPS        $0x4e, X12, X22
-	VADDPS           X22, X12, X12
-	VPERMILPS        $0xb1, X12, X22
-	VADDSS           X22, X12, X12
-	VPERMILPS        $0x01, X21, X22
-	VADDSS           X22, X12, X12
-	VEXTRACTF32X4    $0x01, Y13, X22
-	VADDPS           X22, X13, X13
-	VPERMILPS        $0x4e, X13, X22
-	VADDPS           X22, X13, X13
-	VPERMILPS        $0xb1, X13, X22
-	VADDSS           X22, X13, X13
-	VPERMILPS        $0x02, X21, X22
-	VADDSS           X22, X13, X13
-	LEAQ             (DX)(R10*4), R13
-	CMPQ             acc+56(FP), $0x00
-	JEQ              store
-	VADDSS           (DX), X0, X0
-	VADDSS           (DX)(R10*1), X1, X1
-	VADDSS           (DX)(R10*2), X2, X2
-	VADDSS           (DX)(AX*1), X3, X3
-	VADDSS           (R13), X4, X4
-	VADDSS           (R13)(R10*1), X5, X5
-	VADDSS           (R13)(R10*2), X6, X6
-	VADDSS           4(DX), X7, X7
-	VADDSS           4(DX)(R10*1), X8, X8
-	VADDSS           4(DX)(R10*2), X9, X9
-	VADDSS           4(DX)(AX*1), X10, X10
-	VADDSS           4(R13), X11, X11
-	VADDSS           4(R13)(R10*1), X12, X12
-	VADDSS           4(R13)(R10*2), X13, X13
+	VMOVUPS         (R12), Y18
+	VPBROADCASTW    2(R11), X21
+	VCVTPH2PS       X21, Y21
+	VFMADD231PS     32(R12), Y21, Y16
+	VPBROADCASTW    (R11), X22
+	VCVTPH2PS       X22, Y22
+	VMULPS          Y18, Y22, Y22
+	VBROADCASTI32X4 4(R11), Z20
+	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
+	VPERMPS         Z22, Z24, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        64(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z0
+	VPERMPS         Z22, Z25, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        128(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z1
+	VPERMPS         Z22, Z26, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        192(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z2
+	VPERMPS         Z22, Z27, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        256(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z3
+	VPBROADCASTW    2(R11)(R8*1), X21
+	VCVTPH2PS       X21, Y21
+	VFMADD231PS     32(R12), Y21, Y17
+	VPBROADCASTW    (R11)(R8*1), X22
+	VCVTPH2PS       X22, Y22
+	VMULPS          Y18, Y22, Y22
+	VBROADCASTI32X4 4(R11)(R8*1), Z20
+	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
+	VPERMPS         Z22, Z24, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        64(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z4
+	VPERMPS         Z22, Z25, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        128(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z5
+	VPERMPS         Z22, Z26, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        192(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z6
+	VPERMPS         Z22, Z27, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        256(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z7
+	ADDQ            $0x14, R11
+	ADDQ            $0x00000140, R12
+	DECQ            R13
+	JNZ             blk
+	VEXTRACTF64X4   $0x01, Z0, Y8
+	VEXTRACTF64X4   $0x01, Z1, Y9
+	VEXTRACTF64X4   $0x01, Z2, Y10
+	VEXTRACTF64X4   $0x01, Z4, Y12
+	VEXTRACTF64X4   $0x01, Z5, Y13
+	VEXTRACTF64X4   $0x01, Z6, Y14
+	VEXTRACTF32X4   $0x01, Y16, X21
+	VEXTRACTF32X4   $0x01, Y0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0x4e, X0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0xb1, X0, X22
+	VADDSS          X22, X0, X0
+	VADDSS          X16, X0, X0
+	VEXTRACTF32X4   $0x01, Y8, X22
+	VADDPS          X22, X8, X8
+	VPERMILPS       $0x4e, X8, X22
+	VADDPS          X22, X8, X8
+	VPERMILPS       $0xb1, X8, X22
+	VADDSS          X22, X8, X8
+	VPERMILPS       $0x01, X16, X22
+	VADDSS          X22, X8, X8
+	VEXTRACTF32X4   $0x01, Y1, X22
+	VADDPS          X22, X1, X1
+	VPERMILPS       $0x4e, X1, X22
+	VADDPS          X22, X1, X1
+	VPERMILPS       $0xb1, X1, X22
+	VADDSS          X22, X1, X1
+	VPERMILPS       $0x02, X16, X22
+	VADDSS          X22, X1, X1
+	VEXTRACTF32X4   $0x01, Y9, X22
+	VADDPS          X22, X9, X9
+	VPERMILPS       $0x4e, X9, X22
+	VADDPS          X22, X9, X9
+	VPERMILPS       $0xb1, X9, X22
+	VADDSS          X22, X9, X9
+	VPERMILPS       $0x03, X16, X22
+	VADDSS          X22, X9, X9
+	VEXTRACTF32X4   $0x01, Y2, X22
+	VADDPS          X22, X2, X2
+	VPERMILPS       $0x4e, X2, X22
+	VADDPS          X22, X2, X2
+	VPERMILPS       $0xb1, X2, X22
+	VADDSS          X22, X2, X2
+	VADDSS          X21, X2, X2
+	VEXTRACTF32X4   $0x01, Y10, X22
+	VADDPS          X22, X10, X10
+	VPERMILPS       $0x4e, X10, X22
+	VADDPS          X22, X10, X10
+	VPERMILPS       $0xb1, X10, X22
+	VADDSS          X22, X10, X10
+	VPERMILPS       $0x01, X21, X22
+	VADDSS          X22, X10, X10
+	VEXTRACTF32X4   $0x01, Y3, X22
+	VADDPS          X22, X3, X3
+	VPERMILPS       $0x4e, X3, X22
+	VADDPS          X22, X3, X3
+	VPERMILPS       $0xb1, X3, X22
+	VADDSS          X22, X3, X3
+	VPERMILPS       $0x02, X21, X22
+	VADDSS          X22, X3, X3
+	VEXTRACTF32X4   $0x01, Y17, X21
+	VEXTRACTF32X4   $0x01, Y4, X22
+	VADDPS          X22, X4, X4
+	VPERMILPS       $0x4e, X4, X22
+	VADDPS          X22, X4, X4
+	VPERMILPS       $0xb1, X4, X22
+	VADDSS          X22, X4, X4
+	VADDSS          X17, X4, X4
+	VEXTRACTF32X4   $0x01, Y12, X22
+	VADDPS          X22, X12, X12
+	VPERMILPS       $0x4e, X12, X22
+	VADDPS          X22, X12, X12
+	VPERMILPS       $0xb1, X12, X22
+	VADDSS          X22, X12, X12
+	VPERMILPS       $0x01, X17, X22
+	VADDSS          X22, X12, X12
+	VEXTRACTF32X4   $0x01, Y5, X22
+	VADDPS          X22, X5, X5
+	VPERMILPS       $0x4e, X5, X22
+	VADDPS          X22, X5, X5
+	VPERMILPS       $0xb1, X5, X22
+	VADDSS          X22, X5, X5
+	VPERMILPS       $0x02, X17, X22
+	VADDSS          X22, X5, X5
+	VEXTRACTF32X4   $0x01, Y13, X22
+	VADDPS          X22, X13, X13
+	VPERMILPS       $0x4e, X13, X22
+	VADDPS          X22, X13, X13
+	VPERMILPS       $0xb1, X13, X22
+	VADDSS          X22, X13, X13
+	VPERMILPS       $0x03, X17, X22
+	VADDSS          X22, X13, X13
+	VEXTRACTF32X4   $0x01, Y6, X22
+	VADDPS          X22, X6, X6
+	VPERMILPS       $0x4e, X6, X22
+	VADDPS          X22, X6, X6
+	VPERMILPS       $0xb1, X6, X22
+	VADDSS          X22, X6, X6
+	VADDSS          X21, X6, X6
+	VEXTRACTF32X4   $0x01, Y14, X22
+	VADDPS          X22, X14, X14
+	VPERMILPS       $0x4e, X14, X22
+	VADDPS          X22, X14, X14
+	VPERMILPS       $0xb1, X14, X22
+	VADDSS          X22, X14, X14
+	VPERMILPS       $0x01, X21, X22
+	VADDSS          X22, X14, X14
+	VEXTRACTF32X4   $0x01, Y7, X22
+	VADDPS          X22, X7, X7
+	VPERMILPS       $0x4e, X7, X22
+	VADDPS          X22, X7, X7
+	VPERMILPS       $0xb1, X7, X22
+	VADDSS          X22, X7, X7
+	VPERMILPS       $0x02, X21, X22
+	VADDSS          X22, X7, X7
+	LEAQ            (DX)(R10*4), R13
+	CMPQ            acc+56(FP), $0x00
+	JEQ             store
+	VADDSS          (DX), X0, X0
+	VADDSS          (DX)(R10*1), X8, X8
+	VADDSS          (DX)(R10*2), X1, X1
+	VADDSS          (DX)(AX*1), X9, X9
+	VADDSS          (R13), X2, X2
+	VADDSS          (R13)(R10*1), X10, X10
+	VADDSS          (R13)(R10*2), X3, X3
+	VADDSS          4(DX), X4, X4
+	VADDSS          4(DX)(R10*1), X12, X12
+	VADDSS          4(DX)(R10*2), X5, X5
+	VADDSS          4(DX)(AX*1), X13, X13
+	VADDSS          4(R13), X6, X6
+	VADDSS          4(R13)(R10*1), X14, X14
+	VADDSS          4(R13)(R10*2), X7, X7
 
 store:
 	VMOVSS X0, (DX)
-	VMOVSS X1, (DX)(R10*1)
-	VMOVSS X2, (DX)(R10*2)
-	VMOVSS X3, (DX)(AX*1)
-	VMOVSS X4, (R13)
-	VMOVSS X5, (R13)(R10*1)
-	VMOVSS X6, (R13)(R10*2)
-	VMOVSS X7, 4(DX)
-	VMOVSS X8, 4(DX)(R10*1)
-	VMOVSS X9, 4(DX)(R10*2)
-	VMOVSS X10, 4(DX)(AX*1)
-	VMOVSS X11, 4(R13)
-	VMOVSS X12, 4(R13)(R10*1)
-	VMOVSS X13, 4(R13)(R10*2)
+	VMOVSS X8, (DX)(R10*1)
+	VMOVSS X1, (DX)(R10*2)
+	VMOVSS X9, (DX)(AX*1)
+	VMOVSS X2, (R13)
+	VMOVSS X10, (R13)(R10*1)
+	VMOVSS X3, (R13)(R10*2)
+	VMOVSS X4, 4(DX)
+	VMOVSS X12, 4(DX)(R10*1)
+	VMOVSS X5, 4(DX)(R10*2)
+	VMOVSS X13, 4(DX)(AX*1)
+	VMOVSS X6, 4(R13)
+	VMOVSS X14, 4(R13)(R10*1)
+	VMOVSS X7, 4(R13)(R10*2)
 	ADDQ   $0x08, DX
 	LEAQ   (SI)(R8*2), SI
 	DECQ   R14
@@ -7510,309 +7255,274 @@ store:
 	VZEROUPPER
 	RET
 
-// func tileQ4_1r2t8(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// func tileQ4_1r2t8(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 // Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3
-TEXT ·tileQ4_1r2t8(SB), NOSPLIT, $0-72
+TEXT ·tileQ4_1r2t8(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
 	// multiple of 2) and each of 8 tokens t (a group of layout T at x),
 	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
-	// sum); nb > 0; p is scratch for 16·nb float32s.
-	MOVQ      w+0(FP), SI
-	MOVQ      ldw+8(FP), R8
-	MOVQ      x+16(FP), DI
-	MOVQ      y+32(FP), DX
-	MOVQ      ldy+40(FP), R10
-	MOVQ      nrows+48(FP), R14
-	MOVQ      p+64(FP), BX
-	VMOVDQU64 lygf<>+0(SB), Y30
-	SHRQ      $0x01, R14
-	LEAQ      (R10)(R10*2), AX
+	// sum); nb > 0.
+	MOVQ            w+0(FP), SI
+	MOVQ            ldw+8(FP), R8
+	MOVQ            x+16(FP), DI
+	MOVQ            y+32(FP), DX
+	MOVQ            ldy+40(FP), R10
+	MOVQ            nrows+48(FP), R14
+	VBROADCASTI64X4 lygf<>+0(SB), Z30
+	VMOVDQU32       lytperm<>+0(SB), Z24
+	VMOVDQU32       lytperm<>+64(SB), Z25
+	VMOVDQU32       lytperm<>+128(SB), Z26
+	VMOVDQU32       lytperm<>+192(SB), Z27
+	SHRQ            $0x01, R14
+	LEAQ            (R10)(R10*2), AX
 
 row:
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
 	VXORPS Y16, Y16, Y16
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-	VXORPS Y12, Y12, Y12
-	VXORPS Y13, Y13, Y13
-	VXORPS Y14, Y14, Y14
-	VXORPS Y15, Y15, Y15
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
 	VXORPS Y17, Y17, Y17
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   BX, CX
 	MOVQ   nb+24(FP), R13
 
-pre:
-	VPBROADCASTW 2(R11), X21
-	VCVTPH2PS    X21, Y21
-	VFMADD231PS  32(R12), Y21, Y16
-	VPBROADCASTW (R11), X22
-	VCVTPH2PS    X22, Y22
-	VMULPS       (R12), Y22, Y22
-	VMOVUPS      Y22, (CX)
-	VPBROADCASTW 2(R11)(R8*1), X21
-	VCVTPH2PS    X21, Y21
-	VFMADD231PS  32(R12), Y21, Y17
-	VPBROADCASTW (R11)(R8*1), X22
-	VCVTPH2PS    X22, Y22
-	VMULPS       (R12), Y22, Y22
-	VMOVUPS      Y22, 32(CX)
-	ADDQ         $0x14, R11
-	ADDQ         $0x00000140, R12
-	ADDQ         $0x40, CX
-	DECQ         R13
-	JNZ          pre
-	MOVQ         SI, R11
-	MOVQ         DI, R12
-	MOVQ         BX, CX
-	MOVQ         nb+24(FP), R13
-
 blk:
-	VBROADCASTI32X4  4(R11), Y20
-	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         64(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST (CX), Y21, Y0
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         96(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 4(CX), Y21, Y1
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         128(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 8(CX), Y21, Y2
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         160(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 12(CX), Y21, Y3
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         192(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 16(CX), Y21, Y4
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         224(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 20(CX), Y21, Y5
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         256(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 24(CX), Y21, Y6
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         288(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 28(CX), Y21, Y7
-	VBROADCASTI32X4  4(R11)(R8*1), Y20
-	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         64(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 32(CX), Y21, Y8
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         96(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 36(CX), Y21, Y9
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         128(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 40(CX), Y21, Y10
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         160(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 44(CX), Y21, Y11
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         192(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 48(CX), Y21, Y12
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         224(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 52(CX), Y21, Y13
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         256(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 56(CX), Y21, Y14
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         288(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 60(CX), Y21, Y15
-	ADDQ             $0x40, CX
-	ADDQ             $0x14, R11
-	ADDQ             $0x00000140, R12
-	DECQ             R13
-	JNZ              blk
-	VEXTRACTF32X4    $0x01, Y16, X21
-	VEXTRACTF32X4    $0x01, Y0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0x4e, X0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0xb1, X0, X22
-	VADDSS           X22, X0, X0
-	VADDSS           X16, X0, X0
-	VEXTRACTF32X4    $0x01, Y1, X22
-	VADDPS           X22, X1, X1
-	VPERMILPS        $0x4e, X1, X22
-	VADDPS           X22, X1, X1
-	VPERMILPS        $0xb1, X1, X22
-	VADDSS           X22, X1, X1
-	VPERMILPS        $0x01, X16, X22
-	VADDSS           X22, X1, X1
-	VEXTRACTF32X4    $0x01, Y2, X22
-	VADDPS           X22, X2, X2
-	VPERMILPS        $0x4e, X2, X22
-	VADDPS           X22, X2, X2
-	VPERMILPS        $0xb1, X2, X22
-	VADDSS           X22, X2, X2
-	VPERMILPS        $0x02, X16, X22
-	VADDSS           X22, X2, X2
-	VEXTRACTF32X4    $0x01, Y3, X22
-	VADDPS           X22, X3, X3
-	VPERMILPS        $0x4e, X3, X22
-	VADDPS           X22, X3, X3
-	VPERMILPS        $0xb1, X3, X22
-	VADDSS           X22, X3, X3
-	VPERMILPS        $0x03, X16, X22
-	VADDSS           X22, X3, X3
-	VEXTRACTF32X4    $0x01, Y4, X22
-	VADDPS           X22, X4, X4
-	VPERMILPS        $0x4e, X4, X22
-	VADDPS           X22, X4, X4
-	VPERMILPS        $0xb1, X4, X22
-	VADDSS           X22, X4, X4
-	VADDSS           X21, X4, X4
-	VEXTRACTF32X4    $0x01, Y5, X22
-	VADDPS           X22, X5, X5
-	VPERMILPS        $0x4e, X5, X22
-	VADDPS           X22, X5, X5
-	VPERMILPS        $0xb1, X5, X22
-	VADDSS           X22, X5, X5
-	VPERMILPS        $0x01, X21, X22
-	VADDSS           X22, X5, X5
-	VEXTRACTF32X4    $0x01, Y6, X22
-	VADDPS           X22, X6, X6
-	VPERMILPS        $0x4e, X6, X22
-	VADDPS           X22, X6, X6
-	VPERMILPS        $0xb1, X6, X22
-	VADDSS           X22, X6, X6
-	VPERMILPS        $0x02, X21, X22
-	VADDSS           X22, X6, X6
-	VEXTRACTF32X4    $0x01, Y7, X22
-	VADDPS           X22, X7, X7
-	VPERMILPS        $0x4e, X7, X22
-	VADDPS           X22, X7, X7
-	VPERMILPS        $0xb1, X7, X22
-	VADDSS           X22, X7, X7
-	VPERMILPS        $0x03, X21, X22
-	VADDSS           X22, X7, X7
-	VEXTRACTF32X4    $0x01, Y17, X21
-	VEXTRACTF32X4    $0x01, Y8, X22
-	VADDPS           X22, X8, X8
-	VPERMILPS        $0x4e, X8, X22
-	VADDPS           X22, X8, X8
-	VPERMILPS        $0xb1, X8, X22
-	VADDSS           X22, X8, X8
-	VADDSS           X17, X8, X8
-	VEXTRACTF32X4    $0x01, Y9, X22
-	VADDPS           X22, X9, X9
-	VPERMILPS        $0x4e, X9, X22
-	VADDPS           X22, X9, X9
-	VPERMILPS        $0xb1, X9, X22
-	VADDSS           X22, X9, X9
-	VPERMILPS        $0x01, X17, X22
-	VADDSS           X22, X9, X9
-	VEXTRACTF32X4    $0x01, Y10, X22
-	VADDPS           X22, X10, X10
-	VPERMILPS        $0x4e, X10, X22
-	VADDPS           X22, X10, X10
-	VPERMILPS        $0xb1, X10, X22
-	VADDSS           X22, X10, X10
-	VPERMILPS        $0x02, X17, X22
-	VADDSS           X22, X10, X10
-	VEXTRACTF32X4    $0x01, Y11, X22
-	VADDPS           X22, X11, X11
-	VPERMILPS        $0x4e, X11, X22
-	VADDPS           X22, X11, X11
-	VPERMILPS        $0xb1, X11, X22
-	VADDSS           X22, X11, X11
-	VPERMILPS        $0x03, X17, X22
-	VADDSS           X22, X11, X11
-	VEXTRACTF32X4    $0x01, Y12, X22
-	VADDPS           X22, X12, X12
-	VPERMILPS        $0x4e, X12, X22
-	VADDPS           X22, X12, X12
-	VPERMILPS        $0xb1, X12, X22
-	VADDSS           X22, X12, X12
-	VADDSS           X21, X12, X12
-	VEXTRACTF32X4    $0x01, Y13, X22
-	VADDPS           X22, X13, X13
-	VPERMILPS        $0x4e, X13, X22
-	VADDPS           X22, X13, X13
-	VPERMILPS        $0xb1, X13, X22
-	VADDSS           X22, X13, X13
-	VPERMILPS        $0x01, X21, X22
-	VADDSS           X22, X13, X13
-	VEXTRACTF32X4    $0x01, Y14, X22
-	VADDPS           X22, X14, X14
-	VPERMILPS        $0x4e, X14, X22
-	VADDPS           X22, X14, X14
-	VPERMILPS        $0xb1, X14, X22
-	VADDSS           X22, X14, X14
-	VPERMILPS        $0x02, X21, X22
-	VADDSS           X22, X14, X14
-	VEXTRACTF32X4    $0x01, Y15, X22
-	VADDPS           X22, X15, X15
-	VPERMILPS        $0x4e, X15, X22
-	VADDPS           X22, X15, X15
-	VPERMILPS        $0xb1, X15, X22
-	VADDSS           X22, X15, X15
-	VPERMILPS        $0x03, X21, X22
-	VADDSS           X22, X15, X15
-	LEAQ             (DX)(R10*4), R13
-	CMPQ             acc+56(FP), $0x00
-	JEQ              store
-	VADDSS           (DX), X0, X0
-	VADDSS           (DX)(R10*1), X1, X1
-	VADDSS           (DX)(R10*2), X2, X2
-	VADDSS           (DX)(AX*1), X3, X3
-	VADDSS           (R13), X4, X4
-	VADDSS           (R13)(R10*1), X5, X5
-	VADDSS           (R13)(R10*2), X6, X6
-	VADDSS           (R13)(AX*1), X7, X7
-	VADDSS           4(DX), X8, X8
-	VADDSS           4(DX)(R10*1), X9, X9
-	VADDSS           4(DX)(R10*2), X10, X10
-	VADDSS           4(DX)(AX*1), X11, X11
-	VADDSS           4(R13), X12, X12
-	VADDSS           4(R13)(R10*1), X13, X13
-	VADDSS           4(R13)(R10*2), X14, X14
-	VADDSS           4(R13)(AX*1), X15, X15
+	VMOVUPS         (R12), Y18
+	VPBROADCASTW    2(R11), X21
+	VCVTPH2PS       X21, Y21
+	VFMADD231PS     32(R12), Y21, Y16
+	VPBROADCASTW    (R11), X22
+	VCVTPH2PS       X22, Y22
+	VMULPS          Y18, Y22, Y22
+	VBROADCASTI32X4 4(R11), Z20
+	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
+	VPERMPS         Z22, Z24, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        64(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z0
+	VPERMPS         Z22, Z25, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        128(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z1
+	VPERMPS         Z22, Z26, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        192(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z2
+	VPERMPS         Z22, Z27, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        256(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z3
+	VPBROADCASTW    2(R11)(R8*1), X21
+	VCVTPH2PS       X21, Y21
+	VFMADD231PS     32(R12), Y21, Y17
+	VPBROADCASTW    (R11)(R8*1), X22
+	VCVTPH2PS       X22, Y22
+	VMULPS          Y18, Y22, Y22
+	VBROADCASTI32X4 4(R11)(R8*1), Z20
+	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
+	VPERMPS         Z22, Z24, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        64(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z4
+	VPERMPS         Z22, Z25, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        128(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z5
+	VPERMPS         Z22, Z26, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        192(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z6
+	VPERMPS         Z22, Z27, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        256(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z7
+	ADDQ            $0x14, R11
+	ADDQ            $0x00000140, R12
+	DECQ            R13
+	JNZ             blk
+	VEXTRACTF64X4   $0x01, Z0, Y8
+	VEXTRACTF64X4   $0x01, Z1, Y9
+	VEXTRACTF64X4   $0x01, Z2, Y10
+	VEXTRACTF64X4   $0x01, Z3, Y11
+	VEXTRACTF64X4   $0x01, Z4, Y12
+	VEXTRACTF64X4   $0x01, Z5, Y13
+	VEXTRACTF64X4   $0x01, Z6, Y14
+	VEXTRACTF64X4   $0x01, Z7, Y15
+	VEXTRACTF32X4   $0x01, Y16, X21
+	VEXTRACTF32X4   $0x01, Y0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0x4e, X0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0xb1, X0, X22
+	VADDSS          X22, X0, X0
+	VADDSS          X16, X0, X0
+	VEXTRACTF32X4   $0x01, Y8, X22
+	VADDPS          X22, X8, X8
+	VPERMILPS       $0x4e, X8, X22
+	VADDPS          X22, X8, X8
+	VPERMILPS       $0xb1, X8, X22
+	VADDSS          X22, X8, X8
+	VPERMILPS       $0x01, X16, X22
+	VADDSS          X22, X8, X8
+	VEXTRACTF32X4   $0x01, Y1, X22
+	VADDPS          X22, X1, X1
+	VPERMILPS       $0x4e, X1, X22
+	VADDPS          X22, X1, X1
+	VPERMILPS       $0xb1, X1, X22
+	VADDSS          X22, X1, X1
+	VPERMILPS       $0x02, X16, X22
+	VADDSS          X22, X1, X1
+	VEXTRACTF32X4   $0x01, Y9, X22
+	VADDPS          X22, X9, X9
+	VPERMILPS       $0x4e, X9, X22
+	VADDPS          X22, X9, X9
+	VPERMILPS       $0xb1, X9, X22
+	VADDSS          X22, X9, X9
+	VPERMILPS       $0x03, X16, X22
+	VADDSS          X22, X9, X9
+	VEXTRACTF32X4   $0x01, Y2, X22
+	VADDPS          X22, X2, X2
+	VPERMILPS       $0x4e, X2, X22
+	VADDPS          X22, X2, X2
+	VPERMILPS       $0xb1, X2, X22
+	VADDSS          X22, X2, X2
+	VADDSS          X21, X2, X2
+	VEXTRACTF32X4   $0x01, Y10, X22
+	VADDPS          X22, X10, X10
+	VPERMILPS       $0x4e, X10, X22
+	VADDPS          X22, X10, X10
+	VPERMILPS       $0xb1, X10, X22
+	VADDSS          X22, X10, X10
+	VPERMILPS       $0x01, X21, X22
+	VADDSS          X22, X10, X10
+	VEXTRACTF32X4   $0x01, Y3, X22
+	VADDPS          X22, X3, X3
+	VPERMILPS       $0x4e, X3, X22
+	VADDPS          X22, X3, X3
+	VPERMILPS       $0xb1, X3, X22
+	VADDSS          X22, X3, X3
+	VPERMILPS       $0x02, X21, X22
+	VADDSS          X22, X3, X3
+	VEXTRACTF32X4   $0x01, Y11, X22
+	VADDPS          X22, X11, X11
+	VPERMILPS       $0x4e, X11, X22
+	VADDPS          X22, X11, X11
+	VPERMILPS       $0xb1, X11, X22
+	VADDSS          X22, X11, X11
+	VPERMILPS       $0x03, X21, X22
+	VADDSS          X22, X11, X11
+	VEXTRACTF32X4   $0x01, Y17, X21
+	VEXTRACTF32X4   $0x01, Y4, X22
+	VADDPS          X22, X4, X4
+	VPERMILPS       $0x4e, X4, X22
+	VADDPS          X22, X4, X4
+	VPERMILPS       $0xb1, X4, X22
+	VADDSS          X22, X4, X4
+	VADDSS          X17, X4, X4
+	VEXTRACTF32X4   $0x01, Y12, X22
+	VADDPS          X22, X12, X12
+	VPERMILPS       $0x4e, X12, X22
+	VADDPS          X22, X12, X12
+	VPERMILPS       $0xb1, X12, X22
+	VADDSS          X22, X12, X12
+	VPERMILPS       $0x01, X17, X22
+	VADDSS          X22, X12, X12
+	VEXTRACTF32X4   $0x01, Y5, X22
+	VADDPS          X22, X5, X5
+	VPERMILPS       $0x4e, X5, X22
+	VADDPS          X22, X5, X5
+	VPERMILPS       $0xb1, X5, X22
+	VADDSS          X22, X5, X5
+	VPERMILPS       $0x02, X17, X22
+	VADDSS          X22, X5, X5
+	VEXTRACTF32X4   $0x01, Y13, X22
+	VADDPS          X22, X13, X13
+	VPERMILPS       $0x4e, X13, X22
+	VADDPS          X22, X13, X13
+	VPERMILPS       $0xb1, X13, X22
+	VADDSS          X22, X13, X13
+	VPERMILPS       $0x03, X17, X22
+	VADDSS          X22, X13, X13
+	VEXTRACTF32X4   $0x01, Y6, X22
+	VADDPS          X22, X6, X6
+	VPERMILPS       $0x4e, X6, X22
+	VADDPS          X22, X6, X6
+	VPERMILPS       $0xb1, X6, X22
+	VADDSS          X22, X6, X6
+	VADDSS          X21, X6, X6
+	VEXTRACTF32X4   $0x01, Y14, X22
+	VADDPS          X22, X14, X14
+	VPERMILPS       $0x4e, X14, X22
+	VADDPS          X22, X14, X14
+	VPERMILPS       $0xb1, X14, X22
+	VADDSS          X22, X14, X14
+	VPERMILPS       $0x01, X21, X22
+	VADDSS          X22, X14, X14
+	VEXTRACTF32X4   $0x01, Y7, X22
+	VADDPS          X22, X7, X7
+	VPERMILPS       $0x4e, X7, X22
+	VADDPS          X22, X7, X7
+	VPERMILPS       $0xb1, X7, X22
+	VADDSS          X22, X7, X7
+	VPERMILPS       $0x02, X21, X22
+	VADDSS          X22, X7, X7
+	VEXTRACTF32X4   $0x01, Y15, X22
+	VADDPS          X22, X15, X15
+	VPERMILPS       $0x4e, X15, X22
+	VADDPS          X22, X15, X15
+	VPERMILPS       $0xb1, X15, X22
+	VADDSS          X22, X15, X15
+	VPERMILPS       $0x03, X21, X22
+	VADDSS          X22, X15, X15
+	LEAQ            (DX)(R10*4), R13
+	CMPQ            acc+56(FP), $0x00
+	JEQ             store
+	VADDSS          (DX), X0, X0
+	VADDSS          (DX)(R10*1), X8, X8
+	VADDSS          (DX)(R10*2), X1, X1
+	VADDSS          (DX)(AX*1), X9, X9
+	VADDSS          (R13), X2, X2
+	VADDSS          (R13)(R10*1), X10, X10
+	VADDSS          (R13)(R10*2), X3, X3
+	VADDSS          (R13)(AX*1), X11, X11
+	VADDSS          4(DX), X4, X4
+	VADDSS          4(DX)(R10*1), X12, X12
+	VADDSS          4(DX)(R10*2), X5, X5
+	VADDSS          4(DX)(AX*1), X13, X13
+	VADDSS          4(R13), X6, X6
+	VADDSS          4(R13)(R10*1), X14, X14
+	VADDSS          4(R13)(R10*2), X7, X7
+	VADDSS          4(R13)(AX*1), X15, X15
 
 store:
 	VMOVSS X0, (DX)
-	VMOVSS X1, (DX)(R10*1)
-	VMOVSS X2, (DX)(R10*2)
-	VMOVSS X3, (DX)(AX*1)
-	VMOVSS X4, (R13)
-	VMOVSS X5, (R13)(R10*1)
-	VMOVSS X6, (R13)(R10*2)
-	VMOVSS X7, (R13)(AX*1)
-	VMOVSS X8, 4(DX)
-	VMOVSS X9, 4(DX)(R10*1)
-	VMOVSS X10, 4(DX)(R10*2)
-	VMOVSS X11, 4(DX)(AX*1)
-	VMOVSS X12, 4(R13)
-	VMOVSS X13, 4(R13)(R10*1)
-	VMOVSS X14, 4(R13)(R10*2)
+	VMOVSS X8, (DX)(R10*1)
+	VMOVSS X1, (DX)(R10*2)
+	VMOVSS X9, (DX)(AX*1)
+	VMOVSS X2, (R13)
+	VMOVSS X10, (R13)(R10*1)
+	VMOVSS X3, (R13)(R10*2)
+	VMOVSS X11, (R13)(AX*1)
+	VMOVSS X4, 4(DX)
+	VMOVSS X12, 4(DX)(R10*1)
+	VMOVSS X5, 4(DX)(R10*2)
+	VMOVSS X13, 4(DX)(AX*1)
+	VMOVSS X6, 4(R13)
+	VMOVSS X14, 4(R13)(R10*1)
+	VMOVSS X7, 4(R13)(R10*2)
 	VMOVSS X15, 4(R13)(AX*1)
 	ADDQ   $0x08, DX
 	LEAQ   (SI)(R8*2), SI
@@ -9651,75 +9361,64 @@ done:
 	VZEROUPPER
 	RET
 
-// func tileQ5_1r1t1(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// func tileQ5_1r1t1(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
-TEXT ·tileQ5_1r1t1(SB), NOSPLIT, $0-72
+TEXT ·tileQ5_1r1t1(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
 	// multiple of 1) and each of 1 tokens t (a group of layout T at x),
 	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
-	// sum); nb > 0; p is scratch for 8·nb float32s.
-	MOVQ         w+0(FP), SI
-	MOVQ         ldw+8(FP), R8
-	MOVQ         x+16(FP), DI
-	MOVQ         y+32(FP), DX
-	MOVQ         ldy+40(FP), R10
-	MOVQ         nrows+48(FP), R14
-	MOVQ         p+64(FP), BX
-	MOVL         $0x10101010, AX
-	VPBROADCASTD AX, Y23
-	VMOVDQU64    lygf<>+0(SB), Y30
-	LEAQ         (R10)(R10*2), AX
+	// sum); nb > 0.
+	MOVQ            w+0(FP), SI
+	MOVQ            ldw+8(FP), R8
+	MOVQ            x+16(FP), DI
+	MOVQ            y+32(FP), DX
+	MOVQ            ldy+40(FP), R10
+	MOVQ            nrows+48(FP), R14
+	MOVL            $0x10101010, AX
+	VPBROADCASTD    AX, Z23
+	VBROADCASTI64X4 lygf<>+0(SB), Z30
+	VMOVDQU32       lytperm<>+0(SB), Z24
+	LEAQ            (R10)(R10*2), AX
 
 row:
-	VXORPS Y0, Y0, Y0
+	VPXORD Z0, Z0, Z0
 	VXORPS Y16, Y16, Y16
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   BX, CX
 	MOVQ   nb+24(FP), R13
 
-pre:
-	VPBROADCASTW 2(R11), X21
-	VCVTPH2PS    X21, Y21
-	VFMADD231PS  32(R12), Y21, Y16
-	VPBROADCASTW (R11), X22
-	VCVTPH2PS    X22, Y22
-	VMULPS       (R12), Y22, Y22
-	VMOVUPS      Y22, (CX)
-	ADDQ         $0x18, R11
-	ADDQ         $0x00000140, R12
-	ADDQ         $0x20, CX
-	DECQ         R13
-	JNZ          pre
-	MOVQ         SI, R11
-	MOVQ         DI, R12
-	MOVQ         BX, CX
-	MOVQ         nb+24(FP), R13
-
 blk:
-	VBROADCASTI32X4  8(R11), Y20
-	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
-	KMOVD            4(R11), K1
-	VPADDB           Y23, Y20, K1, Y20
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         64(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST (CX), Y21, Y0
-	ADDQ             $0x20, CX
-	ADDQ             $0x18, R11
-	ADDQ             $0x00000140, R12
-	DECQ             R13
-	JNZ              blk
-	VEXTRACTF32X4    $0x01, Y0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0x4e, X0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0xb1, X0, X22
-	VADDSS           X22, X0, X0
-	VADDSS           X16, X0, X0
-	CMPQ             acc+56(FP), $0x00
-	JEQ              store
-	VADDSS           (DX), X0, X0
+	VMOVUPS         (R12), Y18
+	VPBROADCASTW    2(R11), X21
+	VCVTPH2PS       X21, Y21
+	VFMADD231PS     32(R12), Y21, Y16
+	VPBROADCASTW    (R11), X22
+	VCVTPH2PS       X22, Y22
+	VMULPS          Y18, Y22, Y22
+	VBROADCASTI32X4 8(R11), Z20
+	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
+	KMOVD           4(R11), K1
+	KUNPCKDQ        K1, K1, K1
+	VPADDB          Z23, Z20, K1, Z20
+	VPERMPS         Z22, Z24, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        64(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z0
+	ADDQ            $0x18, R11
+	ADDQ            $0x00000140, R12
+	DECQ            R13
+	JNZ             blk
+	VEXTRACTF32X4   $0x01, Y0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0x4e, X0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0xb1, X0, X22
+	VADDSS          X22, X0, X0
+	VADDSS          X16, X0, X0
+	CMPQ            acc+56(FP), $0x00
+	JEQ             store
+	VADDSS          (DX), X0, X0
 
 store:
 	VMOVSS X0, (DX)
@@ -9730,93 +9429,78 @@ store:
 	VZEROUPPER
 	RET
 
-// func tileQ5_1r1t2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// func tileQ5_1r1t2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
-TEXT ·tileQ5_1r1t2(SB), NOSPLIT, $0-72
+TEXT ·tileQ5_1r1t2(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
 	// multiple of 1) and each of 2 tokens t (a group of layout T at x),
 	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
-	// sum); nb > 0; p is scratch for 8·nb float32s.
-	MOVQ         w+0(FP), SI
-	MOVQ         ldw+8(FP), R8
-	MOVQ         x+16(FP), DI
-	MOVQ         y+32(FP), DX
-	MOVQ         ldy+40(FP), R10
-	MOVQ         nrows+48(FP), R14
-	MOVQ         p+64(FP), BX
-	MOVL         $0x10101010, AX
-	VPBROADCASTD AX, Y23
-	VMOVDQU64    lygf<>+0(SB), Y30
-	LEAQ         (R10)(R10*2), AX
+	// sum); nb > 0.
+	MOVQ            w+0(FP), SI
+	MOVQ            ldw+8(FP), R8
+	MOVQ            x+16(FP), DI
+	MOVQ            y+32(FP), DX
+	MOVQ            ldy+40(FP), R10
+	MOVQ            nrows+48(FP), R14
+	MOVL            $0x10101010, AX
+	VPBROADCASTD    AX, Z23
+	VBROADCASTI64X4 lygf<>+0(SB), Z30
+	VMOVDQU32       lytperm<>+0(SB), Z24
+	LEAQ            (R10)(R10*2), AX
 
 row:
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
+	VPXORD Z0, Z0, Z0
 	VXORPS Y16, Y16, Y16
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   BX, CX
 	MOVQ   nb+24(FP), R13
 
-pre:
-	VPBROADCASTW 2(R11), X21
-	VCVTPH2PS    X21, Y21
-	VFMADD231PS  32(R12), Y21, Y16
-	VPBROADCASTW (R11), X22
-	VCVTPH2PS    X22, Y22
-	VMULPS       (R12), Y22, Y22
-	VMOVUPS      Y22, (CX)
-	ADDQ         $0x18, R11
-	ADDQ         $0x00000140, R12
-	ADDQ         $0x20, CX
-	DECQ         R13
-	JNZ          pre
-	MOVQ         SI, R11
-	MOVQ         DI, R12
-	MOVQ         BX, CX
-	MOVQ         nb+24(FP), R13
-
 blk:
-	VBROADCASTI32X4  8(R11), Y20
-	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
-	KMOVD            4(R11), K1
-	VPADDB           Y23, Y20, K1, Y20
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         64(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST (CX), Y21, Y0
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         96(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 4(CX), Y21, Y1
-	ADDQ             $0x20, CX
-	ADDQ             $0x18, R11
-	ADDQ             $0x00000140, R12
-	DECQ             R13
-	JNZ              blk
-	VEXTRACTF32X4    $0x01, Y0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0x4e, X0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0xb1, X0, X22
-	VADDSS           X22, X0, X0
-	VADDSS           X16, X0, X0
-	VEXTRACTF32X4    $0x01, Y1, X22
-	VADDPS           X22, X1, X1
-	VPERMILPS        $0x4e, X1, X22
-	VADDPS           X22, X1, X1
-	VPERMILPS        $0xb1, X1, X22
-	VADDSS           X22, X1, X1
-	VPERMILPS        $0x01, X16, X22
-	VADDSS           X22, X1, X1
-	CMPQ             acc+56(FP), $0x00
-	JEQ              store
-	VADDSS           (DX), X0, X0
-	VADDSS           (DX)(R10*1), X1, X1
+	VMOVUPS         (R12), Y18
+	VPBROADCASTW    2(R11), X21
+	VCVTPH2PS       X21, Y21
+	VFMADD231PS     32(R12), Y21, Y16
+	VPBROADCASTW    (R11), X22
+	VCVTPH2PS       X22, Y22
+	VMULPS          Y18, Y22, Y22
+	VBROADCASTI32X4 8(R11), Z20
+	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
+	KMOVD           4(R11), K1
+	KUNPCKDQ        K1, K1, K1
+	VPADDB          Z23, Z20, K1, Z20
+	VPERMPS         Z22, Z24, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        64(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z0
+	ADDQ            $0x18, R11
+	ADDQ            $0x00000140, R12
+	DECQ            R13
+	JNZ             blk
+	VEXTRACTF64X4   $0x01, Z0, Y8
+	VEXTRACTF32X4   $0x01, Y0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0x4e, X0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0xb1, X0, X22
+	VADDSS          X22, X0, X0
+	VADDSS          X16, X0, X0
+	VEXTRACTF32X4   $0x01, Y8, X22
+	VADDPS          X22, X8, X8
+	VPERMILPS       $0x4e, X8, X22
+	VADDPS          X22, X8, X8
+	VPERMILPS       $0xb1, X8, X22
+	VADDSS          X22, X8, X8
+	VPERMILPS       $0x01, X16, X22
+	VADDSS          X22, X8, X8
+	CMPQ            acc+56(FP), $0x00
+	JEQ             store
+	VADDSS          (DX), X0, X0
+	VADDSS          (DX)(R10*1), X8, X8
 
 store:
 	VMOVSS X0, (DX)
-	VMOVSS X1, (DX)(R10*1)
+	VMOVSS X8, (DX)(R10*1)
 	ADDQ   $0x04, DX
 	ADDQ   R8, SI
 	DECQ   R14
@@ -9824,108 +9508,95 @@ store:
 	VZEROUPPER
 	RET
 
-// func tileQ5_1r1t3(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// func tileQ5_1r1t3(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
-TEXT ·tileQ5_1r1t3(SB), NOSPLIT, $0-72
+TEXT ·tileQ5_1r1t3(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
 	// multiple of 1) and each of 3 tokens t (a group of layout T at x),
 	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
-	// sum); nb > 0; p is scratch for 8·nb float32s.
-	MOVQ         w+0(FP), SI
-	MOVQ         ldw+8(FP), R8
-	MOVQ         x+16(FP), DI
-	MOVQ         y+32(FP), DX
-	MOVQ         ldy+40(FP), R10
-	MOVQ         nrows+48(FP), R14
-	MOVQ         p+64(FP), BX
-	MOVL         $0x10101010, AX
-	VPBROADCASTD AX, Y23
-	VMOVDQU64    lygf<>+0(SB), Y30
-	LEAQ         (R10)(R10*2), AX
+	// sum); nb > 0.
+	MOVQ            w+0(FP), SI
+	MOVQ            ldw+8(FP), R8
+	MOVQ            x+16(FP), DI
+	MOVQ            y+32(FP), DX
+	MOVQ            ldy+40(FP), R10
+	MOVQ            nrows+48(FP), R14
+	MOVL            $0x10101010, AX
+	VPBROADCASTD    AX, Z23
+	VBROADCASTI64X4 lygf<>+0(SB), Z30
+	VMOVDQU32       lytperm<>+0(SB), Z24
+	VMOVDQU32       lytperm<>+64(SB), Z25
+	LEAQ            (R10)(R10*2), AX
 
 row:
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
 	VXORPS Y16, Y16, Y16
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   BX, CX
 	MOVQ   nb+24(FP), R13
 
-pre:
-	VPBROADCASTW 2(R11), X21
-	VCVTPH2PS    X21, Y21
-	VFMADD231PS  32(R12), Y21, Y16
-	VPBROADCASTW (R11), X22
-	VCVTPH2PS    X22, Y22
-	VMULPS       (R12), Y22, Y22
-	VMOVUPS      Y22, (CX)
-	ADDQ         $0x18, R11
-	ADDQ         $0x00000140, R12
-	ADDQ         $0x20, CX
-	DECQ         R13
-	JNZ          pre
-	MOVQ         SI, R11
-	MOVQ         DI, R12
-	MOVQ         BX, CX
-	MOVQ         nb+24(FP), R13
-
 blk:
-	VBROADCASTI32X4  8(R11), Y20
-	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
-	KMOVD            4(R11), K1
-	VPADDB           Y23, Y20, K1, Y20
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         64(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST (CX), Y21, Y0
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         96(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 4(CX), Y21, Y1
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         128(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 8(CX), Y21, Y2
-	ADDQ             $0x20, CX
-	ADDQ             $0x18, R11
-	ADDQ             $0x00000140, R12
-	DECQ             R13
-	JNZ              blk
-	VEXTRACTF32X4    $0x01, Y0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0x4e, X0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0xb1, X0, X22
-	VADDSS           X22, X0, X0
-	VADDSS           X16, X0, X0
-	VEXTRACTF32X4    $0x01, Y1, X22
-	VADDPS           X22, X1, X1
-	VPERMILPS        $0x4e, X1, X22
-	VADDPS           X22, X1, X1
-	VPERMILPS        $0xb1, X1, X22
-	VADDSS           X22, X1, X1
-	VPERMILPS        $0x01, X16, X22
-	VADDSS           X22, X1, X1
-	VEXTRACTF32X4    $0x01, Y2, X22
-	VADDPS           X22, X2, X2
-	VPERMILPS        $0x4e, X2, X22
-	VADDPS           X22, X2, X2
-	VPERMILPS        $0xb1, X2, X22
-	VADDSS           X22, X2, X2
-	VPERMILPS        $0x02, X16, X22
-	VADDSS           X22, X2, X2
-	CMPQ             acc+56(FP), $0x00
-	JEQ              store
-	VADDSS           (DX), X0, X0
-	VADDSS           (DX)(R10*1), X1, X1
-	VADDSS           (DX)(R10*2), X2, X2
+	VMOVUPS         (R12), Y18
+	VPBROADCASTW    2(R11), X21
+	VCVTPH2PS       X21, Y21
+	VFMADD231PS     32(R12), Y21, Y16
+	VPBROADCASTW    (R11), X22
+	VCVTPH2PS       X22, Y22
+	VMULPS          Y18, Y22, Y22
+	VBROADCASTI32X4 8(R11), Z20
+	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
+	KMOVD           4(R11), K1
+	KUNPCKDQ        K1, K1, K1
+	VPADDB          Z23, Z20, K1, Z20
+	VPERMPS         Z22, Z24, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        64(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z0
+	VPERMPS         Z22, Z25, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        128(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z1
+	ADDQ            $0x18, R11
+	ADDQ            $0x00000140, R12
+	DECQ            R13
+	JNZ             blk
+	VEXTRACTF64X4   $0x01, Z0, Y8
+	VEXTRACTF32X4   $0x01, Y0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0x4e, X0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0xb1, X0, X22
+	VADDSS          X22, X0, X0
+	VADDSS          X16, X0, X0
+	VEXTRACTF32X4   $0x01, Y8, X22
+	VADDPS          X22, X8, X8
+	VPERMILPS       $0x4e, X8, X22
+	VADDPS          X22, X8, X8
+	VPERMILPS       $0xb1, X8, X22
+	VADDSS          X22, X8, X8
+	VPERMILPS       $0x01, X16, X22
+	VADDSS          X22, X8, X8
+	VEXTRACTF32X4   $0x01, Y1, X22
+	VADDPS          X22, X1, X1
+	VPERMILPS       $0x4e, X1, X22
+	VADDPS          X22, X1, X1
+	VPERMILPS       $0xb1, X1, X22
+	VADDSS          X22, X1, X1
+	VPERMILPS       $0x02, X16, X22
+	VADDSS          X22, X1, X1
+	CMPQ            acc+56(FP), $0x00
+	JEQ             store
+	VADDSS          (DX), X0, X0
+	VADDSS          (DX)(R10*1), X8, X8
+	VADDSS          (DX)(R10*2), X1, X1
 
 store:
 	VMOVSS X0, (DX)
-	VMOVSS X1, (DX)(R10*1)
-	VMOVSS X2, (DX)(R10*2)
+	VMOVSS X8, (DX)(R10*1)
+	VMOVSS X1, (DX)(R10*2)
 	ADDQ   $0x04, DX
 	ADDQ   R8, SI
 	DECQ   R14
@@ -9933,123 +9604,106 @@ store:
 	VZEROUPPER
 	RET
 
-// func tileQ5_1r1t4(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// func tileQ5_1r1t4(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
-TEXT ·tileQ5_1r1t4(SB), NOSPLIT, $0-72
+TEXT ·tileQ5_1r1t4(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
 	// multiple of 1) and each of 4 tokens t (a group of layout T at x),
 	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
-	// sum); nb > 0; p is scratch for 8·nb float32s.
-	MOVQ         w+0(FP), SI
-	MOVQ         ldw+8(FP), R8
-	MOVQ         x+16(FP), DI
-	MOVQ         y+32(FP), DX
-	MOVQ         ldy+40(FP), R10
-	MOVQ         nrows+48(FP), R14
-	MOVQ         p+64(FP), BX
-	MOVL         $0x10101010, AX
-	VPBROADCASTD AX, Y23
-	VMOVDQU64    lygf<>+0(SB), Y30
-	LEAQ         (R10)(R10*2), AX
+	// sum); nb > 0.
+	MOVQ            w+0(FP), SI
+	MOVQ            ldw+8(FP), R8
+	MOVQ            x+16(FP), DI
+	MOVQ            y+32(FP), DX
+	MOVQ            ldy+40(FP), R10
+	MOVQ            nrows+48(FP), R14
+	MOVL            $0x10101010, AX
+	VPBROADCASTD    AX, Z23
+	VBROADCASTI64X4 lygf<>+0(SB), Z30
+	VMOVDQU32       lytperm<>+0(SB), Z24
+	VMOVDQU32       lytperm<>+64(SB), Z25
+	LEAQ            (R10)(R10*2), AX
 
 row:
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
 	VXORPS Y16, Y16, Y16
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   BX, CX
 	MOVQ   nb+24(FP), R13
 
-pre:
-	VPBROADCASTW 2(R11), X21
-	VCVTPH2PS    X21, Y21
-	VFMADD231PS  32(R12), Y21, Y16
-	VPBROADCASTW (R11), X22
-	VCVTPH2PS    X22, Y22
-	VMULPS       (R12), Y22, Y22
-	VMOVUPS      Y22, (CX)
-	ADDQ         $0x18, R11
-	ADDQ         $0x00000140, R12
-	ADDQ         $0x20, CX
-	DECQ         R13
-	JNZ          pre
-	MOVQ         SI, R11
-	MOVQ         DI, R12
-	MOVQ         BX, CX
-	MOVQ         nb+24(FP), R13
-
 blk:
-	VBROADCASTI32X4  8(R11), Y20
-	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
-	KMOVD            4(R11), K1
-	VPADDB           Y23, Y20, K1, Y20
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         64(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST (CX), Y21, Y0
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         96(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 4(CX), Y21, Y1
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         128(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 8(CX), Y21, Y2
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         160(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 12(CX), Y21, Y3
-	ADDQ             $0x20, CX
-	ADDQ             $0x18, R11
-	ADDQ             $0x00000140, R12
-	DECQ             R13
-	JNZ              blk
-	VEXTRACTF32X4    $0x01, Y0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0x4e, X0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0xb1, X0, X22
-	VADDSS           X22, X0, X0
-	VADDSS           X16, X0, X0
-	VEXTRACTF32X4    $0x01, Y1, X22
-	VADDPS           X22, X1, X1
-	VPERMILPS        $0x4e, X1, X22
-	VADDPS           X22, X1, X1
-	VPERMILPS        $0xb1, X1, X22
-	VADDSS           X22, X1, X1
-	VPERMILPS        $0x01, X16, X22
-	VADDSS           X22, X1, X1
-	VEXTRACTF32X4    $0x01, Y2, X22
-	VADDPS           X22, X2, X2
-	VPERMILPS        $0x4e, X2, X22
-	VADDPS           X22, X2, X2
-	VPERMILPS        $0xb1, X2, X22
-	VADDSS           X22, X2, X2
-	VPERMILPS        $0x02, X16, X22
-	VADDSS           X22, X2, X2
-	VEXTRACTF32X4    $0x01, Y3, X22
-	VADDPS           X22, X3, X3
-	VPERMILPS        $0x4e, X3, X22
-	VADDPS           X22, X3, X3
-	VPERMILPS        $0xb1, X3, X22
-	VADDSS           X22, X3, X3
-	VPERMILPS        $0x03, X16, X22
-	VADDSS           X22, X3, X3
-	CMPQ             acc+56(FP), $0x00
-	JEQ              store
-	VADDSS           (DX), X0, X0
-	VADDSS           (DX)(R10*1), X1, X1
-	VADDSS           (DX)(R10*2), X2, X2
-	VADDSS           (DX)(AX*1), X3, X3
+	VMOVUPS         (R12), Y18
+	VPBROADCASTW    2(R11), X21
+	VCVTPH2PS       X21, Y21
+	VFMADD231PS     32(R12), Y21, Y16
+	VPBROADCASTW    (R11), X22
+	VCVTPH2PS       X22, Y22
+	VMULPS          Y18, Y22, Y22
+	VBROADCASTI32X4 8(R11), Z20
+	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
+	KMOVD           4(R11), K1
+	KUNPCKDQ        K1, K1, K1
+	VPADDB          Z23, Z20, K1, Z20
+	VPERMPS         Z22, Z24, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        64(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z0
+	VPERMPS         Z22, Z25, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        128(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z1
+	ADDQ            $0x18, R11
+	ADDQ            $0x00000140, R12
+	DECQ            R13
+	JNZ             blk
+	VEXTRACTF64X4   $0x01, Z0, Y8
+	VEXTRACTF64X4   $0x01, Z1, Y9
+	VEXTRACTF32X4   $0x01, Y0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0x4e, X0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0xb1, X0, X22
+	VADDSS          X22, X0, X0
+	VADDSS          X16, X0, X0
+	VEXTRACTF32X4   $0x01, Y8, X22
+	VADDPS          X22, X8, X8
+	VPERMILPS       $0x4e, X8, X22
+	VADDPS          X22, X8, X8
+	VPERMILPS       $0xb1, X8, X22
+	VADDSS          X22, X8, X8
+	VPERMILPS       $0x01, X16, X22
+	VADDSS          X22, X8, X8
+	VEXTRACTF32X4   $0x01, Y1, X22
+	VADDPS          X22, X1, X1
+	VPERMILPS       $0x4e, X1, X22
+	VADDPS          X22, X1, X1
+	VPERMILPS       $0xb1, X1, X22
+	VADDSS          X22, X1, X1
+	VPERMILPS       $0x02, X16, X22
+	VADDSS          X22, X1, X1
+	VEXTRACTF32X4   $0x01, Y9, X22
+	VADDPS          X22, X9, X9
+	VPERMILPS       $0x4e, X9, X22
+	VADDPS          X22, X9, X9
+	VPERMILPS       $0xb1, X9, X22
+	VADDSS          X22, X9, X9
+	VPERMILPS       $0x03, X16, X22
+	VADDSS          X22, X9, X9
+	CMPQ            acc+56(FP), $0x00
+	JEQ             store
+	VADDSS          (DX), X0, X0
+	VADDSS          (DX)(R10*1), X8, X8
+	VADDSS          (DX)(R10*2), X1, X1
+	VADDSS          (DX)(AX*1), X9, X9
 
 store:
 	VMOVSS X0, (DX)
-	VMOVSS X1, (DX)(R10*1)
-	VMOVSS X2, (DX)(R10*2)
-	VMOVSS X3, (DX)(AX*1)
+	VMOVSS X8, (DX)(R10*1)
+	VMOVSS X1, (DX)(R10*2)
+	VMOVSS X9, (DX)(AX*1)
 	ADDQ   $0x04, DX
 	ADDQ   R8, SI
 	DECQ   R14
@@ -10057,139 +9711,124 @@ store:
 	VZEROUPPER
 	RET
 
-// func tileQ5_1r1t5(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// func tileQ5_1r1t5(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
-TEXT ·tileQ5_1r1t5(SB), NOSPLIT, $0-72
+TEXT ·tileQ5_1r1t5(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
 	// multiple of 1) and each of 5 tokens t (a group of layout T at x),
 	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
-	// sum); nb > 0; p is scratch for 8·nb float32s.
-	MOVQ         w+0(FP), SI
-	MOVQ         ldw+8(FP), R8
-	MOVQ         x+16(FP), DI
-	MOVQ         y+32(FP), DX
-	MOVQ         ldy+40(FP), R10
-	MOVQ         nrows+48(FP), R14
-	MOVQ         p+64(FP), BX
-	MOVL         $0x10101010, AX
-	VPBROADCASTD AX, Y23
-	VMOVDQU64    lygf<>+0(SB), Y30
-	LEAQ         (R10)(R10*2), AX
+	// sum); nb > 0.
+	MOVQ            w+0(FP), SI
+	MOVQ            ldw+8(FP), R8
+	MOVQ            x+16(FP), DI
+	MOVQ            y+32(FP), DX
+	MOVQ            ldy+40(FP), R10
+	MOVQ            nrows+48(FP), R14
+	MOVL            $0x10101010, AX
+	VPBROADCASTD    AX, Z23
+	VBROADCASTI64X4 lygf<>+0(SB), Z30
+	VMOVDQU32       lytperm<>+0(SB), Z24
+	VMOVDQU32       lytperm<>+64(SB), Z25
+	VMOVDQU32       lytperm<>+128(SB), Z26
+	LEAQ            (R10)(R10*2), AX
 
 row:
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
 	VXORPS Y16, Y16, Y16
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   BX, CX
 	MOVQ   nb+24(FP), R13
 
-pre:
-	VPBROADCASTW 2(R11), X21
-	VCVTPH2PS    X21, Y21
-	VFMADD231PS  32(R12), Y21, Y16
-	VPBROADCASTW (R11), X22
-	VCVTPH2PS    X22, Y22
-	VMULPS       (R12), Y22, Y22
-	VMOVUPS      Y22, (CX)
-	ADDQ         $0x18, R11
-	ADDQ         $0x00000140, R12
-	ADDQ         $0x20, CX
-	DECQ         R13
-	JNZ          pre
-	MOVQ         SI, R11
-	MOVQ         DI, R12
-	MOVQ         BX, CX
-	MOVQ         nb+24(FP), R13
-
 blk:
-	VBROADCASTI32X4  8(R11), Y20
-	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
-	KMOVD            4(R11), K1
-	VPADDB           Y23, Y20, K1, Y20
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         64(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST (CX), Y21, Y0
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         96(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 4(CX), Y21, Y1
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         128(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 8(CX), Y21, Y2
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         160(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 12(CX), Y21, Y3
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         192(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 16(CX), Y21, Y4
-	ADDQ             $0x20, CX
-	ADDQ             $0x18, R11
-	ADDQ             $0x00000140, R12
-	DECQ             R13
-	JNZ              blk
-	VEXTRACTF32X4    $0x01, Y16, X21
-	VEXTRACTF32X4    $0x01, Y0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0x4e, X0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0xb1, X0, X22
-	VADDSS           X22, X0, X0
-	VADDSS           X16, X0, X0
-	VEXTRACTF32X4    $0x01, Y1, X22
-	VADDPS           X22, X1, X1
-	VPERMILPS        $0x4e, X1, X22
-	VADDPS           X22, X1, X1
-	VPERMILPS        $0xb1, X1, X22
-	VADDSS           X22, X1, X1
-	VPERMILPS        $0x01, X16, X22
-	VADDSS           X22, X1, X1
-	VEXTRACTF32X4    $0x01, Y2, X22
-	VADDPS           X22, X2, X2
-	VPERMILPS        $0x4e, X2, X22
-	VADDPS           X22, X2, X2
-	VPERMILPS        $0xb1, X2, X22
-	VADDSS           X22, X2, X2
-	VPERMILPS        $0x02, X16, X22
-	VADDSS           X22, X2, X2
-	VEXTRACTF32X4    $0x01, Y3, X22
-	VADDPS           X22, X3, X3
-	VPERMILPS        $0x4e, X3, X22
-	VADDPS           X22, X3, X3
-	VPERMILPS        $0xb1, X3, X22
-	VADDSS           X22, X3, X3
-	VPERMILPS        $0x03, X16, X22
-	VADDSS           X22, X3, X3
-	VEXTRACTF32X4    $0x01, Y4, X22
-	VADDPS           X22, X4, X4
-	VPERMILPS        $0x4e, X4, X22
-	VADDPS           X22, X4, X4
-	VPERMILPS        $0xb1, X4, X22
-	VADDSS           X22, X4, X4
-	VADDSS           X21, X4, X4
-	LEAQ             (DX)(R10*4), R13
-	CMPQ             acc+56(FP), $0x00
-	JEQ              store
-	VADDSS           (DX), X0, X0
-	VADDSS           (DX)(R10*1), X1, X1
-	VADDSS           (DX)(R10*2), X2, X2
-	VADDSS           (DX)(AX*1), X3, X3
-	VADDSS           (R13), X4, X4
+	VMOVUPS         (R12), Y18
+	VPBROADCASTW    2(R11), X21
+	VCVTPH2PS       X21, Y21
+	VFMADD231PS     32(R12), Y21, Y16
+	VPBROADCASTW    (R11), X22
+	VCVTPH2PS       X22, Y22
+	VMULPS          Y18, Y22, Y22
+	VBROADCASTI32X4 8(R11), Z20
+	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
+	KMOVD           4(R11), K1
+	KUNPCKDQ        K1, K1, K1
+	VPADDB          Z23, Z20, K1, Z20
+	VPERMPS         Z22, Z24, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        64(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z0
+	VPERMPS         Z22, Z25, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        128(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z1
+	VPERMPS         Z22, Z26, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        192(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z2
+	ADDQ            $0x18, R11
+	ADDQ            $0x00000140, R12
+	DECQ            R13
+	JNZ             blk
+	VEXTRACTF64X4   $0x01, Z0, Y8
+	VEXTRACTF64X4   $0x01, Z1, Y9
+	VEXTRACTF32X4   $0x01, Y16, X21
+	VEXTRACTF32X4   $0x01, Y0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0x4e, X0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0xb1, X0, X22
+	VADDSS          X22, X0, X0
+	VADDSS          X16, X0, X0
+	VEXTRACTF32X4   $0x01, Y8, X22
+	VADDPS          X22, X8, X8
+	VPERMILPS       $0x4e, X8, X22
+	VADDPS          X22, X8, X8
+	VPERMILPS       $0xb1, X8, X22
+	VADDSS          X22, X8, X8
+	VPERMILPS       $0x01, X16, X22
+	VADDSS          X22, X8, X8
+	VEXTRACTF32X4   $0x01, Y1, X22
+	VADDPS          X22, X1, X1
+	VPERMILPS       $0x4e, X1, X22
+	VADDPS          X22, X1, X1
+	VPERMILPS       $0xb1, X1, X22
+	VADDSS          X22, X1, X1
+	VPERMILPS       $0x02, X16, X22
+	VADDSS          X22, X1, X1
+	VEXTRACTF32X4   $0x01, Y9, X22
+	VADDPS          X22, X9, X9
+	VPERMILPS       $0x4e, X9, X22
+	VADDPS          X22, X9, X9
+	VPERMILPS       $0xb1, X9, X22
+	VADDSS          X22, X9, X9
+	VPERMILPS       $0x03, X16, X22
+	VADDSS          X22, X9, X9
+	VEXTRACTF32X4   $0x01, Y2, X22
+	VADDPS          X22, X2, X2
+	VPERMILPS       $0x4e, X2, X22
+	VADDPS          X22, X2, X2
+	VPERMILPS       $0xb1, X2, X22
+	VADDSS          X22, X2, X2
+	VADDSS          X21, X2, X2
+	LEAQ            (DX)(R10*4), R13
+	CMPQ            acc+56(FP), $0x00
+	JEQ             store
+	VADDSS          (DX), X0, X0
+	VADDSS          (DX)(R10*1), X8, X8
+	VADDSS          (DX)(R10*2), X1, X1
+	VADDSS          (DX)(AX*1), X9, X9
+	VADDSS          (R13), X2, X2
 
 store:
 	VMOVSS X0, (DX)
-	VMOVSS X1, (DX)(R10*1)
-	VMOVSS X2, (DX)(R10*2)
-	VMOVSS X3, (DX)(AX*1)
-	VMOVSS X4, (R13)
+	VMOVSS X8, (DX)(R10*1)
+	VMOVSS X1, (DX)(R10*2)
+	VMOVSS X9, (DX)(AX*1)
+	VMOVSS X2, (R13)
 	ADDQ   $0x04, DX
 	ADDQ   R8, SI
 	DECQ   R14
@@ -10197,154 +9836,135 @@ store:
 	VZEROUPPER
 	RET
 
-// func tileQ5_1r1t6(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// func tileQ5_1r1t6(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
-TEXT ·tileQ5_1r1t6(SB), NOSPLIT, $0-72
+TEXT ·tileQ5_1r1t6(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
 	// multiple of 1) and each of 6 tokens t (a group of layout T at x),
 	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
-	// sum); nb > 0; p is scratch for 8·nb float32s.
-	MOVQ         w+0(FP), SI
-	MOVQ         ldw+8(FP), R8
-	MOVQ         x+16(FP), DI
-	MOVQ         y+32(FP), DX
-	MOVQ         ldy+40(FP), R10
-	MOVQ         nrows+48(FP), R14
-	MOVQ         p+64(FP), BX
-	MOVL         $0x10101010, AX
-	VPBROADCASTD AX, Y23
-	VMOVDQU64    lygf<>+0(SB), Y30
-	LEAQ         (R10)(R10*2), AX
+	// sum); nb > 0.
+	MOVQ            w+0(FP), SI
+	MOVQ            ldw+8(FP), R8
+	MOVQ            x+16(FP), DI
+	MOVQ            y+32(FP), DX
+	MOVQ            ldy+40(FP), R10
+	MOVQ            nrows+48(FP), R14
+	MOVL            $0x10101010, AX
+	VPBROADCASTD    AX, Z23
+	VBROADCASTI64X4 lygf<>+0(SB), Z30
+	VMOVDQU32       lytperm<>+0(SB), Z24
+	VMOVDQU32       lytperm<>+64(SB), Z25
+	VMOVDQU32       lytperm<>+128(SB), Z26
+	LEAQ            (R10)(R10*2), AX
 
 row:
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
 	VXORPS Y16, Y16, Y16
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   BX, CX
 	MOVQ   nb+24(FP), R13
 
-pre:
-	VPBROADCASTW 2(R11), X21
-	VCVTPH2PS    X21, Y21
-	VFMADD231PS  32(R12), Y21, Y16
-	VPBROADCASTW (R11), X22
-	VCVTPH2PS    X22, Y22
-	VMULPS       (R12), Y22, Y22
-	VMOVUPS      Y22, (CX)
-	ADDQ         $0x18, R11
-	ADDQ         $0x00000140, R12
-	ADDQ         $0x20, CX
-	DECQ         R13
-	JNZ          pre
-	MOVQ         SI, R11
-	MOVQ         DI, R12
-	MOVQ         BX, CX
-	MOVQ         nb+24(FP), R13
-
 blk:
-	VBROADCASTI32X4  8(R11), Y20
-	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
-	KMOVD            4(R11), K1
-	VPADDB           Y23, Y20, K1, Y20
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         64(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST (CX), Y21, Y0
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         96(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 4(CX), Y21, Y1
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         128(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 8(CX), Y21, Y2
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         160(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 12(CX), Y21, Y3
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         192(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 16(CX), Y21, Y4
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         224(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 20(CX), Y21, Y5
-	ADDQ             $0x20, CX
-	ADDQ             $0x18, R11
-	ADDQ             $0x00000140, R12
-	DECQ             R13
-	JNZ              blk
-	VEXTRACTF32X4    $0x01, Y16, X21
-	VEXTRACTF32X4    $0x01, Y0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0x4e, X0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0xb1, X0, X22
-	VADDSS           X22, X0, X0
-	VADDSS           X16, X0, X0
-	VEXTRACTF32X4    $0x01, Y1, X22
-	VADDPS           X22, X1, X1
-	VPERMILPS        $0x4e, X1, X22
-	VADDPS           X22, X1, X1
-	VPERMILPS        $0xb1, X1, X22
-	VADDSS           X22, X1, X1
-	VPERMILPS        $0x01, X16, X22
-	VADDSS           X22, X1, X1
-	VEXTRACTF32X4    $0x01, Y2, X22
-	VADDPS           X22, X2, X2
-	VPERMILPS        $0x4e, X2, X22
-	VADDPS           X22, X2, X2
-	VPERMILPS        $0xb1, X2, X22
-	VADDSS           X22, X2, X2
-	VPERMILPS        $0x02, X16, X22
-	VADDSS           X22, X2, X2
-	VEXTRACTF32X4    $0x01, Y3, X22
-	VADDPS           X22, X3, X3
-	VPERMILPS        $0x4e, X3, X22
-	VADDPS           X22, X3, X3
-	VPERMILPS        $0xb1, X3, X22
-	VADDSS           X22, X3, X3
-	VPERMILPS        $0x03, X16, X22
-	VADDSS           X22, X3, X3
-	VEXTRACTF32X4    $0x01, Y4, X22
-	VADDPS           X22, X4, X4
-	VPERMILPS        $0x4e, X4, X22
-	VADDPS           X22, X4, X4
-	VPERMILPS        $0xb1, X4, X22
-	VADDSS           X22, X4, X4
-	VADDSS           X21, X4, X4
-	VEXTRACTF32X4    $0x01, Y5, X22
-	VADDPS           X22, X5, X5
-	VPERMILPS        $0x4e, X5, X22
-	VADDPS           X22, X5, X5
-	VPERMILPS        $0xb1, X5, X22
-	VADDSS           X22, X5, X5
-	VPERMILPS        $0x01, X21, X22
-	VADDSS           X22, X5, X5
-	LEAQ             (DX)(R10*4), R13
-	CMPQ             acc+56(FP), $0x00
-	JEQ              store
-	VADDSS           (DX), X0, X0
-	VADDSS           (DX)(R10*1), X1, X1
-	VADDSS           (DX)(R10*2), X2, X2
-	VADDSS           (DX)(AX*1), X3, X3
-	VADDSS           (R13), X4, X4
-	VADDSS           (R13)(R10*1), X5, X5
+	VMOVUPS         (R12), Y18
+	VPBROADCASTW    2(R11), X21
+	VCVTPH2PS       X21, Y21
+	VFMADD231PS     32(R12), Y21, Y16
+	VPBROADCASTW    (R11), X22
+	VCVTPH2PS       X22, Y22
+	VMULPS          Y18, Y22, Y22
+	VBROADCASTI32X4 8(R11), Z20
+	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
+	KMOVD           4(R11), K1
+	KUNPCKDQ        K1, K1, K1
+	VPADDB          Z23, Z20, K1, Z20
+	VPERMPS         Z22, Z24, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        64(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z0
+	VPERMPS         Z22, Z25, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        128(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z1
+	VPERMPS         Z22, Z26, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        192(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z2
+	ADDQ            $0x18, R11
+	ADDQ            $0x00000140, R12
+	DECQ            R13
+	JNZ             blk
+	VEXTRACTF64X4   $0x01, Z0, Y8
+	VEXTRACTF64X4   $0x01, Z1, Y9
+	VEXTRACTF64X4   $0x01, Z2, Y10
+	VEXTRACTF32X4   $0x01, Y16, X21
+	VEXTRACTF32X4   $0x01, Y0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0x4e, X0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0xb1, X0, X22
+	VADDSS          X22, X0, X0
+	VADDSS          X16, X0, X0
+	VEXTRACTF32X4   $0x01, Y8, X22
+	VADDPS          X22, X8, X8
+	VPERMILPS       $0x4e, X8, X22
+	VADDPS          X22, X8, X8
+	VPERMILPS       $0xb1, X8, X22
+	VADDSS          X22, X8, X8
+	VPERMILPS       $0x01, X16, X22
+	VADDSS          X22, X8, X8
+	VEXTRACTF32X4   $0x01, Y1, X22
+	VADDPS          X22, X1, X1
+	VPERMILPS       $0x4e, X1, X22
+	VADDPS          X22, X1, X1
+	VPERMILPS       $0xb1, X1, X22
+	VADDSS          X22, X1, X1
+	VPERMILPS       $0x02, X16, X22
+	VADDSS          X22, X1, X1
+	VEXTRACTF32X4   $0x01, Y9, X22
+	VADDPS          X22, X9, X9
+	VPERMILPS       $0x4e, X9, X22
+	VADDPS          X22, X9, X9
+	VPERMILPS       $0xb1, X9, X22
+	VADDSS          X22, X9, X9
+	VPERMILPS       $0x03, X16, X22
+	VADDSS          X22, X9, X9
+	VEXTRACTF32X4   $0x01, Y2, X22
+	VADDPS          X22, X2, X2
+	VPERMILPS       $0x4e, X2, X22
+	VADDPS          X22, X2, X2
+	VPERMILPS       $0xb1, X2, X22
+	VADDSS          X22, X2, X2
+	VADDSS          X21, X2, X2
+	VEXTRACTF32X4   $0x01, Y10, X22
+	VADDPS          X22, X10, X10
+	VPERMILPS       $0x4e, X10, X22
+	VADDPS          X22, X10, X10
+	VPERMILPS       $0xb1, X10, X22
+	VADDSS          X22, X10, X10
+	VPERMILPS       $0x01, X21, X22
+	VADDSS          X22, X10, X10
+	LEAQ            (DX)(R10*4), R13
+	CMPQ            acc+56(FP), $0x00
+	JEQ             store
+	VADDSS          (DX), X0, X0
+	VADDSS          (DX)(R10*1), X8, X8
+	VADDSS          (DX)(R10*2), X1, X1
+	VADDSS          (DX)(AX*1), X9, X9
+	VADDSS          (R13), X2, X2
+	VADDSS          (R13)(R10*1), X10, X10
 
 store:
 	VMOVSS X0, (DX)
-	VMOVSS X1, (DX)(R10*1)
-	VMOVSS X2, (DX)(R10*2)
-	VMOVSS X3, (DX)(AX*1)
-	VMOVSS X4, (R13)
-	VMOVSS X5, (R13)(R10*1)
+	VMOVSS X8, (DX)(R10*1)
+	VMOVSS X1, (DX)(R10*2)
+	VMOVSS X9, (DX)(AX*1)
+	VMOVSS X2, (R13)
+	VMOVSS X10, (R13)(R10*1)
 	ADDQ   $0x04, DX
 	ADDQ   R8, SI
 	DECQ   R14
@@ -10352,169 +9972,152 @@ store:
 	VZEROUPPER
 	RET
 
-// func tileQ5_1r1t7(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// func tileQ5_1r1t7(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
-TEXT ·tileQ5_1r1t7(SB), NOSPLIT, $0-72
+TEXT ·tileQ5_1r1t7(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
 	// multiple of 1) and each of 7 tokens t (a group of layout T at x),
 	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
-	// sum); nb > 0; p is scratch for 8·nb float32s.
-	MOVQ         w+0(FP), SI
-	MOVQ         ldw+8(FP), R8
-	MOVQ         x+16(FP), DI
-	MOVQ         y+32(FP), DX
-	MOVQ         ldy+40(FP), R10
-	MOVQ         nrows+48(FP), R14
-	MOVQ         p+64(FP), BX
-	MOVL         $0x10101010, AX
-	VPBROADCASTD AX, Y23
-	VMOVDQU64    lygf<>+0(SB), Y30
-	LEAQ         (R10)(R10*2), AX
+	// sum); nb > 0.
+	MOVQ            w+0(FP), SI
+	MOVQ            ldw+8(FP), R8
+	MOVQ            x+16(FP), DI
+	MOVQ            y+32(FP), DX
+	MOVQ            ldy+40(FP), R10
+	MOVQ            nrows+48(FP), R14
+	MOVL            $0x10101010, AX
+	VPBROADCASTD    AX, Z23
+	VBROADCASTI64X4 lygf<>+0(SB), Z30
+	VMOVDQU32       lytperm<>+0(SB), Z24
+	VMOVDQU32       lytperm<>+64(SB), Z25
+	VMOVDQU32       lytperm<>+128(SB), Z26
+	VMOVDQU32       lytperm<>+192(SB), Z27
+	LEAQ            (R10)(R10*2), AX
 
 row:
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
 	VXORPS Y16, Y16, Y16
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   BX, CX
 	MOVQ   nb+24(FP), R13
 
-pre:
-	VPBROADCASTW 2(R11), X21
-	VCVTPH2PS    X21, Y21
-	VFMADD231PS  32(R12), Y21, Y16
-	VPBROADCASTW (R11), X22
-	VCVTPH2PS    X22, Y22
-	VMULPS       (R12), Y22, Y22
-	VMOVUPS      Y22, (CX)
-	ADDQ         $0x18, R11
-	ADDQ         $0x00000140, R12
-	ADDQ         $0x20, CX
-	DECQ         R13
-	JNZ          pre
-	MOVQ         SI, R11
-	MOVQ         DI, R12
-	MOVQ         BX, CX
-	MOVQ         nb+24(FP), R13
-
 blk:
-	VBROADCASTI32X4  8(R11), Y20
-	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
-	KMOVD            4(R11), K1
-	VPADDB           Y23, Y20, K1, Y20
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         64(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST (CX), Y21, Y0
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         96(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 4(CX), Y21, Y1
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         128(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 8(CX), Y21, Y2
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         160(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 12(CX), Y21, Y3
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         192(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 16(CX), Y21, Y4
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         224(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 20(CX), Y21, Y5
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         256(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 24(CX), Y21, Y6
-	ADDQ             $0x20, CX
-	ADDQ             $0x18, R11
-	ADDQ             $0x00000140, R12
-	DECQ             R13
-	JNZ              blk
-	VEXTRACTF32X4    $0x01, Y16, X21
-	VEXTRACTF32X4    $0x01, Y0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0x4e, X0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0xb1, X0, X22
-	VADDSS           X22, X0, X0
-	VADDSS           X16, X0, X0
-	VEXTRACTF32X4    $0x01, Y1, X22
-	VADDPS           X22, X1, X1
-	VPERMILPS        $0x4e, X1, X22
-	VADDPS           X22, X1, X1
-	VPERMILPS        $0xb1, X1, X22
-	VADDSS           X22, X1, X1
-	VPERMILPS        $0x01, X16, X22
-	VADDSS           X22, X1, X1
-	VEXTRACTF32X4    $0x01, Y2, X22
-	VADDPS           X22, X2, X2
-	VPERMILPS        $0x4e, X2, X22
-	VADDPS           X22, X2, X2
-	VPERMILPS        $0xb1, X2, X22
-	VADDSS           X22, X2, X2
-	VPERMILPS        $0x02, X16, X22
-	VADDSS           X22, X2, X2
-	VEXTRACTF32X4    $0x01, Y3, X22
-	VADDPS           X22, X3, X3
-	VPERMILPS        $0x4e, X3, X22
-	VADDPS           X22, X3, X3
-	VPERMILPS        $0xb1, X3, X22
-	VADDSS           X22, X3, X3
-	VPERMILPS        $0x03, X16, X22
-	VADDSS           X22, X3, X3
-	VEXTRACTF32X4    $0x01, Y4, X22
-	VADDPS           X22, X4, X4
-	VPERMILPS        $0x4e, X4, X22
-	VADDPS           X22, X4, X4
-	VPERMILPS        $0xb1, X4, X22
-	VADDSS           X22, X4, X4
-	VADDSS           X21, X4, X4
-	VEXTRACTF32X4    $0x01, Y5, X22
-	VADDPS           X22, X5, X5
-	VPERMILPS        $0x4e, X5, X22
-	VADDPS           X22, X5, X5
-	VPERMILPS        $0xb1, X5, X22
-	VADDSS           X22, X5, X5
-	VPERMILPS        $0x01, X21, X22
-	VADDSS           X22, X5, X5
-	VEXTRACTF32X4    $0x01, Y6, X22
-	VADDPS           X22, X6, X6
-	VPERMILPS        $0x4e, X6, X22
-	VADDPS           X22, X6, X6
-	VPERMILPS        $0xb1, X6, X22
-	VADDSS           X22, X6, X6
-	VPERMILPS        $0x02, X21, X22
-	VADDSS           X22, X6, X6
-	LEAQ             (DX)(R10*4), R13
-	CMPQ             acc+56(FP), $0x00
-	JEQ              store
-	VADDSS           (DX), X0, X0
-	VADDSS           (DX)(R10*1), X1, X1
-	VADDSS           (DX)(R10*2), X2, X2
-	VADDSS           (DX)(AX*1), X3, X3
-	VADDSS           (R13), X4, X4
-	VADDSS           (R13)(R10*1), X5, X5
-	VADDSS           (R13)(R10*2), X6, X6
+	VMOVUPS         (R12), Y18
+	VPBROADCASTW    2(R11), X21
+	VCVTPH2PS       X21, Y21
+	VFMADD231PS     32(R12), Y21, Y16
+	VPBROADCASTW    (R11), X22
+	VCVTPH2PS       X22, Y22
+	VMULPS          Y18, Y22, Y22
+	VBROADCASTI32X4 8(R11), Z20
+	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
+	KMOVD           4(R11), K1
+	KUNPCKDQ        K1, K1, K1
+	VPADDB          Z23, Z20, K1, Z20
+	VPERMPS         Z22, Z24, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        64(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z0
+	VPERMPS         Z22, Z25, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        128(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z1
+	VPERMPS         Z22, Z26, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        192(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z2
+	VPERMPS         Z22, Z27, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        256(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z3
+	ADDQ            $0x18, R11
+	ADDQ            $0x00000140, R12
+	DECQ            R13
+	JNZ             blk
+	VEXTRACTF64X4   $0x01, Z0, Y8
+	VEXTRACTF64X4   $0x01, Z1, Y9
+	VEXTRACTF64X4   $0x01, Z2, Y10
+	VEXTRACTF32X4   $0x01, Y16, X21
+	VEXTRACTF32X4   $0x01, Y0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0x4e, X0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0xb1, X0, X22
+	VADDSS          X22, X0, X0
+	VADDSS          X16, X0, X0
+	VEXTRACTF32X4   $0x01, Y8, X22
+	VADDPS          X22, X8, X8
+	VPERMILPS       $0x4e, X8, X22
+	VADDPS          X22, X8, X8
+	VPERMILPS       $0xb1, X8, X22
+	VADDSS          X22, X8, X8
+	VPERMILPS       $0x01, X16, X22
+	VADDSS          X22, X8, X8
+	VEXTRACTF32X4   $0x01, Y1, X22
+	VADDPS          X22, X1, X1
+	VPERMILPS       $0x4e, X1, X22
+	VADDPS          X22, X1, X1
+	VPERMILPS       $0xb1, X1, X22
+	VADDSS          X22, X1, X1
+	VPERMILPS       $0x02, X16, X22
+	VADDSS          X22, X1, X1
+	VEXTRACTF32X4   $0x01, Y9, X22
+	VADDPS          X22, X9, X9
+	VPERMILPS       $0x4e, X9, X22
+	VADDPS          X22, X9, X9
+	VPERMILPS       $0xb1, X9, X22
+	VADDSS          X22, X9, X9
+	VPERMILPS       $0x03, X16, X22
+	VADDSS          X22, X9, X9
+	VEXTRACTF32X4   $0x01, Y2, X22
+	VADDPS          X22, X2, X2
+	VPERMILPS       $0x4e, X2, X22
+	VADDPS          X22, X2, X2
+	VPERMILPS       $0xb1, X2, X22
+	VADDSS          X22, X2, X2
+	VADDSS          X21, X2, X2
+	VEXTRACTF32X4   $0x01, Y10, X22
+	VADDPS          X22, X10, X10
+	VPERMILPS       $0x4e, X10, X22
+	VADDPS          X22, X10, X10
+	VPERMILPS       $0xb1, X10, X22
+	VADDSS          X22, X10, X10
+	VPERMILPS       $0x01, X21, X22
+	VADDSS          X22, X10, X10
+	VEXTRACTF32X4   $0x01, Y3, X22
+	VADDPS          X22, X3, X3
+	VPERMILPS       $0x4e, X3, X22
+	VADDPS          X22, X3, X3
+	VPERMILPS       $0xb1, X3, X22
+	VADDSS          X22, X3, X3
+	VPERMILPS       $0x02, X21, X22
+	VADDSS          X22, X3, X3
+	LEAQ            (DX)(R10*4), R13
+	CMPQ            acc+56(FP), $0x00
+	JEQ             store
+	VADDSS          (DX), X0, X0
+	VADDSS          (DX)(R10*1), X8, X8
+	VADDSS          (DX)(R10*2), X1, X1
+	VADDSS          (DX)(AX*1), X9, X9
+	VADDSS          (R13), X2, X2
+	VADDSS          (R13)(R10*1), X10, X10
+	VADDSS          (R13)(R10*2), X3, X3
 
 store:
 	VMOVSS X0, (DX)
-	VMOVSS X1, (DX)(R10*1)
-	VMOVSS X2, (DX)(R10*2)
-	VMOVSS X3, (DX)(AX*1)
-	VMOVSS X4, (R13)
-	VMOVSS X5, (R13)(R10*1)
-	VMOVSS X6, (R13)(R10*2)
+	VMOVSS X8, (DX)(R10*1)
+	VMOVSS X1, (DX)(R10*2)
+	VMOVSS X9, (DX)(AX*1)
+	VMOVSS X2, (R13)
+	VMOVSS X10, (R13)(R10*1)
+	VMOVSS X3, (R13)(R10*2)
 	ADDQ   $0x04, DX
 	ADDQ   R8, SI
 	DECQ   R14
@@ -10522,184 +10125,163 @@ store:
 	VZEROUPPER
 	RET
 
-// func tileQ5_1r1t8(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// func tileQ5_1r1t8(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
-TEXT ·tileQ5_1r1t8(SB), NOSPLIT, $0-72
+TEXT ·tileQ5_1r1t8(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
 	// multiple of 1) and each of 8 tokens t (a group of layout T at x),
 	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
-	// sum); nb > 0; p is scratch for 8·nb float32s.
-	MOVQ         w+0(FP), SI
-	MOVQ         ldw+8(FP), R8
-	MOVQ         x+16(FP), DI
-	MOVQ         y+32(FP), DX
-	MOVQ         ldy+40(FP), R10
-	MOVQ         nrows+48(FP), R14
-	MOVQ         p+64(FP), BX
-	MOVL         $0x10101010, AX
-	VPBROADCASTD AX, Y23
-	VMOVDQU64    lygf<>+0(SB), Y30
-	LEAQ         (R10)(R10*2), AX
+	// sum); nb > 0.
+	MOVQ            w+0(FP), SI
+	MOVQ            ldw+8(FP), R8
+	MOVQ            x+16(FP), DI
+	MOVQ            y+32(FP), DX
+	MOVQ            ldy+40(FP), R10
+	MOVQ            nrows+48(FP), R14
+	MOVL            $0x10101010, AX
+	VPBROADCASTD    AX, Z23
+	VBROADCASTI64X4 lygf<>+0(SB), Z30
+	VMOVDQU32       lytperm<>+0(SB), Z24
+	VMOVDQU32       lytperm<>+64(SB), Z25
+	VMOVDQU32       lytperm<>+128(SB), Z26
+	VMOVDQU32       lytperm<>+192(SB), Z27
+	LEAQ            (R10)(R10*2), AX
 
 row:
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
 	VXORPS Y16, Y16, Y16
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   BX, CX
 	MOVQ   nb+24(FP), R13
 
-pre:
-	VPBROADCASTW 2(R11), X21
-	VCVTPH2PS    X21, Y21
-	VFMADD231PS  32(R12), Y21, Y16
-	VPBROADCASTW (R11), X22
-	VCVTPH2PS    X22, Y22
-	VMULPS       (R12), Y22, Y22
-	VMOVUPS      Y22, (CX)
-	ADDQ         $0x18, R11
-	ADDQ         $0x00000140, R12
-	ADDQ         $0x20, CX
-	DECQ         R13
-	JNZ          pre
-	MOVQ         SI, R11
-	MOVQ         DI, R12
-	MOVQ         BX, CX
-	MOVQ         nb+24(FP), R13
-
 blk:
-	VBROADCASTI32X4  8(R11), Y20
-	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
-	KMOVD            4(R11), K1
-	VPADDB           Y23, Y20, K1, Y20
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         64(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST (CX), Y21, Y0
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         96(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 4(CX), Y21, Y1
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         128(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 8(CX), Y21, Y2
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         160(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 12(CX), Y21, Y3
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         192(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 16(CX), Y21, Y4
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         224(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 20(CX), Y21, Y5
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         256(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 24(CX), Y21, Y6
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         288(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 28(CX), Y21, Y7
-	ADDQ             $0x20, CX
-	ADDQ             $0x18, R11
-	ADDQ             $0x00000140, R12
-	DECQ             R13
-	JNZ              blk
-	VEXTRACTF32X4    $0x01, Y16, X21
-	VEXTRACTF32X4    $0x01, Y0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0x4e, X0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0xb1, X0, X22
-	VADDSS           X22, X0, X0
-	VADDSS           X16, X0, X0
-	VEXTRACTF32X4    $0x01, Y1, X22
-	VADDPS           X22, X1, X1
-	VPERMILPS        $0x4e, X1, X22
-	VADDPS           X22, X1, X1
-	VPERMILPS        $0xb1, X1, X22
-	VADDSS           X22, X1, X1
-	VPERMILPS        $0x01, X16, X22
-	VADDSS           X22, X1, X1
-	VEXTRACTF32X4    $0x01, Y2, X22
-	VADDPS           X22, X2, X2
-	VPERMILPS        $0x4e, X2, X22
-	VADDPS           X22, X2, X2
-	VPERMILPS        $0xb1, X2, X22
-	VADDSS           X22, X2, X2
-	VPERMILPS        $0x02, X16, X22
-	VADDSS           X22, X2, X2
-	VEXTRACTF32X4    $0x01, Y3, X22
-	VADDPS           X22, X3, X3
-	VPERMILPS        $0x4e, X3, X22
-	VADDPS           X22, X3, X3
-	VPERMILPS        $0xb1, X3, X22
-	VADDSS           X22, X3, X3
-	VPERMILPS        $0x03, X16, X22
-	VADDSS           X22, X3, X3
-	VEXTRACTF32X4    $0x01, Y4, X22
-	VADDPS           X22, X4, X4
-	VPERMILPS        $0x4e, X4, X22
-	VADDPS           X22, X4, X4
-	VPERMILPS        $0xb1, X4, X22
-	VADDSS           X22, X4, X4
-	VADDSS           X21, X4, X4
-	VEXTRACTF32X4    $0x01, Y5, X22
-	VADDPS           X22, X5, X5
-	VPERMILPS        $0x4e, X5, X22
-	VADDPS           X22, X5, X5
-	VPERMILPS        $0xb1, X5, X22
-	VADDSS           X22, X5, X5
-	VPERMILPS        $0x01, X21, X22
-	VADDSS           X22, X5, X5
-	VEXTRACTF32X4    $0x01, Y6, X22
-	VADDPS           X22, X6, X6
-	VPERMILPS        $0x4e, X6, X22
-	VADDPS           X22, X6, X6
-	VPERMILPS        $0xb1, X6, X22
-	VADDSS           X22, X6, X6
-	VPERMILPS        $0x02, X21, X22
-	VADDSS           X22, X6, X6
-	VEXTRACTF32X4    $0x01, Y7, X22
-	VADDPS           X22, X7, X7
-	VPERMILPS        $0x4e, X7, X22
-	VADDPS           X22, X7, X7
-	VPERMILPS        $0xb1, X7, X22
-	VADDSS           X22, X7, X7
-	VPERMILPS        $0x03, X21, X22
-	VADDSS           X22, X7, X7
-	LEAQ             (DX)(R10*4), R13
-	CMPQ             acc+56(FP), $0x00
-	JEQ              store
-	VADDSS           (DX), X0, X0
-	VADDSS           (DX)(R10*1), X1, X1
-	VADDSS           (DX)(R10*2), X2, X2
-	VADDSS           (DX)(AX*1), X3, X3
-	VADDSS           (R13), X4, X4
-	VADDSS           (R13)(R10*1), X5, X5
-	VADDSS           (R13)(R10*2), X6, X6
-	VADDSS           (R13)(AX*1), X7, X7
+	VMOVUPS         (R12), Y18
+	VPBROADCASTW    2(R11), X21
+	VCVTPH2PS       X21, Y21
+	VFMADD231PS     32(R12), Y21, Y16
+	VPBROADCASTW    (R11), X22
+	VCVTPH2PS       X22, Y22
+	VMULPS          Y18, Y22, Y22
+	VBROADCASTI32X4 8(R11), Z20
+	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
+	KMOVD           4(R11), K1
+	KUNPCKDQ        K1, K1, K1
+	VPADDB          Z23, Z20, K1, Z20
+	VPERMPS         Z22, Z24, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        64(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z0
+	VPERMPS         Z22, Z25, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        128(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z1
+	VPERMPS         Z22, Z26, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        192(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z2
+	VPERMPS         Z22, Z27, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        256(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z3
+	ADDQ            $0x18, R11
+	ADDQ            $0x00000140, R12
+	DECQ            R13
+	JNZ             blk
+	VEXTRACTF64X4   $0x01, Z0, Y8
+	VEXTRACTF64X4   $0x01, Z1, Y9
+	VEXTRACTF64X4   $0x01, Z2, Y10
+	VEXTRACTF64X4   $0x01, Z3, Y11
+	VEXTRACTF32X4   $0x01, Y16, X21
+	VEXTRACTF32X4   $0x01, Y0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0x4e, X0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0xb1, X0, X22
+	VADDSS          X22, X0, X0
+	VADDSS          X16, X0, X0
+	VEXTRACTF32X4   $0x01, Y8, X22
+	VADDPS          X22, X8, X8
+	VPERMILPS       $0x4e, X8, X22
+	VADDPS          X22, X8, X8
+	VPERMILPS       $0xb1, X8, X22
+	VADDSS          X22, X8, X8
+	VPERMILPS       $0x01, X16, X22
+	VADDSS          X22, X8, X8
+	VEXTRACTF32X4   $0x01, Y1, X22
+	VADDPS          X22, X1, X1
+	VPERMILPS       $0x4e, X1, X22
+	VADDPS          X22, X1, X1
+	VPERMILPS       $0xb1, X1, X22
+	VADDSS          X22, X1, X1
+	VPERMILPS       $0x02, X16, X22
+	VADDSS          X22, X1, X1
+	VEXTRACTF32X4   $0x01, Y9, X22
+	VADDPS          X22, X9, X9
+	VPERMILPS       $0x4e, X9, X22
+	VADDPS          X22, X9, X9
+	VPERMILPS       $0xb1, X9, X22
+	VADDSS          X22, X9, X9
+	VPERMILPS       $0x03, X16, X22
+	VADDSS          X22, X9, X9
+	VEXTRACTF32X4   $0x01, Y2, X22
+	VADDPS          X22, X2, X2
+	VPERMILPS       $0x4e, X2, X22
+	VADDPS          X22, X2, X2
+	VPERMILPS       $0xb1, X2, X22
+	VADDSS          X22, X2, X2
+	VADDSS          X21, X2, X2
+	VEXTRACTF32X4   $0x01, Y10, X22
+	VADDPS          X22, X10, X10
+	VPERMILPS       $0x4e, X10, X22
+	VADDPS          X22, X10, X10
+	VPERMILPS       $0xb1, X10, X22
+	VADDSS          X22, X10, X10
+	VPERMILPS       $0x01, X21, X22
+	VADDSS          X22, X10, X10
+	VEXTRACTF32X4   $0x01, Y3, X22
+	VADDPS          X22, X3, X3
+	VPERMILPS       $0x4e, X3, X22
+	VADDPS          X22, X3, X3
+	VPERMILPS       $0xb1, X3, X22
+	VADDSS          X22, X3, X3
+	VPERMILPS       $0x02, X21, X22
+	VADDSS          X22, X3, X3
+	VEXTRACTF32X4   $0x01, Y11, X22
+	VADDPS          X22, X11, X11
+	VPERMILPS       $0x4e, X11, X22
+	VADDPS          X22, X11, X11
+	VPERMILPS       $0xb1, X11, X22
+	VADDSS          X22, X11, X11
+	VPERMILPS       $0x03, X21, X22
+	VADDSS          X22, X11, X11
+	LEAQ            (DX)(R10*4), R13
+	CMPQ            acc+56(FP), $0x00
+	JEQ             store
+	VADDSS          (DX), X0, X0
+	VADDSS          (DX)(R10*1), X8, X8
+	VADDSS          (DX)(R10*2), X1, X1
+	VADDSS          (DX)(AX*1), X9, X9
+	VADDSS          (R13), X2, X2
+	VADDSS          (R13)(R10*1), X10, X10
+	VADDSS          (R13)(R10*2), X3, X3
+	VADDSS          (R13)(AX*1), X11, X11
 
 store:
 	VMOVSS X0, (DX)
-	VMOVSS X1, (DX)(R10*1)
-	VMOVSS X2, (DX)(R10*2)
-	VMOVSS X3, (DX)(AX*1)
-	VMOVSS X4, (R13)
-	VMOVSS X5, (R13)(R10*1)
-	VMOVSS X6, (R13)(R10*2)
-	VMOVSS X7, (R13)(AX*1)
+	VMOVSS X8, (DX)(R10*1)
+	VMOVSS X1, (DX)(R10*2)
+	VMOVSS X9, (DX)(AX*1)
+	VMOVSS X2, (R13)
+	VMOVSS X10, (R13)(R10*1)
+	VMOVSS X3, (R13)(R10*2)
+	VMOVSS X11, (R13)(AX*1)
 	ADDQ   $0x04, DX
 	ADDQ   R8, SI
 	DECQ   R14
@@ -10707,101 +10289,91 @@ store:
 	VZEROUPPER
 	RET
 
-// func tileQ5_1r2t1(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// func tileQ5_1r2t1(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
-TEXT ·tileQ5_1r2t1(SB), NOSPLIT, $0-72
+TEXT ·tileQ5_1r2t1(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
 	// multiple of 2) and each of 1 tokens t (a group of layout T at x),
 	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
-	// sum); nb > 0; p is scratch for 16·nb float32s.
-	MOVQ         w+0(FP), SI
-	MOVQ         ldw+8(FP), R8
-	MOVQ         x+16(FP), DI
-	MOVQ         y+32(FP), DX
-	MOVQ         ldy+40(FP), R10
-	MOVQ         nrows+48(FP), R14
-	MOVQ         p+64(FP), BX
-	MOVL         $0x10101010, AX
-	VPBROADCASTD AX, Y23
-	VMOVDQU64    lygf<>+0(SB), Y30
-	SHRQ         $0x01, R14
-	LEAQ         (R10)(R10*2), AX
+	// sum); nb > 0.
+	MOVQ            w+0(FP), SI
+	MOVQ            ldw+8(FP), R8
+	MOVQ            x+16(FP), DI
+	MOVQ            y+32(FP), DX
+	MOVQ            ldy+40(FP), R10
+	MOVQ            nrows+48(FP), R14
+	MOVL            $0x10101010, AX
+	VPBROADCASTD    AX, Z23
+	VBROADCASTI64X4 lygf<>+0(SB), Z30
+	VMOVDQU32       lytperm<>+0(SB), Z24
+	SHRQ            $0x01, R14
+	LEAQ            (R10)(R10*2), AX
 
 row:
-	VXORPS Y0, Y0, Y0
+	VPXORD Z0, Z0, Z0
 	VXORPS Y16, Y16, Y16
-	VXORPS Y1, Y1, Y1
+	VPXORD Z1, Z1, Z1
 	VXORPS Y17, Y17, Y17
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   BX, CX
 	MOVQ   nb+24(FP), R13
 
-pre:
-	VPBROADCASTW 2(R11), X21
-	VCVTPH2PS    X21, Y21
-	VFMADD231PS  32(R12), Y21, Y16
-	VPBROADCASTW (R11), X22
-	VCVTPH2PS    X22, Y22
-	VMULPS       (R12), Y22, Y22
-	VMOVUPS      Y22, (CX)
-	VPBROADCASTW 2(R11)(R8*1), X21
-	VCVTPH2PS    X21, Y21
-	VFMADD231PS  32(R12), Y21, Y17
-	VPBROADCASTW (R11)(R8*1), X22
-	VCVTPH2PS    X22, Y22
-	VMULPS       (R12), Y22, Y22
-	VMOVUPS      Y22, 32(CX)
-	ADDQ         $0x18, R11
-	ADDQ         $0x00000140, R12
-	ADDQ         $0x40, CX
-	DECQ         R13
-	JNZ          pre
-	MOVQ         SI, R11
-	MOVQ         DI, R12
-	MOVQ         BX, CX
-	MOVQ         nb+24(FP), R13
-
 blk:
-	VBROADCASTI32X4  8(R11), Y20
-	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
-	KMOVD            4(R11), K1
-	VPADDB           Y23, Y20, K1, Y20
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         64(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST (CX), Y21, Y0
-	VBROADCASTI32X4  8(R11)(R8*1), Y20
-	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
-	KMOVD            4(R11)(R8*1), K1
-	VPADDB           Y23, Y20, K1, Y20
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         64(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 32(CX), Y21, Y1
-	ADDQ             $0x40, CX
-	ADDQ             $0x18, R11
-	ADDQ             $0x00000140, R12
-	DECQ             R13
-	JNZ              blk
-	VEXTRACTF32X4    $0x01, Y0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0x4e, X0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0xb1, X0, X22
-	VADDSS           X22, X0, X0
-	VADDSS           X16, X0, X0
-	VEXTRACTF32X4    $0x01, Y1, X22
-	VADDPS           X22, X1, X1
-	VPERMILPS        $0x4e, X1, X22
-	VADDPS           X22, X1, X1
-	VPERMILPS        $0xb1, X1, X22
-	VADDSS           X22, X1, X1
-	VADDSS           X17, X1, X1
-	CMPQ             acc+56(FP), $0x00
-	JEQ              store
-	VADDSS           (DX), X0, X0
-	VADDSS           4(DX), X1, X1
+	VMOVUPS         (R12), Y18
+	VPBROADCASTW    2(R11), X21
+	VCVTPH2PS       X21, Y21
+	VFMADD231PS     32(R12), Y21, Y16
+	VPBROADCASTW    (R11), X22
+	VCVTPH2PS       X22, Y22
+	VMULPS          Y18, Y22, Y22
+	VBROADCASTI32X4 8(R11), Z20
+	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
+	KMOVD           4(R11), K1
+	KUNPCKDQ        K1, K1, K1
+	VPADDB          Z23, Z20, K1, Z20
+	VPERMPS         Z22, Z24, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        64(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z0
+	VPBROADCASTW    2(R11)(R8*1), X21
+	VCVTPH2PS       X21, Y21
+	VFMADD231PS     32(R12), Y21, Y17
+	VPBROADCASTW    (R11)(R8*1), X22
+	VCVTPH2PS       X22, Y22
+	VMULPS          Y18, Y22, Y22
+	VBROADCASTI32X4 8(R11)(R8*1), Z20
+	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
+	KMOVD           4(R11)(R8*1), K1
+	KUNPCKDQ        K1, K1, K1
+	VPADDB          Z23, Z20, K1, Z20
+	VPERMPS         Z22, Z24, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        64(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z1
+	ADDQ            $0x18, R11
+	ADDQ            $0x00000140, R12
+	DECQ            R13
+	JNZ             blk
+	VEXTRACTF32X4   $0x01, Y0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0x4e, X0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0xb1, X0, X22
+	VADDSS          X22, X0, X0
+	VADDSS          X16, X0, X0
+	VEXTRACTF32X4   $0x01, Y1, X22
+	VADDPS          X22, X1, X1
+	VPERMILPS       $0x4e, X1, X22
+	VADDPS          X22, X1, X1
+	VPERMILPS       $0xb1, X1, X22
+	VADDSS          X22, X1, X1
+	VADDSS          X17, X1, X1
+	CMPQ            acc+56(FP), $0x00
+	JEQ             store
+	VADDSS          (DX), X0, X0
+	VADDSS          4(DX), X1, X1
 
 store:
 	VMOVSS X0, (DX)
@@ -10813,135 +10385,117 @@ store:
 	VZEROUPPER
 	RET
 
-// func tileQ5_1r2t2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// func tileQ5_1r2t2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
-TEXT ·tileQ5_1r2t2(SB), NOSPLIT, $0-72
+TEXT ·tileQ5_1r2t2(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
 	// multiple of 2) and each of 2 tokens t (a group of layout T at x),
 	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
-	// sum); nb > 0; p is scratch for 16·nb float32s.
-	MOVQ         w+0(FP), SI
-	MOVQ         ldw+8(FP), R8
-	MOVQ         x+16(FP), DI
-	MOVQ         y+32(FP), DX
-	MOVQ         ldy+40(FP), R10
-	MOVQ         nrows+48(FP), R14
-	MOVQ         p+64(FP), BX
-	MOVL         $0x10101010, AX
-	VPBROADCASTD AX, Y23
-	VMOVDQU64    lygf<>+0(SB), Y30
-	SHRQ         $0x01, R14
-	LEAQ         (R10)(R10*2), AX
+	// sum); nb > 0.
+	MOVQ            w+0(FP), SI
+	MOVQ            ldw+8(FP), R8
+	MOVQ            x+16(FP), DI
+	MOVQ            y+32(FP), DX
+	MOVQ            ldy+40(FP), R10
+	MOVQ            nrows+48(FP), R14
+	MOVL            $0x10101010, AX
+	VPBROADCASTD    AX, Z23
+	VBROADCASTI64X4 lygf<>+0(SB), Z30
+	VMOVDQU32       lytperm<>+0(SB), Z24
+	SHRQ            $0x01, R14
+	LEAQ            (R10)(R10*2), AX
 
 row:
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
+	VPXORD Z0, Z0, Z0
 	VXORPS Y16, Y16, Y16
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
+	VPXORD Z1, Z1, Z1
 	VXORPS Y17, Y17, Y17
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   BX, CX
 	MOVQ   nb+24(FP), R13
 
-pre:
-	VPBROADCASTW 2(R11), X21
-	VCVTPH2PS    X21, Y21
-	VFMADD231PS  32(R12), Y21, Y16
-	VPBROADCASTW (R11), X22
-	VCVTPH2PS    X22, Y22
-	VMULPS       (R12), Y22, Y22
-	VMOVUPS      Y22, (CX)
-	VPBROADCASTW 2(R11)(R8*1), X21
-	VCVTPH2PS    X21, Y21
-	VFMADD231PS  32(R12), Y21, Y17
-	VPBROADCASTW (R11)(R8*1), X22
-	VCVTPH2PS    X22, Y22
-	VMULPS       (R12), Y22, Y22
-	VMOVUPS      Y22, 32(CX)
-	ADDQ         $0x18, R11
-	ADDQ         $0x00000140, R12
-	ADDQ         $0x40, CX
-	DECQ         R13
-	JNZ          pre
-	MOVQ         SI, R11
-	MOVQ         DI, R12
-	MOVQ         BX, CX
-	MOVQ         nb+24(FP), R13
-
 blk:
-	VBROADCASTI32X4  8(R11), Y20
-	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
-	KMOVD            4(R11), K1
-	VPADDB           Y23, Y20, K1, Y20
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         64(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST (CX), Y21, Y0
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         96(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 4(CX), Y21, Y1
-	VBROADCASTI32X4  8(R11)(R8*1), Y20
-	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
-	KMOVD            4(R11)(R8*1), K1
-	VPADDB           Y23, Y20, K1, Y20
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         64(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 32(CX), Y21, Y2
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         96(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 36(CX), Y21, Y3
-	ADDQ             $0x40, CX
-	ADDQ             $0x18, R11
-	ADDQ             $0x00000140, R12
-	DECQ             R13
-	JNZ              blk
-	VEXTRACTF32X4    $0x01, Y0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0x4e, X0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0xb1, X0, X22
-	VADDSS           X22, X0, X0
-	VADDSS           X16, X0, X0
-	VEXTRACTF32X4    $0x01, Y1, X22
-	VADDPS           X22, X1, X1
-	VPERMILPS        $0x4e, X1, X22
-	VADDPS           X22, X1, X1
-	VPERMILPS        $0xb1, X1, X22
-	VADDSS           X22, X1, X1
-	VPERMILPS        $0x01, X16, X22
-	VADDSS           X22, X1, X1
-	VEXTRACTF32X4    $0x01, Y2, X22
-	VADDPS           X22, X2, X2
-	VPERMILPS        $0x4e, X2, X22
-	VADDPS           X22, X2, X2
-	VPERMILPS        $0xb1, X2, X22
-	VADDSS           X22, X2, X2
-	VADDSS           X17, X2, X2
-	VEXTRACTF32X4    $0x01, Y3, X22
-	VADDPS           X22, X3, X3
-	VPERMILPS        $0x4e, X3, X22
-	VADDPS           X22, X3, X3
-	VPERMILPS        $0xb1, X3, X22
-	VADDSS           X22, X3, X3
-	VPERMILPS        $0x01, X17, X22
-	VADDSS           X22, X3, X3
-	CMPQ             acc+56(FP), $0x00
-	JEQ              store
-	VADDSS           (DX), X0, X0
-	VADDSS           (DX)(R10*1), X1, X1
-	VADDSS           4(DX), X2, X2
-	VADDSS           4(DX)(R10*1), X3, X3
+	VMOVUPS         (R12), Y18
+	VPBROADCASTW    2(R11), X21
+	VCVTPH2PS       X21, Y21
+	VFMADD231PS     32(R12), Y21, Y16
+	VPBROADCASTW    (R11), X22
+	VCVTPH2PS       X22, Y22
+	VMULPS          Y18, Y22, Y22
+	VBROADCASTI32X4 8(R11), Z20
+	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
+	KMOVD           4(R11), K1
+	KUNPCKDQ        K1, K1, K1
+	VPADDB          Z23, Z20, K1, Z20
+	VPERMPS         Z22, Z24, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        64(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z0
+	VPBROADCASTW    2(R11)(R8*1), X21
+	VCVTPH2PS       X21, Y21
+	VFMADD231PS     32(R12), Y21, Y17
+	VPBROADCASTW    (R11)(R8*1), X22
+	VCVTPH2PS       X22, Y22
+	VMULPS          Y18, Y22, Y22
+	VBROADCASTI32X4 8(R11)(R8*1), Z20
+	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
+	KMOVD           4(R11)(R8*1), K1
+	KUNPCKDQ        K1, K1, K1
+	VPADDB          Z23, Z20, K1, Z20
+	VPERMPS         Z22, Z24, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        64(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z1
+	ADDQ            $0x18, R11
+	ADDQ            $0x00000140, R12
+	DECQ            R13
+	JNZ             blk
+	VEXTRACTF64X4   $0x01, Z0, Y8
+	VEXTRACTF64X4   $0x01, Z1, Y9
+	VEXTRACTF32X4   $0x01, Y0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0x4e, X0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0xb1, X0, X22
+	VADDSS          X22, X0, X0
+	VADDSS          X16, X0, X0
+	VEXTRACTF32X4   $0x01, Y8, X22
+	VADDPS          X22, X8, X8
+	VPERMILPS       $0x4e, X8, X22
+	VADDPS          X22, X8, X8
+	VPERMILPS       $0xb1, X8, X22
+	VADDSS          X22, X8, X8
+	VPERMILPS       $0x01, X16, X22
+	VADDSS          X22, X8, X8
+	VEXTRACTF32X4   $0x01, Y1, X22
+	VADDPS          X22, X1, X1
+	VPERMILPS       $0x4e, X1, X22
+	VADDPS          X22, X1, X1
+	VPERMILPS       $0xb1, X1, X22
+	VADDSS          X22, X1, X1
+	VADDSS          X17, X1, X1
+	VEXTRACTF32X4   $0x01, Y9, X22
+	VADDPS          X22, X9, X9
+	VPERMILPS       $0x4e, X9, X22
+	VADDPS          X22, X9, X9
+	VPERMILPS       $0xb1, X9, X22
+	VADDSS          X22, X9, X9
+	VPERMILPS       $0x01, X17, X22
+	VADDSS          X22, X9, X9
+	CMPQ            acc+56(FP), $0x00
+	JEQ             store
+	VADDSS          (DX), X0, X0
+	VADDSS          (DX)(R10*1), X8, X8
+	VADDSS          4(DX), X1, X1
+	VADDSS          4(DX)(R10*1), X9, X9
 
 store:
 	VMOVSS X0, (DX)
-	VMOVSS X1, (DX)(R10*1)
-	VMOVSS X2, 4(DX)
-	VMOVSS X3, 4(DX)(R10*1)
+	VMOVSS X8, (DX)(R10*1)
+	VMOVSS X1, 4(DX)
+	VMOVSS X9, 4(DX)(R10*1)
 	ADDQ   $0x08, DX
 	LEAQ   (SI)(R8*2), SI
 	DECQ   R14
@@ -10949,165 +10503,150 @@ store:
 	VZEROUPPER
 	RET
 
-// func tileQ5_1r2t3(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// func tileQ5_1r2t3(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
-TEXT ·tileQ5_1r2t3(SB), NOSPLIT, $0-72
+TEXT ·tileQ5_1r2t3(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
 	// multiple of 2) and each of 3 tokens t (a group of layout T at x),
 	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
-	// sum); nb > 0; p is scratch for 16·nb float32s.
-	MOVQ         w+0(FP), SI
-	MOVQ         ldw+8(FP), R8
-	MOVQ         x+16(FP), DI
-	MOVQ         y+32(FP), DX
-	MOVQ         ldy+40(FP), R10
-	MOVQ         nrows+48(FP), R14
-	MOVQ         p+64(FP), BX
-	MOVL         $0x10101010, AX
-	VPBROADCASTD AX, Y23
-	VMOVDQU64    lygf<>+0(SB), Y30
-	SHRQ         $0x01, R14
-	LEAQ         (R10)(R10*2), AX
+	// sum); nb > 0.
+	MOVQ            w+0(FP), SI
+	MOVQ            ldw+8(FP), R8
+	MOVQ            x+16(FP), DI
+	MOVQ            y+32(FP), DX
+	MOVQ            ldy+40(FP), R10
+	MOVQ            nrows+48(FP), R14
+	MOVL            $0x10101010, AX
+	VPBROADCASTD    AX, Z23
+	VBROADCASTI64X4 lygf<>+0(SB), Z30
+	VMOVDQU32       lytperm<>+0(SB), Z24
+	VMOVDQU32       lytperm<>+64(SB), Z25
+	SHRQ            $0x01, R14
+	LEAQ            (R10)(R10*2), AX
 
 row:
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
 	VXORPS Y16, Y16, Y16
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
 	VXORPS Y17, Y17, Y17
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   BX, CX
 	MOVQ   nb+24(FP), R13
 
-pre:
-	VPBROADCASTW 2(R11), X21
-	VCVTPH2PS    X21, Y21
-	VFMADD231PS  32(R12), Y21, Y16
-	VPBROADCASTW (R11), X22
-	VCVTPH2PS    X22, Y22
-	VMULPS       (R12), Y22, Y22
-	VMOVUPS      Y22, (CX)
-	VPBROADCASTW 2(R11)(R8*1), X21
-	VCVTPH2PS    X21, Y21
-	VFMADD231PS  32(R12), Y21, Y17
-	VPBROADCASTW (R11)(R8*1), X22
-	VCVTPH2PS    X22, Y22
-	VMULPS       (R12), Y22, Y22
-	VMOVUPS      Y22, 32(CX)
-	ADDQ         $0x18, R11
-	ADDQ         $0x00000140, R12
-	ADDQ         $0x40, CX
-	DECQ         R13
-	JNZ          pre
-	MOVQ         SI, R11
-	MOVQ         DI, R12
-	MOVQ         BX, CX
-	MOVQ         nb+24(FP), R13
-
 blk:
-	VBROADCASTI32X4  8(R11), Y20
-	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
-	KMOVD            4(R11), K1
-	VPADDB           Y23, Y20, K1, Y20
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         64(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST (CX), Y21, Y0
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         96(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 4(CX), Y21, Y1
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         128(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 8(CX), Y21, Y2
-	VBROADCASTI32X4  8(R11)(R8*1), Y20
-	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
-	KMOVD            4(R11)(R8*1), K1
-	VPADDB           Y23, Y20, K1, Y20
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         64(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 32(CX), Y21, Y3
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         96(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 36(CX), Y21, Y4
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         128(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 40(CX), Y21, Y5
-	ADDQ             $0x40, CX
-	ADDQ             $0x18, R11
-	ADDQ             $0x00000140, R12
-	DECQ             R13
-	JNZ              blk
-	VEXTRACTF32X4    $0x01, Y0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0x4e, X0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0xb1, X0, X22
-	VADDSS           X22, X0, X0
-	VADDSS           X16, X0, X0
-	VEXTRACTF32X4    $0x01, Y1, X22
-	VADDPS           X22, X1, X1
-	VPERMILPS        $0x4e, X1, X22
-	VADDPS           X22, X1, X1
-	VPERMILPS        $0xb1, X1, X22
-	VADDSS           X22, X1, X1
-	VPERMILPS        $0x01, X16, X22
-	VADDSS           X22, X1, X1
-	VEXTRACTF32X4    $0x01, Y2, X22
-	VADDPS           X22, X2, X2
-	VPERMILPS        $0x4e, X2, X22
-	VADDPS           X22, X2, X2
-	VPERMILPS        $0xb1, X2, X22
-	VADDSS           X22, X2, X2
-	VPERMILPS        $0x02, X16, X22
-	VADDSS           X22, X2, X2
-	VEXTRACTF32X4    $0x01, Y3, X22
-	VADDPS           X22, X3, X3
-	VPERMILPS        $0x4e, X3, X22
-	VADDPS           X22, X3, X3
-	VPERMILPS        $0xb1, X3, X22
-	VADDSS           X22, X3, X3
-	VADDSS           X17, X3, X3
-	VEXTRACTF32X4    $0x01, Y4, X22
-	VADDPS           X22, X4, X4
-	VPERMILPS        $0x4e, X4, X22
-	VADDPS           X22, X4, X4
-	VPERMILPS        $0xb1, X4, X22
-	VADDSS           X22, X4, X4
-	VPERMILPS        $0x01, X17, X22
-	VADDSS           X22, X4, X4
-	VEXTRACTF32X4    $0x01, Y5, X22
-	VADDPS           X22, X5, X5
-	VPERMILPS        $0x4e, X5, X22
-	VADDPS           X22, X5, X5
-	VPERMILPS        $0xb1, X5, X22
-	VADDSS           X22, X5, X5
-	VPERMILPS        $0x02, X17, X22
-	VADDSS           X22, X5, X5
-	CMPQ             acc+56(FP), $0x00
-	JEQ              store
-	VADDSS           (DX), X0, X0
-	VADDSS           (DX)(R10*1), X1, X1
-	VADDSS           (DX)(R10*2), X2, X2
-	VADDSS           4(DX), X3, X3
-	VADDSS           4(DX)(R10*1), X4, X4
-	VADDSS           4(DX)(R10*2), X5, X5
+	VMOVUPS         (R12), Y18
+	VPBROADCASTW    2(R11), X21
+	VCVTPH2PS       X21, Y21
+	VFMADD231PS     32(R12), Y21, Y16
+	VPBROADCASTW    (R11), X22
+	VCVTPH2PS       X22, Y22
+	VMULPS          Y18, Y22, Y22
+	VBROADCASTI32X4 8(R11), Z20
+	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
+	KMOVD           4(R11), K1
+	KUNPCKDQ        K1, K1, K1
+	VPADDB          Z23, Z20, K1, Z20
+	VPERMPS         Z22, Z24, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        64(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z0
+	VPERMPS         Z22, Z25, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        128(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z1
+	VPBROADCASTW    2(R11)(R8*1), X21
+	VCVTPH2PS       X21, Y21
+	VFMADD231PS     32(R12), Y21, Y17
+	VPBROADCASTW    (R11)(R8*1), X22
+	VCVTPH2PS       X22, Y22
+	VMULPS          Y18, Y22, Y22
+	VBROADCASTI32X4 8(R11)(R8*1), Z20
+	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
+	KMOVD           4(R11)(R8*1), K1
+	KUNPCKDQ        K1, K1, K1
+	VPADDB          Z23, Z20, K1, Z20
+	VPERMPS         Z22, Z24, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        64(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z2
+	VPERMPS         Z22, Z25, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        128(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z3
+	ADDQ            $0x18, R11
+	ADDQ            $0x00000140, R12
+	DECQ            R13
+	JNZ             blk
+	VEXTRACTF64X4   $0x01, Z0, Y8
+	VEXTRACTF64X4   $0x01, Z2, Y10
+	VEXTRACTF32X4   $0x01, Y0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0x4e, X0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0xb1, X0, X22
+	VADDSS          X22, X0, X0
+	VADDSS          X16, X0, X0
+	VEXTRACTF32X4   $0x01, Y8, X22
+	VADDPS          X22, X8, X8
+	VPERMILPS       $0x4e, X8, X22
+	VADDPS          X22, X8, X8
+	VPERMILPS       $0xb1, X8, X22
+	VADDSS          X22, X8, X8
+	VPERMILPS       $0x01, X16, X22
+	VADDSS          X22, X8, X8
+	VEXTRACTF32X4   $0x01, Y1, X22
+	VADDPS          X22, X1, X1
+	VPERMILPS       $0x4e, X1, X22
+	VADDPS          X22, X1, X1
+	VPERMILPS       $0xb1, X1, X22
+	VADDSS          X22, X1, X1
+	VPERMILPS       $0x02, X16, X22
+	VADDSS          X22, X1, X1
+	VEXTRACTF32X4   $0x01, Y2, X22
+	VADDPS          X22, X2, X2
+	VPERMILPS       $0x4e, X2, X22
+	VADDPS          X22, X2, X2
+	VPERMILPS       $0xb1, X2, X22
+	VADDSS          X22, X2, X2
+	VADDSS          X17, X2, X2
+	VEXTRACTF32X4   $0x01, Y10, X22
+	VADDPS          X22, X10, X10
+	VPERMILPS       $0x4e, X10, X22
+	VADDPS          X22, X10, X10
+	VPERMILPS       $0xb1, X10, X22
+	VADDSS          X22, X10, X10
+	VPERMILPS       $0x01, X17, X22
+	VADDSS          X22, X10, X10
+	VEXTRACTF32X4   $0x01, Y3, X22
+	VADDPS          X22, X3, X3
+	VPERMILPS       $0x4e, X3, X22
+	VADDPS          X22, X3, X3
+	VPERMILPS       $0xb1, X3, X22
+	VADDSS          X22, X3, X3
+	VPERMILPS       $0x02, X17, X22
+	VADDSS          X22, X3, X3
+	CMPQ            acc+56(FP), $0x00
+	JEQ             store
+	VADDSS          (DX), X0, X0
+	VADDSS          (DX)(R10*1), X8, X8
+	VADDSS          (DX)(R10*2), X1, X1
+	VADDSS          4(DX), X2, X2
+	VADDSS          4(DX)(R10*1), X10, X10
+	VADDSS          4(DX)(R10*2), X3, X3
 
 store:
 	VMOVSS X0, (DX)
-	VMOVSS X1, (DX)(R10*1)
-	VMOVSS X2, (DX)(R10*2)
-	VMOVSS X3, 4(DX)
-	VMOVSS X4, 4(DX)(R10*1)
-	VMOVSS X5, 4(DX)(R10*2)
+	VMOVSS X8, (DX)(R10*1)
+	VMOVSS X1, (DX)(R10*2)
+	VMOVSS X2, 4(DX)
+	VMOVSS X10, 4(DX)(R10*1)
+	VMOVSS X3, 4(DX)(R10*2)
 	ADDQ   $0x08, DX
 	LEAQ   (SI)(R8*2), SI
 	DECQ   R14
@@ -11115,195 +10654,172 @@ store:
 	VZEROUPPER
 	RET
 
-// func tileQ5_1r2t4(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// func tileQ5_1r2t4(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
-TEXT ·tileQ5_1r2t4(SB), NOSPLIT, $0-72
+TEXT ·tileQ5_1r2t4(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
 	// multiple of 2) and each of 4 tokens t (a group of layout T at x),
 	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
-	// sum); nb > 0; p is scratch for 16·nb float32s.
-	MOVQ         w+0(FP), SI
-	MOVQ         ldw+8(FP), R8
-	MOVQ         x+16(FP), DI
-	MOVQ         y+32(FP), DX
-	MOVQ         ldy+40(FP), R10
-	MOVQ         nrows+48(FP), R14
-	MOVQ         p+64(FP), BX
-	MOVL         $0x10101010, AX
-	VPBROADCASTD AX, Y23
-	VMOVDQU64    lygf<>+0(SB), Y30
-	SHRQ         $0x01, R14
-	LEAQ         (R10)(R10*2), AX
+	// sum); nb > 0.
+	MOVQ            w+0(FP), SI
+	MOVQ            ldw+8(FP), R8
+	MOVQ            x+16(FP), DI
+	MOVQ            y+32(FP), DX
+	MOVQ            ldy+40(FP), R10
+	MOVQ            nrows+48(FP), R14
+	MOVL            $0x10101010, AX
+	VPBROADCASTD    AX, Z23
+	VBROADCASTI64X4 lygf<>+0(SB), Z30
+	VMOVDQU32       lytperm<>+0(SB), Z24
+	VMOVDQU32       lytperm<>+64(SB), Z25
+	SHRQ            $0x01, R14
+	LEAQ            (R10)(R10*2), AX
 
 row:
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
 	VXORPS Y16, Y16, Y16
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
 	VXORPS Y17, Y17, Y17
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   BX, CX
 	MOVQ   nb+24(FP), R13
 
-pre:
-	VPBROADCASTW 2(R11), X21
-	VCVTPH2PS    X21, Y21
-	VFMADD231PS  32(R12), Y21, Y16
-	VPBROADCASTW (R11), X22
-	VCVTPH2PS    X22, Y22
-	VMULPS       (R12), Y22, Y22
-	VMOVUPS      Y22, (CX)
-	VPBROADCASTW 2(R11)(R8*1), X21
-	VCVTPH2PS    X21, Y21
-	VFMADD231PS  32(R12), Y21, Y17
-	VPBROADCASTW (R11)(R8*1), X22
-	VCVTPH2PS    X22, Y22
-	VMULPS       (R12), Y22, Y22
-	VMOVUPS      Y22, 32(CX)
-	ADDQ         $0x18, R11
-	ADDQ         $0x00000140, R12
-	ADDQ         $0x40, CX
-	DECQ         R13
-	JNZ          pre
-	MOVQ         SI, R11
-	MOVQ         DI, R12
-	MOVQ         BX, CX
-	MOVQ         nb+24(FP), R13
-
 blk:
-	VBROADCASTI32X4  8(R11), Y20
-	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
-	KMOVD            4(R11), K1
-	VPADDB           Y23, Y20, K1, Y20
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         64(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST (CX), Y21, Y0
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         96(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 4(CX), Y21, Y1
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         128(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 8(CX), Y21, Y2
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         160(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 12(CX), Y21, Y3
-	VBROADCASTI32X4  8(R11)(R8*1), Y20
-	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
-	KMOVD            4(R11)(R8*1), K1
-	VPADDB           Y23, Y20, K1, Y20
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         64(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 32(CX), Y21, Y4
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         96(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 36(CX), Y21, Y5
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         128(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 40(CX), Y21, Y6
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         160(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 44(CX), Y21, Y7
-	ADDQ             $0x40, CX
-	ADDQ             $0x18, R11
-	ADDQ             $0x00000140, R12
-	DECQ             R13
-	JNZ              blk
-	VEXTRACTF32X4    $0x01, Y0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0x4e, X0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0xb1, X0, X22
-	VADDSS           X22, X0, X0
-	VADDSS           X16, X0, X0
-	VEXTRACTF32X4    $0x01, Y1, X22
-	VADDPS           X22, X1, X1
-	VPERMILPS        $0x4e, X1, X22
-	VADDPS           X22, X1, X1
-	VPERMILPS        $0xb1, X1, X22
-	VADDSS           X22, X1, X1
-	VPERMILPS        $0x01, X16, X22
-	VADDSS           X22, X1, X1
-	VEXTRACTF32X4    $0x01, Y2, X22
-	VADDPS           X22, X2, X2
-	VPERMILPS        $0x4e, X2, X22
-	VADDPS           X22, X2, X2
-	VPERMILPS        $0xb1, X2, X22
-	VADDSS           X22, X2, X2
-	VPERMILPS        $0x02, X16, X22
-	VADDSS           X22, X2, X2
-	VEXTRACTF32X4    $0x01, Y3, X22
-	VADDPS           X22, X3, X3
-	VPERMILPS        $0x4e, X3, X22
-	VADDPS           X22, X3, X3
-	VPERMILPS        $0xb1, X3, X22
-	VADDSS           X22, X3, X3
-	VPERMILPS        $0x03, X16, X22
-	VADDSS           X22, X3, X3
-	VEXTRACTF32X4    $0x01, Y4, X22
-	VADDPS           X22, X4, X4
-	VPERMILPS        $0x4e, X4, X22
-	VADDPS           X22, X4, X4
-	VPERMILPS        $0xb1, X4, X22
-	VADDSS           X22, X4, X4
-	VADDSS           X17, X4, X4
-	VEXTRACTF32X4    $0x01, Y5, X22
-	VADDPS           X22, X5, X5
-	VPERMILPS        $0x4e, X5, X22
-	VADDPS           X22, X5, X5
-	VPERMILPS        $0xb1, X5, X22
-	VADDSS           X22, X5, X5
-	VPERMILPS        $0x01, X17, X22
-	VADDSS           X22, X5, X5
-	VEXTRACTF32X4    $0x01, Y6, X22
-	VADDPS           X22, X6, X6
-	VPERMILPS        $0x4e, X6, X22
-	VADDPS           X22, X6, X6
-	VPERMILPS        $0xb1, X6, X22
-	VADDSS           X22, X6, X6
-	VPERMILPS        $0x02, X17, X22
-	VADDSS           X22, X6, X6
-	VEXTRACTF32X4    $0x01, Y7, X22
-	VADDPS           X22, X7, X7
-	VPERMILPS        $0x4e, X7, X22
-	VADDPS           X22, X7, X7
-	VPERMILPS        $0xb1, X7, X22
-	VADDSS           X22, X7, X7
-	VPERMILPS        $0x03, X17, X22
-	VADDSS           X22, X7, X7
-	CMPQ             acc+56(FP), $0x00
-	JEQ              store
-	VADDSS           (DX), X0, X0
-	VADDSS           (DX)(R10*1), X1, X1
-	VADDSS           (DX)(R10*2), X2, X2
-	VADDSS           (DX)(AX*1), X3, X3
-	VADDSS           4(DX), X4, X4
-	VADDSS           4(DX)(R10*1), X5, X5
-	VADDSS           4(DX)(R10*2), X6, X6
-	VADDSS           4(DX)(AX*1), X7, X7
+	VMOVUPS         (R12), Y18
+	VPBROADCASTW    2(R11), X21
+	VCVTPH2PS       X21, Y21
+	VFMADD231PS     32(R12), Y21, Y16
+	VPBROADCASTW    (R11), X22
+	VCVTPH2PS       X22, Y22
+	VMULPS          Y18, Y22, Y22
+	VBROADCASTI32X4 8(R11), Z20
+	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
+	KMOVD           4(R11), K1
+	KUNPCKDQ        K1, K1, K1
+	VPADDB          Z23, Z20, K1, Z20
+	VPERMPS         Z22, Z24, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        64(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z0
+	VPERMPS         Z22, Z25, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        128(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z1
+	VPBROADCASTW    2(R11)(R8*1), X21
+	VCVTPH2PS       X21, Y21
+	VFMADD231PS     32(R12), Y21, Y17
+	VPBROADCASTW    (R11)(R8*1), X22
+	VCVTPH2PS       X22, Y22
+	VMULPS          Y18, Y22, Y22
+	VBROADCASTI32X4 8(R11)(R8*1), Z20
+	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
+	KMOVD           4(R11)(R8*1), K1
+	KUNPCKDQ        K1, K1, K1
+	VPADDB          Z23, Z20, K1, Z20
+	VPERMPS         Z22, Z24, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        64(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z2
+	VPERMPS         Z22, Z25, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        128(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z3
+	ADDQ            $0x18, R11
+	ADDQ            $0x00000140, R12
+	DECQ            R13
+	JNZ             blk
+	VEXTRACTF64X4   $0x01, Z0, Y8
+	VEXTRACTF64X4   $0x01, Z1, Y9
+	VEXTRACTF64X4   $0x01, Z2, Y10
+	VEXTRACTF64X4   $0x01, Z3, Y11
+	VEXTRACTF32X4   $0x01, Y0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0x4e, X0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0xb1, X0, X22
+	VADDSS          X22, X0, X0
+	VADDSS          X16, X0, X0
+	VEXTRACTF32X4   $0x01, Y8, X22
+	VADDPS          X22, X8, X8
+	VPERMILPS       $0x4e, X8, X22
+	VADDPS          X22, X8, X8
+	VPERMILPS       $0xb1, X8, X22
+	VADDSS          X22, X8, X8
+	VPERMILPS       $0x01, X16, X22
+	VADDSS          X22, X8, X8
+	VEXTRACTF32X4   $0x01, Y1, X22
+	VADDPS          X22, X1, X1
+	VPERMILPS       $0x4e, X1, X22
+	VADDPS          X22, X1, X1
+	VPERMILPS       $0xb1, X1, X22
+	VADDSS          X22, X1, X1
+	VPERMILPS       $0x02, X16, X22
+	VADDSS          X22, X1, X1
+	VEXTRACTF32X4   $0x01, Y9, X22
+	VADDPS          X22, X9, X9
+	VPERMILPS       $0x4e, X9, X22
+	VADDPS          X22, X9, X9
+	VPERMILPS       $0xb1, X9, X22
+	VADDSS          X22, X9, X9
+	VPERMILPS       $0x03, X16, X22
+	VADDSS          X22, X9, X9
+	VEXTRACTF32X4   $0x01, Y2, X22
+	VADDPS          X22, X2, X2
+	VPERMILPS       $0x4e, X2, X22
+	VADDPS          X22, X2, X2
+	VPERMILPS       $0xb1, X2, X22
+	VADDSS          X22, X2, X2
+	VADDSS          X17, X2, X2
+	VEXTRACTF32X4   $0x01, Y10, X22
+	VADDPS          X22, X10, X10
+	VPERMILPS       $0x4e, X10, X22
+	VADDPS          X22, X10, X10
+	VPERMILPS       $0xb1, X10, X22
+	VADDSS          X22, X10, X10
+	VPERMILPS       $0x01, X17, X22
+	VADDSS          X22, X10, X10
+	VEXTRACTF32X4   $0x01, Y3, X22
+	VADDPS          X22, X3, X3
+	VPERMILPS       $0x4e, X3, X22
+	VADDPS          X22, X3, X3
+	VPERMILPS       $0xb1, X3, X22
+	VADDSS          X22, X3, X3
+	VPERMILPS       $0x02, X17, X22
+	VADDSS          X22, X3, X3
+	VEXTRACTF32X4   $0x01, Y11, X22
+	VADDPS          X22, X11, X11
+	VPERMILPS       $0x4e, X11, X22
+	VADDPS          X22, X11, X11
+	VPERMILPS       $0xb1, X11, X22
+	VADDSS          X22, X11, X11
+	VPERMILPS       $0x03, X17, X22
+	VADDSS          X22, X11, X11
+	CMPQ            acc+56(FP), $0x00
+	JEQ             store
+	VADDSS          (DX), X0, X0
+	VADDSS          (DX)(R10*1), X8, X8
+	VADDSS          (DX)(R10*2), X1, X1
+	VADDSS          (DX)(AX*1), X9, X9
+	VADDSS          4(DX), X2, X2
+	VADDSS          4(DX)(R10*1), X10, X10
+	VADDSS          4(DX)(R10*2), X3, X3
+	VADDSS          4(DX)(AX*1), X11, X11
 
 store:
 	VMOVSS X0, (DX)
-	VMOVSS X1, (DX)(R10*1)
-	VMOVSS X2, (DX)(R10*2)
-	VMOVSS X3, (DX)(AX*1)
-	VMOVSS X4, 4(DX)
-	VMOVSS X5, 4(DX)(R10*1)
-	VMOVSS X6, 4(DX)(R10*2)
-	VMOVSS X7, 4(DX)(AX*1)
+	VMOVSS X8, (DX)(R10*1)
+	VMOVSS X1, (DX)(R10*2)
+	VMOVSS X9, (DX)(AX*1)
+	VMOVSS X2, 4(DX)
+	VMOVSS X10, 4(DX)(R10*1)
+	VMOVSS X3, 4(DX)(R10*2)
+	VMOVSS X11, 4(DX)(AX*1)
 	ADDQ   $0x08, DX
 	LEAQ   (SI)(R8*2), SI
 	DECQ   R14
@@ -11311,226 +10827,206 @@ store:
 	VZEROUPPER
 	RET
 
-// func tileQ5_1r2t5(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// func tileQ5_1r2t5(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
-TEXT ·tileQ5_1r2t5(SB), NOSPLIT, $0-72
+TEXT ·tileQ5_1r2t5(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
 	// multiple of 2) and each of 5 tokens t (a group of layout T at x),
 	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
-	// sum); nb > 0; p is scratch for 16·nb float32s.
-	MOVQ         w+0(FP), SI
-	MOVQ         ldw+8(FP), R8
-	MOVQ         x+16(FP), DI
-	MOVQ         y+32(FP), DX
-	MOVQ         ldy+40(FP), R10
-	MOVQ         nrows+48(FP), R14
-	MOVQ         p+64(FP), BX
-	MOVL         $0x10101010, AX
-	VPBROADCASTD AX, Y23
-	VMOVDQU64    lygf<>+0(SB), Y30
-	SHRQ         $0x01, R14
-	LEAQ         (R10)(R10*2), AX
+	// sum); nb > 0.
+	MOVQ            w+0(FP), SI
+	MOVQ            ldw+8(FP), R8
+	MOVQ            x+16(FP), DI
+	MOVQ            y+32(FP), DX
+	MOVQ            ldy+40(FP), R10
+	MOVQ            nrows+48(FP), R14
+	MOVL            $0x10101010, AX
+	VPBROADCASTD    AX, Z23
+	VBROADCASTI64X4 lygf<>+0(SB), Z30
+	VMOVDQU32       lytperm<>+0(SB), Z24
+	VMOVDQU32       lytperm<>+64(SB), Z25
+	VMOVDQU32       lytperm<>+128(SB), Z26
+	SHRQ            $0x01, R14
+	LEAQ            (R10)(R10*2), AX
 
 row:
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
 	VXORPS Y16, Y16, Y16
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
 	VXORPS Y17, Y17, Y17
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   BX, CX
 	MOVQ   nb+24(FP), R13
 
-pre:
-	VPBROADCASTW 2(R11), X21
-	VCVTPH2PS    X21, Y21
-	VFMADD231PS  32(R12), Y21, Y16
-	VPBROADCASTW (R11), X22
-	VCVTPH2PS    X22, Y22
-	VMULPS       (R12), Y22, Y22
-	VMOVUPS      Y22, (CX)
-	VPBROADCASTW 2(R11)(R8*1), X21
-	VCVTPH2PS    X21, Y21
-	VFMADD231PS  32(R12), Y21, Y17
-	VPBROADCASTW (R11)(R8*1), X22
-	VCVTPH2PS    X22, Y22
-	VMULPS       (R12), Y22, Y22
-	VMOVUPS      Y22, 32(CX)
-	ADDQ         $0x18, R11
-	ADDQ         $0x00000140, R12
-	ADDQ         $0x40, CX
-	DECQ         R13
-	JNZ          pre
-	MOVQ         SI, R11
-	MOVQ         DI, R12
-	MOVQ         BX, CX
-	MOVQ         nb+24(FP), R13
-
 blk:
-	VBROADCASTI32X4  8(R11), Y20
-	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
-	KMOVD            4(R11), K1
-	VPADDB           Y23, Y20, K1, Y20
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         64(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST (CX), Y21, Y0
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         96(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 4(CX), Y21, Y1
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         128(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 8(CX), Y21, Y2
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         160(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 12(CX), Y21, Y3
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         192(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 16(CX), Y21, Y4
-	VBROADCASTI32X4  8(R11)(R8*1), Y20
-	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
-	KMOVD            4(R11)(R8*1), K1
-	VPADDB           Y23, Y20, K1, Y20
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         64(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 32(CX), Y21, Y5
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         96(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 36(CX), Y21, Y6
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         128(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 40(CX), Y21, Y7
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         160(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 44(CX), Y21, Y8
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         192(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 48(CX), Y21, Y9
-	ADDQ             $0x40, CX
-	ADDQ             $0x18, R11
-	ADDQ             $0x00000140, R12
-	DECQ             R13
-	JNZ              blk
-	VEXTRACTF32X4    $0x01, Y16, X21
-	VEXTRACTF32X4    $0x01, Y0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0x4e, X0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0xb1, X0, X22
-	VADDSS           X22, X0, X0
-	VADDSS           X16, X0, X0
-	VEXTRACTF32X4    $0x01, Y1, X22
-	VADDPS           X22, X1, X1
-	VPERMILPS        $0x4e, X1, X22
-	VADDPS           X22, X1, X1
-	VPERMILPS        $0xb1, X1, X22
-	VADDSS           X22, X1, X1
-	VPERMILPS        $0x01, X16, X22
-	VADDSS           X22, X1, X1
-	VEXTRACTF32X4    $0x01, Y2, X22
-	VADDPS           X22, X2, X2
-	VPERMILPS        $0x4e, X2, X22
-	VADDPS           X22, X2, X2
-	VPERMILPS        $0xb1, X2, X22
-	VADDSS           X22, X2, X2
-	VPERMILPS        $0x02, X16, X22
-	VADDSS           X22, X2, X2
-	VEXTRACTF32X4    $0x01, Y3, X22
-	VADDPS           X22, X3, X3
-	VPERMILPS        $0x4e, X3, X22
-	VADDPS           X22, X3, X3
-	VPERMILPS        $0xb1, X3, X22
-	VADDSS           X22, X3, X3
-	VPERMILPS        $0x03, X16, X22
-	VADDSS           X22, X3, X3
-	VEXTRACTF32X4    $0x01, Y4, X22
-	VADDPS           X22, X4, X4
-	VPERMILPS        $0x4e, X4, X22
-	VADDPS           X22, X4, X4
-	VPERMILPS        $0xb1, X4, X22
-	VADDSS           X22, X4, X4
-	VADDSS           X21, X4, X4
-	VEXTRACTF32X4    $0x01, Y17, X21
-	VEXTRACTF32X4    $0x01, Y5, X22
-	VADDPS           X22, X5, X5
-	VPERMILPS        $0x4e, X5, X22
-	VADDPS           X22, X5, X5
-	VPERMILPS        $0xb1, X5, X22
-	VADDSS           X22, X5, X5
-	VADDSS           X17, X5, X5
-	VEXTRACTF32X4    $0x01, Y6, X22
-	VADDPS           X22, X6, X6
-	VPERMILPS        $0x4e, X6, X22
-	VADDPS           X22, X6, X6
-	VPERMILPS        $0xb1, X6, X22
-	VADDSS           X22, X6, X6
-	VPERMILPS        $0x01, X17, X22
-	VADDSS           X22, X6, X6
-	VEXTRACTF32X4    $0x01, Y7, X22
-	VADDPS           X22, X7, X7
-	VPERMILPS        $0x4e, X7, X22
-	VADDPS           X22, X7, X7
-	VPERMILPS        $0xb1, X7, X22
-	VADDSS           X22, X7, X7
-	VPERMILPS        $0x02, X17, X22
-	VADDSS           X22, X7, X7
-	VEXTRACTF32X4    $0x01, Y8, X22
-	VADDPS           X22, X8, X8
-	VPERMILPS        $0x4e, X8, X22
-	VADDPS           X22, X8, X8
-	VPERMILPS        $0xb1, X8, X22
-	VADDSS           X22, X8, X8
-	VPERMILPS        $0x03, X17, X22
-	VADDSS           X22, X8, X8
-	VEXTRACTF32X4    $0x01, Y9, X22
-	VADDPS           X22, X9, X9
-	VPERMILPS        $0x4e, X9, X22
-	VADDPS           X22, X9, X9
-	VPERMILPS        $0xb1, X9, X22
-	VADDSS           X22, X9, X9
-	VADDSS           X21, X9, X9
-	LEAQ             (DX)(R10*4), R13
-	CMPQ             acc+56(FP), $0x00
-	JEQ              store
-	VADDSS           (DX), X0, X0
-	VADDSS           (DX)(R10*1), X1, X1
-	VADDSS           (DX)(R10*2), X2, X2
-	VADDSS           (DX)(AX*1), X3, X3
-	VADDSS           (R13), X4, X4
-	VADDSS           4(DX), X5, X5
-	VADDSS           4(DX)(R10*1), X6, X6
-	VADDSS           4(DX)(R10*2), X7, X7
-	VADDSS           4(DX)(AX*1), X8, X8
-	VADDSS           4(R13), X9, X9
+	VMOVUPS         (R12), Y18
+	VPBROADCASTW    2(R11), X21
+	VCVTPH2PS       X21, Y21
+	VFMADD231PS     32(R12), Y21, Y16
+	VPBROADCASTW    (R11), X22
+	VCVTPH2PS       X22, Y22
+	VMULPS          Y18, Y22, Y22
+	VBROADCASTI32X4 8(R11), Z20
+	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
+	KMOVD           4(R11), K1
+	KUNPCKDQ        K1, K1, K1
+	VPADDB          Z23, Z20, K1, Z20
+	VPERMPS         Z22, Z24, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        64(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z0
+	VPERMPS         Z22, Z25, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        128(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z1
+	VPERMPS         Z22, Z26, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        192(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z2
+	VPBROADCASTW    2(R11)(R8*1), X21
+	VCVTPH2PS       X21, Y21
+	VFMADD231PS     32(R12), Y21, Y17
+	VPBROADCASTW    (R11)(R8*1), X22
+	VCVTPH2PS       X22, Y22
+	VMULPS          Y18, Y22, Y22
+	VBROADCASTI32X4 8(R11)(R8*1), Z20
+	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
+	KMOVD           4(R11)(R8*1), K1
+	KUNPCKDQ        K1, K1, K1
+	VPADDB          Z23, Z20, K1, Z20
+	VPERMPS         Z22, Z24, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        64(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z3
+	VPERMPS         Z22, Z25, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        128(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z4
+	VPERMPS         Z22, Z26, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        192(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z5
+	ADDQ            $0x18, R11
+	ADDQ            $0x00000140, R12
+	DECQ            R13
+	JNZ             blk
+	VEXTRACTF64X4   $0x01, Z0, Y8
+	VEXTRACTF64X4   $0x01, Z1, Y9
+	VEXTRACTF64X4   $0x01, Z3, Y11
+	VEXTRACTF64X4   $0x01, Z4, Y12
+	VEXTRACTF32X4   $0x01, Y16, X21
+	VEXTRACTF32X4   $0x01, Y0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0x4e, X0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0xb1, X0, X22
+	VADDSS          X22, X0, X0
+	VADDSS          X16, X0, X0
+	VEXTRACTF32X4   $0x01, Y8, X22
+	VADDPS          X22, X8, X8
+	VPERMILPS       $0x4e, X8, X22
+	VADDPS          X22, X8, X8
+	VPERMILPS       $0xb1, X8, X22
+	VADDSS          X22, X8, X8
+	VPERMILPS       $0x01, X16, X22
+	VADDSS          X22, X8, X8
+	VEXTRACTF32X4   $0x01, Y1, X22
+	VADDPS          X22, X1, X1
+	VPERMILPS       $0x4e, X1, X22
+	VADDPS          X22, X1, X1
+	VPERMILPS       $0xb1, X1, X22
+	VADDSS          X22, X1, X1
+	VPERMILPS       $0x02, X16, X22
+	VADDSS          X22, X1, X1
+	VEXTRACTF32X4   $0x01, Y9, X22
+	VADDPS          X22, X9, X9
+	VPERMILPS       $0x4e, X9, X22
+	VADDPS          X22, X9, X9
+	VPERMILPS       $0xb1, X9, X22
+	VADDSS          X22, X9, X9
+	VPERMILPS       $0x03, X16, X22
+	VADDSS          X22, X9, X9
+	VEXTRACTF32X4   $0x01, Y2, X22
+	VADDPS          X22, X2, X2
+	VPERMILPS       $0x4e, X2, X22
+	VADDPS          X22, X2, X2
+	VPERMILPS       $0xb1, X2, X22
+	VADDSS          X22, X2, X2
+	VADDSS          X21, X2, X2
+	VEXTRACTF32X4   $0x01, Y17, X21
+	VEXTRACTF32X4   $0x01, Y3, X22
+	VADDPS          X22, X3, X3
+	VPERMILPS       $0x4e, X3, X22
+	VADDPS          X22, X3, X3
+	VPERMILPS       $0xb1, X3, X22
+	VADDSS          X22, X3, X3
+	VADDSS          X17, X3, X3
+	VEXTRACTF32X4   $0x01, Y11, X22
+	VADDPS          X22, X11, X11
+	VPERMILPS       $0x4e, X11, X22
+	VADDPS          X22, X11, X11
+	VPERMILPS       $0xb1, X11, X22
+	VADDSS          X22, X11, X11
+	VPERMILPS       $0x01, X17, X22
+	VADDSS          X22, X11, X11
+	VEXTRACTF32X4   $0x01, Y4, X22
+	VADDPS          X22, X4, X4
+	VPERMILPS       $0x4e, X4, X22
+	VADDPS          X22, X4, X4
+	VPERMILPS       $0xb1, X4, X22
+	VADDSS          X22, X4, X4
+	VPERMILPS       $0x02, X17, X22
+	VADDSS          X22, X4, X4
+	VEXTRACTF32X4   $0x01, Y12, X22
+	VADDPS          X22, X12, X12
+	VPERMILPS       $0x4e, X12, X22
+	VADDPS          X22, X12, X12
+	VPERMILPS       $0xb1, X12, X22
+	VADDSS          X22, X12, X12
+	VPERMILPS       $0x03, X17, X22
+	VADDSS          X22, X12, X12
+	VEXTRACTF32X4   $0x01, Y5, X22
+	VADDPS          X22, X5, X5
+	VPERMILPS       $0x4e, X5, X22
+	VADDPS          X22, X5, X5
+	VPERMILPS       $0xb1, X5, X22
+	VADDSS          X22, X5, X5
+	VADDSS          X21, X5, X5
+	LEAQ            (DX)(R10*4), R13
+	CMPQ            acc+56(FP), $0x00
+	JEQ             store
+	VADDSS          (DX), X0, X0
+	VADDSS          (DX)(R10*1), X8, X8
+	VADDSS          (DX)(R10*2), X1, X1
+	VADDSS          (DX)(AX*1), X9, X9
+	VADDSS          (R13), X2, X2
+	VADDSS          4(DX), X3, X3
+	VADDSS          4(DX)(R10*1), X11, X11
+	VADDSS          4(DX)(R10*2), X4, X4
+	VADDSS          4(DX)(AX*1), X12, X12
+	VADDSS          4(R13), X5, X5
 
 store:
 	VMOVSS X0, (DX)
-	VMOVSS X1, (DX)(R10*1)
-	VMOVSS X2, (DX)(R10*2)
-	VMOVSS X3, (DX)(AX*1)
-	VMOVSS X4, (R13)
-	VMOVSS X5, 4(DX)
-	VMOVSS X6, 4(DX)(R10*1)
-	VMOVSS X7, 4(DX)(R10*2)
-	VMOVSS X8, 4(DX)(AX*1)
-	VMOVSS X9, 4(R13)
+	VMOVSS X8, (DX)(R10*1)
+	VMOVSS X1, (DX)(R10*2)
+	VMOVSS X9, (DX)(AX*1)
+	VMOVSS X2, (R13)
+	VMOVSS X3, 4(DX)
+	VMOVSS X11, 4(DX)(R10*1)
+	VMOVSS X4, 4(DX)(R10*2)
+	VMOVSS X12, 4(DX)(AX*1)
+	VMOVSS X5, 4(R13)
 	ADDQ   $0x08, DX
 	LEAQ   (SI)(R8*2), SI
 	DECQ   R14
@@ -11538,256 +11034,228 @@ store:
 	VZEROUPPER
 	RET
 
-// func tileQ5_1r2t6(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// func tileQ5_1r2t6(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
-TEXT ·tileQ5_1r2t6(SB), NOSPLIT, $0-72
+TEXT ·tileQ5_1r2t6(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
 	// multiple of 2) and each of 6 tokens t (a group of layout T at x),
 	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
-	// sum); nb > 0; p is scratch for 16·nb float32s.
-	MOVQ         w+0(FP), SI
-	MOVQ         ldw+8(FP), R8
-	MOVQ         x+16(FP), DI
-	MOVQ         y+32(FP), DX
-	MOVQ         ldy+40(FP), R10
-	MOVQ         nrows+48(FP), R14
-	MOVQ         p+64(FP), BX
-	MOVL         $0x10101010, AX
-	VPBROADCASTD AX, Y23
-	VMOVDQU64    lygf<>+0(SB), Y30
-	SHRQ         $0x01, R14
-	LEAQ         (R10)(R10*2), AX
+	// sum); nb > 0.
+	MOVQ            w+0(FP), SI
+	MOVQ            ldw+8(FP), R8
+	MOVQ            x+16(FP), DI
+	MOVQ            y+32(FP), DX
+	MOVQ            ldy+40(FP), R10
+	MOVQ            nrows+48(FP), R14
+	MOVL            $0x10101010, AX
+	VPBROADCASTD    AX, Z23
+	VBROADCASTI64X4 lygf<>+0(SB), Z30
+	VMOVDQU32       lytperm<>+0(SB), Z24
+	VMOVDQU32       lytperm<>+64(SB), Z25
+	VMOVDQU32       lytperm<>+128(SB), Z26
+	SHRQ            $0x01, R14
+	LEAQ            (R10)(R10*2), AX
 
 row:
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
 	VXORPS Y16, Y16, Y16
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
 	VXORPS Y17, Y17, Y17
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   BX, CX
 	MOVQ   nb+24(FP), R13
 
-pre:
-	VPBROADCASTW 2(R11), X21
-	VCVTPH2PS    X21, Y21
-	VFMADD231PS  32(R12), Y21, Y16
-	VPBROADCASTW (R11), X22
-	VCVTPH2PS    X22, Y22
-	VMULPS       (R12), Y22, Y22
-	VMOVUPS      Y22, (CX)
-	VPBROADCASTW 2(R11)(R8*1), X21
-	VCVTPH2PS    X21, Y21
-	VFMADD231PS  32(R12), Y21, Y17
-	VPBROADCASTW (R11)(R8*1), X22
-	VCVTPH2PS    X22, Y22
-	VMULPS       (R12), Y22, Y22
-	VMOVUPS      Y22, 32(CX)
-	ADDQ         $0x18, R11
-	ADDQ         $0x00000140, R12
-	ADDQ         $0x40, CX
-	DECQ         R13
-	JNZ          pre
-	MOVQ         SI, R11
-	MOVQ         DI, R12
-	MOVQ         BX, CX
-	MOVQ         nb+24(FP), R13
-
 blk:
-	VBROADCASTI32X4  8(R11), Y20
-	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
-	KMOVD            4(R11), K1
-	VPADDB           Y23, Y20, K1, Y20
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         64(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST (CX), Y21, Y0
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         96(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 4(CX), Y21, Y1
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         128(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 8(CX), Y21, Y2
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         160(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 12(CX), Y21, Y3
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         192(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 16(CX), Y21, Y4
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         224(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 20(CX), Y21, Y5
-	VBROADCASTI32X4  8(R11)(R8*1), Y20
-	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
-	KMOVD            4(R11)(R8*1), K1
-	VPADDB           Y23, Y20, K1, Y20
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         64(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 32(CX), Y21, Y6
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         96(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 36(CX), Y21, Y7
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         128(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 40(CX), Y21, Y8
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         160(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 44(CX), Y21, Y9
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         192(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 48(CX), Y21, Y10
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         224(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 52(CX), Y21, Y11
-	ADDQ             $0x40, CX
-	ADDQ             $0x18, R11
-	ADDQ             $0x00000140, R12
-	DECQ             R13
-	JNZ              blk
-	VEXTRACTF32X4    $0x01, Y16, X21
-	VEXTRACTF32X4    $0x01, Y0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0x4e, X0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0xb1, X0, X22
-	VADDSS           X22, X0, X0
-	VADDSS           X16, X0, X0
-	VEXTRACTF32X4    $0x01, Y1, X22
-	VADDPS           X22, X1, X1
-	VPERMILPS        $0x4e, X1, X22
-	VADDPS           X22, X1, X1
-	VPERMILPS        $0xb1, X1, X22
-	VADDSS           X22, X1, X1
-	VPERMILPS        $0x01, X16, X22
-	VADDSS           X22, X1, X1
-	VEXTRACTF32X4    $0x01, Y2, X22
-	VADDPS           X22, X2, X2
-	VPERMILPS        $0x4e, X2, X22
-	VADDPS           X22, X2, X2
-	VPERMILPS        $0xb1, X2, X22
-	VADDSS           X22, X2, X2
-	VPERMILPS        $0x02, X16, X22
-	VADDSS           X22, X2, X2
-	VEXTRACTF32X4    $0x01, Y3, X22
-	VADDPS           X22, X3, X3
-	VPERMILPS        $0x4e, X3, X22
-	VADDPS           X22, X3, X3
-	VPERMILPS        $0xb1, X3, X22
-	VADDSS           X22, X3, X3
-	VPERMILPS        $0x03, X16, X22
-	VADDSS           X22, X3, X3
-	VEXTRACTF32X4    $0x01, Y4, X22
-	VADDPS           X22, X4, X4
-	VPERMILPS        $0x4e, X4, X22
-	VADDPS           X22, X4, X4
-	VPERMILPS        $0xb1, X4, X22
-	VADDSS           X22, X4, X4
-	VADDSS           X21, X4, X4
-	VEXTRACTF32X4    $0x01, Y5, X22
-	VADDPS           X22, X5, X5
-	VPERMILPS        $0x4e, X5, X22
-	VADDPS           X22, X5, X5
-	VPERMILPS        $0xb1, X5, X22
-	VADDSS           X22, X5, X5
-	VPERMILPS        $0x01, X21, X22
-	VADDSS           X22, X5, X5
-	VEXTRACTF32X4    $0x01, Y17, X21
-	VEXTRACTF32X4    $0x01, Y6, X22
-	VADDPS           X22, X6, X6
-	VPERMILPS        $0x4e, X6, X22
-	VADDPS           X22, X6, X6
-	VPERMILPS        $0xb1, X6, X22
-	VADDSS           X22, X6, X6
-	VADDSS           X17, X6, X6
-	VEXTRACTF32X4    $0x01, Y7, X22
-	VADDPS           X22, X7, X7
-	VPERMILPS        $0x4e, X7, X22
-	VADDPS           X22, X7, X7
-	VPERMILPS        $0xb1, X7, X22
-	VADDSS           X22, X7, X7
-	VPERMILPS        $0x01, X17, X22
-	VADDSS           X22, X7, X7
-	VEXTRACTF32X4    $0x01, Y8, X22
-	VADDPS           X22, X8, X8
-	VPERMILPS        $0x4e, X8, X22
-	VADDPS           X22, X8, X8
-	VPERMILPS        $0xb1, X8, X22
-	VADDSS           X22, X8, X8
-	VPERMILPS        $0x02, X17, X22
-	VADDSS           X22, X8, X8
-	VEXTRACTF32X4    $0x01, Y9, X22
-	VADDPS           X22, X9, X9
-	VPERMILPS        $0x4e, X9, X22
-	VADDPS           X22, X9, X9
-	VPERMILPS        $0xb1, X9, X22
-	VADDSS           X22, X9, X9
-	VPERMILPS        $0x03, X17, X22
-	VADDSS           X22, X9, X9
-	VEXTRACTF32X4    $0x01, Y10, X22
-	VADDPS           X22, X10, X10
-	VPERMILPS        $0x4e, X10, X22
-	VADDPS           X22, X10, X10
-	VPERMILPS        $0xb1, X10, X22
-	VADDSS           X22, X10, X10
-	VADDSS           X21, X10, X10
-	VEXTRACTF32X4    $0x01, Y11, X22
-	VADDPS           X22, X11, X11
-	VPERMILPS        $0x4e, X11, X22
-	VADDPS           X22, X11, X11
-	VPERMILPS        $0xb1, X11, X22
-	VADDSS           X22, X11, X11
-	VPERMILPS        $0x01, X21, X22
-	VADDSS           X22, X11, X11
-	LEAQ             (DX)(R10*4), R13
-	CMPQ             acc+56(FP), $0x00
-	JEQ              store
-	VADDSS           (DX), X0, X0
-	VADDSS           (DX)(R10*1), X1, X1
-	VADDSS           (DX)(R10*2), X2, X2
-	VADDSS           (DX)(AX*1), X3, X3
-	VADDSS           (R13), X4, X4
-	VADDSS           (R13)(R10*1), X5, X5
-	VADDSS           4(DX), X6, X6
-	VADDSS           4(DX)(R10*1), X7, X7
-	VADDSS           4(DX)(R10*2), X8, X8
-	VADDSS           4(DX)(AX*1), X9, X9
-	VADDSS           4(R13), X10, X10
-	VADDSS           4(R13)(R10*1), X11, X11
+	VMOVUPS         (R12), Y18
+	VPBROADCASTW    2(R11), X21
+	VCVTPH2PS       X21, Y21
+	VFMADD231PS     32(R12), Y21, Y16
+	VPBROADCASTW    (R11), X22
+	VCVTPH2PS       X22, Y22
+	VMULPS          Y18, Y22, Y22
+	VBROADCASTI32X4 8(R11), Z20
+	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
+	KMOVD           4(R11), K1
+	KUNPCKDQ        K1, K1, K1
+	VPADDB          Z23, Z20, K1, Z20
+	VPERMPS         Z22, Z24, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        64(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z0
+	VPERMPS         Z22, Z25, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        128(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z1
+	VPERMPS         Z22, Z26, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        192(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z2
+	VPBROADCASTW    2(R11)(R8*1), X21
+	VCVTPH2PS       X21, Y21
+	VFMADD231PS     32(R12), Y21, Y17
+	VPBROADCASTW    (R11)(R8*1), X22
+	VCVTPH2PS       X22, Y22
+	VMULPS          Y18, Y22, Y22
+	VBROADCASTI32X4 8(R11)(R8*1), Z20
+	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
+	KMOVD           4(R11)(R8*1), K1
+	KUNPCKDQ        K1, K1, K1
+	VPADDB          Z23, Z20, K1, Z20
+	VPERMPS         Z22, Z24, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        64(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z3
+	VPERMPS         Z22, Z25, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        128(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z4
+	VPERMPS         Z22, Z26, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        192(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z5
+	ADDQ            $0x18, R11
+	ADDQ            $0x00000140, R12
+	DECQ            R13
+	JNZ             blk
+	VEXTRACTF64X4   $0x01, Z0, Y8
+	VEXTRACTF64X4   $0x01, Z1, Y9
+	VEXTRACTF64X4   $0x01, Z2, Y10
+	VEXTRACTF64X4   $0x01, Z3, Y11
+	VEXTRACTF64X4   $0x01, Z4, Y12
+	VEXTRACTF64X4   $0x01, Z5, Y13
+	VEXTRACTF32X4   $0x01, Y16, X21
+	VEXTRACTF32X4   $0x01, Y0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0x4e, X0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0xb1, X0, X22
+	VADDSS          X22, X0, X0
+	VADDSS          X16, X0, X0
+	VEXTRACTF32X4   $0x01, Y8, X22
+	VADDPS          X22, X8, X8
+	VPERMILPS       $0x4e, X8, X22
+	VADDPS          X22, X8, X8
+	VPERMILPS       $0xb1, X8, X22
+	VADDSS          X22, X8, X8
+	VPERMILPS       $0x01, X16, X22
+	VADDSS          X22, X8, X8
+	VEXTRACTF32X4   $0x01, Y1, X22
+	VADDPS          X22, X1, X1
+	VPERMILPS       $0x4e, X1, X22
+	VADDPS          X22, X1, X1
+	VPERMILPS       $0xb1, X1, X22
+	VADDSS          X22, X1, X1
+	VPERMILPS       $0x02, X16, X22
+	VADDSS          X22, X1, X1
+	VEXTRACTF32X4   $0x01, Y9, X22
+	VADDPS          X22, X9, X9
+	VPERMILPS       $0x4e, X9, X22
+	VADDPS          X22, X9, X9
+	VPERMILPS       $0xb1, X9, X22
+	VADDSS          X22, X9, X9
+	VPERMILPS       $0x03, X16, X22
+	VADDSS          X22, X9, X9
+	VEXTRACTF32X4   $0x01, Y2, X22
+	VADDPS          X22, X2, X2
+	VPERMILPS       $0x4e, X2, X22
+	VADDPS          X22, X2, X2
+	VPERMILPS       $0xb1, X2, X22
+	VADDSS          X22, X2, X2
+	VADDSS          X21, X2, X2
+	VEXTRACTF32X4   $0x01, Y10, X22
+	VADDPS          X22, X10, X10
+	VPERMILPS       $0x4e, X10, X22
+	VADDPS          X22, X10, X10
+	VPERMILPS       $0xb1, X10, X22
+	VADDSS          X22, X10, X10
+	VPERMILPS       $0x01, X21, X22
+	VADDSS          X22, X10, X10
+	VEXTRACTF32X4   $0x01, Y17, X21
+	VEXTRACTF32X4   $0x01, Y3, X22
+	VADDPS          X22, X3, X3
+	VPERMILPS       $0x4e, X3, X22
+	VADDPS          X22, X3, X3
+	VPERMILPS       $0xb1, X3, X22
+	VADDSS          X22, X3, X3
+	VADDSS          X17, X3, X3
+	VEXTRACTF32X4   $0x01, Y11, X22
+	VADDPS          X22, X11, X11
+	VPERMILPS       $0x4e, X11, X22
+	VADDPS          X22, X11, X11
+	VPERMILPS       $0xb1, X11, X22
+	VADDSS          X22, X11, X11
+	VPERMILPS       $0x01, X17, X22
+	VADDSS          X22, X11, X11
+	VEXTRACTF32X4   $0x01, Y4, X22
+	VADDPS          X22, X4, X4
+	VPERMILPS       $0x4e, X4, X22
+	VADDPS          X22, X4, X4
+	VPERMILPS       $0xb1, X4, X22
+	VADDSS          X22, X4, X4
+	VPERMILPS       $0x02, X17, X22
+	VADDSS          X22, X4, X4
+	VEXTRACTF32X4   $0x01, Y12, X22
+	VADDPS          X22, X12, X12
+	VPERMILPS       $0x4e, X12, X22
+	VADDPS          X22, X12, X12
+	VPERMILPS       $0xb1, X12, X22
+	VADDSS          X22, X12, X12
+	VPERMILPS       $0x03, X17, X22
+	VADDSS          X22, X12, X12
+	VEXTRACTF32X4   $0x01, Y5, X22
+	VADDPS          X22, X5, X5
+	VPERMILPS       $0x4e, X5, X22
+	VADDPS          X22, X5, X5
+	VPERMILPS       $0xb1, X5, X22
+	VADDSS          X22, X5, X5
+	VADDSS          X21, X5, X5
+	VEXTRACTF32X4   $0x01, Y13, X22
+	VADDPS          X22, X13, X13
+	VPERMILPS       $0x4e, X13, X22
+	VADDPS          X22, X13, X13
+	VPERMILPS       $0xb1, X13, X22
+	VADDSS          X22, X13, X13
+	VPERMILPS       $0x01, X21, X22
+	VADDSS          X22, X13, X13
+	LEAQ            (DX)(R10*4), R13
+	CMPQ            acc+56(FP), $0x00
+	JEQ             store
+	VADDSS          (DX), X0, X0
+	VADDSS          (DX)(R10*1), X8, X8
+	VADDSS          (DX)(R10*2), X1, X1
+	VADDSS          (DX)(AX*1), X9, X9
+	VADDSS          (R13), X2, X2
+	VADDSS          (R13)(R10*1), X10, X10
+	VADDSS          4(DX), X3, X3
+	VADDSS          4(DX)(R10*1), X11, X11
+	VADDSS          4(DX)(R10*2), X4, X4
+	VADDSS          4(DX)(AX*1), X12, X12
+	VADDSS          4(R13), X5, X5
+	VADDSS          4(R13)(R10*1), X13, X13
 
 store:
 	VMOVSS X0, (DX)
-	VMOVSS X1, (DX)(R10*1)
-	VMOVSS X2, (DX)(R10*2)
-	VMOVSS X3, (DX)(AX*1)
-	VMOVSS X4, (R13)
-	VMOVSS X5, (R13)(R10*1)
-	VMOVSS X6, 4(DX)
-	VMOVSS X7, 4(DX)(R10*1)
-	VMOVSS X8, 4(DX)(R10*2)
-	VMOVSS X9, 4(DX)(AX*1)
-	VMOVSS X10, 4(R13)
-	VMOVSS X11, 4(R13)(R10*1)
+	VMOVSS X8, (DX)(R10*1)
+	VMOVSS X1, (DX)(R10*2)
+	VMOVSS X9, (DX)(AX*1)
+	VMOVSS X2, (R13)
+	VMOVSS X10, (R13)(R10*1)
+	VMOVSS X3, 4(DX)
+	VMOVSS X11, 4(DX)(R10*1)
+	VMOVSS X4, 4(DX)(R10*2)
+	VMOVSS X12, 4(DX)(AX*1)
+	VMOVSS X5, 4(R13)
+	VMOVSS X13, 4(R13)(R10*1)
 	ADDQ   $0x08, DX
 	LEAQ   (SI)(R8*2), SI
 	DECQ   R14
@@ -11795,286 +11263,261 @@ store:
 	VZEROUPPER
 	RET
 
-// func tileQ5_1r2t7(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// func tileQ5_1r2t7(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
-TEXT ·tileQ5_1r2t7(SB), NOSPLIT, $0-72
+TEXT ·tileQ5_1r2t7(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
 	// multiple of 2) and each of 7 tokens t (a group of layout T at x),
 	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
-	// sum); nb > 0; p is scratch for 16·nb float32s.
-	MOVQ         w+0(FP), SI
-	MOVQ         ldw+8(FP), R8
-	MOVQ         x+16(FP), DI
-	MOVQ         y+32(FP), DX
-	MOVQ         ldy+40(FP), R10
-	MOVQ         nrows+48(FP), R14
-	MOVQ         p+64(FP), BX
-	MOVL         $0x10101010, AX
-	VPBROADCASTD AX, Y23
-	VMOVDQU64    lygf<>+0(SB), Y30
-	SHRQ         $0x01, R14
-	LEAQ         (R10)(R10*2), AX
+	// sum); nb > 0.
+	MOVQ            w+0(FP), SI
+	MOVQ            ldw+8(FP), R8
+	MOVQ            x+16(FP), DI
+	MOVQ            y+32(FP), DX
+	MOVQ            ldy+40(FP), R10
+	MOVQ            nrows+48(FP), R14
+	MOVL            $0x10101010, AX
+	VPBROADCASTD    AX, Z23
+	VBROADCASTI64X4 lygf<>+0(SB), Z30
+	VMOVDQU32       lytperm<>+0(SB), Z24
+	VMOVDQU32       lytperm<>+64(SB), Z25
+	VMOVDQU32       lytperm<>+128(SB), Z26
+	VMOVDQU32       lytperm<>+192(SB), Z27
+	SHRQ            $0x01, R14
+	LEAQ            (R10)(R10*2), AX
 
 row:
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
 	VXORPS Y16, Y16, Y16
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-	VXORPS Y12, Y12, Y12
-	VXORPS Y13, Y13, Y13
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
 	VXORPS Y17, Y17, Y17
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   BX, CX
 	MOVQ   nb+24(FP), R13
 
-pre:
-	VPBROADCASTW 2(R11), X21
-	VCVTPH2PS    X21, Y21
-	VFMADD231PS  32(R12), Y21, Y16
-	VPBROADCASTW (R11), X22
-	VCVTPH2PS    X22, Y22
-	VMULPS       (R12), Y22, Y22
-	VMOVUPS      Y22, (CX)
-	VPBROADCASTW 2(R11)(R8*1), X21
-	VCVTPH2PS    X21, Y21
-	VFMADD231PS  32(R12), Y21, Y17
-	VPBROADCASTW (R11)(R8*1), X22
-	VCVTPH2PS    X22, Y22
-	VMULPS       (R12), Y22, Y22
-	VMOVUPS      Y22, 32(CX)
-	ADDQ         $0x18, R11
-	ADDQ         $0x00000140, R12
-	ADDQ         $0x40, CX
-	DECQ         R13
-	JNZ          pre
-	MOVQ         SI, R11
-	MOVQ         DI, R12
-	MOVQ         BX, CX
-	MOVQ         nb+24(FP), R13
-
 blk:
-	VBROADCASTI32X4  8(R11), Y20
-	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
-	KMOVD            4(R11), K1
-	VPADDB           Y23, Y20, K1, Y20
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         64(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST (CX), Y21, Y0
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         96(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 4(CX), Y21, Y1
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         128(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 8(CX), Y21, Y2
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         160(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 12(CX), Y21, Y3
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         192(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 16(CX), Y21, Y4
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         224(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 20(CX), Y21, Y5
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         256(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 24(CX), Y21, Y6
-	VBROADCASTI32X4  8(R11)(R8*1), Y20
-	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
-	KMOVD            4(R11)(R8*1), K1
-	VPADDB           Y23, Y20, K1, Y20
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         64(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 32(CX), Y21, Y7
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         96(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 36(CX), Y21, Y8
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         128(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 40(CX), Y21, Y9
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         160(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 44(CX), Y21, Y10
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         192(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 48(CX), Y21, Y11
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         224(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 52(CX), Y21, Y12
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         256(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 56(CX), Y21, Y13
-	ADDQ             $0x40, CX
-	ADDQ             $0x18, R11
-	ADDQ             $0x00000140, R12
-	DECQ             R13
-	JNZ              blk
-	VEXTRACTF32X4    $0x01, Y16, X21
-	VEXTRACTF32X4    $0x01, Y0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0x4e, X0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0xb1, X0, X22
-	VADDSS           X22, X0, X0
-	VADDSS           X16, X0, X0
-	VEXTRACTF32X4    $0x01, Y1, X22
-	VADDPS           X22, X1, X1
-	VPERMILPS        $0x4e, X1, X22
-	VADDPS           X22, X1, X1
-	VPERMILPS        $0xb1, X1, X22
-	VADDSS           X22, X1, X1
-	VPERMILPS        $0x01, X16, X22
-	VADDSS           X22, X1, X1
-	VEXTRACTF32X4    $0x01, Y2, X22
-	VADDPS           X22, X2, X2
-	VPERMILPS        $0x4e, X2, X22
-	VADDPS           X22, X2, X2
-	VPERMILPS        $0xb1, X2, X22
-	VADDSS           X22, X2, X2
-	VPERMILPS        $0x02, X16, X22
-	VADDSS           X22, X2, X2
-	VEXTRACTF32X4    $0x01, Y3, X22
-	VADDPS           X22, X3, X3
-	VPERMILPS        $0x4e, X3, X22
-	VADDPS           X22, X3, X3
-	VPERMILPS        $0xb1, X3, X22
-	VADDSS           X22, X3, X3
-	VPERMILPS        $0x03, X16, X22
-	VADDSS           X22, X3, X3
-	VEXTRACTF32X4    $0x01, Y4, X22
-	VADDPS           X22, X4, X4
-	VPERMILPS        $0x4e, X4, X22
-	VADDPS           X22, X4, X4
-	VPERMILPS        $0xb1, X4, X22
-	VADDSS           X22, X4, X4
-	VADDSS           X21, X4, X4
-	VEXTRACTF32X4    $0x01, Y5, X22
-	VADDPS           X22, X5, X5
-	VPERMILPS        $0x4e, X5, X22
-	VADDPS           X22, X5, X5
-	VPERMILPS        $0xb1, X5, X22
-	VADDSS           X22, X5, X5
-	VPERMILPS        $0x01, X21, X22
-	VADDSS           X22, X5, X5
-	VEXTRACTF32X4    $0x01, Y6, X22
-	VADDPS           X22, X6, X6
-	VPERMILPS        $0x4e, X6, X22
-	VADDPS           X22, X6, X6
-	VPERMILPS        $0xb1, X6, X22
-	VADDSS           X22, X6, X6
-	VPERMILPS        $0x02, X21, X22
-	VADDSS           X22, X6, X6
-	VEXTRACTF32X4    $0x01, Y17, X21
-	VEXTRACTF32X4    $0x01, Y7, X22
-	VADDPS           X22, X7, X7
-	VPERMILPS        $0x4e, X7, X22
-	VADDPS           X22, X7, X7
-	VPERMILPS        $0xb1, X7, X22
-	VADDSS           X22, X7, X7
-	VADDSS           X17, X7, X7
-	VEXTRACTF32X4    $0x01, Y8, X22
-	VADDPS           X22, X8, X8
-	VPERMILPS        $0x4e, X8, X22
-	VADDPS           X22, X8, X8
-	VPERMILPS        $0xb1, X8, X22
-	VADDSS           X22, X8, X8
-	VPERMILPS        $0x01, X17, X22
-	VADDSS           X22, X8, X8
-	VEXTRACTF32X4    $0x01, Y9, X22
-	VADDPS           X22, X9, X9
-	VPERMILPS        $0x4e, X9, X22
-	VADDPS           X22, X9, X9
-	VPERMILPS        $0xb1, X9, X22
-	VADDSS           X22, X9, X9
-	VPERMILPS        $0x02, X17, X22
-	VADDSS           X22, X9, X9
-	VEXTRACTF32X4    $0x01, Y10, X22
-	VADDPS           X22, X10, X10
-	VPERMILPS        $0x4e, X10, X22
-	VADDPS           X22, X10, X10
-	VPERMILPS        $0xb1, X10, X22
-	VADDSS           X22, X10, X10
-	VPERMILPS        $0x03, X17, X22
-	VADDSS           X22, X10, X10
-	VEXTRACTF32X4    $0x01, Y11, X22
-	VADDPS           X22, X11, X11
-	VPERMILPS        $0x4e, X11, X22
-	VADDPS           X22, X11, X11
-	VPERMILPS        $0xb1, X11, X22
-	VADDSS           X22, X11, X11
-	VADDSS           X21, X11, X11
-	VEXTRACTF32X4    $0x01, Y12, X22
-	VADDPS           X22, X12, X12
-	VPERMILPS        $0x4e, X12, X22
-	VADDPS           X22, X12, X12
-	VPERMILPS        $0xb1, X12, X22
-	VADDSS           X22, X12, X12
-	VPERMILPS        $0x01, X21, X22
-	VADDSS           X22, X12, X12
-	VEXTRACTF32X4    $0x01, Y13, X22
-	VADDPS           X22, X13, X13
-	VPERMILPS        $0x4e, X13, X22
-	VADDPS           X22, X13, X13
-	VPERMILPS        $0xb1, X13, X22
-	VADDSS           X22, X13, X13
-	VPERMILPS        $0x02, X21, X22
-	VADDSS           X22, X13, X13
-	LEAQ             (DX)(R10*4), R13
-	CMPQ             acc+56(FP), $0x00
-	JEQ              store
-	VADDSS           (DX), X0, X0
-	VADDSS           (DX)(R10*1), X1, X1
-	VADDSS           (DX)(R10*2), X2, X2
-	VADDSS           (DX)(AX*1), X3, X3
-	VADDSS           (R13), X4, X4
-	VADDSS           (R13)(R10*1), X5, X5
-	VADDSS           (R13)(R10*2), X6, X6
-	VADDSS           4(DX), X7, X7
-	VADDSS           4(DX)(R10*1), X8, X8
-	VADDSS           4(DX)(R10*2), X9, X9
-	VADDSS           4(DX)(AX*1), X10, X10
-	VADDSS           4(R13), X11, X11
-	VADDSS           4(R13)(R10*1), X12, X12
-	VADDSS           4(R13)(R10*2), X13, X13
+	VMOVUPS         (R12), Y18
+	VPBROADCASTW    2(R11), X21
+	VCVTPH2PS       X21, Y21
+	VFMADD231PS     32(R12), Y21, Y16
+	VPBROADCASTW    (R11), X22
+	VCVTPH2PS       X22, Y22
+	VMULPS          Y18, Y22, Y22
+	VBROADCASTI32X4 8(R11), Z20
+	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
+	KMOVD           4(R11), K1
+	KUNPCKDQ        K1, K1, K1
+	VPADDB          Z23, Z20, K1, Z20
+	VPERMPS         Z22, Z24, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        64(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z0
+	VPERMPS         Z22, Z25, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        128(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z1
+	VPERMPS         Z22, Z26, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        192(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z2
+	VPERMPS         Z22, Z27, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        256(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z3
+	VPBROADCASTW    2(R11)(R8*1), X21
+	VCVTPH2PS       X21, Y21
+	VFMADD231PS     32(R12), Y21, Y17
+	VPBROADCASTW    (R11)(R8*1), X22
+	VCVTPH2PS       X22, Y22
+	VMULPS          Y18, Y22, Y22
+	VBROADCASTI32X4 8(R11)(R8*1), Z20
+	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
+	KMOVD           4(R11)(R8*1), K1
+	KUNPCKDQ        K1, K1, K1
+	VPADDB          Z23, Z20, K1, Z20
+	VPERMPS         Z22, Z24, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        64(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z4
+	VPERMPS         Z22, Z25, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        128(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z5
+	VPERMPS         Z22, Z26, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        192(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z6
+	VPERMPS         Z22, Z27, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        256(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z7
+	ADDQ            $0x18, R11
+	ADDQ            $0x00000140, R12
+	DECQ            R13
+	JNZ             blk
+	VEXTRACTF64X4   $0x01, Z0, Y8
+	VEXTRACTF64X4   $0x01, Z1, Y9
+	VEXTRACTF64X4   $0x01, Z2, Y10
+	VEXTRACTF64X4   $0x01, Z4, Y12
+	VEXTRACTF64X4   $0x01, Z5, Y13
+	VEXTRACTF64X4   $0x01, Z6, Y14
+	VEXTRACTF32X4   $0x01, Y16, X21
+	VEXTRACTF32X4   $0x01, Y0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0x4e, X0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0xb1, X0, X22
+	VADDSS          X22, X0, X0
+	VADDSS          X16, X0, X0
+	VEXTRACTF32X4   $0x01, Y8, X22
+	VADDPS          X22, X8, X8
+	VPERMILPS       $0x4e, X8, X22
+	VADDPS          X22, X8, X8
+	VPERMILPS       $0xb1, X8, X22
+	VADDSS          X22, X8, X8
+	VPERMILPS       $0x01, X16, X22
+	VADDSS          X22, X8, X8
+	VEXTRACTF32X4   $0x01, Y1, X22
+	VADDPS          X22, X1, X1
+	VPERMILPS       $0x4e, X1, X22
+	VADDPS          X22, X1, X1
+	VPERMILPS       $0xb1, X1, X22
+	VADDSS          X22, X1, X1
+	VPERMILPS       $0x02, X16, X22
+	VADDSS          X22, X1, X1
+	VEXTRACTF32X4   $0x01, Y9, X22
+	VADDPS          X22, X9, X9
+	VPERMILPS       $0x4e, X9, X22
+	VADDPS          X22, X9, X9
+	VPERMILPS       $0xb1, X9, X22
+	VADDSS          X22, X9, X9
+	VPERMILPS       $0x03, X16, X22
+	VADDSS          X22, X9, X9
+	VEXTRACTF32X4   $0x01, Y2, X22
+	VADDPS          X22, X2, X2
+	VPERMILPS       $0x4e, X2, X22
+	VADDPS          X22, X2, X2
+	VPERMILPS       $0xb1, X2, X22
+	VADDSS          X22, X2, X2
+	VADDSS          X21, X2, X2
+	VEXTRACTF32X4   $0x01, Y10, X22
+	VADDPS          X22, X10, X10
+	VPERMILPS       $0x4e, X10, X22
+	VADDPS          X22, X10, X10
+	VPERMILPS       $0xb1, X10, X22
+	VADDSS          X22, X10, X10
+	VPERMILPS       $0x01, X21, X22
+	VADDSS          X22, X10, X10
+	VEXTRACTF32X4   $0x01, Y3, X22
+	VADDPS          X22, X3, X3
+	VPERMILPS       $0x4e, X3, X22
+	VADDPS          X22, X3, X3
+	VPERMILPS       $0xb1, X3, X22
+	VADDSS          X22, X3, X3
+	VPERMILPS       $0x02, X21, X22
+	VADDSS          X22, X3, X3
+	VEXTRACTF32X4   $0x01, Y17, X21
+	VEXTRACTF32X4   $0x01, Y4, X22
+	VADDPS          X22, X4, X4
+	VPERMILPS       $0x4e, X4, X22
+	VADDPS          X22, X4, X4
+	VPERMILPS       $0xb1, X4, X22
+	VADDSS          X22, X4, X4
+	VADDSS          X17, X4, X4
+	VEXTRACTF32X4   $0x01, Y12, X22
+	VADDPS          X22, X12, X12
+	VPERMILPS       $0x4e, X12, X22
+	VADDPS          X22, X12, X12
+	VPERMILPS       $0xb1, X12, X22
+	VADDSS          X22, X12, X12
+	VPERMILPS       $0x01, X17, X22
+	VADDSS          X22, X12, X12
+	VEXTRACTF32X4   $0x01, Y5, X22
+	VADDPS          X22, X5, X5
+	VPERMILPS       $0x4e, X5, X22
+	VADDPS          X22, X5, X5
+	VPERMILPS       $0xb1, X5, X22
+	VADDSS          X22, X5, X5
+	VPERMILPS       $0x02, X17, X22
+	VADDSS          X22, X5, X5
+	VEXTRACTF32X4   $0x01, Y13, X22
+	VADDPS          X22, X13, X13
+	VPERMILPS       $0x4e, X13, X22
+	VADDPS          X22, X13, X13
+	VPERMILPS       $0xb1, X13, X22
+	VADDSS          X22, X13, X13
+	VPERMILPS       $0x03, X17, X22
+	VADDSS          X22, X13, X13
+	VEXTRACTF32X4   $0x01, Y6, X22
+	VADDPS          X22, X6, X6
+	VPERMILPS       $0x4e, X6, X22
+	VADDPS          X22, X6, X6
+	VPERMILPS       $0xb1, X6, X22
+	VADDSS          X22, X6, X6
+	VADDSS          X21, X6, X6
+	VEXTRACTF32X4   $0x01, Y14, X22
+	VADDPS          X22, X14, X14
+	VPERMILPS       $0x4e, X14, X22
+	VADDPS          X22, X14, X14
+	VPERMILPS       $0xb1, X14, X22
+	VADDSS          X22, X14, X14
+	VPERMILPS       $0x01, X21, X22
+	VADDSS          X22, X14, X14
+	VEXTRACTF32X4   $0x01, Y7, X22
+	VADDPS          X22, X7, X7
+	VPERMILPS       $0x4e, X7, X22
+	VADDPS          X22, X7, X7
+	VPERMILPS       $0xb1, X7, X22
+	VADDSS          X22, X7, X7
+	VPERMILPS       $0x02, X21, X22
+	VADDSS          X22, X7, X7
+	LEAQ            (DX)(R10*4), R13
+	CMPQ            acc+56(FP), $0x00
+	JEQ             store
+	VADDSS          (DX), X0, X0
+	VADDSS          (DX)(R10*1), X8, X8
+	VADDSS          (DX)(R10*2), X1, X1
+	VADDSS          (DX)(AX*1), X9, X9
+	VADDSS          (R13), X2, X2
+	VADDSS          (R13)(R10*1), X10, X10
+	VADDSS          (R13)(R10*2), X3, X3
+	VADDSS          4(DX), X4, X4
+	VADDSS          4(DX)(R10*1), X12, X12
+	VADDSS          4(DX)(R10*2), X5, X5
+	VADDSS          4(DX)(AX*1), X13, X13
+	VADDSS          4(R13), X6, X6
+	VADDSS          4(R13)(R10*1), X14, X14
+	VADDSS          4(R13)(R10*2), X7, X7
 
 store:
 	VMOVSS X0, (DX)
-	VMOVSS X1, (DX)(R10*1)
-	VMOVSS X2, (DX)(R10*2)
-	VMOVSS X3, (DX)(AX*1)
-	VMOVSS X4, (R13)
-	VMOVSS X5, (R13)(R10*1)
-	VMOVSS X6, (R13)(R10*2)
-	VMOVSS X7, 4(DX)
-	VMOVSS X8, 4(DX)(R10*1)
-	VMOVSS X9, 4(DX)(R10*2)
-	VMOVSS X10, 4(DX)(AX*1)
-	VMOVSS X11, 4(R13)
-	VMOVSS X12, 4(R13)(R10*1)
-	VMOVSS X13, 4(R13)(R10*2)
+	VMOVSS X8, (DX)(R10*1)
+	VMOVSS X1, (DX)(R10*2)
+	VMOVSS X9, (DX)(AX*1)
+	VMOVSS X2, (R13)
+	VMOVSS X10, (R13)(R10*1)
+	VMOVSS X3, (R13)(R10*2)
+	VMOVSS X4, 4(DX)
+	VMOVSS X12, 4(DX)(R10*1)
+	VMOVSS X5, 4(DX)(R10*2)
+	VMOVSS X13, 4(DX)(AX*1)
+	VMOVSS X6, 4(R13)
+	VMOVSS X14, 4(R13)(R10*1)
+	VMOVSS X7, 4(R13)(R10*2)
 	ADDQ   $0x08, DX
 	LEAQ   (SI)(R8*2), SI
 	DECQ   R14
@@ -12082,315 +11525,282 @@ store:
 	VZEROUPPER
 	RET
 
-// func tileQ5_1r2t8(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)
+// func tileQ5_1r2t8(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
-TEXT ·tileQ5_1r2t8(SB), NOSPLIT, $0-72
+TEXT ·tileQ5_1r2t8(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
 	// multiple of 2) and each of 8 tokens t (a group of layout T at x),
 	// y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the
-	// sum); nb > 0; p is scratch for 16·nb float32s.
-	MOVQ         w+0(FP), SI
-	MOVQ         ldw+8(FP), R8
-	MOVQ         x+16(FP), DI
-	MOVQ         y+32(FP), DX
-	MOVQ         ldy+40(FP), R10
-	MOVQ         nrows+48(FP), R14
-	MOVQ         p+64(FP), BX
-	MOVL         $0x10101010, AX
-	VPBROADCASTD AX, Y23
-	VMOVDQU64    lygf<>+0(SB), Y30
-	SHRQ         $0x01, R14
-	LEAQ         (R10)(R10*2), AX
+	// sum); nb > 0.
+	MOVQ            w+0(FP), SI
+	MOVQ            ldw+8(FP), R8
+	MOVQ            x+16(FP), DI
+	MOVQ            y+32(FP), DX
+	MOVQ            ldy+40(FP), R10
+	MOVQ            nrows+48(FP), R14
+	MOVL            $0x10101010, AX
+	VPBROADCASTD    AX, Z23
+	VBROADCASTI64X4 lygf<>+0(SB), Z30
+	VMOVDQU32       lytperm<>+0(SB), Z24
+	VMOVDQU32       lytperm<>+64(SB), Z25
+	VMOVDQU32       lytperm<>+128(SB), Z26
+	VMOVDQU32       lytperm<>+192(SB), Z27
+	SHRQ            $0x01, R14
+	LEAQ            (R10)(R10*2), AX
 
 row:
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
 	VXORPS Y16, Y16, Y16
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-	VXORPS Y12, Y12, Y12
-	VXORPS Y13, Y13, Y13
-	VXORPS Y14, Y14, Y14
-	VXORPS Y15, Y15, Y15
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
 	VXORPS Y17, Y17, Y17
 	MOVQ   SI, R11
 	MOVQ   DI, R12
-	MOVQ   BX, CX
 	MOVQ   nb+24(FP), R13
 
-pre:
-	VPBROADCASTW 2(R11), X21
-	VCVTPH2PS    X21, Y21
-	VFMADD231PS  32(R12), Y21, Y16
-	VPBROADCASTW (R11), X22
-	VCVTPH2PS    X22, Y22
-	VMULPS       (R12), Y22, Y22
-	VMOVUPS      Y22, (CX)
-	VPBROADCASTW 2(R11)(R8*1), X21
-	VCVTPH2PS    X21, Y21
-	VFMADD231PS  32(R12), Y21, Y17
-	VPBROADCASTW (R11)(R8*1), X22
-	VCVTPH2PS    X22, Y22
-	VMULPS       (R12), Y22, Y22
-	VMOVUPS      Y22, 32(CX)
-	ADDQ         $0x18, R11
-	ADDQ         $0x00000140, R12
-	ADDQ         $0x40, CX
-	DECQ         R13
-	JNZ          pre
-	MOVQ         SI, R11
-	MOVQ         DI, R12
-	MOVQ         BX, CX
-	MOVQ         nb+24(FP), R13
-
 blk:
-	VBROADCASTI32X4  8(R11), Y20
-	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
-	KMOVD            4(R11), K1
-	VPADDB           Y23, Y20, K1, Y20
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         64(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST (CX), Y21, Y0
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         96(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 4(CX), Y21, Y1
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         128(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 8(CX), Y21, Y2
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         160(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 12(CX), Y21, Y3
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         192(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 16(CX), Y21, Y4
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         224(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 20(CX), Y21, Y5
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         256(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 24(CX), Y21, Y6
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         288(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 28(CX), Y21, Y7
-	VBROADCASTI32X4  8(R11)(R8*1), Y20
-	VGF2P8AFFINEQB   $0x00, Y30, Y20, Y20
-	KMOVD            4(R11)(R8*1), K1
-	VPADDB           Y23, Y20, K1, Y20
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         64(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 32(CX), Y21, Y8
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         96(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 36(CX), Y21, Y9
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         128(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 40(CX), Y21, Y10
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         160(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 44(CX), Y21, Y11
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         192(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 48(CX), Y21, Y12
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         224(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 52(CX), Y21, Y13
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         256(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 56(CX), Y21, Y14
-	VPXORD           Y21, Y21, Y21
-	VPDPBUSD         288(R12), Y20, Y21
-	VCVTDQ2PS        Y21, Y21
-	VFMADD231PS.BCST 60(CX), Y21, Y15
-	ADDQ             $0x40, CX
-	ADDQ             $0x18, R11
-	ADDQ             $0x00000140, R12
-	DECQ             R13
-	JNZ              blk
-	VEXTRACTF32X4    $0x01, Y16, X21
-	VEXTRACTF32X4    $0x01, Y0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0x4e, X0, X22
-	VADDPS           X22, X0, X0
-	VPERMILPS        $0xb1, X0, X22
-	VADDSS           X22, X0, X0
-	VADDSS           X16, X0, X0
-	VEXTRACTF32X4    $0x01, Y1, X22
-	VADDPS           X22, X1, X1
-	VPERMILPS        $0x4e, X1, X22
-	VADDPS           X22, X1, X1
-	VPERMILPS        $0xb1, X1, X22
-	VADDSS           X22, X1, X1
-	VPERMILPS        $0x01, X16, X22
-	VADDSS           X22, X1, X1
-	VEXTRACTF32X4    $0x01, Y2, X22
-	VADDPS           X22, X2, X2
-	VPERMILPS        $0x4e, X2, X22
-	VADDPS           X22, X2, X2
-	VPERMILPS        $0xb1, X2, X22
-	VADDSS           X22, X2, X2
-	VPERMILPS        $0x02, X16, X22
-	VADDSS           X22, X2, X2
-	VEXTRACTF32X4    $0x01, Y3, X22
-	VADDPS           X22, X3, X3
-	VPERMILPS        $0x4e, X3, X22
-	VADDPS           X22, X3, X3
-	VPERMILPS        $0xb1, X3, X22
-	VADDSS           X22, X3, X3
-	VPERMILPS        $0x03, X16, X22
-	VADDSS           X22, X3, X3
-	VEXTRACTF32X4    $0x01, Y4, X22
-	VADDPS           X22, X4, X4
-	VPERMILPS        $0x4e, X4, X22
-	VADDPS           X22, X4, X4
-	VPERMILPS        $0xb1, X4, X22
-	VADDSS           X22, X4, X4
-	VADDSS           X21, X4, X4
-	VEXTRACTF32X4    $0x01, Y5, X22
-	VADDPS           X22, X5, X5
-	VPERMILPS        $0x4e, X5, X22
-	VADDPS           X22, X5, X5
-	VPERMILPS        $0xb1, X5, X22
-	VADDSS           X22, X5, X5
-	VPERMILPS        $0x01, X21, X22
-	VADDSS           X22, X5, X5
-	VEXTRACTF32X4    $0x01, Y6, X22
-	VADDPS           X22, X6, X6
-	VPERMILPS        $0x4e, X6, X22
-	VADDPS           X22, X6, X6
-	VPERMILPS        $0xb1, X6, X22
-	VADDSS           X22, X6, X6
-	VPERMILPS        $0x02, X21, X22
-	VADDSS           X22, X6, X6
-	VEXTRACTF32X4    $0x01, Y7, X22
-	VADDPS           X22, X7, X7
-	VPERMILPS        $0x4e, X7, X22
-	VADDPS           X22, X7, X7
-	VPERMILPS        $0xb1, X7, X22
-	VADDSS           X22, X7, X7
-	VPERMILPS        $0x03, X21, X22
-	VADDSS           X22, X7, X7
-	VEXTRACTF32X4    $0x01, Y17, X21
-	VEXTRACTF32X4    $0x01, Y8, X22
-	VADDPS           X22, X8, X8
-	VPERMILPS        $0x4e, X8, X22
-	VADDPS           X22, X8, X8
-	VPERMILPS        $0xb1, X8, X22
-	VADDSS           X22, X8, X8
-	VADDSS           X17, X8, X8
-	VEXTRACTF32X4    $0x01, Y9, X22
-	VADDPS           X22, X9, X9
-	VPERMILPS        $0x4e, X9, X22
-	VADDPS           X22, X9, X9
-	VPERMILPS        $0xb1, X9, X22
-	VADDSS           X22, X9, X9
-	VPERMILPS        $0x01, X17, X22
-	VADDSS           X22, X9, X9
-	VEXTRACTF32X4    $0x01, Y10, X22
-	VADDPS           X22, X10, X10
-	VPERMILPS        $0x4e, X10, X22
-	VADDPS           X22, X10, X10
-	VPERMILPS        $0xb1, X10, X22
-	VADDSS           X22, X10, X10
-	VPERMILPS        $0x02, X17, X22
-	VADDSS           X22, X10, X10
-	VEXTRACTF32X4    $0x01, Y11, X22
-	VADDPS           X22, X11, X11
-	VPERMILPS        $0x4e, X11, X22
-	VADDPS           X22, X11, X11
-	VPERMILPS        $0xb1, X11, X22
-	VADDSS           X22, X11, X11
-	VPERMILPS        $0x03, X17, X22
-	VADDSS           X22, X11, X11
-	VEXTRACTF32X4    $0x01, Y12, X22
-	VADDPS           X22, X12, X12
-	VPERMILPS        $0x4e, X12, X22
-	VADDPS           X22, X12, X12
-	VPERMILPS        $0xb1, X12, X22
-	VADDSS           X22, X12, X12
-	VADDSS           X21, X12, X12
-	VEXTRACTF32X4    $0x01, Y13, X22
-	VADDPS           X22, X13, X13
-	VPERMILPS        $0x4e, X13, X22
-	VADDPS           X22, X13, X13
-	VPERMILPS        $0xb1, X13, X22
-	VADDSS           X22, X13, X13
-	VPERMILPS        $0x01, X21, X22
-	VADDSS           X22, X13, X13
-	VEXTRACTF32X4    $0x01, Y14, X22
-	VADDPS           X22, X14, X14
-	VPERMILPS        $0x4e, X14, X22
-	VADDPS           X22, X14, X14
-	VPERMILPS        $0xb1, X14, X22
-	VADDSS           X22, X14, X14
-	VPERMILPS        $0x02, X21, X22
-	VADDSS           X22, X14, X14
-	VEXTRACTF32X4    $0x01, Y15, X22
-	VADDPS           X22, X15, X15
-	VPERMILPS        $0x4e, X15, X22
-	VADDPS           X22, X15, X15
-	VPERMILPS        $0xb1, X15, X22
-	VADDSS           X22, X15, X15
-	VPERMILPS        $0x03, X21, X22
-	VADDSS           X22, X15, X15
-	LEAQ             (DX)(R10*4), R13
-	CMPQ             acc+56(FP), $0x00
-	JEQ              store
-	VADDSS           (DX), X0, X0
-	VADDSS           (DX)(R10*1), X1, X1
-	VADDSS           (DX)(R10*2), X2, X2
-	VADDSS           (DX)(AX*1), X3, X3
-	VADDSS           (R13), X4, X4
-	VADDSS           (R13)(R10*1), X5, X5
-	VADDSS           (R13)(R10*2), X6, X6
-	VADDSS           (R13)(AX*1), X7, X7
-	VADDSS           4(DX), X8, X8
-	VADDSS           4(DX)(R10*1), X9, X9
-	VADDSS           4(DX)(R10*2), X10, X10
-	VADDSS           4(DX)(AX*1), X11, X11
-	VADDSS           4(R13), X12, X12
-	VADDSS           4(R13)(R10*1), X13, X13
-	VADDSS           4(R13)(R10*2), X14, X14
-	VADDSS           4(R13)(AX*1), X15, X15
+	VMOVUPS         (R12), Y18
+	VPBROADCASTW    2(R11), X21
+	VCVTPH2PS       X21, Y21
+	VFMADD231PS     32(R12), Y21, Y16
+	VPBROADCASTW    (R11), X22
+	VCVTPH2PS       X22, Y22
+	VMULPS          Y18, Y22, Y22
+	VBROADCASTI32X4 8(R11), Z20
+	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
+	KMOVD           4(R11), K1
+	KUNPCKDQ        K1, K1, K1
+	VPADDB          Z23, Z20, K1, Z20
+	VPERMPS         Z22, Z24, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        64(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z0
+	VPERMPS         Z22, Z25, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        128(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z1
+	VPERMPS         Z22, Z26, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        192(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z2
+	VPERMPS         Z22, Z27, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        256(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z3
+	VPBROADCASTW    2(R11)(R8*1), X21
+	VCVTPH2PS       X21, Y21
+	VFMADD231PS     32(R12), Y21, Y17
+	VPBROADCASTW    (R11)(R8*1), X22
+	VCVTPH2PS       X22, Y22
+	VMULPS          Y18, Y22, Y22
+	VBROADCASTI32X4 8(R11)(R8*1), Z20
+	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
+	KMOVD           4(R11)(R8*1), K1
+	KUNPCKDQ        K1, K1, K1
+	VPADDB          Z23, Z20, K1, Z20
+	VPERMPS         Z22, Z24, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        64(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z4
+	VPERMPS         Z22, Z25, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        128(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z5
+	VPERMPS         Z22, Z26, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        192(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z6
+	VPERMPS         Z22, Z27, Z19
+	VPXORD          Z21, Z21, Z21
+	VPDPBUSD        256(R12), Z20, Z21
+	VCVTDQ2PS       Z21, Z21
+	VFMADD231PS     Z21, Z19, Z7
+	ADDQ            $0x18, R11
+	ADDQ            $0x00000140, R12
+	DECQ            R13
+	JNZ             blk
+	VEXTRACTF64X4   $0x01, Z0, Y8
+	VEXTRACTF64X4   $0x01, Z1, Y9
+	VEXTRACTF64X4   $0x01, Z2, Y10
+	VEXTRACTF64X4   $0x01, Z3, Y11
+	VEXTRACTF64X4   $0x01, Z4, Y12
+	VEXTRACTF64X4   $0x01, Z5, Y13
+	VEXTRACTF64X4   $0x01, Z6, Y14
+	VEXTRACTF64X4   $0x01, Z7, Y15
+	VEXTRACTF32X4   $0x01, Y16, X21
+	VEXTRACTF32X4   $0x01, Y0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0x4e, X0, X22
+	VADDPS          X22, X0, X0
+	VPERMILPS       $0xb1, X0, X22
+	VADDSS          X22, X0, X0
+	VADDSS          X16, X0, X0
+	VEXTRACTF32X4   $0x01, Y8, X22
+	VADDPS          X22, X8, X8
+	VPERMILPS       $0x4e, X8, X22
+	VADDPS          X22, X8, X8
+	VPERMILPS       $0xb1, X8, X22
+	VADDSS          X22, X8, X8
+	VPERMILPS       $0x01, X16, X22
+	VADDSS          X22, X8, X8
+	VEXTRACTF32X4   $0x01, Y1, X22
+	VADDPS          X22, X1, X1
+	VPERMILPS       $0x4e, X1, X22
+	VADDPS          X22, X1, X1
+	VPERMILPS       $0xb1, X1, X22
+	VADDSS          X22, X1, X1
+	VPERMILPS       $0x02, X16, X22
+	VADDSS          X22, X1, X1
+	VEXTRACTF32X4   $0x01, Y9, X22
+	VADDPS          X22, X9, X9
+	VPERMILPS       $0x4e, X9, X22
+	VADDPS          X22, X9, X9
+	VPERMILPS       $0xb1, X9, X22
+	VADDSS          X22, X9, X9
+	VPERMILPS       $0x03, X16, X22
+	VADDSS          X22, X9, X9
+	VEXTRACTF32X4   $0x01, Y2, X22
+	VADDPS          X22, X2, X2
+	VPERMILPS       $0x4e, X2, X22
+	VADDPS          X22, X2, X2
+	VPERMILPS       $0xb1, X2, X22
+	VADDSS          X22, X2, X2
+	VADDSS          X21, X2, X2
+	VEXTRACTF32X4   $0x01, Y10, X22
+	VADDPS          X22, X10, X10
+	VPERMILPS       $0x4e, X10, X22
+	VADDPS          X22, X10, X10
+	VPERMILPS       $0xb1, X10, X22
+	VADDSS          X22, X10, X10
+	VPERMILPS       $0x01, X21, X22
+	VADDSS          X22, X10, X10
+	VEXTRACTF32X4   $0x01, Y3, X22
+	VADDPS          X22, X3, X3
+	VPERMILPS       $0x4e, X3, X22
+	VADDPS          X22, X3, X3
+	VPERMILPS       $0xb1, X3, X22
+	VADDSS          X22, X3, X3
+	VPERMILPS       $0x02, X21, X22
+	VADDSS          X22, X3, X3
+	VEXTRACTF32X4   $0x01, Y11, X22
+	VADDPS          X22, X11, X11
+	VPERMILPS       $0x4e, X11, X22
+	VADDPS          X22, X11, X11
+	VPERMILPS       $0xb1, X11, X22
+	VADDSS          X22, X11, X11
+	VPERMILPS       $0x03, X21, X22
+	VADDSS          X22, X11, X11
+	VEXTRACTF32X4   $0x01, Y17, X21
+	VEXTRACTF32X4   $0x01, Y4, X22
+	VADDPS          X22, X4, X4
+	VPERMILPS       $0x4e, X4, X22
+	VADDPS          X22, X4, X4
+	VPERMILPS       $0xb1, X4, X22
+	VADDSS          X22, X4, X4
+	VADDSS          X17, X4, X4
+	VEXTRACTF32X4   $0x01, Y12, X22
+	VADDPS          X22, X12, X12
+	VPERMILPS       $0x4e, X12, X22
+	VADDPS          X22, X12, X12
+	VPERMILPS       $0xb1, X12, X22
+	VADDSS          X22, X12, X12
+	VPERMILPS       $0x01, X17, X22
+	VADDSS          X22, X12, X12
+	VEXTRACTF32X4   $0x01, Y5, X22
+	VADDPS          X22, X5, X5
+	VPERMILPS       $0x4e, X5, X22
+	VADDPS          X22, X5, X5
+	VPERMILPS       $0xb1, X5, X22
+	VADDSS          X22, X5, X5
+	VPERMILPS       $0x02, X17, X22
+	VADDSS          X22, X5, X5
+	VEXTRACTF32X4   $0x01, Y13, X22
+	VADDPS          X22, X13, X13
+	VPERMILPS       $0x4e, X13, X22
+	VADDPS          X22, X13, X13
+	VPERMILPS       $0xb1, X13, X22
+	VADDSS          X22, X13, X13
+	VPERMILPS       $0x03, X17, X22
+	VADDSS          X22, X13, X13
+	VEXTRACTF32X4   $0x01, Y6, X22
+	VADDPS          X22, X6, X6
+	VPERMILPS       $0x4e, X6, X22
+	VADDPS          X22, X6, X6
+	VPERMILPS       $0xb1, X6, X22
+	VADDSS          X22, X6, X6
+	VADDSS          X21, X6, X6
+	VEXTRACTF32X4   $0x01, Y14, X22
+	VADDPS          X22, X14, X14
+	VPERMILPS       $0x4e, X14, X22
+	VADDPS          X22, X14, X14
+	VPERMILPS       $0xb1, X14, X22
+	VADDSS          X22, X14, X14
+	VPERMILPS       $0x01, X21, X22
+	VADDSS          X22, X14, X14
+	VEXTRACTF32X4   $0x01, Y7, X22
+	VADDPS          X22, X7, X7
+	VPERMILPS       $0x4e, X7, X22
+	VADDPS          X22, X7, X7
+	VPERMILPS       $0xb1, X7, X22
+	VADDSS          X22, X7, X7
+	VPERMILPS       $0x02, X21, X22
+	VADDSS          X22, X7, X7
+	VEXTRACTF32X4   $0x01, Y15, X22
+	VADDPS          X22, X15, X15
+	VPERMILPS       $0x4e, X15, X22
+	VADDPS          X22, X15, X15
+	VPERMILPS       $0xb1, X15, X22
+	VADDSS          X22, X15, X15
+	VPERMILPS       $0x03, X21, X22
+	VADDSS          X22, X15, X15
+	LEAQ            (DX)(R10*4), R13
+	CMPQ            acc+56(FP), $0x00
+	JEQ             store
+	VADDSS          (DX), X0, X0
+	VADDSS          (DX)(R10*1), X8, X8
+	VADDSS          (DX)(R10*2), X1, X1
+	VADDSS          (DX)(AX*1), X9, X9
+	VADDSS          (R13), X2, X2
+	VADDSS          (R13)(R10*1), X10, X10
+	VADDSS          (R13)(R10*2), X3, X3
+	VADDSS          (R13)(AX*1), X11, X11
+	VADDSS          4(DX), X4, X4
+	VADDSS          4(DX)(R10*1), X12, X12
+	VADDSS          4(DX)(R10*2), X5, X5
+	VADDSS          4(DX)(AX*1), X13, X13
+	VADDSS          4(R13), X6, X6
+	VADDSS          4(R13)(R10*1), X14, X14
+	VADDSS          4(R13)(R10*2), X7, X7
+	VADDSS          4(R13)(AX*1), X15, X15
 
 store:
 	VMOVSS X0, (DX)
-	VMOVSS X1, (DX)(R10*1)
-	VMOVSS X2, (DX)(R10*2)
-	VMOVSS X3, (DX)(AX*1)
-	VMOVSS X4, (R13)
-	VMOVSS X5, (R13)(R10*1)
-	VMOVSS X6, (R13)(R10*2)
-	VMOVSS X7, (R13)(AX*1)
-	VMOVSS X8, 4(DX)
-	VMOVSS X9, 4(DX)(R10*1)
-	VMOVSS X10, 4(DX)(R10*2)
-	VMOVSS X11, 4(DX)(AX*1)
-	VMOVSS X12, 4(R13)
-	VMOVSS X13, 4(R13)(R10*1)
-	VMOVSS X14, 4(R13)(R10*2)
+	VMOVSS X8, (DX)(R10*1)
+	VMOVSS X1, (DX)(R10*2)
+	VMOVSS X9, (DX)(AX*1)
+	VMOVSS X2, (R13)
+	VMOVSS X10, (R13)(R10*1)
+	VMOVSS X3, (R13)(R10*2)
+	VMOVSS X11, (R13)(AX*1)
+	VMOVSS X4, 4(DX)
+	VMOVSS X12, 4(DX)(R10*1)
+	VMOVSS X5, 4(DX)(R10*2)
+	VMOVSS X13, 4(DX)(AX*1)
+	VMOVSS X6, 4(R13)
+	VMOVSS X14, 4(R13)(R10*1)
+	VMOVSS X7, 4(R13)(R10*2)
 	VMOVSS X15, 4(R13)(AX*1)
 	ADDQ   $0x08, DX
 	LEAQ   (SI)(R8*2), SI

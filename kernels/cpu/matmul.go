@@ -467,6 +467,10 @@ func (p *Pool) matmul(op string, dsts [][]float32, ws []Matrix, x []float32, n i
 			// Layout C interleaves 16 tokens: the tokens that pad the
 			// last group must be zero.
 			clear(buf[n/16*16*ldx:])
+		} else if f == afQ8T {
+			// Layout T interleaves 8 tokens; the tiles read the padding
+			// tokens of the last group (and drop their sums).
+			clear(buf[n/8*8*ldx:])
 		} else {
 			clear(buf[n*ldx:])
 		}

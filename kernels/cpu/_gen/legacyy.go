@@ -47,13 +47,14 @@ import (
 // the GF2P8AFFINEQB nibble matrices (VNNI).
 func legacyy(a *asm) {
 	g := lyGlobals{
-		shr:  a.global("lyshr", 0, 0, 0x0000000400000004, 0x0000000400000004),
-		shuf: a.global("lyshuf", 0, 0x0101010101010101, 0x0202020202020202, 0x0303030303030303),
-		sel:  a.global("lysel", 0x8040201008040201, 0x8040201008040201, 0x8040201008040201, 0x8040201008040201),
-		f0:   a.global("lyf0", 0xf0f0f0f0f0f0f0f0, 0xf0f0f0f0f0f0f0f0, 0xf0f0f0f0f0f0f0f0, 0xf0f0f0f0f0f0f0f0),
-		b10:  a.global("ly10", 0x1010101010101010, 0x1010101010101010, 0x1010101010101010, 0x1010101010101010),
-		gf:   a.global("lygf", 0x0102040800000000, 0x0102040800000000, 0x1020408000000000, 0x1020408000000000),
-		perm: a.global("lyperm", lyPerm()...),
+		shr:   a.global("lyshr", 0, 0, 0x0000000400000004, 0x0000000400000004),
+		shuf:  a.global("lyshuf", 0, 0x0101010101010101, 0x0202020202020202, 0x0303030303030303),
+		sel:   a.global("lysel", 0x8040201008040201, 0x8040201008040201, 0x8040201008040201, 0x8040201008040201),
+		f0:    a.global("lyf0", 0xf0f0f0f0f0f0f0f0, 0xf0f0f0f0f0f0f0f0, 0xf0f0f0f0f0f0f0f0, 0xf0f0f0f0f0f0f0f0),
+		b10:   a.global("ly10", 0x1010101010101010, 0x1010101010101010, 0x1010101010101010, 0x1010101010101010),
+		gf:    a.global("lygf", 0x0102040800000000, 0x0102040800000000, 0x1020408000000000, 0x1020408000000000),
+		perm:  a.global("lyperm", lyPerm()...),
+		tperm: a.global("lytperm", lyTPerm()...),
 	}
 	// Q5_0's prefill strips for the IQ4_NL tiles (iq4tile.go), which sum
 	// in the same order.
@@ -97,9 +98,9 @@ func legacyy(a *asm) {
 // of qh to byte i; the bit of each byte; 0xf0 and 0x10 bytes; the
 // GF2P8AFFINEQB matrices of x & 0x0f (low half) and x >> 4 (high half);
 // the VPERMPS indices that spread floats 4p and 4p+2 over dwords 0-7 and
-// 8-15, for p = 0..3 (lyPerm).
+// 8-15, for p = 0..3 (lyPerm), and those of floats 2k and 2k+1 (lyTPerm).
 type lyGlobals struct {
-	shr, shuf, sel, f0, b10, gf, perm operand.Mem
+	shr, shuf, sel, f0, b10, gf, perm, tperm operand.Mem
 }
 
 // lyKind is a weight type: block bytes, the offsets of qh (-1: none) and
@@ -442,6 +443,22 @@ func lyPerm() []uint64 {
 	return v
 }
 
+// lyTPerm returns the lytperm table: four 64-byte VPERMPS index vectors,
+// vector k taking dwords 0-7 from float 2k and 8-15 from float 2k+1.
+func lyTPerm() []uint64 {
+	var v []uint64
+	for k := range uint64(4) {
+		for i := range 8 {
+			f := 2 * k
+			if i >= 4 {
+				f++
+			}
+			v = append(v, f|f<<32)
+		}
+	}
+	return v
+}
+
 // gemvZ emits gemv<name>r<nr>t1Z (nr 4 or 8), the one-token kernels with
 // AVX-512 VNNI at 512 bits: rows in pairs, each pair's two blocks in one
 // register (stream 2p's in dwords 0-7, stream 2p+1's in 8-15), so that
@@ -666,45 +683,52 @@ const lyTileTokens = 8
 // tile emits tile<name>r<nr>t<nt>, Q4_1's or Q5_1's prefill with AVX-512
 // VNNI: nr (1 or 2) rows times nt tokens of activations in layout T
 // (legacyy_amd64.go: per block and group of 8 tokens, their dx and s as
-// float32s, then their 32 quants each), one 256-bit accumulator per row
-// and token. Each row and token's sum is gemv's, operation for
-// operation: per block its values meet the token's quants in VPDPBUSD,
-// VCVTDQ2PS makes the exact lanes floats, and VFMADD231PS adds them times
-// the float32 product d·dx, which is computed for the block's eight
-// tokens in one VMULPS and read back broadcast from the stack; summs =
-// m·s + summs for the eight tokens in one VFMADD231PS (ggml's scalar
-// fma per token); at the end hsum_float_8, then + summs.
+// float32s, then their 32 quants each), a row's tokens 2k and 2k+1 in one
+// 512-bit accumulator (dwords 0-7 and 8-15). Each row and token's sum is
+// gemv's, operation for operation: per block its values meet the token's
+// quants in VPDPBUSD (both tokens' 64 bytes in one), VCVTDQ2PS makes the
+// exact lanes floats, and VFMADD231PS adds them times the float32 product
+// d·dx, computed for the block's eight tokens in one VMULPS and spread by
+// VPERMPS; summs = m·s + summs for the eight tokens in one VFMADD231PS
+// (ggml's scalar fma per token); at the end hsum_float_8, then + summs.
+// Odd nt: the last pair's second token (zero activations or another
+// token's) is computed and dropped.
 //
 // Registers: SI the current rows, R8 ldw, DI the group's activations,
 // DX y, R10 ldy (3·ldy in AX), R14 the row groups left, R11 and R12 the
-// current blocks, R13 the blocks left; Y0..Y15 the accumulators (row r,
-// token t: r·nt+t), Y16 and Y17 the rows' summs, Y18 dx, Y19 s, Y20 a
-// row's values, Y21 lanes, Y22 products and scratch, Y23 0x10 bytes
-// (Q5_1), Y30 the GF2P8AFFINEQB matrices.
+// current blocks, R13 the blocks left; Z0..Z7 the accumulators (row r,
+// pair k: r·np+k), Y16 and Y17 the rows' summs, Y18 dx, Z19 a pair's
+// scales, Z20 a row's values (twice), Z21 lanes, Y22 products d·dx,
+// Z23 0x10 bytes (Q5_1), Z24..Z27 the VPERMPS indices (pair k: floats 2k
+// and 2k+1), Z30 the GF2P8AFFINEQB matrices; after the loop Y8..Y15 the
+// odd tokens' halves.
 func (g lyGlobals) tile(a *asm, k lyKind, nr, nt int) {
 	a.text(fmt.Sprintf("tile%sr%dt%d", k.name, nr, nt), attr.NOSPLIT,
-		"func(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int, p *float32)",
+		"func(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)",
 		fmt.Sprintf("For each of nrows rows r of nb %s blocks (ldw bytes apart; nrows a", k.name),
 		fmt.Sprintf("multiple of %d) and each of %d tokens t (a group of layout T at x),", nr, nt),
 		"y[t·ldy/4 + r] = w_r·x_t (or += when acc is not 0, one addition after the",
-		fmt.Sprintf("sum); nb > 0; p is scratch for %d·nb float32s.", 8*nr))
+		"sum); nb > 0.")
+	np := (nt + 1) / 2
 	a.load("w", reg.RSI)
 	a.load("ldw", reg.R8)
 	a.load("x", reg.RDI)
 	a.load("y", reg.RDX)
 	a.load("ldy", reg.R10)
 	a.load("nrows", reg.R14)
-	a.load("p", reg.RBX)
 	if k.qh >= 0 {
 		a.MOVL(operand.U32(0x10101010), reg.EAX)
-		a.VPBROADCASTD(reg.EAX, reg.Y23)
+		a.VPBROADCASTD(reg.EAX, reg.Z23)
 	}
-	a.VMOVDQU64(g.gf, reg.Y30)
+	a.VBROADCASTI64X4(g.gf, reg.Z30)
+	for p := range np {
+		a.VMOVDQU32(g.tperm.Offset(64*p), zr[24+p])
+	}
 	if nr == 2 {
 		a.SHRQ(operand.U8(1), reg.R14)
 	}
 	a.LEAQ(operand.Mem{Base: reg.R10, Index: reg.R10, Scale: 2}, reg.RAX)
-	acc := func(r, t int) int { return r*nt + t }
+	acc := func(r, p int) int { return r*np + p }
 	summs := func(r int) reg.VecPhysical { return yr[16+r] }
 	row := func(r, disp int) operand.Mem {
 		if r == 1 {
@@ -729,85 +753,87 @@ func (g lyGlobals) tile(a *asm, k lyKind, nr, nt int) {
 		}
 		return m
 	}
+	// res is the register number of row r and token t's sum after the
+	// loop.
+	res := func(r, t int) int {
+		if t%2 == 1 {
+			return 8 + acc(r, t/2)
+		}
+		return acc(r, t/2)
+	}
 	const rec = 40 * lyTileTokens // bytes of a block of a group
 	a.Label("row")
 	for r := range nr {
-		for t := range nt {
-			a.VXORPS(yr[acc(r, t)], yr[acc(r, t)], yr[acc(r, t)])
+		for p := range np {
+			a.VPXORD(zr[acc(r, p)], zr[acc(r, p)], zr[acc(r, p)])
 		}
 		a.VXORPS(summs(r), summs(r), summs(r))
 	}
-	// First pass: each block's products d·dx into p (the tokens of row r
-	// at 32r), and summs += m·s for the tokens.
 	a.MOVQ(reg.RSI, reg.R11)
 	a.MOVQ(reg.RDI, reg.R12)
-	a.MOVQ(reg.RBX, reg.RCX)
 	a.MOVQ(a.arg("nb"), reg.R13)
-	a.Label("pre")
+
+	a.Label("blk")
+	a.VMOVUPS(mem(reg.R12, 0), reg.Y18)
 	for r := range nr {
+		// summs += m·s for the tokens; the products d·dx.
 		a.VPBROADCASTW(row(r, 2), reg.X21)
 		a.VCVTPH2PS(reg.X21, reg.Y21)
 		a.VFMADD231PS(mem(reg.R12, 4*lyTileTokens), reg.Y21, summs(r))
 		a.VPBROADCASTW(row(r, 0), reg.X22)
 		a.VCVTPH2PS(reg.X22, reg.Y22)
-		a.VMULPS(mem(reg.R12, 0), reg.Y22, reg.Y22)
-		a.VMOVUPS(reg.Y22, mem(reg.RCX, 32*r))
-	}
-	a.ADDQ(operand.U8(k.bs), reg.R11)
-	a.ADDQ(operand.U32(rec), reg.R12)
-	a.ADDQ(operand.U8(32*nr), reg.RCX)
-	a.DECQ(reg.R13)
-	a.JNZ(label("pre"))
-
-	a.MOVQ(reg.RSI, reg.R11)
-	a.MOVQ(reg.RDI, reg.R12)
-	a.MOVQ(reg.RBX, reg.RCX)
-	a.MOVQ(a.arg("nb"), reg.R13)
-	a.Label("blk")
-	for r := range nr {
-		a.VBROADCASTI32X4(row(r, k.qs), reg.Y20)
-		a.VGF2P8AFFINEQB(operand.U8(0), reg.Y30, reg.Y20, reg.Y20)
+		a.VMULPS(reg.Y18, reg.Y22, reg.Y22)
+		a.VBROADCASTI32X4(row(r, k.qs), reg.Z20)
+		a.VGF2P8AFFINEQB(operand.U8(0), reg.Z30, reg.Z20, reg.Z20)
 		if k.qh >= 0 {
 			a.KMOVD(row(r, k.qh), reg.K1)
-			a.VPADDB(reg.Y23, reg.Y20, reg.K1, reg.Y20)
+			a.KUNPCKDQ(reg.K1, reg.K1, reg.K1)
+			a.VPADDB(reg.Z23, reg.Z20, reg.K1, reg.Z20)
 		}
-		for t := range nt {
-			a.VPXORD(reg.Y21, reg.Y21, reg.Y21)
-			a.VPDPBUSD(mem(reg.R12, 8*lyTileTokens+32*t), reg.Y20, reg.Y21)
-			a.VCVTDQ2PS(reg.Y21, reg.Y21)
-			a.VFMADD231PS_BCST(mem(reg.RCX, 32*r+4*t), reg.Y21, yr[acc(r, t)])
+		for p := range np {
+			a.VPERMPS(reg.Z22, zr[24+p], reg.Z19)
+			a.VPXORD(reg.Z21, reg.Z21, reg.Z21)
+			a.VPDPBUSD(mem(reg.R12, 8*lyTileTokens+64*p), reg.Z20, reg.Z21)
+			a.VCVTDQ2PS(reg.Z21, reg.Z21)
+			a.VFMADD231PS(reg.Z21, reg.Z19, zr[acc(r, p)])
 		}
 	}
-	a.ADDQ(operand.U8(32*nr), reg.RCX)
 	a.ADDQ(operand.U8(k.bs), reg.R11)
 	a.ADDQ(operand.U32(rec), reg.R12)
 	a.DECQ(reg.R13)
 	a.JNZ(label("blk"))
 
-	// Each sum as hsum_float_8 (hsum8y), then + summs (token t's in lane
-	// t of the row's Y16+r).
+	// Each sum as hsum_float_8 (hsum8y's steps), then + summs (token t's
+	// in lane t of the row's Y16+r).
+	for r := range nr {
+		for p := range np {
+			if 2*p+1 < nt {
+				a.VEXTRACTF64X4(operand.U8(1), zr[acc(r, p)], yr[8+acc(r, p)])
+			}
+		}
+	}
 	for r := range nr {
 		hi := reg.X21
 		if nt > 4 {
 			a.VEXTRACTF32X4(operand.U8(1), summs(r), hi)
 		}
 		for t := range nt {
-			i := acc(r, t)
-			a.VEXTRACTF32X4(operand.U8(1), yr[i], reg.X22)
-			a.VADDPS(reg.X22, xr[i], xr[i])
-			a.VPERMILPS(operand.U8(0x4e), xr[i], reg.X22)
-			a.VADDPS(reg.X22, xr[i], xr[i])
-			a.VPERMILPS(operand.U8(0xb1), xr[i], reg.X22)
-			a.VADDSS(reg.X22, xr[i], xr[i])
+			x := xr[res(r, t)]
+			a.VEXTRACTF32X4(operand.U8(1), yr[res(r, t)], reg.X22)
+			a.VADDPS(reg.X22, x, x)
+			a.VPERMILPS(operand.U8(0x4e), x, reg.X22)
+			a.VADDPS(reg.X22, x, x)
+			a.VPERMILPS(operand.U8(0xb1), x, reg.X22)
+			a.VADDSS(reg.X22, x, x)
 			src := xr[16+r]
 			if t >= 4 {
 				src = hi
 			}
 			if t%4 == 0 {
-				a.VADDSS(src, xr[i], xr[i])
+				a.VADDSS(src, x, x)
 			} else {
 				a.VPERMILPS(operand.U8(t%4), src, reg.X22)
-				a.VADDSS(reg.X22, xr[i], xr[i])
+				a.VADDSS(reg.X22, x, x)
 			}
 		}
 	}
@@ -818,13 +844,13 @@ func (g lyGlobals) tile(a *asm, k lyKind, nr, nt int) {
 	a.JEQ(label("store"))
 	for r := range nr {
 		for t := range nt {
-			a.VADDSS(out(r, t), xr[acc(r, t)], xr[acc(r, t)])
+			a.VADDSS(out(r, t), xr[res(r, t)], xr[res(r, t)])
 		}
 	}
 	a.Label("store")
 	for r := range nr {
 		for t := range nt {
-			a.VMOVSS(xr[acc(r, t)], out(r, t))
+			a.VMOVSS(xr[res(r, t)], out(r, t))
 		}
 	}
 	a.ADDQ(operand.U8(4*nr), reg.RDX)
