@@ -78,35 +78,83 @@ DATA lytperm<>+0(SB)/8, $0x0000000000000000
 DATA lytperm<>+8(SB)/8, $0x0000000000000000
 DATA lytperm<>+16(SB)/8, $0x0000000000000000
 DATA lytperm<>+24(SB)/8, $0x0000000000000000
-DATA lytperm<>+32(SB)/8, $0x0000000100000001
-DATA lytperm<>+40(SB)/8, $0x0000000100000001
-DATA lytperm<>+48(SB)/8, $0x0000000100000001
-DATA lytperm<>+56(SB)/8, $0x0000000100000001
-DATA lytperm<>+64(SB)/8, $0x0000000200000002
-DATA lytperm<>+72(SB)/8, $0x0000000200000002
-DATA lytperm<>+80(SB)/8, $0x0000000200000002
-DATA lytperm<>+88(SB)/8, $0x0000000200000002
+DATA lytperm<>+32(SB)/8, $0x0000000200000002
+DATA lytperm<>+40(SB)/8, $0x0000000200000002
+DATA lytperm<>+48(SB)/8, $0x0000000200000002
+DATA lytperm<>+56(SB)/8, $0x0000000200000002
+DATA lytperm<>+64(SB)/8, $0x0000000100000001
+DATA lytperm<>+72(SB)/8, $0x0000000100000001
+DATA lytperm<>+80(SB)/8, $0x0000000100000001
+DATA lytperm<>+88(SB)/8, $0x0000000100000001
 DATA lytperm<>+96(SB)/8, $0x0000000300000003
 DATA lytperm<>+104(SB)/8, $0x0000000300000003
 DATA lytperm<>+112(SB)/8, $0x0000000300000003
 DATA lytperm<>+120(SB)/8, $0x0000000300000003
-DATA lytperm<>+128(SB)/8, $0x0000000400000004
-DATA lytperm<>+136(SB)/8, $0x0000000400000004
-DATA lytperm<>+144(SB)/8, $0x0000000400000004
-DATA lytperm<>+152(SB)/8, $0x0000000400000004
-DATA lytperm<>+160(SB)/8, $0x0000000500000005
-DATA lytperm<>+168(SB)/8, $0x0000000500000005
-DATA lytperm<>+176(SB)/8, $0x0000000500000005
-DATA lytperm<>+184(SB)/8, $0x0000000500000005
-DATA lytperm<>+192(SB)/8, $0x0000000600000006
-DATA lytperm<>+200(SB)/8, $0x0000000600000006
-DATA lytperm<>+208(SB)/8, $0x0000000600000006
-DATA lytperm<>+216(SB)/8, $0x0000000600000006
-DATA lytperm<>+224(SB)/8, $0x0000000700000007
-DATA lytperm<>+232(SB)/8, $0x0000000700000007
-DATA lytperm<>+240(SB)/8, $0x0000000700000007
-DATA lytperm<>+248(SB)/8, $0x0000000700000007
-GLOBL lytperm<>(SB), RODATA|NOPTR, $256
+DATA lytperm<>+128(SB)/8, $0x0000000000000000
+DATA lytperm<>+136(SB)/8, $0x0000000000000000
+DATA lytperm<>+144(SB)/8, $0x0000000000000000
+DATA lytperm<>+152(SB)/8, $0x0000000000000000
+DATA lytperm<>+160(SB)/8, $0x0000000100000001
+DATA lytperm<>+168(SB)/8, $0x0000000100000001
+DATA lytperm<>+176(SB)/8, $0x0000000100000001
+DATA lytperm<>+184(SB)/8, $0x0000000100000001
+DATA lytperm<>+192(SB)/8, $0x0000000200000002
+DATA lytperm<>+200(SB)/8, $0x0000000200000002
+DATA lytperm<>+208(SB)/8, $0x0000000200000002
+DATA lytperm<>+216(SB)/8, $0x0000000200000002
+DATA lytperm<>+224(SB)/8, $0x0000000300000003
+DATA lytperm<>+232(SB)/8, $0x0000000300000003
+DATA lytperm<>+240(SB)/8, $0x0000000300000003
+DATA lytperm<>+248(SB)/8, $0x0000000300000003
+DATA lytperm<>+256(SB)/8, $0x0000000400000004
+DATA lytperm<>+264(SB)/8, $0x0000000400000004
+DATA lytperm<>+272(SB)/8, $0x0000000400000004
+DATA lytperm<>+280(SB)/8, $0x0000000400000004
+DATA lytperm<>+288(SB)/8, $0x0000000500000005
+DATA lytperm<>+296(SB)/8, $0x0000000500000005
+DATA lytperm<>+304(SB)/8, $0x0000000500000005
+DATA lytperm<>+312(SB)/8, $0x0000000500000005
+DATA lytperm<>+320(SB)/8, $0x0000000600000006
+DATA lytperm<>+328(SB)/8, $0x0000000600000006
+DATA lytperm<>+336(SB)/8, $0x0000000600000006
+DATA lytperm<>+344(SB)/8, $0x0000000600000006
+DATA lytperm<>+352(SB)/8, $0x0000000700000007
+DATA lytperm<>+360(SB)/8, $0x0000000700000007
+DATA lytperm<>+368(SB)/8, $0x0000000700000007
+DATA lytperm<>+376(SB)/8, $0x0000000700000007
+DATA lytperm<>+384(SB)/8, $0x0000000800000008
+DATA lytperm<>+392(SB)/8, $0x0000000800000008
+DATA lytperm<>+400(SB)/8, $0x0000000800000008
+DATA lytperm<>+408(SB)/8, $0x0000000800000008
+DATA lytperm<>+416(SB)/8, $0x0000000900000009
+DATA lytperm<>+424(SB)/8, $0x0000000900000009
+DATA lytperm<>+432(SB)/8, $0x0000000900000009
+DATA lytperm<>+440(SB)/8, $0x0000000900000009
+DATA lytperm<>+448(SB)/8, $0x0000000a0000000a
+DATA lytperm<>+456(SB)/8, $0x0000000a0000000a
+DATA lytperm<>+464(SB)/8, $0x0000000a0000000a
+DATA lytperm<>+472(SB)/8, $0x0000000a0000000a
+DATA lytperm<>+480(SB)/8, $0x0000000b0000000b
+DATA lytperm<>+488(SB)/8, $0x0000000b0000000b
+DATA lytperm<>+496(SB)/8, $0x0000000b0000000b
+DATA lytperm<>+504(SB)/8, $0x0000000b0000000b
+DATA lytperm<>+512(SB)/8, $0x0000000c0000000c
+DATA lytperm<>+520(SB)/8, $0x0000000c0000000c
+DATA lytperm<>+528(SB)/8, $0x0000000c0000000c
+DATA lytperm<>+536(SB)/8, $0x0000000c0000000c
+DATA lytperm<>+544(SB)/8, $0x0000000d0000000d
+DATA lytperm<>+552(SB)/8, $0x0000000d0000000d
+DATA lytperm<>+560(SB)/8, $0x0000000d0000000d
+DATA lytperm<>+568(SB)/8, $0x0000000d0000000d
+DATA lytperm<>+576(SB)/8, $0x0000000e0000000e
+DATA lytperm<>+584(SB)/8, $0x0000000e0000000e
+DATA lytperm<>+592(SB)/8, $0x0000000e0000000e
+DATA lytperm<>+600(SB)/8, $0x0000000e0000000e
+DATA lytperm<>+608(SB)/8, $0x0000000f0000000f
+DATA lytperm<>+616(SB)/8, $0x0000000f0000000f
+DATA lytperm<>+624(SB)/8, $0x0000000f0000000f
+DATA lytperm<>+632(SB)/8, $0x0000000f0000000f
+GLOBL lytperm<>(SB), RODATA|NOPTR, $640
 
 DATA lyilv<>+0(SB)/8, $0x0000001000000000
 DATA lyilv<>+8(SB)/8, $0x0000001100000001
@@ -5188,7 +5236,7 @@ done:
 	RET
 
 // func tileQ4_1r1t1(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
-// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3
+// Requires: AVX, AVX512F, AVX512VL, F16C
 TEXT ·tileQ4_1r1t1(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
 	// multiple of 1) and each of 1 tokens t (a group of layout T at x),
@@ -5202,26 +5250,29 @@ TEXT ·tileQ4_1r1t1(SB), NOSPLIT, $0-64
 	MOVQ            nrows+48(FP), R14
 	VBROADCASTI64X4 lygf<>+0(SB), Z30
 	VMOVDQU32       lytperm<>+0(SB), Z24
+	VMOVDQU32       lytperm<>+64(SB), Z25
 	LEAQ            (R10)(R10*2), AX
 
 row:
-	VPXORD Z0, Z0, Z0
-	VXORPS Y16, Y16, Y16
-	MOVQ   SI, R11
-	MOVQ   DI, R12
-	MOVQ   nb+24(FP), R13
+	VPXORD    Z0, Z0, Z0
+	VMOVDQU32 lytperm<>+128(SB), Z8
+	VPXORD    Z16, Z16, Z16
+	MOVQ      SI, R11
+	MOVQ      DI, R12
+	MOVQ      nb+24(FP), R13
 
 blk:
-	VMOVUPS         (R12), Y18
-	VPBROADCASTW    2(R11), X21
-	VCVTPH2PS       X21, Y21
-	VFMADD231PS     32(R12), Y21, Y16
-	VPBROADCASTW    (R11), X22
-	VCVTPH2PS       X22, Y22
-	VMULPS          Y18, Y22, Y22
+	VMOVD           (R11), X22
+	VCVTPH2PS       X22, X22
+	VBROADCASTF64X4 32(R12), Z18
+	VPERMPS         Z22, Z25, Z19
+	VFMADD231PS     Z18, Z19, Z16
+	VBROADCASTF64X4 (R12), Z18
+	VPERMPS         Z22, Z24, Z22
+	VMULPS          Z18, Z22, Z22
 	VBROADCASTI32X4 4(R11), Z20
 	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
-	VPERMPS         Z22, Z24, Z19
+	VPERMPS         Z22, Z8, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        64(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
@@ -5251,7 +5302,7 @@ store:
 	RET
 
 // func tileQ4_1r1t2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
-// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3
+// Requires: AVX, AVX512F, AVX512VL, F16C
 TEXT ·tileQ4_1r1t2(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
 	// multiple of 1) and each of 2 tokens t (a group of layout T at x),
@@ -5265,26 +5316,29 @@ TEXT ·tileQ4_1r1t2(SB), NOSPLIT, $0-64
 	MOVQ            nrows+48(FP), R14
 	VBROADCASTI64X4 lygf<>+0(SB), Z30
 	VMOVDQU32       lytperm<>+0(SB), Z24
+	VMOVDQU32       lytperm<>+64(SB), Z25
 	LEAQ            (R10)(R10*2), AX
 
 row:
-	VPXORD Z0, Z0, Z0
-	VXORPS Y16, Y16, Y16
-	MOVQ   SI, R11
-	MOVQ   DI, R12
-	MOVQ   nb+24(FP), R13
+	VPXORD    Z0, Z0, Z0
+	VMOVDQU32 lytperm<>+128(SB), Z8
+	VPXORD    Z16, Z16, Z16
+	MOVQ      SI, R11
+	MOVQ      DI, R12
+	MOVQ      nb+24(FP), R13
 
 blk:
-	VMOVUPS         (R12), Y18
-	VPBROADCASTW    2(R11), X21
-	VCVTPH2PS       X21, Y21
-	VFMADD231PS     32(R12), Y21, Y16
-	VPBROADCASTW    (R11), X22
-	VCVTPH2PS       X22, Y22
-	VMULPS          Y18, Y22, Y22
+	VMOVD           (R11), X22
+	VCVTPH2PS       X22, X22
+	VBROADCASTF64X4 32(R12), Z18
+	VPERMPS         Z22, Z25, Z19
+	VFMADD231PS     Z18, Z19, Z16
+	VBROADCASTF64X4 (R12), Z18
+	VPERMPS         Z22, Z24, Z22
+	VMULPS          Z18, Z22, Z22
 	VBROADCASTI32X4 4(R11), Z20
 	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
-	VPERMPS         Z22, Z24, Z19
+	VPERMPS         Z22, Z8, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        64(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
@@ -5325,7 +5379,7 @@ store:
 	RET
 
 // func tileQ4_1r1t3(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
-// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3
+// Requires: AVX, AVX512F, AVX512VL, F16C
 TEXT ·tileQ4_1r1t3(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
 	// multiple of 1) and each of 3 tokens t (a group of layout T at x),
@@ -5343,29 +5397,32 @@ TEXT ·tileQ4_1r1t3(SB), NOSPLIT, $0-64
 	LEAQ            (R10)(R10*2), AX
 
 row:
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VXORPS Y16, Y16, Y16
-	MOVQ   SI, R11
-	MOVQ   DI, R12
-	MOVQ   nb+24(FP), R13
+	VPXORD    Z0, Z0, Z0
+	VMOVDQU32 lytperm<>+128(SB), Z8
+	VPXORD    Z1, Z1, Z1
+	VMOVDQU32 lytperm<>+192(SB), Z9
+	VPXORD    Z16, Z16, Z16
+	MOVQ      SI, R11
+	MOVQ      DI, R12
+	MOVQ      nb+24(FP), R13
 
 blk:
-	VMOVUPS         (R12), Y18
-	VPBROADCASTW    2(R11), X21
-	VCVTPH2PS       X21, Y21
-	VFMADD231PS     32(R12), Y21, Y16
-	VPBROADCASTW    (R11), X22
-	VCVTPH2PS       X22, Y22
-	VMULPS          Y18, Y22, Y22
+	VMOVD           (R11), X22
+	VCVTPH2PS       X22, X22
+	VBROADCASTF64X4 32(R12), Z18
+	VPERMPS         Z22, Z25, Z19
+	VFMADD231PS     Z18, Z19, Z16
+	VBROADCASTF64X4 (R12), Z18
+	VPERMPS         Z22, Z24, Z22
+	VMULPS          Z18, Z22, Z22
 	VBROADCASTI32X4 4(R11), Z20
 	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
-	VPERMPS         Z22, Z24, Z19
+	VPERMPS         Z22, Z8, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        64(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z0
-	VPERMPS         Z22, Z25, Z19
+	VPERMPS         Z22, Z9, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        128(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
@@ -5416,7 +5473,7 @@ store:
 	RET
 
 // func tileQ4_1r1t4(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
-// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3
+// Requires: AVX, AVX512F, AVX512VL, F16C
 TEXT ·tileQ4_1r1t4(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
 	// multiple of 1) and each of 4 tokens t (a group of layout T at x),
@@ -5434,29 +5491,32 @@ TEXT ·tileQ4_1r1t4(SB), NOSPLIT, $0-64
 	LEAQ            (R10)(R10*2), AX
 
 row:
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VXORPS Y16, Y16, Y16
-	MOVQ   SI, R11
-	MOVQ   DI, R12
-	MOVQ   nb+24(FP), R13
+	VPXORD    Z0, Z0, Z0
+	VMOVDQU32 lytperm<>+128(SB), Z8
+	VPXORD    Z1, Z1, Z1
+	VMOVDQU32 lytperm<>+192(SB), Z9
+	VPXORD    Z16, Z16, Z16
+	MOVQ      SI, R11
+	MOVQ      DI, R12
+	MOVQ      nb+24(FP), R13
 
 blk:
-	VMOVUPS         (R12), Y18
-	VPBROADCASTW    2(R11), X21
-	VCVTPH2PS       X21, Y21
-	VFMADD231PS     32(R12), Y21, Y16
-	VPBROADCASTW    (R11), X22
-	VCVTPH2PS       X22, Y22
-	VMULPS          Y18, Y22, Y22
+	VMOVD           (R11), X22
+	VCVTPH2PS       X22, X22
+	VBROADCASTF64X4 32(R12), Z18
+	VPERMPS         Z22, Z25, Z19
+	VFMADD231PS     Z18, Z19, Z16
+	VBROADCASTF64X4 (R12), Z18
+	VPERMPS         Z22, Z24, Z22
+	VMULPS          Z18, Z22, Z22
 	VBROADCASTI32X4 4(R11), Z20
 	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
-	VPERMPS         Z22, Z24, Z19
+	VPERMPS         Z22, Z8, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        64(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z0
-	VPERMPS         Z22, Z25, Z19
+	VPERMPS         Z22, Z9, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        128(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
@@ -5518,7 +5578,7 @@ store:
 	RET
 
 // func tileQ4_1r1t5(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
-// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3
+// Requires: AVX, AVX512F, AVX512VL, F16C
 TEXT ·tileQ4_1r1t5(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
 	// multiple of 1) and each of 5 tokens t (a group of layout T at x),
@@ -5533,39 +5593,42 @@ TEXT ·tileQ4_1r1t5(SB), NOSPLIT, $0-64
 	VBROADCASTI64X4 lygf<>+0(SB), Z30
 	VMOVDQU32       lytperm<>+0(SB), Z24
 	VMOVDQU32       lytperm<>+64(SB), Z25
-	VMOVDQU32       lytperm<>+128(SB), Z26
 	LEAQ            (R10)(R10*2), AX
 
 row:
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VXORPS Y16, Y16, Y16
-	MOVQ   SI, R11
-	MOVQ   DI, R12
-	MOVQ   nb+24(FP), R13
+	VPXORD    Z0, Z0, Z0
+	VMOVDQU32 lytperm<>+128(SB), Z8
+	VPXORD    Z1, Z1, Z1
+	VMOVDQU32 lytperm<>+192(SB), Z9
+	VPXORD    Z2, Z2, Z2
+	VMOVDQU32 lytperm<>+256(SB), Z10
+	VPXORD    Z16, Z16, Z16
+	MOVQ      SI, R11
+	MOVQ      DI, R12
+	MOVQ      nb+24(FP), R13
 
 blk:
-	VMOVUPS         (R12), Y18
-	VPBROADCASTW    2(R11), X21
-	VCVTPH2PS       X21, Y21
-	VFMADD231PS     32(R12), Y21, Y16
-	VPBROADCASTW    (R11), X22
-	VCVTPH2PS       X22, Y22
-	VMULPS          Y18, Y22, Y22
+	VMOVD           (R11), X22
+	VCVTPH2PS       X22, X22
+	VBROADCASTF64X4 32(R12), Z18
+	VPERMPS         Z22, Z25, Z19
+	VFMADD231PS     Z18, Z19, Z16
+	VBROADCASTF64X4 (R12), Z18
+	VPERMPS         Z22, Z24, Z22
+	VMULPS          Z18, Z22, Z22
 	VBROADCASTI32X4 4(R11), Z20
 	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
-	VPERMPS         Z22, Z24, Z19
+	VPERMPS         Z22, Z8, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        64(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z0
-	VPERMPS         Z22, Z25, Z19
+	VPERMPS         Z22, Z9, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        128(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z1
-	VPERMPS         Z22, Z26, Z19
+	VPERMPS         Z22, Z10, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        192(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
@@ -5638,7 +5701,7 @@ store:
 	RET
 
 // func tileQ4_1r1t6(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
-// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3
+// Requires: AVX, AVX512F, AVX512VL, F16C
 TEXT ·tileQ4_1r1t6(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
 	// multiple of 1) and each of 6 tokens t (a group of layout T at x),
@@ -5653,39 +5716,42 @@ TEXT ·tileQ4_1r1t6(SB), NOSPLIT, $0-64
 	VBROADCASTI64X4 lygf<>+0(SB), Z30
 	VMOVDQU32       lytperm<>+0(SB), Z24
 	VMOVDQU32       lytperm<>+64(SB), Z25
-	VMOVDQU32       lytperm<>+128(SB), Z26
 	LEAQ            (R10)(R10*2), AX
 
 row:
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VXORPS Y16, Y16, Y16
-	MOVQ   SI, R11
-	MOVQ   DI, R12
-	MOVQ   nb+24(FP), R13
+	VPXORD    Z0, Z0, Z0
+	VMOVDQU32 lytperm<>+128(SB), Z8
+	VPXORD    Z1, Z1, Z1
+	VMOVDQU32 lytperm<>+192(SB), Z9
+	VPXORD    Z2, Z2, Z2
+	VMOVDQU32 lytperm<>+256(SB), Z10
+	VPXORD    Z16, Z16, Z16
+	MOVQ      SI, R11
+	MOVQ      DI, R12
+	MOVQ      nb+24(FP), R13
 
 blk:
-	VMOVUPS         (R12), Y18
-	VPBROADCASTW    2(R11), X21
-	VCVTPH2PS       X21, Y21
-	VFMADD231PS     32(R12), Y21, Y16
-	VPBROADCASTW    (R11), X22
-	VCVTPH2PS       X22, Y22
-	VMULPS          Y18, Y22, Y22
+	VMOVD           (R11), X22
+	VCVTPH2PS       X22, X22
+	VBROADCASTF64X4 32(R12), Z18
+	VPERMPS         Z22, Z25, Z19
+	VFMADD231PS     Z18, Z19, Z16
+	VBROADCASTF64X4 (R12), Z18
+	VPERMPS         Z22, Z24, Z22
+	VMULPS          Z18, Z22, Z22
 	VBROADCASTI32X4 4(R11), Z20
 	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
-	VPERMPS         Z22, Z24, Z19
+	VPERMPS         Z22, Z8, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        64(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z0
-	VPERMPS         Z22, Z25, Z19
+	VPERMPS         Z22, Z9, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        128(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z1
-	VPERMPS         Z22, Z26, Z19
+	VPERMPS         Z22, Z10, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        192(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
@@ -5769,7 +5835,7 @@ store:
 	RET
 
 // func tileQ4_1r1t7(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
-// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3
+// Requires: AVX, AVX512F, AVX512VL, F16C
 TEXT ·tileQ4_1r1t7(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
 	// multiple of 1) and each of 7 tokens t (a group of layout T at x),
@@ -5784,46 +5850,49 @@ TEXT ·tileQ4_1r1t7(SB), NOSPLIT, $0-64
 	VBROADCASTI64X4 lygf<>+0(SB), Z30
 	VMOVDQU32       lytperm<>+0(SB), Z24
 	VMOVDQU32       lytperm<>+64(SB), Z25
-	VMOVDQU32       lytperm<>+128(SB), Z26
-	VMOVDQU32       lytperm<>+192(SB), Z27
 	LEAQ            (R10)(R10*2), AX
 
 row:
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VXORPS Y16, Y16, Y16
-	MOVQ   SI, R11
-	MOVQ   DI, R12
-	MOVQ   nb+24(FP), R13
+	VPXORD    Z0, Z0, Z0
+	VMOVDQU32 lytperm<>+128(SB), Z8
+	VPXORD    Z1, Z1, Z1
+	VMOVDQU32 lytperm<>+192(SB), Z9
+	VPXORD    Z2, Z2, Z2
+	VMOVDQU32 lytperm<>+256(SB), Z10
+	VPXORD    Z3, Z3, Z3
+	VMOVDQU32 lytperm<>+320(SB), Z11
+	VPXORD    Z16, Z16, Z16
+	MOVQ      SI, R11
+	MOVQ      DI, R12
+	MOVQ      nb+24(FP), R13
 
 blk:
-	VMOVUPS         (R12), Y18
-	VPBROADCASTW    2(R11), X21
-	VCVTPH2PS       X21, Y21
-	VFMADD231PS     32(R12), Y21, Y16
-	VPBROADCASTW    (R11), X22
-	VCVTPH2PS       X22, Y22
-	VMULPS          Y18, Y22, Y22
+	VMOVD           (R11), X22
+	VCVTPH2PS       X22, X22
+	VBROADCASTF64X4 32(R12), Z18
+	VPERMPS         Z22, Z25, Z19
+	VFMADD231PS     Z18, Z19, Z16
+	VBROADCASTF64X4 (R12), Z18
+	VPERMPS         Z22, Z24, Z22
+	VMULPS          Z18, Z22, Z22
 	VBROADCASTI32X4 4(R11), Z20
 	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
-	VPERMPS         Z22, Z24, Z19
+	VPERMPS         Z22, Z8, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        64(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z0
-	VPERMPS         Z22, Z25, Z19
+	VPERMPS         Z22, Z9, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        128(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z1
-	VPERMPS         Z22, Z26, Z19
+	VPERMPS         Z22, Z10, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        192(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z2
-	VPERMPS         Z22, Z27, Z19
+	VPERMPS         Z22, Z11, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        256(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
@@ -5917,7 +5986,7 @@ store:
 	RET
 
 // func tileQ4_1r1t8(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
-// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3
+// Requires: AVX, AVX512F, AVX512VL, F16C
 TEXT ·tileQ4_1r1t8(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
 	// multiple of 1) and each of 8 tokens t (a group of layout T at x),
@@ -5932,46 +6001,49 @@ TEXT ·tileQ4_1r1t8(SB), NOSPLIT, $0-64
 	VBROADCASTI64X4 lygf<>+0(SB), Z30
 	VMOVDQU32       lytperm<>+0(SB), Z24
 	VMOVDQU32       lytperm<>+64(SB), Z25
-	VMOVDQU32       lytperm<>+128(SB), Z26
-	VMOVDQU32       lytperm<>+192(SB), Z27
 	LEAQ            (R10)(R10*2), AX
 
 row:
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VXORPS Y16, Y16, Y16
-	MOVQ   SI, R11
-	MOVQ   DI, R12
-	MOVQ   nb+24(FP), R13
+	VPXORD    Z0, Z0, Z0
+	VMOVDQU32 lytperm<>+128(SB), Z8
+	VPXORD    Z1, Z1, Z1
+	VMOVDQU32 lytperm<>+192(SB), Z9
+	VPXORD    Z2, Z2, Z2
+	VMOVDQU32 lytperm<>+256(SB), Z10
+	VPXORD    Z3, Z3, Z3
+	VMOVDQU32 lytperm<>+320(SB), Z11
+	VPXORD    Z16, Z16, Z16
+	MOVQ      SI, R11
+	MOVQ      DI, R12
+	MOVQ      nb+24(FP), R13
 
 blk:
-	VMOVUPS         (R12), Y18
-	VPBROADCASTW    2(R11), X21
-	VCVTPH2PS       X21, Y21
-	VFMADD231PS     32(R12), Y21, Y16
-	VPBROADCASTW    (R11), X22
-	VCVTPH2PS       X22, Y22
-	VMULPS          Y18, Y22, Y22
+	VMOVD           (R11), X22
+	VCVTPH2PS       X22, X22
+	VBROADCASTF64X4 32(R12), Z18
+	VPERMPS         Z22, Z25, Z19
+	VFMADD231PS     Z18, Z19, Z16
+	VBROADCASTF64X4 (R12), Z18
+	VPERMPS         Z22, Z24, Z22
+	VMULPS          Z18, Z22, Z22
 	VBROADCASTI32X4 4(R11), Z20
 	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
-	VPERMPS         Z22, Z24, Z19
+	VPERMPS         Z22, Z8, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        64(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z0
-	VPERMPS         Z22, Z25, Z19
+	VPERMPS         Z22, Z9, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        128(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z1
-	VPERMPS         Z22, Z26, Z19
+	VPERMPS         Z22, Z10, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        192(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z2
-	VPERMPS         Z22, Z27, Z19
+	VPERMPS         Z22, Z11, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        256(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
@@ -6076,7 +6148,7 @@ store:
 	RET
 
 // func tileQ4_1r2t1(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
-// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3
+// Requires: AVX, AVX512F, AVX512VL, F16C
 TEXT ·tileQ4_1r2t1(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
 	// multiple of 2) and each of 1 tokens t (a group of layout T at x),
@@ -6090,42 +6162,40 @@ TEXT ·tileQ4_1r2t1(SB), NOSPLIT, $0-64
 	MOVQ            nrows+48(FP), R14
 	VBROADCASTI64X4 lygf<>+0(SB), Z30
 	VMOVDQU32       lytperm<>+0(SB), Z24
+	VMOVDQU32       lytperm<>+64(SB), Z25
 	SHRQ            $0x01, R14
 	LEAQ            (R10)(R10*2), AX
 
 row:
-	VPXORD Z0, Z0, Z0
-	VXORPS Y16, Y16, Y16
-	VPXORD Z1, Z1, Z1
-	VXORPS Y17, Y17, Y17
-	MOVQ   SI, R11
-	MOVQ   DI, R12
-	MOVQ   nb+24(FP), R13
+	VPXORD    Z0, Z0, Z0
+	VMOVDQU32 lytperm<>+128(SB), Z8
+	VPXORD    Z1, Z1, Z1
+	VMOVDQU32 lytperm<>+384(SB), Z12
+	VPXORD    Z16, Z16, Z16
+	MOVQ      SI, R11
+	MOVQ      DI, R12
+	MOVQ      nb+24(FP), R13
 
 blk:
-	VMOVUPS         (R12), Y18
-	VPBROADCASTW    2(R11), X21
-	VCVTPH2PS       X21, Y21
-	VFMADD231PS     32(R12), Y21, Y16
-	VPBROADCASTW    (R11), X22
-	VCVTPH2PS       X22, Y22
-	VMULPS          Y18, Y22, Y22
+	VMOVD           (R11), X22
+	VPINSRD         $0x01, (R11)(R8*1), X22, X22
+	VCVTPH2PS       X22, X22
+	VBROADCASTF64X4 32(R12), Z18
+	VPERMPS         Z22, Z25, Z19
+	VFMADD231PS     Z18, Z19, Z16
+	VBROADCASTF64X4 (R12), Z18
+	VPERMPS         Z22, Z24, Z22
+	VMULPS          Z18, Z22, Z22
 	VBROADCASTI32X4 4(R11), Z20
 	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
-	VPERMPS         Z22, Z24, Z19
+	VPERMPS         Z22, Z8, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        64(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z0
-	VPBROADCASTW    2(R11)(R8*1), X21
-	VCVTPH2PS       X21, Y21
-	VFMADD231PS     32(R12), Y21, Y17
-	VPBROADCASTW    (R11)(R8*1), X22
-	VCVTPH2PS       X22, Y22
-	VMULPS          Y18, Y22, Y22
 	VBROADCASTI32X4 4(R11)(R8*1), Z20
 	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
-	VPERMPS         Z22, Z24, Z19
+	VPERMPS         Z22, Z12, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        64(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
@@ -6134,6 +6204,7 @@ blk:
 	ADDQ            $0x00000140, R12
 	DECQ            R13
 	JNZ             blk
+	VEXTRACTF64X4   $0x01, Z16, Y17
 	VEXTRACTF32X4   $0x01, Y0, X22
 	VADDPS          X22, X0, X0
 	VPERMILPS       $0x4e, X0, X22
@@ -6164,7 +6235,7 @@ store:
 	RET
 
 // func tileQ4_1r2t2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
-// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3
+// Requires: AVX, AVX512F, AVX512VL, F16C
 TEXT ·tileQ4_1r2t2(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
 	// multiple of 2) and each of 2 tokens t (a group of layout T at x),
@@ -6178,42 +6249,40 @@ TEXT ·tileQ4_1r2t2(SB), NOSPLIT, $0-64
 	MOVQ            nrows+48(FP), R14
 	VBROADCASTI64X4 lygf<>+0(SB), Z30
 	VMOVDQU32       lytperm<>+0(SB), Z24
+	VMOVDQU32       lytperm<>+64(SB), Z25
 	SHRQ            $0x01, R14
 	LEAQ            (R10)(R10*2), AX
 
 row:
-	VPXORD Z0, Z0, Z0
-	VXORPS Y16, Y16, Y16
-	VPXORD Z1, Z1, Z1
-	VXORPS Y17, Y17, Y17
-	MOVQ   SI, R11
-	MOVQ   DI, R12
-	MOVQ   nb+24(FP), R13
+	VPXORD    Z0, Z0, Z0
+	VMOVDQU32 lytperm<>+128(SB), Z8
+	VPXORD    Z1, Z1, Z1
+	VMOVDQU32 lytperm<>+384(SB), Z12
+	VPXORD    Z16, Z16, Z16
+	MOVQ      SI, R11
+	MOVQ      DI, R12
+	MOVQ      nb+24(FP), R13
 
 blk:
-	VMOVUPS         (R12), Y18
-	VPBROADCASTW    2(R11), X21
-	VCVTPH2PS       X21, Y21
-	VFMADD231PS     32(R12), Y21, Y16
-	VPBROADCASTW    (R11), X22
-	VCVTPH2PS       X22, Y22
-	VMULPS          Y18, Y22, Y22
+	VMOVD           (R11), X22
+	VPINSRD         $0x01, (R11)(R8*1), X22, X22
+	VCVTPH2PS       X22, X22
+	VBROADCASTF64X4 32(R12), Z18
+	VPERMPS         Z22, Z25, Z19
+	VFMADD231PS     Z18, Z19, Z16
+	VBROADCASTF64X4 (R12), Z18
+	VPERMPS         Z22, Z24, Z22
+	VMULPS          Z18, Z22, Z22
 	VBROADCASTI32X4 4(R11), Z20
 	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
-	VPERMPS         Z22, Z24, Z19
+	VPERMPS         Z22, Z8, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        64(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z0
-	VPBROADCASTW    2(R11)(R8*1), X21
-	VCVTPH2PS       X21, Y21
-	VFMADD231PS     32(R12), Y21, Y17
-	VPBROADCASTW    (R11)(R8*1), X22
-	VCVTPH2PS       X22, Y22
-	VMULPS          Y18, Y22, Y22
 	VBROADCASTI32X4 4(R11)(R8*1), Z20
 	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
-	VPERMPS         Z22, Z24, Z19
+	VPERMPS         Z22, Z12, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        64(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
@@ -6224,6 +6293,7 @@ blk:
 	JNZ             blk
 	VEXTRACTF64X4   $0x01, Z0, Y8
 	VEXTRACTF64X4   $0x01, Z1, Y9
+	VEXTRACTF64X4   $0x01, Z16, Y17
 	VEXTRACTF32X4   $0x01, Y0, X22
 	VADDPS          X22, X0, X0
 	VPERMILPS       $0x4e, X0, X22
@@ -6274,7 +6344,7 @@ store:
 	RET
 
 // func tileQ4_1r2t3(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
-// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3
+// Requires: AVX, AVX512F, AVX512VL, F16C
 TEXT ·tileQ4_1r2t3(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
 	// multiple of 2) and each of 3 tokens t (a group of layout T at x),
@@ -6293,50 +6363,49 @@ TEXT ·tileQ4_1r2t3(SB), NOSPLIT, $0-64
 	LEAQ            (R10)(R10*2), AX
 
 row:
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VXORPS Y16, Y16, Y16
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VXORPS Y17, Y17, Y17
-	MOVQ   SI, R11
-	MOVQ   DI, R12
-	MOVQ   nb+24(FP), R13
+	VPXORD    Z0, Z0, Z0
+	VMOVDQU32 lytperm<>+128(SB), Z8
+	VPXORD    Z1, Z1, Z1
+	VMOVDQU32 lytperm<>+192(SB), Z9
+	VPXORD    Z2, Z2, Z2
+	VMOVDQU32 lytperm<>+384(SB), Z12
+	VPXORD    Z3, Z3, Z3
+	VMOVDQU32 lytperm<>+448(SB), Z13
+	VPXORD    Z16, Z16, Z16
+	MOVQ      SI, R11
+	MOVQ      DI, R12
+	MOVQ      nb+24(FP), R13
 
 blk:
-	VMOVUPS         (R12), Y18
-	VPBROADCASTW    2(R11), X21
-	VCVTPH2PS       X21, Y21
-	VFMADD231PS     32(R12), Y21, Y16
-	VPBROADCASTW    (R11), X22
-	VCVTPH2PS       X22, Y22
-	VMULPS          Y18, Y22, Y22
+	VMOVD           (R11), X22
+	VPINSRD         $0x01, (R11)(R8*1), X22, X22
+	VCVTPH2PS       X22, X22
+	VBROADCASTF64X4 32(R12), Z18
+	VPERMPS         Z22, Z25, Z19
+	VFMADD231PS     Z18, Z19, Z16
+	VBROADCASTF64X4 (R12), Z18
+	VPERMPS         Z22, Z24, Z22
+	VMULPS          Z18, Z22, Z22
 	VBROADCASTI32X4 4(R11), Z20
 	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
-	VPERMPS         Z22, Z24, Z19
+	VPERMPS         Z22, Z8, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        64(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z0
-	VPERMPS         Z22, Z25, Z19
+	VPERMPS         Z22, Z9, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        128(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z1
-	VPBROADCASTW    2(R11)(R8*1), X21
-	VCVTPH2PS       X21, Y21
-	VFMADD231PS     32(R12), Y21, Y17
-	VPBROADCASTW    (R11)(R8*1), X22
-	VCVTPH2PS       X22, Y22
-	VMULPS          Y18, Y22, Y22
 	VBROADCASTI32X4 4(R11)(R8*1), Z20
 	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
-	VPERMPS         Z22, Z24, Z19
+	VPERMPS         Z22, Z12, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        64(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z2
-	VPERMPS         Z22, Z25, Z19
+	VPERMPS         Z22, Z13, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        128(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
@@ -6347,6 +6416,7 @@ blk:
 	JNZ             blk
 	VEXTRACTF64X4   $0x01, Z0, Y8
 	VEXTRACTF64X4   $0x01, Z2, Y10
+	VEXTRACTF64X4   $0x01, Z16, Y17
 	VEXTRACTF32X4   $0x01, Y0, X22
 	VADDPS          X22, X0, X0
 	VPERMILPS       $0x4e, X0, X22
@@ -6417,7 +6487,7 @@ store:
 	RET
 
 // func tileQ4_1r2t4(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
-// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3
+// Requires: AVX, AVX512F, AVX512VL, F16C
 TEXT ·tileQ4_1r2t4(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
 	// multiple of 2) and each of 4 tokens t (a group of layout T at x),
@@ -6436,50 +6506,49 @@ TEXT ·tileQ4_1r2t4(SB), NOSPLIT, $0-64
 	LEAQ            (R10)(R10*2), AX
 
 row:
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VXORPS Y16, Y16, Y16
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VXORPS Y17, Y17, Y17
-	MOVQ   SI, R11
-	MOVQ   DI, R12
-	MOVQ   nb+24(FP), R13
+	VPXORD    Z0, Z0, Z0
+	VMOVDQU32 lytperm<>+128(SB), Z8
+	VPXORD    Z1, Z1, Z1
+	VMOVDQU32 lytperm<>+192(SB), Z9
+	VPXORD    Z2, Z2, Z2
+	VMOVDQU32 lytperm<>+384(SB), Z12
+	VPXORD    Z3, Z3, Z3
+	VMOVDQU32 lytperm<>+448(SB), Z13
+	VPXORD    Z16, Z16, Z16
+	MOVQ      SI, R11
+	MOVQ      DI, R12
+	MOVQ      nb+24(FP), R13
 
 blk:
-	VMOVUPS         (R12), Y18
-	VPBROADCASTW    2(R11), X21
-	VCVTPH2PS       X21, Y21
-	VFMADD231PS     32(R12), Y21, Y16
-	VPBROADCASTW    (R11), X22
-	VCVTPH2PS       X22, Y22
-	VMULPS          Y18, Y22, Y22
+	VMOVD           (R11), X22
+	VPINSRD         $0x01, (R11)(R8*1), X22, X22
+	VCVTPH2PS       X22, X22
+	VBROADCASTF64X4 32(R12), Z18
+	VPERMPS         Z22, Z25, Z19
+	VFMADD231PS     Z18, Z19, Z16
+	VBROADCASTF64X4 (R12), Z18
+	VPERMPS         Z22, Z24, Z22
+	VMULPS          Z18, Z22, Z22
 	VBROADCASTI32X4 4(R11), Z20
 	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
-	VPERMPS         Z22, Z24, Z19
+	VPERMPS         Z22, Z8, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        64(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z0
-	VPERMPS         Z22, Z25, Z19
+	VPERMPS         Z22, Z9, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        128(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z1
-	VPBROADCASTW    2(R11)(R8*1), X21
-	VCVTPH2PS       X21, Y21
-	VFMADD231PS     32(R12), Y21, Y17
-	VPBROADCASTW    (R11)(R8*1), X22
-	VCVTPH2PS       X22, Y22
-	VMULPS          Y18, Y22, Y22
 	VBROADCASTI32X4 4(R11)(R8*1), Z20
 	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
-	VPERMPS         Z22, Z24, Z19
+	VPERMPS         Z22, Z12, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        64(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z2
-	VPERMPS         Z22, Z25, Z19
+	VPERMPS         Z22, Z13, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        128(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
@@ -6492,6 +6561,7 @@ blk:
 	VEXTRACTF64X4   $0x01, Z1, Y9
 	VEXTRACTF64X4   $0x01, Z2, Y10
 	VEXTRACTF64X4   $0x01, Z3, Y11
+	VEXTRACTF64X4   $0x01, Z16, Y17
 	VEXTRACTF32X4   $0x01, Y0, X22
 	VADDPS          X22, X0, X0
 	VPERMILPS       $0x4e, X0, X22
@@ -6582,7 +6652,7 @@ store:
 	RET
 
 // func tileQ4_1r2t5(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
-// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3
+// Requires: AVX, AVX512F, AVX512VL, F16C
 TEXT ·tileQ4_1r2t5(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
 	// multiple of 2) and each of 5 tokens t (a group of layout T at x),
@@ -6597,67 +6667,67 @@ TEXT ·tileQ4_1r2t5(SB), NOSPLIT, $0-64
 	VBROADCASTI64X4 lygf<>+0(SB), Z30
 	VMOVDQU32       lytperm<>+0(SB), Z24
 	VMOVDQU32       lytperm<>+64(SB), Z25
-	VMOVDQU32       lytperm<>+128(SB), Z26
 	SHRQ            $0x01, R14
 	LEAQ            (R10)(R10*2), AX
 
 row:
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VXORPS Y16, Y16, Y16
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VXORPS Y17, Y17, Y17
-	MOVQ   SI, R11
-	MOVQ   DI, R12
-	MOVQ   nb+24(FP), R13
+	VPXORD    Z0, Z0, Z0
+	VMOVDQU32 lytperm<>+128(SB), Z8
+	VPXORD    Z1, Z1, Z1
+	VMOVDQU32 lytperm<>+192(SB), Z9
+	VPXORD    Z2, Z2, Z2
+	VMOVDQU32 lytperm<>+256(SB), Z10
+	VPXORD    Z3, Z3, Z3
+	VMOVDQU32 lytperm<>+384(SB), Z12
+	VPXORD    Z4, Z4, Z4
+	VMOVDQU32 lytperm<>+448(SB), Z13
+	VPXORD    Z5, Z5, Z5
+	VMOVDQU32 lytperm<>+512(SB), Z14
+	VPXORD    Z16, Z16, Z16
+	MOVQ      SI, R11
+	MOVQ      DI, R12
+	MOVQ      nb+24(FP), R13
 
 blk:
-	VMOVUPS         (R12), Y18
-	VPBROADCASTW    2(R11), X21
-	VCVTPH2PS       X21, Y21
-	VFMADD231PS     32(R12), Y21, Y16
-	VPBROADCASTW    (R11), X22
-	VCVTPH2PS       X22, Y22
-	VMULPS          Y18, Y22, Y22
+	VMOVD           (R11), X22
+	VPINSRD         $0x01, (R11)(R8*1), X22, X22
+	VCVTPH2PS       X22, X22
+	VBROADCASTF64X4 32(R12), Z18
+	VPERMPS         Z22, Z25, Z19
+	VFMADD231PS     Z18, Z19, Z16
+	VBROADCASTF64X4 (R12), Z18
+	VPERMPS         Z22, Z24, Z22
+	VMULPS          Z18, Z22, Z22
 	VBROADCASTI32X4 4(R11), Z20
 	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
-	VPERMPS         Z22, Z24, Z19
+	VPERMPS         Z22, Z8, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        64(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z0
-	VPERMPS         Z22, Z25, Z19
+	VPERMPS         Z22, Z9, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        128(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z1
-	VPERMPS         Z22, Z26, Z19
+	VPERMPS         Z22, Z10, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        192(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z2
-	VPBROADCASTW    2(R11)(R8*1), X21
-	VCVTPH2PS       X21, Y21
-	VFMADD231PS     32(R12), Y21, Y17
-	VPBROADCASTW    (R11)(R8*1), X22
-	VCVTPH2PS       X22, Y22
-	VMULPS          Y18, Y22, Y22
 	VBROADCASTI32X4 4(R11)(R8*1), Z20
 	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
-	VPERMPS         Z22, Z24, Z19
+	VPERMPS         Z22, Z12, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        64(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z3
-	VPERMPS         Z22, Z25, Z19
+	VPERMPS         Z22, Z13, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        128(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z4
-	VPERMPS         Z22, Z26, Z19
+	VPERMPS         Z22, Z14, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        192(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
@@ -6670,6 +6740,7 @@ blk:
 	VEXTRACTF64X4   $0x01, Z1, Y9
 	VEXTRACTF64X4   $0x01, Z3, Y11
 	VEXTRACTF64X4   $0x01, Z4, Y12
+	VEXTRACTF64X4   $0x01, Z16, Y17
 	VEXTRACTF32X4   $0x01, Y16, X21
 	VEXTRACTF32X4   $0x01, Y0, X22
 	VADDPS          X22, X0, X0
@@ -6781,7 +6852,7 @@ store:
 	RET
 
 // func tileQ4_1r2t6(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
-// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3
+// Requires: AVX, AVX512F, AVX512VL, F16C
 TEXT ·tileQ4_1r2t6(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
 	// multiple of 2) and each of 6 tokens t (a group of layout T at x),
@@ -6796,67 +6867,67 @@ TEXT ·tileQ4_1r2t6(SB), NOSPLIT, $0-64
 	VBROADCASTI64X4 lygf<>+0(SB), Z30
 	VMOVDQU32       lytperm<>+0(SB), Z24
 	VMOVDQU32       lytperm<>+64(SB), Z25
-	VMOVDQU32       lytperm<>+128(SB), Z26
 	SHRQ            $0x01, R14
 	LEAQ            (R10)(R10*2), AX
 
 row:
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VXORPS Y16, Y16, Y16
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VXORPS Y17, Y17, Y17
-	MOVQ   SI, R11
-	MOVQ   DI, R12
-	MOVQ   nb+24(FP), R13
+	VPXORD    Z0, Z0, Z0
+	VMOVDQU32 lytperm<>+128(SB), Z8
+	VPXORD    Z1, Z1, Z1
+	VMOVDQU32 lytperm<>+192(SB), Z9
+	VPXORD    Z2, Z2, Z2
+	VMOVDQU32 lytperm<>+256(SB), Z10
+	VPXORD    Z3, Z3, Z3
+	VMOVDQU32 lytperm<>+384(SB), Z12
+	VPXORD    Z4, Z4, Z4
+	VMOVDQU32 lytperm<>+448(SB), Z13
+	VPXORD    Z5, Z5, Z5
+	VMOVDQU32 lytperm<>+512(SB), Z14
+	VPXORD    Z16, Z16, Z16
+	MOVQ      SI, R11
+	MOVQ      DI, R12
+	MOVQ      nb+24(FP), R13
 
 blk:
-	VMOVUPS         (R12), Y18
-	VPBROADCASTW    2(R11), X21
-	VCVTPH2PS       X21, Y21
-	VFMADD231PS     32(R12), Y21, Y16
-	VPBROADCASTW    (R11), X22
-	VCVTPH2PS       X22, Y22
-	VMULPS          Y18, Y22, Y22
+	VMOVD           (R11), X22
+	VPINSRD         $0x01, (R11)(R8*1), X22, X22
+	VCVTPH2PS       X22, X22
+	VBROADCASTF64X4 32(R12), Z18
+	VPERMPS         Z22, Z25, Z19
+	VFMADD231PS     Z18, Z19, Z16
+	VBROADCASTF64X4 (R12), Z18
+	VPERMPS         Z22, Z24, Z22
+	VMULPS          Z18, Z22, Z22
 	VBROADCASTI32X4 4(R11), Z20
 	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
-	VPERMPS         Z22, Z24, Z19
+	VPERMPS         Z22, Z8, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        64(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z0
-	VPERMPS         Z22, Z25, Z19
+	VPERMPS         Z22, Z9, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        128(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z1
-	VPERMPS         Z22, Z26, Z19
+	VPERMPS         Z22, Z10, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        192(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z2
-	VPBROADCASTW    2(R11)(R8*1), X21
-	VCVTPH2PS       X21, Y21
-	VFMADD231PS     32(R12), Y21, Y17
-	VPBROADCASTW    (R11)(R8*1), X22
-	VCVTPH2PS       X22, Y22
-	VMULPS          Y18, Y22, Y22
 	VBROADCASTI32X4 4(R11)(R8*1), Z20
 	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
-	VPERMPS         Z22, Z24, Z19
+	VPERMPS         Z22, Z12, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        64(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z3
-	VPERMPS         Z22, Z25, Z19
+	VPERMPS         Z22, Z13, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        128(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z4
-	VPERMPS         Z22, Z26, Z19
+	VPERMPS         Z22, Z14, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        192(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
@@ -6871,6 +6942,7 @@ blk:
 	VEXTRACTF64X4   $0x01, Z3, Y11
 	VEXTRACTF64X4   $0x01, Z4, Y12
 	VEXTRACTF64X4   $0x01, Z5, Y13
+	VEXTRACTF64X4   $0x01, Z16, Y17
 	VEXTRACTF32X4   $0x01, Y16, X21
 	VEXTRACTF32X4   $0x01, Y0, X22
 	VADDPS          X22, X0, X0
@@ -7002,7 +7074,7 @@ store:
 	RET
 
 // func tileQ4_1r2t7(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
-// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3
+// Requires: AVX, AVX512F, AVX512VL, F16C
 TEXT ·tileQ4_1r2t7(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
 	// multiple of 2) and each of 7 tokens t (a group of layout T at x),
@@ -7017,80 +7089,81 @@ TEXT ·tileQ4_1r2t7(SB), NOSPLIT, $0-64
 	VBROADCASTI64X4 lygf<>+0(SB), Z30
 	VMOVDQU32       lytperm<>+0(SB), Z24
 	VMOVDQU32       lytperm<>+64(SB), Z25
-	VMOVDQU32       lytperm<>+128(SB), Z26
-	VMOVDQU32       lytperm<>+192(SB), Z27
 	SHRQ            $0x01, R14
 	LEAQ            (R10)(R10*2), AX
 
 row:
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VXORPS Y16, Y16, Y16
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	VXORPS Y17, Y17, Y17
-	MOVQ   SI, R11
-	MOVQ   DI, R12
-	MOVQ   nb+24(FP), R13
+	VPXORD    Z0, Z0, Z0
+	VMOVDQU32 lytperm<>+128(SB), Z8
+	VPXORD    Z1, Z1, Z1
+	VMOVDQU32 lytperm<>+192(SB), Z9
+	VPXORD    Z2, Z2, Z2
+	VMOVDQU32 lytperm<>+256(SB), Z10
+	VPXORD    Z3, Z3, Z3
+	VMOVDQU32 lytperm<>+320(SB), Z11
+	VPXORD    Z4, Z4, Z4
+	VMOVDQU32 lytperm<>+384(SB), Z12
+	VPXORD    Z5, Z5, Z5
+	VMOVDQU32 lytperm<>+448(SB), Z13
+	VPXORD    Z6, Z6, Z6
+	VMOVDQU32 lytperm<>+512(SB), Z14
+	VPXORD    Z7, Z7, Z7
+	VMOVDQU32 lytperm<>+576(SB), Z15
+	VPXORD    Z16, Z16, Z16
+	MOVQ      SI, R11
+	MOVQ      DI, R12
+	MOVQ      nb+24(FP), R13
 
 blk:
-	VMOVUPS         (R12), Y18
-	VPBROADCASTW    2(R11), X21
-	VCVTPH2PS       X21, Y21
-	VFMADD231PS     32(R12), Y21, Y16
-	VPBROADCASTW    (R11), X22
-	VCVTPH2PS       X22, Y22
-	VMULPS          Y18, Y22, Y22
+	VMOVD           (R11), X22
+	VPINSRD         $0x01, (R11)(R8*1), X22, X22
+	VCVTPH2PS       X22, X22
+	VBROADCASTF64X4 32(R12), Z18
+	VPERMPS         Z22, Z25, Z19
+	VFMADD231PS     Z18, Z19, Z16
+	VBROADCASTF64X4 (R12), Z18
+	VPERMPS         Z22, Z24, Z22
+	VMULPS          Z18, Z22, Z22
 	VBROADCASTI32X4 4(R11), Z20
 	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
-	VPERMPS         Z22, Z24, Z19
+	VPERMPS         Z22, Z8, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        64(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z0
-	VPERMPS         Z22, Z25, Z19
+	VPERMPS         Z22, Z9, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        128(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z1
-	VPERMPS         Z22, Z26, Z19
+	VPERMPS         Z22, Z10, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        192(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z2
-	VPERMPS         Z22, Z27, Z19
+	VPERMPS         Z22, Z11, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        256(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z3
-	VPBROADCASTW    2(R11)(R8*1), X21
-	VCVTPH2PS       X21, Y21
-	VFMADD231PS     32(R12), Y21, Y17
-	VPBROADCASTW    (R11)(R8*1), X22
-	VCVTPH2PS       X22, Y22
-	VMULPS          Y18, Y22, Y22
 	VBROADCASTI32X4 4(R11)(R8*1), Z20
 	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
-	VPERMPS         Z22, Z24, Z19
+	VPERMPS         Z22, Z12, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        64(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z4
-	VPERMPS         Z22, Z25, Z19
+	VPERMPS         Z22, Z13, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        128(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z5
-	VPERMPS         Z22, Z26, Z19
+	VPERMPS         Z22, Z14, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        192(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z6
-	VPERMPS         Z22, Z27, Z19
+	VPERMPS         Z22, Z15, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        256(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
@@ -7105,6 +7178,7 @@ blk:
 	VEXTRACTF64X4   $0x01, Z4, Y12
 	VEXTRACTF64X4   $0x01, Z5, Y13
 	VEXTRACTF64X4   $0x01, Z6, Y14
+	VEXTRACTF64X4   $0x01, Z16, Y17
 	VEXTRACTF32X4   $0x01, Y16, X21
 	VEXTRACTF32X4   $0x01, Y0, X22
 	VADDPS          X22, X0, X0
@@ -7256,7 +7330,7 @@ store:
 	RET
 
 // func tileQ4_1r2t8(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
-// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3
+// Requires: AVX, AVX512F, AVX512VL, F16C
 TEXT ·tileQ4_1r2t8(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q4_1 blocks (ldw bytes apart; nrows a
 	// multiple of 2) and each of 8 tokens t (a group of layout T at x),
@@ -7271,80 +7345,81 @@ TEXT ·tileQ4_1r2t8(SB), NOSPLIT, $0-64
 	VBROADCASTI64X4 lygf<>+0(SB), Z30
 	VMOVDQU32       lytperm<>+0(SB), Z24
 	VMOVDQU32       lytperm<>+64(SB), Z25
-	VMOVDQU32       lytperm<>+128(SB), Z26
-	VMOVDQU32       lytperm<>+192(SB), Z27
 	SHRQ            $0x01, R14
 	LEAQ            (R10)(R10*2), AX
 
 row:
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VXORPS Y16, Y16, Y16
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	VXORPS Y17, Y17, Y17
-	MOVQ   SI, R11
-	MOVQ   DI, R12
-	MOVQ   nb+24(FP), R13
+	VPXORD    Z0, Z0, Z0
+	VMOVDQU32 lytperm<>+128(SB), Z8
+	VPXORD    Z1, Z1, Z1
+	VMOVDQU32 lytperm<>+192(SB), Z9
+	VPXORD    Z2, Z2, Z2
+	VMOVDQU32 lytperm<>+256(SB), Z10
+	VPXORD    Z3, Z3, Z3
+	VMOVDQU32 lytperm<>+320(SB), Z11
+	VPXORD    Z4, Z4, Z4
+	VMOVDQU32 lytperm<>+384(SB), Z12
+	VPXORD    Z5, Z5, Z5
+	VMOVDQU32 lytperm<>+448(SB), Z13
+	VPXORD    Z6, Z6, Z6
+	VMOVDQU32 lytperm<>+512(SB), Z14
+	VPXORD    Z7, Z7, Z7
+	VMOVDQU32 lytperm<>+576(SB), Z15
+	VPXORD    Z16, Z16, Z16
+	MOVQ      SI, R11
+	MOVQ      DI, R12
+	MOVQ      nb+24(FP), R13
 
 blk:
-	VMOVUPS         (R12), Y18
-	VPBROADCASTW    2(R11), X21
-	VCVTPH2PS       X21, Y21
-	VFMADD231PS     32(R12), Y21, Y16
-	VPBROADCASTW    (R11), X22
-	VCVTPH2PS       X22, Y22
-	VMULPS          Y18, Y22, Y22
+	VMOVD           (R11), X22
+	VPINSRD         $0x01, (R11)(R8*1), X22, X22
+	VCVTPH2PS       X22, X22
+	VBROADCASTF64X4 32(R12), Z18
+	VPERMPS         Z22, Z25, Z19
+	VFMADD231PS     Z18, Z19, Z16
+	VBROADCASTF64X4 (R12), Z18
+	VPERMPS         Z22, Z24, Z22
+	VMULPS          Z18, Z22, Z22
 	VBROADCASTI32X4 4(R11), Z20
 	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
-	VPERMPS         Z22, Z24, Z19
+	VPERMPS         Z22, Z8, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        64(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z0
-	VPERMPS         Z22, Z25, Z19
+	VPERMPS         Z22, Z9, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        128(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z1
-	VPERMPS         Z22, Z26, Z19
+	VPERMPS         Z22, Z10, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        192(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z2
-	VPERMPS         Z22, Z27, Z19
+	VPERMPS         Z22, Z11, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        256(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z3
-	VPBROADCASTW    2(R11)(R8*1), X21
-	VCVTPH2PS       X21, Y21
-	VFMADD231PS     32(R12), Y21, Y17
-	VPBROADCASTW    (R11)(R8*1), X22
-	VCVTPH2PS       X22, Y22
-	VMULPS          Y18, Y22, Y22
 	VBROADCASTI32X4 4(R11)(R8*1), Z20
 	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
-	VPERMPS         Z22, Z24, Z19
+	VPERMPS         Z22, Z12, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        64(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z4
-	VPERMPS         Z22, Z25, Z19
+	VPERMPS         Z22, Z13, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        128(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z5
-	VPERMPS         Z22, Z26, Z19
+	VPERMPS         Z22, Z14, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        192(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z6
-	VPERMPS         Z22, Z27, Z19
+	VPERMPS         Z22, Z15, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        256(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
@@ -7361,6 +7436,7 @@ blk:
 	VEXTRACTF64X4   $0x01, Z5, Y13
 	VEXTRACTF64X4   $0x01, Z6, Y14
 	VEXTRACTF64X4   $0x01, Z7, Y15
+	VEXTRACTF64X4   $0x01, Z16, Y17
 	VEXTRACTF32X4   $0x01, Y16, X21
 	VEXTRACTF32X4   $0x01, Y0, X22
 	VADDPS          X22, X0, X0
@@ -9362,7 +9438,7 @@ done:
 	RET
 
 // func tileQ5_1r1t1(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
-// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, F16C
 TEXT ·tileQ5_1r1t1(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
 	// multiple of 1) and each of 1 tokens t (a group of layout T at x),
@@ -9378,29 +9454,32 @@ TEXT ·tileQ5_1r1t1(SB), NOSPLIT, $0-64
 	VPBROADCASTD    AX, Z23
 	VBROADCASTI64X4 lygf<>+0(SB), Z30
 	VMOVDQU32       lytperm<>+0(SB), Z24
+	VMOVDQU32       lytperm<>+64(SB), Z25
 	LEAQ            (R10)(R10*2), AX
 
 row:
-	VPXORD Z0, Z0, Z0
-	VXORPS Y16, Y16, Y16
-	MOVQ   SI, R11
-	MOVQ   DI, R12
-	MOVQ   nb+24(FP), R13
+	VPXORD    Z0, Z0, Z0
+	VMOVDQU32 lytperm<>+128(SB), Z8
+	VPXORD    Z16, Z16, Z16
+	MOVQ      SI, R11
+	MOVQ      DI, R12
+	MOVQ      nb+24(FP), R13
 
 blk:
-	VMOVUPS         (R12), Y18
-	VPBROADCASTW    2(R11), X21
-	VCVTPH2PS       X21, Y21
-	VFMADD231PS     32(R12), Y21, Y16
-	VPBROADCASTW    (R11), X22
-	VCVTPH2PS       X22, Y22
-	VMULPS          Y18, Y22, Y22
+	VMOVD           (R11), X22
+	VCVTPH2PS       X22, X22
+	VBROADCASTF64X4 32(R12), Z18
+	VPERMPS         Z22, Z25, Z19
+	VFMADD231PS     Z18, Z19, Z16
+	VBROADCASTF64X4 (R12), Z18
+	VPERMPS         Z22, Z24, Z22
+	VMULPS          Z18, Z22, Z22
 	VBROADCASTI32X4 8(R11), Z20
 	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
 	KMOVD           4(R11), K1
 	KUNPCKDQ        K1, K1, K1
 	VPADDB          Z23, Z20, K1, Z20
-	VPERMPS         Z22, Z24, Z19
+	VPERMPS         Z22, Z8, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        64(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
@@ -9430,7 +9509,7 @@ store:
 	RET
 
 // func tileQ5_1r1t2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
-// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, F16C
 TEXT ·tileQ5_1r1t2(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
 	// multiple of 1) and each of 2 tokens t (a group of layout T at x),
@@ -9446,29 +9525,32 @@ TEXT ·tileQ5_1r1t2(SB), NOSPLIT, $0-64
 	VPBROADCASTD    AX, Z23
 	VBROADCASTI64X4 lygf<>+0(SB), Z30
 	VMOVDQU32       lytperm<>+0(SB), Z24
+	VMOVDQU32       lytperm<>+64(SB), Z25
 	LEAQ            (R10)(R10*2), AX
 
 row:
-	VPXORD Z0, Z0, Z0
-	VXORPS Y16, Y16, Y16
-	MOVQ   SI, R11
-	MOVQ   DI, R12
-	MOVQ   nb+24(FP), R13
+	VPXORD    Z0, Z0, Z0
+	VMOVDQU32 lytperm<>+128(SB), Z8
+	VPXORD    Z16, Z16, Z16
+	MOVQ      SI, R11
+	MOVQ      DI, R12
+	MOVQ      nb+24(FP), R13
 
 blk:
-	VMOVUPS         (R12), Y18
-	VPBROADCASTW    2(R11), X21
-	VCVTPH2PS       X21, Y21
-	VFMADD231PS     32(R12), Y21, Y16
-	VPBROADCASTW    (R11), X22
-	VCVTPH2PS       X22, Y22
-	VMULPS          Y18, Y22, Y22
+	VMOVD           (R11), X22
+	VCVTPH2PS       X22, X22
+	VBROADCASTF64X4 32(R12), Z18
+	VPERMPS         Z22, Z25, Z19
+	VFMADD231PS     Z18, Z19, Z16
+	VBROADCASTF64X4 (R12), Z18
+	VPERMPS         Z22, Z24, Z22
+	VMULPS          Z18, Z22, Z22
 	VBROADCASTI32X4 8(R11), Z20
 	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
 	KMOVD           4(R11), K1
 	KUNPCKDQ        K1, K1, K1
 	VPADDB          Z23, Z20, K1, Z20
-	VPERMPS         Z22, Z24, Z19
+	VPERMPS         Z22, Z8, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        64(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
@@ -9509,7 +9591,7 @@ store:
 	RET
 
 // func tileQ5_1r1t3(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
-// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, F16C
 TEXT ·tileQ5_1r1t3(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
 	// multiple of 1) and each of 3 tokens t (a group of layout T at x),
@@ -9529,32 +9611,35 @@ TEXT ·tileQ5_1r1t3(SB), NOSPLIT, $0-64
 	LEAQ            (R10)(R10*2), AX
 
 row:
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VXORPS Y16, Y16, Y16
-	MOVQ   SI, R11
-	MOVQ   DI, R12
-	MOVQ   nb+24(FP), R13
+	VPXORD    Z0, Z0, Z0
+	VMOVDQU32 lytperm<>+128(SB), Z8
+	VPXORD    Z1, Z1, Z1
+	VMOVDQU32 lytperm<>+192(SB), Z9
+	VPXORD    Z16, Z16, Z16
+	MOVQ      SI, R11
+	MOVQ      DI, R12
+	MOVQ      nb+24(FP), R13
 
 blk:
-	VMOVUPS         (R12), Y18
-	VPBROADCASTW    2(R11), X21
-	VCVTPH2PS       X21, Y21
-	VFMADD231PS     32(R12), Y21, Y16
-	VPBROADCASTW    (R11), X22
-	VCVTPH2PS       X22, Y22
-	VMULPS          Y18, Y22, Y22
+	VMOVD           (R11), X22
+	VCVTPH2PS       X22, X22
+	VBROADCASTF64X4 32(R12), Z18
+	VPERMPS         Z22, Z25, Z19
+	VFMADD231PS     Z18, Z19, Z16
+	VBROADCASTF64X4 (R12), Z18
+	VPERMPS         Z22, Z24, Z22
+	VMULPS          Z18, Z22, Z22
 	VBROADCASTI32X4 8(R11), Z20
 	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
 	KMOVD           4(R11), K1
 	KUNPCKDQ        K1, K1, K1
 	VPADDB          Z23, Z20, K1, Z20
-	VPERMPS         Z22, Z24, Z19
+	VPERMPS         Z22, Z8, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        64(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z0
-	VPERMPS         Z22, Z25, Z19
+	VPERMPS         Z22, Z9, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        128(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
@@ -9605,7 +9690,7 @@ store:
 	RET
 
 // func tileQ5_1r1t4(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
-// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, F16C
 TEXT ·tileQ5_1r1t4(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
 	// multiple of 1) and each of 4 tokens t (a group of layout T at x),
@@ -9625,32 +9710,35 @@ TEXT ·tileQ5_1r1t4(SB), NOSPLIT, $0-64
 	LEAQ            (R10)(R10*2), AX
 
 row:
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VXORPS Y16, Y16, Y16
-	MOVQ   SI, R11
-	MOVQ   DI, R12
-	MOVQ   nb+24(FP), R13
+	VPXORD    Z0, Z0, Z0
+	VMOVDQU32 lytperm<>+128(SB), Z8
+	VPXORD    Z1, Z1, Z1
+	VMOVDQU32 lytperm<>+192(SB), Z9
+	VPXORD    Z16, Z16, Z16
+	MOVQ      SI, R11
+	MOVQ      DI, R12
+	MOVQ      nb+24(FP), R13
 
 blk:
-	VMOVUPS         (R12), Y18
-	VPBROADCASTW    2(R11), X21
-	VCVTPH2PS       X21, Y21
-	VFMADD231PS     32(R12), Y21, Y16
-	VPBROADCASTW    (R11), X22
-	VCVTPH2PS       X22, Y22
-	VMULPS          Y18, Y22, Y22
+	VMOVD           (R11), X22
+	VCVTPH2PS       X22, X22
+	VBROADCASTF64X4 32(R12), Z18
+	VPERMPS         Z22, Z25, Z19
+	VFMADD231PS     Z18, Z19, Z16
+	VBROADCASTF64X4 (R12), Z18
+	VPERMPS         Z22, Z24, Z22
+	VMULPS          Z18, Z22, Z22
 	VBROADCASTI32X4 8(R11), Z20
 	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
 	KMOVD           4(R11), K1
 	KUNPCKDQ        K1, K1, K1
 	VPADDB          Z23, Z20, K1, Z20
-	VPERMPS         Z22, Z24, Z19
+	VPERMPS         Z22, Z8, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        64(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z0
-	VPERMPS         Z22, Z25, Z19
+	VPERMPS         Z22, Z9, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        128(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
@@ -9712,7 +9800,7 @@ store:
 	RET
 
 // func tileQ5_1r1t5(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
-// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, F16C
 TEXT ·tileQ5_1r1t5(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
 	// multiple of 1) and each of 5 tokens t (a group of layout T at x),
@@ -9729,42 +9817,45 @@ TEXT ·tileQ5_1r1t5(SB), NOSPLIT, $0-64
 	VBROADCASTI64X4 lygf<>+0(SB), Z30
 	VMOVDQU32       lytperm<>+0(SB), Z24
 	VMOVDQU32       lytperm<>+64(SB), Z25
-	VMOVDQU32       lytperm<>+128(SB), Z26
 	LEAQ            (R10)(R10*2), AX
 
 row:
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VXORPS Y16, Y16, Y16
-	MOVQ   SI, R11
-	MOVQ   DI, R12
-	MOVQ   nb+24(FP), R13
+	VPXORD    Z0, Z0, Z0
+	VMOVDQU32 lytperm<>+128(SB), Z8
+	VPXORD    Z1, Z1, Z1
+	VMOVDQU32 lytperm<>+192(SB), Z9
+	VPXORD    Z2, Z2, Z2
+	VMOVDQU32 lytperm<>+256(SB), Z10
+	VPXORD    Z16, Z16, Z16
+	MOVQ      SI, R11
+	MOVQ      DI, R12
+	MOVQ      nb+24(FP), R13
 
 blk:
-	VMOVUPS         (R12), Y18
-	VPBROADCASTW    2(R11), X21
-	VCVTPH2PS       X21, Y21
-	VFMADD231PS     32(R12), Y21, Y16
-	VPBROADCASTW    (R11), X22
-	VCVTPH2PS       X22, Y22
-	VMULPS          Y18, Y22, Y22
+	VMOVD           (R11), X22
+	VCVTPH2PS       X22, X22
+	VBROADCASTF64X4 32(R12), Z18
+	VPERMPS         Z22, Z25, Z19
+	VFMADD231PS     Z18, Z19, Z16
+	VBROADCASTF64X4 (R12), Z18
+	VPERMPS         Z22, Z24, Z22
+	VMULPS          Z18, Z22, Z22
 	VBROADCASTI32X4 8(R11), Z20
 	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
 	KMOVD           4(R11), K1
 	KUNPCKDQ        K1, K1, K1
 	VPADDB          Z23, Z20, K1, Z20
-	VPERMPS         Z22, Z24, Z19
+	VPERMPS         Z22, Z8, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        64(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z0
-	VPERMPS         Z22, Z25, Z19
+	VPERMPS         Z22, Z9, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        128(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z1
-	VPERMPS         Z22, Z26, Z19
+	VPERMPS         Z22, Z10, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        192(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
@@ -9837,7 +9928,7 @@ store:
 	RET
 
 // func tileQ5_1r1t6(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
-// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, F16C
 TEXT ·tileQ5_1r1t6(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
 	// multiple of 1) and each of 6 tokens t (a group of layout T at x),
@@ -9854,42 +9945,45 @@ TEXT ·tileQ5_1r1t6(SB), NOSPLIT, $0-64
 	VBROADCASTI64X4 lygf<>+0(SB), Z30
 	VMOVDQU32       lytperm<>+0(SB), Z24
 	VMOVDQU32       lytperm<>+64(SB), Z25
-	VMOVDQU32       lytperm<>+128(SB), Z26
 	LEAQ            (R10)(R10*2), AX
 
 row:
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VXORPS Y16, Y16, Y16
-	MOVQ   SI, R11
-	MOVQ   DI, R12
-	MOVQ   nb+24(FP), R13
+	VPXORD    Z0, Z0, Z0
+	VMOVDQU32 lytperm<>+128(SB), Z8
+	VPXORD    Z1, Z1, Z1
+	VMOVDQU32 lytperm<>+192(SB), Z9
+	VPXORD    Z2, Z2, Z2
+	VMOVDQU32 lytperm<>+256(SB), Z10
+	VPXORD    Z16, Z16, Z16
+	MOVQ      SI, R11
+	MOVQ      DI, R12
+	MOVQ      nb+24(FP), R13
 
 blk:
-	VMOVUPS         (R12), Y18
-	VPBROADCASTW    2(R11), X21
-	VCVTPH2PS       X21, Y21
-	VFMADD231PS     32(R12), Y21, Y16
-	VPBROADCASTW    (R11), X22
-	VCVTPH2PS       X22, Y22
-	VMULPS          Y18, Y22, Y22
+	VMOVD           (R11), X22
+	VCVTPH2PS       X22, X22
+	VBROADCASTF64X4 32(R12), Z18
+	VPERMPS         Z22, Z25, Z19
+	VFMADD231PS     Z18, Z19, Z16
+	VBROADCASTF64X4 (R12), Z18
+	VPERMPS         Z22, Z24, Z22
+	VMULPS          Z18, Z22, Z22
 	VBROADCASTI32X4 8(R11), Z20
 	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
 	KMOVD           4(R11), K1
 	KUNPCKDQ        K1, K1, K1
 	VPADDB          Z23, Z20, K1, Z20
-	VPERMPS         Z22, Z24, Z19
+	VPERMPS         Z22, Z8, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        64(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z0
-	VPERMPS         Z22, Z25, Z19
+	VPERMPS         Z22, Z9, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        128(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z1
-	VPERMPS         Z22, Z26, Z19
+	VPERMPS         Z22, Z10, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        192(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
@@ -9973,7 +10067,7 @@ store:
 	RET
 
 // func tileQ5_1r1t7(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
-// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, F16C
 TEXT ·tileQ5_1r1t7(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
 	// multiple of 1) and each of 7 tokens t (a group of layout T at x),
@@ -9990,49 +10084,52 @@ TEXT ·tileQ5_1r1t7(SB), NOSPLIT, $0-64
 	VBROADCASTI64X4 lygf<>+0(SB), Z30
 	VMOVDQU32       lytperm<>+0(SB), Z24
 	VMOVDQU32       lytperm<>+64(SB), Z25
-	VMOVDQU32       lytperm<>+128(SB), Z26
-	VMOVDQU32       lytperm<>+192(SB), Z27
 	LEAQ            (R10)(R10*2), AX
 
 row:
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VXORPS Y16, Y16, Y16
-	MOVQ   SI, R11
-	MOVQ   DI, R12
-	MOVQ   nb+24(FP), R13
+	VPXORD    Z0, Z0, Z0
+	VMOVDQU32 lytperm<>+128(SB), Z8
+	VPXORD    Z1, Z1, Z1
+	VMOVDQU32 lytperm<>+192(SB), Z9
+	VPXORD    Z2, Z2, Z2
+	VMOVDQU32 lytperm<>+256(SB), Z10
+	VPXORD    Z3, Z3, Z3
+	VMOVDQU32 lytperm<>+320(SB), Z11
+	VPXORD    Z16, Z16, Z16
+	MOVQ      SI, R11
+	MOVQ      DI, R12
+	MOVQ      nb+24(FP), R13
 
 blk:
-	VMOVUPS         (R12), Y18
-	VPBROADCASTW    2(R11), X21
-	VCVTPH2PS       X21, Y21
-	VFMADD231PS     32(R12), Y21, Y16
-	VPBROADCASTW    (R11), X22
-	VCVTPH2PS       X22, Y22
-	VMULPS          Y18, Y22, Y22
+	VMOVD           (R11), X22
+	VCVTPH2PS       X22, X22
+	VBROADCASTF64X4 32(R12), Z18
+	VPERMPS         Z22, Z25, Z19
+	VFMADD231PS     Z18, Z19, Z16
+	VBROADCASTF64X4 (R12), Z18
+	VPERMPS         Z22, Z24, Z22
+	VMULPS          Z18, Z22, Z22
 	VBROADCASTI32X4 8(R11), Z20
 	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
 	KMOVD           4(R11), K1
 	KUNPCKDQ        K1, K1, K1
 	VPADDB          Z23, Z20, K1, Z20
-	VPERMPS         Z22, Z24, Z19
+	VPERMPS         Z22, Z8, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        64(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z0
-	VPERMPS         Z22, Z25, Z19
+	VPERMPS         Z22, Z9, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        128(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z1
-	VPERMPS         Z22, Z26, Z19
+	VPERMPS         Z22, Z10, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        192(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z2
-	VPERMPS         Z22, Z27, Z19
+	VPERMPS         Z22, Z11, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        256(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
@@ -10126,7 +10223,7 @@ store:
 	RET
 
 // func tileQ5_1r1t8(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
-// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, F16C
 TEXT ·tileQ5_1r1t8(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
 	// multiple of 1) and each of 8 tokens t (a group of layout T at x),
@@ -10143,49 +10240,52 @@ TEXT ·tileQ5_1r1t8(SB), NOSPLIT, $0-64
 	VBROADCASTI64X4 lygf<>+0(SB), Z30
 	VMOVDQU32       lytperm<>+0(SB), Z24
 	VMOVDQU32       lytperm<>+64(SB), Z25
-	VMOVDQU32       lytperm<>+128(SB), Z26
-	VMOVDQU32       lytperm<>+192(SB), Z27
 	LEAQ            (R10)(R10*2), AX
 
 row:
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VXORPS Y16, Y16, Y16
-	MOVQ   SI, R11
-	MOVQ   DI, R12
-	MOVQ   nb+24(FP), R13
+	VPXORD    Z0, Z0, Z0
+	VMOVDQU32 lytperm<>+128(SB), Z8
+	VPXORD    Z1, Z1, Z1
+	VMOVDQU32 lytperm<>+192(SB), Z9
+	VPXORD    Z2, Z2, Z2
+	VMOVDQU32 lytperm<>+256(SB), Z10
+	VPXORD    Z3, Z3, Z3
+	VMOVDQU32 lytperm<>+320(SB), Z11
+	VPXORD    Z16, Z16, Z16
+	MOVQ      SI, R11
+	MOVQ      DI, R12
+	MOVQ      nb+24(FP), R13
 
 blk:
-	VMOVUPS         (R12), Y18
-	VPBROADCASTW    2(R11), X21
-	VCVTPH2PS       X21, Y21
-	VFMADD231PS     32(R12), Y21, Y16
-	VPBROADCASTW    (R11), X22
-	VCVTPH2PS       X22, Y22
-	VMULPS          Y18, Y22, Y22
+	VMOVD           (R11), X22
+	VCVTPH2PS       X22, X22
+	VBROADCASTF64X4 32(R12), Z18
+	VPERMPS         Z22, Z25, Z19
+	VFMADD231PS     Z18, Z19, Z16
+	VBROADCASTF64X4 (R12), Z18
+	VPERMPS         Z22, Z24, Z22
+	VMULPS          Z18, Z22, Z22
 	VBROADCASTI32X4 8(R11), Z20
 	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
 	KMOVD           4(R11), K1
 	KUNPCKDQ        K1, K1, K1
 	VPADDB          Z23, Z20, K1, Z20
-	VPERMPS         Z22, Z24, Z19
+	VPERMPS         Z22, Z8, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        64(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z0
-	VPERMPS         Z22, Z25, Z19
+	VPERMPS         Z22, Z9, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        128(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z1
-	VPERMPS         Z22, Z26, Z19
+	VPERMPS         Z22, Z10, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        192(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z2
-	VPERMPS         Z22, Z27, Z19
+	VPERMPS         Z22, Z11, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        256(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
@@ -10290,7 +10390,7 @@ store:
 	RET
 
 // func tileQ5_1r2t1(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
-// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, F16C
 TEXT ·tileQ5_1r2t1(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
 	// multiple of 2) and each of 1 tokens t (a group of layout T at x),
@@ -10306,48 +10406,46 @@ TEXT ·tileQ5_1r2t1(SB), NOSPLIT, $0-64
 	VPBROADCASTD    AX, Z23
 	VBROADCASTI64X4 lygf<>+0(SB), Z30
 	VMOVDQU32       lytperm<>+0(SB), Z24
+	VMOVDQU32       lytperm<>+64(SB), Z25
 	SHRQ            $0x01, R14
 	LEAQ            (R10)(R10*2), AX
 
 row:
-	VPXORD Z0, Z0, Z0
-	VXORPS Y16, Y16, Y16
-	VPXORD Z1, Z1, Z1
-	VXORPS Y17, Y17, Y17
-	MOVQ   SI, R11
-	MOVQ   DI, R12
-	MOVQ   nb+24(FP), R13
+	VPXORD    Z0, Z0, Z0
+	VMOVDQU32 lytperm<>+128(SB), Z8
+	VPXORD    Z1, Z1, Z1
+	VMOVDQU32 lytperm<>+384(SB), Z12
+	VPXORD    Z16, Z16, Z16
+	MOVQ      SI, R11
+	MOVQ      DI, R12
+	MOVQ      nb+24(FP), R13
 
 blk:
-	VMOVUPS         (R12), Y18
-	VPBROADCASTW    2(R11), X21
-	VCVTPH2PS       X21, Y21
-	VFMADD231PS     32(R12), Y21, Y16
-	VPBROADCASTW    (R11), X22
-	VCVTPH2PS       X22, Y22
-	VMULPS          Y18, Y22, Y22
+	VMOVD           (R11), X22
+	VPINSRD         $0x01, (R11)(R8*1), X22, X22
+	VCVTPH2PS       X22, X22
+	VBROADCASTF64X4 32(R12), Z18
+	VPERMPS         Z22, Z25, Z19
+	VFMADD231PS     Z18, Z19, Z16
+	VBROADCASTF64X4 (R12), Z18
+	VPERMPS         Z22, Z24, Z22
+	VMULPS          Z18, Z22, Z22
 	VBROADCASTI32X4 8(R11), Z20
 	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
 	KMOVD           4(R11), K1
 	KUNPCKDQ        K1, K1, K1
 	VPADDB          Z23, Z20, K1, Z20
-	VPERMPS         Z22, Z24, Z19
+	VPERMPS         Z22, Z8, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        64(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z0
-	VPBROADCASTW    2(R11)(R8*1), X21
-	VCVTPH2PS       X21, Y21
-	VFMADD231PS     32(R12), Y21, Y17
-	VPBROADCASTW    (R11)(R8*1), X22
-	VCVTPH2PS       X22, Y22
-	VMULPS          Y18, Y22, Y22
 	VBROADCASTI32X4 8(R11)(R8*1), Z20
 	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
 	KMOVD           4(R11)(R8*1), K1
 	KUNPCKDQ        K1, K1, K1
 	VPADDB          Z23, Z20, K1, Z20
-	VPERMPS         Z22, Z24, Z19
+	VPERMPS         Z22, Z12, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        64(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
@@ -10356,6 +10454,7 @@ blk:
 	ADDQ            $0x00000140, R12
 	DECQ            R13
 	JNZ             blk
+	VEXTRACTF64X4   $0x01, Z16, Y17
 	VEXTRACTF32X4   $0x01, Y0, X22
 	VADDPS          X22, X0, X0
 	VPERMILPS       $0x4e, X0, X22
@@ -10386,7 +10485,7 @@ store:
 	RET
 
 // func tileQ5_1r2t2(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
-// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, F16C
 TEXT ·tileQ5_1r2t2(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
 	// multiple of 2) and each of 2 tokens t (a group of layout T at x),
@@ -10402,48 +10501,46 @@ TEXT ·tileQ5_1r2t2(SB), NOSPLIT, $0-64
 	VPBROADCASTD    AX, Z23
 	VBROADCASTI64X4 lygf<>+0(SB), Z30
 	VMOVDQU32       lytperm<>+0(SB), Z24
+	VMOVDQU32       lytperm<>+64(SB), Z25
 	SHRQ            $0x01, R14
 	LEAQ            (R10)(R10*2), AX
 
 row:
-	VPXORD Z0, Z0, Z0
-	VXORPS Y16, Y16, Y16
-	VPXORD Z1, Z1, Z1
-	VXORPS Y17, Y17, Y17
-	MOVQ   SI, R11
-	MOVQ   DI, R12
-	MOVQ   nb+24(FP), R13
+	VPXORD    Z0, Z0, Z0
+	VMOVDQU32 lytperm<>+128(SB), Z8
+	VPXORD    Z1, Z1, Z1
+	VMOVDQU32 lytperm<>+384(SB), Z12
+	VPXORD    Z16, Z16, Z16
+	MOVQ      SI, R11
+	MOVQ      DI, R12
+	MOVQ      nb+24(FP), R13
 
 blk:
-	VMOVUPS         (R12), Y18
-	VPBROADCASTW    2(R11), X21
-	VCVTPH2PS       X21, Y21
-	VFMADD231PS     32(R12), Y21, Y16
-	VPBROADCASTW    (R11), X22
-	VCVTPH2PS       X22, Y22
-	VMULPS          Y18, Y22, Y22
+	VMOVD           (R11), X22
+	VPINSRD         $0x01, (R11)(R8*1), X22, X22
+	VCVTPH2PS       X22, X22
+	VBROADCASTF64X4 32(R12), Z18
+	VPERMPS         Z22, Z25, Z19
+	VFMADD231PS     Z18, Z19, Z16
+	VBROADCASTF64X4 (R12), Z18
+	VPERMPS         Z22, Z24, Z22
+	VMULPS          Z18, Z22, Z22
 	VBROADCASTI32X4 8(R11), Z20
 	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
 	KMOVD           4(R11), K1
 	KUNPCKDQ        K1, K1, K1
 	VPADDB          Z23, Z20, K1, Z20
-	VPERMPS         Z22, Z24, Z19
+	VPERMPS         Z22, Z8, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        64(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z0
-	VPBROADCASTW    2(R11)(R8*1), X21
-	VCVTPH2PS       X21, Y21
-	VFMADD231PS     32(R12), Y21, Y17
-	VPBROADCASTW    (R11)(R8*1), X22
-	VCVTPH2PS       X22, Y22
-	VMULPS          Y18, Y22, Y22
 	VBROADCASTI32X4 8(R11)(R8*1), Z20
 	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
 	KMOVD           4(R11)(R8*1), K1
 	KUNPCKDQ        K1, K1, K1
 	VPADDB          Z23, Z20, K1, Z20
-	VPERMPS         Z22, Z24, Z19
+	VPERMPS         Z22, Z12, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        64(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
@@ -10454,6 +10551,7 @@ blk:
 	JNZ             blk
 	VEXTRACTF64X4   $0x01, Z0, Y8
 	VEXTRACTF64X4   $0x01, Z1, Y9
+	VEXTRACTF64X4   $0x01, Z16, Y17
 	VEXTRACTF32X4   $0x01, Y0, X22
 	VADDPS          X22, X0, X0
 	VPERMILPS       $0x4e, X0, X22
@@ -10504,7 +10602,7 @@ store:
 	RET
 
 // func tileQ5_1r2t3(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
-// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, F16C
 TEXT ·tileQ5_1r2t3(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
 	// multiple of 2) and each of 3 tokens t (a group of layout T at x),
@@ -10525,56 +10623,55 @@ TEXT ·tileQ5_1r2t3(SB), NOSPLIT, $0-64
 	LEAQ            (R10)(R10*2), AX
 
 row:
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VXORPS Y16, Y16, Y16
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VXORPS Y17, Y17, Y17
-	MOVQ   SI, R11
-	MOVQ   DI, R12
-	MOVQ   nb+24(FP), R13
+	VPXORD    Z0, Z0, Z0
+	VMOVDQU32 lytperm<>+128(SB), Z8
+	VPXORD    Z1, Z1, Z1
+	VMOVDQU32 lytperm<>+192(SB), Z9
+	VPXORD    Z2, Z2, Z2
+	VMOVDQU32 lytperm<>+384(SB), Z12
+	VPXORD    Z3, Z3, Z3
+	VMOVDQU32 lytperm<>+448(SB), Z13
+	VPXORD    Z16, Z16, Z16
+	MOVQ      SI, R11
+	MOVQ      DI, R12
+	MOVQ      nb+24(FP), R13
 
 blk:
-	VMOVUPS         (R12), Y18
-	VPBROADCASTW    2(R11), X21
-	VCVTPH2PS       X21, Y21
-	VFMADD231PS     32(R12), Y21, Y16
-	VPBROADCASTW    (R11), X22
-	VCVTPH2PS       X22, Y22
-	VMULPS          Y18, Y22, Y22
+	VMOVD           (R11), X22
+	VPINSRD         $0x01, (R11)(R8*1), X22, X22
+	VCVTPH2PS       X22, X22
+	VBROADCASTF64X4 32(R12), Z18
+	VPERMPS         Z22, Z25, Z19
+	VFMADD231PS     Z18, Z19, Z16
+	VBROADCASTF64X4 (R12), Z18
+	VPERMPS         Z22, Z24, Z22
+	VMULPS          Z18, Z22, Z22
 	VBROADCASTI32X4 8(R11), Z20
 	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
 	KMOVD           4(R11), K1
 	KUNPCKDQ        K1, K1, K1
 	VPADDB          Z23, Z20, K1, Z20
-	VPERMPS         Z22, Z24, Z19
+	VPERMPS         Z22, Z8, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        64(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z0
-	VPERMPS         Z22, Z25, Z19
+	VPERMPS         Z22, Z9, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        128(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z1
-	VPBROADCASTW    2(R11)(R8*1), X21
-	VCVTPH2PS       X21, Y21
-	VFMADD231PS     32(R12), Y21, Y17
-	VPBROADCASTW    (R11)(R8*1), X22
-	VCVTPH2PS       X22, Y22
-	VMULPS          Y18, Y22, Y22
 	VBROADCASTI32X4 8(R11)(R8*1), Z20
 	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
 	KMOVD           4(R11)(R8*1), K1
 	KUNPCKDQ        K1, K1, K1
 	VPADDB          Z23, Z20, K1, Z20
-	VPERMPS         Z22, Z24, Z19
+	VPERMPS         Z22, Z12, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        64(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z2
-	VPERMPS         Z22, Z25, Z19
+	VPERMPS         Z22, Z13, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        128(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
@@ -10585,6 +10682,7 @@ blk:
 	JNZ             blk
 	VEXTRACTF64X4   $0x01, Z0, Y8
 	VEXTRACTF64X4   $0x01, Z2, Y10
+	VEXTRACTF64X4   $0x01, Z16, Y17
 	VEXTRACTF32X4   $0x01, Y0, X22
 	VADDPS          X22, X0, X0
 	VPERMILPS       $0x4e, X0, X22
@@ -10655,7 +10753,7 @@ store:
 	RET
 
 // func tileQ5_1r2t4(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
-// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, F16C
 TEXT ·tileQ5_1r2t4(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
 	// multiple of 2) and each of 4 tokens t (a group of layout T at x),
@@ -10676,56 +10774,55 @@ TEXT ·tileQ5_1r2t4(SB), NOSPLIT, $0-64
 	LEAQ            (R10)(R10*2), AX
 
 row:
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VXORPS Y16, Y16, Y16
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VXORPS Y17, Y17, Y17
-	MOVQ   SI, R11
-	MOVQ   DI, R12
-	MOVQ   nb+24(FP), R13
+	VPXORD    Z0, Z0, Z0
+	VMOVDQU32 lytperm<>+128(SB), Z8
+	VPXORD    Z1, Z1, Z1
+	VMOVDQU32 lytperm<>+192(SB), Z9
+	VPXORD    Z2, Z2, Z2
+	VMOVDQU32 lytperm<>+384(SB), Z12
+	VPXORD    Z3, Z3, Z3
+	VMOVDQU32 lytperm<>+448(SB), Z13
+	VPXORD    Z16, Z16, Z16
+	MOVQ      SI, R11
+	MOVQ      DI, R12
+	MOVQ      nb+24(FP), R13
 
 blk:
-	VMOVUPS         (R12), Y18
-	VPBROADCASTW    2(R11), X21
-	VCVTPH2PS       X21, Y21
-	VFMADD231PS     32(R12), Y21, Y16
-	VPBROADCASTW    (R11), X22
-	VCVTPH2PS       X22, Y22
-	VMULPS          Y18, Y22, Y22
+	VMOVD           (R11), X22
+	VPINSRD         $0x01, (R11)(R8*1), X22, X22
+	VCVTPH2PS       X22, X22
+	VBROADCASTF64X4 32(R12), Z18
+	VPERMPS         Z22, Z25, Z19
+	VFMADD231PS     Z18, Z19, Z16
+	VBROADCASTF64X4 (R12), Z18
+	VPERMPS         Z22, Z24, Z22
+	VMULPS          Z18, Z22, Z22
 	VBROADCASTI32X4 8(R11), Z20
 	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
 	KMOVD           4(R11), K1
 	KUNPCKDQ        K1, K1, K1
 	VPADDB          Z23, Z20, K1, Z20
-	VPERMPS         Z22, Z24, Z19
+	VPERMPS         Z22, Z8, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        64(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z0
-	VPERMPS         Z22, Z25, Z19
+	VPERMPS         Z22, Z9, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        128(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z1
-	VPBROADCASTW    2(R11)(R8*1), X21
-	VCVTPH2PS       X21, Y21
-	VFMADD231PS     32(R12), Y21, Y17
-	VPBROADCASTW    (R11)(R8*1), X22
-	VCVTPH2PS       X22, Y22
-	VMULPS          Y18, Y22, Y22
 	VBROADCASTI32X4 8(R11)(R8*1), Z20
 	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
 	KMOVD           4(R11)(R8*1), K1
 	KUNPCKDQ        K1, K1, K1
 	VPADDB          Z23, Z20, K1, Z20
-	VPERMPS         Z22, Z24, Z19
+	VPERMPS         Z22, Z12, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        64(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z2
-	VPERMPS         Z22, Z25, Z19
+	VPERMPS         Z22, Z13, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        128(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
@@ -10738,6 +10835,7 @@ blk:
 	VEXTRACTF64X4   $0x01, Z1, Y9
 	VEXTRACTF64X4   $0x01, Z2, Y10
 	VEXTRACTF64X4   $0x01, Z3, Y11
+	VEXTRACTF64X4   $0x01, Z16, Y17
 	VEXTRACTF32X4   $0x01, Y0, X22
 	VADDPS          X22, X0, X0
 	VPERMILPS       $0x4e, X0, X22
@@ -10828,7 +10926,7 @@ store:
 	RET
 
 // func tileQ5_1r2t5(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
-// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, F16C
 TEXT ·tileQ5_1r2t5(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
 	// multiple of 2) and each of 5 tokens t (a group of layout T at x),
@@ -10845,73 +10943,73 @@ TEXT ·tileQ5_1r2t5(SB), NOSPLIT, $0-64
 	VBROADCASTI64X4 lygf<>+0(SB), Z30
 	VMOVDQU32       lytperm<>+0(SB), Z24
 	VMOVDQU32       lytperm<>+64(SB), Z25
-	VMOVDQU32       lytperm<>+128(SB), Z26
 	SHRQ            $0x01, R14
 	LEAQ            (R10)(R10*2), AX
 
 row:
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VXORPS Y16, Y16, Y16
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VXORPS Y17, Y17, Y17
-	MOVQ   SI, R11
-	MOVQ   DI, R12
-	MOVQ   nb+24(FP), R13
+	VPXORD    Z0, Z0, Z0
+	VMOVDQU32 lytperm<>+128(SB), Z8
+	VPXORD    Z1, Z1, Z1
+	VMOVDQU32 lytperm<>+192(SB), Z9
+	VPXORD    Z2, Z2, Z2
+	VMOVDQU32 lytperm<>+256(SB), Z10
+	VPXORD    Z3, Z3, Z3
+	VMOVDQU32 lytperm<>+384(SB), Z12
+	VPXORD    Z4, Z4, Z4
+	VMOVDQU32 lytperm<>+448(SB), Z13
+	VPXORD    Z5, Z5, Z5
+	VMOVDQU32 lytperm<>+512(SB), Z14
+	VPXORD    Z16, Z16, Z16
+	MOVQ      SI, R11
+	MOVQ      DI, R12
+	MOVQ      nb+24(FP), R13
 
 blk:
-	VMOVUPS         (R12), Y18
-	VPBROADCASTW    2(R11), X21
-	VCVTPH2PS       X21, Y21
-	VFMADD231PS     32(R12), Y21, Y16
-	VPBROADCASTW    (R11), X22
-	VCVTPH2PS       X22, Y22
-	VMULPS          Y18, Y22, Y22
+	VMOVD           (R11), X22
+	VPINSRD         $0x01, (R11)(R8*1), X22, X22
+	VCVTPH2PS       X22, X22
+	VBROADCASTF64X4 32(R12), Z18
+	VPERMPS         Z22, Z25, Z19
+	VFMADD231PS     Z18, Z19, Z16
+	VBROADCASTF64X4 (R12), Z18
+	VPERMPS         Z22, Z24, Z22
+	VMULPS          Z18, Z22, Z22
 	VBROADCASTI32X4 8(R11), Z20
 	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
 	KMOVD           4(R11), K1
 	KUNPCKDQ        K1, K1, K1
 	VPADDB          Z23, Z20, K1, Z20
-	VPERMPS         Z22, Z24, Z19
+	VPERMPS         Z22, Z8, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        64(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z0
-	VPERMPS         Z22, Z25, Z19
+	VPERMPS         Z22, Z9, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        128(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z1
-	VPERMPS         Z22, Z26, Z19
+	VPERMPS         Z22, Z10, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        192(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z2
-	VPBROADCASTW    2(R11)(R8*1), X21
-	VCVTPH2PS       X21, Y21
-	VFMADD231PS     32(R12), Y21, Y17
-	VPBROADCASTW    (R11)(R8*1), X22
-	VCVTPH2PS       X22, Y22
-	VMULPS          Y18, Y22, Y22
 	VBROADCASTI32X4 8(R11)(R8*1), Z20
 	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
 	KMOVD           4(R11)(R8*1), K1
 	KUNPCKDQ        K1, K1, K1
 	VPADDB          Z23, Z20, K1, Z20
-	VPERMPS         Z22, Z24, Z19
+	VPERMPS         Z22, Z12, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        64(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z3
-	VPERMPS         Z22, Z25, Z19
+	VPERMPS         Z22, Z13, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        128(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z4
-	VPERMPS         Z22, Z26, Z19
+	VPERMPS         Z22, Z14, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        192(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
@@ -10924,6 +11022,7 @@ blk:
 	VEXTRACTF64X4   $0x01, Z1, Y9
 	VEXTRACTF64X4   $0x01, Z3, Y11
 	VEXTRACTF64X4   $0x01, Z4, Y12
+	VEXTRACTF64X4   $0x01, Z16, Y17
 	VEXTRACTF32X4   $0x01, Y16, X21
 	VEXTRACTF32X4   $0x01, Y0, X22
 	VADDPS          X22, X0, X0
@@ -11035,7 +11134,7 @@ store:
 	RET
 
 // func tileQ5_1r2t6(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
-// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, F16C
 TEXT ·tileQ5_1r2t6(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
 	// multiple of 2) and each of 6 tokens t (a group of layout T at x),
@@ -11052,73 +11151,73 @@ TEXT ·tileQ5_1r2t6(SB), NOSPLIT, $0-64
 	VBROADCASTI64X4 lygf<>+0(SB), Z30
 	VMOVDQU32       lytperm<>+0(SB), Z24
 	VMOVDQU32       lytperm<>+64(SB), Z25
-	VMOVDQU32       lytperm<>+128(SB), Z26
 	SHRQ            $0x01, R14
 	LEAQ            (R10)(R10*2), AX
 
 row:
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VXORPS Y16, Y16, Y16
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VXORPS Y17, Y17, Y17
-	MOVQ   SI, R11
-	MOVQ   DI, R12
-	MOVQ   nb+24(FP), R13
+	VPXORD    Z0, Z0, Z0
+	VMOVDQU32 lytperm<>+128(SB), Z8
+	VPXORD    Z1, Z1, Z1
+	VMOVDQU32 lytperm<>+192(SB), Z9
+	VPXORD    Z2, Z2, Z2
+	VMOVDQU32 lytperm<>+256(SB), Z10
+	VPXORD    Z3, Z3, Z3
+	VMOVDQU32 lytperm<>+384(SB), Z12
+	VPXORD    Z4, Z4, Z4
+	VMOVDQU32 lytperm<>+448(SB), Z13
+	VPXORD    Z5, Z5, Z5
+	VMOVDQU32 lytperm<>+512(SB), Z14
+	VPXORD    Z16, Z16, Z16
+	MOVQ      SI, R11
+	MOVQ      DI, R12
+	MOVQ      nb+24(FP), R13
 
 blk:
-	VMOVUPS         (R12), Y18
-	VPBROADCASTW    2(R11), X21
-	VCVTPH2PS       X21, Y21
-	VFMADD231PS     32(R12), Y21, Y16
-	VPBROADCASTW    (R11), X22
-	VCVTPH2PS       X22, Y22
-	VMULPS          Y18, Y22, Y22
+	VMOVD           (R11), X22
+	VPINSRD         $0x01, (R11)(R8*1), X22, X22
+	VCVTPH2PS       X22, X22
+	VBROADCASTF64X4 32(R12), Z18
+	VPERMPS         Z22, Z25, Z19
+	VFMADD231PS     Z18, Z19, Z16
+	VBROADCASTF64X4 (R12), Z18
+	VPERMPS         Z22, Z24, Z22
+	VMULPS          Z18, Z22, Z22
 	VBROADCASTI32X4 8(R11), Z20
 	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
 	KMOVD           4(R11), K1
 	KUNPCKDQ        K1, K1, K1
 	VPADDB          Z23, Z20, K1, Z20
-	VPERMPS         Z22, Z24, Z19
+	VPERMPS         Z22, Z8, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        64(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z0
-	VPERMPS         Z22, Z25, Z19
+	VPERMPS         Z22, Z9, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        128(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z1
-	VPERMPS         Z22, Z26, Z19
+	VPERMPS         Z22, Z10, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        192(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z2
-	VPBROADCASTW    2(R11)(R8*1), X21
-	VCVTPH2PS       X21, Y21
-	VFMADD231PS     32(R12), Y21, Y17
-	VPBROADCASTW    (R11)(R8*1), X22
-	VCVTPH2PS       X22, Y22
-	VMULPS          Y18, Y22, Y22
 	VBROADCASTI32X4 8(R11)(R8*1), Z20
 	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
 	KMOVD           4(R11)(R8*1), K1
 	KUNPCKDQ        K1, K1, K1
 	VPADDB          Z23, Z20, K1, Z20
-	VPERMPS         Z22, Z24, Z19
+	VPERMPS         Z22, Z12, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        64(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z3
-	VPERMPS         Z22, Z25, Z19
+	VPERMPS         Z22, Z13, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        128(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z4
-	VPERMPS         Z22, Z26, Z19
+	VPERMPS         Z22, Z14, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        192(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
@@ -11133,6 +11232,7 @@ blk:
 	VEXTRACTF64X4   $0x01, Z3, Y11
 	VEXTRACTF64X4   $0x01, Z4, Y12
 	VEXTRACTF64X4   $0x01, Z5, Y13
+	VEXTRACTF64X4   $0x01, Z16, Y17
 	VEXTRACTF32X4   $0x01, Y16, X21
 	VEXTRACTF32X4   $0x01, Y0, X22
 	VADDPS          X22, X0, X0
@@ -11264,7 +11364,7 @@ store:
 	RET
 
 // func tileQ5_1r2t7(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
-// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, F16C
 TEXT ·tileQ5_1r2t7(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
 	// multiple of 2) and each of 7 tokens t (a group of layout T at x),
@@ -11281,86 +11381,87 @@ TEXT ·tileQ5_1r2t7(SB), NOSPLIT, $0-64
 	VBROADCASTI64X4 lygf<>+0(SB), Z30
 	VMOVDQU32       lytperm<>+0(SB), Z24
 	VMOVDQU32       lytperm<>+64(SB), Z25
-	VMOVDQU32       lytperm<>+128(SB), Z26
-	VMOVDQU32       lytperm<>+192(SB), Z27
 	SHRQ            $0x01, R14
 	LEAQ            (R10)(R10*2), AX
 
 row:
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VXORPS Y16, Y16, Y16
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	VXORPS Y17, Y17, Y17
-	MOVQ   SI, R11
-	MOVQ   DI, R12
-	MOVQ   nb+24(FP), R13
+	VPXORD    Z0, Z0, Z0
+	VMOVDQU32 lytperm<>+128(SB), Z8
+	VPXORD    Z1, Z1, Z1
+	VMOVDQU32 lytperm<>+192(SB), Z9
+	VPXORD    Z2, Z2, Z2
+	VMOVDQU32 lytperm<>+256(SB), Z10
+	VPXORD    Z3, Z3, Z3
+	VMOVDQU32 lytperm<>+320(SB), Z11
+	VPXORD    Z4, Z4, Z4
+	VMOVDQU32 lytperm<>+384(SB), Z12
+	VPXORD    Z5, Z5, Z5
+	VMOVDQU32 lytperm<>+448(SB), Z13
+	VPXORD    Z6, Z6, Z6
+	VMOVDQU32 lytperm<>+512(SB), Z14
+	VPXORD    Z7, Z7, Z7
+	VMOVDQU32 lytperm<>+576(SB), Z15
+	VPXORD    Z16, Z16, Z16
+	MOVQ      SI, R11
+	MOVQ      DI, R12
+	MOVQ      nb+24(FP), R13
 
 blk:
-	VMOVUPS         (R12), Y18
-	VPBROADCASTW    2(R11), X21
-	VCVTPH2PS       X21, Y21
-	VFMADD231PS     32(R12), Y21, Y16
-	VPBROADCASTW    (R11), X22
-	VCVTPH2PS       X22, Y22
-	VMULPS          Y18, Y22, Y22
+	VMOVD           (R11), X22
+	VPINSRD         $0x01, (R11)(R8*1), X22, X22
+	VCVTPH2PS       X22, X22
+	VBROADCASTF64X4 32(R12), Z18
+	VPERMPS         Z22, Z25, Z19
+	VFMADD231PS     Z18, Z19, Z16
+	VBROADCASTF64X4 (R12), Z18
+	VPERMPS         Z22, Z24, Z22
+	VMULPS          Z18, Z22, Z22
 	VBROADCASTI32X4 8(R11), Z20
 	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
 	KMOVD           4(R11), K1
 	KUNPCKDQ        K1, K1, K1
 	VPADDB          Z23, Z20, K1, Z20
-	VPERMPS         Z22, Z24, Z19
+	VPERMPS         Z22, Z8, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        64(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z0
-	VPERMPS         Z22, Z25, Z19
+	VPERMPS         Z22, Z9, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        128(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z1
-	VPERMPS         Z22, Z26, Z19
+	VPERMPS         Z22, Z10, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        192(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z2
-	VPERMPS         Z22, Z27, Z19
+	VPERMPS         Z22, Z11, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        256(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z3
-	VPBROADCASTW    2(R11)(R8*1), X21
-	VCVTPH2PS       X21, Y21
-	VFMADD231PS     32(R12), Y21, Y17
-	VPBROADCASTW    (R11)(R8*1), X22
-	VCVTPH2PS       X22, Y22
-	VMULPS          Y18, Y22, Y22
 	VBROADCASTI32X4 8(R11)(R8*1), Z20
 	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
 	KMOVD           4(R11)(R8*1), K1
 	KUNPCKDQ        K1, K1, K1
 	VPADDB          Z23, Z20, K1, Z20
-	VPERMPS         Z22, Z24, Z19
+	VPERMPS         Z22, Z12, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        64(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z4
-	VPERMPS         Z22, Z25, Z19
+	VPERMPS         Z22, Z13, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        128(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z5
-	VPERMPS         Z22, Z26, Z19
+	VPERMPS         Z22, Z14, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        192(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z6
-	VPERMPS         Z22, Z27, Z19
+	VPERMPS         Z22, Z15, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        256(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
@@ -11375,6 +11476,7 @@ blk:
 	VEXTRACTF64X4   $0x01, Z4, Y12
 	VEXTRACTF64X4   $0x01, Z5, Y13
 	VEXTRACTF64X4   $0x01, Z6, Y14
+	VEXTRACTF64X4   $0x01, Z16, Y17
 	VEXTRACTF32X4   $0x01, Y16, X21
 	VEXTRACTF32X4   $0x01, Y0, X22
 	VADDPS          X22, X0, X0
@@ -11526,7 +11628,7 @@ store:
 	RET
 
 // func tileQ5_1r2t8(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)
-// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, F16C, FMA3
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, F16C
 TEXT ·tileQ5_1r2t8(SB), NOSPLIT, $0-64
 	// For each of nrows rows r of nb Q5_1 blocks (ldw bytes apart; nrows a
 	// multiple of 2) and each of 8 tokens t (a group of layout T at x),
@@ -11543,86 +11645,87 @@ TEXT ·tileQ5_1r2t8(SB), NOSPLIT, $0-64
 	VBROADCASTI64X4 lygf<>+0(SB), Z30
 	VMOVDQU32       lytperm<>+0(SB), Z24
 	VMOVDQU32       lytperm<>+64(SB), Z25
-	VMOVDQU32       lytperm<>+128(SB), Z26
-	VMOVDQU32       lytperm<>+192(SB), Z27
 	SHRQ            $0x01, R14
 	LEAQ            (R10)(R10*2), AX
 
 row:
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VXORPS Y16, Y16, Y16
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	VXORPS Y17, Y17, Y17
-	MOVQ   SI, R11
-	MOVQ   DI, R12
-	MOVQ   nb+24(FP), R13
+	VPXORD    Z0, Z0, Z0
+	VMOVDQU32 lytperm<>+128(SB), Z8
+	VPXORD    Z1, Z1, Z1
+	VMOVDQU32 lytperm<>+192(SB), Z9
+	VPXORD    Z2, Z2, Z2
+	VMOVDQU32 lytperm<>+256(SB), Z10
+	VPXORD    Z3, Z3, Z3
+	VMOVDQU32 lytperm<>+320(SB), Z11
+	VPXORD    Z4, Z4, Z4
+	VMOVDQU32 lytperm<>+384(SB), Z12
+	VPXORD    Z5, Z5, Z5
+	VMOVDQU32 lytperm<>+448(SB), Z13
+	VPXORD    Z6, Z6, Z6
+	VMOVDQU32 lytperm<>+512(SB), Z14
+	VPXORD    Z7, Z7, Z7
+	VMOVDQU32 lytperm<>+576(SB), Z15
+	VPXORD    Z16, Z16, Z16
+	MOVQ      SI, R11
+	MOVQ      DI, R12
+	MOVQ      nb+24(FP), R13
 
 blk:
-	VMOVUPS         (R12), Y18
-	VPBROADCASTW    2(R11), X21
-	VCVTPH2PS       X21, Y21
-	VFMADD231PS     32(R12), Y21, Y16
-	VPBROADCASTW    (R11), X22
-	VCVTPH2PS       X22, Y22
-	VMULPS          Y18, Y22, Y22
+	VMOVD           (R11), X22
+	VPINSRD         $0x01, (R11)(R8*1), X22, X22
+	VCVTPH2PS       X22, X22
+	VBROADCASTF64X4 32(R12), Z18
+	VPERMPS         Z22, Z25, Z19
+	VFMADD231PS     Z18, Z19, Z16
+	VBROADCASTF64X4 (R12), Z18
+	VPERMPS         Z22, Z24, Z22
+	VMULPS          Z18, Z22, Z22
 	VBROADCASTI32X4 8(R11), Z20
 	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
 	KMOVD           4(R11), K1
 	KUNPCKDQ        K1, K1, K1
 	VPADDB          Z23, Z20, K1, Z20
-	VPERMPS         Z22, Z24, Z19
+	VPERMPS         Z22, Z8, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        64(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z0
-	VPERMPS         Z22, Z25, Z19
+	VPERMPS         Z22, Z9, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        128(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z1
-	VPERMPS         Z22, Z26, Z19
+	VPERMPS         Z22, Z10, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        192(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z2
-	VPERMPS         Z22, Z27, Z19
+	VPERMPS         Z22, Z11, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        256(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z3
-	VPBROADCASTW    2(R11)(R8*1), X21
-	VCVTPH2PS       X21, Y21
-	VFMADD231PS     32(R12), Y21, Y17
-	VPBROADCASTW    (R11)(R8*1), X22
-	VCVTPH2PS       X22, Y22
-	VMULPS          Y18, Y22, Y22
 	VBROADCASTI32X4 8(R11)(R8*1), Z20
 	VGF2P8AFFINEQB  $0x00, Z30, Z20, Z20
 	KMOVD           4(R11)(R8*1), K1
 	KUNPCKDQ        K1, K1, K1
 	VPADDB          Z23, Z20, K1, Z20
-	VPERMPS         Z22, Z24, Z19
+	VPERMPS         Z22, Z12, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        64(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z4
-	VPERMPS         Z22, Z25, Z19
+	VPERMPS         Z22, Z13, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        128(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z5
-	VPERMPS         Z22, Z26, Z19
+	VPERMPS         Z22, Z14, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        192(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
 	VFMADD231PS     Z21, Z19, Z6
-	VPERMPS         Z22, Z27, Z19
+	VPERMPS         Z22, Z15, Z19
 	VPXORD          Z21, Z21, Z21
 	VPDPBUSD        256(R12), Z20, Z21
 	VCVTDQ2PS       Z21, Z21
@@ -11639,6 +11742,7 @@ blk:
 	VEXTRACTF64X4   $0x01, Z5, Y13
 	VEXTRACTF64X4   $0x01, Z6, Y14
 	VEXTRACTF64X4   $0x01, Z7, Y15
+	VEXTRACTF64X4   $0x01, Z16, Y17
 	VEXTRACTF32X4   $0x01, Y16, X21
 	VEXTRACTF32X4   $0x01, Y0, X22
 	VADDPS          X22, X0, X0

@@ -443,17 +443,25 @@ func lyPerm() []uint64 {
 	return v
 }
 
-// lyTPerm returns the lytperm table: four 64-byte VPERMPS index vectors,
-// vector k taking dwords 0-7 from float 2k and 8-15 from float 2k+1.
+// lyTPerm returns the lytperm table of 64-byte VPERMPS index vectors:
+// first floats 0 and 2 (the rows' d), then 1 and 3 (their m), over dwords
+// 0-7 and 8-15; then for row r and pair k floats 8r+2k and 8r+2k+1.
 func lyTPerm() []uint64 {
 	var v []uint64
-	for k := range uint64(4) {
+	add := func(a, b uint64) {
 		for i := range 8 {
-			f := 2 * k
+			f := a
 			if i >= 4 {
-				f++
+				f = b
 			}
 			v = append(v, f|f<<32)
+		}
+	}
+	add(0, 2)
+	add(1, 3)
+	for r := range uint64(2) {
+		for k := range uint64(4) {
+			add(8*r+2*k, 8*r+2*k+1)
 		}
 	}
 	return v
@@ -688,20 +696,22 @@ const lyTileTokens = 8
 // gemv's, operation for operation: per block its values meet the token's
 // quants in VPDPBUSD (both tokens' 64 bytes in one), VCVTDQ2PS makes the
 // exact lanes floats, and VFMADD231PS adds them times the float32 product
-// d·dx, computed for the block's eight tokens in one VMULPS and spread by
-// VPERMPS; summs = m·s + summs for the eight tokens in one VFMADD231PS
-// (ggml's scalar fma per token); at the end hsum_float_8, then + summs.
-// Odd nt: the last pair's second token (zero activations or another
-// token's) is computed and dropped.
+// d·dx, computed for both rows and the block's eight tokens in one VMULPS
+// and spread by VPERMPS; summs = m·s + summs for both rows and the eight
+// tokens in one VFMADD231PS (ggml's scalar fma per row and token); at the
+// end hsum_float_8, then + summs. Odd nt: the last pair's second token
+// (zero activations or another token's) is computed and dropped.
 //
 // Registers: SI the current rows, R8 ldw, DI the group's activations,
 // DX y, R10 ldy (3·ldy in AX), R14 the row groups left, R11 and R12 the
 // current blocks, R13 the blocks left; Z0..Z7 the accumulators (row r,
-// pair k: r·np+k), Y16 and Y17 the rows' summs, Y18 dx, Z19 a pair's
-// scales, Z20 a row's values (twice), Z21 lanes, Y22 products d·dx,
-// Z23 0x10 bytes (Q5_1), Z24..Z27 the VPERMPS indices (pair k: floats 2k
-// and 2k+1), Z30 the GF2P8AFFINEQB matrices; after the loop Y8..Y15 the
-// odd tokens' halves.
+// pair k: r·np+k), Z16 the summs (row r, token t: float 8r+t), Z18 dx or
+// s twice, Z19 scratch and a pair's scales, Z20 a row's values (twice),
+// Z21 lanes, Z22 the products d·dx (float 8r+t), Z23 0x10 bytes (Q5_1),
+// Z24 and Z25 the VPERMPS indices of the rows' d and m, Z8..Z15 those of
+// row r, pair k (Z8+4r+k; reloaded per row group: after the loop Y8..Y15
+// hold the odd tokens' halves, Y17 row 1's summs), Z30 the
+// GF2P8AFFINEQB matrices.
 func (g lyGlobals) tile(a *asm, k lyKind, nr, nt int) {
 	a.text(fmt.Sprintf("tile%sr%dt%d", k.name, nr, nt), attr.NOSPLIT,
 		"func(w unsafe.Pointer, ldw uintptr, x unsafe.Pointer, nb int, y *float32, ldy uintptr, nrows int, acc int)",
@@ -721,9 +731,8 @@ func (g lyGlobals) tile(a *asm, k lyKind, nr, nt int) {
 		a.VPBROADCASTD(reg.EAX, reg.Z23)
 	}
 	a.VBROADCASTI64X4(g.gf, reg.Z30)
-	for p := range np {
-		a.VMOVDQU32(g.tperm.Offset(64*p), zr[24+p])
-	}
+	a.VMOVDQU32(g.tperm, reg.Z24)
+	a.VMOVDQU32(g.tperm.Offset(64), reg.Z25)
 	if nr == 2 {
 		a.SHRQ(operand.U8(1), reg.R14)
 	}
@@ -766,23 +775,30 @@ func (g lyGlobals) tile(a *asm, k lyKind, nr, nt int) {
 	for r := range nr {
 		for p := range np {
 			a.VPXORD(zr[acc(r, p)], zr[acc(r, p)], zr[acc(r, p)])
+			a.VMOVDQU32(g.tperm.Offset(128+64*(4*r+p)), zr[8+4*r+p])
 		}
-		a.VXORPS(summs(r), summs(r), summs(r))
 	}
+	a.VPXORD(reg.Z16, reg.Z16, reg.Z16)
 	a.MOVQ(reg.RSI, reg.R11)
 	a.MOVQ(reg.RDI, reg.R12)
 	a.MOVQ(a.arg("nb"), reg.R13)
 
 	a.Label("blk")
-	a.VMOVUPS(mem(reg.R12, 0), reg.Y18)
+	// The rows' [d, m] as floats; [d0 ×8, d1 ×8] times dx (twice) are the
+	// products d·dx of row r and token t at float 8r+t of Z22; summs of
+	// row r, token t at float 8r+t of Z16 gain m·s.
+	a.VMOVD(row(0, 0), reg.X22)
+	if nr == 2 {
+		a.VPINSRD(operand.U8(1), row(1, 0), reg.X22, reg.X22)
+	}
+	a.VCVTPH2PS(reg.X22, reg.X22)
+	a.VBROADCASTF64X4(mem(reg.R12, 4*lyTileTokens), reg.Z18)
+	a.VPERMPS(reg.Z22, reg.Z25, reg.Z19)
+	a.VFMADD231PS(reg.Z18, reg.Z19, reg.Z16)
+	a.VBROADCASTF64X4(mem(reg.R12, 0), reg.Z18)
+	a.VPERMPS(reg.Z22, reg.Z24, reg.Z22)
+	a.VMULPS(reg.Z18, reg.Z22, reg.Z22)
 	for r := range nr {
-		// summs += m·s for the tokens; the products d·dx.
-		a.VPBROADCASTW(row(r, 2), reg.X21)
-		a.VCVTPH2PS(reg.X21, reg.Y21)
-		a.VFMADD231PS(mem(reg.R12, 4*lyTileTokens), reg.Y21, summs(r))
-		a.VPBROADCASTW(row(r, 0), reg.X22)
-		a.VCVTPH2PS(reg.X22, reg.Y22)
-		a.VMULPS(reg.Y18, reg.Y22, reg.Y22)
 		a.VBROADCASTI32X4(row(r, k.qs), reg.Z20)
 		a.VGF2P8AFFINEQB(operand.U8(0), reg.Z30, reg.Z20, reg.Z20)
 		if k.qh >= 0 {
@@ -791,7 +807,7 @@ func (g lyGlobals) tile(a *asm, k lyKind, nr, nt int) {
 			a.VPADDB(reg.Z23, reg.Z20, reg.K1, reg.Z20)
 		}
 		for p := range np {
-			a.VPERMPS(reg.Z22, zr[24+p], reg.Z19)
+			a.VPERMPS(reg.Z22, zr[8+4*r+p], reg.Z19)
 			a.VPXORD(reg.Z21, reg.Z21, reg.Z21)
 			a.VPDPBUSD(mem(reg.R12, 8*lyTileTokens+64*p), reg.Z20, reg.Z21)
 			a.VCVTDQ2PS(reg.Z21, reg.Z21)
@@ -811,6 +827,9 @@ func (g lyGlobals) tile(a *asm, k lyKind, nr, nt int) {
 				a.VEXTRACTF64X4(operand.U8(1), zr[acc(r, p)], yr[8+acc(r, p)])
 			}
 		}
+	}
+	if nr == 2 {
+		a.VEXTRACTF64X4(operand.U8(1), reg.Z16, reg.Y17)
 	}
 	for r := range nr {
 		hi := reg.X21
