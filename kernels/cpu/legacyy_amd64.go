@@ -306,28 +306,7 @@ func (k Kernels) legacyTilesY(kind wkind, n int) bool {
 // bytes apart, with DotQ5_0Q8_0's bits: each weight block unpacked once
 // for up to 8 tokens.
 func (k Kernels) legacyGemmY(w []byte, ldw int, a []byte, lda, nb, n int, dst []float32, ldd, rows int, acc bool) {
-	if rows == 0 || n == 0 {
-		return
-	}
-	if nb == 0 {
-		if !acc {
-			for t := range n {
-				clear(dst[t*ldd : t*ldd+rows])
-			}
-		}
-		return
-	}
-	_ = w[(rows-1)*ldw+nb*22-1]
-	_ = a[(n-1)*lda+nb*yTokBlock-1]
-	_ = dst[(n-1)*ldd+rows-1]
-	ac := 0
-	if acc {
-		ac = 1
-	}
-	for t := 0; t < n; t += iq4YMaxTokens {
-		nt := min(iq4YMaxTokens, n-t)
-		q5TilesY[nt](unsafe.Pointer(&w[0]), uintptr(ldw), &a[t*lda], uintptr(lda), nb, &dst[t*ldd], uintptr(4*ldd), rows, ac)
-	}
+	tilesY(&q5TilesY, 22, w, ldw, a, lda, nb, n, dst, ldd, rows, acc)
 }
 
 // The Q8_1 activation quantizer (q8quanty_amd64.s).

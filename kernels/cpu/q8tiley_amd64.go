@@ -158,6 +158,14 @@ const iq4YMaxTokens = 8
 // apart), dst[t·ldd+r] (+)= w_r·a_t for rows rows of nb IQ4_NL blocks,
 // ldw bytes apart, with DotIQ4_NLQ8_0Batch's bits.
 func (k Kernels) iq4nlGemmY(w []byte, ldw int, a []byte, lda, nb, n int, dst []float32, ldd, rows int, acc bool) {
+	tilesY(&iq4TilesY, 18, w, ldw, a, lda, nb, n, dst, ldd, rows, acc)
+}
+
+// tilesY runs the tiles of a 32-value block type of bb bytes a block
+// (IQ4_NL's, or Q5_0's on IQ4_NL's arithmetic) over n tokens, up to
+// iq4YMaxTokens at a time: dst[t·ldd+r] (+)= w_r·a_t for rows rows of nb
+// blocks, ldw bytes apart, and tokens of layout Y in a, lda bytes apart.
+func tilesY(tiles *[iq4YMaxTokens + 1]iq4TileYFunc, bb int, w []byte, ldw int, a []byte, lda, nb, n int, dst []float32, ldd, rows int, acc bool) {
 	if rows == 0 || n == 0 {
 		return
 	}
@@ -169,7 +177,7 @@ func (k Kernels) iq4nlGemmY(w []byte, ldw int, a []byte, lda, nb, n int, dst []f
 		}
 		return
 	}
-	_ = w[(rows-1)*ldw+nb*18-1]
+	_ = w[(rows-1)*ldw+nb*bb-1]
 	_ = a[(n-1)*lda+nb*yTokBlock-1]
 	_ = dst[(n-1)*ldd+rows-1]
 	ac := 0
@@ -178,7 +186,7 @@ func (k Kernels) iq4nlGemmY(w []byte, ldw int, a []byte, lda, nb, n int, dst []f
 	}
 	for t := 0; t < n; t += iq4YMaxTokens {
 		nt := min(iq4YMaxTokens, n-t)
-		iq4TilesY[nt](unsafe.Pointer(&w[0]), uintptr(ldw), &a[t*lda], uintptr(lda), nb, &dst[t*ldd], uintptr(4*ldd), rows, ac)
+		tiles[nt](unsafe.Pointer(&w[0]), uintptr(ldw), &a[t*lda], uintptr(lda), nb, &dst[t*ldd], uintptr(4*ldd), rows, ac)
 	}
 }
 
