@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"encoding/binary"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/weftrun/weft/kernels/quant"
@@ -96,22 +97,28 @@ func (p *Pool) packQ8(w Matrix) {
 	rb, cb := w.RowBytes(), w.Cols/32*34
 	c := &q8Copy{dtype: w.DType, rows: w.Rows, cols: w.Cols}
 	c.m = Matrix{DType: tensor.Q8_0, Rows: w.Rows, Cols: w.Cols, Data: make([]byte, w.Rows*cb)}
+	var failed atomic.Bool
 	p.Parallel(w.Rows, 16, func(lo, hi int) {
 		buf := make([]float32, w.Cols)
 		for r := lo; r < hi; r++ {
 			row, dst := w.Data[r*rb:(r+1)*rb], c.m.Data[r*cb:(r+1)*cb]
 			if err := quant.Dequantize(w.DType, buf, row); err != nil {
-				panic(err) // unreachable: repacks admits only types quant dequantizes
+				// Not expected (repacks admits only types quant
+				// dequantizes); then there is no copy, and matmuls
+				// read w as without WithRepack.
+				failed.Store(true)
+				return
 			}
 			if lossless(w.DType) {
 				levelsToQ8_0(dst, row, rb/(w.Cols/32), buf)
 				continue
 			}
 			p.k.quantizeQ8_0(dst, buf) // the activations' SIMD quantizer
-
 		}
 	})
-	p.q8s.Store(unsafe.SliceData(w.Data), c)
+	if !failed.Load() {
+		p.q8s.Store(unsafe.SliceData(w.Data), c)
+	}
 }
 
 // levelsToQ8_0 writes the row w of a lossless type, bb bytes a block,
